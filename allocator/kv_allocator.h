@@ -1,0 +1,98 @@
+// KvAllocator: the interface of a KV-cache memory manager.
+//
+// An allocator owns a pool of capacity_slots() token slots (a slot holds the K and V of one
+// token, all layers) and hands them to sequences. A sequence is admitted with its prompt
+// (plus, after a recompute preemption, the tokens it had generated), grows a few tokens at a
+// time, may be forked (parallel sampling, beam search) and is freed when it finishes or is
+// preempted. For accounting only, the allocator is told each sequence's true final length so
+// that breakdown() can tell reserved from over-reserved slots.
+//
+// Expected failures (no room now) are return values: can_* queries and admit/append/fork
+// returning false change nothing. Misuse (unknown or duplicate sequence id, double free)
+// throws AllocatorError. Not thread-safe: one simulation drives one allocator.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "allocator/allocator_error.h"
+#include "allocator/memory_breakdown.h"
+
+namespace pagesim::alloc {
+
+using SeqId = std::uint64_t;     // chosen by the caller; unique among live sequences
+using BlockHash = std::uint64_t; // prefix-cache key of one full block (chained, see block_hash.h)
+
+struct AdmitRequest {
+  SeqId seq = 0;
+  std::int64_t prompt_tokens = 0;     // prompt length, >= 1
+  std::int64_t output_tokens = 0;     // true output length, >= 0 (accounting; `oracle` reservation)
+  std::int64_t generated_tokens = 0;  // tokens generated before a recompute preemption, else 0;
+                                      // the sequence holds prompt + generated tokens after admit
+  // Prefix-cache keys of the prompt's full blocks, in order: hash i keys prompt tokens
+  // [i*B, (i+1)*B) for the allocator's block size B, chained so that equal hashes mean equal
+  // prefixes. Empty: the request takes no part in prefix caching. Read during the call only.
+  std::span<const BlockHash> prompt_block_hashes;
+
+  std::int64_t tokens_at_admission() const { return prompt_tokens + generated_tokens; }
+  std::int64_t final_tokens() const { return prompt_tokens + output_tokens; }
+};
+
+struct AdmitResult {
+  bool admitted = false;
+  std::int64_t cached_tokens = 0;  // prompt tokens whose KV was found in the prefix cache
+};
+
+class KvAllocator {
+ public:
+  virtual ~KvAllocator() = default;
+  KvAllocator() = default;
+  KvAllocator(const KvAllocator&) = delete;
+  KvAllocator& operator=(const KvAllocator&) = delete;
+
+  // A short description of the policy, e.g. "paged(block=16)" or "contiguous(buddy,pow2)".
+  virtual std::string name() const = 0;
+  virtual std::int64_t capacity_slots() const = 0;
+
+  // True if admit(req) would succeed now. REQUIRES: req.seq is not live.
+  virtual bool can_admit(const AdmitRequest& req) const = 0;
+  // True if req could be admitted into an empty pool; false means it never fits
+  // (longer than max_seq_len, or larger than the whole pool).
+  virtual bool can_ever_admit(const AdmitRequest& req) const = 0;
+  // Allocates room for req.tokens_at_admission() tokens (and, for contiguous policies, the
+  // reservation). On failure nothing changes. REQUIRES: req.seq is not live.
+  virtual AdmitResult admit(const AdmitRequest& req) = 0;
+
+  // True if append(seq, n) would succeed now. REQUIRES: seq is live, n >= 0.
+  virtual bool can_append(SeqId seq, std::int64_t n) const = 0;
+  // Grows seq by n tokens. False (and no change) when the room cannot be had: a paged pool
+  // with too few free blocks, or a contiguous range that the tokens would outgrow.
+  virtual bool append(SeqId seq, std::int64_t n) = 0;
+
+  // Creates `child` as a copy of `parent` (same tokens, same final length). Paged policies
+  // share every block (copy-on-write later); contiguous policies need a second range and
+  // return false when none can be placed. REQUIRES: parent live, child not live.
+  virtual bool fork(SeqId parent, SeqId child) = 0;
+
+  // Releases seq's memory. REQUIRES: seq is live.
+  virtual void free(SeqId seq) = 0;
+
+  virtual bool contains(SeqId seq) const = 0;
+  virtual std::int64_t num_sequences() const = 0;
+  // Tokens seq holds now. REQUIRES: seq is live.
+  virtual std::int64_t sequence_tokens(SeqId seq) const = 0;
+
+  // Where every slot is now; O(1) from incremental counters.
+  virtual MemoryBreakdown breakdown() const = 0;
+  // Free slots that cannot serve `head` (external fragmentation seen by the head of the
+  // waiting queue): for contiguous placement, free slots in holes too small for its range;
+  // 0 for paged pools, where any free block serves anyone.
+  virtual std::int64_t unusable_free(const AdmitRequest& head) const = 0;
+
+  // Checks every internal identity by a full scan; throws InvariantViolation naming the
+  // first one broken. O(pool + sequences): for tests, not the per-iteration path.
+  virtual void validate() const = 0;
+};
+
+}  // namespace pagesim::alloc

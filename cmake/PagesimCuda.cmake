@@ -1,0 +1,20 @@
+# CUDA is optional: kernels build when nvcc is found (and PAGESIM_ENABLE_CUDA is ON),
+# are skipped cleanly otherwise. PAGESIM_HAVE_CUDA tells the rest of the build.
+set(PAGESIM_HAVE_CUDA OFF)
+if(PAGESIM_ENABLE_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      # Hopper (H100/H200) is where the kernels are measured; sm_80 keeps A100s working.
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    set(PAGESIM_HAVE_CUDA ON)
+    message(STATUS "pagesim: CUDA kernels enabled (${CMAKE_CUDA_COMPILER}, archs ${CMAKE_CUDA_ARCHITECTURES})")
+  else()
+    message(STATUS "pagesim: nvcc not found; CUDA kernels are skipped")
+  endif()
+endif()

@@ -1,0 +1,13 @@
+# Project-wide compile flags: warnings for C++, optional sanitizers, expensive checks.
+# pagesim_options is an INTERFACE target every pagesim library and executable links.
+add_library(pagesim_options INTERFACE)
+target_compile_options(pagesim_options INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor>)
+if(PAGESIM_EXPENSIVE_CHECKS)
+  target_compile_definitions(pagesim_options INTERFACE PAGESIM_EXPENSIVE_CHECKS=1)
+endif()
+if(PAGESIM_SANITIZE)
+  set(_san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_compile_options(pagesim_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_san}>)
+  target_link_options(pagesim_options INTERFACE ${_san})
+endif()
