@@ -1,0 +1,386 @@
+#include "allocator/paged/paged_allocator.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+namespace pagesim::alloc {
+namespace {
+
+std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
+
+[[noreturn]] void misuse(const std::string& what) { throw AllocatorError("paged allocator: " + what); }
+
+[[noreturn]] void broken(const std::string& what) { throw InvariantViolation("paged allocator: " + what); }
+
+}  // namespace
+
+PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
+    : block_size_(s.block_size),
+      gpu_(std::max<std::int64_t>(s.num_blocks, 0), std::max(s.block_size, 1)),
+      cpu_(std::max<std::int64_t>(s.num_cpu_blocks, 0), std::max(s.block_size, 1)) {
+  if (s.num_blocks <= 0)
+    misuse("num_blocks must be positive, got " + std::to_string(s.num_blocks));
+  if (s.block_size <= 0 || (s.block_size & (s.block_size - 1)) != 0)
+    misuse("block_size must be a power of two, got " + std::to_string(s.block_size));
+  if (s.num_cpu_blocks < 0)
+    misuse("num_cpu_blocks must be >= 0, got " + std::to_string(s.num_cpu_blocks));
+  if (s.prefix_cache) cache_ = std::make_unique<PrefixCache>(s.num_blocks, s.eviction);
+}
+
+std::string PagedAllocator::name() const {
+  std::string n = cache_ ? "paged+prefix(block=" : "paged(block=";
+  n.append(std::to_string(block_size_));
+  if (cache_) n.append(",").append(cache_->eviction_name());
+  n.push_back(')');
+  return n;
+}
+
+const PagedAllocator::Sequence& PagedAllocator::get(SeqId seq) const {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) misuse(seq_name(seq) + " is not live");
+  return it->second;
+}
+
+PagedAllocator::Sequence& PagedAllocator::get(SeqId seq) {
+  return const_cast<Sequence&>(static_cast<const PagedAllocator*>(this)->get(seq));
+}
+
+void PagedAllocator::check_request(const AdmitRequest& req) const {
+  if (seqs_.count(req.seq)) misuse(seq_name(req.seq) + " is already live");
+  if (req.prompt_tokens < 1)
+    misuse(seq_name(req.seq) + ": prompt_tokens must be >= 1, got " + std::to_string(req.prompt_tokens));
+  if (req.output_tokens < 0 || req.generated_tokens < 0)
+    misuse(seq_name(req.seq) + ": output_tokens and generated_tokens must be >= 0");
+  if (static_cast<std::int64_t>(req.prompt_block_hashes.size()) > req.prompt_tokens / block_size_)
+    misuse(seq_name(req.seq) + ": " + std::to_string(req.prompt_block_hashes.size()) +
+           " prompt block hashes for only " + std::to_string(req.prompt_tokens / block_size_) +
+           " full prompt blocks");
+}
+
+std::int64_t PagedAllocator::count_prefix_hits(const AdmitRequest& req,
+                                               std::int64_t* evictable_hits) const {
+  *evictable_hits = 0;
+  if (!cache_) return 0;
+  std::int64_t hits = 0;
+  for (BlockHash h : req.prompt_block_hashes) {
+    BlockId b = cache_->lookup(h);
+    if (b == kNoBlock) break;  // chained hashes: nothing after a miss can be this prefix
+    ++hits;
+    if (cache_->evictable(b)) ++*evictable_hits;
+  }
+  return hits;
+}
+
+std::int64_t PagedAllocator::blocks_to_admit(const AdmitRequest& req) const {
+  check_request(req);
+  std::int64_t evictable_hits = 0;
+  std::int64_t hits = count_prefix_hits(req, &evictable_hits);
+  return blocks_for(req.tokens_at_admission(), block_size_) - hits + evictable_hits;
+}
+
+bool PagedAllocator::can_admit(const AdmitRequest& req) const {
+  return blocks_to_admit(req) <= num_free_blocks();
+}
+
+bool PagedAllocator::can_ever_admit(const AdmitRequest& req) const {
+  return blocks_for(req.final_tokens(), block_size_) <= gpu_.num_blocks();
+}
+
+BlockId PagedAllocator::take_gpu_block() {
+  BlockId b;
+  if (gpu_.num_free() > 0) {
+    b = gpu_.take();
+  } else {
+    b = cache_->evict();  // REQUIRES of the caller guarantees an evictable block exists
+    gpu_.set_filled(b, 0);
+    gpu_.add_ref(b);
+  }
+  ++owned_blocks_;
+  return b;
+}
+
+void PagedAllocator::release_gpu_block(BlockId b) {
+  if (gpu_.drop_ref(b) != 0) return;
+  --owned_blocks_;
+  token_states_ -= gpu_.filled(b);
+  if (cache_ && cache_->cached(b)) {
+    cache_->make_evictable(b);  // keeps its KV: a later request with this prefix reuses it
+  } else {
+    gpu_.give_back(b);
+  }
+}
+
+AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
+  std::int64_t evictable_hits = 0;
+  check_request(req);
+  const std::int64_t hits = count_prefix_hits(req, &evictable_hits);
+  const std::int64_t tokens = req.tokens_at_admission();
+  const std::int64_t n_blocks = blocks_for(tokens, block_size_);
+  if (n_blocks - hits + evictable_hits > num_free_blocks()) return {};
+
+  Sequence s;
+  s.tokens = tokens;
+  s.final_tokens = std::max(req.final_tokens(), tokens);
+  s.table.reserve(static_cast<std::size_t>(blocks_for(s.final_tokens, block_size_)));
+  // Reuse hits first, so that taking fresh blocks below cannot evict them.
+  for (std::int64_t i = 0; i < hits; ++i) {
+    BlockId b = cache_->lookup(req.prompt_block_hashes[static_cast<std::size_t>(i)]);
+    if (cache_->evictable(b)) {
+      cache_->reuse(b);
+      ++owned_blocks_;
+      token_states_ += gpu_.filled(b);
+    }
+    gpu_.add_ref(b);
+    s.table.push_back(b);
+  }
+  const auto n_hashes = static_cast<std::int64_t>(req.prompt_block_hashes.size());
+  for (std::int64_t i = hits; i < n_blocks; ++i) {
+    BlockId b = take_gpu_block();
+    auto fill = static_cast<std::int32_t>(std::min<std::int64_t>(block_size_, tokens - i * block_size_));
+    gpu_.set_filled(b, fill);
+    token_states_ += fill;
+    if (cache_ && i < n_hashes) cache_->add(b, req.prompt_block_hashes[static_cast<std::size_t>(i)]);
+    s.table.push_back(b);
+  }
+  logical_blocks_ += n_blocks;
+
+  AdmitResult r{true, 0};
+  if (cache_ && n_hashes > 0) {
+    // At least one token is always computed: its logits produce the next token.
+    r.cached_tokens = std::min(hits * block_size_, tokens - 1);
+    auto& st = cache_->stats();
+    st.lookup_tokens += req.prompt_tokens;
+    st.hit_tokens += r.cached_tokens;
+    st.hit_blocks += hits;
+    st.miss_blocks += n_hashes - hits;
+  }
+  seqs_.emplace(req.seq, std::move(s));
+  return r;
+}
+
+std::int64_t PagedAllocator::blocks_to_append(SeqId seq, std::int64_t n) const {
+  const Sequence& s = get(seq);
+  if (n < 0) misuse(seq_name(seq) + ": cannot append " + std::to_string(n) + " tokens");
+  if (s.swapped) misuse(seq_name(seq) + " is swapped out; swap it in before appending");
+  if (n == 0) return 0;
+  const bool partial_last = s.tokens % block_size_ != 0;
+  const bool cow = partial_last && gpu_.ref_count(s.table.back()) > 1;
+  return (cow ? 1 : 0) + blocks_for(s.tokens + n, block_size_) - blocks_for(s.tokens, block_size_);
+}
+
+bool PagedAllocator::can_append(SeqId seq, std::int64_t n) const {
+  return blocks_to_append(seq, n) <= num_free_blocks();
+}
+
+bool PagedAllocator::append(SeqId seq, std::int64_t n) {
+  if (blocks_to_append(seq, n) > num_free_blocks()) return false;
+  if (n == 0) return true;
+  Sequence& s = get(seq);
+  std::int64_t room = (block_size_ - s.tokens % block_size_) % block_size_;
+  if (room > 0) {
+    BlockId last = s.table.back();
+    if (gpu_.ref_count(last) > 1) {  // copy-on-write: the first write to a shared block
+      BlockId copy = take_gpu_block();
+      gpu_.set_filled(copy, gpu_.filled(last));
+      token_states_ += gpu_.filled(last);
+      pending_copies_.push_back({last, copy});
+      release_gpu_block(last);
+      s.table.back() = last = copy;
+    }
+    auto w = static_cast<std::int32_t>(std::min(room, n));
+    gpu_.set_filled(last, gpu_.filled(last) + w);
+    token_states_ += w;
+    s.tokens += w;
+    n -= w;
+  }
+  while (n > 0) {
+    BlockId b = take_gpu_block();
+    auto w = static_cast<std::int32_t>(std::min<std::int64_t>(block_size_, n));
+    gpu_.set_filled(b, w);
+    token_states_ += w;
+    s.table.push_back(b);
+    ++logical_blocks_;
+    s.tokens += w;
+    n -= w;
+  }
+  s.final_tokens = std::max(s.final_tokens, s.tokens);
+  return true;
+}
+
+bool PagedAllocator::fork(SeqId parent, SeqId child) {
+  const Sequence& p = get(parent);
+  if (p.swapped) misuse("cannot fork swapped-out " + seq_name(parent));
+  if (seqs_.count(child)) misuse("fork target " + seq_name(child) + " is already live");
+  Sequence c = p;
+  for (BlockId b : c.table) gpu_.add_ref(b);
+  logical_blocks_ += static_cast<std::int64_t>(c.table.size());
+  seqs_.emplace(child, std::move(c));
+  return true;
+}
+
+void PagedAllocator::free(SeqId seq) {
+  Sequence& s = get(seq);
+  if (s.swapped) {
+    for (BlockId b : s.table)
+      if (cpu_.drop_ref(b) == 0) cpu_.give_back(b);
+  } else {
+    // Last blocks first: with LRU the deepest prefix blocks are evicted before their parents.
+    for (auto it = s.table.rbegin(); it != s.table.rend(); ++it) release_gpu_block(*it);
+    logical_blocks_ -= static_cast<std::int64_t>(s.table.size());
+  }
+  seqs_.erase(seq);
+}
+
+std::vector<BlockMove> PagedAllocator::take_pending_copies() {
+  std::vector<BlockMove> out;
+  out.swap(pending_copies_);
+  return out;
+}
+
+std::optional<std::vector<BlockMove>> PagedAllocator::swap_out(std::span<const SeqId> group) {
+  std::unordered_map<BlockId, BlockId> to_cpu;  // GPU block -> CPU block (kNoBlock until taken)
+  std::vector<BlockId> order;                   // distinct GPU blocks, first-seen order
+  for (SeqId id : group) {
+    const Sequence& s = get(id);
+    if (s.swapped) misuse(seq_name(id) + " is already swapped out");
+    for (BlockId b : s.table)
+      if (to_cpu.emplace(b, kNoBlock).second) order.push_back(b);
+  }
+  if (static_cast<std::int64_t>(order.size()) > cpu_.num_free()) return std::nullopt;
+
+  std::vector<BlockMove> moves;
+  moves.reserve(order.size());
+  for (BlockId g : order) {
+    BlockId c = cpu_.take();
+    cpu_.set_filled(c, gpu_.filled(g));
+    to_cpu[g] = c;
+    moves.push_back({g, c});
+  }
+  for (SeqId id : group) {
+    Sequence& s = get(id);
+    for (BlockId& b : s.table) {
+      BlockId c = to_cpu[b];
+      release_gpu_block(b);
+      b = c;
+    }
+    logical_blocks_ -= static_cast<std::int64_t>(s.table.size());
+    s.swapped = true;
+  }
+  // take() gave each CPU block one reference; add the rest.
+  for (SeqId id : group)
+    for (BlockId c : get(id).table) cpu_.add_ref(c);
+  for (const BlockMove& m : moves) cpu_.drop_ref(m.dst);
+  return moves;
+}
+
+std::int64_t PagedAllocator::blocks_to_swap_in(std::span<const SeqId> group) const {
+  std::vector<BlockId> distinct;
+  for (SeqId id : group) {
+    const Sequence& s = get(id);
+    if (!s.swapped) misuse(seq_name(id) + " is not swapped out");
+    distinct.insert(distinct.end(), s.table.begin(), s.table.end());
+  }
+  std::sort(distinct.begin(), distinct.end());
+  return std::unique(distinct.begin(), distinct.end()) - distinct.begin();
+}
+
+std::optional<std::vector<BlockMove>> PagedAllocator::swap_in(std::span<const SeqId> group) {
+  if (blocks_to_swap_in(group) > num_free_blocks()) return std::nullopt;
+  std::unordered_map<BlockId, BlockId> to_gpu;
+  std::vector<BlockMove> moves;
+  for (SeqId id : group) {
+    Sequence& s = get(id);
+    for (BlockId& c : s.table) {
+      auto [it, fresh] = to_gpu.emplace(c, kNoBlock);
+      if (fresh) {
+        it->second = take_gpu_block();
+        gpu_.set_filled(it->second, cpu_.filled(c));
+        token_states_ += cpu_.filled(c);
+        moves.push_back({c, it->second});
+      } else {
+        gpu_.add_ref(it->second);
+      }
+      if (cpu_.drop_ref(c) == 0) cpu_.give_back(c);
+      c = it->second;
+    }
+    logical_blocks_ += static_cast<std::int64_t>(s.table.size());
+    s.swapped = false;
+  }
+  return moves;
+}
+
+MemoryBreakdown PagedAllocator::breakdown() const {
+  MemoryBreakdown b;
+  b.token_states = token_states_;
+  b.rounding = owned_blocks_ * block_size_ - token_states_;
+  b.free = (gpu_.num_blocks() - owned_blocks_) * block_size_;
+  b.cached_free = (cache_ ? cache_->num_evictable() : 0) * block_size_;
+  return b;
+}
+
+void PagedAllocator::validate() const {
+  const std::int64_t n = gpu_.num_blocks();
+  std::vector<std::int32_t> gpu_refs(static_cast<std::size_t>(n), 0);
+  std::vector<std::int32_t> cpu_refs(static_cast<std::size_t>(cpu_.num_blocks()), 0);
+  std::int64_t logical = 0;
+  for (const auto& [id, s] : seqs_) {
+    if (static_cast<std::int64_t>(s.table.size()) != blocks_for(s.tokens, block_size_))
+      broken(seq_name(id) + " holds " + std::to_string(s.tokens) + " tokens in " +
+             std::to_string(s.table.size()) + " blocks");
+    const BlockPool& pool = s.swapped ? cpu_ : gpu_;
+    auto& refs = s.swapped ? cpu_refs : gpu_refs;
+    for (std::size_t i = 0; i < s.table.size(); ++i) {
+      BlockId b = s.table[i];
+      if (b < 0 || b >= pool.num_blocks()) broken(seq_name(id) + " refers to invalid block " + std::to_string(b));
+      ++refs[static_cast<std::size_t>(b)];
+      auto expect = std::min<std::int64_t>(block_size_, s.tokens - static_cast<std::int64_t>(i) * block_size_);
+      if (pool.filled(b) != expect)
+        broken("block " + std::to_string(b) + " has filled " + std::to_string(pool.filled(b)) +
+               " but " + seq_name(id) + " expects " + std::to_string(expect) + " at index " + std::to_string(i));
+    }
+    if (!s.swapped) logical += static_cast<std::int64_t>(s.table.size());
+  }
+  if (logical != logical_blocks_)
+    broken("logical block counter " + std::to_string(logical_blocks_) + " != " + std::to_string(logical));
+
+  auto check_pool = [](const BlockPool& pool, const std::vector<std::int32_t>& refs, const char* what,
+                       auto&& is_unowned_kept) {
+    std::vector<bool> on_free(refs.size(), false);
+    for (BlockId b : pool.free_list()) {
+      if (on_free[static_cast<std::size_t>(b)])
+        broken(std::string(what) + " block " + std::to_string(b) + " is on the free list twice");
+      on_free[static_cast<std::size_t>(b)] = true;
+    }
+    std::int64_t owned = 0, filled = 0;
+    for (std::size_t b = 0; b < refs.size(); ++b) {
+      auto id = static_cast<BlockId>(b);
+      if (pool.ref_count(id) != refs[b])
+        broken(std::string(what) + " block " + std::to_string(b) + " has ref_count " +
+               std::to_string(pool.ref_count(id)) + " but " + std::to_string(refs[b]) + " block-table references");
+      if (on_free[b] && (refs[b] != 0 || is_unowned_kept(id)))
+        broken(std::string(what) + " block " + std::to_string(b) + " is both free and owned or cached");
+      if (!on_free[b] && refs[b] == 0 && !is_unowned_kept(id))
+        broken(std::string(what) + " block " + std::to_string(b) + " is neither free, owned nor cached");
+      if (refs[b] > 0) {
+        ++owned;
+        filled += pool.filled(id);
+      }
+    }
+    return std::pair{owned, filled};
+  };
+  auto [owned, filled] = check_pool(gpu_, gpu_refs, "GPU", [this](BlockId b) {
+    return cache_ && cache_->evictable(b);
+  });
+  check_pool(cpu_, cpu_refs, "CPU", [](BlockId) { return false; });
+  if (owned != owned_blocks_)
+    broken("owned block counter " + std::to_string(owned_blocks_) + " != " + std::to_string(owned));
+  if (filled != token_states_)
+    broken("token_states counter " + std::to_string(token_states_) + " != " + std::to_string(filled));
+  if (cache_) cache_->validate(gpu_);
+  MemoryBreakdown br = breakdown();
+  if (br.total() != capacity_slots())
+    broken("breakdown sums to " + std::to_string(br.total()) + ", capacity is " + std::to_string(capacity_slots()));
+}
+
+}  // namespace pagesim::alloc

@@ -1,0 +1,55 @@
+#include "allocator/paged/prefix_cache.h"
+
+#include <string>
+
+namespace pagesim::alloc {
+
+PrefixCache::PrefixCache(std::int64_t num_blocks, EvictionKind eviction)
+    : hash_of_(static_cast<std::size_t>(num_blocks), 0),
+      cached_(static_cast<std::size_t>(num_blocks), false),
+      policy_(make_eviction_policy(eviction, num_blocks)) {
+  by_hash_.reserve(static_cast<std::size_t>(num_blocks));
+}
+
+void PrefixCache::add(BlockId b, BlockHash h) {
+  if (!by_hash_.emplace(h, b).second) return;  // same prefix cached in another block
+  hash_of_[b] = h;
+  cached_[b] = true;
+  policy_->on_cached(b);
+}
+
+BlockId PrefixCache::evict() {
+  BlockId b = policy_->pop_victim();
+  by_hash_.erase(hash_of_[b]);
+  cached_[b] = false;
+  ++stats_.evictions;
+  return b;
+}
+
+void PrefixCache::validate(const BlockPool& pool) const {
+  std::int64_t n_cached = 0, n_evictable = 0;
+  for (BlockId b = 0; b < static_cast<BlockId>(cached_.size()); ++b) {
+    if (policy_->contains(b)) {
+      ++n_evictable;
+      if (!cached_[b])
+        throw InvariantViolation("prefix cache: evictable block " + std::to_string(b) + " is not cached");
+      if (pool.ref_count(b) != 0)
+        throw InvariantViolation("prefix cache: evictable block " + std::to_string(b) +
+                                 " has ref_count " + std::to_string(pool.ref_count(b)));
+    }
+    if (!cached_[b]) continue;
+    ++n_cached;
+    auto it = by_hash_.find(hash_of_[b]);
+    if (it == by_hash_.end() || it->second != b)
+      throw InvariantViolation("prefix cache: block " + std::to_string(b) + " is not indexed by its hash");
+    if (pool.filled(b) != pool.block_size())
+      throw InvariantViolation("prefix cache: cached block " + std::to_string(b) + " is not full");
+  }
+  if (n_cached != num_cached())
+    throw InvariantViolation("prefix cache: hash index has " + std::to_string(num_cached()) +
+                             " entries but " + std::to_string(n_cached) + " blocks are cached");
+  if (n_evictable != policy_->size())
+    throw InvariantViolation("prefix cache: eviction policy size disagrees with its members");
+}
+
+}  // namespace pagesim::alloc

@@ -1,0 +1,78 @@
+// PrefixCache: maps chained block hashes to GPU blocks holding that prefix's KV.
+//
+// A full prompt block is cached under its hash when a request allocates it. Cached blocks
+// stay cached while referenced; when their last reference is dropped they become
+// *evictable*: still reusable by a later request with the same prefix, and handed out as a
+// fresh block (forgetting the hash) only when the free list is empty, in the order chosen
+// by the EvictionPolicy. The cache does not own block memory: the BlockPool does.
+//
+// Invariants (checked by validate):
+//   by_hash_[h] == b  <=>  cached(b) && hash_of(b) == h
+//   evictable(b) => cached(b) && the pool's ref_count(b) == 0
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "allocator/kv_allocator.h"
+#include "allocator/paged/block_pool.h"
+#include "allocator/paged/eviction_policy.h"
+
+namespace pagesim::alloc {
+
+// Monotonic counters since construction.
+struct PrefixCacheStats {
+  std::int64_t lookup_tokens = 0;  // prompt tokens of admitted requests that carried hashes
+  std::int64_t hit_tokens = 0;     // of those, tokens whose KV was reused
+  std::int64_t hit_blocks = 0;     // cached blocks reused at admission
+  std::int64_t miss_blocks = 0;    // hashed prompt blocks not found (allocated and cached)
+  std::int64_t evictions = 0;      // evictable blocks handed out as fresh blocks
+
+  double hit_rate() const {
+    return lookup_tokens ? static_cast<double>(hit_tokens) / static_cast<double>(lookup_tokens) : 0.0;
+  }
+};
+
+class PrefixCache {
+ public:
+  PrefixCache(std::int64_t num_blocks, EvictionKind eviction);
+
+  // The block cached under h, or kNoBlock.
+  BlockId lookup(BlockHash h) const {
+    auto it = by_hash_.find(h);
+    return it == by_hash_.end() ? kNoBlock : it->second;
+  }
+  // Caches block b under h unless h is cached already. REQUIRES: !cached(b).
+  void add(BlockId b, BlockHash h);
+
+  bool cached(BlockId b) const { return cached_[b]; }
+  bool evictable(BlockId b) const { return policy_->contains(b); }
+  std::int64_t num_evictable() const { return policy_->size(); }
+  std::int64_t num_cached() const { return static_cast<std::int64_t>(by_hash_.size()); }
+
+  // b's last reference was dropped. REQUIRES: cached(b), !evictable(b).
+  void make_evictable(BlockId b) { policy_->insert(b); }
+  // b is referenced again. REQUIRES: evictable(b).
+  void reuse(BlockId b) { policy_->erase(b); }
+  // Forgets the victim's hash and returns it, unreferenced. REQUIRES: num_evictable() > 0.
+  BlockId evict();
+
+  PrefixCacheStats& stats() { return stats_; }
+  const PrefixCacheStats& stats() const { return stats_; }
+  std::string eviction_name() const { return policy_->name(); }
+
+  // Throws InvariantViolation if an identity above is broken.
+  void validate(const BlockPool& pool) const;
+
+ private:
+  std::unordered_map<BlockHash, BlockId> by_hash_;
+  std::vector<BlockHash> hash_of_;  // per block; meaningful while cached_
+  std::vector<bool> cached_;
+  std::unique_ptr<EvictionPolicy> policy_;
+  PrefixCacheStats stats_;
+};
+
+}  // namespace pagesim::alloc
