@@ -25,7 +25,7 @@ class BlockPool {
   // REQUIRES: num_blocks >= 0, block_size >= 1 (checked by the owner).
   BlockPool(std::int64_t num_blocks, std::int32_t block_size);
 
-  std::int64_t num_blocks() const { return static_cast<std::int64_t>(ref_count_.size()); }
+  std::int64_t num_blocks() const { return static_cast<std::int64_t>(meta_.size()); }
   std::int32_t block_size() const { return block_size_; }
   std::int64_t num_free() const { return static_cast<std::int64_t>(free_list_.size()); }
 
@@ -33,30 +33,34 @@ class BlockPool {
   BlockId take() {
     BlockId b = free_list_.back();
     free_list_.pop_back();
-    ref_count_[b] = 1;
+    meta_[b].ref_count = 1;
     return b;
   }
   // Returns an unreferenced block to the free list. REQUIRES: ref_count(b) == 0.
   void give_back(BlockId b) {
-    filled_[b] = 0;
+    meta_[b].filled = 0;
     free_list_.push_back(b);
   }
 
-  std::int32_t ref_count(BlockId b) const { return ref_count_[b]; }
-  void add_ref(BlockId b) { ++ref_count_[b]; }
+  std::int32_t ref_count(BlockId b) const { return meta_[b].ref_count; }
+  void add_ref(BlockId b) { ++meta_[b].ref_count; }
   // Drops one reference; returns the count left.
-  std::int32_t drop_ref(BlockId b) { return --ref_count_[b]; }
+  std::int32_t drop_ref(BlockId b) { return --meta_[b].ref_count; }
 
-  std::int32_t filled(BlockId b) const { return filled_[b]; }
-  void set_filled(BlockId b, std::int32_t f) { filled_[b] = f; }
+  std::int32_t filled(BlockId b) const { return meta_[b].filled; }
+  void set_filled(BlockId b, std::int32_t f) { meta_[b].filled = f; }
 
   const std::vector<BlockId>& free_list() const { return free_list_; }
 
  private:
+  // Both fields of a block are touched together: one cache line per block operation.
+  struct BlockMeta {
+    std::int32_t ref_count = 0;  // references from block tables
+    std::int32_t filled = 0;     // slots holding KV, 0..block_size
+  };
   std::int32_t block_size_;
-  std::vector<std::int32_t> ref_count_;  // per block: references from block tables
-  std::vector<std::int32_t> filled_;     // per block: slots holding KV, 0..block_size
-  std::vector<BlockId> free_list_;       // LIFO stack of unowned blocks
+  std::vector<BlockMeta> meta_;
+  std::vector<BlockId> free_list_;  // LIFO stack of unowned blocks
 };
 
 }  // namespace pagesim::alloc

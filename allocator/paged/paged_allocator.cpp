@@ -122,7 +122,8 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
   Sequence s;
   s.tokens = tokens;
   s.final_tokens = std::max(req.final_tokens(), tokens);
-  s.table.reserve(static_cast<std::size_t>(blocks_for(s.final_tokens, block_size_)));
+  // Reserve for the known final length (no regrowth on the append path), within reason.
+  s.table.reserve(static_cast<std::size_t>(std::min<std::int64_t>(blocks_for(s.final_tokens, block_size_), 1024)));
   // Reuse hits first, so that taking fresh blocks below cannot evict them.
   for (std::int64_t i = 0; i < hits; ++i) {
     BlockId b = cache_->lookup(req.prompt_block_hashes[static_cast<std::size_t>(i)]);
@@ -159,8 +160,7 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
   return r;
 }
 
-std::int64_t PagedAllocator::blocks_to_append(SeqId seq, std::int64_t n) const {
-  const Sequence& s = get(seq);
+std::int64_t PagedAllocator::append_cost(SeqId seq, const Sequence& s, std::int64_t n) const {
   if (n < 0) misuse(seq_name(seq) + ": cannot append " + std::to_string(n) + " tokens");
   if (s.swapped) misuse(seq_name(seq) + " is swapped out; swap it in before appending");
   if (n == 0) return 0;
@@ -169,14 +169,18 @@ std::int64_t PagedAllocator::blocks_to_append(SeqId seq, std::int64_t n) const {
   return (cow ? 1 : 0) + blocks_for(s.tokens + n, block_size_) - blocks_for(s.tokens, block_size_);
 }
 
+std::int64_t PagedAllocator::blocks_to_append(SeqId seq, std::int64_t n) const {
+  return append_cost(seq, get(seq), n);
+}
+
 bool PagedAllocator::can_append(SeqId seq, std::int64_t n) const {
   return blocks_to_append(seq, n) <= num_free_blocks();
 }
 
 bool PagedAllocator::append(SeqId seq, std::int64_t n) {
-  if (blocks_to_append(seq, n) > num_free_blocks()) return false;
-  if (n == 0) return true;
   Sequence& s = get(seq);
+  if (append_cost(seq, s, n) > num_free_blocks()) return false;
+  if (n == 0) return true;
   std::int64_t room = (block_size_ - s.tokens % block_size_) % block_size_;
   if (room > 0) {
     BlockId last = s.table.back();

@@ -130,6 +130,8 @@ class PagedAllocator final : public KvAllocator {
   const Sequence& get(SeqId seq) const;
   Sequence& get(SeqId seq);
   static std::int64_t blocks_for(std::int64_t tokens, std::int32_t bs) { return (tokens + bs - 1) / bs; }
+  // New blocks (copy-on-write included) that appending n tokens to s takes.
+  std::int64_t append_cost(SeqId seq, const Sequence& s, std::int64_t n) const;
 
   // Hands out a GPU block (free list first, then the eviction victim), ref 1, filled 0.
   // REQUIRES: num_free_blocks() > 0.
