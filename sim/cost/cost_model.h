@@ -1,0 +1,35 @@
+// CostModel: how long the simulated GPU takes for one iteration and for a KV swap.
+//
+// The engine calls iteration_seconds once per iteration with the aggregate shape of the batch
+// (batch_shape.h) and swap_seconds once per swap-in or swap-out. Recompute preemption has no
+// cost of its own: the engine re-prefills the sequence, which iteration_seconds prices.
+// Implementations are immutable after construction: every method is const, allocation-free
+// on the per-iteration path, never throws, and is safe to call from several threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/cost/batch_shape.h"
+
+namespace pagesim::sim {
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  CostModel() = default;
+  CostModel(const CostModel&) = delete;
+  CostModel& operator=(const CostModel&) = delete;
+
+  // Seconds of one forward pass over `batch`, >= 0; 0 for an empty batch (no pass runs).
+  virtual double iteration_seconds(const BatchShape& batch) const = 0;
+
+  // Seconds to copy `blocks` KV blocks of `block_size` tokens (all layers) between GPU and CPU
+  // memory, in one direction, >= 0; 0 when blocks == 0. REQUIRES: blocks >= 0, block_size >= 1.
+  virtual double swap_seconds(std::int64_t blocks, std::int64_t block_size) const = 0;
+
+  // One line naming the model and its settings, for logs and result files.
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace pagesim::sim

@@ -1,0 +1,50 @@
+// make_cost_model: builds the CostModel an experiment asks for from a plain spec.
+//
+// CostModelSpec names the kind and only the fields that kind reads:
+//   roofline  model (a preset name or a full ModelSpec), gpu (preset name or GpuSpec), tp
+//   constant  constant (the coefficients)
+//   profile   profile_path (CSV, see profile_cost_model.h)
+// The defaults describe the vLLM paper's setting (OPT-13B on one A100-40GB). A preset can be
+// tuned by looking it up (presets.h), changing fields, and passing the struct. Pure
+// functions; the returned model is independent of the spec.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "sim/cost/constant_cost_model.h"
+#include "sim/cost/cost_model.h"
+#include "sim/cost/gpu_spec.h"
+#include "sim/cost/model_spec.h"
+
+namespace pagesim::sim {
+
+enum class CostModelKind { roofline, constant, profile };
+
+// "roofline", "constant", "profile".
+std::string_view to_string(CostModelKind kind);
+// The kind with that name. Throws CostModelError listing the valid names when unknown.
+CostModelKind parse_cost_model_kind(std::string_view name);
+
+struct CostModelSpec {
+  CostModelKind kind = CostModelKind::roofline;
+  std::variant<std::string, ModelSpec> model = std::string("opt-13b");  // roofline: preset/spec
+  std::variant<std::string, GpuSpec> gpu = std::string("a100-40gb");    // roofline: preset/spec
+  int tp = 1;                            // roofline: tensor-parallel degree (GPUs)
+  ConstantCostCoefficients constant;     // constant: coefficients (s, s/token, ...)
+  std::filesystem::path profile_path;    // profile: the CSV to read
+};
+
+// The ModelSpec or GpuSpec a spec field designates: the preset of that name, or the given
+// struct. Throws CostModelError listing the valid names for an unknown preset.
+ModelSpec resolve_model(const std::variant<std::string, ModelSpec>& model);
+GpuSpec resolve_gpu(const std::variant<std::string, GpuSpec>& gpu);
+
+// Throws CostModelError (ProfileFormatError for a bad profile) when the spec's fields for its
+// kind are invalid; never returns null.
+std::unique_ptr<CostModel> make_cost_model(const CostModelSpec& spec);
+
+}  // namespace pagesim::sim

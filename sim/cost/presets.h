@@ -1,0 +1,28 @@
+// Named model and GPU presets: the one place where real architecture and datasheet numbers
+// live, as constant tables (presets.cpp). Lookups return copies, so a caller can start from a
+// preset and change a setting (say, memory_efficiency) without touching the table.
+//
+// Models: opt-13b, opt-66b, opt-175b, llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b,
+// llama-3-70b (fp16/bf16 weights and KV: dtype_bytes = 2).
+// GPUs: a100-40gb, a100-80gb (SXM), h100-sxm, h200; GpuSpec fields not in the table
+// (efficiencies, overheads) take the gpu_defaults values.
+// Stateless functions; safe from any thread.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "sim/cost/gpu_spec.h"
+#include "sim/cost/model_spec.h"
+
+namespace pagesim::sim {
+
+// The preset with this name. Throws CostModelError listing the valid names when unknown.
+ModelSpec model_preset(std::string_view name);
+GpuSpec gpu_preset(std::string_view name);
+
+// Valid preset names, in table order. The span points into a static table (always valid).
+std::span<const std::string_view> model_preset_names();
+std::span<const std::string_view> gpu_preset_names();
+
+}  // namespace pagesim::sim

@@ -1,0 +1,73 @@
+// ProfileCostModel: iteration and swap times interpolated from a table of measured times.
+//
+// The table is a CSV file; '#' starts a comment line, blank lines are ignored, the first other
+// line is the header `part,x,y,seconds`, and each row gives the measured seconds of one part
+// of a forward pass at one grid point (y empty for 1-D parts):
+//
+//   part          x                                y                          required
+//   linear        tokens in the batch (N)          -                          yes
+//   attn_prefill  query-key pairs (BatchShape::    -                          yes
+//                 prefill_attention_pairs)
+//   attn_decode   decode sequences                 mean context tokens per    yes
+//                                                  decode sequence
+//   lm_head       sampled sequences                -                          no
+//   swap          blocks copied (one direction)    block size (tokens)        yes
+//
+// `linear` is everything in a forward pass but attention: projections, norms, communication,
+// fixed overhead, and the LM head too when no lm_head rows are given. Rows may come in any
+// order; a 2-D part needs a row for every combination of its x and y values.
+//
+//   iteration = linear(N) + [prefill_seqs > 0] attn_prefill(pairs)
+//             + [decode_seqs > 0] attn_decode(decode_seqs, decode_context_tokens/decode_seqs)
+//             + [lm_head rows, S > 0] lm_head(S)            (0 for an empty batch)
+//   swap      = [blocks > 0] swap(blocks, block_size)
+// Lookups are piecewise linear (bilinear in 2-D) between grid points and extrapolate along the
+// last segment beyond the grid; each part is clamped at 0 s so that extrapolation below the
+// grid never goes negative.
+//
+// A malformed file throws ProfileFormatError naming file:line, the column, what was found and
+// what was expected. Immutable after construction; safe to share between threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/cost/cost_model.h"
+#include "sim/cost/piecewise_linear.h"
+
+namespace pagesim::sim {
+
+class ProfileCostModel final : public CostModel {
+ public:
+  // Reads and parses the CSV at `path`; errors name the path.
+  explicit ProfileCostModel(const std::filesystem::path& path);
+  // Parses CSV text; errors name `source_name` as the file.
+  ProfileCostModel(std::string_view csv_text, std::string source_name);
+
+  double iteration_seconds(const BatchShape& batch) const override;
+  double swap_seconds(std::int64_t blocks, std::int64_t block_size) const override;
+  std::string describe() const override;
+
+  bool has_lm_head() const { return tables_.lm_head.has_value(); }
+
+ private:
+  struct Tables {
+    std::string source;
+    std::size_t rows = 0;
+    PiecewiseLinear linear;
+    PiecewiseLinear attn_prefill;
+    BilinearGrid attn_decode;
+    BilinearGrid swap;
+    std::optional<PiecewiseLinear> lm_head;
+  };
+  explicit ProfileCostModel(Tables tables);
+  static Tables parse(std::string_view text, std::string source);
+
+  Tables tables_;
+};
+
+}  // namespace pagesim::sim

@@ -1,0 +1,99 @@
+#include "sim/cost/roofline_cost_model.h"
+
+#include <cassert>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace pagesim::sim {
+
+RooflineCostModel::RooflineCostModel(ModelSpec model, GpuSpec gpu, int tp)
+    : model_(std::move(model)), gpu_(std::move(gpu)), tp_(tp) {
+  model_.validate();
+  gpu_.validate();
+  model_.check_tensor_parallel(tp_);
+
+  const double t = tp_;
+  const double flops = gpu_.achieved_flops();
+  const double bw = gpu_.achieved_hbm_bytes_per_s();
+  const double d = static_cast<double>(model_.dtype_bytes);
+  const double layers = static_cast<double>(model_.layers);
+  const double hidden = static_cast<double>(model_.hidden);
+  const double vocab = static_cast<double>(model_.vocab);
+  const double q_width = static_cast<double>(model_.heads_per_gpu(tp_) * model_.head_dim);
+  const double kv_width = static_cast<double>(model_.kv_heads_per_gpu(tp_) * model_.head_dim);
+  const double ffn = static_cast<double>(model_.ffn) / t;
+  const double nonembedding = static_cast<double>(model_.nonembedding_params());
+
+  linear_c_per_token_ = 2 * nonembedding / t / flops;
+  linear_m_weights_ = nonembedding * d / t / bw;
+  // Per layer and token, elements in and out of each projection on one GPU: column-parallel
+  // projections (qkv, gate/up) read the full hidden vector and write their shard; row-parallel
+  // ones (o, down) read their shard and write a full hidden vector (then all-reduced).
+  const double gate_up = model_.gated_mlp ? 2 : 1;
+  const double act_elems = (hidden + q_width + 2 * kv_width)  // qkv
+                           + (q_width + hidden)               // o
+                           + (hidden + gate_up * ffn)         // gate, up
+                           + (ffn + hidden);                  // down
+  linear_m_per_token_ = layers * act_elems * d / bw;
+
+  attn_c_per_pair_ = 4 * layers * q_width / flops;
+  attn_m_per_kv_token_ = static_cast<double>(model_.kv_bytes_per_token_per_gpu(tp_)) / bw;
+  attn_m_per_query_ = 2 * layers * q_width * d / bw;
+
+  lm_c_per_seq_ = 2 * hidden * vocab / t / flops;
+  lm_m_weights_ = hidden * vocab * d / t / bw;
+  lm_m_per_seq_ = (hidden + vocab / t) * d / bw;
+
+  if (tp_ > 1) {
+    allreduce_fixed_ = 2 * layers * gpu_.allreduce_latency_seconds;
+    allreduce_per_token_ =
+        2 * layers * (2 * (t - 1) / t) * hidden * d / gpu_.achieved_nvlink_bytes_per_s();
+  }
+  swap_per_token_ =
+      static_cast<double>(model_.kv_bytes_per_token_per_gpu(tp_)) / gpu_.pcie_bytes_per_s;
+}
+
+RooflineBreakdown RooflineCostModel::breakdown(const BatchShape& batch) const {
+  RooflineBreakdown out;
+  if (batch.empty()) return out;
+  const double tokens = static_cast<double>(batch.total_tokens());
+  out.overhead_seconds = gpu_.iteration_overhead_seconds;
+  out.allreduce_seconds = allreduce_fixed_ + tokens * allreduce_per_token_;
+  out.linear = {tokens * linear_c_per_token_, linear_m_weights_ + tokens * linear_m_per_token_};
+
+  if (batch.prefill_seqs > 0) {
+    const double q = static_cast<double>(batch.prefill_tokens);
+    const double kv = static_cast<double>(batch.prefill_context_tokens) + q;
+    out.prefill_attention = {batch.prefill_attention_pairs * attn_c_per_pair_,
+                             kv * attn_m_per_kv_token_ + q * attn_m_per_query_};
+  }
+  if (batch.decode_seqs > 0) {
+    const double seqs = static_cast<double>(batch.decode_seqs);
+    const double ctx = static_cast<double>(batch.decode_context_tokens);
+    out.decode_attention = {ctx * attn_c_per_pair_,
+                            (ctx + seqs) * attn_m_per_kv_token_ + seqs * attn_m_per_query_};
+  }
+  const double sampled = static_cast<double>(batch.sampling_seqs());
+  if (sampled > 0) {
+    out.lm_head = {sampled * lm_c_per_seq_, lm_m_weights_ + sampled * lm_m_per_seq_};
+  }
+  return out;
+}
+
+double RooflineCostModel::swap_seconds(std::int64_t blocks, std::int64_t block_size) const {
+  assert(blocks >= 0 && block_size >= 1);
+  const double n = static_cast<double>(blocks);
+  return n * static_cast<double>(block_size) * swap_per_token_ +
+         n * gpu_.swap_block_overhead_seconds;
+}
+
+std::string RooflineCostModel::describe() const {
+  return fmt::format(
+      "roofline(model={}, gpu={}, tp={}, compute_efficiency={}, memory_efficiency={}, "
+      "iteration_overhead={}s)",
+      model_.name, gpu_.name, tp_, gpu_.compute_efficiency, gpu_.memory_efficiency,
+      gpu_.iteration_overhead_seconds);
+}
+
+}  // namespace pagesim::sim

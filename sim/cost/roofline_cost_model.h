@@ -1,0 +1,104 @@
+// RooflineCostModel: iteration time from FLOP and byte counts of a model on a GPU.
+//
+// An iteration costs
+//   overhead + all-reduce + Σ_part max(FLOPs_part / (peak·compute_eff),
+//                                      bytes_part / (HBM bw·memory_eff))
+// over four parts, each one kernel family that is either compute- or memory-bound. Per GPU,
+// with tensor-parallel degree t, N = batch.total_tokens(), S = batch.sampling_seqs(),
+// P = model.nonembedding_params(), d = dtype_bytes, L = layers, Hq = heads/t query heads and
+// Dkv = 2·L·kv_heads_per_gpu·head_dim·d KV bytes per token:
+//   linear   FLOPs 2·P·N/t;  bytes P·d/t (weights, read once per iteration) + N·(activations
+//            in and out of every projection, per layer, sharded as Megatron-style TP shards
+//            them)·d
+//   prefill attention  FLOPs 4·L·Hq·head_dim·pairs (QKᵀ and PV, 2 FLOPs per multiply-add);
+//            bytes Dkv·(prefill_context_tokens + prefill_tokens) (KV read once per chunk, new
+//            KV written) + 2·L·Hq·head_dim·d·prefill_tokens (Q read, O written)
+//   decode attention   FLOPs 4·L·Hq·head_dim·decode_context_tokens; bytes
+//            Dkv·(decode_context_tokens + decode_seqs) + 2·L·Hq·head_dim·d·decode_seqs
+//   lm head  FLOPs 2·hidden·vocab·S/t; bytes hidden·vocab·d/t + S·(hidden + vocab/t)·d; S
+//            counts decode sequences and only the prefill chunks that complete their prompt
+//   all-reduce (t > 1 only) two per layer (after attention and after the MLP), ring
+//            algorithm: 2·L·(allreduce_latency + 2·(t−1)/t·N·hidden·d / (NVLink bw·nvlink_eff))
+// Left out as small: embedding lookup (N rows), norms and activations' elementwise kernels,
+// the logits gather across GPUs, sampling (inside overhead).
+// Swap: each GPU copies its share of the KV over its own PCIe link, in parallel:
+//   blocks·block_size·Dkv / pcie + blocks·swap_block_overhead.
+//
+// Every coefficient is computed once in the constructor; iteration_seconds is a few dozen
+// flops, no allocation. Immutable after construction; safe to share between threads.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "sim/cost/batch_shape.h"
+#include "sim/cost/cost_model.h"
+#include "sim/cost/gpu_spec.h"
+#include "sim/cost/model_spec.h"
+
+namespace pagesim::sim {
+
+// One kernel family's two roofline bounds.
+struct RooflinePart {
+  double compute_seconds = 0;  // FLOPs / achieved FLOP/s (seconds)
+  double memory_seconds = 0;   // bytes / achieved HBM bytes/s (seconds)
+
+  double seconds() const { return std::max(compute_seconds, memory_seconds); }
+  bool compute_bound() const { return compute_seconds > memory_seconds; }
+};
+
+// An iteration's cost, term by term (all in seconds).
+struct RooflineBreakdown {
+  double overhead_seconds = 0;   // fixed per iteration (0 for an empty batch)
+  double allreduce_seconds = 0;  // tensor-parallel communication (0 when tp == 1)
+  RooflinePart linear;
+  RooflinePart prefill_attention;
+  RooflinePart decode_attention;
+  RooflinePart lm_head;
+
+  double total_seconds() const {
+    return overhead_seconds + allreduce_seconds + linear.seconds() +
+           prefill_attention.seconds() + decode_attention.seconds() + lm_head.seconds();
+  }
+};
+
+class RooflineCostModel final : public CostModel {
+ public:
+  // Throws CostModelError when model or gpu fails validate() or tp does not fit the model
+  // (ModelSpec::check_tensor_parallel).
+  RooflineCostModel(ModelSpec model, GpuSpec gpu, int tp = 1);
+
+  double iteration_seconds(const BatchShape& batch) const override {
+    return breakdown(batch).total_seconds();
+  }
+  // The terms of iteration_seconds(batch); all zero for an empty batch.
+  RooflineBreakdown breakdown(const BatchShape& batch) const;
+  double swap_seconds(std::int64_t blocks, std::int64_t block_size) const override;
+  std::string describe() const override;
+
+  const ModelSpec& model() const { return model_; }
+  const GpuSpec& gpu() const { return gpu_; }
+  int tp() const { return tp_; }
+
+ private:
+  ModelSpec model_;
+  GpuSpec gpu_;
+  int tp_;
+
+  // Seconds per unit, precomputed: c_ = compute bound, m_ = memory bound.
+  double linear_c_per_token_ = 0;       // 2·P/t FLOPs per token
+  double linear_m_weights_ = 0;         // weight read, once per iteration
+  double linear_m_per_token_ = 0;       // activations per token
+  double attn_c_per_pair_ = 0;          // 4·L·Hq·head_dim FLOPs per query-key pair
+  double attn_m_per_kv_token_ = 0;      // Dkv bytes per token of KV read or written
+  double attn_m_per_query_ = 0;         // Q read + O written per query token
+  double lm_c_per_seq_ = 0;             // 2·hidden·vocab/t FLOPs per sampled sequence
+  double lm_m_weights_ = 0;             // LM head weight read, once per iteration
+  double lm_m_per_seq_ = 0;             // hidden in + logits out per sampled sequence
+  double allreduce_fixed_ = 0;          // 2·L latencies (t > 1)
+  double allreduce_per_token_ = 0;      // 2·L ring transfers of hidden·d bytes (t > 1)
+  double swap_per_token_ = 0;           // Dkv bytes over PCIe
+};
+
+}  // namespace pagesim::sim

@@ -1,0 +1,100 @@
+#include "sim/cost/cost_model_factory.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sim/cost/cost_error.h"
+#include "sim/cost/presets.h"
+#include "sim/cost/profile_cost_model.h"
+#include "sim/cost/roofline_cost_model.h"
+
+namespace pagesim::sim {
+namespace {
+
+BatchShape one_decode() {
+  BatchShape b;
+  b.add_decode_seq(512);
+  return b;
+}
+
+TEST(cost_factory, DefaultIsRooflineOfThePaperSetting) {
+  const auto m = make_cost_model(CostModelSpec{});
+  const auto* r = dynamic_cast<const RooflineCostModel*>(m.get());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->model().name, "opt-13b");
+  EXPECT_EQ(r->gpu().name, "a100-40gb");
+  EXPECT_EQ(r->tp(), 1);
+  EXPECT_EQ(m->describe().rfind("roofline(model=opt-13b, gpu=a100-40gb, tp=1", 0), 0u)
+      << m->describe();
+}
+
+TEST(cost_factory, RooflineFromStructsAndTunedPresets) {
+  CostModelSpec spec;
+  GpuSpec g = gpu_preset("h100-sxm");
+  g.memory_efficiency = 0.5;
+  spec.model = model_preset("llama-2-70b");
+  spec.gpu = g;
+  spec.tp = 4;
+  const auto slow = make_cost_model(spec);
+  spec.gpu = std::string("h100-sxm");
+  const auto fast = make_cost_model(spec);
+  EXPECT_GT(slow->iteration_seconds(one_decode()), fast->iteration_seconds(one_decode()));
+  EXPECT_NE(fast->describe().find("tp=4"), std::string::npos);
+}
+
+TEST(cost_factory, ConstantAndProfile) {
+  CostModelSpec spec;
+  spec.kind = CostModelKind::constant;
+  spec.constant.seconds_per_iteration = 0.03;
+  spec.model = std::string("no-such-model");  // ignored by the constant kind
+  EXPECT_EQ(make_cost_model(spec)->iteration_seconds(one_decode()), 0.03);
+
+  spec.kind = CostModelKind::profile;
+  spec.profile_path = std::string(PAGESIM_SOURCE_DIR) + "/tests/sim/data/cost_profile_example.csv";
+  const auto p = make_cost_model(spec);
+  EXPECT_NE(dynamic_cast<const ProfileCostModel*>(p.get()), nullptr);
+  spec.profile_path.clear();
+  EXPECT_THROW(make_cost_model(spec), CostModelError);
+  spec.profile_path = "/nonexistent.csv";
+  EXPECT_THROW(make_cost_model(spec), ProfileFormatError);
+}
+
+TEST(cost_factory, UnknownPresetsListValidNames) {
+  CostModelSpec spec;
+  spec.model = std::string("gpt-4");
+  try {
+    (void)make_cost_model(spec);
+    FAIL();
+  } catch (const CostModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown model preset 'gpt-4', expected one of: opt-13b"),
+              std::string::npos)
+        << e.what();
+  }
+  spec.model = std::string("opt-13b");
+  spec.gpu = std::string("tpu-v5");
+  try {
+    (void)make_cost_model(spec);
+    FAIL();
+  } catch (const CostModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown gpu preset 'tpu-v5', expected one of: a100-40gb"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(cost_factory, KindNames) {
+  for (CostModelKind k : {CostModelKind::roofline, CostModelKind::constant, CostModelKind::profile}) {
+    EXPECT_EQ(parse_cost_model_kind(to_string(k)), k);
+  }
+  try {
+    (void)parse_cost_model_kind("analytic");
+    FAIL();
+  } catch (const CostModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("'analytic'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("roofline, constant, profile"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace pagesim::sim

@@ -1,0 +1,120 @@
+#include "sim/cost/kv_capacity.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "sim/cost/cost_error.h"
+#include "sim/cost/presets.h"
+
+namespace pagesim::sim {
+namespace {
+
+constexpr std::int64_t kPaperSlots = 15'728;  // 983 blocks of 16 = 12 GiB at 800 KB/token
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+
+void print(const char* what, const KvCapacity& c) {
+  std::printf(
+      "%s: usable %.3f GB − weights %.3f GB − reserve %.3f GB = KV %.3f GB (%.3f GiB) / %lld "
+      "B per token = %lld blocks = %lld slots\n",
+      what, static_cast<double>(c.usable_bytes) / 1e9, static_cast<double>(c.weight_bytes) / 1e9,
+      static_cast<double>(c.activation_reserve_bytes) / 1e9,
+      static_cast<double>(c.kv_bytes) / 1e9, static_cast<double>(c.kv_bytes) / kGiB,
+      static_cast<long long>(c.kv_bytes_per_token), static_cast<long long>(c.blocks),
+      static_cast<long long>(c.slots));
+}
+
+TEST(cost_kv_capacity, PaperKvCacheIs12GiB) {
+  // 12 GiB holds 983.04 blocks of 16 tokens × 800 KB: 983 whole blocks, 15,728 slots.
+  const std::int64_t block_bytes = 16 * model_preset("opt-13b").kv_bytes_per_token();
+  EXPECT_EQ(12 * kGiB / block_bytes * 16, kPaperSlots);
+}
+
+// The vLLM paper's setting: OPT-13B (fp16, 25.7 GB of weights) on one A100-40GB, 90% of the
+// memory for the engine, an activation workspace sized for 2,560 batched tokens and 256
+// sequences.
+TEST(cost_kv_capacity, Opt13bOnA100_40gb) {
+  const ModelSpec m = model_preset("opt-13b");
+  const GpuSpec g = gpu_preset("a100-40gb");
+
+  const KvCapacity bare = kv_capacity(m, g, 1, {.gpu_memory_utilization = 0.9});
+  print("opt-13b/a100-40gb, no reserve        ", bare);
+  EXPECT_EQ(bare.usable_bytes, static_cast<std::int64_t>(0.9 * 40536.0 * (1 << 20)));
+  EXPECT_EQ(bare.weight_bytes, m.weight_bytes());
+  EXPECT_EQ(bare.kv_bytes, bare.usable_bytes - bare.weight_bytes);
+  EXPECT_EQ(bare.kv_bytes_per_token, 819'200);
+  EXPECT_EQ(bare.blocks, bare.kv_bytes / (16 * 819'200));
+  EXPECT_EQ(bare.slots, bare.blocks * 16);
+
+  const std::int64_t reserve = estimate_activation_bytes(m, 2560, 256, 1);
+  // 2560 tokens × (5120 + 3·5120 + 20480) × 2 B + 256 × 50272 × 4 B
+  EXPECT_EQ(reserve, 2560LL * (5120 + 3 * 5120 + 20480) * 2 + 256LL * 50272 * 4);
+  const KvCapacity paper = kv_capacity(
+      m, g, 1, {.gpu_memory_utilization = 0.9, .activation_reserve_bytes = reserve});
+  print("opt-13b/a100-40gb, 2560-token reserve", paper);
+  EXPECT_LT(paper.slots, bare.slots);
+  // Within 6% of the paper's 15,728 slots (the driver-reported 40,536 MiB is what the 0.9
+  // multiplies; the paper's 12 GiB is a little more than this formula leaves).
+  EXPECT_NEAR(static_cast<double>(paper.slots) / kPaperSlots, 1.0, 0.06);
+
+  // Taking the nominal 40 GiB instead of the driver's total: 0.9 · 40 GiB − 25.7 GB leaves
+  // 987 blocks with no reserve, and the paper's 983 blocks with a reserve of 50–63 MB.
+  GpuSpec nominal = g;
+  nominal.hbm_bytes = 40 * kGiB;
+  const KvCapacity n0 = kv_capacity(m, nominal, 1, {.gpu_memory_utilization = 0.9});
+  print("opt-13b/nominal 40 GiB, no reserve   ", n0);
+  EXPECT_NEAR(static_cast<double>(n0.slots) / kPaperSlots, 1.0, 0.01);
+  const KvCapacity n64 = kv_capacity(
+      m, nominal, 1, {.gpu_memory_utilization = 0.9, .activation_reserve_bytes = 60'000'000});
+  print("opt-13b/nominal 40 GiB, 60 MB reserve", n64);
+  EXPECT_EQ(n64.slots, kPaperSlots);
+  const KvCapacity n = kv_capacity(
+      m, nominal, 1, {.gpu_memory_utilization = 0.9, .activation_reserve_bytes = reserve});
+  print("opt-13b/nominal 40 GiB, 2560 reserve ", n);
+  EXPECT_NEAR(static_cast<double>(n.slots) / kPaperSlots, 1.0, 0.02);
+}
+
+TEST(cost_kv_capacity, TensorParallelSplitsWeightsAndKv) {
+  const ModelSpec m = model_preset("llama-2-70b");
+  const GpuSpec g = gpu_preset("a100-80gb");
+  const KvCapacity tp4 = kv_capacity(m, g, 4);
+  const KvCapacity tp8 = kv_capacity(m, g, 8);
+  print("llama-2-70b/a100-80gb tp4", tp4);
+  print("llama-2-70b/a100-80gb tp8", tp8);
+  EXPECT_EQ(tp4.weight_bytes, (m.weight_bytes() + 3) / 4);
+  EXPECT_EQ(tp4.kv_bytes_per_token, m.kv_bytes_per_token() / 4);
+  EXPECT_EQ(tp8.kv_bytes_per_token, m.kv_bytes_per_token() / 8);
+  EXPECT_GT(tp8.slots, 2 * tp4.slots);  // less weight per GPU and half the KV per token
+}
+
+TEST(cost_kv_capacity, SlotsRoundDownToWholeBlocks) {
+  const ModelSpec m = model_preset("llama-3-8b");
+  const GpuSpec g = gpu_preset("h100-sxm");
+  const KvCapacity b16 = kv_capacity(m, g, 1, {.block_size = 16});
+  const KvCapacity b1 = kv_capacity(m, g, 1, {.block_size = 1});
+  EXPECT_EQ(b16.slots % 16, 0);
+  EXPECT_LE(b16.slots, b1.slots);
+  EXPECT_LT(b1.slots - b16.slots, 16);
+}
+
+TEST(cost_kv_capacity, RejectsModelsThatDoNotFit) {
+  try {
+    (void)kv_capacity(model_preset("opt-175b"), gpu_preset("a100-80gb"), 1);
+    FAIL() << "expected CostModelError";
+  } catch (const CostModelError& e) {
+    std::printf("%s\n", e.what());
+    EXPECT_NE(std::string(e.what()).find("opt-175b"), std::string::npos);
+  }
+  EXPECT_THROW(kv_capacity(model_preset("opt-13b"), gpu_preset("a100-40gb"), 1,
+                           {.gpu_memory_utilization = 1.2}),
+               CostModelError);
+  EXPECT_THROW(kv_capacity(model_preset("opt-13b"), gpu_preset("a100-40gb"), 1,
+                           {.activation_reserve_bytes = -1}),
+               CostModelError);
+  EXPECT_THROW(kv_capacity(model_preset("opt-13b"), gpu_preset("a100-40gb"), 1,
+                           {.block_size = 0}),
+               CostModelError);
+}
+
+}  // namespace
+}  // namespace pagesim::sim

@@ -1,0 +1,166 @@
+#include "sim/cost/presets.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "sim/cost/cost_error.h"
+
+namespace pagesim::sim {
+namespace {
+
+TEST(cost_presets, KvBytesPerTokenOfEveryModel) {
+  const struct {
+    const char* name;
+    std::int64_t kv_bytes;
+  } expected[] = {
+      {"opt-13b", 2 * 40 * 40 * 128 * 2},      // 819,200 B = 800 KB (DESIGN.md)
+      {"opt-66b", 2 * 64 * 72 * 128 * 2},      // 2,359,296
+      {"opt-175b", 2 * 96 * 96 * 128 * 2},     // 4,718,592
+      {"llama-2-7b", 2 * 32 * 32 * 128 * 2},   // 524,288
+      {"llama-2-13b", 2 * 40 * 40 * 128 * 2},  // 819,200
+      {"llama-2-70b", 2 * 80 * 8 * 128 * 2},   // 327,680 (GQA, 8 KV heads)
+      {"llama-3-8b", 2 * 32 * 8 * 128 * 2},    // 131,072
+      {"llama-3-70b", 2 * 80 * 8 * 128 * 2},   // 327,680
+  };
+  ASSERT_EQ(model_preset_names().size(), std::size(expected));
+  for (const auto& e : expected) {
+    SCOPED_TRACE(e.name);
+    const ModelSpec m = model_preset(e.name);
+    EXPECT_EQ(m.name, e.name);
+    EXPECT_NO_THROW(m.validate());
+    EXPECT_EQ(m.kv_bytes_per_token(), e.kv_bytes);
+    EXPECT_EQ(m.kv_bytes_per_token_per_gpu(1), e.kv_bytes);
+  }
+  EXPECT_EQ(model_preset("opt-13b").kv_bytes_per_token(), 819'200);
+  EXPECT_EQ(model_preset("opt-13b").kv_bytes_per_token(), 800 * 1024);
+}
+
+TEST(cost_presets, ArchitectureNumbers) {
+  const ModelSpec opt = model_preset("opt-175b");
+  EXPECT_EQ(opt.hidden, 12288);
+  EXPECT_EQ(opt.ffn, 4 * opt.hidden);
+  EXPECT_EQ(opt.vocab, 50272);
+  EXPECT_EQ(opt.max_seq_len, 2048);
+  EXPECT_TRUE(opt.tied_lm_head && opt.linear_bias && !opt.gated_mlp);
+  EXPECT_EQ(opt.learned_positions, 2050);
+  const ModelSpec l3 = model_preset("llama-3-8b");
+  EXPECT_EQ(l3.kv_heads, 8);
+  EXPECT_EQ(l3.ffn, 14336);
+  EXPECT_EQ(l3.vocab, 128256);
+  EXPECT_EQ(l3.max_seq_len, 8192);
+  EXPECT_TRUE(l3.gated_mlp && !l3.linear_bias && !l3.tied_lm_head);
+  EXPECT_EQ(l3.learned_positions, 0);
+  for (std::string_view name : model_preset_names()) {
+    const ModelSpec m = model_preset(name);
+    EXPECT_EQ(m.heads * m.head_dim, m.hidden) << name;
+  }
+}
+
+// Parameter counts against the published sizes (Hugging Face model cards), within 0.5%.
+TEST(cost_presets, ParameterCountsMatchPublishedSizes) {
+  const struct {
+    const char* name;
+    double params;
+  } published[] = {
+      {"opt-13b", 12.85e9},     {"opt-175b", 175e9},    {"llama-2-7b", 6.74e9},
+      {"llama-2-13b", 13.02e9}, {"llama-2-70b", 68.98e9}, {"llama-3-8b", 8.03e9},
+      {"llama-3-70b", 70.55e9},
+  };
+  for (const auto& p : published) {
+    const ModelSpec m = model_preset(p.name);
+    const double n = static_cast<double>(m.parameter_count());
+    std::printf("%-12s params %.4g  weights %.4g GB  KV/token %lld B\n", p.name, n,
+                static_cast<double>(m.weight_bytes()) / 1e9,
+                static_cast<long long>(m.kv_bytes_per_token()));
+    EXPECT_NEAR(n / p.params, 1.0, 0.005) << p.name << " has " << n;
+    EXPECT_EQ(m.weight_bytes(), 2 * m.parameter_count());
+  }
+  // OPT-13B weights: the paper's 26 GB.
+  EXPECT_NEAR(static_cast<double>(model_preset("opt-13b").weight_bytes()) / 1e9, 25.7, 0.1);
+}
+
+TEST(cost_presets, GpuDatasheetNumbers) {
+  const GpuSpec a40 = gpu_preset("a100-40gb");
+  EXPECT_DOUBLE_EQ(a40.peak_flops, 312e12);
+  EXPECT_DOUBLE_EQ(a40.hbm_bytes_per_s, 1.555e12);
+  EXPECT_DOUBLE_EQ(a40.pcie_bytes_per_s, 25e9);
+  EXPECT_EQ(a40.hbm_bytes, std::int64_t{40536} << 20);
+  EXPECT_DOUBLE_EQ(gpu_preset("a100-80gb").hbm_bytes_per_s, 2.039e12);
+  EXPECT_DOUBLE_EQ(gpu_preset("h100-sxm").peak_flops, 989e12);
+  EXPECT_DOUBLE_EQ(gpu_preset("h100-sxm").hbm_bytes_per_s, 3.35e12);
+  EXPECT_DOUBLE_EQ(gpu_preset("h200").hbm_bytes_per_s, 4.8e12);
+  EXPECT_DOUBLE_EQ(gpu_preset("h200").pcie_bytes_per_s, 50e9);
+  for (std::string_view name : gpu_preset_names()) {
+    const GpuSpec g = gpu_preset(name);
+    EXPECT_EQ(g.name, name);
+    EXPECT_NO_THROW(g.validate()) << name;
+    EXPECT_DOUBLE_EQ(g.compute_efficiency, gpu_defaults::kComputeEfficiency);
+    EXPECT_DOUBLE_EQ(g.memory_efficiency, gpu_defaults::kMemoryEfficiency);
+  }
+}
+
+TEST(cost_presets, UnknownNameListsValidNames) {
+  try {
+    (void)model_preset("opt-14b");
+    FAIL() << "expected CostModelError";
+  } catch (const CostModelError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'opt-14b'"), std::string::npos) << what;
+    for (std::string_view name : model_preset_names()) {
+      EXPECT_NE(what.find(name), std::string::npos) << what;
+    }
+  }
+  try {
+    (void)gpu_preset("v100");
+    FAIL() << "expected CostModelError";
+  } catch (const CostModelError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'v100'"), std::string::npos) << what;
+    EXPECT_NE(what.find("a100-40gb, a100-80gb, h100-sxm, h200"), std::string::npos) << what;
+  }
+}
+
+TEST(cost_presets, ValidateNamesTheBadField) {
+  ModelSpec m = model_preset("llama-2-70b");
+  m.kv_heads = 7;
+  EXPECT_THROW(m.validate(), CostModelError);
+  m = model_preset("llama-2-70b");
+  m.vocab = 0;
+  try {
+    m.validate();
+    FAIL();
+  } catch (const CostModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("vocab"), std::string::npos) << e.what();
+  }
+  GpuSpec g = gpu_preset("h200");
+  g.memory_efficiency = 1.5;
+  try {
+    g.validate();
+    FAIL();
+  } catch (const CostModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("memory_efficiency"), std::string::npos) << e.what();
+  }
+  g = gpu_preset("h200");
+  g.iteration_overhead_seconds = -1;
+  EXPECT_THROW(g.validate(), CostModelError);
+}
+
+TEST(cost_presets, TensorParallelSplitsKvHeads) {
+  const ModelSpec m = model_preset("llama-2-70b");  // 64 heads, 8 KV heads
+  EXPECT_NO_THROW(m.check_tensor_parallel(8));
+  EXPECT_EQ(m.kv_heads_per_gpu(2), 4);
+  EXPECT_EQ(m.kv_heads_per_gpu(8), 1);
+  EXPECT_EQ(m.kv_heads_per_gpu(16), 1);  // replicated KV head
+  EXPECT_EQ(m.kv_bytes_per_token_per_gpu(4), m.kv_bytes_per_token() / 4);
+  EXPECT_THROW(m.check_tensor_parallel(3), CostModelError);
+  EXPECT_THROW(m.check_tensor_parallel(0), CostModelError);
+  const ModelSpec opt = model_preset("opt-66b");  // 72 heads
+  EXPECT_NO_THROW(opt.check_tensor_parallel(8));
+  EXPECT_THROW(opt.check_tensor_parallel(16), CostModelError);
+}
+
+}  // namespace
+}  // namespace pagesim::sim

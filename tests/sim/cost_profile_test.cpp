@@ -1,0 +1,220 @@
+#include "sim/cost/profile_cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "sim/cost/cost_error.h"
+
+namespace pagesim::sim {
+namespace {
+
+std::string example_path() {
+  return std::string(PAGESIM_SOURCE_DIR) + "/tests/sim/data/cost_profile_example.csv";
+}
+
+BatchShape decode_batch(std::int64_t seqs, std::int64_t context) {
+  BatchShape b;
+  for (std::int64_t i = 0; i < seqs; ++i) b.add_decode_seq(context);
+  return b;
+}
+
+// Linear interpolation between (x0, y0) and (x1, y1) at x.
+double lerp(double x0, double y0, double x1, double y1, double x) {
+  return y0 + (x - x0) / (x1 - x0) * (y1 - y0);
+}
+
+TEST(cost_profile, LoadsTheExampleFile) {
+  const ProfileCostModel m(example_path());
+  EXPECT_TRUE(m.has_lm_head());
+  EXPECT_NE(m.describe().find("cost_profile_example.csv"), std::string::npos) << m.describe();
+  EXPECT_NE(m.describe().find("rows=14"), std::string::npos) << m.describe();
+}
+
+TEST(cost_profile, ExactAtGridPoints) {
+  const ProfileCostModel m(example_path());
+  EXPECT_EQ(m.iteration_seconds(BatchShape{}), 0.0);
+  // linear(1) + attn_decode(1, 128) + lm_head(1)
+  EXPECT_DOUBLE_EQ(m.iteration_seconds(decode_batch(1, 128)), 0.020 + 0.0001 + 0.0005);
+  EXPECT_DOUBLE_EQ(m.iteration_seconds(decode_batch(1, 1024)), 0.020 + 0.0004 + 0.0005);
+  // 32 decodes: linear(32), lm_head(32) interpolate; attn_decode(32, 1024) is a grid point.
+  EXPECT_DOUBLE_EQ(m.iteration_seconds(decode_batch(32, 1024)),
+                   lerp(1, 0.020, 256, 0.024, 32) + 0.0064 + lerp(1, 0.0005, 256, 0.0030, 32));
+  // A 256-token prefill chunk that does not finish its prompt: linear(256) + attn_prefill
+  // (pairs 256·257/2, between the first two grid points), no LM head.
+  BatchShape p;
+  p.add_prefill_chunk(256, 0, false);
+  EXPECT_DOUBLE_EQ(m.iteration_seconds(p), 0.024 + lerp(0, 0, 1e6, 0.001, 256.0 * 257 / 2));
+  EXPECT_DOUBLE_EQ(m.swap_seconds(1, 16), 0.00005);
+  EXPECT_DOUBLE_EQ(m.swap_seconds(64, 16), 0.0021);
+  EXPECT_EQ(m.swap_seconds(0, 16), 0.0);
+}
+
+TEST(cost_profile, InterpolatesBetweenGridPoints) {
+  const ProfileCostModel m(example_path());
+  // Mean context 576 is half-way between 128 and 1024.
+  const double attn_32 = 0.0008 + 0.5 * (0.0064 - 0.0008);
+  EXPECT_NEAR(m.iteration_seconds(decode_batch(32, 576)),
+              lerp(1, 0.020, 256, 0.024, 32) + attn_32 + lerp(1, 0.0005, 256, 0.0030, 32),
+              1e-15);
+  // Mixed contexts: only the mean matters (100 and 1052 average to 576).
+  BatchShape mixed;
+  for (int i = 0; i < 16; ++i) {
+    mixed.add_decode_seq(100);
+    mixed.add_decode_seq(1052);
+  }
+  EXPECT_NEAR(m.iteration_seconds(mixed), m.iteration_seconds(decode_batch(32, 576)), 1e-15);
+  // Bilinear centre of the attn_decode cell: the mean of its four corners. The batch of
+  // 16.5 sequences is not integral, so check through a grid built the same way.
+  const BilinearGrid g({1, 32}, {128, 1024}, {0.0001, 0.0004, 0.0008, 0.0064});
+  EXPECT_DOUBLE_EQ(g(16.5, 576), (0.0001 + 0.0004 + 0.0008 + 0.0064) / 4);
+  EXPECT_NEAR(m.swap_seconds(32, 16), lerp(1, 0.00005, 64, 0.0021, 32), 1e-15);
+}
+
+TEST(cost_profile, ExtrapolatesLinearlyBeyondTheGrid) {
+  const ProfileCostModel m(example_path());
+  BatchShape p;
+  p.add_prefill_chunk(4096, 0, true);
+  const double pairs = 4096.0 * 4097 / 2;  // 8.4e6, past the last attn_prefill point
+  EXPECT_NEAR(m.iteration_seconds(p),
+              lerp(256, 0.024, 2048, 0.088, 4096) + lerp(1e6, 0.001, 4e6, 0.004, pairs) + 0.0005,
+              1e-15);
+  EXPECT_NEAR(m.swap_seconds(128, 16), lerp(1, 0.00005, 64, 0.0021, 128), 1e-15);
+  // Block size has a single grid value: constant along it.
+  EXPECT_DOUBLE_EQ(m.swap_seconds(64, 32), 0.0021);
+}
+
+TEST(cost_profile, ClampsNegativeExtrapolationAtZero) {
+  const ProfileCostModel m(
+      "part,x,y,seconds\n"
+      "linear,100,,0.001\nlinear,200,,0.010\n"
+      "attn_prefill,10,,1\n"
+      "attn_decode,1,1,0\n"
+      "swap,10,16,0.001\nswap,20,16,0.003\n",
+      "inline.csv");
+  EXPECT_FALSE(m.has_lm_head());
+  EXPECT_EQ(m.iteration_seconds(decode_batch(1, 1)), 0.0);  // linear(1) < 0 clamps to 0
+  EXPECT_EQ(m.swap_seconds(1, 16), 0.0);
+  EXPECT_DOUBLE_EQ(m.iteration_seconds(decode_batch(150, 1)), 0.0055);
+}
+
+TEST(cost_profile, AcceptsCommentsBlankLinesSpacesAndCrlf) {
+  const ProfileCostModel m(
+      "# a comment\r\n\r\n part , x , y , seconds \r\n"
+      "  # indented comment\r\n"
+      "linear , 1 , , 2e-2\r\n"
+      "attn_prefill,0,,0\r\n"
+      "attn_decode,1,128,1e-4\r\n"
+      "swap,1,16,5e-5",  // no final newline
+      "crlf.csv");
+  EXPECT_DOUBLE_EQ(m.iteration_seconds(decode_batch(1, 128)), 0.0201);
+}
+
+// Parses `text` as "bad.csv" and returns the error it must raise.
+ProfileFormatError error_of(const std::string& text) {
+  try {
+    ProfileCostModel m(text, "bad.csv");
+  } catch (const ProfileFormatError& e) {
+    std::printf("  %s\n", e.what());
+    return e;
+  }
+  ADD_FAILURE() << "no ProfileFormatError for:\n" << text;
+  return ProfileFormatError("", 0, "", "", "");
+}
+
+const std::string kHeader = "part,x,y,seconds\n";
+const std::string kValidRest =
+    "attn_prefill,0,,0\nattn_decode,1,128,1e-4\nswap,1,16,5e-5\n";
+
+void expect_error(const ProfileFormatError& e, std::int64_t line, const std::string& column,
+                  const std::string& in_what) {
+  EXPECT_EQ(e.file(), "bad.csv");
+  EXPECT_EQ(e.line(), line);
+  EXPECT_EQ(e.column(), column);
+  const std::string what = e.what();
+  const std::string where = line > 0 ? "bad.csv:" + std::to_string(line) + ":" : "bad.csv:";
+  EXPECT_EQ(what.rfind(where, 0), 0u) << what;
+  EXPECT_NE(what.find(in_what), std::string::npos) << what;
+  if (!column.empty()) {
+    EXPECT_NE(what.find("column '" + column + "'"), std::string::npos) << what;
+  }
+}
+
+TEST(cost_profile, MalformedHeader) {
+  expect_error(error_of("# profile\nphase,x,y,seconds\nlinear,1,,0.1\n"), 2, "",
+               "expected the header 'part,x,y,seconds'");
+}
+
+TEST(cost_profile, MalformedFieldCount) {
+  expect_error(error_of(kHeader + "linear,1,,0.1\nlinear,2,0.2\n" + kValidRest), 3, "",
+               "found 3 fields in 'linear,2,0.2', expected 4 fields");
+}
+
+TEST(cost_profile, MalformedUnknownPart) {
+  expect_error(error_of(kHeader + "linear,1,,0.1\nmlp,1,,0.1\n" + kValidRest), 3, "part",
+               "found 'mlp', expected one of linear, attn_prefill, attn_decode, lm_head, swap");
+}
+
+TEST(cost_profile, MalformedNumbers) {
+  expect_error(error_of(kHeader + "linear,ten,,0.1\n" + kValidRest), 2, "x",
+               "found 'ten', expected a finite number >= 0 (tokens in the batch)");
+  expect_error(error_of(kHeader + "linear,1,,0.1s\n" + kValidRest), 2, "seconds", "'0.1s'");
+  expect_error(error_of(kHeader + "linear,1,,-0.1\n" + kValidRest), 2, "seconds", "'-0.1'");
+  expect_error(error_of(kHeader + "linear,1,,inf\n" + kValidRest), 2, "seconds", "'inf'");
+  expect_error(error_of(kHeader + "linear,1,,\n" + kValidRest), 2, "seconds", "found ''");
+  expect_error(error_of(kHeader + "linear,1,,1\nattn_decode,4,nan,1\n" + kValidRest), 3, "y",
+               "mean context tokens per decode sequence");
+}
+
+TEST(cost_profile, MalformedYForOneDimensionalPart) {
+  expect_error(error_of(kHeader + "linear,1,7,0.1\n" + kValidRest), 2, "y",
+               "found '7', expected an empty field (part 'linear' is indexed by x only)");
+}
+
+TEST(cost_profile, MalformedMissingYForTwoDimensionalPart) {
+  expect_error(error_of(kHeader + "linear,1,,0.1\nswap,4,,0.1\n" + kValidRest), 3, "y",
+               "found '', expected a finite number >= 0 (block size in tokens)");
+}
+
+TEST(cost_profile, MalformedDuplicatePoint) {
+  expect_error(
+      error_of(kHeader + "linear,1,,0.1\nlinear,2,,0.2\nlinear,1,,0.3\n" + kValidRest), 4, "x",
+      "found a second 'linear' row at x=1, expected one row per grid point (first at line 2)");
+  expect_error(error_of(kHeader + "linear,1,,0.1\n" + kValidRest + "attn_decode,1,128,2\n"), 6,
+               "x", "'attn_decode' row at x=1 y=128");
+}
+
+TEST(cost_profile, MalformedIncompleteGrid) {
+  expect_error(error_of(kHeader + "linear,1,,0.1\nattn_prefill,0,,0\nswap,1,16,5e-5\n"
+                                  "attn_decode,1,128,1\nattn_decode,1,256,2\n"
+                                  "attn_decode,8,256,3\n"),
+               5, "", "found no 'attn_decode' row for x=8 y=128, expected a full grid");
+}
+
+TEST(cost_profile, MalformedMissingPart) {
+  expect_error(error_of(kHeader + "linear,1,,0.1\nattn_prefill,0,,0\nattn_decode,1,128,1\n"), 0,
+               "part",
+               "found no 'swap' rows, expected at least one row for each of linear, "
+               "attn_prefill, attn_decode, swap");
+}
+
+TEST(cost_profile, MalformedEmptyFile) {
+  expect_error(error_of("# only a comment\n\n"), 0, "", "found no header line");
+  expect_error(error_of(""), 0, "", "found no header line");
+}
+
+TEST(cost_profile, MissingFileNamesThePath) {
+  try {
+    ProfileCostModel m(std::filesystem::path("/nonexistent/profile.csv"));
+    FAIL() << "expected ProfileFormatError";
+  } catch (const ProfileFormatError& e) {
+    EXPECT_EQ(e.file(), "/nonexistent/profile.csv");
+    EXPECT_EQ(std::string(e.what()).rfind("/nonexistent/profile.csv: found no readable file", 0),
+              0u)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace pagesim::sim
