@@ -1,0 +1,113 @@
+#include "kernels/decode_plan.h"
+
+#include <algorithm>
+#include <string>
+
+#include "kernels/kernel_error.h"
+#include "kernels/limits.h"
+
+namespace pagesim::kernels {
+
+namespace {
+
+// Overheads of the makespan estimate, in token-units (one token of one KV head read by one
+// CTA). A CTA's prologue and epilogue; writing and re-reading one partition's fp32 partial
+// output per query head handled; the merge kernel's launch.
+constexpr double kCtaOverheadTokens = 32;
+constexpr double kPartialPerHeadTokens = 2;
+constexpr double kMergeLaunchTokens = 100;
+
+constexpr std::size_t kWorkspaceAlign = 256;
+
+std::size_t align_up(std::size_t x) { return (x + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
+
+void check_problem(const DecodeProblem& p, const char* fn) {
+  if (p.num_seqs < 0 || p.num_q_heads < 1 || p.num_kv_heads < 1 || p.head_dim < 1 ||
+      p.num_q_heads % p.num_kv_heads != 0) {
+    throw KernelError(std::string(fn) + ": need num_seqs >= 0, head_dim >= 1 and num_q_heads (" +
+                      std::to_string(p.num_q_heads) + ") a positive multiple of num_kv_heads (" +
+                      std::to_string(p.num_kv_heads) + ")");
+  }
+  if (p.kv_lens.size() != static_cast<std::size_t>(p.num_seqs)) {
+    throw KernelError(std::string(fn) + ": kv_lens has " + std::to_string(p.kv_lens.size()) +
+                      " entries for " + std::to_string(p.num_seqs) + " sequences");
+  }
+  for (std::size_t s = 0; s < p.kv_lens.size(); ++s) {
+    if (p.kv_lens[s] < 0) {
+      throw KernelError(std::string(fn) + ": kv_lens[" + std::to_string(s) + "] = " +
+                        std::to_string(p.kv_lens[s]) + " is negative");
+    }
+  }
+}
+
+}  // namespace
+
+const char* decode_algo_name(DecodeAlgo a) { return a == DecodeAlgo::kV1 ? "v1" : "v2"; }
+
+DecodePlan make_decode_plan(const DecodeProblem& p, DecodeAlgo algo, std::int32_t partition_size) {
+  const char* fn = "make_decode_plan";
+  check_problem(p, fn);
+  DecodePlan plan;
+  plan.algo = algo;
+  plan.heads_per_cta = decode_tile(static_cast<std::int32_t>(dtype_size(p.dtype)), p.head_dim).heads_per_cta;
+  const std::int32_t group = p.num_q_heads / p.num_kv_heads;
+  plan.head_groups = (group + plan.heads_per_cta - 1) / plan.heads_per_cta;
+  for (std::int32_t len : p.kv_lens) plan.max_kv_len = std::max(plan.max_kv_len, len);
+  if (algo == DecodeAlgo::kV1) return plan;
+
+  if (partition_size < 1) {
+    throw KernelError(std::string(fn) + ": v2 partition_size must be >= 1, got " +
+                      std::to_string(partition_size));
+  }
+  plan.partition_size = partition_size;
+  plan.max_partitions = std::max<std::int32_t>(1, (plan.max_kv_len + partition_size - 1) / partition_size);
+  if (plan.max_partitions > limits::kMaxDecodePartitions) {
+    throw KernelError(std::string(fn) + ": kv_len " + std::to_string(plan.max_kv_len) + " needs " +
+                      std::to_string(plan.max_partitions) + " partitions of " +
+                      std::to_string(partition_size) + " tokens; at most " +
+                      std::to_string(limits::kMaxDecodePartitions) + " are supported");
+  }
+  const auto rows = static_cast<std::size_t>(p.num_seqs) * static_cast<std::size_t>(p.num_q_heads) *
+                    static_cast<std::size_t>(plan.max_partitions);
+  plan.partial_out_offset = 0;
+  plan.partial_lse_offset = align_up(rows * static_cast<std::size_t>(p.head_dim) * sizeof(float));
+  plan.workspace_bytes = plan.partial_lse_offset + align_up(rows * sizeof(float));
+  return plan;
+}
+
+DecodePlan plan_decode(const DecodeProblem& p, const DecodeDeviceCaps& caps) {
+  const char* fn = "plan_decode";
+  check_problem(p, fn);
+  if (caps.num_sms < 1 || caps.ctas_per_sm < 1) {
+    throw KernelError(std::string(fn) + ": device caps need num_sms >= 1 and ctas_per_sm >= 1");
+  }
+  const DecodePlan v1 = make_decode_plan(p, DecodeAlgo::kV1, 0);
+  const double slots = static_cast<double>(caps.num_sms) * caps.ctas_per_sm;
+  const double heads = static_cast<double>(p.num_kv_heads) * v1.head_groups;
+  double total = 0;
+  for (std::int32_t len : p.kv_lens) total += len;
+  total *= heads;
+  const double units_v1 = heads * p.num_seqs;
+  const double best_v1 = total / slots + v1.max_kv_len + units_v1 * kCtaOverheadTokens / slots;
+
+  DecodePlan best = v1;
+  double best_cost = best_v1;
+  for (std::int32_t size : kDecodePartitionSizes) {
+    if (size >= v1.max_kv_len) break;
+    if ((v1.max_kv_len + size - 1) / size > limits::kMaxDecodePartitions) continue;
+    double units = 0;
+    for (std::int32_t len : p.kv_lens) units += (len + size - 1) / size;
+    units *= heads;
+    const double overhead =
+        units * (kCtaOverheadTokens + kPartialPerHeadTokens * v1.heads_per_cta) / slots +
+        kMergeLaunchTokens;
+    const double cost = total / slots + size + overhead;
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = make_decode_plan(p, DecodeAlgo::kV2, size);
+    }
+  }
+  return best;
+}
+
+}  // namespace pagesim::kernels

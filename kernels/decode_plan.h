@@ -1,0 +1,99 @@
+// Decode planning: how paged decode attention is split into CTAs. Pure host functions, no
+// CUDA: the launcher, the tests and the simulator's cost model call the same planner.
+//
+// Work unit. A decode CTA handles one sequence, one KV head and up to kHeadsPerCta of the
+// query heads that share it (GQA), so K and V are read once per group, and a range of the
+// sequence's tokens. v1 gives each CTA the whole sequence and writes the output directly.
+// v2 (flash-decoding) cuts each sequence into partitions of partition_size tokens; every
+// partition writes an fp32 partial output and its log-sum-exp to a workspace, and a second
+// kernel merges the partitions. v2 pays a small workspace round trip to fill the GPU when
+// there are few sequences or long ones.
+//
+// The tile constants (decode_tile) are shared with the CUDA kernel's traits, which
+// static_assert that they match.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "kernels/dtype.h"
+
+namespace pagesim::kernels {
+
+// Tile constants of the decode kernel for one element size and head size.
+struct DecodeTile {
+  std::int32_t warps = 4;            // warps per CTA
+  std::int32_t heads_per_cta = 4;    // query heads of one KV group handled by one CTA
+  std::int32_t vec_elems = 0;        // elements per 16-byte vector
+  std::int32_t lanes_per_token = 0;  // lanes that share one token row (power of two <= 32)
+  std::int32_t vecs_per_lane = 0;    // 16-byte vectors of one row held by one lane
+  std::int32_t tokens_per_group = 0; // consecutive tokens a lane group loads per iteration
+  std::int32_t tokens_per_iteration = 0;  // tokens a CTA consumes per loop iteration
+};
+
+constexpr std::int32_t next_pow2(std::int32_t x) {
+  std::int32_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+constexpr DecodeTile decode_tile(std::int32_t elem_bytes, std::int32_t head_dim) {
+  DecodeTile t;
+  t.vec_elems = 16 / elem_bytes;
+  const std::int32_t vecs = head_dim / t.vec_elems;
+  t.lanes_per_token = next_pow2(vecs) < 32 ? next_pow2(vecs) : 32;
+  t.vecs_per_lane = (vecs + t.lanes_per_token - 1) / t.lanes_per_token;
+  t.tokens_per_group = 8 / t.vecs_per_lane;  // 8 (K) + 8 (V) 16-byte loads in flight per lane
+  t.tokens_per_iteration = t.warps * (32 / t.lanes_per_token) * t.tokens_per_group;
+  return t;
+}
+
+enum class DecodeAlgo : std::uint8_t { kV1, kV2 };
+
+const char* decode_algo_name(DecodeAlgo a);
+
+struct DecodeProblem {
+  std::int32_t num_seqs = 0;
+  std::int32_t num_q_heads = 0;
+  std::int32_t num_kv_heads = 0;
+  std::int32_t head_dim = 0;
+  DType dtype = DType::kFloat16;
+  std::span<const std::int32_t> kv_lens;  // host copy of the batch's kv_lens; read during the call
+};
+
+// How many decode CTAs the GPU runs at once (from the CUDA occupancy API, see
+// paged_attention.h: decode_device_caps). Defaults: an H100 with 3 CTAs per SM.
+struct DecodeDeviceCaps {
+  std::int32_t num_sms = 132;
+  std::int32_t ctas_per_sm = 3;
+};
+
+struct DecodePlan {
+  DecodeAlgo algo = DecodeAlgo::kV1;
+  std::int32_t partition_size = 0;   // v2: tokens per partition; v1: 0 (whole sequence)
+  std::int32_t max_partitions = 1;   // v2: partitions of the longest sequence; v1: 1
+  std::int32_t heads_per_cta = 4;
+  std::int32_t head_groups = 1;      // CTAs per KV head: ceil(group size / heads_per_cta)
+  std::int32_t max_kv_len = 0;
+  std::size_t workspace_bytes = 0;   // device scratch the launch needs (v2 partials)
+  std::size_t partial_out_offset = 0;  // byte offsets inside the workspace
+  std::size_t partial_lse_offset = 0;
+};
+
+// Partition sizes v2 may choose from (each a multiple of every tile's tokens_per_iteration).
+inline constexpr std::int32_t kDecodePartitionSizes[] = {256, 512, 1024, 2048, 4096};
+
+// Chooses v1 or v2 and the partition size by an estimate of the makespan in token-units:
+// total work / CTA slots + the longest unit + per-CTA and merge overheads; ties go to v1.
+// Deterministic. Throws KernelError on non-positive sizes, a group size that is not an
+// integer, or a negative kv_len.
+DecodePlan plan_decode(const DecodeProblem& problem, const DecodeDeviceCaps& caps);
+
+// The plan for a forced algorithm (tests, benchmarks). partition_size is ignored for v1 and
+// must be >= 1 for v2; throws KernelError when v2 would need more than
+// limits::kMaxDecodePartitions partitions.
+DecodePlan make_decode_plan(const DecodeProblem& problem, DecodeAlgo algo,
+                            std::int32_t partition_size);
+
+}  // namespace pagesim::kernels

@@ -1,0 +1,31 @@
+// Reading and writing single elements of a host TensorView of any floating dtype, widened to
+// double. For the CPU reference and tests: simple, not fast.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/half.h"
+#include "kernels/tensor_view.h"
+
+namespace pagesim::kernels {
+
+// REQUIRES: v holds a floating dtype; `offset` (elements) is inside v's memory.
+inline double load_element(const TensorView& v, std::int64_t offset) {
+  switch (v.dtype) {
+    case DType::kFloat16: return static_cast<float>(v.as<const Half>()[offset]);
+    case DType::kBFloat16: return static_cast<float>(v.as<const BFloat16>()[offset]);
+    default: return v.as<const float>()[offset];
+  }
+}
+
+// Rounds x to v's dtype (to float first, then to 16 bits with round-to-nearest-even).
+inline void store_element(const TensorView& v, std::int64_t offset, double x) {
+  const auto f = static_cast<float>(x);
+  switch (v.dtype) {
+    case DType::kFloat16: v.as<Half>()[offset] = Half(f); break;
+    case DType::kBFloat16: v.as<BFloat16>()[offset] = BFloat16(f); break;
+    default: v.as<float>()[offset] = f; break;
+  }
+}
+
+}  // namespace pagesim::kernels

@@ -1,0 +1,85 @@
+// Prefill planning: tile shape and grid of paged prefill attention. Pure host functions.
+//
+// A prefill CTA handles one sequence, one KV head and a tile of `rows` query rows, where
+// the rows of a KV head's query-head group are packed (row = token * group + head in
+// group), so K/V tiles loaded once serve every query head of the group. The CTA walks the
+// sequence's keys in tiles of `keys` tokens up to the causal limit of its last row.
+//
+// fp16/bf16 use tensor cores (mma.sync m16n8k16, fp32 accumulation): 8 warps of 16 rows
+// each. fp32 uses a CUDA-core kernel (fp32 FMA; tf32 would lose precision): 4 warps,
+// smaller tiles, correct and simple rather than fast. The tile constants are shared with the
+// CUDA kernels' traits, which static_assert that they match.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/dtype.h"
+
+namespace pagesim::kernels {
+
+struct PrefillTile {
+  std::int32_t warps = 0;
+  std::int32_t rows = 0;          // query rows per CTA (BM)
+  std::int32_t keys = 0;          // keys per K/V tile (BN)
+  std::int32_t row_pad = 0;       // elements of padding per shared-memory row (bank conflicts)
+  std::int32_t stages = 0;        // K/V tiles in flight (cp.async pipeline depth)
+  bool tensor_cores = false;
+  bool q_in_registers = false;    // Q fragments kept in registers across the key loop
+};
+
+constexpr PrefillTile prefill_tile(DType dtype, std::int32_t head_dim) {
+  PrefillTile t;
+  if (dtype == DType::kFloat32) {
+    t.warps = 4;
+    t.rows = 32;
+    t.keys = 32;
+    t.row_pad = 1;  // odd word stride: conflict-free column walks
+    t.stages = 1;
+    return t;
+  }
+  t.warps = 8;
+  t.rows = 16 * t.warps;
+  t.keys = head_dim <= 128 ? 64 : 32;
+  t.row_pad = 8;  // 16 bytes: ldmatrix rows land in distinct bank groups
+  t.stages = 2;
+  t.tensor_cores = true;
+  t.q_in_registers = head_dim <= 128;
+  return t;
+}
+
+// Dynamic shared memory of one prefill CTA, in bytes.
+constexpr std::size_t prefill_smem_bytes(DType dtype, std::int32_t head_dim) {
+  const PrefillTile t = prefill_tile(dtype, head_dim);
+  const auto row = static_cast<std::size_t>(head_dim + t.row_pad) * dtype_size(dtype);
+  std::size_t bytes = row * static_cast<std::size_t>(t.rows) +
+                      2 * row * static_cast<std::size_t>(t.keys) * static_cast<std::size_t>(t.stages);
+  if (!t.tensor_cores) {
+    bytes += sizeof(float) * static_cast<std::size_t>(t.rows) * static_cast<std::size_t>(t.keys + 1);
+  }
+  return bytes;
+}
+
+struct PrefillProblem {
+  std::int32_t num_seqs = 0;
+  std::int32_t num_q_heads = 0;
+  std::int32_t num_kv_heads = 0;
+  std::int32_t head_dim = 0;
+  DType dtype = DType::kFloat16;
+  std::int32_t max_query_len = 0;  // host-side maximum of the batch's query lengths
+};
+
+struct PrefillPlan {
+  PrefillTile tile;
+  std::int32_t row_tiles = 0;   // grid.x: tiles of the longest sequence's packed rows
+  std::int32_t kv_heads = 0;    // grid.y
+  std::int32_t num_seqs = 0;    // grid.z
+  std::size_t smem_bytes = 0;
+  std::int64_t num_ctas() const { return static_cast<std::int64_t>(row_tiles) * kv_heads * num_seqs; }
+};
+
+// Throws KernelError on non-positive head counts or a group size that is not an integer,
+// or a grid beyond CUDA's limits (more than 65535 sequences).
+PrefillPlan plan_prefill(const PrefillProblem& problem);
+
+}  // namespace pagesim::kernels

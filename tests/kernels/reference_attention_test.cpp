@@ -1,0 +1,232 @@
+// The CPU reference: paged (block-by-block online softmax) against dense (logical
+// contiguous, two-pass softmax) over a grid of awkward sizes, plus hand-computed cases and
+// argument errors. Runs in CI; sizes are kept small.
+#include "kernels/reference_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "attention_problem.h"
+#include "kernels/half.h"
+#include "kernels/kernel_error.h"
+
+namespace pagesim::kernels {
+namespace {
+
+using testing::AttentionProblem;
+using testing::ProblemSpec;
+
+std::vector<float> run_paged(const AttentionProblem& p) {
+  std::vector<float> out(static_cast<std::size_t>(p.num_query_tokens() * p.spec().num_q_heads * p.spec().head_dim),
+                         std::numeric_limits<float>::quiet_NaN());
+  reference_paged_attention(p.paged_args(TensorView::contiguous(
+      out.data(), DType::kFloat32, {p.num_query_tokens(), p.spec().num_q_heads, p.spec().head_dim})));
+  return out;
+}
+
+std::vector<float> run_dense(const AttentionProblem& p) {
+  std::vector<float> out(static_cast<std::size_t>(p.num_query_tokens() * p.spec().num_q_heads * p.spec().head_dim),
+                         std::numeric_limits<float>::quiet_NaN());
+  reference_dense_attention(p.dense_args(TensorView::contiguous(
+      out.data(), DType::kFloat32, {p.num_query_tokens(), p.spec().num_q_heads, p.spec().head_dim})));
+  return out;
+}
+
+void expect_close(const std::vector<float>& a, const std::vector<float>& b, double tol) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(a[i])) << "element " << i;
+    ASSERT_TRUE(std::isfinite(b[i])) << "element " << i;
+    ASSERT_NEAR(a[i], b[i], tol * (1 + std::abs(b[i]))) << "element " << i;
+  }
+}
+
+// (q heads, kv heads), block size, dtype, layout, alibi, prefill
+using GridParam = std::tuple<std::pair<int, int>, int, DType, KvLayout, bool, bool>;
+
+class kernels_reference_grid : public ::testing::TestWithParam<GridParam> {};
+
+TEST_P(kernels_reference_grid, PagedMatchesDense) {
+  const auto [heads, bs, dtype, layout, alibi, prefill] = GetParam();
+  ProblemSpec spec;
+  spec.num_q_heads = heads.first;
+  spec.num_kv_heads = heads.second;
+  spec.block_size = bs;
+  spec.head_dim = 20;
+  spec.dtype = dtype;
+  spec.layout = layout;
+  spec.alibi = alibi;
+  spec.shared_prefix_blocks = 2;
+  spec.query_magnitude = 3;
+  spec.seed = static_cast<std::uint64_t>(bs * 131 + heads.first * 7 + heads.second + (alibi ? 1000 : 0));
+  if (prefill) {
+    // Lengths 1, block - 1, block, block + 1 and longer, with and without history.
+    spec.kv_lens = {std::max(bs - 1, 1), bs, bs + 1, 1, 2 * bs + 5, 70};
+    spec.query_lens = {std::max(bs - 1, 1), 1, bs + 1, 1, std::min(9, 2 * bs + 5), 33};
+  } else {
+    spec.kv_lens = {0, 1, std::max(bs - 1, 1), bs, bs + 1, 3 * bs + 2, 101};
+  }
+  const AttentionProblem p(spec);
+  expect_close(run_paged(p), run_dense(p), 1e-6);
+}
+
+std::string grid_name(const ::testing::TestParamInfo<GridParam>& info) {
+  const auto [heads, bs, dtype, layout, alibi, prefill] = info.param;
+  return "q" + std::to_string(heads.first) + "kv" + std::to_string(heads.second) + "_b" +
+         std::to_string(bs) + "_" + dtype_name(dtype) + (layout == KvLayout::kHND ? "_hnd" : "_nhd") +
+         (alibi ? "_alibi" : "") + (prefill ? "_prefill" : "_decode");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Grid, kernels_reference_grid,
+    ::testing::Combine(::testing::Values(std::pair{4, 4}, std::pair{8, 2}, std::pair{8, 1}),
+                       ::testing::Values(1, 3, 8, 16, 32),
+                       ::testing::Values(DType::kFloat32, DType::kFloat16, DType::kBFloat16),
+                       ::testing::Values(KvLayout::kHND, KvLayout::kNHD), ::testing::Bool(),
+                       ::testing::Bool()),
+    grid_name);
+
+// A one-token-per-block, single-head problem built by hand: K/V rows given explicitly.
+struct Tiny {
+  std::vector<float> q, k, v, out;
+  std::vector<std::int32_t> table, lens, qstarts;
+  std::vector<float> slopes;
+  PagedAttentionArgs args(std::int64_t nq, std::int64_t d, std::int64_t keys) {
+    PagedAttentionArgs a;
+    out.assign(static_cast<std::size_t>(nq * d), -7.0f);
+    a.query = TensorView::contiguous(q.data(), DType::kFloat32, {nq, 1, d});
+    a.out = TensorView::contiguous(out.data(), DType::kFloat32, {nq, 1, d});
+    a.k_cache = kv_cache_view(k.data(), DType::kFloat32, KvLayout::kHND, static_cast<std::int32_t>(keys), 1, 1,
+                              static_cast<std::int32_t>(d));
+    a.v_cache = kv_cache_view(v.data(), DType::kFloat32, KvLayout::kHND, static_cast<std::int32_t>(keys), 1, 1,
+                              static_cast<std::int32_t>(d));
+    a.block_table = TensorView::contiguous(table.data(), DType::kInt32,
+                                           {static_cast<std::int64_t>(lens.size()), keys});
+    a.kv_lens = TensorView::contiguous(lens.data(), DType::kInt32, {static_cast<std::int64_t>(lens.size())});
+    if (!qstarts.empty()) {
+      a.query_starts = TensorView::contiguous(qstarts.data(), DType::kInt32,
+                                              {static_cast<std::int64_t>(qstarts.size())});
+    }
+    if (!slopes.empty()) a.alibi_slopes = TensorView::contiguous(slopes.data(), DType::kFloat32, {1});
+    a.scale = 1.0f;
+    return a;
+  }
+};
+
+TEST(kernels_reference, SingleKeyReturnsItsValue) {
+  Tiny t{{1, 2}, {0.5f, -1}, {3, -4}, {}, {0}, {1}, {}, {}};
+  reference_paged_attention(t.args(1, 2, 1));
+  EXPECT_FLOAT_EQ(t.out[0], 3);
+  EXPECT_FLOAT_EQ(t.out[1], -4);
+}
+
+TEST(kernels_reference, EmptyContextWritesZeros) {
+  Tiny t{{1, 2}, {0.5f, -1}, {3, -4}, {}, {0}, {0}, {}, {}};
+  reference_paged_attention(t.args(1, 2, 1));
+  EXPECT_EQ(t.out[0], 0.0f);
+  EXPECT_EQ(t.out[1], 0.0f);
+}
+
+TEST(kernels_reference, EqualScoresAverage) {
+  // Keys orthogonal to q: equal scores, the output is the mean of the values. Blocks are
+  // visited in table order 1, 0 (physical), so logical token 0 is physical block 1.
+  Tiny t{{0, 1}, {1, 0, 1, 0}, {2, 0, 4, 6}, {}, {1, 0}, {2}, {}, {}};
+  reference_paged_attention(t.args(1, 2, 2));
+  EXPECT_FLOAT_EQ(t.out[0], 3);
+  EXPECT_FLOAT_EQ(t.out[1], 3);
+}
+
+TEST(kernels_reference, AlibiPenalisesDistanceFromTheQuery) {
+  // q = 0, so only ALiBi: the query (position 1) sees key 0 at distance 1 (bias -slope) and
+  // key 1 at distance 0.
+  const float slope = 0.75f;
+  Tiny t{{0}, {5, 9}, {1, 0}, {}, {0, 1}, {2}, {}, {slope}};
+  reference_paged_attention(t.args(1, 1, 2));
+  const double w0 = std::exp(-slope) / (std::exp(-slope) + 1.0);
+  EXPECT_NEAR(t.out[0], w0, 1e-7);
+}
+
+TEST(kernels_reference, CausalPrefillFirstRowSeesOnlyTheFirstKey) {
+  // Prefill of 2 tokens, no history: row 0 sees key 0 only; row 1 both.
+  Tiny t{{1, 1}, {0, 0}, {10, 20}, {}, {0, 1}, {2}, {0, 2}, {}};
+  reference_paged_attention(t.args(2, 1, 2));
+  EXPECT_FLOAT_EQ(t.out[0], 10);
+  EXPECT_FLOAT_EQ(t.out[1], 15);
+}
+
+TEST(kernels_reference, HistoryShiftsTheCausalLimit) {
+  // 3 cached + 1 new token, query_len 2: rows at positions 2 and 3.
+  Tiny t{{0, 0}, {0, 0, 0, 0}, {1, 2, 3, 4}, {}, {0, 1, 2, 3}, {4}, {0, 2}, {}};
+  reference_paged_attention(t.args(2, 1, 4));
+  EXPECT_FLOAT_EQ(t.out[0], 2);    // mean of 1, 2, 3
+  EXPECT_FLOAT_EQ(t.out[1], 2.5);  // mean of 1..4
+}
+
+TEST(kernels_reference, PeakySoftmaxAndFp16OutputAgree) {
+  ProblemSpec spec;
+  spec.kv_lens = {1, 15, 16, 17, 250};
+  spec.num_q_heads = 8;
+  spec.num_kv_heads = 2;
+  spec.head_dim = 32;
+  spec.query_magnitude = 12;  // scores spread over tens of units
+  const AttentionProblem p(spec);
+  expect_close(run_paged(p), run_dense(p), 1e-6);
+  std::vector<Half> half_out(static_cast<std::size_t>(p.num_query_tokens() * 8 * 32));
+  reference_paged_attention(p.paged_args(
+      TensorView::contiguous(half_out.data(), DType::kFloat16, {p.num_query_tokens(), 8, 32})));
+  const std::vector<float> ref = run_dense(p);
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    EXPECT_EQ(half_out[i].bits, Half(ref[i]).bits) << i;
+  }
+}
+
+TEST(kernels_reference, NanInPaddingSlotsNeverLeaks) {
+  // AttentionProblem fills every unowned slot with NaN; lengths end mid-block.
+  ProblemSpec spec;
+  spec.kv_lens = {5, 17, 31};
+  spec.query_lens = {2, 17, 1};
+  spec.block_size = 16;
+  spec.head_dim = 16;
+  const AttentionProblem p(spec);
+  for (float x : run_paged(p)) ASSERT_TRUE(std::isfinite(x));
+}
+
+TEST(kernels_reference, LongContextStaysAccurate) {
+  ProblemSpec spec;
+  spec.kv_lens = {3000};
+  spec.num_q_heads = 2;
+  spec.num_kv_heads = 1;
+  spec.head_dim = 16;
+  spec.block_size = 32;
+  spec.alibi = true;
+  const AttentionProblem p(spec);
+  expect_close(run_paged(p), run_dense(p), 1e-6);
+}
+
+TEST(kernels_reference, BadTableEntriesAreNamed) {
+  Tiny t{{1}, {1}, {1}, {}, {3}, {1}, {}, {}};
+  try {
+    reference_paged_attention(t.args(1, 1, 1));
+    FAIL();
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("block_table[0][0] = 3"), std::string::npos) << e.what();
+  }
+  Tiny longer{{1}, {1}, {1}, {}, {0}, {2}, {}, {}};  // kv_len 2 but one block of size 1
+  EXPECT_THROW(reference_paged_attention(longer.args(1, 1, 1)), KernelError);
+  Tiny too_many_queries{{1, 1}, {1}, {1}, {}, {0}, {1}, {0, 2}, {}};  // query_len 2 > kv_len 1
+  try {
+    reference_paged_attention(too_many_queries.args(2, 1, 1));
+    FAIL();
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("query_len 2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(too_many_queries.out[0], -7.0f);  // nothing written
+}
+
+}  // namespace
+}  // namespace pagesim::kernels
