@@ -1,0 +1,70 @@
+#include "traces/cycle_shuffle_source.h"
+
+#include <fmt/format.h>
+
+#include <boost/random/uniform_int_distribution.hpp>
+#include <cassert>
+#include <limits>
+#include <random>
+#include <utility>
+
+#include "traces/trace_error.h"
+
+namespace pagesim::traces {
+
+CycleShuffleSource::CycleShuffleSource(LengthTable table, const ArrivalSpec& arrivals,
+                                       std::uint64_t arrival_seed, std::uint64_t shuffle_seed,
+                                       double duration_s, std::uint64_t max_requests)
+    : table_(std::move(table)) {
+  assert(duration_s >= 0.0);
+  assert(table_.rows.size() < std::numeric_limits<std::uint32_t>::max());
+  if (duration_s == 0.0 && max_requests == 0) {
+    throw SpecError("duration_s", "a positive duration or max_requests > 0 (the cycled lengths "
+                    "need a request count)", "neither");
+  }
+  if (table_.rows.empty()) {
+    throw SpecError("lengths.path", "a lengths file with at least one row kept",
+                    fmt::format("no rows in '{}' ({} read)", table_.path, table_.rows_read));
+  }
+  // 1. Count the arrivals; the same seed replays the same times in next().
+  std::uint64_t n = 0;
+  {
+    auto counter = make_arrival_process(arrivals, arrival_seed);
+    while (max_requests == 0 || n < max_requests) {
+      if (duration_s > 0.0 && counter->next() >= duration_s) break;
+      ++n;
+    }
+  }
+  // 2. Cycle the table to n rows.
+  const auto rows = static_cast<std::uint32_t>(table_.rows.size());
+  order_.resize(n);
+  for (std::uint64_t i = 0; i < n; ++i) order_[i] = static_cast<std::uint32_t>(i % rows);
+  // 3. Shuffle.
+  std::mt19937_64 engine(shuffle_seed);
+  for (std::uint64_t i = n; i > 1; --i) {
+    boost::random::uniform_int_distribution<std::uint64_t> pick(0, i - 1);
+    std::swap(order_[i - 1], order_[pick(engine)]);
+  }
+  arrivals_ = make_arrival_process(arrivals, arrival_seed);
+}
+
+std::optional<TraceRequest> CycleShuffleSource::next() {
+  if (next_ == order_.size()) return std::nullopt;
+  TraceRequest r;
+  r.id = next_;
+  r.arrival_s = arrivals_->next();
+  const LengthRow& row = table_.rows[order_[next_]];
+  r.prompt_tokens = row.prompt_tokens;
+  r.output_tokens = row.output_tokens;
+  ++next_;
+  return r;
+}
+
+std::string CycleShuffleSource::describe() const {
+  return fmt::format("cycled and shuffled rows of '{}' ({} of {} rows kept), {} requests, "
+                     "arrivals {}",
+                     table_.path, table_.rows.size(), table_.rows_read, order_.size(),
+                     arrivals_->describe());
+}
+
+}  // namespace pagesim::traces

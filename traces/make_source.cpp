@@ -1,0 +1,123 @@
+#include "traces/make_source.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <utility>
+
+#include "traces/cycle_shuffle_source.h"
+#include "traces/length_model.h"
+#include "traces/lengths_csv_source.h"
+#include "traces/max_total_filter.h"
+#include "traces/request_limit.h"
+#include "traces/seed.h"
+#include "traces/synthetic_source.h"
+#include "traces/time_scale_source.h"
+#include "traces/trace_error.h"
+
+namespace pagesim::traces {
+
+void validate(const WorkloadSpec& spec) {
+  if (spec.max_total_tokens < 0 || spec.max_total_tokens == 1) {
+    throw SpecError("max_total_tokens",
+                    "0 (no limit) or a limit >= 2 tokens (every request has prompt >= 1)",
+                    fmt::format("{}", spec.max_total_tokens));
+  }
+  if (!std::isfinite(spec.duration_s) || spec.duration_s < 0.0) {
+    throw SpecError("duration_s", "a number of seconds >= 0 (0 = no limit)",
+                    fmt::format("{}", spec.duration_s));
+  }
+  if (!spec.sampling.empty()) validate(spec.sampling, "sampling");
+
+  if (spec.kind == WorkloadKind::kTrace) {
+    const TraceFileSpec& t = spec.trace;
+    if (t.path.empty()) throw SpecError("trace.path", "the path of a trace file", "''");
+    if (t.format == TraceFormat::kLengths) {
+      throw SpecError("trace.format",
+                      "a format with arrival times (for a lengths file use a synthetic "
+                      "workload with lengths.kind file_order, empirical or cycle_shuffle)",
+                      "lengths");
+    }
+    if (t.hash_block_tokens < 0) {
+      throw SpecError("trace.hash_block_tokens", "a number of tokens >= 0 (0 = format default)",
+                      fmt::format("{}", t.hash_block_tokens));
+    }
+    if (!std::isfinite(t.time_scale) || t.time_scale <= 0.0) {
+      throw SpecError("trace.time_scale", "a positive factor", fmt::format("{}", t.time_scale));
+    }
+    return;
+  }
+
+  validate(spec.arrival, "arrival");
+  const LengthsSpec& l = spec.lengths;
+  if (l.kind == LengthsKind::kDistributions) {
+    validate(l.prompt, "lengths.prompt", 1);
+    validate(l.output, "lengths.output", 0);
+  } else if (l.path.empty()) {
+    throw SpecError("lengths.path", "the path of a lengths file", "''");
+  }
+  if (l.kind != LengthsKind::kFileOrder && spec.duration_s == 0.0 && spec.max_requests == 0) {
+    throw SpecError("duration_s",
+                    "a positive duration or max_requests > 0 (a synthetic workload does not "
+                    "end by itself)",
+                    "neither");
+  }
+}
+
+std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
+  validate(spec);
+  std::unique_ptr<RequestSource> source;
+  if (spec.kind == WorkloadKind::kTrace) {
+    source = open_trace(spec.trace.path, {spec.trace.format, spec.trace.hash_block_tokens});
+    if (spec.trace.time_scale != 1.0) {
+      source = std::make_unique<TimeScaleSource>(std::move(source), spec.trace.time_scale);
+    }
+    if (spec.max_total_tokens > 0) {
+      source = std::make_unique<MaxTotalFilter>(std::move(source), spec.max_total_tokens);
+    }
+  } else {
+    const LengthsSpec& l = spec.lengths;
+    const std::uint64_t arrival_seed = derive_seed(spec.seed, SeedStream::kArrivals);
+    switch (l.kind) {
+      case LengthsKind::kDistributions: {
+        auto model = std::make_unique<IndependentLengths>(
+            make_length_distribution(l.prompt, derive_seed(spec.seed, SeedStream::kPromptLengths),
+                                     "lengths.prompt", 1),
+            make_length_distribution(l.output, derive_seed(spec.seed, SeedStream::kOutputLengths),
+                                     "lengths.output", 0),
+            spec.max_total_tokens);
+        source = std::make_unique<SyntheticSource>(make_arrival_process(spec.arrival, arrival_seed),
+                                                   std::move(model));
+        break;
+      }
+      case LengthsKind::kEmpirical: {
+        auto model = std::make_unique<EmpiricalLengths>(
+            load_lengths(l.path, l.columns, spec.max_total_tokens),
+            derive_seed(spec.seed, SeedStream::kRowDraws));
+        source = std::make_unique<SyntheticSource>(make_arrival_process(spec.arrival, arrival_seed),
+                                                   std::move(model));
+        break;
+      }
+      case LengthsKind::kFileOrder:
+        source = std::make_unique<LengthsCsvSource>(
+            l.path, l.columns, make_arrival_process(spec.arrival, arrival_seed),
+            spec.max_total_tokens);
+        break;
+      case LengthsKind::kCycleShuffle:
+        source = std::make_unique<CycleShuffleSource>(
+            load_lengths(l.path, l.columns, spec.max_total_tokens), spec.arrival, arrival_seed,
+            derive_seed(spec.seed, SeedStream::kShuffle), spec.duration_s, spec.max_requests);
+        break;
+    }
+  }
+  if (!spec.sampling.empty()) {
+    source = std::make_unique<SamplingMixSource>(std::move(source), spec.sampling,
+                                                 derive_seed(spec.seed, SeedStream::kSampling));
+  }
+  if (spec.duration_s > 0.0 || spec.max_requests > 0) {
+    source = std::make_unique<LimitSource>(std::move(source), spec.duration_s, spec.max_requests);
+  }
+  return source;
+}
+
+}  // namespace pagesim::traces

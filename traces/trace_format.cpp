@@ -1,0 +1,88 @@
+#include "traces/trace_format.h"
+
+#include <fmt/format.h>
+
+#include "traces/azure_csv_reader.h"
+#include "traces/csv_file.h"
+#include "traces/lengths_csv_reader.h"
+#include "traces/line_reader.h"
+#include "traces/mooncake_reader.h"
+#include "traces/native_csv_reader.h"
+#include "traces/trace_error.h"
+#include "traces/vidur_csv_reader.h"
+
+namespace pagesim::traces {
+namespace {
+
+bool has_any(const CsvFile& csv, std::span<const std::string_view> names) {
+  for (const auto n : names) {
+    if (csv.find(n)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TraceFormat detect_format(const std::string& path) {
+  {
+    LineReader lines(path);
+    std::string_view first;
+    if (!lines.next(&first)) throw TraceError(path, 0, "", "a trace file", "an empty file");
+    if (first.starts_with('{')) return TraceFormat::kMooncake;
+  }
+  const CsvFile csv(path);
+  if (csv.find("TIMESTAMP")) return TraceFormat::kAzure;
+  if (csv.find("arrival_s")) return TraceFormat::kNative;
+  if (csv.find("arrived_at")) return TraceFormat::kVidur;
+  if (has_any(csv, kPromptLengthColumns) && has_any(csv, kOutputLengthColumns)) {
+    return TraceFormat::kLengths;
+  }
+  std::string columns;
+  for (const auto& c : csv.columns()) columns += (columns.empty() ? "" : ", ") + c;
+  throw TraceError(path, csv.header_line(), "header",
+                   "a known trace header (a column TIMESTAMP, arrival_s or arrived_at, or a "
+                   "prompt- and an output-length column such as input_tokens,output_tokens), "
+                   "or JSON lines",
+                   fmt::format("the columns {}", columns));
+}
+
+std::unique_ptr<RequestSource> open_trace(const std::string& path,
+                                          const TraceFileOptions& options) {
+  if (options.hash_block_tokens < 0) {
+    throw SpecError("trace.hash_block_tokens", "a number of tokens >= 0 (0 = format default)",
+                    fmt::format("{}", options.hash_block_tokens));
+  }
+  const TraceFormat format =
+      options.format == TraceFormat::kAuto ? detect_format(path) : options.format;
+  switch (format) {
+    case TraceFormat::kNative:
+      return std::make_unique<NativeCsvReader>(path, NativeCsvOptions{options.hash_block_tokens});
+    case TraceFormat::kVidur:
+      return std::make_unique<VidurCsvReader>(path);
+    case TraceFormat::kAzure:
+      return std::make_unique<AzureCsvReader>(path);
+    case TraceFormat::kMooncake: {
+      MooncakeOptions mo;
+      if (options.hash_block_tokens > 0) mo.hash_block_tokens = options.hash_block_tokens;
+      return std::make_unique<MooncakeReader>(path, mo);
+    }
+    case TraceFormat::kLengths:
+      throw TraceError(path, 0, "",
+                       "a trace with arrival times (this lengths-only file needs a synthetic "
+                       "workload: lengths from the file, arrivals from a process)",
+                       "a lengths-only file");
+    case TraceFormat::kAuto:
+      break;
+  }
+  throw SpecError("trace.format", "a concrete format", "auto");
+}
+
+TraceFormat parse_trace_format(std::string_view name, std::string_view field) {
+  return parse_enum_name<TraceFormat>(kTraceFormatNames, name, field);
+}
+
+std::string_view to_string(TraceFormat format) {
+  return enum_name<TraceFormat>(kTraceFormatNames, format);
+}
+
+}  // namespace pagesim::traces

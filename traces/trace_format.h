@@ -1,0 +1,57 @@
+// Trace file formats: their names, detection from a file's header, and open_trace(), which
+// opens the right reader.
+//
+//   native    arrival_s,prompt_tokens,output_tokens[,n][,beam_width][,hash_ids]
+//   vidur     arrived_at,num_prefill_tokens,num_decode_tokens[,...]
+//   azure     TIMESTAMP,ContextTokens,GeneratedTokens
+//   mooncake  JSON lines {"timestamp", "input_length", "output_length", "hash_ids"}
+//   lengths   lengths only (input_tokens,output_tokens / num_prefill_tokens,num_decode_tokens
+//             / ...): no arrival times, so it cannot be opened by open_trace(); see
+//             lengths_csv_source.h and cycle_shuffle_source.h.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "traces/enum_names.h"
+#include "traces/request_source.h"
+
+namespace pagesim::traces {
+
+enum class TraceFormat { kAuto, kNative, kVidur, kAzure, kMooncake, kLengths };
+
+inline constexpr std::array<EnumName<TraceFormat>, 6> kTraceFormatNames = {{
+    {TraceFormat::kAuto, "auto"},
+    {TraceFormat::kNative, "native"},
+    {TraceFormat::kVidur, "vidur"},
+    {TraceFormat::kAzure, "azure"},
+    {TraceFormat::kMooncake, "mooncake"},
+    {TraceFormat::kLengths, "lengths"},
+}};
+
+// The format of `path`: mooncake when its first line starts with '{'; otherwise, from its
+// CSV header: TIMESTAMP -> azure, arrival_s -> native, arrived_at -> vidur, a prompt- and
+// an output-length column (lengths_csv_reader.h) -> lengths. Never returns kAuto. Reads the
+// first line only (it opens the file twice: name the format explicitly for pipes). Throws
+// TraceError (missing or empty file, unrecognised header).
+TraceFormat detect_format(const std::string& path);
+
+struct TraceFileOptions {
+  TraceFormat format = TraceFormat::kAuto;  // kAuto: detect_format()
+  // Tokens per hash id. 0: the format's default (mooncake 512; native: unknown, unchecked).
+  std::int64_t hash_block_tokens = 0;
+};
+
+// A reader for a timestamped trace file. Throws TraceError (unreadable file, a lengths-only
+// file) and SpecError (hash_block_tokens < 0).
+std::unique_ptr<RequestSource> open_trace(const std::string& path,
+                                          const TraceFileOptions& options = {});
+
+// "mooncake" -> TraceFormat::kMooncake, ... Throws SpecError listing the allowed names.
+TraceFormat parse_trace_format(std::string_view name, std::string_view field = "trace.format");
+std::string_view to_string(TraceFormat format);
+
+}  // namespace pagesim::traces

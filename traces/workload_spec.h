@@ -1,0 +1,98 @@
+// WorkloadSpec: the plain settings struct a workload config (YAML) is parsed into, and the
+// names its enum fields take in a config. make_source.h turns it into a RequestSource.
+//
+// Two kinds:
+//   trace      replay a trace file (TraceFileSpec): its arrival times and lengths.
+//   synthetic  arrival times from an ArrivalSpec process and lengths from a LengthsSpec:
+//                distributions  prompt and output drawn independently (length_distribution.h)
+//                empirical      rows of a lengths file drawn at random, with replacement
+//                file_order     rows of a lengths file in order, once (ends with the file)
+//                cycle_shuffle  the vLLM artifact: rows cycled to the request count and
+//                               shuffled (cycle_shuffle_source.h)
+// Common to both: an optional n / beam_width mix, a total-length filter, a duration and a
+// request cap, and the seed every random draw derives from (seed.h). Same spec and seed give
+// an identical stream.
+//
+// The vLLM paper's Figure 2 workload, for example:
+//   kind = kSynthetic; arrival = {kPoissonQuantum, rate 4.0, quantum_s 0.01};
+//   lengths = {kCycleShuffle, path "traces/data/sharegpt_opt_lengths.csv"};
+//   max_total_tokens = 2048; duration_s = 900; seed = 0.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "traces/arrival_process.h"
+#include "traces/enum_names.h"
+#include "traces/length_distribution.h"
+#include "traces/lengths_csv_reader.h"
+#include "traces/sampling_mix.h"
+#include "traces/trace_format.h"
+
+namespace pagesim::traces {
+
+enum class WorkloadKind { kTrace, kSynthetic };
+
+inline constexpr std::array<EnumName<WorkloadKind>, 2> kWorkloadKindNames = {{
+    {WorkloadKind::kTrace, "trace"},
+    {WorkloadKind::kSynthetic, "synthetic"},
+}};
+
+enum class LengthsKind { kDistributions, kEmpirical, kFileOrder, kCycleShuffle };
+
+inline constexpr std::array<EnumName<LengthsKind>, 4> kLengthsKindNames = {{
+    {LengthsKind::kDistributions, "distributions"},
+    {LengthsKind::kEmpirical, "empirical"},
+    {LengthsKind::kFileOrder, "file_order"},
+    {LengthsKind::kCycleShuffle, "cycle_shuffle"},
+}};
+
+struct TraceFileSpec {
+  std::string path;                         // the trace file (relative to the working directory)
+  TraceFormat format = TraceFormat::kAuto;  // kAuto: detect_format(); kLengths is refused
+  // Tokens per hash id; 0 = the format's default (mooncake: 512; native: unknown, unchecked).
+  std::int64_t hash_block_tokens = 0;
+  // Arrival times are multiplied by this, > 0: 0.5 replays the trace at twice its rate.
+  double time_scale = 1.0;
+};
+
+struct LengthsSpec {
+  LengthsKind kind = LengthsKind::kDistributions;
+  LengthSpec prompt;      // distributions: prompt length (must be >= 1 token)
+  LengthSpec output;      // distributions: output length (tokens, >= 0)
+  std::string path;       // empirical, file_order, cycle_shuffle: the lengths CSV file
+  LengthColumns columns;  // ... and its two columns (empty names: detected from the header)
+};
+
+struct WorkloadSpec {
+  WorkloadKind kind = WorkloadKind::kSynthetic;
+  TraceFileSpec trace;    // kind == kTrace
+  ArrivalSpec arrival;    // kind == kSynthetic
+  LengthsSpec lengths;    // kind == kSynthetic
+  // Each request's n and beam_width drawn from this weighted mix, replacing the values from
+  // the trace or generator. Empty: keep them (generators: n = beam_width = 1).
+  std::vector<SamplingChoice> sampling;
+  // Keep only requests with prompt + output < max_total_tokens (strict; the vLLM paper:
+  // 2048). 0 = keep all. Lengths files are filtered row by row before the rows meet the
+  // arrival process and independent lengths are redrawn, so synthetic arrivals are never
+  // thinned; trace replay drops requests.
+  std::int64_t max_total_tokens = 0;
+  // Seconds: only requests arriving before duration_s (0 = no limit). Trace replay: on the
+  // trace's clock after time_scale.
+  double duration_s = 0.0;
+  // At most this many requests (0 = no limit). A synthetic workload needs duration_s or
+  // max_requests, except file_order, which ends with its file.
+  std::uint64_t max_requests = 0;
+  std::uint64_t seed = 0;  // every random draw derives from it (seed.h)
+};
+
+// Names as written in configs. Each parse_* throws SpecError listing the allowed names.
+WorkloadKind parse_workload_kind(std::string_view name, std::string_view field = "workload.kind");
+LengthsKind parse_lengths_kind(std::string_view name, std::string_view field = "lengths.kind");
+std::string_view to_string(WorkloadKind kind);
+std::string_view to_string(LengthsKind kind);
+
+}  // namespace pagesim::traces
