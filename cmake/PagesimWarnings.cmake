@@ -3,6 +3,10 @@
 add_library(pagesim_options INTERFACE)
 target_compile_options(pagesim_options INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor>)
+# GCC 12 reports -Wrestrict on plain std::string concatenation at -O2 (GCC bug 105329).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  target_compile_options(pagesim_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
+endif()
 if(PAGESIM_EXPENSIVE_CHECKS)
   target_compile_definitions(pagesim_options INTERFACE PAGESIM_EXPENSIVE_CHECKS=1)
 endif()

@@ -1,0 +1,95 @@
+// ExperimentConfig: everything one run needs, as parsed from an experiment YAML file.
+//
+// Each section is a plain struct with defaults; the defaults describe the vLLM paper's
+// setting (OPT-13B on one A100-40GB, 15,728 KV slots, vLLM scheduler, paged block 16).
+// load_experiment() reads a file (plus --set overrides) into it; to_yaml() writes it back
+// with every default filled in (config.resolved.yaml). The same field list drives both
+// (experiment_config.cpp), so they cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/cost/cost_model_factory.h"
+#include "sim/scheduler/scheduler_settings.h"
+#include "traces/workload_spec.h"
+
+namespace pagesim::sim {
+
+struct KvConfig {
+  std::int64_t slots = 0;  // KV capacity in token slots; 0 = derive from gpu memory below
+  double gpu_memory_utilization = 0.9;  // fraction of GPU memory the server may use
+  double activation_reserve_gib = 0;    // held back for activations when deriving slots
+};
+
+struct AllocatorConfig {
+  std::string kind = "paged";         // paged | contiguous
+  std::int64_t block_size = 16;       // tokens per block (contiguous buddy: its unit)
+  std::string reservation = "max";    // contiguous: max | pow2 | oracle | fixed:N
+  std::string placement = "buddy";    // contiguous: buddy | first_fit | best_fit
+  std::int64_t max_seq_len = 2048;    // contiguous: cap of a reservation, tokens
+  std::int64_t max_chunk_blocks = 128;  // contiguous buddy: largest chunk, blocks
+  bool prefix_cache = false;          // paged: reuse prompt blocks across requests
+  std::string eviction = "lru";       // paged prefix cache: lru | fifo
+  double cpu_swap_gib = 20;           // paged: CPU swap space (the vLLM artifact's 20 GiB)
+};
+
+struct CostConfig {
+  std::string kind = "roofline";  // roofline | constant | profile
+  // roofline: optional overrides of the GPU preset's efficiency settings (< 0: keep).
+  double compute_efficiency = -1;
+  double memory_efficiency = -1;
+  double iteration_overhead_s = -1;
+  ConstantCostCoefficients constant;  // constant: a + b·prefill tokens + c·decode seqs + ...
+  std::string profile;                // profile: CSV path
+};
+
+struct MeasureConfig {
+  double window_start_s = 0;  // averages over iterations starting in [start, end)
+  double window_end_s = std::numeric_limits<double>::infinity();
+};
+
+struct OutputConfig {
+  std::int64_t iterations_stride = 1;  // every Nth iteration to iterations.csv; 0: none
+  bool requests_csv = true;
+};
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  std::uint64_t seed = 0;              // every random draw of the run derives from it
+  traces::WorkloadSpec workload;       // its seed is set from `seed`
+  std::string model = "opt-13b";       // model preset (cost model, KV bytes per token)
+  std::string gpu = "a100-40gb";       // GPU preset
+  int tensor_parallel = 1;
+  KvConfig kv;
+  AllocatorConfig allocator;
+  SchedulerSettings scheduler;
+  CostConfig cost;
+  MeasureConfig measure;
+  OutputConfig output;
+};
+
+// Parses `root` (a YAML map) read from `file` (used in messages). Unknown keys, values of
+// the wrong type and unknown names throw ConfigError naming file:line and the key path.
+// Keys "sweep" is ignored here (see sweep.h).
+ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& file);
+
+// The config with every field, as YAML.
+YAML::Node to_yaml(const ExperimentConfig& config);
+
+// Loads a YAML file (ConfigError when it cannot be read or parsed).
+YAML::Node load_yaml_file(const std::string& file);
+
+// Applies "a.b.c=value" to `root`; value is parsed as YAML. Throws ConfigError on a
+// malformed override.
+void apply_override(YAML::Node& root, const std::string& assignment);
+
+// Sets the dotted key `path` of `root` to `value`, creating sections on the way.
+// `origin` names where the override came from, for errors.
+void set_path(YAML::Node& root, const std::string& path, const YAML::Node& value, const std::string& origin);
+
+}  // namespace pagesim::sim

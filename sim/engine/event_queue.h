@@ -1,0 +1,54 @@
+// EventQueue: the simulation's future events, ordered by (time, insertion number).
+//
+// Ties resolve by insertion order, so a run is reproducible bit for bit. Popping an event
+// earlier than the last one popped is a broken contract (time never goes backwards) and
+// asserts. The queue is an interface so that other orderings (calendar queues, ...) can be
+// dropped in; BinaryHeapEventQueue is the default. Not thread-safe; owned by one Simulation.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <vector>
+
+namespace pagesim::sim {
+
+enum class EventKind : std::uint8_t { kArrival, kIterationEnd };
+
+struct Event {
+  double time = 0;
+  std::uint64_t order = 0;  // insertion number, set by the queue
+  EventKind kind = EventKind::kArrival;
+};
+
+class EventQueue {
+ public:
+  virtual ~EventQueue() = default;
+  // REQUIRES: time >= now() (events cannot be scheduled in the past).
+  virtual void push(double time, EventKind kind) = 0;
+  // The earliest event, removed; nullopt when empty. Advances now().
+  virtual std::optional<Event> pop() = 0;
+  virtual bool empty() const = 0;
+  virtual double now() const = 0;
+};
+
+class BinaryHeapEventQueue final : public EventQueue {
+ public:
+  void push(double time, EventKind kind) override;
+  std::optional<Event> pop() override;
+  bool empty() const override { return heap_.empty(); }
+  double now() const override { return now_; }
+
+ private:
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.time != b.time ? a.time > b.time : a.order > b.order;
+    }
+  };
+  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  std::uint64_t next_order_ = 0;
+  double now_ = 0;
+};
+
+}  // namespace pagesim::sim

@@ -1,0 +1,54 @@
+// Request: one trace request in flight — a sequence group in vLLM's terms.
+//
+// A request starts with one sequence (its prompt). Parallel sampling (n > 1) and beam search
+// (beam_width > 1) fork it into several sequences after the prompt is processed; all of a
+// group's sequences generate in lockstep and finish together (output lengths are forced, as
+// in the vLLM paper's artifact). The engine owns every Request; schedulers hold pointers into
+// the engine's storage, valid until the request finishes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "allocator/kv_allocator.h"
+
+namespace pagesim::sim {
+
+enum class RequestState { kWaiting, kRunning, kSwapped, kFinished };
+
+struct Request {
+  // From the trace.
+  std::uint64_t id = 0;
+  double arrival_s = 0;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t output_tokens = 0;  // tokens to generate, >= 1
+  std::int32_t n = 1;              // parallel samples
+  std::int32_t beam_width = 1;     // beams (> 1: beam search)
+  std::vector<alloc::BlockHash> block_hashes;  // prefix-cache keys of the prompt's full blocks
+
+  // Progress in the current residency.
+  RequestState state = RequestState::kWaiting;
+  std::int64_t generated = 0;      // output tokens generated so far, per sequence
+  std::int64_t to_prefill = 0;     // tokens of the pending prefill (prompt, + generated after
+                                   // a recompute); 0 once the prefill is done
+  std::int64_t prefilled = 0;      // of to_prefill, tokens whose KV is computed or cached
+  std::vector<alloc::SeqId> seqs;  // live allocator sequences; empty while waiting
+  bool preempted_now = false;      // preempted in the iteration being scheduled
+
+  // Measurements.
+  double first_scheduled_s = -1;
+  double first_token_s = -1;
+  double finish_s = -1;
+  std::int32_t preemptions = 0;        // recompute + swap
+  std::int32_t recomputes = 0;
+  std::int64_t swapped_blocks = 0;     // blocks moved GPU->CPU and back, summed
+  std::int64_t cached_tokens = 0;      // prompt tokens served by the prefix cache
+  std::int64_t recomputed_tokens = 0;  // tokens prefilled again after recompute preemptions
+
+  // Sequences the group has once forked (1 before the prompt is done).
+  std::int32_t width() const { return beam_width > 1 ? beam_width : n; }
+  bool in_prefill() const { return prefilled < to_prefill; }
+  std::int64_t final_tokens() const { return prompt_tokens + output_tokens; }
+};
+
+}  // namespace pagesim::sim

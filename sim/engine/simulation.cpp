@@ -1,0 +1,189 @@
+#include "sim/engine/simulation.h"
+
+#include <fmt/format.h>
+
+#include "allocator/paged/paged_allocator.h"
+#include "sim/engine/prefix_keys.h"
+
+namespace pagesim::sim {
+
+Simulation::Simulation(traces::RequestSource& source, Scheduler& scheduler, const CostModel& cost,
+                       Metrics& metrics, const EngineSettings& settings, std::unique_ptr<EventQueue> queue)
+    : source_(source),
+      scheduler_(scheduler),
+      cost_(cost),
+      metrics_(metrics),
+      queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
+      beams_(settings.seed ^ 0x6265616d73ULL),
+      hash_block_tokens_(source.hash_block_tokens()) {
+  if (auto* paged = dynamic_cast<alloc::PagedAllocator*>(&scheduler.allocator());
+      paged && paged->prefix_cache_enabled())
+    prefix_block_size_ = paged->block_size();
+}
+
+bool Simulation::pull_next_arrival() {
+  next_ = source_.next();
+  if (!next_) return false;
+  queue_->push(next_->arrival_s, EventKind::kArrival);
+  return true;
+}
+
+void Simulation::run(const ProgressFn& progress) {
+  pull_next_arrival();
+  std::int64_t next_report = 4096;
+  while (auto e = queue_->pop()) {
+    if (e->kind == EventKind::kArrival) {
+      on_arrival();
+      if (!busy_) start_iteration();
+    } else {
+      busy_ = false;
+      apply_plan(e->time);
+      start_iteration();
+      if (progress && iterations_ >= next_report) {
+        progress(now(), arrived_, finished_count_);
+        next_report = iterations_ + 4096;
+      }
+    }
+  }
+  if (!scheduler_.idle())
+    throw SimulationError(fmt::format("simulation stopped at t = {:.3f} s with {} waiting, {} running, {} swapped "
+                                      "requests and nothing schedulable",
+                                      now(), scheduler_.num_waiting(), scheduler_.num_running(),
+                                      scheduler_.num_swapped()));
+  if (progress) progress(now(), arrived_, finished_count_);
+}
+
+void Simulation::on_arrival() {
+  traces::TraceRequest t = std::move(*next_);
+  auto owned = std::make_unique<Request>();
+  Request* r = owned.get();
+  r->id = t.id;
+  r->arrival_s = t.arrival_s;
+  r->prompt_tokens = t.prompt_tokens;
+  r->output_tokens = t.output_tokens;
+  r->n = t.n;
+  r->beam_width = t.beam_width;
+  if (prefix_block_size_ > 0 && hash_block_tokens_ > 0 && !t.hash_ids.empty())
+    r->block_hashes = prompt_block_keys(t.hash_ids, hash_block_tokens_, t.prompt_tokens, prefix_block_size_);
+  std::string why;
+  if (!scheduler_.can_ever_schedule(*r, &why))
+    throw SimulationError(fmt::format("request {} (arrival {} s) can never be scheduled: {}", r->id, r->arrival_s, why));
+  live_.emplace(r->id, std::move(owned));
+  ++arrived_;
+  metrics_.on_arrival();
+  scheduler_.add_request(r);
+  pull_next_arrival();
+}
+
+void Simulation::start_iteration() {
+  const double now_s = now();
+  std::int64_t swap_out = 0, swap_in = 0;
+  std::int32_t preemptions = 0;
+  // A plan with no compute but preemptions changed the state: plan again at once.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    scheduler_.schedule(now_s, plan_);
+    swap_out += plan_.swap_out_blocks;
+    swap_in += plan_.swap_in_blocks;
+    preemptions += plan_.recompute_preemptions + plan_.swap_preemptions;
+    if (plan_.has_compute()) break;
+    if (!plan_.changed_state()) break;
+  }
+  if (!plan_.has_compute()) {
+    if (!scheduler_.idle() && !next_)
+      throw SimulationError(fmt::format("no progress at t = {:.3f} s: {} waiting, {} running, {} swapped requests, "
+                                        "but nothing fits in the KV pool",
+                                        now_s, scheduler_.num_waiting(), scheduler_.num_running(),
+                                        scheduler_.num_swapped()));
+    return;  // idle until the next arrival
+  }
+
+  BatchShape shape;
+  std::int64_t batch_seqs = 0;
+  for (const PrefillWork& p : plan_.prefills) {
+    shape.add_prefill_chunk(p.new_tokens, p.cached_before, p.completes);
+    ++batch_seqs;
+  }
+  for (const Request* r : plan_.decodes) {
+    const std::int64_t context = r->prompt_tokens + r->generated;
+    for (std::size_t i = 0; i < r->seqs.size(); ++i) shape.add_decode_seq(context);
+    batch_seqs += static_cast<std::int64_t>(r->seqs.size());
+  }
+  const std::int64_t block_size = [&] {
+    auto* paged = dynamic_cast<alloc::PagedAllocator*>(&scheduler_.allocator());
+    return paged ? paged->block_size() : 1;
+  }();
+  const double dt = cost_.iteration_seconds(shape) + cost_.swap_seconds(swap_out, block_size) +
+                    cost_.swap_seconds(swap_in, block_size);
+
+  IterationSample s;
+  s.index = iterations_;
+  s.start_s = now_s;
+  s.duration_s = dt;
+  s.batch_requests = plan_.batched_requests();
+  s.batch_seqs = batch_seqs;
+  s.prefill_tokens = shape.prefill_tokens;
+  s.decode_tokens = shape.decode_seqs;
+  s.waiting = static_cast<std::int64_t>(scheduler_.num_waiting());
+  s.running = static_cast<std::int64_t>(scheduler_.num_running());
+  s.swapped = static_cast<std::int64_t>(scheduler_.num_swapped());
+  alloc::KvAllocator& a = scheduler_.allocator();
+  s.memory = a.breakdown();
+  if (const Request* head = scheduler_.waiting_head()) s.unusable_free = a.unusable_free(scheduler_.admit_request(*head, 0));
+  if (auto* paged = dynamic_cast<alloc::PagedAllocator*>(&a)) {
+    s.logical_blocks = paged->num_logical_blocks();
+    s.physical_blocks = paged->num_owned_blocks();
+    paged->take_pending_copies();  // the kernels would run these copies now
+  }
+  s.swap_out_blocks = swap_out;
+  s.swap_in_blocks = swap_in;
+  s.preemptions = preemptions;
+  metrics_.on_iteration(s);
+
+  ++iterations_;
+  busy_ = true;
+  queue_->push(now_s + dt, EventKind::kIterationEnd);
+}
+
+void Simulation::emit_token(Request* r, double t) {
+  ++r->generated;
+  if (r->first_token_s < 0) r->first_token_s = t;
+  if (r->generated >= r->output_tokens) {
+    r->finish_s = t;
+    r->state = RequestState::kFinished;
+    finished_.push_back(r);
+  }
+}
+
+void Simulation::apply_plan(double end) {
+  finished_.clear();
+  for (const PrefillWork& p : plan_.prefills) {
+    Request* r = p.request;
+    r->prefilled += p.new_tokens;
+    if (!p.completes) continue;
+    r->to_prefill = r->prefilled = 0;
+    if (r->output_tokens == 0) {  // nothing to generate: done once the prompt is processed
+      r->first_token_s = r->finish_s = end;
+      r->state = RequestState::kFinished;
+      finished_.push_back(r);
+      continue;
+    }
+    emit_token(r, end);
+    if (r->state != RequestState::kFinished && static_cast<std::int32_t>(r->seqs.size()) < r->width())
+      scheduler_.fork_to_width(r);
+  }
+  for (Request* r : plan_.decodes) {
+    emit_token(r, end);
+    if (r->state != RequestState::kFinished && r->beam_width > 1) {
+      beams_.draw_parents(static_cast<std::int32_t>(r->seqs.size()), parents_);
+      scheduler_.reshape_beams(r, parents_);
+    }
+  }
+  for (Request* r : finished_) {
+    scheduler_.on_finished(r);
+    metrics_.on_request_finished(*r);
+    ++finished_count_;
+    live_.erase(r->id);
+  }
+}
+
+}  // namespace pagesim::sim

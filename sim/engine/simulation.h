@@ -1,0 +1,76 @@
+// Simulation: one run of a workload through a scheduler, its allocator and a cost model.
+//
+// A discrete-event loop on a virtual clock: an event is a request arrival or the end of a
+// model iteration (one forward pass over a batch), never a token. When the GPU is free the
+// scheduler plans the next iteration, the cost model prices it, and its end is scheduled;
+// at its end the plan is applied (tokens generated, forks, finished requests freed).
+// Requests are pulled from the source one arrival ahead, so a trace streams through in
+// bounded memory. Everything borrowed must outlive the Simulation; it owns the Requests in
+// flight and its event queue. Runs are deterministic given the settings' seed. Not
+// thread-safe; many Simulations may run in one process.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/cost/cost_model.h"
+#include "sim/engine/beam_model.h"
+#include "sim/engine/event_queue.h"
+#include "sim/engine/request.h"
+#include "sim/metrics/metrics.h"
+#include "sim/scheduler/scheduler.h"
+#include "traces/request_source.h"
+
+namespace pagesim::sim {
+
+struct EngineSettings {
+  std::uint64_t seed = 0;  // seeds the beam model
+};
+
+// Called every few thousand iterations: virtual time, requests arrived, finished.
+using ProgressFn = std::function<void(double sim_now_s, std::int64_t arrived, std::int64_t finished)>;
+
+class Simulation {
+ public:
+  Simulation(traces::RequestSource& source, Scheduler& scheduler, const CostModel& cost, Metrics& metrics,
+             const EngineSettings& settings, std::unique_ptr<EventQueue> queue = nullptr);
+
+  // Runs until every request has arrived and finished. Throws SimulationError when a
+  // request can never be scheduled or the run stops making progress, and whatever the
+  // source throws on bad input (traces::TraceError).
+  void run(const ProgressFn& progress = {});
+
+  double now() const { return queue_->now(); }
+  std::int64_t iterations() const { return iterations_; }
+
+ private:
+  void on_arrival();
+  void start_iteration();
+  void apply_plan(double end);
+  void emit_token(Request* r, double t);
+  bool pull_next_arrival();
+
+  traces::RequestSource& source_;
+  Scheduler& scheduler_;
+  const CostModel& cost_;
+  Metrics& metrics_;
+  std::unique_ptr<EventQueue> queue_;
+  BeamModel beams_;
+  std::int64_t hash_block_tokens_;
+  std::int64_t prefix_block_size_ = 0;  // > 0 when the allocator caches prefixes
+
+  std::optional<traces::TraceRequest> next_;  // the one request read ahead
+  std::unordered_map<std::uint64_t, std::unique_ptr<Request>> live_;
+  IterationPlan plan_;
+  std::vector<Request*> finished_;
+  std::vector<std::int32_t> parents_;
+  bool busy_ = false;
+  std::int64_t iterations_ = 0;
+  std::int64_t arrived_ = 0, finished_count_ = 0;
+};
+
+}  // namespace pagesim::sim

@@ -1,0 +1,201 @@
+#include "sim/experiment/experiment.h"
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "allocator/make_allocator.h"
+#include "sim/config/config_error.h"
+#include "sim/config/sweep.h"
+#include "sim/config/yaml_visitors.h"
+#include "sim/cost/cost_error.h"
+#include "sim/cost/kv_capacity.h"
+#include "sim/cost/presets.h"
+#include "sim/output/atomic_file.h"
+#include "traces/make_source.h"
+#include "traces/trace_error.h"
+
+namespace pagesim::sim {
+namespace {
+
+int line_of(const YAML::Node& root, const char* key) {
+  return root && root.IsMap() && root[key] ? YamlReader::line_of(root[key]) : 0;
+}
+
+// Runs `build`, turning a component's own error into a ConfigError on `key`.
+template <class F>
+auto in_section(const YAML::Node& root, const std::string& file, const char* key, F&& build) {
+  try {
+    return build();
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const traces::TraceError&) {
+    throw;  // names the trace file and line itself
+  } catch (const std::exception& e) {
+    throw ConfigError(file, line_of(root, key), key, e.what());
+  }
+}
+
+std::string point_folder(std::size_t index, const std::string& label) {
+  std::string safe;
+  for (char ch : label) safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '=' || ch == '_') ? ch : '_';
+  return fmt::format("{:02}-{}", index, safe);
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+Run build_run(const ExperimentConfig& c, const YAML::Node& root, const std::string& file) {
+  Run run;
+  run.model = in_section(root, file, "model", [&] { return model_preset(c.model); });
+  run.gpu = in_section(root, file, "gpu", [&] { return gpu_preset(c.gpu); });
+  if (c.cost.compute_efficiency >= 0) run.gpu.compute_efficiency = c.cost.compute_efficiency;
+  if (c.cost.memory_efficiency >= 0) run.gpu.memory_efficiency = c.cost.memory_efficiency;
+  if (c.cost.iteration_overhead_s >= 0) run.gpu.iteration_overhead_seconds = c.cost.iteration_overhead_s;
+
+  run.kv_slots = c.kv.slots;
+  if (run.kv_slots == 0) {
+    run.kv_slots = in_section(root, file, "kv", [&] {
+      KvCapacitySettings ks;
+      ks.gpu_memory_utilization = c.kv.gpu_memory_utilization;
+      ks.activation_reserve_bytes = static_cast<std::int64_t>(c.kv.activation_reserve_gib * std::pow(2.0, 30));
+      ks.block_size = c.allocator.block_size;
+      return kv_capacity(run.model, run.gpu, c.tensor_parallel, ks).slots;
+    });
+  }
+
+  alloc::AllocatorSpec as;
+  as.kind = c.allocator.kind;
+  as.capacity_slots = run.kv_slots;
+  as.block_size = c.allocator.block_size;
+  as.prefix_cache = c.allocator.prefix_cache;
+  as.eviction = c.allocator.eviction;
+  const double kv_bytes_per_block = static_cast<double>(run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel)) *
+                                    static_cast<double>(c.allocator.block_size);
+  as.cpu_blocks = static_cast<std::int64_t>(c.allocator.cpu_swap_gib * std::pow(2.0, 30) / kv_bytes_per_block);
+  as.reservation = c.allocator.reservation;
+  as.placement = c.allocator.placement;
+  as.max_seq_len = c.allocator.max_seq_len;
+  as.max_chunk_blocks = c.allocator.max_chunk_blocks;
+  run.allocator = in_section(root, file, "allocator", [&] { return alloc::make_allocator(as); });
+  run.block_size = c.allocator.kind == "paged" ? c.allocator.block_size : 1;
+
+  bool beams = false;
+  for (const auto& s : c.workload.sampling) beams |= s.beam_width > 1;
+  if (beams && c.allocator.kind != "paged")
+    throw ConfigError(file, line_of(root, "allocator"), "allocator.kind",
+                      "beam search (workload.sampling beam_width > 1) needs the paged allocator");
+  run.scheduler = in_section(root, file, "scheduler", [&] { return make_scheduler(c.scheduler, *run.allocator); });
+
+  CostModelSpec cs;
+  cs.kind = parse_cost_model_kind(c.cost.kind);
+  cs.model = run.model;
+  cs.gpu = run.gpu;
+  cs.tp = c.tensor_parallel;
+  cs.constant = c.cost.constant;
+  cs.profile_path = c.cost.profile;
+  run.cost = in_section(root, file, "cost", [&] { return make_cost_model(cs); });
+  run.source = in_section(root, file, "workload", [&] { return traces::make_source(c.workload); });
+  return run;
+}
+
+Summary run_experiment(const ExperimentConfig& c, const YAML::Node& root, const std::string& file,
+                       const std::filesystem::path& out, const ProgressFn& progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Run run = build_run(c, root, file);
+
+  AtomicFile requests(out / "requests.csv");
+  AtomicFile iterations(out / "iterations.csv");
+  MetricsSettings ms;
+  ms.window_start_s = c.measure.window_start_s;
+  ms.window_end_s = c.measure.window_end_s;
+  ms.iterations_stride = c.output.iterations_stride;
+  ms.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
+  ms.block_size = run.block_size;
+  Metrics metrics(ms, c.output.requests_csv ? &requests.stream() : nullptr, &iterations.stream());
+
+  EngineSettings es;
+  es.seed = c.seed;
+  Simulation simulation(*run.source, *run.scheduler, *run.cost, metrics, es);
+  simulation.run(progress);
+
+  double hit_rate = 0;
+  if (auto* paged = dynamic_cast<alloc::PagedAllocator*>(run.allocator.get())) hit_rate = paged->prefix_stats().hit_rate();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Summary s = metrics.finish(simulation.now(), wall, hit_rate);
+
+  requests.commit();
+  iterations.commit();
+  YAML::Emitter resolved;
+  resolved << to_yaml(c);
+  write_file_atomically(out / "config.resolved.yaml", std::string(resolved.c_str()) + "\n");
+  nlohmann::ordered_json j;
+  j["name"] = c.name;
+  j["allocator"] = run.allocator->name();
+  j["scheduler"] = std::string(to_string(c.scheduler.kind));
+  j["cost_model"] = run.cost->describe();
+  j["workload"] = run.source->describe();
+  j["kv_slots"] = run.kv_slots;
+  const nlohmann::ordered_json fields = s.to_json();
+  for (const auto& [k, v] : fields.items()) j[k] = v;
+  write_file_atomically(out / "summary.json", j.dump(2) + "\n");
+  return s;
+}
+
+std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
+                                             const std::filesystem::path& out, const ProgressFactory& progress) {
+  YAML::Node root = load_yaml_file(file);
+  for (const auto& o : overrides) apply_override(root, o);
+  std::vector<PointResult> results;
+  std::vector<SweepPoint> points = expand_sweep(root, file);
+  if (points.empty()) {
+    ExperimentConfig c = parse_experiment(root, file);
+    PointResult r;
+    r.summary = run_experiment(c, root, file, out, progress ? progress("", 0, 1) : ProgressFn{});
+    results.push_back(std::move(r));
+    return results;
+  }
+  // Parse every point first: a bad point fails before any run starts.
+  std::vector<ExperimentConfig> configs;
+  for (const auto& p : points) configs.push_back(parse_experiment(p.root, file));
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    PointResult r;
+    r.label = points[i].label;
+    r.assignments = points[i].assignments;
+    r.summary = run_experiment(configs[i], points[i].root, file, out / point_folder(i, points[i].label),
+                               progress ? progress(points[i].label, i, points.size()) : ProgressFn{});
+    results.push_back(std::move(r));
+  }
+  // sweep.csv: one row per point; host timings stay in each summary.json (reproducibility).
+  const std::vector<std::string> keys = swept_keys(points);
+  AtomicFile csv(out / "sweep.csv");
+  std::string header = "point,label";
+  for (const auto& k : keys) header += "," + csv_field(k);
+  const auto flat0 = flatten(results.front().summary.to_json());
+  for (const auto& [k, v] : flat0)
+    if (!is_host_timing(k)) header += "," + k;
+  csv.stream() << header << '\n';
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    std::string row = fmt::format("{},{}", point_folder(i, results[i].label), csv_field(results[i].label));
+    for (const auto& k : keys) {
+      std::string v;
+      for (const auto& [ak, av] : results[i].assignments)
+        if (ak == k) v = av;
+      row += "," + csv_field(v);
+    }
+    for (const auto& [k, v] : flatten(results[i].summary.to_json()))
+      if (!is_host_timing(k)) row += "," + v.dump();
+    csv.stream() << row << '\n';
+  }
+  csv.commit();
+  return results;
+}
+
+}  // namespace pagesim::sim

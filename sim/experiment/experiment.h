@@ -1,0 +1,66 @@
+// Experiment: turns a config into a run and its result files.
+//
+// build_run() resolves presets and capacities and builds the workload source, allocator,
+// scheduler and cost model; errors come back as ConfigError naming the file, line and key
+// (traces::TraceError for bad trace rows passes through, naming the trace file and line).
+// run_experiment() runs one config and writes, atomically, into `out`:
+//   summary.json  config.resolved.yaml  requests.csv  iterations.csv
+// run_experiment_file() does that for a file — once, or per sweep point in out/<NN>-<label>/
+// plus out/sweep.csv with one row per point (swept keys, then the flattened summary).
+// Same file, overrides and seed give byte-identical files, except summary.json's host
+// timings (wall_s, *_per_wall_second).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "allocator/kv_allocator.h"
+#include "sim/config/experiment_config.h"
+#include "sim/cost/cost_model.h"
+#include "sim/cost/gpu_spec.h"
+#include "sim/cost/model_spec.h"
+#include "sim/engine/simulation.h"
+#include "sim/metrics/summary.h"
+#include "sim/scheduler/scheduler.h"
+#include "traces/request_source.h"
+
+namespace pagesim::sim {
+
+struct Run {
+  ModelSpec model;
+  GpuSpec gpu;
+  std::int64_t kv_slots = 0;
+  std::int64_t block_size = 1;  // the allocator's block (1 for slot-granular placements)
+  std::unique_ptr<traces::RequestSource> source;
+  std::unique_ptr<alloc::KvAllocator> allocator;
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<CostModel> cost;
+};
+
+// `root` is the YAML the config was parsed from (for line numbers); `file` names it.
+Run build_run(const ExperimentConfig& config, const YAML::Node& root, const std::string& file);
+
+// Runs one config; writes its files into `out` (created). Returns the summary.
+Summary run_experiment(const ExperimentConfig& config, const YAML::Node& root, const std::string& file,
+                       const std::filesystem::path& out, const ProgressFn& progress = {});
+
+struct PointResult {
+  std::string label;  // empty for a run without sweep
+  std::vector<std::pair<std::string, std::string>> assignments;
+  Summary summary;
+};
+
+// Makes the progress callback for a point (label, index, count); may return an empty fn.
+using ProgressFactory = std::function<ProgressFn(const std::string& label, std::size_t index, std::size_t count)>;
+
+std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
+                                             const std::filesystem::path& out,
+                                             const ProgressFactory& progress = {});
+
+}  // namespace pagesim::sim

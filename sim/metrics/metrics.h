@@ -1,0 +1,66 @@
+// Metrics: collects what one run measures, fed by hooks from the engine.
+//
+// The engine calls on_arrival per request, on_iteration per iteration (at scheduling time)
+// and on_request_finished per finished request; finish() closes the run and returns the
+// Summary. Rows of requests.csv and iterations.csv stream to the given sinks as they come,
+// so memory stays bounded by the per-request latency vectors (for exact percentiles:
+// 4 doubles per request). The sinks are borrowed and may be null. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <ostream>
+#include <vector>
+
+#include "sim/engine/request.h"
+#include "sim/metrics/iteration_sample.h"
+#include "sim/metrics/summary.h"
+
+namespace pagesim::sim {
+
+struct MetricsSettings {
+  double window_start_s = 0;  // iterations starting in [start, end) count towards averages
+  double window_end_s = std::numeric_limits<double>::infinity();
+  std::int64_t iterations_stride = 1;  // write every Nth iteration to iterations.csv; 0: none
+  double kv_bytes_per_token = 0;       // to turn swapped blocks into bytes
+  std::int64_t block_size = 1;         // tokens per block, same purpose
+};
+
+class Metrics {
+ public:
+  Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv);
+
+  void on_arrival() { ++summary_.requests_arrived; }
+  void on_iteration(const IterationSample& s);
+  void on_request_finished(const Request& r);
+  // Closes the run at virtual time sim_time_s. prefix_hit_rate comes from the allocator.
+  Summary finish(double sim_time_s, double wall_s, double prefix_hit_rate);
+
+  static const char* requests_csv_header();
+  static const char* iterations_csv_header();
+
+ private:
+  void integrate_until(double t);  // time-weighted memory of the last sample up to t
+
+  MetricsSettings settings_;
+  std::ostream* requests_csv_;
+  std::ostream* iterations_csv_;
+  Summary summary_;
+
+  // Window sums over iterations (the paper's per-iteration average).
+  double sum_pct_[7] = {};
+  double sum_batched_requests_ = 0, sum_batched_seqs_ = 0;
+  double sum_sharing_ratio_ = 0;
+  std::int64_t sharing_samples_ = 0;
+  // Time-weighted integrals of the last sample's classes.
+  double tw_pct_[7] = {};
+  double tw_seconds_ = 0;
+  bool have_last_ = false;
+  double last_time_ = 0;
+  double last_pct_[7] = {};
+
+  std::vector<double> e2e_, ttft_, tpot_, normalized_;
+  double generated_tokens_ = 0;
+};
+
+}  // namespace pagesim::sim

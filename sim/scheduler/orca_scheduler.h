@@ -1,0 +1,23 @@
+// OrcaScheduler: iteration-level batching over a reserving (contiguous) allocator, as the
+// vLLM paper's Orca baselines. Each iteration every running sequence grows by its newest
+// token inside its reservation (a sequence that outgrows it — only possible with an
+// under-estimating reservation such as fixed:N — is preempted by recompute); then waiting
+// requests are admitted FCFS while the allocator can place them, batched tokens stay
+// <= max_num_batched_tokens and running sequences <= max_num_seqs. No watermark: the
+// reservation already covers growth.
+#pragma once
+
+#include "sim/scheduler/scheduler.h"
+
+namespace pagesim::sim {
+
+class OrcaScheduler final : public Scheduler {
+ public:
+  using Scheduler::Scheduler;
+  void schedule(double now, IterationPlan& plan) override;
+
+ private:
+  std::vector<Request*> preempted_;
+};
+
+}  // namespace pagesim::sim

@@ -1,0 +1,18 @@
+// SarathiScheduler: vLLM's policy with chunked prefill under a per-iteration token budget
+// (Sarathi-Serve). Each iteration spends `chunk_tokens` tokens: first one per decoding
+// sequence (with vLLM's preemption and swap-in rules), then the next chunks of prefills in
+// progress (oldest first), then new admissions, the last one cut to the remaining budget.
+// Decodes are never stalled behind a long prompt.
+#pragma once
+
+#include "sim/scheduler/vllm_scheduler.h"
+
+namespace pagesim::sim {
+
+class SarathiScheduler final : public VllmScheduler {
+ public:
+  SarathiScheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
+  void schedule(double now, IterationPlan& plan) override;
+};
+
+}  // namespace pagesim::sim

@@ -1,0 +1,41 @@
+// SchedulerSettings: which batching policy runs and its limits. Defaults are the vLLM
+// paper artifact's (2,560 batched tokens and 256 sequences per iteration, 1% watermark).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace pagesim::sim {
+
+enum class SchedulerKind {
+  kStatic,   // FasterTransformer-like: a batch runs to completion before the next starts
+  kOrca,     // iteration-level batching over a contiguous (reserving) allocator
+  kVllm,     // continuous batching over the paged allocator, FCFS, preemption
+  kSarathi,  // vllm plus chunked prefill under a per-iteration token budget
+};
+
+enum class PreemptionMode {
+  kAuto,       // recompute single-sequence groups, swap multi-sequence groups (vLLM)
+  kRecompute,  // free the blocks; the request re-prefills prompt + generated tokens later
+  kSwap,       // move the blocks to the CPU pool and back (paged allocators only)
+};
+
+struct SchedulerSettings {
+  SchedulerKind kind = SchedulerKind::kVllm;
+  std::int64_t max_num_batched_tokens = 2560;  // tokens per iteration (prefill + decode)
+  std::int64_t max_num_seqs = 256;             // running sequences (static: batch size)
+  double watermark = 0.01;  // vllm/sarathi: fraction of blocks left free after an admission;
+                            // higher = fewer preemptions, fewer requests in flight
+  PreemptionMode preemption = PreemptionMode::kAuto;
+  std::int64_t chunk_tokens = 512;  // sarathi: token budget per iteration (decodes + chunks)
+};
+
+std::string_view to_string(SchedulerKind k);
+std::string_view to_string(PreemptionMode m);
+// Parse the names above ("static", "orca", "vllm", "sarathi"; "auto", "recompute", "swap").
+// Throw std::invalid_argument listing the valid names.
+SchedulerKind parse_scheduler_kind(std::string_view s);
+PreemptionMode parse_preemption_mode(std::string_view s);
+
+}  // namespace pagesim::sim
