@@ -42,6 +42,17 @@ void check_problem(const DecodeProblem& p, const char* fn) {
 
 }  // namespace
 
+DecodeWorkspaceLayout decode_workspace_layout(std::int32_t num_seqs, std::int32_t num_q_heads,
+                                              std::int32_t max_partitions, std::int32_t head_dim) {
+  const auto rows = static_cast<std::size_t>(num_seqs) * static_cast<std::size_t>(num_q_heads) *
+                    static_cast<std::size_t>(max_partitions);
+  DecodeWorkspaceLayout w;
+  w.partial_out_offset = 0;
+  w.partial_lse_offset = align_up(rows * static_cast<std::size_t>(head_dim) * sizeof(float));
+  w.bytes = w.partial_lse_offset + align_up(rows * sizeof(float));
+  return w;
+}
+
 const char* decode_algo_name(DecodeAlgo a) { return a == DecodeAlgo::kV1 ? "v1" : "v2"; }
 
 DecodePlan make_decode_plan(const DecodeProblem& p, DecodeAlgo algo, std::int32_t partition_size) {
@@ -67,11 +78,10 @@ DecodePlan make_decode_plan(const DecodeProblem& p, DecodeAlgo algo, std::int32_
                       std::to_string(partition_size) + " tokens; at most " +
                       std::to_string(limits::kMaxDecodePartitions) + " are supported");
   }
-  const auto rows = static_cast<std::size_t>(p.num_seqs) * static_cast<std::size_t>(p.num_q_heads) *
-                    static_cast<std::size_t>(plan.max_partitions);
-  plan.partial_out_offset = 0;
-  plan.partial_lse_offset = align_up(rows * static_cast<std::size_t>(p.head_dim) * sizeof(float));
-  plan.workspace_bytes = plan.partial_lse_offset + align_up(rows * sizeof(float));
+  const DecodeWorkspaceLayout ws = decode_workspace_layout(p.num_seqs, p.num_q_heads, plan.max_partitions, p.head_dim);
+  plan.partial_out_offset = ws.partial_out_offset;
+  plan.partial_lse_offset = ws.partial_lse_offset;
+  plan.workspace_bytes = ws.bytes;
   return plan;
 }
 

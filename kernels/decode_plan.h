@@ -81,6 +81,17 @@ struct DecodePlan {
   std::size_t partial_lse_offset = 0;
 };
 
+// Byte layout of the v2 workspace: fp32 partial outputs [num_seqs, num_q_heads,
+// max_partitions, head_dim], then their base-2 log-sum-exps [num_seqs, num_q_heads,
+// max_partitions]; each part 256-byte aligned.
+struct DecodeWorkspaceLayout {
+  std::size_t partial_out_offset = 0;
+  std::size_t partial_lse_offset = 0;
+  std::size_t bytes = 0;
+};
+DecodeWorkspaceLayout decode_workspace_layout(std::int32_t num_seqs, std::int32_t num_q_heads,
+                                              std::int32_t max_partitions, std::int32_t head_dim);
+
 // Partition sizes v2 may choose from (each a multiple of every tile's tokens_per_iteration).
 inline constexpr std::int32_t kDecodePartitionSizes[] = {256, 512, 1024, 2048, 4096};
 

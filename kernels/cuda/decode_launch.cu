@@ -1,0 +1,192 @@
+// Host side of paged decode: validation, plan checks, dispatch, and the v2 merge kernel.
+#include <cuda_runtime.h>
+
+#include <limits>
+#include <string>
+
+#include "kernels/arg_check.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/decode_params.h"
+#include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/dispatch.h"
+#include "kernels/kv_layout.h"
+#include "kernels/limits.h"
+#include "kernels/paged_attention.h"
+
+namespace pagesim::kernels {
+
+namespace detail {
+
+namespace {
+
+constexpr int kMergeThreads = 128;
+
+// Block-wide reductions over kMergeThreads threads; every thread gets the result.
+template <class Op>
+__device__ float block_reduce(float x, Op op, float* scratch) {
+#pragma unroll
+  for (int o = 16; o >= 1; o /= 2) x = op(x, __shfl_xor_sync(0xffffffffu, x, o));
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  if (threadIdx.x % 32 == 0) scratch[warp] = x;
+  __syncthreads();
+  float r = scratch[0];
+  for (int w = 1; w < kMergeThreads / 32; ++w) r = op(r, scratch[w]);
+  __syncthreads();  // scratch may be reused
+  return r;
+}
+
+// Merges the v2 partitions of one (sequence, query head): out = sum_p w_p * partial_p with
+// w_p = 2^(lse_p - M) / sum_q 2^(lse_q - M).
+template <class T>
+__global__ void __launch_bounds__(kMergeThreads) decode_merge_kernel(const DecodeParams p) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  extern __shared__ float weight[];  // [max_partitions]
+  __shared__ float scratch[kMergeThreads / 32];
+  const int head = static_cast<int>(blockIdx.x);
+  const int seq = static_cast<int>(blockIdx.y);
+  const int kv_len = p.kv_lens[seq];
+  const int n = min((kv_len + p.partition_size - 1) / p.partition_size, p.max_partitions);
+  const std::int64_t row0 = (static_cast<std::int64_t>(seq) * p.num_q_heads + head) * p.max_partitions;
+
+  float mx = kNegInf;
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += kMergeThreads) {
+    const float x = p.partial_lse[row0 + i];
+    weight[i] = x;
+    mx = fmaxf(mx, x);
+  }
+  mx = block_reduce(mx, [](float a, float b) { return fmaxf(a, b); }, scratch);
+  float sum = 0.f;
+  for (int i = static_cast<int>(threadIdx.x); i < n; i += kMergeThreads) {
+    const float e = mx == kNegInf ? 0.f : fast_exp2(weight[i] - mx);
+    weight[i] = e;
+    sum += e;
+  }
+  sum = block_reduce(sum, [](float a, float b) { return a + b; }, scratch);  // also a barrier
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;
+  T* out = static_cast<T*>(p.out) + seq * p.o_stride_seq + head * p.o_stride_head;
+  for (int d = static_cast<int>(threadIdx.x); d < p.head_dim; d += kMergeThreads) {
+    float o = 0.f;
+    for (int i = 0; i < n; ++i) o = fmaf(weight[i], p.partial_out[(row0 + i) * p.head_dim + d], o);
+    out[d] = from_float<T>(o * inv);
+  }
+}
+
+}  // namespace
+
+template <class T>
+void launch_decode_merge(const DecodeParams& p, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.num_q_heads), static_cast<unsigned>(p.num_seqs));
+  const std::size_t smem = sizeof(float) * static_cast<std::size_t>(p.max_partitions);
+  decode_merge_kernel<T><<<grid, kMergeThreads, smem, stream>>>(p);
+}
+
+template void launch_decode_merge<float>(const DecodeParams&, cudaStream_t);
+template void launch_decode_merge<__half>(const DecodeParams&, cudaStream_t);
+template void launch_decode_merge<__nv_bfloat16>(const DecodeParams&, cudaStream_t);
+
+}  // namespace detail
+
+using detail::require;
+
+DecodeDeviceCaps decode_device_caps(DType dtype, std::int32_t head_dim) {
+  const char* fn = "decode_device_caps";
+  int device = 0;
+  detail::check_cuda(cudaGetDevice(&device), fn, "cudaGetDevice");
+  DecodeDeviceCaps caps;
+  detail::check_cuda(cudaDeviceGetAttribute(&caps.num_sms, cudaDevAttrMultiProcessorCount, device), fn,
+                     "cudaDeviceGetAttribute(multiprocessor count)");
+  int per_sm = -1;
+  detail::dispatch_dtype(dtype, fn, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    detail::dispatch_head_dim(head_dim, fn, [&](auto d) { per_sm = detail::decode_ctas_per_sm<T, decltype(d)::value>(); });
+  });
+  require(per_sm >= 1, fn, "cudaOccupancyMaxActiveBlocksPerMultiprocessor failed or reported 0 CTAs per SM");
+  caps.ctas_per_sm = per_sm;
+  return caps;
+}
+
+DecodeProblem decode_problem(const PagedAttentionArgs& args, std::span<const std::int32_t> kv_lens_host) {
+  const AttentionShape s = check_paged_attention_args(args, "decode_problem", Backend::kCuda);
+  DecodeProblem p;
+  p.num_seqs = s.num_seqs;
+  p.num_q_heads = s.num_q_heads;
+  p.num_kv_heads = s.num_kv_heads;
+  p.head_dim = s.head_dim;
+  p.dtype = s.dtype;
+  p.kv_lens = kv_lens_host;
+  return p;
+}
+
+void paged_decode(const PagedAttentionArgs& a, const DecodePlan& plan, void* workspace,
+                  std::size_t workspace_bytes, CudaStream stream) {
+  const char* fn = "paged_decode";
+  const AttentionShape s = check_paged_attention_args(a, fn, Backend::kCuda);
+  require(s.decode, fn, "query_starts must be empty for decode (one query per sequence); use paged_prefill");
+  const DecodeTile tile = decode_tile(static_cast<std::int32_t>(dtype_size(s.dtype)), s.head_dim);
+  const std::int32_t head_groups = (s.group_size() + tile.heads_per_cta - 1) / tile.heads_per_cta;
+  require(plan.heads_per_cta == tile.heads_per_cta && plan.head_groups == head_groups, fn,
+          "plan has " + std::to_string(plan.head_groups) + " head groups of " +
+              std::to_string(plan.heads_per_cta) + "; these arguments need " + std::to_string(head_groups) +
+              " of " + std::to_string(tile.heads_per_cta) + " (plan made for other arguments?)");
+  const bool v2 = plan.algo == DecodeAlgo::kV2;
+  if (v2) {
+    require(plan.partition_size >= 1 && plan.max_partitions >= 1 &&
+                plan.max_partitions <= limits::kMaxDecodePartitions,
+            fn, "v2 plan needs partition_size >= 1 and max_partitions in [1, " +
+                    std::to_string(limits::kMaxDecodePartitions) + "]");
+    const DecodeWorkspaceLayout ws =
+        decode_workspace_layout(s.num_seqs, s.num_q_heads, plan.max_partitions, s.head_dim);
+    require(plan.partial_out_offset == ws.partial_out_offset && plan.partial_lse_offset == ws.partial_lse_offset, fn,
+            "plan's workspace layout does not match these arguments (plan made for other arguments?)");
+    require(workspace != nullptr && workspace_bytes >= ws.bytes, fn,
+            "v2 needs a workspace of " + std::to_string(ws.bytes) + " bytes, got " +
+                std::to_string(workspace_bytes));
+    require(reinterpret_cast<std::uintptr_t>(workspace) % 256 == 0, fn, "workspace must be 256-byte aligned");
+  }
+  const std::int64_t ctas = static_cast<std::int64_t>(s.num_seqs) * s.num_kv_heads * head_groups;
+  require(ctas <= std::numeric_limits<std::int32_t>::max(), fn, "too many sequences x heads for one launch");
+  if (s.num_seqs == 0) return;
+
+  detail::DecodeParams p;
+  p.query = a.query.data;
+  p.q_stride_seq = a.query.stride[0];
+  p.q_stride_head = a.query.stride[1];
+  p.out = a.out.data;
+  p.o_stride_seq = a.out.stride[0];
+  p.o_stride_head = a.out.stride[1];
+  p.k_cache = a.k_cache.data;
+  p.v_cache = a.v_cache.data;
+  p.geo = kv_cache_geometry(a.k_cache, fn);
+  p.block_shift = 0;
+  while ((1 << p.block_shift) < s.block_size) ++p.block_shift;
+  p.table = BlockTableView{a.block_table.as<const std::int32_t>(), a.block_table.stride[0]};
+  p.kv_lens = a.kv_lens.as<const std::int32_t>();
+  p.alibi_slopes = a.alibi_slopes.empty() ? nullptr : a.alibi_slopes.as<const float>();
+  p.scale_log2 = a.scale * detail::kLog2e;
+  p.num_seqs = s.num_seqs;
+  p.num_q_heads = s.num_q_heads;
+  p.num_kv_heads = s.num_kv_heads;
+  p.group_size = s.group_size();
+  p.head_groups = head_groups;
+  p.head_dim = s.head_dim;
+  p.partition_size = v2 ? plan.partition_size : 0;
+  p.max_partitions = v2 ? plan.max_partitions : 1;
+  if (v2) {
+    p.partial_out = reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_out_offset);
+    p.partial_lse = reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_lse_offset);
+  }
+  cudaStream_t st = stream;
+  detail::dispatch_dtype(s.dtype, fn, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    detail::dispatch_head_dim(s.head_dim, fn, [&](auto d) {
+      detail::launch_decode_kernel<T, decltype(d)::value>(p, st);
+    });
+    detail::check_launch(fn, v2 ? "paged_decode_kernel (v2 partitions)" : "paged_decode_kernel (v1)");
+    if (v2) {
+      detail::launch_decode_merge<T>(p, st);
+      detail::check_launch(fn, "decode_merge_kernel");
+    }
+  });
+}
+
+}  // namespace pagesim::kernels

@@ -1,0 +1,11 @@
+// Explicit instantiations of the tensor-core prefill kernel for __nv_bfloat16.
+#include "kernels/cuda/prefill_mma.cuh"
+
+namespace pagesim::kernels::detail {
+PAGESIM_INSTANTIATE_PREFILL_MMA(__nv_bfloat16, 64)
+PAGESIM_INSTANTIATE_PREFILL_MMA(__nv_bfloat16, 80)
+PAGESIM_INSTANTIATE_PREFILL_MMA(__nv_bfloat16, 96)
+PAGESIM_INSTANTIATE_PREFILL_MMA(__nv_bfloat16, 112)
+PAGESIM_INSTANTIATE_PREFILL_MMA(__nv_bfloat16, 128)
+PAGESIM_INSTANTIATE_PREFILL_MMA(__nv_bfloat16, 256)
+}  // namespace pagesim::kernels::detail

@@ -1,0 +1,83 @@
+// Host side of paged prefill: validation, plan checks and dispatch.
+#include <cuda_runtime.h>
+
+#include <string>
+#include <type_traits>
+
+#include "kernels/arg_check.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/dispatch.h"
+#include "kernels/cuda/prefill_params.h"
+#include "kernels/kv_layout.h"
+#include "kernels/paged_attention.h"
+
+namespace pagesim::kernels {
+
+using detail::require;
+
+PrefillProblem prefill_problem(const PagedAttentionArgs& args, std::int32_t max_query_len) {
+  const AttentionShape s = check_paged_attention_args(args, "prefill_problem", Backend::kCuda);
+  PrefillProblem p;
+  p.num_seqs = s.num_seqs;
+  p.num_q_heads = s.num_q_heads;
+  p.num_kv_heads = s.num_kv_heads;
+  p.head_dim = s.head_dim;
+  p.dtype = s.dtype;
+  p.max_query_len = max_query_len;
+  return p;
+}
+
+void paged_prefill(const PagedAttentionArgs& a, const PrefillPlan& plan, CudaStream stream) {
+  const char* fn = "paged_prefill";
+  const AttentionShape s = check_paged_attention_args(a, fn, Backend::kCuda);
+  require(!s.decode, fn, "needs query_starts (prefill); use paged_decode for one query per sequence");
+  const PrefillTile tile = prefill_tile(s.dtype, s.head_dim);
+  require(plan.tile.rows == tile.rows && plan.tile.keys == tile.keys && plan.kv_heads == s.num_kv_heads &&
+              plan.num_seqs == s.num_seqs && plan.smem_bytes == prefill_smem_bytes(s.dtype, s.head_dim),
+          fn, "plan does not match these arguments (made for another dtype, head size, head count or batch?)");
+  require(plan.row_tiles >= 0, fn, "plan has a negative tile count");
+  require(static_cast<std::int64_t>(plan.row_tiles) * tile.rows <=
+              static_cast<std::int64_t>(s.num_query_tokens) * s.group_size() + tile.rows,
+          fn, "plan's max_query_len exceeds the number of query rows");
+  if (s.num_seqs == 0 || plan.row_tiles == 0) return;
+
+  detail::PrefillParams p;
+  p.query = a.query.data;
+  p.q_stride_token = a.query.stride[0];
+  p.q_stride_head = a.query.stride[1];
+  p.out = a.out.data;
+  p.o_stride_token = a.out.stride[0];
+  p.o_stride_head = a.out.stride[1];
+  p.k_cache = a.k_cache.data;
+  p.v_cache = a.v_cache.data;
+  p.geo = kv_cache_geometry(a.k_cache, fn);
+  while ((1 << p.block_shift) < s.block_size) ++p.block_shift;
+  p.table = BlockTableView{a.block_table.as<const std::int32_t>(), a.block_table.stride[0]};
+  p.kv_lens = a.kv_lens.as<const std::int32_t>();
+  p.query_starts = a.query_starts.as<const std::int32_t>();
+  p.alibi_slopes = a.alibi_slopes.empty() ? nullptr : a.alibi_slopes.as<const float>();
+  p.scale_log2 = a.scale * detail::kLog2e;
+  p.num_q_heads = s.num_q_heads;
+  p.num_kv_heads = s.num_kv_heads;
+  p.group_size = s.group_size();
+  p.row_tiles = plan.row_tiles;
+
+  const dim3 grid(static_cast<unsigned>(plan.row_tiles), static_cast<unsigned>(plan.kv_heads),
+                  static_cast<unsigned>(plan.num_seqs));
+  cudaStream_t st = stream;
+  detail::dispatch_dtype(s.dtype, fn, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    detail::dispatch_head_dim(s.head_dim, fn, [&](auto d) {
+      constexpr int D = decltype(d)::value;
+      if constexpr (std::is_same_v<T, float>) {
+        detail::launch_prefill_simt<D>(p, grid, plan.smem_bytes, st);
+      } else {
+        detail::launch_prefill_mma<T, D>(p, grid, plan.smem_bytes, st);
+      }
+    });
+  });
+  detail::check_launch(fn, s.dtype == DType::kFloat32 ? "paged_prefill_simt_kernel" : "paged_prefill_mma_kernel");
+}
+
+}  // namespace pagesim::kernels

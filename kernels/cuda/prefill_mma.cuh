@@ -1,0 +1,264 @@
+// Paged prefill attention with tensor cores (fp16 / bf16) — included only by
+// prefill_{f16,bf16}.cu.
+//
+// One CTA = one sequence x one KV head x kRows packed query rows (row = token * group +
+// head in group). 8 warps, 16 rows each. K/V tiles of kKeys tokens stream through a
+// 2-stage cp.async pipeline into padded shared memory (row stride head_dim + 8 elements, so
+// ldmatrix rows hit distinct bank groups); keys past the tile's causal limit are zero-filled,
+// never read. Per tile and warp: S = Q K^T with mma.sync m16n8k16 (Q fragments kept in
+// registers for head_dim <= 128), base-2 online softmax on the fp32 accumulators, P rounded to
+// T and fed straight from the accumulator layout as the A operand of O += P V (V through
+// ldmatrix.trans). Masking (causal limit, beyond-context keys) is applied only on tiles that
+// cross the diagonal; ALiBi on every tile when enabled. Output is O / l in T.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <limits>
+
+#include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/prefill_params.h"
+#include "kernels/prefill_plan.h"
+
+namespace pagesim::kernels::detail {
+
+template <class T, int D>
+struct PrefillMmaTraits {
+  static constexpr PrefillTile kTile = prefill_tile(kDTypeOf<T>, D);
+  static constexpr int kWarps = kTile.warps;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kRows = kTile.rows;
+  static constexpr int kKeys = kTile.keys;
+  static constexpr int kStride = D + kTile.row_pad;  // shared-memory row stride, elements
+  static constexpr int kStages = kTile.stages;
+  static constexpr bool kQInRegisters = kTile.q_in_registers;
+  static constexpr int kKSteps = D / 16;     // k-steps of S = Q K^T
+  static constexpr int kNTiles = kKeys / 8;  // n8 tiles of S
+  static constexpr int kDTiles = D / 8;      // n8 tiles of O
+  static constexpr int kChunks = D / 8;      // 16-byte chunks per row
+  static constexpr std::size_t kSmemBytes = prefill_smem_bytes(kDTypeOf<T>, D);
+
+  static_assert(kTile.tensor_cores, "fp16/bf16 tiles use tensor cores");
+  static_assert(sizeof(T) == 2, "mma.sync m16n8k16 takes 16-bit operands");
+  static_assert(D % 16 == 0, "head_dim must be a multiple of the mma k-step (16)");
+  static_assert(kRows == 16 * kWarps, "each warp owns one m16 row tile");
+  static_assert(kKeys % 16 == 0 && kDTiles % 2 == 0, "x4 ldmatrix loads two n8 tiles at once");
+  static_assert((kStride * sizeof(T)) % 16 == 0, "ldmatrix / cp.async rows are 16-byte aligned");
+  static_assert(((kStride * sizeof(T)) / 16) % 2 == 1, "odd 16-byte row stride: conflict-free ldmatrix");
+  static_assert(kStages == 2, "the pipeline below is double-buffered");
+  static_assert(kSmemBytes == sizeof(T) * kStride * (kRows + 2 * kStages * kKeys), "smem layout");
+};
+
+template <class T, int D>
+__global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
+    paged_prefill_mma_kernel(const PrefillParams p) {
+  using Tr = PrefillMmaTraits<T, D>;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* sQ = reinterpret_cast<T*>(smem_raw);
+  T* sK = sQ + Tr::kRows * Tr::kStride;
+  T* sV = sK + Tr::kStages * Tr::kKeys * Tr::kStride;
+
+  const int seq = static_cast<int>(blockIdx.z);
+  const int kv_head = static_cast<int>(blockIdx.y);
+  const int tile = p.row_tiles - 1 - static_cast<int>(blockIdx.x);  // late (heavy) tiles first
+  const int q0 = p.query_starts[seq];
+  const int q_len = p.query_starts[seq + 1] - q0;
+  const int group = p.group_size;
+  const int rows_total = q_len * group;
+  const int r0 = tile * Tr::kRows;
+  if (r0 >= rows_total) return;  // uniform across the CTA
+  const int kv_len = p.kv_lens[seq];
+  const int hist = kv_len - q_len;
+  const int t_first = r0 / group;
+  const int t_last = (min(r0 + Tr::kRows, rows_total) - 1) / group;
+  const int key_end = hist + t_last + 1;  // keys any row of the tile sees (<= kv_len)
+  const int diag = hist + t_first;        // keys beyond it are masked for some row
+  const int n_tiles = (key_end + Tr::kKeys - 1) / Tr::kKeys;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const T* qg = static_cast<const T*>(p.query);
+  const T* kc = static_cast<const T*>(p.k_cache);
+  const T* vc = static_cast<const T*>(p.v_cache);
+
+  // Q tile -> shared memory (rows past the sequence are zero).
+  for (int i = tid; i < Tr::kRows * Tr::kChunks; i += Tr::kThreads) {
+    const int row = i / Tr::kChunks;
+    const int c = i % Tr::kChunks;
+    const int r = r0 + row;
+    const bool valid = r < rows_total;
+    const T* src = valid ? qg + (q0 + r / group) * p.q_stride_token +
+                               (kv_head * group + r % group) * p.q_stride_head + c * 8
+                         : qg;
+    cp_async_16(sQ + row * Tr::kStride + c * 8, src, valid);
+  }
+  auto load_kv = [&](int j, int stage) {
+    T* dk = sK + stage * Tr::kKeys * Tr::kStride;
+    T* dv = sV + stage * Tr::kKeys * Tr::kStride;
+    for (int i = tid; i < Tr::kKeys * Tr::kChunks; i += Tr::kThreads) {
+      const int row = i / Tr::kChunks;
+      const int c = i % Tr::kChunks;
+      const int key = j * Tr::kKeys + row;
+      const bool valid = key < key_end;
+      const std::int64_t off = valid ? token_offset(p.geo, p.table, seq, key, kv_head, p.block_shift) : 0;
+      cp_async_16(dk + row * Tr::kStride + c * 8, kc + off + c * 8, valid);
+      cp_async_16(dv + row * Tr::kStride + c * 8, vc + off + c * 8, valid);
+    }
+  };
+  load_kv(0, 0);
+  cp_async_commit();
+
+  // The two rows this thread holds in mma accumulator layout: lane / 4 and lane / 4 + 8.
+  int pos[2];
+  float slope[2];
+  bool row_valid[2];
+  int out_token[2], out_head[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = r0 + warp * 16 + lane / 4 + 8 * h;
+    row_valid[h] = r < rows_total;
+    out_token[h] = r / group;
+    out_head[h] = kv_head * group + r % group;
+    pos[h] = row_valid[h] ? hist + out_token[h] : kv_len - 1;
+    slope[h] = (p.alibi_slopes != nullptr && row_valid[h]) ? p.alibi_slopes[out_head[h]] * kLog2e : 0.f;
+  }
+
+  float o[Tr::kDTiles][4];
+#pragma unroll
+  for (int i = 0; i < Tr::kDTiles; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+  float m[2] = {kNegInf, kNegInf};
+  float l[2] = {0.f, 0.f};
+  uint32_t qf[Tr::kQInRegisters ? Tr::kKSteps : 1][4];
+
+  const T* q_frag_base = sQ + (warp * 16 + lane % 16) * Tr::kStride + (lane / 16) * 8;
+  for (int j = 0; j < n_tiles; ++j) {
+    if (j + 1 < n_tiles) {
+      load_kv(j + 1, (j + 1) % 2);
+      cp_async_commit();
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    if constexpr (Tr::kQInRegisters) {
+      if (j == 0) {
+#pragma unroll
+        for (int kk = 0; kk < Tr::kKSteps; ++kk) ldmatrix_x4(qf[kk], q_frag_base + kk * 16);
+      }
+    }
+    const T* k_tile = sK + (j % 2) * Tr::kKeys * Tr::kStride;
+    const T* v_tile = sV + (j % 2) * Tr::kKeys * Tr::kStride;
+
+    // S = Q K^T (fp32).
+    float s[Tr::kNTiles][4];
+#pragma unroll
+    for (int i = 0; i < Tr::kNTiles; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+    const T* k_frag_base = k_tile + (lane % 8 + (lane / 16) * 8) * Tr::kStride + ((lane / 8) % 2) * 8;
+#pragma unroll
+    for (int kk = 0; kk < Tr::kKSteps; ++kk) {
+      uint32_t a[4];
+      if constexpr (Tr::kQInRegisters) {
+#pragma unroll
+        for (int x = 0; x < 4; ++x) a[x] = qf[kk][x];
+      } else {
+        ldmatrix_x4(a, q_frag_base + kk * 16);
+      }
+#pragma unroll
+      for (int np = 0; np < Tr::kNTiles / 2; ++np) {
+        uint32_t b[4];
+        ldmatrix_x4(b, k_frag_base + np * 16 * Tr::kStride + kk * 16);
+        mma_16816<T>(s[2 * np], a, b[0], b[1]);
+        mma_16816<T>(s[2 * np + 1], a, b[2], b[3]);
+      }
+    }
+
+    // Scale to base 2, ALiBi, causal mask (only where the tile crosses the diagonal).
+    const int key0 = j * Tr::kKeys;
+    const bool need_mask = key0 + Tr::kKeys - 1 > diag;
+    const bool alibi = p.alibi_slopes != nullptr;
+#pragma unroll
+    for (int nt = 0; nt < Tr::kNTiles; ++nt) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int h = c / 2;
+        const int key = key0 + nt * 8 + (lane % 4) * 2 + (c % 2);
+        float x = s[nt][c] * p.scale_log2;
+        if (alibi) x += slope[h] * static_cast<float>(key - pos[h]);
+        if (need_mask && key > pos[h]) x = kNegInf;
+        s[nt][c] = x;
+      }
+    }
+
+    // Online softmax per row; P overwrites S.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float mx = m[h];
+#pragma unroll
+      for (int nt = 0; nt < Tr::kNTiles; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_use = mx == kNegInf ? 0.f : mx;
+      const float alpha = fast_exp2(m[h] - m_use);
+      m[h] = mx;
+      l[h] *= alpha;
+#pragma unroll
+      for (int dt = 0; dt < Tr::kDTiles; ++dt) {
+        o[dt][2 * h] *= alpha;
+        o[dt][2 * h + 1] *= alpha;
+      }
+#pragma unroll
+      for (int nt = 0; nt < Tr::kNTiles; ++nt) {
+        s[nt][2 * h] = fast_exp2(s[nt][2 * h] - m_use);
+        s[nt][2 * h + 1] = fast_exp2(s[nt][2 * h + 1] - m_use);
+        l[h] += s[nt][2 * h] + s[nt][2 * h + 1];
+      }
+    }
+
+    // O += P V.
+    const T* v_frag_base = v_tile + (lane % 8 + ((lane / 8) % 2) * 8) * Tr::kStride + (lane / 16) * 8;
+#pragma unroll
+    for (int kt = 0; kt < Tr::kKeys / 16; ++kt) {
+      const uint32_t a[4] = {pack2<T>(s[2 * kt][0], s[2 * kt][1]), pack2<T>(s[2 * kt][2], s[2 * kt][3]),
+                             pack2<T>(s[2 * kt + 1][0], s[2 * kt + 1][1]),
+                             pack2<T>(s[2 * kt + 1][2], s[2 * kt + 1][3])};
+#pragma unroll
+      for (int dp = 0; dp < Tr::kDTiles / 2; ++dp) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, v_frag_base + kt * 16 * Tr::kStride + dp * 16);
+        mma_16816<T>(o[2 * dp], a, b[0], b[1]);
+        mma_16816<T>(o[2 * dp + 1], a, b[2], b[3]);
+      }
+    }
+    __syncthreads();  // this stage is refilled next iteration
+  }
+
+  // Epilogue: complete row sums across the quad, normalise, store.
+  T* og = static_cast<T*>(p.out);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    if (!row_valid[h]) continue;
+    const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
+    T* dst = og + (q0 + out_token[h]) * p.o_stride_token + out_head[h] * p.o_stride_head + (lane % 4) * 2;
+#pragma unroll
+    for (int dt = 0; dt < Tr::kDTiles; ++dt) {
+      *reinterpret_cast<uint32_t*>(dst + dt * 8) = pack2<T>(o[dt][2 * h] * inv, o[dt][2 * h + 1] * inv);
+    }
+  }
+}
+
+template <class T, int D>
+void launch_prefill_mma(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream) {
+  using Tr = PrefillMmaTraits<T, D>;
+  cudaFuncSetAttribute(paged_prefill_mma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                       static_cast<int>(smem));
+  paged_prefill_mma_kernel<T, D><<<grid, Tr::kThreads, smem, stream>>>(p);
+}
+
+#define PAGESIM_INSTANTIATE_PREFILL_MMA(T, D) \
+  template void launch_prefill_mma<T, D>(const PrefillParams&, dim3, std::size_t, cudaStream_t);
+
+}  // namespace pagesim::kernels::detail

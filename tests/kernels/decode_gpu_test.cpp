@@ -1,0 +1,223 @@
+// CUDA paged decode (v1, v2 and the planner's choice) against the dense CPU reference over
+// dtypes x head sizes x block sizes x GQA ratios, each batch holding awkward lengths (0, 1,
+// block - 1, block, block + 1, ~1k), random block tables with shared blocks and NaN in every
+// unowned slot; long contexts (8k, 32k) separately; 64-bit offsets with a > 2^31-element
+// cache. Skips (with a message) where no GPU is present, except the validation tests, which
+// never reach the device.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gpu_test_support.h"
+#include "kernels/kernel_error.h"
+#include "kernels/paged_attention.h"
+
+namespace pagesim::kernels {
+namespace {
+
+using testing::AttentionProblem;
+using testing::DeviceBuffer;
+using testing::DeviceProblem;
+using testing::ProblemSpec;
+
+enum class Mode { kV1, kV2, kAuto };
+
+const char* mode_name(Mode m) { return m == Mode::kV1 ? "v1" : m == Mode::kV2 ? "v2" : "auto"; }
+
+// Runs decode on the device in `mode` and checks it against the dense reference.
+void check_decode(const AttentionProblem& p, Mode mode, std::int32_t partition_size, const std::string& label) {
+  DeviceProblem dev(p);
+  const PagedAttentionArgs args = dev.args();
+  const DecodeProblem problem = decode_problem(args, p.batch().kv_lens);
+  DecodePlan plan;
+  if (mode == Mode::kAuto) {
+    plan = plan_decode(problem, decode_device_caps(p.spec().dtype, p.spec().head_dim));
+  } else {
+    plan = make_decode_plan(problem, mode == Mode::kV1 ? DecodeAlgo::kV1 : DecodeAlgo::kV2, partition_size);
+  }
+  DeviceBuffer workspace(plan.workspace_bytes);
+  paged_decode(args, plan, workspace.get(), workspace.bytes(), nullptr);
+  std::vector<std::byte> out_storage;
+  const TensorView out = dev.download_output(out_storage);
+  std::vector<float> ref = testing::dense_reference(p);
+  testing::expect_matches_reference(out, testing::reference_view(p, ref), p.spec().dtype,
+                                    label + " " + mode_name(mode) + " (" + decode_algo_name(plan.algo) +
+                                        ", partition " + std::to_string(plan.partition_size) + ")");
+}
+
+// dtype, head_dim, block_size, group size (1, 4, 8)
+using GridParam = std::tuple<DType, int, int, int>;
+
+class kernels_decode_gpu : public ::testing::TestWithParam<GridParam> {};
+
+TEST_P(kernels_decode_gpu, MatchesReference) {
+  PAGESIM_REQUIRE_GPU();
+  const auto [dtype, d, bs, group] = GetParam();
+  ProblemSpec spec;
+  spec.dtype = dtype;
+  spec.head_dim = d;
+  spec.block_size = bs;
+  spec.num_kv_heads = 2;
+  spec.num_q_heads = 2 * group;
+  spec.kv_lens = {0, 1, bs - 1, bs, bs + 1, 1000, 1031};  // odd batch size
+  spec.shared_prefix_blocks = 3;
+  spec.query_magnitude = 2;
+  spec.seed = static_cast<std::uint64_t>(d * 1000 + bs * 10 + group);
+  const AttentionProblem p(spec);
+  for (Mode m : {Mode::kV1, Mode::kV2, Mode::kAuto}) check_decode(p, m, 256, "grid");
+}
+
+std::string grid_name(const ::testing::TestParamInfo<GridParam>& info) {
+  const auto [t, d, b, g] = info.param;
+  return std::string(dtype_name(t)) + "_d" + std::to_string(d) + "_b" + std::to_string(b) + "_g" + std::to_string(g);
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, kernels_decode_gpu,
+                         ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
+                                            ::testing::Values(64, 80, 96, 112, 128, 256),
+                                            ::testing::Values(8, 16, 32), ::testing::Values(1, 4, 8)),
+                         grid_name);
+
+// ALiBi, NHD layout, MQA and many heads per group (several CTAs per KV head).
+class kernels_decode_gpu_options : public ::testing::TestWithParam<DType> {};
+
+TEST_P(kernels_decode_gpu_options, AlibiNhdAndMqa) {
+  PAGESIM_REQUIRE_GPU();
+  ProblemSpec spec;
+  spec.dtype = GetParam();
+  spec.head_dim = 128;
+  spec.block_size = 16;
+  spec.kv_lens = {1, 15, 17, 333, 2048};
+  spec.alibi = true;
+  spec.num_q_heads = 12;
+  spec.num_kv_heads = 4;
+  check_decode(AttentionProblem(spec), Mode::kV1, 0, "alibi");
+  check_decode(AttentionProblem(spec), Mode::kV2, 512, "alibi");
+  spec.alibi = false;
+  spec.layout = KvLayout::kNHD;
+  check_decode(AttentionProblem(spec), Mode::kV1, 0, "nhd");
+  check_decode(AttentionProblem(spec), Mode::kV2, 256, "nhd");
+  spec.layout = KvLayout::kHND;
+  spec.num_q_heads = 32;  // MQA: 8 CTAs per KV head
+  spec.num_kv_heads = 1;
+  spec.alibi = true;
+  check_decode(AttentionProblem(spec), Mode::kV1, 0, "mqa");
+  check_decode(AttentionProblem(spec), Mode::kV2, 1024, "mqa");
+}
+
+std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, kernels_decode_gpu_options,
+                         ::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32), dtype_param_name);
+
+// Long contexts: v1 walks 32k tokens in one CTA; v2 splits and merges.
+using LongParam = std::tuple<DType, int, int>;  // dtype, head_dim, context
+class kernels_decode_gpu_long : public ::testing::TestWithParam<LongParam> {};
+
+TEST_P(kernels_decode_gpu_long, MatchesReference) {
+  PAGESIM_REQUIRE_GPU();
+  const auto [dtype, d, ctx] = GetParam();
+  ProblemSpec spec;
+  spec.dtype = dtype;
+  spec.head_dim = d;
+  spec.block_size = 16;
+  spec.num_q_heads = 8;
+  spec.num_kv_heads = 2;
+  spec.kv_lens = {ctx, ctx - 17, 3};
+  spec.shared_prefix_blocks = 64;
+  spec.alibi = d == 128;
+  const AttentionProblem p(spec);
+  for (Mode m : {Mode::kV1, Mode::kV2, Mode::kAuto}) check_decode(p, m, 512, "long");
+}
+
+std::string long_name(const ::testing::TestParamInfo<LongParam>& info) {
+  const auto [t, d, c] = info.param;
+  return std::string(dtype_name(t)) + "_d" + std::to_string(d) + "_ctx" + std::to_string(c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Contexts, kernels_decode_gpu_long,
+                         ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
+                                            ::testing::Values(64, 128, 256), ::testing::Values(8192, 32768)),
+                         long_name);
+
+// A cache of more than 2^31 elements per tensor, with the batch's blocks at the top of it:
+// every offset computed in 32 bits would be wrong. ~4.3 GB per cache (f16).
+TEST(kernels_decode_gpu_large, OffsetsBeyond2Pow31Elements) {
+  PAGESIM_REQUIRE_GPU();
+  ProblemSpec spec;
+  spec.dtype = DType::kFloat16;
+  spec.head_dim = 128;
+  spec.block_size = 16;
+  spec.num_q_heads = 8;
+  spec.num_kv_heads = 2;
+  spec.kv_lens = {100, 37};
+  spec.spare_blocks = 0;
+  const AttentionProblem p(spec);
+  const std::int64_t block_elems = 2LL * 16 * 128;
+  const std::int32_t big_blocks = 600000;  // 600000 * 4096 > 2^31
+  const std::int32_t base = big_blocks - p.num_blocks();
+  ASSERT_GT(static_cast<std::int64_t>(base) * block_elems, (1LL << 31));
+  const std::size_t bytes = static_cast<std::size_t>(big_blocks) * static_cast<std::size_t>(block_elems) * 2;
+  DeviceBuffer k(bytes), v(bytes);
+  const std::size_t small = p.k_cache_bytes().size();
+  testing::cuda_ok(cudaMemcpy(static_cast<char*>(k.get()) + (bytes - small), p.k_cache_bytes().data(), small,
+                              cudaMemcpyHostToDevice), "copy K");
+  testing::cuda_ok(cudaMemcpy(static_cast<char*>(v.get()) + (bytes - small), p.v_cache_bytes().data(), small,
+                              cudaMemcpyHostToDevice), "copy V");
+  std::vector<std::int32_t> table = p.batch().block_table;
+  for (std::int32_t& b : table) b = b < 0 ? b : b + base;
+  DeviceBuffer dtable = DeviceBuffer::from(table);
+  DeviceProblem dev(p);
+  PagedAttentionArgs args = dev.args();
+  args.k_cache = kv_cache_view(k.get(), DType::kFloat16, KvLayout::kHND, big_blocks, 2, 16, 128);
+  args.v_cache = kv_cache_view(v.get(), DType::kFloat16, KvLayout::kHND, big_blocks, 2, 16, 128);
+  args.block_table.data = dtable.get();
+  for (DecodeAlgo algo : {DecodeAlgo::kV1, DecodeAlgo::kV2}) {
+    dev.poison_output();
+    const DecodePlan plan = make_decode_plan(decode_problem(args, p.batch().kv_lens), algo, 256);
+    DeviceBuffer ws(plan.workspace_bytes);
+    paged_decode(args, plan, ws.get(), ws.bytes(), nullptr);
+    std::vector<std::byte> storage;
+    const TensorView out = dev.download_output(storage);
+    std::vector<float> ref = testing::dense_reference(p);
+    testing::expect_matches_reference(out, testing::reference_view(p, ref), DType::kFloat16,
+                                      std::string("large cache ") + decode_algo_name(algo));
+  }
+}
+
+// Validation happens on the host before any CUDA call: these run without a GPU.
+TEST(kernels_decode_gpu_validation, BadArgumentsThrowBeforeLaunch) {
+  ProblemSpec spec;
+  spec.dtype = DType::kFloat16;
+  spec.head_dim = 64;
+  spec.kv_lens = {5};
+  const AttentionProblem p(spec);
+  std::vector<std::byte> out(static_cast<std::size_t>(p.num_query_tokens() * 4 * 64 * 2));
+  PagedAttentionArgs a = p.paged_args(TensorView::contiguous(out.data(), DType::kFloat16, {1, 4, 64}));
+  const DecodePlan plan = make_decode_plan(decode_problem(a, p.batch().kv_lens), DecodeAlgo::kV1, 0);
+  PagedAttentionArgs bad = a;
+  bad.query.shape[2] = bad.out.shape[2] = bad.k_cache.shape[3] = bad.v_cache.shape[3] = 72;
+  EXPECT_THROW(paged_decode(bad, plan, nullptr, 0, nullptr), KernelError);
+  bad = a;
+  bad.out.dtype = DType::kBFloat16;
+  EXPECT_THROW(paged_decode(bad, plan, nullptr, 0, nullptr), KernelError);
+  DecodePlan v2 = make_decode_plan(decode_problem(a, p.batch().kv_lens), DecodeAlgo::kV2, 256);
+  try {
+    paged_decode(a, v2, nullptr, 0, nullptr);  // no workspace
+    FAIL();
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("v2 needs a workspace"), std::string::npos) << e.what();
+  }
+  DecodePlan other = plan;
+  other.head_groups = 3;
+  EXPECT_THROW(paged_decode(a, other, nullptr, 0, nullptr), KernelError);
+  a.query_starts = p.batch().query_starts_view();
+  EXPECT_THROW(paged_decode(a, plan, nullptr, 0, nullptr), KernelError);  // prefill args
+  EXPECT_THROW(decode_device_caps(DType::kInt32, 64), KernelError);
+}
+
+}  // namespace
+}  // namespace pagesim::kernels

@@ -1,0 +1,144 @@
+// CUDA paged prefill (tensor cores for f16/bf16, CUDA cores for f32) against the dense CPU
+// reference: dtypes x head sizes x block sizes (8 ... 128) x GQA ratios, each batch mixing
+// fresh prompts and chunks with history (query_len < kv_len), lengths 1, block +- 1 and
+// tile +- 1; long histories (8k, 32k) separately. Skips where no GPU is present.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gpu_test_support.h"
+#include "kernels/kernel_error.h"
+#include "kernels/paged_attention.h"
+
+namespace pagesim::kernels {
+namespace {
+
+using testing::AttentionProblem;
+using testing::DeviceProblem;
+using testing::ProblemSpec;
+
+void check_prefill(const AttentionProblem& p, const std::string& label) {
+  DeviceProblem dev(p);
+  const PagedAttentionArgs args = dev.args();
+  const PrefillPlan plan = plan_prefill(prefill_problem(args, p.batch().max_query_len));
+  paged_prefill(args, plan, nullptr);
+  std::vector<std::byte> storage;
+  const TensorView out = dev.download_output(storage);
+  std::vector<float> ref = testing::dense_reference(p);
+  testing::expect_matches_reference(out, testing::reference_view(p, ref), p.spec().dtype, label);
+}
+
+// dtype, head_dim, block_size, group size
+using GridParam = std::tuple<DType, int, int, int>;
+class kernels_prefill_gpu : public ::testing::TestWithParam<GridParam> {};
+
+TEST_P(kernels_prefill_gpu, MatchesReference) {
+  PAGESIM_REQUIRE_GPU();
+  const auto [dtype, d, bs, group] = GetParam();
+  ProblemSpec spec;
+  spec.dtype = dtype;
+  spec.head_dim = d;
+  spec.block_size = bs;
+  spec.num_kv_heads = 2;
+  spec.num_q_heads = 2 * group;
+  // (kv_len, query_len): single token, block - 1, block + 1, history + chunk, a tile of 128
+  // packed rows +- 1 (for group 1), a longer prompt.
+  spec.kv_lens = {1, bs - 1, bs + 1, 2 * bs + 3, 127, 129, 300, 300};
+  spec.query_lens = {1, bs - 1, bs + 1, bs, 127, 129, 300, 45};
+  spec.shared_prefix_blocks = 1;
+  spec.query_magnitude = 2;
+  spec.alibi = (d + bs) % 3 == 0;  // a spread of cases with ALiBi
+  spec.seed = static_cast<std::uint64_t>(d * 1000 + bs * 10 + group);
+  check_prefill(AttentionProblem(spec), "grid");
+}
+
+std::string grid_name(const ::testing::TestParamInfo<GridParam>& info) {
+  const auto [t, d, b, g] = info.param;
+  return std::string(dtype_name(t)) + "_d" + std::to_string(d) + "_b" + std::to_string(b) + "_g" + std::to_string(g);
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, kernels_prefill_gpu,
+                         ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
+                                            ::testing::Values(64, 80, 96, 112, 128, 256),
+                                            ::testing::Values(8, 16, 32, 128), ::testing::Values(1, 4, 8)),
+                         grid_name);
+
+class kernels_prefill_gpu_options : public ::testing::TestWithParam<DType> {};
+
+TEST_P(kernels_prefill_gpu_options, NhdMqaAndEmptyQueries) {
+  PAGESIM_REQUIRE_GPU();
+  ProblemSpec spec;
+  spec.dtype = GetParam();
+  spec.head_dim = 128;
+  spec.block_size = 16;
+  spec.layout = KvLayout::kNHD;
+  spec.num_q_heads = 16;
+  spec.num_kv_heads = 1;  // MQA: 16 packed rows per token
+  spec.alibi = true;
+  spec.kv_lens = {40, 17, 0, 64};
+  spec.query_lens = {40, 0, 0, 9};  // sequences with no query rows
+  check_prefill(AttentionProblem(spec), "nhd mqa");
+}
+
+std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, kernels_prefill_gpu_options,
+                         ::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32), dtype_param_name);
+
+// Long histories: a chunk of queries over 8k / 32k cached tokens.
+using LongParam = std::tuple<DType, int>;  // dtype, context
+class kernels_prefill_gpu_long : public ::testing::TestWithParam<LongParam> {};
+
+TEST_P(kernels_prefill_gpu_long, MatchesReference) {
+  PAGESIM_REQUIRE_GPU();
+  const auto [dtype, ctx] = GetParam();
+  ProblemSpec spec;
+  spec.dtype = dtype;
+  spec.head_dim = 128;
+  spec.block_size = 16;
+  spec.num_q_heads = 4;
+  spec.num_kv_heads = 1;
+  spec.kv_lens = {ctx, 1000};
+  spec.query_lens = {ctx == 8192 ? 256 : 32, 1000};
+  check_prefill(AttentionProblem(spec), "long");
+}
+
+std::string long_name(const ::testing::TestParamInfo<LongParam>& info) {
+  const auto [t, c] = info.param;
+  return std::string(dtype_name(t)) + "_ctx" + std::to_string(c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Contexts, kernels_prefill_gpu_long,
+                         ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
+                                            ::testing::Values(8192, 32768)),
+                         long_name);
+
+TEST(kernels_prefill_gpu_validation, BadArgumentsThrowBeforeLaunch) {
+  ProblemSpec spec;
+  spec.dtype = DType::kBFloat16;
+  spec.head_dim = 64;
+  spec.kv_lens = {5};
+  spec.query_lens = {5};
+  const AttentionProblem p(spec);
+  std::vector<std::byte> out(static_cast<std::size_t>(5 * 4 * 64 * 2));
+  PagedAttentionArgs a = p.paged_args(TensorView::contiguous(out.data(), DType::kBFloat16, {5, 4, 64}));
+  const PrefillPlan plan = plan_prefill(prefill_problem(a, 5));
+  PagedAttentionArgs decode_args = a;
+  decode_args.query_starts = {};
+  decode_args.query.shape[0] = decode_args.out.shape[0] = 1;
+  EXPECT_THROW(paged_prefill(decode_args, plan, nullptr), KernelError);
+  PrefillPlan other = plan;
+  other.kv_heads = 2;
+  EXPECT_THROW(paged_prefill(a, other, nullptr), KernelError);
+  PrefillProblem f16 = prefill_problem(a, 5);
+  f16.dtype = DType::kFloat32;
+  EXPECT_THROW(paged_prefill(a, plan_prefill(f16), nullptr), KernelError);  // plan for another dtype
+  PagedAttentionArgs bad = a;
+  bad.k_cache.shape[2] = bad.v_cache.shape[2] = 24;  // block size 24
+  EXPECT_THROW(paged_prefill(bad, plan, nullptr), KernelError);
+}
+
+}  // namespace
+}  // namespace pagesim::kernels
