@@ -21,19 +21,28 @@ Simulation::Simulation(traces::RequestSource& source, Scheduler& scheduler, cons
     prefix_block_size_ = paged->block_size();
 }
 
-bool Simulation::pull_next_arrival() {
+bool Simulation::read_next() {
   next_ = source_.next();
-  if (!next_) return false;
-  queue_->push(next_->arrival_s, EventKind::kArrival);
-  return true;
+  return next_.has_value();
+}
+
+void Simulation::on_arrivals() {
+  // Every request arriving at this instant joins before anything is planned (the artifact's
+  // Poisson-per-quantum arrivals come in bunches with one timestamp); only the first later
+  // arrival gets an event.
+  const double t = now();
+  do {
+    on_arrival();
+  } while (next_ && next_->arrival_s <= t);
+  if (next_) queue_->push(next_->arrival_s, EventKind::kArrival);
 }
 
 void Simulation::run(const ProgressFn& progress) {
-  pull_next_arrival();
+  if (read_next()) queue_->push(next_->arrival_s, EventKind::kArrival);
   std::int64_t next_report = 4096;
   while (auto e = queue_->pop()) {
     if (e->kind == EventKind::kArrival) {
-      on_arrival();
+      on_arrivals();
       if (!busy_) start_iteration();
     } else {
       busy_ = false;
@@ -72,7 +81,7 @@ void Simulation::on_arrival() {
   ++arrived_;
   metrics_.on_arrival();
   scheduler_.add_request(r);
-  pull_next_arrival();
+  read_next();
 }
 
 void Simulation::start_iteration() {

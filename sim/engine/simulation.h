@@ -48,11 +48,12 @@ class Simulation {
   std::int64_t iterations() const { return iterations_; }
 
  private:
-  void on_arrival();
+  void on_arrival();   // takes next_ in
+  void on_arrivals();  // on_arrival for every request arriving now
   void start_iteration();
   void apply_plan(double end);
   void emit_token(Request* r, double t);
-  bool pull_next_arrival();
+  bool read_next();  // reads the next request into next_; false at the end
 
   traces::RequestSource& source_;
   Scheduler& scheduler_;

@@ -46,12 +46,18 @@ bool Scheduler::can_ever_schedule(const Request& r, std::string* why) const {
     return false;
   }
   if (paged_) {
+    // Most blocks the group ever holds: the full prompt blocks (shared), and per sequence a
+    // copy of the partial last prompt block grown to prompt + output - 1 tokens; plus one
+    // free block per sequence, which the conservative slot check demands even at the last
+    // step — without it a request filling the pool would preempt itself forever.
     const std::int64_t bs = paged_->block_size();
-    const std::int64_t worst = blocks_for(r.prompt_tokens, bs) +
-                               std::int64_t{r.width()} * (blocks_for(r.output_tokens, bs) + 1);
+    const std::int64_t w = r.width();
+    const std::int64_t own = blocks_for(r.prompt_tokens % bs + std::max<std::int64_t>(r.output_tokens - 1, 0), bs);
+    const std::int64_t worst = r.prompt_tokens / bs + w * own + w;
     if (worst + watermark_blocks() > paged_->num_blocks()) {
-      *why = fmt::format("with {} sequences it may need {} blocks (+{} watermark) of a pool of {}", r.width(),
-                         worst, watermark_blocks(), paged_->num_blocks());
+      *why = fmt::format("with {} sequence(s) it may need {} blocks (incl. one free per sequence) + {} watermark, "
+                         "more than the pool's {}",
+                         w, worst, watermark_blocks(), paged_->num_blocks());
       return false;
     }
   }

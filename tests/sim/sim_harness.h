@@ -1,0 +1,99 @@
+// Test harness: runs a Simulation over a hand-written trace with a constant cost model and
+// keeps every request's record and every iteration's row for exact checks.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "allocator/kv_allocator.h"
+#include "allocator/paged/paged_allocator.h"
+#include "sim/cost/constant_cost_model.h"
+#include "sim/engine/simulation.h"
+#include "sim/metrics/metrics.h"
+#include "sim/scheduler/scheduler.h"
+#include "traces/vector_source.h"
+
+namespace pagesim::sim::testing {
+
+inline traces::TraceRequest trace_req(std::uint64_t id, double t, std::int64_t prompt, std::int64_t output,
+                                      std::int32_t n = 1, std::int32_t beam = 1) {
+  traces::TraceRequest r;
+  r.id = id;
+  r.arrival_s = t;
+  r.prompt_tokens = prompt;
+  r.output_tokens = output;
+  r.n = n;
+  r.beam_width = beam;
+  return r;
+}
+
+// One CSV row as a map from header name to text.
+using Row = std::map<std::string, std::string>;
+
+inline std::vector<Row> parse_csv(const std::string& text) {
+  std::vector<Row> rows;
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> f;
+    std::stringstream ss(l);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    return f;
+  };
+  if (std::getline(in, line)) header = split(line);
+  while (std::getline(in, line)) {
+    auto f = split(line);
+    Row r;
+    for (std::size_t i = 0; i < header.size() && i < f.size(); ++i) r[header[i]] = f[i];
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+struct Outcome {
+  std::vector<Row> requests;    // in finishing order
+  std::vector<Row> iterations;  // every iteration
+  Summary summary;
+  std::int64_t iterations_run = 0;
+
+  const Row& request(std::uint64_t id) const {
+    for (const auto& r : requests)
+      if (r.at("id") == std::to_string(id)) return r;
+    throw std::out_of_range("no request " + std::to_string(id));
+  }
+  double value(std::uint64_t id, const char* column) const { return std::stod(request(id).at(column)); }
+};
+
+// Runs `trace` through `kind` over `allocator` with a ConstantCostModel (seconds per
+// iteration `a`, per swapped block `swap_s`).
+inline Outcome simulate(std::vector<traces::TraceRequest> trace, alloc::KvAllocator& allocator,
+                        const SchedulerSettings& settings, double a = 1.0, double swap_s = 0.0,
+                        std::uint64_t seed = 0) {
+  traces::VectorSource source(std::move(trace));
+  auto scheduler = make_scheduler(settings, allocator);
+  ConstantCostCoefficients k;
+  k.seconds_per_iteration = a;
+  k.seconds_per_swap_block = swap_s;
+  ConstantCostModel cost(k);
+  std::ostringstream req_csv, it_csv;
+  MetricsSettings ms;
+  ms.kv_bytes_per_token = 1.0;
+  if (auto* p = dynamic_cast<alloc::PagedAllocator*>(&allocator)) ms.block_size = p->block_size();
+  Metrics metrics(ms, &req_csv, &it_csv);
+  EngineSettings es;
+  es.seed = seed;
+  Simulation sim(source, *scheduler, cost, metrics, es);
+  sim.run();
+  Outcome o;
+  o.summary = metrics.finish(sim.now(), 0, 0);
+  o.requests = parse_csv(req_csv.str());
+  o.iterations = parse_csv(it_csv.str());
+  o.iterations_run = sim.iterations();
+  return o;
+}
+
+}  // namespace pagesim::sim::testing
