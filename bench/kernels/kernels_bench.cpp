@@ -1,0 +1,454 @@
+// pagesim_kernels_bench: speed of the paged-attention kernels on the GPU it runs on.
+//
+// Decode: achieved bandwidth = (bytes of K and V read for every context token + Q read +
+// output written) / time. Prefill: TFLOP/s = 4 * head_dim * (visible (query, key) pairs,
+// causal) * query heads / time. Every case runs on a random block table (paged) and on the
+// identity table (each sequence's blocks contiguous: the "contiguous KV" baseline of the same
+// kernel). Timing: CUDA events around each launch, 3 warm-ups, median of --repeats (>= 20)
+// runs; when a case's working set is below 256 MB the L2 is flushed (a memset of twice its
+// size) before every timed run, outside the events. Inputs are random, never zeros.
+//
+// Usage: pagesim_kernels_bench [--csv FILE] [--md FILE] [--repeats N] [--only decode|prefill]
+//        [--quick]
+// Exits non-zero, with a message, on a bad flag or a CUDA error; skips (exit 0, message)
+// when no GPU is present.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/half.h"
+#include "kernels/kernel_error.h"
+#include "kernels/kv_layout.h"
+#include "kernels/paged_attention.h"
+
+namespace pk = pagesim::kernels;
+
+namespace {
+
+void cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+  }
+}
+
+struct Buffer {
+  void* p = nullptr;
+  std::size_t bytes = 0;
+  explicit Buffer(std::size_t n) : bytes(n) { cuda(cudaMalloc(&p, std::max<std::size_t>(n, 256)), "cudaMalloc"); }
+  ~Buffer() { cudaFree(p); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+// Random values in [-1, 1] of `dtype` over `bytes` of device memory: one 64 MB random tile
+// uploaded repeatedly (fast for multi-GB caches; the repetition does not matter for speed).
+void fill_random(void* dst, std::size_t bytes, pk::DType dtype, std::uint64_t seed) {
+  const std::size_t tile = std::min<std::size_t>(bytes, 64u << 20);
+  std::vector<std::uint8_t> host(tile);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  if (dtype == pk::DType::kFloat32) {
+    for (std::size_t i = 0; i + 4 <= tile; i += 4) {
+      const float f = dist(rng);
+      std::memcpy(&host[i], &f, 4);
+    }
+  } else {
+    for (std::size_t i = 0; i + 2 <= tile; i += 2) {
+      const float f = dist(rng);
+      const std::uint16_t b = dtype == pk::DType::kFloat16 ? pk::float_to_half_bits(f) : pk::float_to_bf16_bits(f);
+      std::memcpy(&host[i], &b, 2);
+    }
+  }
+  for (std::size_t off = 0; off < bytes; off += tile) {
+    cuda(cudaMemcpy(static_cast<char*>(dst) + off, host.data(), std::min(tile, bytes - off), cudaMemcpyHostToDevice),
+         "upload");
+  }
+}
+
+struct Timing {
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+};
+
+// Times `run` (which enqueues work on the default stream).
+template <class F>
+Timing time_it(F&& run, int repeats, bool flush, void* flush_buf, std::size_t flush_bytes) {
+  cudaEvent_t a, b;
+  cuda(cudaEventCreate(&a), "cudaEventCreate");
+  cuda(cudaEventCreate(&b), "cudaEventCreate");
+  for (int i = 0; i < 3; ++i) run();
+  cuda(cudaDeviceSynchronize(), "warm-up");
+  std::vector<double> ms;
+  for (int i = 0; i < repeats; ++i) {
+    if (flush) cuda(cudaMemsetAsync(flush_buf, i & 0xff, flush_bytes), "L2 flush");
+    cuda(cudaEventRecord(a), "cudaEventRecord");
+    run();
+    cuda(cudaEventRecord(b), "cudaEventRecord");
+    cuda(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float t = 0;
+    cuda(cudaEventElapsedTime(&t, a, b), "cudaEventElapsedTime");
+    ms.push_back(t);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(ms.begin(), ms.end());
+  const std::size_t n = ms.size();
+  return {n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2, ms.front(), ms.back()};
+}
+
+struct Row {
+  std::string kernel, name, dtype, table, algo;
+  int head_dim = 0, block_size = 0, batch = 0, q_heads = 0, kv_heads = 0;
+  std::int64_t context = 0, query_len = 0;
+  Timing t;
+  double bytes = 0, flops = 0;
+  double value = 0;  // TB/s (decode, copy) or TFLOP/s (prefill)
+  std::string unit;
+  double target = 0;  // same unit; 0 = none
+  double vs_identity = 0;  // paged / identity speed, for paged rows
+};
+
+struct Env {
+  int repeats = 30;
+  std::size_t l2_bytes = 0;
+  void* flush_buf = nullptr;
+  std::size_t flush_bytes = 0;
+  static constexpr double kFlushBelow = 256.0 * 1024 * 1024;
+};
+
+std::size_t elem(pk::DType t) { return pk::dtype_size(t); }
+
+// Paged block table: a seeded permutation of the blocks; identity: sequence s owns blocks
+// s * blocks_per_seq + i.
+std::vector<std::int32_t> make_table(int batch, std::int64_t blocks_per_seq, bool paged, std::uint64_t seed) {
+  std::vector<std::int32_t> t(static_cast<std::size_t>(batch * blocks_per_seq));
+  std::iota(t.begin(), t.end(), 0);
+  if (paged) std::shuffle(t.begin(), t.end(), std::mt19937_64(seed));
+  return t;
+}
+
+struct DecodeCase {
+  std::string name;
+  pk::DType dtype;
+  int head_dim, block_size, batch, context, q_heads, kv_heads;
+  double target_tbps;
+  std::string force;  // "", "v1", "v2"
+};
+
+std::vector<Row> run_decode(const DecodeCase& c, Env& env) {
+  const std::int64_t blocks_per_seq = (c.context + c.block_size - 1) / c.block_size;
+  const auto num_blocks = static_cast<std::int32_t>(c.batch * blocks_per_seq);
+  const std::size_t cache_bytes =
+      static_cast<std::size_t>(pk::kv_cache_elements(num_blocks, c.kv_heads, c.block_size, c.head_dim)) * elem(c.dtype);
+  Buffer k(cache_bytes), v(cache_bytes);
+  fill_random(k.p, cache_bytes, c.dtype, 1);
+  fill_random(v.p, cache_bytes, c.dtype, 2);
+  const std::size_t q_bytes = static_cast<std::size_t>(c.batch) * c.q_heads * c.head_dim * elem(c.dtype);
+  Buffer q(q_bytes), out(q_bytes);
+  fill_random(q.p, q_bytes, c.dtype, 3);
+  std::vector<std::int32_t> lens(static_cast<std::size_t>(c.batch), c.context);
+  Buffer dlens(lens.size() * 4);
+  cuda(cudaMemcpy(dlens.p, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice), "upload lens");
+  pk::PagedAttentionArgs a;
+  a.query = pk::TensorView::contiguous(q.p, c.dtype, {c.batch, c.q_heads, c.head_dim});
+  a.out = pk::TensorView::contiguous(out.p, c.dtype, {c.batch, c.q_heads, c.head_dim});
+  a.k_cache = pk::kv_cache_view(k.p, c.dtype, pk::KvLayout::kHND, num_blocks, c.kv_heads, c.block_size, c.head_dim);
+  a.v_cache = pk::kv_cache_view(v.p, c.dtype, pk::KvLayout::kHND, num_blocks, c.kv_heads, c.block_size, c.head_dim);
+  a.kv_lens = pk::TensorView::contiguous(dlens.p, pk::DType::kInt32, {c.batch});
+  a.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const pk::DecodeProblem problem = pk::decode_problem(a, lens);
+  pk::DecodePlan plan;
+  if (c.force.empty()) {
+    plan = pk::plan_decode(problem, pk::decode_device_caps(c.dtype, c.head_dim));
+  } else {
+    plan = pk::make_decode_plan(problem, c.force == "v1" ? pk::DecodeAlgo::kV1 : pk::DecodeAlgo::kV2, 512);
+  }
+  Buffer ws(plan.workspace_bytes);
+  const double bytes = 2.0 * static_cast<double>(cache_bytes) / static_cast<double>(num_blocks * c.block_size) *
+                           static_cast<double>(c.batch) * c.context +
+                       2.0 * static_cast<double>(q_bytes);
+  const bool flush = bytes < Env::kFlushBelow;
+  std::vector<Row> rows;
+  for (bool paged : {false, true}) {
+    const std::vector<std::int32_t> table = make_table(c.batch, blocks_per_seq, paged, 7);
+    Buffer dtable(table.size() * 4);
+    cuda(cudaMemcpy(dtable.p, table.data(), table.size() * 4, cudaMemcpyHostToDevice), "upload table");
+    a.block_table = pk::TensorView::contiguous(dtable.p, pk::DType::kInt32, {c.batch, blocks_per_seq});
+    Row r;
+    r.kernel = "decode";
+    r.name = c.name;
+    r.dtype = pk::dtype_name(c.dtype);
+    r.table = paged ? "paged" : "identity";
+    r.algo = std::string(pk::decode_algo_name(plan.algo)) +
+             (plan.algo == pk::DecodeAlgo::kV2 ? "/" + std::to_string(plan.partition_size) : "");
+    r.head_dim = c.head_dim;
+    r.block_size = c.block_size;
+    r.batch = c.batch;
+    r.q_heads = c.q_heads;
+    r.kv_heads = c.kv_heads;
+    r.context = c.context;
+    r.query_len = 1;
+    r.t = time_it([&] { pk::paged_decode(a, plan, ws.p, ws.bytes, nullptr); }, env.repeats, flush, env.flush_buf,
+                  env.flush_bytes);
+    r.bytes = bytes;
+    r.value = bytes / (r.t.median_ms * 1e-3) / 1e12;
+    r.unit = "TB/s";
+    r.target = c.target_tbps;
+    rows.push_back(r);
+  }
+  rows[1].vs_identity = rows[1].value / rows[0].value;
+  return rows;
+}
+
+struct PrefillCase {
+  std::string name;
+  pk::DType dtype;
+  int head_dim, block_size, batch, query_len, history, q_heads, kv_heads;
+  double target_tflops;
+};
+
+std::vector<Row> run_prefill(const PrefillCase& c, Env& env) {
+  const int context = c.history + c.query_len;
+  const std::int64_t blocks_per_seq = (context + c.block_size - 1) / c.block_size;
+  const auto num_blocks = static_cast<std::int32_t>(c.batch * blocks_per_seq);
+  const std::size_t cache_bytes =
+      static_cast<std::size_t>(pk::kv_cache_elements(num_blocks, c.kv_heads, c.block_size, c.head_dim)) * elem(c.dtype);
+  Buffer k(cache_bytes), v(cache_bytes);
+  fill_random(k.p, cache_bytes, c.dtype, 1);
+  fill_random(v.p, cache_bytes, c.dtype, 2);
+  const std::int64_t tokens = static_cast<std::int64_t>(c.batch) * c.query_len;
+  const std::size_t q_bytes = static_cast<std::size_t>(tokens) * c.q_heads * c.head_dim * elem(c.dtype);
+  Buffer q(q_bytes), out(q_bytes);
+  fill_random(q.p, q_bytes, c.dtype, 3);
+  std::vector<std::int32_t> lens(static_cast<std::size_t>(c.batch), context), starts(static_cast<std::size_t>(c.batch) + 1);
+  for (int s = 0; s <= c.batch; ++s) starts[static_cast<std::size_t>(s)] = s * c.query_len;
+  Buffer dlens(lens.size() * 4), dstarts(starts.size() * 4);
+  cuda(cudaMemcpy(dlens.p, lens.data(), lens.size() * 4, cudaMemcpyHostToDevice), "upload lens");
+  cuda(cudaMemcpy(dstarts.p, starts.data(), starts.size() * 4, cudaMemcpyHostToDevice), "upload starts");
+  pk::PagedAttentionArgs a;
+  a.query = pk::TensorView::contiguous(q.p, c.dtype, {tokens, c.q_heads, c.head_dim});
+  a.out = pk::TensorView::contiguous(out.p, c.dtype, {tokens, c.q_heads, c.head_dim});
+  a.k_cache = pk::kv_cache_view(k.p, c.dtype, pk::KvLayout::kHND, num_blocks, c.kv_heads, c.block_size, c.head_dim);
+  a.v_cache = pk::kv_cache_view(v.p, c.dtype, pk::KvLayout::kHND, num_blocks, c.kv_heads, c.block_size, c.head_dim);
+  a.kv_lens = pk::TensorView::contiguous(dlens.p, pk::DType::kInt32, {c.batch});
+  a.query_starts = pk::TensorView::contiguous(dstarts.p, pk::DType::kInt32, {c.batch + 1});
+  a.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  // Visible (query, key) pairs per sequence and head: q * h + q (q + 1) / 2.
+  const double pairs = static_cast<double>(c.query_len) * c.history +
+                       static_cast<double>(c.query_len) * (c.query_len + 1) / 2.0;
+  const double flops = 4.0 * c.head_dim * pairs * c.q_heads * c.batch;
+  const double working_set = 2.0 * static_cast<double>(cache_bytes) + 2.0 * static_cast<double>(q_bytes);
+  const bool flush = working_set < Env::kFlushBelow;
+  std::vector<Row> rows;
+  for (bool paged : {false, true}) {
+    const std::vector<std::int32_t> table = make_table(c.batch, blocks_per_seq, paged, 11);
+    Buffer dtable(table.size() * 4);
+    cuda(cudaMemcpy(dtable.p, table.data(), table.size() * 4, cudaMemcpyHostToDevice), "upload table");
+    a.block_table = pk::TensorView::contiguous(dtable.p, pk::DType::kInt32, {c.batch, blocks_per_seq});
+    const pk::PrefillPlan plan = pk::plan_prefill(pk::prefill_problem(a, c.query_len));
+    Row r;
+    r.kernel = "prefill";
+    r.name = c.name;
+    r.dtype = pk::dtype_name(c.dtype);
+    r.table = paged ? "paged" : "identity";
+    r.algo = plan.tile.tensor_cores ? "mma" : "simt";
+    r.head_dim = c.head_dim;
+    r.block_size = c.block_size;
+    r.batch = c.batch;
+    r.q_heads = c.q_heads;
+    r.kv_heads = c.kv_heads;
+    r.context = context;
+    r.query_len = c.query_len;
+    r.t = time_it([&] { pk::paged_prefill(a, plan, nullptr); }, env.repeats, flush, env.flush_buf, env.flush_bytes);
+    r.flops = flops;
+    r.value = flops / (r.t.median_ms * 1e-3) / 1e12;
+    r.unit = "TFLOP/s";
+    r.target = c.target_tflops;
+    rows.push_back(r);
+  }
+  rows[1].vs_identity = rows[1].value / rows[0].value;
+  return rows;
+}
+
+// Device-to-device copy: the practical bandwidth ceiling (bytes read + written).
+Row copy_ceiling(Env& env) {
+  const std::size_t bytes = std::size_t{2} << 30;
+  Buffer a(bytes), b(bytes);
+  fill_random(a.p, bytes, pk::DType::kFloat16, 5);
+  Row r;
+  r.kernel = "copy";
+  r.name = "cudaMemcpy D2D 2 GiB";
+  r.table = "-";
+  r.algo = "-";
+  r.dtype = "-";
+  r.t = time_it([&] { cuda(cudaMemcpyAsync(b.p, a.p, bytes, cudaMemcpyDeviceToDevice), "copy"); }, env.repeats,
+                false, nullptr, 0);
+  r.bytes = 2.0 * static_cast<double>(bytes);
+  r.value = r.bytes / (r.t.median_ms * 1e-3) / 1e12;
+  r.unit = "TB/s";
+  return r;
+}
+
+std::string fmt(double x, int prec) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(prec);
+  os << x;
+  return os.str();
+}
+
+void write_outputs(const std::vector<Row>& rows, const std::string& csv, const std::string& md,
+                   const std::string& header) {
+  if (!csv.empty()) {
+    std::ofstream f(csv);
+    if (!f) throw std::runtime_error("cannot write " + csv);
+    f << "kernel,case,dtype,head_dim,block_size,batch,context,query_len,q_heads,kv_heads,table,algo,median_ms,"
+         "min_ms,max_ms,bytes,flops,value,unit,target,vs_identity\n";
+    for (const Row& r : rows) {
+      f << r.kernel << ',' << '"' << r.name << '"' << ',' << r.dtype << ',' << r.head_dim << ',' << r.block_size << ','
+        << r.batch << ',' << r.context << ',' << r.query_len << ',' << r.q_heads << ',' << r.kv_heads << ','
+        << r.table << ',' << r.algo << ',' << fmt(r.t.median_ms, 4) << ',' << fmt(r.t.min_ms, 4) << ','
+        << fmt(r.t.max_ms, 4) << ',' << fmt(r.bytes, 0) << ',' << fmt(r.flops, 0) << ',' << fmt(r.value, 3) << ','
+        << r.unit << ',' << fmt(r.target, 3) << ',' << fmt(r.vs_identity, 3) << '\n';
+    }
+  }
+  std::ostringstream t;
+  t << header << "\n\n| kernel | case | dtype | d | block | batch | context | q/kv heads | table | algo | median ms | "
+               "result | target | paged/identity |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    const std::string target = r.target > 0 ? fmt(r.target, 2) + " " + r.unit + (r.value >= r.target ? " (met)" : " (MISSED)") : "";
+    t << "| " << r.kernel << " | " << r.name << " | " << r.dtype << " | " << r.head_dim << " | " << r.block_size
+      << " | " << r.batch << " | " << r.context << " | " << r.q_heads << "/" << r.kv_heads << " | " << r.table
+      << " | " << r.algo << " | " << fmt(r.t.median_ms, 4) << " | " << fmt(r.value, 3) << " " << r.unit << " | "
+      << target << " | " << (r.vs_identity > 0 ? fmt(100 * r.vs_identity, 1) + "%" : "") << " |\n";
+  }
+  std::cout << t.str() << std::flush;
+  if (!md.empty()) {
+    std::ofstream f(md);
+    if (!f) throw std::runtime_error("cannot write " + md);
+    f << t.str();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string csv, md, only;
+  Env env;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "pagesim_kernels_bench: " << arg << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--csv") csv = value();
+    else if (arg == "--md") md = value();
+    else if (arg == "--repeats") env.repeats = std::atoi(value().c_str());
+    else if (arg == "--only") only = value();
+    else if (arg == "--quick") quick = true;
+    else {
+      std::cerr << "pagesim_kernels_bench: unknown flag " << arg
+                << " (expected --csv FILE, --md FILE, --repeats N, --only decode|prefill, --quick)\n";
+      return 2;
+    }
+  }
+  if (env.repeats < 20) {
+    std::cerr << "pagesim_kernels_bench: --repeats must be >= 20 (median of at least 20 runs)\n";
+    return 2;
+  }
+  if (!only.empty() && only != "decode" && only != "prefill") {
+    std::cerr << "pagesim_kernels_bench: --only takes decode or prefill, got " << only << "\n";
+    return 2;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::cout << "pagesim_kernels_bench: no CUDA device; nothing measured\n";
+    return 0;
+  }
+  try {
+    cudaDeviceProp prop{};
+    cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    env.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+    env.flush_bytes = 2 * env.l2_bytes;
+    Buffer flush(env.flush_bytes);
+    env.flush_buf = flush.p;
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    std::ostringstream header;
+    header << "device: " << prop.name << ", " << prop.multiProcessorCount << " SMs, L2 " << (env.l2_bytes >> 20)
+           << " MiB, " << (prop.totalGlobalMem >> 30) << " GiB; driver " << driver << ", runtime " << runtime
+           << "; median of " << env.repeats << " runs, CUDA events";
+
+    using pk::DType;
+    const DType f16 = DType::kFloat16, bf16 = DType::kBFloat16;
+    std::vector<DecodeCase> decode = {
+        {"b64 x 4k, MHA 32/32", f16, 128, 16, 64, 4096, 32, 32, 2.8, ""},
+        {"b64 x 4k, GQA 32/8", f16, 128, 16, 64, 4096, 32, 8, 0.8 * 3.35, ""},
+        {"b1 x 64k, MHA 32/32", f16, 128, 16, 1, 65536, 32, 32, 0.8 * 3.35, ""},
+        {"b1 x 64k, MHA 32/32 (v1 forced)", f16, 128, 16, 1, 65536, 32, 32, 0, "v1"},
+        {"b64 x 4k, MHA (v1 forced)", f16, 128, 16, 64, 4096, 32, 32, 0, "v1"},
+        {"b64 x 4k, MHA (v2 forced)", f16, 128, 16, 64, 4096, 32, 32, 0, "v2"},
+        {"b1 x 64k, GQA 32/8", f16, 128, 16, 1, 65536, 32, 8, 0, ""},
+        {"b256 x 1k, MHA", f16, 128, 16, 256, 1024, 32, 32, 0, ""},
+        {"b8 x 16k, GQA 32/8", f16, 128, 16, 8, 16384, 32, 8, 0, ""},
+        {"b64 x 4k, MHA, bf16", bf16, 128, 16, 64, 4096, 32, 32, 0, ""},
+        {"b64 x 4k, MHA, block 8", f16, 128, 8, 64, 4096, 32, 32, 0, ""},
+        {"b64 x 4k, MHA, block 32", f16, 128, 32, 64, 4096, 32, 32, 0, ""},
+        {"b64 x 4k, MHA, d 64", f16, 64, 16, 64, 4096, 32, 32, 0, ""},
+        {"b64 x 4k, MHA, d 256", f16, 256, 16, 64, 4096, 16, 16, 0, ""},
+    };
+    std::vector<PrefillCase> prefill = {
+        {"1 x 4k causal, MHA 32/32", f16, 128, 16, 1, 4096, 0, 32, 32, 300},
+        {"1 x 4k causal, GQA 32/8", f16, 128, 16, 1, 4096, 0, 32, 8, 0},
+        {"1 x 4k causal, bf16", bf16, 128, 16, 1, 4096, 0, 32, 32, 0},
+        {"4 x 2k causal", f16, 128, 16, 4, 2048, 0, 32, 32, 0},
+        {"1 x 8k causal", f16, 128, 16, 1, 8192, 0, 32, 32, 0},
+        {"16 x 512 causal", f16, 128, 16, 16, 512, 0, 32, 32, 0},
+        {"1 x 512 over 8k history", f16, 128, 16, 1, 512, 8192, 32, 8, 0},
+        {"1 x 4k causal, block 64", f16, 128, 64, 1, 4096, 0, 32, 32, 0},
+        {"1 x 4k causal, d 64", f16, 64, 16, 1, 4096, 0, 32, 32, 0},
+        {"1 x 4k causal, d 256", f16, 256, 16, 1, 4096, 0, 16, 16, 0},
+    };
+    if (quick) {
+      decode.resize(3);
+      prefill.resize(1);
+    }
+    std::vector<Row> rows;
+    rows.push_back(copy_ceiling(env));
+    if (only != "prefill") {
+      for (const DecodeCase& c : decode) {
+        for (Row& r : run_decode(c, env)) rows.push_back(r);
+        std::cerr << "done: decode " << c.name << "\n";
+      }
+    }
+    if (only != "decode") {
+      for (const PrefillCase& c : prefill) {
+        for (Row& r : run_prefill(c, env)) rows.push_back(r);
+        std::cerr << "done: prefill " << c.name << "\n";
+      }
+    }
+    write_outputs(rows, csv, md, header.str());
+  } catch (const std::exception& e) {
+    std::cerr << "pagesim_kernels_bench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
