@@ -58,7 +58,7 @@ def read_sweep(out_dir):
         return list(csv.DictReader(f))
 
 
-def memory_bars(rows, out_dir, paper, title):
+def memory_bars(rows, out_dir, paper, title, dest=None):
     labels = [r["label"] for r in rows]
     fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(rows) * (2 if paper else 1), 4.2))
     xs, names = [], []
@@ -92,10 +92,28 @@ def memory_bars(rows, out_dir, paper, title):
     ax.set_ylim(0, 100)
     ax.set_title(title)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    save(fig, out_dir, "memory_bars")
+    save(fig, dest or out_dir, "memory_bars")
 
 
-def fragmentation(rows, out_dir, title, window):
+def binned(t, series, bins=1500):
+    """Means over equal time bins, so long runs plot (and save) at a bounded size."""
+    if len(t) <= bins:
+        return t, series
+    t0, t1 = t[0], t[-1]
+    width = (t1 - t0) / bins or 1.0
+    sums = [[0.0] * bins for _ in CLASSES]
+    counts = [0] * bins
+    for i, x in enumerate(t):
+        b = min(int((x - t0) / width), bins - 1)
+        counts[b] += 1
+        for k, c in enumerate(CLASSES):
+            sums[k][b] += series[c][i]
+    keep = [b for b in range(bins) if counts[b]]
+    return ([t0 + (b + 0.5) * width for b in keep],
+            {c: [sums[k][b] / counts[b] for b in keep] for k, c in enumerate(CLASSES)})
+
+
+def fragmentation(rows, out_dir, title, window, dest=None):
     fig, axes = plt.subplots(len(rows), 1, figsize=(8, 2.0 * len(rows)), sharex=True, squeeze=False)
     for ax, r in zip(axes[:, 0], rows):
         path = os.path.join(out_dir, r["point"], "iterations.csv")
@@ -106,8 +124,9 @@ def fragmentation(rows, out_dir, title, window):
                 t.append(float(it["start_s"]))
                 for c in CLASSES:
                     series[c].append(100.0 * float(it[c]) / cap)
+        t, series = binned(t, series)
         ax.stackplot(t, [series[c] for c in CLASSES], colors=[COLORS[c] for c in CLASSES],
-                     labels=[LABELS[c] for c in CLASSES], linewidth=0)
+                     labels=[LABELS[c] for c in CLASSES], linewidth=0, rasterized=True)
         if window:
             ax.axvspan(window[0], window[1], color="black", alpha=0.06, linewidth=0)
         ax.set_ylim(0, 100)
@@ -115,7 +134,7 @@ def fragmentation(rows, out_dir, title, window):
     axes[0, 0].set_title(title)
     axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     axes[-1, 0].set_xlabel("simulated time (s)" + ("; shaded: measurement window" if window else ""))
-    save(fig, out_dir, "fragmentation")
+    save(fig, dest or out_dir, "fragmentation")
 
 
 def main():

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs every vLLM-paper experiment and regenerates REPORT.md and figures/ beside this file.
+#   experiments/vllm_paper/run_all.sh            (results in out/vllm_paper/)
+# PAGESIM=path/to/pagesim to use an existing binary; otherwise build-main/ is built.
+# About 15 s of simulation on 2 cores once built.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+out=${OUT:-out/vllm_paper}
+if [ -z "${PAGESIM:-}" ]; then
+  cmake -S . -B build-main -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_BUILD_TESTS=OFF \
+    -DPAGESIM_ENABLE_CUDA=OFF >/dev/null
+  cmake --build build-main --target pagesim >/dev/null
+  PAGESIM=build-main/pagesim
+fi
+run() { echo "== pagesim run $*"; "$PAGESIM" run "$@" -q >/dev/null; }
+
+for f in fig2 fig13a fig15 fig12 ablation_block_size ablation_preemption calibration; do
+  run "$here/$f.yaml" --out "$out/$f"
+done
+# The same figures over seeds 0-4, and the calibration cases at the offered loads of
+# Fig. 2 (4 req/s) and Fig. 13a (2 req/s).
+run "$here/fig2.yaml" --out "$out/fig2_seeds" --set 'sweep.seed=[0, 1, 2, 3, 4]' --set output.iterations_stride=0
+run "$here/fig13a.yaml" --out "$out/fig13a_seeds" --set 'sweep.seed=[0, 1, 2, 3, 4]' --set output.iterations_stride=0
+run "$here/calibration.yaml" --out "$out/calibration_4rps" --set workload.arrival.rate=4
+run "$here/calibration.yaml" --out "$out/calibration_2rps" --set workload.arrival.rate=2
+
+bash .ci/python python/make_report.py "$out" "$here"
