@@ -233,6 +233,7 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
     }
     __syncthreads();  // this stage is refilled next iteration
   }
+  cp_async_wait<0>();  // nothing in flight at exit, even when no key tile ran
 
   // Epilogue: complete row sums across the quad, normalise, store.
   T* og = static_cast<T*>(p.out);

@@ -110,6 +110,24 @@ TEST_P(kernels_decode_gpu_options, AlibiNhdAndMqa) {
 
 std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
 
+// Block sizes beyond the main grid: 1 (a contiguous allocator's slots) up to 1024.
+TEST_P(kernels_decode_gpu_options, ExtremeBlockSizes) {
+  PAGESIM_REQUIRE_GPU();
+  for (int bs : {1, 2, 64, 1024}) {
+    ProblemSpec spec;
+    spec.dtype = GetParam();
+    spec.head_dim = 64;
+    spec.block_size = bs;
+    spec.num_q_heads = 8;
+    spec.num_kv_heads = 2;
+    spec.kv_lens = {1, 3, bs + 1, 700};
+    spec.shared_prefix_blocks = 1;
+    const AttentionProblem p(spec);
+    check_decode(p, Mode::kV1, 0, "block " + std::to_string(bs));
+    check_decode(p, Mode::kV2, 256, "block " + std::to_string(bs));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, kernels_decode_gpu_options,
                          ::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32), dtype_param_name);
 

@@ -84,6 +84,21 @@ TEST_P(kernels_prefill_gpu_options, NhdMqaAndEmptyQueries) {
 
 std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
 
+TEST_P(kernels_prefill_gpu_options, ExtremeBlockSizes) {
+  PAGESIM_REQUIRE_GPU();
+  for (int bs : {1, 2, 512, 1024}) {
+    ProblemSpec spec;
+    spec.dtype = GetParam();
+    spec.head_dim = 64;
+    spec.block_size = bs;
+    spec.num_q_heads = 8;
+    spec.num_kv_heads = 2;
+    spec.kv_lens = {1, 3, 200, 1100};
+    spec.query_lens = {1, 3, 150, 70};
+    check_prefill(AttentionProblem(spec), "block " + std::to_string(bs));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, kernels_prefill_gpu_options,
                          ::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32), dtype_param_name);
 
