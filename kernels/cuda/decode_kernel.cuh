@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(DecodeTraits<T, D>::kThreads, 3)
   // Queries of this CTA's heads, pre-scaled into base 2; ALiBi slopes likewise.
   float q[Tr::kHeads][Tr::kElemsPerLane];
   float slope[Tr::kHeads];
-  const T* qbase = static_cast<const T*>(p.query) + seq * p.q_stride_seq;
+  const T* qbase = static_cast<const T*>(p.query) + seq * p.q_stride_token;
 #pragma unroll
   for (int h = 0; h < Tr::kHeads; ++h) {
     slope[h] = (h < nheads && p.alibi_slopes != nullptr) ? p.alibi_slopes[head0 + h] * kLog2e : 0.f;
@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(DecodeTraits<T, D>::kThreads, 3)
     for (int g = 0; g < Tr::kGroups; ++g) o = fmaf(sm_m[g][h], sm_acc[g][h][d], o);
     const int head = head0 + h;
     if (p.partition_size == 0) {
-      static_cast<T*>(p.out)[seq * p.o_stride_seq + head * p.o_stride_head + d] = from_float<T>(o);
+      static_cast<T*>(p.out)[seq * p.o_stride_token + head * p.o_stride_head + d] = from_float<T>(o);
     } else {
       const std::int64_t row = (static_cast<std::int64_t>(seq) * p.num_q_heads + head) * p.max_partitions + partition;
       p.partial_out[row * D + d] = o;

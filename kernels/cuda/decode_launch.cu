@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(kMergeThreads) decode_merge_kernel(const Decod
   }
   sum = block_reduce(sum, [](float a, float b) { return a + b; }, scratch);  // also a barrier
   const float inv = sum > 0.f ? 1.f / sum : 0.f;
-  T* out = static_cast<T*>(p.out) + seq * p.o_stride_seq + head * p.o_stride_head;
+  T* out = static_cast<T*>(p.out) + seq * p.o_stride_token + head * p.o_stride_head;
   for (int d = static_cast<int>(threadIdx.x); d < p.head_dim; d += kMergeThreads) {
     float o = 0.f;
     for (int i = 0; i < n; ++i) o = fmaf(weight[i], p.partial_out[(row0 + i) * p.head_dim + d], o);
@@ -148,25 +148,8 @@ void paged_decode(const PagedAttentionArgs& a, const DecodePlan& plan, void* wor
   if (s.num_seqs == 0) return;
 
   detail::DecodeParams p;
-  p.query = a.query.data;
-  p.q_stride_seq = a.query.stride[0];
-  p.q_stride_head = a.query.stride[1];
-  p.out = a.out.data;
-  p.o_stride_seq = a.out.stride[0];
-  p.o_stride_head = a.out.stride[1];
-  p.k_cache = a.k_cache.data;
-  p.v_cache = a.v_cache.data;
-  p.geo = kv_cache_geometry(a.k_cache, fn);
-  p.block_shift = 0;
-  while ((1 << p.block_shift) < s.block_size) ++p.block_shift;
-  p.table = BlockTableView{a.block_table.as<const std::int32_t>(), a.block_table.stride[0]};
-  p.kv_lens = a.kv_lens.as<const std::int32_t>();
-  p.alibi_slopes = a.alibi_slopes.empty() ? nullptr : a.alibi_slopes.as<const float>();
-  p.scale_log2 = a.scale * detail::kLog2e;
+  static_cast<detail::PagedAttentionParams&>(p) = detail::make_attention_params(a, s, fn);
   p.num_seqs = s.num_seqs;
-  p.num_q_heads = s.num_q_heads;
-  p.num_kv_heads = s.num_kv_heads;
-  p.group_size = s.group_size();
   p.head_groups = head_groups;
   p.head_dim = s.head_dim;
   p.partition_size = v2 ? plan.partition_size : 0;

@@ -43,24 +43,8 @@ void paged_prefill(const PagedAttentionArgs& a, const PrefillPlan& plan, CudaStr
   if (s.num_seqs == 0 || plan.row_tiles == 0) return;
 
   detail::PrefillParams p;
-  p.query = a.query.data;
-  p.q_stride_token = a.query.stride[0];
-  p.q_stride_head = a.query.stride[1];
-  p.out = a.out.data;
-  p.o_stride_token = a.out.stride[0];
-  p.o_stride_head = a.out.stride[1];
-  p.k_cache = a.k_cache.data;
-  p.v_cache = a.v_cache.data;
-  p.geo = kv_cache_geometry(a.k_cache, fn);
-  while ((1 << p.block_shift) < s.block_size) ++p.block_shift;
-  p.table = BlockTableView{a.block_table.as<const std::int32_t>(), a.block_table.stride[0]};
-  p.kv_lens = a.kv_lens.as<const std::int32_t>();
+  static_cast<detail::PagedAttentionParams&>(p) = detail::make_attention_params(a, s, fn);
   p.query_starts = a.query_starts.as<const std::int32_t>();
-  p.alibi_slopes = a.alibi_slopes.empty() ? nullptr : a.alibi_slopes.as<const float>();
-  p.scale_log2 = a.scale * detail::kLog2e;
-  p.num_q_heads = s.num_q_heads;
-  p.num_kv_heads = s.num_kv_heads;
-  p.group_size = s.group_size();
   p.row_tiles = plan.row_tiles;
 
   const dim3 grid(static_cast<unsigned>(plan.row_tiles), static_cast<unsigned>(plan.kv_heads),

@@ -1,5 +1,6 @@
-// PrefillParams: the plain parameter struct of the paged prefill kernel family, filled by
-// the launcher from validated arguments and a plan. Device pointers; strides in elements.
+// PrefillParams: the plain parameter struct of the paged prefill kernel family: the common
+// paged-attention fields plus the packed query rows. Filled by the launcher from validated
+// arguments and a plan.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,29 +8,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/kv_layout.h"
+#include "kernels/cuda/attention_params.h"
 
 namespace pagesim::kernels::detail {
 
-struct PrefillParams {
-  const void* query = nullptr;  // [num_query_tokens, num_q_heads, head_dim]
-  std::int64_t q_stride_token = 0;
-  std::int64_t q_stride_head = 0;
-  void* out = nullptr;
-  std::int64_t o_stride_token = 0;
-  std::int64_t o_stride_head = 0;
-  const void* k_cache = nullptr;
-  const void* v_cache = nullptr;
-  KvCacheGeometry geo;
-  int block_shift = 0;
-  BlockTableView table;
-  const std::int32_t* kv_lens = nullptr;
+struct PrefillParams : PagedAttentionParams {
   const std::int32_t* query_starts = nullptr;  // [num_seqs + 1]
-  const float* alibi_slopes = nullptr;
-  float scale_log2 = 0;
-  std::int32_t num_q_heads = 0;
-  std::int32_t num_kv_heads = 0;
-  std::int32_t group_size = 0;
   std::int32_t row_tiles = 0;  // grid.x; tile i runs as blockIdx.x = row_tiles - 1 - i
 };
 

@@ -200,27 +200,36 @@ DenseAttentionArgs AttentionProblem::dense_args(const TensorView& out) const {
   return a;
 }
 
-Comparison compare(const TensorView& out, const TensorView& ref) {
-  Comparison c;
+namespace {
+
+// Calls f(out element, ref element) for every index of out's shape (ref: same shape).
+template <class F>
+void for_each_pair(const TensorView& out, const TensorView& ref, F f) {
   if (out.rank != ref.rank) throw std::invalid_argument("compare: ranks differ");
-  std::array<std::int64_t, TensorView::kMaxRank> idx{};
   const std::int64_t n = out.numel();
-  double err2 = 0, ref2 = 0;
   for (std::int64_t flat = 0; flat < n; ++flat) {
     std::int64_t rest = flat, oo = 0, ro = 0;
     for (int dim = out.rank - 1; dim >= 0; --dim) {
       const auto i = static_cast<std::size_t>(dim);
-      idx[i] = rest % out.shape[i];
+      const std::int64_t k = rest % out.shape[i];
       rest /= out.shape[i];
-      oo += idx[i] * out.stride[i];
-      ro += idx[i] * ref.stride[i];
+      oo += k * out.stride[i];
+      ro += k * ref.stride[i];
     }
-    const double o = load_element(out, oo);
-    const double r = load_element(ref, ro);
+    f(flat, load_element(out, oo), load_element(ref, ro));
+  }
+}
+
+}  // namespace
+
+Comparison compare(const TensorView& out, const TensorView& ref) {
+  Comparison c;
+  double err2 = 0, ref2 = 0;
+  for_each_pair(out, ref, [&](std::int64_t flat, double o, double r) {
     if (!std::isfinite(o)) {
       ++c.nonfinite;
       if (c.worst_index < 0) c.worst_index = flat;
-      continue;
+      return;
     }
     const double e = std::abs(o - r);
     if (e > c.max_abs_error) {
@@ -230,7 +239,7 @@ Comparison compare(const TensorView& out, const TensorView& ref) {
     c.max_ref = std::max(c.max_ref, std::abs(r));
     err2 += e * e;
     ref2 += r * r;
-  }
+  });
   c.rel_l2_error = ref2 > 0 ? std::sqrt(err2 / ref2) : (err2 > 0 ? INFINITY : 0.0);
   return c;
 }
@@ -247,21 +256,11 @@ bool within(const TensorView& out, const TensorView& ref, const Tolerance& tol, 
   const Comparison c = compare(out, ref);
   if (details != nullptr) *details = c;
   if (c.nonfinite > 0 || c.rel_l2_error > tol.rel_l2) return false;
-  // Element-wise: recheck with the per-element bound.
-  const std::int64_t n = out.numel();
-  for (std::int64_t flat = 0; flat < n; ++flat) {
-    std::int64_t rest = flat, oo = 0, ro = 0;
-    for (int dim = out.rank - 1; dim >= 0; --dim) {
-      const auto i = static_cast<std::size_t>(dim);
-      const std::int64_t k = rest % out.shape[i];
-      rest /= out.shape[i];
-      oo += k * out.stride[i];
-      ro += k * ref.stride[i];
-    }
-    const double r = load_element(ref, ro);
-    if (std::abs(load_element(out, oo) - r) > tol.atol + tol.rtol * std::abs(r)) return false;
-  }
-  return true;
+  bool ok = true;
+  for_each_pair(out, ref, [&](std::int64_t, double o, double r) {
+    ok = ok && std::abs(o - r) <= tol.atol + tol.rtol * std::abs(r);
+  });
+  return ok;
 }
 
 }  // namespace pagesim::kernels::testing
