@@ -2,7 +2,9 @@
 
 #include <array>
 #include <fstream>
-#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "allocator/contiguous/placement.h"
 #include "allocator/contiguous/reservation_policy.h"
@@ -136,16 +138,28 @@ void visit(V& v, ExperimentConfig& c) {
     o.field("iterations_stride", c.output.iterations_stride);
     o.field("requests_csv", c.output.requests_csv);
   });
+  v.section("validate", [&](auto& q) {
+    q.field("every_n_iterations", c.validate.every_n_iterations);
+    q.field("max_batches", c.validate.max_batches);
+  });
   v.ignore("sweep");
 }
 
+// The line of the deepest node along `path` that exists (0 when none has a line).
 int line_at(const YAML::Node& root, std::initializer_list<const char*> path) {
-  YAML::Node n = root;
+  // reset() moves the handle; `n = child` would overwrite the node `n` refers to (root's).
+  YAML::Node n;
+  n.reset(root);
   for (const char* k : path) {
-    if (!n || !n.IsMap() || !n[k]) return YamlReader::line_of(n);
-    n = n[k];
+    const YAML::Node& cn = n;
+    if (!cn || !cn.IsMap() || !cn[k]) return YamlReader::line_of(n);
+    n.reset(cn[k]);
   }
   return YamlReader::line_of(n);
+}
+
+bool has_path(const YAML::Node& root, const char* section, const char* key) {
+  return root && root.IsMap() && root[section] && root[section].IsMap() && root[section][key];
 }
 
 // Checks of values whose meaning lives in other modules, so that errors carry a line.
@@ -179,10 +193,52 @@ void check_values(const YAML::Node& root, const std::string& file, const Experim
   }
   if (c.kv.slots < 0) bad({"kv", "slots"}, "kv.slots", "expected an integer >= 0 (0 = derive from GPU memory)");
   if (c.tensor_parallel < 1) bad({"tensor_parallel"}, "tensor_parallel", "expected an integer >= 1");
-  if (c.measure.window_end_s <= c.measure.window_start_s)
-    bad({"measure"}, "measure", "expected window_start_s < window_end_s");
+  if (!(c.measure.window_start_s < c.measure.window_end_s)) {  // also catches NaN
+    const char* key = has_path(root, "measure", "window_end_s") ? "window_end_s" : "window_start_s";
+    bad({"measure", key}, std::string("measure.") + key,
+        fmt::format("expected window_start_s < window_end_s, found window_start_s = {} and window_end_s = {}",
+                    c.measure.window_start_s, c.measure.window_end_s));
+  }
+  if (c.validate.every_n_iterations < 0 || c.validate.max_batches < 0)
+    bad({"validate"}, "validate", "expected every_n_iterations >= 0 and max_batches >= 0");
   if (c.output.iterations_stride < 0)
     bad({"output", "iterations_stride"}, "output.iterations_stride", "expected an integer >= 0");
+}
+
+// A copy of `n` made of new nodes, without source marks.
+YAML::Node detached(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar:
+      return YAML::Node(n.Scalar());
+    case YAML::NodeType::Sequence: {
+      YAML::Node s(YAML::NodeType::Sequence);
+      for (const auto& e : n) s.push_back(detached(e));
+      return s;
+    }
+    case YAML::NodeType::Map: {
+      YAML::Node m(YAML::NodeType::Map);
+      for (const auto& kv : n) m[detached(kv.first)] = detached(kv.second);
+      return m;
+    }
+    case YAML::NodeType::Null:
+      return YAML::Node(YAML::NodeType::Null);
+    default:
+      return YAML::Node();
+  }
+}
+
+// "a.b.c" -> {a, b, c}; an empty path or an empty key ("a..b", ".a", "a.") throws.
+std::vector<std::string> split_path(const std::string& path, const std::string& origin) {
+  std::vector<std::string> keys;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    const std::string k = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (k.empty()) throw ConfigError(origin, 0, path, "empty key in the path (expected key.path=value)");
+    keys.push_back(k);
+    if (dot == std::string::npos) return keys;
+    start = dot + 1;
+  }
 }
 
 }  // namespace
@@ -227,30 +283,37 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
   } catch (const YAML::Exception& e) {
     throw ConfigError("--set", 0, path, "value is not valid YAML: " + e.msg);
   }
-  set_path(root, path, value, "--set");
+  // Without the marks of the --set text, which would read as lines of the experiment file.
+  set_path(root, path, detached(value), "--set");
+}
+
+YAML::Node fork_root(const YAML::Node& root) {
+  YAML::Node copy(YAML::NodeType::Map);
+  if (root && root.IsMap())
+    for (const auto& kv : root) copy[kv.first] = kv.second;  // shares the entries
+  return copy;
 }
 
 void set_path(YAML::Node& root, const std::string& path, const YAML::Node& value, const std::string& origin) {
-  if (!root || !root.IsMap()) root = YAML::Node(YAML::NodeType::Map);
-  std::vector<std::string> keys;
-  std::stringstream ss(path);
-  for (std::string k; std::getline(ss, k, '.');) {
-    if (k.empty()) throw ConfigError(origin, 0, path, "empty key in the path");
-    keys.push_back(k);
-  }
-  if (keys.empty()) throw ConfigError(origin, 0, path, "empty key path");
-  // Walk with fresh handles: assigning to a copied yaml-cpp Node rebinds it.
-  std::vector<YAML::Node> chain{root};
+  const std::vector<std::string> keys = split_path(path, origin);
+  if (!root || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
+  if (!root.IsMap()) throw ConfigError(origin, 0, path, "cannot set a key: the experiment is not a map of settings");
+  // The maps along the path are replaced by copies (fork_root) and nothing below them is
+  // written to, so roots sharing subtrees with this one stay as they are, and the nodes
+  // read from a file keep their line numbers. Handles move with reset(): assigning to a
+  // yaml-cpp Node writes through to the node it refers to.
+  YAML::Node parent;
+  parent.reset(root);
   for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
-    YAML::Node next = chain.back()[keys[i]];
-    if (!next || next.IsNull()) {
-      chain.back()[keys[i]] = YAML::Node(YAML::NodeType::Map);
-      next = chain.back()[keys[i]];
-    }
-    if (!next.IsMap()) throw ConfigError(origin, 0, path, "'" + keys[i] + "' is not a section");
-    chain.push_back(next);
+    const YAML::Node& cparent = parent;
+    const YAML::Node current = cparent[keys[i]];
+    if (current && !current.IsNull() && !current.IsMap())
+      throw ConfigError(origin, 0, path, "'" + keys[i] + "' is not a section");
+    YAML::Node copy = fork_root(current);
+    parent[keys[i]] = copy;
+    parent.reset(copy);
   }
-  chain.back()[keys.back()] = YAML::Clone(value);
+  parent[keys.back()] = value;
 }
 
 }  // namespace pagesim::sim

@@ -53,6 +53,11 @@ struct MeasureConfig {
   double window_end_s = std::numeric_limits<double>::infinity();
 };
 
+struct ValidateConfig {
+  std::int64_t every_n_iterations = 0;  // write every Nth batch to batches.jsonl; 0 = off
+  std::int64_t max_batches = 32;        // at most this many batches
+};
+
 struct OutputConfig {
   std::int64_t iterations_stride = 1;  // every Nth iteration to iterations.csv; 0: none
   bool requests_csv = true;
@@ -71,6 +76,7 @@ struct ExperimentConfig {
   CostConfig cost;
   MeasureConfig measure;
   OutputConfig output;
+  ValidateConfig validate;  // sampled batches for `pagesim validate`
 };
 
 // Parses `root` (a YAML map) read from `file` (used in messages). Unknown keys, values of
@@ -85,11 +91,17 @@ YAML::Node to_yaml(const ExperimentConfig& config);
 YAML::Node load_yaml_file(const std::string& file);
 
 // Applies "a.b.c=value" to `root`; value is parsed as YAML. Throws ConfigError on a
-// malformed override.
+// malformed override. The value carries no line numbers: errors about it name the key only.
 void apply_override(YAML::Node& root, const std::string& assignment);
 
-// Sets the dotted key `path` of `root` to `value`, creating sections on the way.
-// `origin` names where the override came from, for errors.
+// Sets the dotted key `path` of `root` to `value` (stored as is, not copied), creating
+// sections on the way. Only `root` and the maps along the path change — those maps are
+// replaced by copies — so nodes `root` shares with other roots (fork_root) are never written
+// to and keep their source lines. `origin` names where the assignment came from, for errors.
 void set_path(YAML::Node& root, const std::string& path, const YAML::Node& value, const std::string& origin);
+
+// A new root map with the same entries as `root` (shared, not cloned: YAML::Clone would
+// drop the line numbers errors report). set_path() on either leaves the other unchanged.
+YAML::Node fork_root(const YAML::Node& root);
 
 }  // namespace pagesim::sim

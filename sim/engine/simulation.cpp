@@ -16,9 +16,8 @@ Simulation::Simulation(traces::RequestSource& source, Scheduler& scheduler, cons
       queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
       beams_(settings.seed ^ 0x6265616d73ULL),
       hash_block_tokens_(source.hash_block_tokens()) {
-  if (auto* paged = dynamic_cast<alloc::PagedAllocator*>(&scheduler.allocator());
-      paged && paged->prefix_cache_enabled())
-    prefix_block_size_ = paged->block_size();
+  paged_ = dynamic_cast<alloc::PagedAllocator*>(&scheduler.allocator());
+  if (paged_ && paged_->prefix_cache_enabled()) prefix_block_size_ = paged_->block_size();
 }
 
 bool Simulation::read_next() {
@@ -117,10 +116,7 @@ void Simulation::start_iteration() {
     for (std::size_t i = 0; i < r->seqs.size(); ++i) shape.add_decode_seq(context);
     batch_seqs += static_cast<std::int64_t>(r->seqs.size());
   }
-  const std::int64_t block_size = [&] {
-    auto* paged = dynamic_cast<alloc::PagedAllocator*>(&scheduler_.allocator());
-    return paged ? paged->block_size() : 1;
-  }();
+  const std::int64_t block_size = paged_ ? paged_->block_size() : 1;
   const double dt = cost_.iteration_seconds(shape) + cost_.swap_seconds(swap_out, block_size) +
                     cost_.swap_seconds(swap_in, block_size);
 
@@ -138,15 +134,16 @@ void Simulation::start_iteration() {
   alloc::KvAllocator& a = scheduler_.allocator();
   s.memory = a.breakdown();
   if (const Request* head = scheduler_.waiting_head()) s.unusable_free = a.unusable_free(scheduler_.admit_request(*head, 0));
-  if (auto* paged = dynamic_cast<alloc::PagedAllocator*>(&a)) {
-    s.logical_blocks = paged->num_logical_blocks();
-    s.physical_blocks = paged->num_owned_blocks();
-    paged->take_pending_copies();  // the kernels would run these copies now
+  if (paged_) {
+    s.logical_blocks = paged_->num_logical_blocks();
+    s.physical_blocks = paged_->num_owned_blocks();
+    paged_->take_pending_copies();  // the kernels would run these copies now
   }
   s.swap_out_blocks = swap_out;
   s.swap_in_blocks = swap_in;
   s.preemptions = preemptions;
   metrics_.on_iteration(s);
+  if (sampler_) sampler_->on_iteration(iterations_, now_s, plan_);
 
   ++iterations_;
   busy_ = true;

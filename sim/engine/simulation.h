@@ -23,6 +23,7 @@
 #include "sim/engine/request.h"
 #include "sim/metrics/metrics.h"
 #include "sim/scheduler/scheduler.h"
+#include "sim/validate/batch_sampler.h"
 #include "traces/request_source.h"
 
 namespace pagesim::sim {
@@ -44,6 +45,10 @@ class Simulation {
   // source throws on bad input (traces::TraceError).
   void run(const ProgressFn& progress = {});
 
+  // Samples batches for kernel validation (borrowed; null: none). The sampler must also be
+  // the scheduler's SequenceObserver.
+  void set_batch_sampler(BatchSampler* sampler) { sampler_ = sampler; }
+
   double now() const { return queue_->now(); }
   std::int64_t iterations() const { return iterations_; }
 
@@ -63,6 +68,8 @@ class Simulation {
   BeamModel beams_;
   std::int64_t hash_block_tokens_;
   std::int64_t prefix_block_size_ = 0;  // > 0 when the allocator caches prefixes
+  alloc::PagedAllocator* paged_ = nullptr;  // the allocator when it is paged
+  BatchSampler* sampler_ = nullptr;
 
   std::optional<traces::TraceRequest> next_;  // the one request read ahead
   std::unordered_map<std::uint64_t, std::unique_ptr<Request>> live_;

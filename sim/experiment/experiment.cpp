@@ -13,6 +13,7 @@
 #include "sim/cost/kv_capacity.h"
 #include "sim/cost/presets.h"
 #include "sim/output/atomic_file.h"
+#include "sim/validate/batch_sampler.h"
 #include "traces/make_source.h"
 #include "traces/trace_error.h"
 
@@ -124,7 +125,16 @@ Summary run_experiment(const ExperimentConfig& c, const YAML::Node& root, const 
   EngineSettings es;
   es.seed = c.seed;
   Simulation simulation(*run.source, *run.scheduler, *run.cost, metrics, es);
+  std::unique_ptr<BatchSampler> sampler;
+  if (c.validate.every_n_iterations > 0) {
+    sampler = std::make_unique<BatchSampler>(
+        BatchSamplerSettings{c.validate.every_n_iterations, c.validate.max_batches}, *run.allocator,
+        out / "batches.jsonl", c.name);
+    run.scheduler->set_observer(sampler.get());
+    simulation.set_batch_sampler(sampler.get());
+  }
   simulation.run(progress);
+  if (sampler) sampler->finish();
 
   double hit_rate = 0;
   if (auto* paged = dynamic_cast<alloc::PagedAllocator*>(run.allocator.get())) hit_rate = paged->prefix_stats().hit_rate();

@@ -5,6 +5,7 @@
 // (traces::TraceError for bad trace rows passes through, naming the trace file and line).
 // run_experiment() runs one config and writes, atomically, into `out`:
 //   summary.json  config.resolved.yaml  requests.csv  iterations.csv
+//   batches.jsonl (only with validate.every_n_iterations > 0: sampled batches for validation)
 // run_experiment_file() does that for a file — once, or per sweep point in out/<NN>-<label>/
 // plus out/sweep.csv with one row per point (swept keys, then the flattened summary).
 // Same file, overrides and seed give byte-identical files, except summary.json's host

@@ -79,6 +79,11 @@ std::int64_t Scheduler::watermark_blocks() const {
   return paged_ ? static_cast<std::int64_t>(settings_.watermark * static_cast<double>(paged_->num_blocks())) : 0;
 }
 
+void Scheduler::free_seq(alloc::SeqId seq) {
+  alloc_.free(seq);
+  if (observer_) observer_->on_freed(seq);
+}
+
 void Scheduler::insert_running(Request* r) {
   r->state = RequestState::kRunning;
   running_.insert(std::upper_bound(running_.begin(), running_.end(), r, arrives_before), r);
@@ -102,6 +107,7 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
   alloc::AdmitResult res = alloc_.admit(a);
   if (!res.admitted) return false;
   r->seqs.assign(1, seq);
+  if (observer_) observer_->on_admitted(*r, seq);
   r->to_prefill = total;
   r->prefilled = res.cached_tokens;
   r->cached_tokens += res.cached_tokens;
@@ -158,7 +164,7 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   }
   // Recompute: everything is freed; the request later re-prefills prompt + generated tokens
   // as one sequence and forks back to its width (see fork_to_width).
-  for (alloc::SeqId s : r->seqs) alloc_.free(s);
+  for (alloc::SeqId s : r->seqs) free_seq(s);
   r->seqs.clear();
   r->to_prefill = r->prefilled = 0;
   ++r->recomputes;
@@ -175,7 +181,7 @@ void Scheduler::swap_in(Request* r, IterationPlan& plan) {
 }
 
 void Scheduler::on_finished(Request* r) {
-  for (alloc::SeqId s : r->seqs) alloc_.free(s);
+  for (alloc::SeqId s : r->seqs) free_seq(s);
   running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
   r->seqs.clear();
   running_.erase(std::find(running_.begin(), running_.end(), r));
@@ -187,7 +193,7 @@ bool Scheduler::fork_to_width(Request* r) {
     auto child = static_cast<alloc::SeqId>(new_seq_id());
     if (!alloc_.fork(r->seqs.front(), child)) {
       // No room for another copy (contiguous ranges): undo and recompute later.
-      for (std::size_t i = first_new; i < r->seqs.size(); ++i) alloc_.free(r->seqs[i]);
+      for (std::size_t i = first_new; i < r->seqs.size(); ++i) free_seq(r->seqs[i]);
       r->seqs.resize(first_new);
       running_.erase(std::find(running_.begin(), running_.end(), r));
       IterationPlan scratch;
@@ -195,6 +201,7 @@ bool Scheduler::fork_to_width(Request* r) {
       r->preempted_now = false;
       return false;
     }
+    if (observer_) observer_->on_forked(*r, r->seqs.front(), child);
     r->seqs.push_back(child);
     ++running_seqs_;
   }
@@ -208,13 +215,14 @@ void Scheduler::reshape_beams(Request* r, const std::vector<std::int32_t>& paren
   next.reserve(parents.size());
   // Free the dead beams first so that their blocks are back before any copy-on-write.
   for (std::size_t i = 0; i < r->seqs.size(); ++i)
-    if (picks[i] == 0) alloc_.free(r->seqs[i]);
+    if (picks[i] == 0) free_seq(r->seqs[i]);
   for (std::size_t i = 0; i < r->seqs.size(); ++i) {
     if (picks[i] == 0) continue;
     next.push_back(r->seqs[i]);
     for (std::int32_t k = 1; k < picks[i]; ++k) {
       auto child = static_cast<alloc::SeqId>(new_seq_id());
       if (!alloc_.fork(r->seqs[i], child)) throw SimulationError("beam fork failed: beam search needs a paged allocator");
+      if (observer_) observer_->on_forked(*r, r->seqs[i], child);
       next.push_back(child);
     }
   }

@@ -21,6 +21,7 @@
 #include "sim/engine/request.h"
 #include "sim/scheduler/iteration_plan.h"
 #include "sim/scheduler/scheduler_settings.h"
+#include "sim/scheduler/sequence_observer.h"
 
 namespace pagesim::sim {
 
@@ -67,6 +68,9 @@ class Scheduler {
   // The admission request for `r` as the allocator would see it now.
   alloc::AdmitRequest admit_request(const Request& r, alloc::SeqId seq) const;
 
+  // Reports sequence creation, forks and frees to `observer` (borrowed; null: nobody).
+  void set_observer(SequenceObserver* observer) { observer_ = observer; }
+
   const SchedulerSettings& settings() const { return settings_; }
   alloc::KvAllocator& allocator() { return alloc_; }
 
@@ -87,6 +91,8 @@ class Scheduler {
   void add_decode(Request* r, IterationPlan& plan);
 
   std::int64_t watermark_blocks() const;
+  // Frees one allocator sequence and tells the observer.
+  void free_seq(alloc::SeqId seq);
   std::int64_t new_seq_id() { return next_seq_++; }
 
   SchedulerSettings settings_;
@@ -97,6 +103,7 @@ class Scheduler {
   std::deque<Request*> swapped_;  // ordered by (arrival, id)
   std::int64_t running_seqs_ = 0; // Σ live sequences of running requests
   std::int64_t next_seq_ = 1;
+  SequenceObserver* observer_ = nullptr;
 };
 
 // Builds the policy `settings.kind` over `allocator`.

@@ -1,0 +1,106 @@
+#include "sim/validate/batch_sampler.h"
+
+#include <algorithm>
+
+#include "allocator/contiguous/contiguous_allocator.h"
+#include "allocator/paged/paged_allocator.h"
+
+namespace pagesim::sim {
+
+BatchSampler::BatchSampler(const BatchSamplerSettings& settings, const alloc::KvAllocator& allocator,
+                           const std::filesystem::path& path, const std::string& experiment)
+    : settings_(settings), alloc_(allocator), file_(std::make_unique<AtomicFile>(path)) {
+  BatchFileHeader h;
+  if (auto* p = dynamic_cast<const alloc::PagedAllocator*>(&allocator)) {
+    block_size_ = p->block_size();
+  } else if (auto* c = dynamic_cast<const alloc::ContiguousAllocator*>(&allocator);
+             c && c->settings().placement == alloc::PlacementKind::kBuddy) {
+    block_size_ = static_cast<std::int32_t>(c->settings().block_size);  // ranges are block-aligned
+  }
+  h.block_size = block_size_;
+  h.num_blocks = allocator.capacity_slots() / block_size_;
+  h.allocator = allocator.name();
+  h.experiment = experiment;
+  file_->stream() << to_json_line(h) << '\n';
+}
+
+void BatchSampler::on_admitted(const Request& r, alloc::SeqId seq) {
+  lineage_[seq] = {Branch{r.prompt_tokens, next_branch_++}};
+}
+
+void BatchSampler::on_forked(const Request&, alloc::SeqId parent, alloc::SeqId child) {
+  const std::int64_t at = alloc_.sequence_tokens(parent);
+  std::vector<Branch> shared = lineage_.at(parent);
+  lineage_[parent].push_back(Branch{at, next_branch_++});
+  shared.push_back(Branch{at, next_branch_++});
+  lineage_[child] = std::move(shared);
+}
+
+void BatchSampler::on_freed(alloc::SeqId seq) { lineage_.erase(seq); }
+
+std::vector<std::int32_t> BatchSampler::block_table(alloc::SeqId seq, std::int64_t kv_len) const {
+  if (auto* p = dynamic_cast<const alloc::PagedAllocator*>(&alloc_)) {
+    auto t = p->block_table(seq);
+    return {t.begin(), t.end()};
+  }
+  const auto& c = dynamic_cast<const alloc::ContiguousAllocator&>(alloc_);
+  const alloc::SlotRange range = c.range_of(seq);
+  std::vector<std::int32_t> ids;
+  const std::int64_t blocks = (kv_len + block_size_ - 1) / block_size_;
+  for (std::int64_t i = 0; i < blocks; ++i) ids.push_back(static_cast<std::int32_t>(range.offset / block_size_ + i));
+  return ids;
+}
+
+SampledSequence BatchSampler::describe(const Request& r, alloc::SeqId seq, std::int64_t query_len) const {
+  SampledSequence s;
+  s.request = r.id;
+  s.seq = seq;
+  s.kv_len = alloc_.sequence_tokens(seq);
+  s.query_len = query_len;
+  s.block_table = block_table(seq, s.kv_len);
+  const std::string prompt = "p" + std::to_string(r.id);
+  const std::int64_t prompt_end = std::min(r.prompt_tokens, s.kv_len);
+  std::int64_t pos = 0;
+  // Full blocks with a prefix-cache key: named by the key (the paged block size is B).
+  for (std::size_t i = 0; i < r.block_hashes.size(); ++i) {
+    const std::int64_t len = std::min<std::int64_t>(block_size_, prompt_end - pos);
+    if (len <= 0) break;
+    s.tokens.push_back({pos, len, "h" + std::to_string(r.block_hashes[i]), 0});
+    pos += len;
+  }
+  if (pos < prompt_end) {
+    s.tokens.push_back({pos, prompt_end - pos, prompt, pos});
+    pos = prompt_end;
+  }
+  const std::vector<Branch>& branches = lineage_.at(seq);
+  for (std::size_t i = 0; i < branches.size() && pos < s.kv_len; ++i) {
+    const std::int64_t end = i + 1 < branches.size() ? branches[i + 1].start : s.kv_len;
+    const std::int64_t stop = std::min(end, s.kv_len);
+    if (stop > pos) {
+      s.tokens.push_back({pos, stop - pos, "b" + std::to_string(branches[i].id), pos});
+      pos = stop;
+    }
+  }
+  return s;
+}
+
+SampledBatch BatchSampler::sample(std::int64_t iteration, double time_s, const IterationPlan& plan) const {
+  SampledBatch b;
+  b.iteration = iteration;
+  b.time_s = time_s;
+  for (const PrefillWork& p : plan.prefills) b.sequences.push_back(describe(*p.request, p.request->seqs.front(), p.new_tokens));
+  for (const Request* r : plan.decodes)
+    for (alloc::SeqId s : r->seqs) b.sequences.push_back(describe(*r, s, 1));
+  return b;
+}
+
+void BatchSampler::on_iteration(std::int64_t iteration, double time_s, const IterationPlan& plan) {
+  if (settings_.every_n_iterations <= 0 || written_ >= settings_.max_batches) return;
+  if (iteration % settings_.every_n_iterations != 0) return;
+  file_->stream() << to_json_line(sample(iteration, time_s, plan)) << '\n';
+  ++written_;
+}
+
+void BatchSampler::finish() { file_->commit(); }
+
+}  // namespace pagesim::sim

@@ -1,0 +1,69 @@
+// BatchSampler: writes every Nth iteration's batch, with the identity of every token, to a
+// batches.jsonl file for `pagesim validate` (format: sampled_batch.h).
+//
+// As a SequenceObserver it follows each allocator sequence's lineage: a sequence starts
+// with its request's prompt and one branch for the tokens it generates; a fork gives parent
+// and child each a new branch from the fork point on, so tokens before the fork share their
+// identity and tokens after it do not. Prompt tokens are "p<request>" — or "h<hash>" inside
+// full blocks that carry a prefix-cache key, so a cached block means the same tokens to
+// every request that hits it. The sampler reads block tables from the allocator (paged:
+// its blocks; contiguous: the sequence's range, in blocks of the buddy unit or of 1 slot).
+// Borrowed allocator; owns its output file (committed by finish()). Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "allocator/kv_allocator.h"
+#include "sim/output/atomic_file.h"
+#include "sim/scheduler/iteration_plan.h"
+#include "sim/scheduler/sequence_observer.h"
+#include "sim/validate/sampled_batch.h"
+
+namespace pagesim::sim {
+
+struct BatchSamplerSettings {
+  std::int64_t every_n_iterations = 0;  // sample iterations 0, N, 2N, ...; 0 = never
+  std::int64_t max_batches = 32;        // stop after this many batches
+};
+
+class BatchSampler final : public SequenceObserver {
+ public:
+  // Creates `path` (atomically, on finish()). `experiment` names the run in the header.
+  BatchSampler(const BatchSamplerSettings& settings, const alloc::KvAllocator& allocator,
+               const std::filesystem::path& path, const std::string& experiment);
+
+  void on_admitted(const Request& r, alloc::SeqId seq) override;
+  void on_forked(const Request& r, alloc::SeqId parent, alloc::SeqId child) override;
+  void on_freed(alloc::SeqId seq) override;
+
+  // Called once per iteration after scheduling: samples it if it is due.
+  void on_iteration(std::int64_t iteration, double time_s, const IterationPlan& plan);
+  // The batch `plan` describes, as sampled (also used by tests).
+  SampledBatch sample(std::int64_t iteration, double time_s, const IterationPlan& plan) const;
+  std::int64_t batches_written() const { return written_; }
+  std::int32_t block_size() const { return block_size_; }
+  // Flushes and renames the file into place.
+  void finish();
+
+ private:
+  struct Branch {
+    std::int64_t start;  // first position this branch names
+    std::uint64_t id;
+  };
+  SampledSequence describe(const Request& r, alloc::SeqId seq, std::int64_t query_len) const;
+  std::vector<std::int32_t> block_table(alloc::SeqId seq, std::int64_t kv_len) const;
+
+  BatchSamplerSettings settings_;
+  const alloc::KvAllocator& alloc_;
+  std::int32_t block_size_ = 1;
+  std::unordered_map<alloc::SeqId, std::vector<Branch>> lineage_;
+  std::uint64_t next_branch_ = 0;
+  std::unique_ptr<AtomicFile> file_;
+  std::int64_t written_ = 0;
+};
+
+}  // namespace pagesim::sim
