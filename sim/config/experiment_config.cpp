@@ -298,10 +298,12 @@ void set_path(YAML::Node& root, const std::string& path, const YAML::Node& value
   const std::vector<std::string> keys = split_path(path, origin);
   if (!root || root.IsNull()) root.reset(YAML::Node(YAML::NodeType::Map));
   if (!root.IsMap()) throw ConfigError(origin, 0, path, "cannot set a key: the experiment is not a map of settings");
-  // The maps along the path are replaced by copies (fork_root) and nothing below them is
-  // written to, so roots sharing subtrees with this one stay as they are, and the nodes
-  // read from a file keep their line numbers. Handles move with reset(): assigning to a
-  // yaml-cpp Node writes through to the node it refers to.
+  // The maps along the path are replaced by copies and nothing below them is written to, so
+  // roots sharing subtrees with this one (fork_root) stay as they are, and nodes read from a
+  // file keep their line numbers. Two yaml-cpp rules shape the walk: assigning to a Node
+  // writes through to the node it refers to (handles move with reset()), and nodes must be
+  // created through `root`'s own handles, or the memory that owns them can be freed while
+  // the tree still points to them.
   YAML::Node parent;
   parent.reset(root);
   for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
@@ -309,9 +311,13 @@ void set_path(YAML::Node& root, const std::string& path, const YAML::Node& value
     const YAML::Node current = cparent[keys[i]];
     if (current && !current.IsNull() && !current.IsMap())
       throw ConfigError(origin, 0, path, "'" + keys[i] + "' is not a section");
-    YAML::Node copy = fork_root(current);
-    parent[keys[i]] = copy;
-    parent.reset(copy);
+    std::vector<std::pair<YAML::Node, YAML::Node>> entries;
+    if (current && current.IsMap())
+      for (const auto& kv : current) entries.emplace_back(kv.first, kv.second);
+    parent[keys[i]] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node section = parent[keys[i]];
+    for (const auto& [k, v] : entries) section[k] = v;  // shares the entries
+    parent.reset(section);
   }
   parent[keys.back()] = value;
 }
