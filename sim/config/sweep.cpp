@@ -48,6 +48,11 @@ std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::string& 
           else k.sets.emplace_back(e.first.Scalar(), e.second);
         }
         if (k.label.empty()) k.label = "case" + std::to_string(i);
+        for (std::size_t j = 0; j < cases.size(); ++j)
+          if (cases[j].label == k.label)
+            throw ConfigError(file, YamlReader::line_of(c["label"] ? c["label"] : c), where + ".label",
+                              "label '" + k.label + "' is already used by sweep.cases[" + std::to_string(j) +
+                                  "] (labels name the points and must be unique)");
         cases.push_back(std::move(k));
       }
     } else {
@@ -58,7 +63,8 @@ std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::string& 
   }
   if (cases.empty()) cases.push_back(Case{});
 
-  YAML::Node base = YAML::Clone(root);
+  // Points share the file's nodes (fork_root, set_path), so errors keep their lines.
+  YAML::Node base = fork_root(root);
   base.remove("sweep");
   // Odometer over the grid axes, last axis fastest; false once every combination was seen.
   std::vector<std::size_t> idx(axes.size(), 0);
@@ -72,7 +78,7 @@ std::vector<SweepPoint> expand_sweep(const YAML::Node& root, const std::string& 
   for (const Case& c : cases) {
     do {
       SweepPoint p;
-      p.root = YAML::Clone(base);
+      p.root = fork_root(base);
       std::string label = c.label;
       for (const auto& [k, v] : c.sets) {
         set_path(p.root, k, v, file + " (sweep.cases)");
