@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <span>
 #include <string>
@@ -87,11 +88,17 @@ class YamlReader {
   // Keys consumed elsewhere (e.g. "sweep" at the top level).
   void ignore(const char* key) { known_.insert(key); }
 
-  // Throws ConfigError for the first key no visit asked for.
+  // Throws ConfigError for the first key no visit asked for, or given twice (YAML forbids
+  // it; yaml-cpp would silently read the first).
   void done() const {
     if (!node_ || !node_.IsMap()) return;
+    std::map<std::string, int> seen;  // key -> line
     for (const auto& kv : node_) {
       const std::string k = kv.first.Scalar();
+      if (auto [it, fresh] = seen.emplace(k, line_of(kv.first)); !fresh)
+        throw ConfigError(file_, line_of(kv.first), join(k.c_str()),
+                          it->second > 0 ? "duplicate key (first at line " + std::to_string(it->second) + ")"
+                                         : std::string("duplicate key"));
       if (known_.count(k)) continue;
       std::string allowed;
       for (const auto& a : known_) allowed += (allowed.empty() ? "" : ", ") + a;
