@@ -1,7 +1,9 @@
 #include "sim/experiment/experiment.h"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -24,7 +26,39 @@ int line_of(const YAML::Node& root, const char* key) {
   return root && root.IsMap() && root[key] ? YamlReader::line_of(root[key]) : 0;
 }
 
-// Runs `build`, turning a component's own error into a ConfigError on `key`.
+// The line of the deepest node of `root` along `path` ("workload.sampling[1].n"); 0 when
+// none has one.
+int line_of_path(const YAML::Node& root, const std::string& path) {
+  YAML::Node n;  // moved with reset(): assigning to a Node would write through it
+  n.reset(root);
+  int line = 0;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find('.', start);
+    if (end == std::string::npos) end = path.size();
+    std::string key = path.substr(start, end - start);
+    long index = -1;
+    if (const auto bracket = key.find('['); bracket != std::string::npos) {
+      index = std::strtol(key.c_str() + bracket + 1, nullptr, 10);
+      key.resize(bracket);
+    }
+    const YAML::Node& cn = n;
+    if (!cn.IsMap() || !cn[key]) break;
+    n.reset(cn[key]);
+    line = YamlReader::line_of(n) > 0 ? YamlReader::line_of(n) : line;
+    if (index >= 0) {
+      const YAML::Node& cs = n;
+      if (!cs.IsSequence() || index >= static_cast<long>(cs.size())) break;
+      n.reset(cs[static_cast<std::size_t>(index)]);
+      line = YamlReader::line_of(n) > 0 ? YamlReader::line_of(n) : line;
+    }
+    start = end + 1;
+  }
+  return line;
+}
+
+// Runs `build`, turning a component's own error into a ConfigError on `key` (or, for a
+// workload spec's error, on the field it names: workload.arrival.rate, ...).
 template <class F>
 auto in_section(const YAML::Node& root, const std::string& file, const char* key, F&& build) {
   try {
@@ -33,6 +67,12 @@ auto in_section(const YAML::Node& root, const std::string& file, const char* key
     throw;
   } catch (const traces::TraceError&) {
     throw;  // names the trace file and line itself
+  } catch (const traces::SpecError& e) {
+    const std::string path = std::string(key) + "." + e.field();
+    std::string message = e.what();
+    if (message.rfind(e.field() + ": ", 0) == 0) message.erase(0, e.field().size() + 2);
+    const int line = line_of_path(root, path);
+    throw ConfigError(file, line > 0 ? line : line_of(root, key), path, message);
   } catch (const std::exception& e) {
     throw ConfigError(file, line_of(root, key), key, e.what());
   }
