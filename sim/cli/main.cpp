@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints help (code 0) or the usage error
+    return code == 0 ? 0 : 2;      // CLI11's own codes (105, 106, ...) are not ours
   }
   try {
     if (*run) return cmd_run(file, out, sets, quiet);
