@@ -11,11 +11,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ostream>
 #include <vector>
 
 #include "kernels/attention_args.h"
 #include "kernels/cache_op_args.h"
 #include "kernels/kv_layout.h"
+
+namespace pagesim::kernels {
+// Readable GoogleTest parameter names (found by argument-dependent lookup).
+inline void PrintTo(DType t, std::ostream* os) { *os << dtype_name(t); }
+inline void PrintTo(KvLayout l, std::ostream* os) { *os << (l == KvLayout::kHND ? "HND" : "NHD"); }
+}  // namespace pagesim::kernels
 
 namespace pagesim::kernels::testing {
 
