@@ -48,38 +48,23 @@ void check_decode(const AttentionProblem& p, Mode mode, std::int32_t partition_s
                                         ", partition " + std::to_string(plan.partition_size) + ")");
 }
 
-// dtype, head_dim, block_size, group size (1, 4, 8)
-using GridParam = std::tuple<DType, int, int, int>;
-
-class kernels_decode_gpu : public ::testing::TestWithParam<GridParam> {};
+class kernels_decode_gpu : public ::testing::TestWithParam<testing::KernelGridParam> {};
 
 TEST_P(kernels_decode_gpu, MatchesReference) {
   PAGESIM_REQUIRE_GPU();
-  const auto [dtype, d, bs, group] = GetParam();
-  ProblemSpec spec;
-  spec.dtype = dtype;
-  spec.head_dim = d;
-  spec.block_size = bs;
-  spec.num_kv_heads = 2;
-  spec.num_q_heads = 2 * group;
+  ProblemSpec spec = testing::grid_spec(GetParam());
+  const int bs = spec.block_size;
   spec.kv_lens = {0, 1, bs - 1, bs, bs + 1, 1000, 1031};  // odd batch size
   spec.shared_prefix_blocks = 3;
-  spec.query_magnitude = 2;
-  spec.seed = static_cast<std::uint64_t>(d * 1000 + bs * 10 + group);
   const AttentionProblem p(spec);
   for (Mode m : {Mode::kV1, Mode::kV2, Mode::kAuto}) check_decode(p, m, 256, "grid");
-}
-
-std::string grid_name(const ::testing::TestParamInfo<GridParam>& info) {
-  const auto [t, d, b, g] = info.param;
-  return std::string(dtype_name(t)) + "_d" + std::to_string(d) + "_b" + std::to_string(b) + "_g" + std::to_string(g);
 }
 
 INSTANTIATE_TEST_SUITE_P(Grid, kernels_decode_gpu,
                          ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                                             ::testing::Values(64, 80, 96, 112, 128, 256),
                                             ::testing::Values(8, 16, 32), ::testing::Values(1, 4, 8)),
-                         grid_name);
+                         testing::kernel_grid_name);
 
 // ALiBi, NHD layout, MQA and many heads per group (several CTAs per KV head).
 class kernels_decode_gpu_options : public ::testing::TestWithParam<DType> {};
@@ -108,8 +93,6 @@ TEST_P(kernels_decode_gpu_options, AlibiNhdAndMqa) {
   check_decode(AttentionProblem(spec), Mode::kV2, 1024, "mqa");
 }
 
-std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
-
 // Block sizes beyond the main grid: 1 (a contiguous allocator's slots) up to 1024.
 TEST_P(kernels_decode_gpu_options, ExtremeBlockSizes) {
   PAGESIM_REQUIRE_GPU();
@@ -129,7 +112,8 @@ TEST_P(kernels_decode_gpu_options, ExtremeBlockSizes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, kernels_decode_gpu_options,
-                         ::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32), dtype_param_name);
+                         ::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
+                         testing::dtype_param_name);
 
 // Long contexts: v1 walks 32k tokens in one CTA; v2 splits and merges.
 using LongParam = std::tuple<DType, int, int>;  // dtype, head_dim, context

@@ -113,6 +113,26 @@ TensorView reference_view(const AttentionProblem& p, std::vector<float>& ref) {
                                 {p.num_query_tokens(), p.spec().num_q_heads, p.spec().head_dim});
 }
 
+std::string kernel_grid_name(const ::testing::TestParamInfo<KernelGridParam>& info) {
+  const auto [t, d, b, g] = info.param;
+  return std::string(dtype_name(t)) + "_d" + std::to_string(d) + "_b" + std::to_string(b) + "_g" + std::to_string(g);
+}
+
+std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
+
+ProblemSpec grid_spec(const KernelGridParam& point) {
+  const auto [dtype, d, bs, group] = point;
+  ProblemSpec spec;
+  spec.dtype = dtype;
+  spec.head_dim = d;
+  spec.block_size = bs;
+  spec.num_kv_heads = 2;
+  spec.num_q_heads = 2 * group;
+  spec.query_magnitude = 2;
+  spec.seed = static_cast<std::uint64_t>(d * 1000 + bs * 10 + group);
+  return spec;
+}
+
 void expect_matches_reference(const TensorView& out, const TensorView& ref, DType dtype, const std::string& label) {
   Comparison c;
   const bool ok = within(out, ref, tolerance_for(dtype), &c);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attention_problem.h"
@@ -78,6 +79,15 @@ class DeviceProblem {
 // The dense CPU reference output of `p` (f32), for comparisons.
 std::vector<float> dense_reference(const AttentionProblem& p);
 TensorView reference_view(const AttentionProblem& p, std::vector<float>& ref);
+
+// A point of the GPU test grids: dtype, head_dim, block_size, query heads per KV head.
+using KernelGridParam = std::tuple<DType, int, int, int>;
+// "f16_d128_b16_g4".
+std::string kernel_grid_name(const ::testing::TestParamInfo<KernelGridParam>& info);
+std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info);
+// The spec of a grid point: 2 KV heads, 2 x group query heads, seeded by the point; the
+// caller adds lengths.
+ProblemSpec grid_spec(const KernelGridParam& point);
 
 // Expects `out` within the dtype's tolerance of the reference, naming `label` on failure.
 void expect_matches_reference(const TensorView& out, const TensorView& ref, DType dtype,

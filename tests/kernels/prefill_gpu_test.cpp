@@ -30,40 +30,26 @@ void check_prefill(const AttentionProblem& p, const std::string& label) {
   testing::expect_matches_reference(out, testing::reference_view(p, ref), p.spec().dtype, label);
 }
 
-// dtype, head_dim, block_size, group size
-using GridParam = std::tuple<DType, int, int, int>;
-class kernels_prefill_gpu : public ::testing::TestWithParam<GridParam> {};
+class kernels_prefill_gpu : public ::testing::TestWithParam<testing::KernelGridParam> {};
 
 TEST_P(kernels_prefill_gpu, MatchesReference) {
   PAGESIM_REQUIRE_GPU();
-  const auto [dtype, d, bs, group] = GetParam();
-  ProblemSpec spec;
-  spec.dtype = dtype;
-  spec.head_dim = d;
-  spec.block_size = bs;
-  spec.num_kv_heads = 2;
-  spec.num_q_heads = 2 * group;
+  ProblemSpec spec = testing::grid_spec(GetParam());
+  const int bs = spec.block_size;
   // (kv_len, query_len): single token, block - 1, block + 1, history + chunk, a tile of 128
   // packed rows +- 1 (for group 1), a longer prompt.
   spec.kv_lens = {1, bs - 1, bs + 1, 2 * bs + 3, 127, 129, 300, 300};
   spec.query_lens = {1, bs - 1, bs + 1, bs, 127, 129, 300, 45};
   spec.shared_prefix_blocks = 1;
-  spec.query_magnitude = 2;
-  spec.alibi = (d + bs) % 3 == 0;  // a spread of cases with ALiBi
-  spec.seed = static_cast<std::uint64_t>(d * 1000 + bs * 10 + group);
+  spec.alibi = (spec.head_dim + bs) % 3 == 0;  // a spread of cases with ALiBi
   check_prefill(AttentionProblem(spec), "grid");
-}
-
-std::string grid_name(const ::testing::TestParamInfo<GridParam>& info) {
-  const auto [t, d, b, g] = info.param;
-  return std::string(dtype_name(t)) + "_d" + std::to_string(d) + "_b" + std::to_string(b) + "_g" + std::to_string(g);
 }
 
 INSTANTIATE_TEST_SUITE_P(Grid, kernels_prefill_gpu,
                          ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                                             ::testing::Values(64, 80, 96, 112, 128, 256),
                                             ::testing::Values(8, 16, 32, 128), ::testing::Values(1, 4, 8)),
-                         grid_name);
+                         testing::kernel_grid_name);
 
 class kernels_prefill_gpu_options : public ::testing::TestWithParam<DType> {};
 
@@ -82,8 +68,6 @@ TEST_P(kernels_prefill_gpu_options, NhdMqaAndEmptyQueries) {
   check_prefill(AttentionProblem(spec), "nhd mqa");
 }
 
-std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
-
 TEST_P(kernels_prefill_gpu_options, ExtremeBlockSizes) {
   PAGESIM_REQUIRE_GPU();
   for (int bs : {1, 2, 512, 1024}) {
@@ -100,7 +84,8 @@ TEST_P(kernels_prefill_gpu_options, ExtremeBlockSizes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, kernels_prefill_gpu_options,
-                         ::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32), dtype_param_name);
+                         ::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
+                         testing::dtype_param_name);
 
 // Long histories: a chunk of queries over 8k / 32k cached tokens.
 using LongParam = std::tuple<DType, int>;  // dtype, context
