@@ -1,0 +1,205 @@
+// The pagesim command line: help, exit statuses, error lines naming file:line and key, a
+// run that prints its table and writes its files, trace stats on the bundled Azure trace
+// and on a malformed file, and trace gen read back by trace stats. Runs the built binary
+// (PAGESIM_BINARY) from inside a fresh temporary folder.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = PAGESIM_SOURCE_DIR;
+
+struct Result {
+  int status = -1;  // exit status; -1 when killed by a signal
+  std::string out, err;
+};
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("pagesim-test-" + std::to_string(::getpid()) + "-cli-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // Runs `pagesim <args>` in the temporary folder.
+  Result pagesim(const std::string& args) const {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string cmd = "cd " + quote(dir_.string()) + " && " + quote(PAGESIM_BINARY) + " " + args + " >" +
+                            quote(out.string()) + " 2>" + quote(err.string());
+    const int raw = std::system(cmd.c_str());
+    Result r;
+    if (raw != -1 && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
+    r.out = read(out);
+    r.err = read(err);
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+
+  fs::path dir_;
+};
+
+std::string small_experiment() {
+  return "name: cli-small\n"
+         "seed: 3\n"
+         "workload:\n"
+         "  arrival: {kind: poisson, rate: 10}\n"
+         "  lengths: {kind: empirical, path: '" +
+         (kSource / "traces/data/sharegpt_opt_lengths.csv").string() +
+         "'}\n"
+         "  max_total_tokens: 2048\n"
+         "  max_requests: 60\n"
+         "kv: {slots: 8192}\n"
+         "cost: {kind: roofline}\n";
+}
+
+// The number after `label` at the start of a line of a trace stats table.
+long stat(const std::string& table, const std::string& label) {
+  std::smatch m;
+  if (!std::regex_search(table, m, std::regex("(^|\n)" + label + " +([0-9]+)"))) return -1;
+  return std::stol(m[2]);
+}
+
+TEST_F(Cli, HelpExitsZero) {
+  const Result r = pagesim("--help");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("trace"), std::string::npos) << r.out;
+  EXPECT_EQ(pagesim("run --help").status, 0);
+}
+
+TEST_F(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(pagesim("").status, 2);
+  EXPECT_EQ(pagesim("run").status, 2);
+  EXPECT_EQ(pagesim("trace").status, 2);
+  EXPECT_EQ(pagesim("run x.yaml --no-such-flag").status, 2);
+}
+
+TEST_F(Cli, MissingExperimentFileFails) {
+  const Result r = pagesim("run missing.yaml --out out");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("missing.yaml"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(Cli, UnknownKeyNamesFileLineAndKey) {
+  const std::string file =
+      write("typo.yaml", "name: typo\nscheduler:\n  kind: vllm\n  max_num_seq: 8\n");
+  const Result r = pagesim("run " + quote(file) + " --out out -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(file + ":4: scheduler.max_num_seq: unknown key"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("max_num_seqs"), std::string::npos) << r.err;  // the allowed keys
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(Cli, BadSetOverrides) {
+  const std::string file = write("small.yaml", small_experiment());
+  // A --set key that does not exist: named, without a line of the file.
+  Result r = pagesim("run " + quote(file) + " --out out -q --set scheduler.max_num_seq=8");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(file + ": scheduler.max_num_seq: unknown key"), std::string::npos) << r.err;
+  // A bad --set value is not blamed on line 1 of the file.
+  r = pagesim("run " + quote(file) + " --out out -q --set kv.slots=lots");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(file + ": kv.slots: expected an integer, found 'lots'"), std::string::npos) << r.err;
+  // A malformed --set.
+  r = pagesim("run " + quote(file) + " --out out -q --set kv.slots");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--set: kv.slots: expected key.path=value"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(Cli, RunPrintsTheTableAndWritesFiles) {
+  const std::string file = write("small.yaml", small_experiment());
+  const Result r = pagesim("run " + quote(file) + " --out out --set scheduler.max_num_seqs=32");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* col : {"run", "tokens%", "resv%", "over%", "round%", "free%", "batch", "req/s", "norm.lat", "preempt"})
+    EXPECT_NE(r.out.find(col), std::string::npos) << col << " in:\n" << r.out;
+  EXPECT_NE(r.out.find("results in out"), std::string::npos) << r.out;
+  // One result row: "run" and nine numbers.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("\nrun( +[0-9.]+){9}\n"))) << r.out;
+  for (const char* f : {"summary.json", "config.resolved.yaml", "requests.csv", "iterations.csv"})
+    EXPECT_TRUE(fs::is_regular_file(dir_ / "out" / f)) << f;
+  EXPECT_NE(read(dir_ / "out/config.resolved.yaml").find("max_num_seqs: 32"), std::string::npos);
+  EXPECT_NE(read(dir_ / "out/summary.json").find("\"requests_finished\": 60"), std::string::npos);
+}
+
+TEST_F(Cli, TraceStatsOfTheAzureConversationTrace) {
+  const Result r = pagesim("trace stats " + quote((kSource / "traces/data/azure2023_conv.csv").string()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(stat(r.out, "requests"), 19366) << r.out;
+  EXPECT_NE(r.out.find("prompt"), std::string::npos);
+  const Result j = pagesim("trace stats --json " + quote((kSource / "traces/data/azure2023_conv.csv").string()));
+  ASSERT_EQ(j.status, 0) << j.err;
+  EXPECT_NE(j.out.find("\"requests\": 19366"), std::string::npos) << j.out;
+}
+
+TEST_F(Cli, TraceStatsOfAMalformedCsvNamesFileAndLine) {
+  const std::string csv = write("bad.csv", "arrival_s,prompt_tokens,output_tokens\n0,10,5\n0.5,12,6\n1.0,abc,5\n2,3,4\n");
+  const Result r = pagesim("trace stats " + quote(csv));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(csv + ":4:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("prompt_tokens"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {
+  const std::string file = write("gen.yaml",
+                                 "workload:\n"
+                                 "  arrival: {kind: gamma, rate: 5, cv: 2}\n"
+                                 "  lengths:\n"
+                                 "    prompt: {kind: uniform, lo: 10, hi: 500}\n"
+                                 "    output: {kind: lognormal, median: 100, sigma: 0.5, lo: 1, hi: 1000}\n"
+                                 "  sampling:\n"
+                                 "    - {weight: 1, n: 1}\n"
+                                 "    - {weight: 1, n: 3}\n"
+                                 "  max_requests: 400\n"
+                                 "sweep:\n"
+                                 "  seed: [1, 2]\n");  // trace gen ignores sweeps
+  const Result g = pagesim("trace gen " + quote(file) + " --out gen.csv --set workload.max_requests=250");
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_NE(g.out.find("wrote 250 requests"), std::string::npos) << g.out;
+  ASSERT_TRUE(fs::is_regular_file(dir_ / "gen.csv"));
+  EXPECT_EQ(read(dir_ / "gen.csv").rfind("arrival_s,prompt_tokens,output_tokens", 0), 0u);
+  const Result s = pagesim("trace stats gen.csv");
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(stat(s.out, "requests"), 250) << s.out;
+  // The mix of n survives the round trip.
+  EXPECT_TRUE(std::regex_search(s.out, std::regex("mean n / beam width +[12]\\.[0-9]+ / 1\\.000"))) << s.out;
+  EXPECT_EQ(s.out.find("mean n / beam width   1.000"), std::string::npos) << s.out;
+  // Same file, same seed: the same trace.
+  const std::string first = read(dir_ / "gen.csv");
+  ASSERT_EQ(pagesim("trace gen " + quote(file) + " --out gen.csv --set workload.max_requests=250").status, 0);
+  EXPECT_EQ(read(dir_ / "gen.csv"), first);
+}
+
+}  // namespace

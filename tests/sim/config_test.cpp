@@ -1,0 +1,549 @@
+// Experiment configs: defaults, the to_yaml() round trip, errors that name file:line, the
+// dotted key and what was expected, and --set overrides.
+#include "sim/config/experiment_config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "sim/config/config_error.h"
+
+namespace pagesim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kFile = "exp.yaml";
+
+ExperimentConfig parse(const std::string& yaml) { return parse_experiment(YAML::Load(yaml), kFile); }
+
+std::string emit(const YAML::Node& n) {
+  YAML::Emitter e;
+  e << n;
+  return e.c_str();
+}
+
+// Parses `yaml` expecting a ConfigError on `key` at `line` (0: no line) whose message holds
+// every word of `words`, and reads "exp.yaml:<line>: <key>: ...".
+::testing::AssertionResult fails_with(const YAML::Node& root, int line, const std::string& key,
+                                      const std::vector<std::string>& words) {
+  try {
+    parse_experiment(root, kFile);
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    const std::string prefix =
+        std::string(kFile) + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + key + ": ";
+    if (e.file() != kFile) return ::testing::AssertionFailure() << "file '" << e.file() << "' in: " << what;
+    if (e.line() != line) return ::testing::AssertionFailure() << "line " << e.line() << " in: " << what;
+    if (e.key() != key) return ::testing::AssertionFailure() << "key '" << e.key() << "' in: " << what;
+    if (what.rfind(prefix, 0) != 0) return ::testing::AssertionFailure() << "no prefix '" << prefix << "' in: " << what;
+    for (const auto& w : words)
+      if (what.find(w) == std::string::npos) return ::testing::AssertionFailure() << "no '" << w << "' in: " << what;
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "not a ConfigError: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "parsed without error";
+}
+
+::testing::AssertionResult fails_with(const std::string& yaml, int line, const std::string& key,
+                                      const std::vector<std::string>& words) {
+  return fails_with(YAML::Load(yaml), line, key, words);
+}
+
+// ---- Defaults ----
+
+TEST(ExperimentConfig, DefaultsDescribeTheVllmPaperSetting) {
+  const ExperimentConfig c = parse("name: defaults\n");
+  EXPECT_EQ(c.name, "defaults");
+  EXPECT_EQ(c.seed, 0u);
+  EXPECT_EQ(c.model, "opt-13b");
+  EXPECT_EQ(c.gpu, "a100-40gb");
+  EXPECT_EQ(c.tensor_parallel, 1);
+  EXPECT_EQ(c.kv.slots, 0);  // derived from GPU memory (15,728 for OPT-13B on an A100-40GB)
+  EXPECT_DOUBLE_EQ(c.kv.gpu_memory_utilization, 0.9);
+  EXPECT_EQ(c.allocator.kind, "paged");
+  EXPECT_EQ(c.allocator.block_size, 16);
+  EXPECT_EQ(c.allocator.reservation, "max");
+  EXPECT_EQ(c.allocator.placement, "buddy");
+  EXPECT_EQ(c.allocator.max_seq_len, 2048);
+  EXPECT_EQ(c.allocator.max_chunk_blocks, 128);
+  EXPECT_FALSE(c.allocator.prefix_cache);
+  EXPECT_EQ(c.allocator.eviction, "lru");
+  EXPECT_DOUBLE_EQ(c.allocator.cpu_swap_gib, 20);
+  EXPECT_EQ(c.scheduler.kind, SchedulerKind::kVllm);
+  EXPECT_EQ(c.scheduler.max_num_batched_tokens, 2560);
+  EXPECT_EQ(c.scheduler.max_num_seqs, 256);
+  EXPECT_DOUBLE_EQ(c.scheduler.watermark, 0.01);
+  EXPECT_EQ(c.scheduler.preemption, PreemptionMode::kAuto);
+  EXPECT_EQ(c.cost.kind, "roofline");
+  EXPECT_EQ(c.measure.window_start_s, 0);
+  EXPECT_TRUE(std::isinf(c.measure.window_end_s));
+  EXPECT_EQ(c.output.iterations_stride, 1);
+  EXPECT_TRUE(c.output.requests_csv);
+  EXPECT_EQ(c.workload.kind, traces::WorkloadKind::kSynthetic);
+  EXPECT_TRUE(c.workload.sampling.empty());
+}
+
+TEST(ExperimentConfig, SeedReachesTheWorkload) {
+  const ExperimentConfig c = parse("seed: 1234\n");
+  EXPECT_EQ(c.seed, 1234u);
+  EXPECT_EQ(c.workload.seed, 1234u);
+}
+
+// ---- Round trip ----
+
+void expect_same(const traces::LengthSpec& a, const traces::LengthSpec& b) {
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.value, b.value);
+  EXPECT_EQ(a.lo, b.lo);
+  EXPECT_EQ(a.hi, b.hi);
+  EXPECT_EQ(a.median, b.median);
+  EXPECT_EQ(a.mean, b.mean);
+  EXPECT_EQ(a.sigma, b.sigma);
+  EXPECT_EQ(a.s, b.s);
+}
+
+void expect_same(const ExperimentConfig& a, const ExperimentConfig& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.seed, b.seed);
+  const auto &wa = a.workload, &wb = b.workload;
+  EXPECT_EQ(wa.kind, wb.kind);
+  EXPECT_EQ(wa.trace.path, wb.trace.path);
+  EXPECT_EQ(wa.trace.format, wb.trace.format);
+  EXPECT_EQ(wa.trace.hash_block_tokens, wb.trace.hash_block_tokens);
+  EXPECT_EQ(wa.trace.time_scale, wb.trace.time_scale);
+  EXPECT_EQ(wa.arrival.kind, wb.arrival.kind);
+  EXPECT_EQ(wa.arrival.rate, wb.arrival.rate);
+  EXPECT_EQ(wa.arrival.quantum_s, wb.arrival.quantum_s);
+  EXPECT_EQ(wa.arrival.cv, wb.arrival.cv);
+  EXPECT_EQ(wa.arrival.on_s, wb.arrival.on_s);
+  EXPECT_EQ(wa.arrival.off_s, wb.arrival.off_s);
+  EXPECT_EQ(wa.lengths.kind, wb.lengths.kind);
+  expect_same(wa.lengths.prompt, wb.lengths.prompt);
+  expect_same(wa.lengths.output, wb.lengths.output);
+  EXPECT_EQ(wa.lengths.path, wb.lengths.path);
+  EXPECT_EQ(wa.lengths.columns.prompt, wb.lengths.columns.prompt);
+  EXPECT_EQ(wa.lengths.columns.output, wb.lengths.columns.output);
+  ASSERT_EQ(wa.sampling.size(), wb.sampling.size());
+  for (std::size_t i = 0; i < wa.sampling.size(); ++i) {
+    EXPECT_EQ(wa.sampling[i].weight, wb.sampling[i].weight);
+    EXPECT_EQ(wa.sampling[i].n, wb.sampling[i].n);
+    EXPECT_EQ(wa.sampling[i].beam_width, wb.sampling[i].beam_width);
+  }
+  EXPECT_EQ(wa.max_total_tokens, wb.max_total_tokens);
+  EXPECT_EQ(wa.duration_s, wb.duration_s);
+  EXPECT_EQ(wa.max_requests, wb.max_requests);
+  EXPECT_EQ(wa.seed, wb.seed);
+  EXPECT_EQ(a.model, b.model);
+  EXPECT_EQ(a.gpu, b.gpu);
+  EXPECT_EQ(a.tensor_parallel, b.tensor_parallel);
+  EXPECT_EQ(a.kv.slots, b.kv.slots);
+  EXPECT_EQ(a.kv.gpu_memory_utilization, b.kv.gpu_memory_utilization);
+  EXPECT_EQ(a.kv.activation_reserve_gib, b.kv.activation_reserve_gib);
+  EXPECT_EQ(a.allocator.kind, b.allocator.kind);
+  EXPECT_EQ(a.allocator.block_size, b.allocator.block_size);
+  EXPECT_EQ(a.allocator.reservation, b.allocator.reservation);
+  EXPECT_EQ(a.allocator.placement, b.allocator.placement);
+  EXPECT_EQ(a.allocator.max_seq_len, b.allocator.max_seq_len);
+  EXPECT_EQ(a.allocator.max_chunk_blocks, b.allocator.max_chunk_blocks);
+  EXPECT_EQ(a.allocator.prefix_cache, b.allocator.prefix_cache);
+  EXPECT_EQ(a.allocator.eviction, b.allocator.eviction);
+  EXPECT_EQ(a.allocator.cpu_swap_gib, b.allocator.cpu_swap_gib);
+  EXPECT_EQ(a.scheduler.kind, b.scheduler.kind);
+  EXPECT_EQ(a.scheduler.max_num_batched_tokens, b.scheduler.max_num_batched_tokens);
+  EXPECT_EQ(a.scheduler.max_num_seqs, b.scheduler.max_num_seqs);
+  EXPECT_EQ(a.scheduler.watermark, b.scheduler.watermark);
+  EXPECT_EQ(a.scheduler.preemption, b.scheduler.preemption);
+  EXPECT_EQ(a.scheduler.chunk_tokens, b.scheduler.chunk_tokens);
+  EXPECT_EQ(a.cost.kind, b.cost.kind);
+  EXPECT_EQ(a.cost.compute_efficiency, b.cost.compute_efficiency);
+  EXPECT_EQ(a.cost.memory_efficiency, b.cost.memory_efficiency);
+  EXPECT_EQ(a.cost.iteration_overhead_s, b.cost.iteration_overhead_s);
+  EXPECT_EQ(a.cost.constant.seconds_per_iteration, b.cost.constant.seconds_per_iteration);
+  EXPECT_EQ(a.cost.constant.seconds_per_prefill_token, b.cost.constant.seconds_per_prefill_token);
+  EXPECT_EQ(a.cost.constant.seconds_per_decode_seq, b.cost.constant.seconds_per_decode_seq);
+  EXPECT_EQ(a.cost.constant.seconds_per_decode_context_token, b.cost.constant.seconds_per_decode_context_token);
+  EXPECT_EQ(a.cost.constant.seconds_per_swap_block, b.cost.constant.seconds_per_swap_block);
+  EXPECT_EQ(a.cost.constant.seconds_per_swap_token, b.cost.constant.seconds_per_swap_token);
+  EXPECT_EQ(a.cost.profile, b.cost.profile);
+  EXPECT_EQ(a.measure.window_start_s, b.measure.window_start_s);
+  EXPECT_EQ(a.measure.window_end_s, b.measure.window_end_s);
+  EXPECT_EQ(a.output.iterations_stride, b.output.iterations_stride);
+  EXPECT_EQ(a.output.requests_csv, b.output.requests_csv);
+}
+
+// Through text, as config.resolved.yaml is written and read back.
+ExperimentConfig round_trip(const ExperimentConfig& c) { return parse(emit(to_yaml(c))); }
+
+TEST(ExperimentConfig, DefaultsRoundTrip) {
+  const ExperimentConfig c = parse("{}");
+  const ExperimentConfig back = round_trip(c);
+  expect_same(c, back);
+  EXPECT_TRUE(std::isinf(back.measure.window_end_s));
+  // to_yaml writes every section and field.
+  const YAML::Node y = to_yaml(c);
+  for (const char* k : {"name", "seed", "workload", "model", "gpu", "tensor_parallel", "kv", "allocator", "scheduler",
+                        "cost", "measure", "output"})
+    EXPECT_TRUE(y[k]) << k;
+  EXPECT_FALSE(y["sweep"]);
+  EXPECT_TRUE(y["workload"]["lengths"]["prompt"]["sigma"]);
+  EXPECT_TRUE(y["cost"]["constant"]["seconds_per_swap_token"]);
+}
+
+// Every field set away from its default, in every section.
+constexpr const char* kEverySection = R"(
+name: everything
+seed: 18446744073709551615
+workload:
+  kind: trace
+  trace: {path: traces/x.jsonl, format: mooncake, hash_block_tokens: 256, time_scale: 0.5}
+  arrival: {kind: burst, rate: 3.5, quantum_s: 0.02, cv: 2.5, on_s: 4, off_s: 6}
+  lengths:
+    kind: empirical
+    prompt: {kind: lognormal, value: 7, lo: 3, hi: 4000, median: 300, mean: 0, sigma: 0.75, s: 1.5}
+    output: {kind: zipf, value: 9, lo: 2, hi: 900, median: 0, mean: 120, sigma: 0.5, s: 1.25}
+    path: lengths.csv
+    prompt_column: in
+    output_column: out
+  sampling:
+    - {weight: 0.25, n: 4, beam_width: 1}
+    - {weight: 0.75, n: 1, beam_width: 3}
+  max_total_tokens: 4096
+  duration_s: 123.25
+  max_requests: 77
+model: llama-2-7b
+gpu: h100-sxm
+tensor_parallel: 2
+kv: {slots: 4096, gpu_memory_utilization: 0.8, activation_reserve_gib: 1.5}
+allocator:
+  kind: contiguous
+  block_size: 32
+  reservation: fixed:64
+  placement: best_fit
+  max_seq_len: 4096
+  max_chunk_blocks: 64
+  prefix_cache: true
+  eviction: fifo
+  cpu_swap_gib: 4.5
+scheduler: {kind: sarathi, max_num_batched_tokens: 4096, max_num_seqs: 64, watermark: 0.05, preemption: swap, chunk_tokens: 256}
+cost:
+  kind: constant
+  compute_efficiency: 0.5
+  memory_efficiency: 0.6
+  iteration_overhead_s: 0.002
+  constant: {seconds_per_iteration: 0.01, seconds_per_prefill_token: 1.0e-5, seconds_per_decode_seq: 2.0e-4, seconds_per_decode_context_token: 3.0e-7, seconds_per_swap_block: 1.0e-3, seconds_per_swap_token: 2.0e-6}
+  profile: prof.csv
+measure: {window_start_s: 12.5, window_end_s: 99.75}
+output: {iterations_stride: 10, requests_csv: false}
+)";
+
+TEST(ExperimentConfig, EverySectionRoundTrips) {
+  const ExperimentConfig c = parse(kEverySection);
+  // The values were read (spot checks of each section against the text).
+  EXPECT_EQ(c.seed, std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(c.workload.kind, traces::WorkloadKind::kTrace);
+  EXPECT_EQ(c.workload.trace.format, traces::TraceFormat::kMooncake);
+  EXPECT_EQ(c.workload.arrival.kind, traces::ArrivalKind::kBurst);
+  EXPECT_EQ(c.workload.lengths.kind, traces::LengthsKind::kEmpirical);
+  EXPECT_EQ(c.workload.lengths.prompt.kind, traces::LengthKind::kLognormal);
+  EXPECT_EQ(c.workload.lengths.output.s, 1.25);
+  EXPECT_EQ(c.workload.lengths.columns.output, "out");
+  ASSERT_EQ(c.workload.sampling.size(), 2u);
+  EXPECT_EQ(c.workload.sampling[1].beam_width, 3);
+  EXPECT_EQ(c.workload.max_requests, 77u);
+  EXPECT_EQ(c.tensor_parallel, 2);
+  EXPECT_EQ(c.kv.activation_reserve_gib, 1.5);
+  EXPECT_EQ(c.allocator.reservation, "fixed:64");
+  EXPECT_EQ(c.allocator.eviction, "fifo");
+  EXPECT_EQ(c.scheduler.kind, SchedulerKind::kSarathi);
+  EXPECT_EQ(c.scheduler.preemption, PreemptionMode::kSwap);
+  EXPECT_EQ(c.scheduler.chunk_tokens, 256);
+  EXPECT_EQ(c.cost.constant.seconds_per_decode_context_token, 3.0e-7);
+  EXPECT_EQ(c.cost.profile, "prof.csv");
+  EXPECT_EQ(c.measure.window_end_s, 99.75);
+  EXPECT_EQ(c.output.iterations_stride, 10);
+  EXPECT_FALSE(c.output.requests_csv);
+
+  expect_same(c, round_trip(c));
+  expect_same(c, parse_experiment(to_yaml(c), kFile));  // also without going through text
+  // Writing again gives the same text (config.resolved.yaml is stable).
+  EXPECT_EQ(emit(to_yaml(c)), emit(to_yaml(round_trip(c))));
+}
+
+// ---- Errors: file:line, the dotted key, what was expected ----
+
+TEST(ConfigErrors, UnknownTopLevelKey) {
+  EXPECT_TRUE(fails_with("name: x\nnmae: y\n", 2, "nmae",
+                         {"unknown key", "allowed here:", "name", "workload", "scheduler", "measure"}));
+}
+
+TEST(ConfigErrors, UnknownNestedKeyListsTheAllowedKeys) {
+  EXPECT_TRUE(fails_with("name: x\nscheduler:\n  kind: vllm\n  max_num_seq: 8\n", 4, "scheduler.max_num_seq",
+                         {"unknown key", "max_num_seqs", "max_num_batched_tokens", "watermark", "chunk_tokens"}));
+  EXPECT_TRUE(fails_with("workload:\n  arrival:\n    kind: poisson\n    rat: 2\n", 4, "workload.arrival.rat",
+                         {"unknown key", "rate", "quantum_s"}));
+  EXPECT_TRUE(fails_with("workload:\n  sampling:\n    - {weight: 1, beams: 2}\n", 3, "workload.sampling[0].beams",
+                         {"unknown key", "beam_width"}));
+}
+
+TEST(ConfigErrors, StringForInteger) {
+  EXPECT_TRUE(fails_with("scheduler:\n  max_num_seqs: many\n", 2, "scheduler.max_num_seqs",
+                         {"expected an integer", "found 'many'"}));
+  EXPECT_TRUE(fails_with("allocator: {block_size: 2.5}\n", 1, "allocator.block_size", {"expected an integer", "'2.5'"}));
+}
+
+TEST(ConfigErrors, NegativeForUnsigned) {
+  EXPECT_TRUE(fails_with("seed: -1\n", 1, "seed", {"expected a non-negative integer", "found '-1'"}));
+}
+
+TEST(ConfigErrors, ListForScalar) {
+  EXPECT_TRUE(fails_with("name: x\nseed: [1, 2]\n", 2, "seed", {"expected a non-negative integer", "found a list"}));
+  EXPECT_TRUE(fails_with("model:\n  name: opt\n", 2, "model", {"expected a string", "found a map"}));
+}
+
+TEST(ConfigErrors, ScalarForSection) {
+  EXPECT_TRUE(fails_with("name: x\nallocator: paged\n", 2, "allocator", {"expected a map of settings", "found a scalar"}));
+  EXPECT_TRUE(fails_with("workload:\n  sampling: {n: 2}\n", 2, "workload.sampling", {"expected a list", "found a map"}));
+  EXPECT_TRUE(fails_with("workload:\n  sampling: [3]\n", 2, "workload.sampling[0]", {"expected a map", "found a scalar"}));
+}
+
+TEST(ConfigErrors, WrongBoolAndNumber) {
+  EXPECT_TRUE(fails_with("allocator:\n  prefix_cache: maybe\n", 2, "allocator.prefix_cache",
+                         {"expected true or false", "'maybe'"}));
+  EXPECT_TRUE(fails_with("measure:\n  window_start_s: soon\n", 2, "measure.window_start_s",
+                         {"expected a number", "'soon'"}));
+}
+
+TEST(ConfigErrors, UnknownSchedulerKind) {
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: fifo\n", 2, "scheduler.kind",
+                         {"expected one of static, orca, vllm, sarathi", "found 'fifo'"}));
+  EXPECT_TRUE(fails_with("scheduler: {preemption: kill}\n", 1, "scheduler.preemption",
+                         {"auto, recompute, swap", "'kill'"}));
+}
+
+TEST(ConfigErrors, UnknownArrivalKind) {
+  EXPECT_TRUE(fails_with("workload:\n  kind: synthetic\n  arrival:\n    kind: poison\n", 4, "workload.arrival.kind",
+                         {"poisson", "poisson_quantum", "gamma", "constant", "burst", "found 'poison'"}));
+}
+
+TEST(ConfigErrors, UnknownLengthsKind) {
+  EXPECT_TRUE(fails_with("workload:\n  lengths: {kind: histogram}\n", 2, "workload.lengths.kind",
+                         {"distributions", "empirical", "file_order", "cycle_shuffle", "found 'histogram'"}));
+  EXPECT_TRUE(fails_with("workload:\n  lengths:\n    prompt: {kind: normal}\n", 3, "workload.lengths.prompt.kind",
+                         {"fixed, uniform, lognormal, zipf", "'normal'"}));
+}
+
+TEST(ConfigErrors, UnknownTraceFormat) {
+  EXPECT_TRUE(fails_with("workload:\n  kind: trace\n  trace:\n    path: x.csv\n    format: parquet\n", 5,
+                         "workload.trace.format", {"auto, native, vidur, azure, mooncake", "found 'parquet'"}));
+  EXPECT_TRUE(fails_with("workload: {kind: replay}\n", 1, "workload.kind", {"trace, synthetic", "'replay'"}));
+}
+
+TEST(ConfigErrors, BadReservation) {
+  EXPECT_TRUE(fails_with("name: x\nallocator:\n  kind: contiguous\n  reservation: fixed:-3\n", 4,
+                         "allocator.reservation", {"fixed:-3", "max, pow2, oracle, fixed:N"}));
+  EXPECT_TRUE(fails_with("allocator:\n  reservation: pow3\n", 2, "allocator.reservation", {"pow3", "pow2"}));
+}
+
+TEST(ConfigErrors, BadPlacementAndEviction) {
+  EXPECT_TRUE(fails_with("allocator:\n  placement: worst_fit\n", 2, "allocator.placement",
+                         {"worst_fit", "buddy, first_fit, best_fit"}));
+  EXPECT_TRUE(fails_with("allocator:\n  eviction: mru\n", 2, "allocator.eviction", {"mru", "lru, fifo"}));
+  EXPECT_TRUE(fails_with("allocator:\n  kind: slab\n", 2, "allocator.kind", {"paged, contiguous", "'slab'"}));
+}
+
+TEST(ConfigErrors, OutOfRangeNumbers) {
+  EXPECT_TRUE(fails_with("name: x\nallocator:\n  cpu_swap_gib: -1\n", 3, "allocator.cpu_swap_gib", {">= 0"}));
+  EXPECT_TRUE(fails_with("name: x\ntensor_parallel: 0\n", 2, "tensor_parallel", {"expected an integer >= 1"}));
+  EXPECT_TRUE(fails_with("kv:\n  slots: -5\n", 2, "kv.slots", {">= 0"}));
+  EXPECT_TRUE(fails_with("output:\n  iterations_stride: -2\n", 2, "output.iterations_stride", {">= 0"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: magic\n", 2, "cost.kind", {"'magic'", "roofline, constant, profile"}));
+}
+
+TEST(ConfigErrors, MeasureWindowMustNotBeEmpty) {
+  EXPECT_TRUE(fails_with("name: x\nmeasure:\n  window_start_s: 300\n  window_end_s: 100\n", 4, "measure.window_end_s",
+                         {"window_start_s", "window_end_s", "300", "100"}));
+  EXPECT_TRUE(fails_with("measure: {window_start_s: 50, window_end_s: 50}\n", 1, "measure.window_end_s", {"50"}));
+  // Only the start given: the error is on the start.
+  EXPECT_TRUE(fails_with("measure:\n  window_start_s: .inf\n", 2, "measure.window_start_s", {"window_end_s"}));
+  // Not a number is no window either.
+  EXPECT_TRUE(fails_with("measure:\n  window_start_s: .nan\n", 2, "measure.window_start_s", {"window_end_s"}));
+}
+
+TEST(ConfigErrors, DuplicateKey) {
+  EXPECT_TRUE(fails_with("seed: 1\nname: x\nseed: 2\n", 3, "seed", {"duplicate key", "line 1"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: orca\n  kind: vllm\n", 3, "scheduler.kind", {"duplicate key", "line 2"}));
+}
+
+TEST(ConfigErrors, RootMustBeAMap) {
+  try {
+    parse_experiment(YAML::Load("- a\n- b\n"), kFile);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), kFile);
+    EXPECT_NE(std::string(e.what()).find("expected a YAML map"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_experiment(YAML::Load(""), kFile), ConfigError);
+}
+
+// A failed parse leaves the YAML it was given as it was (it is a const reference).
+TEST(ConfigErrors, FailedParseLeavesTheYamlUntouched) {
+  for (const char* yaml : {"name: x\nmeasure:\n  window_start_s: 300\n  window_end_s: 100\n",
+                           "name: x\nallocator:\n  reservation: pow3\n", "name: x\ntensor_parallel: 0\n"}) {
+    const YAML::Node root = YAML::Load(yaml);
+    const std::string before = emit(root);
+    EXPECT_THROW(parse_experiment(root, kFile), ConfigError);
+    EXPECT_EQ(emit(root), before);
+  }
+}
+
+// ---- Files ----
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("pagesim-test-" + std::to_string(::getpid()) + "-" + name)) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+TEST(ConfigFiles, YamlSyntaxErrorNamesFileAndLine) {
+  TempDir dir("config-syntax");
+  const std::string file = dir.write("bad.yaml", "name: x\nseed: 1\nworkload:\n  arrival: [1, 2\nmodel: opt-13b\n");
+  try {
+    load_yaml_file(file);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), file);
+    EXPECT_GE(e.line(), 4);  // the list opened on line 4 is never closed
+    EXPECT_LE(e.line(), 6);
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(file + ":" + std::to_string(e.line()) + ": ", 0), 0u) << what;
+    EXPECT_NE(what.find("YAML syntax error"), std::string::npos) << what;
+  }
+  const std::string good = dir.write("good.yaml", "name: x\nscheduler:\n  max_num_seqs: 8\n");
+  EXPECT_EQ(parse_experiment(load_yaml_file(good), good).scheduler.max_num_seqs, 8);
+}
+
+TEST(ConfigFiles, MissingFile) {
+  TempDir dir("config-missing");
+  const std::string file = (dir.path / "nope.yaml").string();
+  try {
+    load_yaml_file(file);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), file);
+    EXPECT_EQ(e.line(), 0);
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(file + ": ", 0), 0u) << what;
+    EXPECT_NE(what.find("cannot open"), std::string::npos) << what;
+  }
+}
+
+// ---- --set overrides ----
+
+TEST(Overrides, CreateNestedKeys) {
+  YAML::Node root = YAML::Load("name: x\n");
+  apply_override(root, "scheduler.max_num_seqs=8");
+  apply_override(root, "workload.arrival.rate=2.5");
+  apply_override(root, "allocator.prefix_cache=true");
+  const ExperimentConfig c = parse_experiment(root, kFile);
+  EXPECT_EQ(c.scheduler.max_num_seqs, 8);
+  EXPECT_EQ(c.workload.arrival.rate, 2.5);
+  EXPECT_TRUE(c.allocator.prefix_cache);
+  EXPECT_EQ(c.name, "x");
+}
+
+TEST(Overrides, OverrideExistingValuesAndKeepTheRest) {
+  YAML::Node root = YAML::Load(
+      "name: x\nscheduler:\n  kind: orca\n  max_num_seqs: 256\nkv: {slots: 100}\nworkload:\n  arrival: {kind: poisson, "
+      "rate: 4}\n");
+  apply_override(root, "scheduler.max_num_seqs=16");
+  apply_override(root, "kv.slots=2048");        // inside a flow map
+  apply_override(root, "name=renamed");
+  apply_override(root, "workload.arrival={kind: constant, rate: 3}");  // a whole section, as YAML
+  const ExperimentConfig c = parse_experiment(root, kFile);
+  EXPECT_EQ(c.scheduler.max_num_seqs, 16);
+  EXPECT_EQ(c.scheduler.kind, SchedulerKind::kOrca);  // untouched sibling
+  EXPECT_EQ(c.kv.slots, 2048);
+  EXPECT_EQ(c.name, "renamed");
+  EXPECT_EQ(c.workload.arrival.kind, traces::ArrivalKind::kConstant);
+  EXPECT_EQ(c.workload.arrival.rate, 3);
+  // The last override of a key wins.
+  apply_override(root, "scheduler.max_num_seqs=4");
+  EXPECT_EQ(parse_experiment(root, kFile).scheduler.max_num_seqs, 4);
+}
+
+TEST(Overrides, MalformedAssignments) {
+  YAML::Node root = YAML::Load("name: x\n");
+  for (const char* bad : {"a.b", "=5", "scheduler..kind=vllm", ".kind=vllm", "scheduler.=3"}) {
+    try {
+      apply_override(root, bad);
+      ADD_FAILURE() << "no error for '" << bad << "'";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.file(), "--set") << e.what();
+      EXPECT_NE(std::string(e.what()).find("--set"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    apply_override(root, "a.b");
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "a.b");
+    EXPECT_NE(std::string(e.what()).find("key.path=value"), std::string::npos) << e.what();
+  }
+  // A value that is not YAML.
+  EXPECT_THROW(apply_override(root, "workload.sampling=[1, 2"), ConfigError);
+  // Descending into a value that is not a section.
+  try {
+    apply_override(root, "name.first=y");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "name.first");
+    EXPECT_NE(std::string(e.what()).find("'name' is not a section"), std::string::npos) << e.what();
+  }
+  // Nothing was changed by the failed overrides.
+  EXPECT_EQ(emit(root), "name: x");
+}
+
+TEST(Overrides, UnknownKeyFailsAtParseWithItsPath) {
+  YAML::Node root = YAML::Load("name: x\nscheduler:\n  kind: vllm\n");
+  apply_override(root, "scheduler.max_num_seq=8");
+  // No line: the key is not in the file.
+  EXPECT_TRUE(fails_with(root, 0, "scheduler.max_num_seq", {"unknown key", "max_num_seqs"}));
+  YAML::Node root2 = YAML::Load("name: x\n");
+  apply_override(root2, "sheduler.kind=vllm");
+  EXPECT_TRUE(fails_with(root2, 0, "sheduler", {"unknown key", "scheduler"}));
+}
+
+// A bad value from --set is not blamed on a line of the file.
+TEST(Overrides, BadValueHasNoFileLine) {
+  YAML::Node root = YAML::Load("name: x\nscheduler:\n  kind: vllm\n  max_num_seqs: 8\n");
+  apply_override(root, "scheduler.max_num_seqs=abc");
+  EXPECT_TRUE(fails_with(root, 0, "scheduler.max_num_seqs", {"expected an integer", "'abc'"}));
+  YAML::Node root2 = YAML::Load("name: x\n");
+  apply_override(root2, "allocator.reservation=pow3");
+  EXPECT_TRUE(fails_with(root2, 0, "allocator.reservation", {"pow3"}));
+  // The lines of the file's own values are kept.
+  YAML::Node root3 = YAML::Load("name: x\nallocator:\n  kind: paged\n  eviction: mru\n");
+  apply_override(root3, "allocator.block_size=32");
+  EXPECT_TRUE(fails_with(root3, 4, "allocator.eviction", {"mru"}));
+}
+
+}  // namespace
+}  // namespace pagesim::sim

@@ -1,0 +1,128 @@
+// EventQueue: events come out ordered by (time, insertion order), now() follows the popped
+// events, and an empty queue says so.
+#include "sim/engine/event_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <vector>
+
+namespace pagesim::sim {
+namespace {
+
+TEST(EventQueue, EmptyQueue) {
+  BinaryHeapEventQueue q;
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.now(), 0.0);
+  EXPECT_FALSE(q.pop().has_value());
+  EXPECT_EQ(q.now(), 0.0);  // popping nothing does not move the clock
+}
+
+TEST(EventQueue, PopsInTimeOrderAndAdvancesNow) {
+  BinaryHeapEventQueue q;
+  q.push(3.0, EventKind::kIterationEnd);
+  q.push(1.0, EventKind::kArrival);
+  q.push(2.5, EventKind::kArrival);
+  EXPECT_FALSE(q.empty());
+  EXPECT_EQ(q.now(), 0.0);  // pushing does not move the clock
+
+  auto e = q.pop();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->time, 1.0);
+  EXPECT_EQ(e->kind, EventKind::kArrival);
+  EXPECT_EQ(e->order, 1u);  // the second event pushed
+  EXPECT_EQ(q.now(), 1.0);
+
+  e = q.pop();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->time, 2.5);
+  EXPECT_EQ(q.now(), 2.5);
+
+  e = q.pop();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->time, 3.0);
+  EXPECT_EQ(e->kind, EventKind::kIterationEnd);
+  EXPECT_EQ(q.now(), 3.0);
+
+  EXPECT_TRUE(q.empty());
+  EXPECT_FALSE(q.pop().has_value());
+  EXPECT_EQ(q.now(), 3.0);  // the clock stays at the last event
+}
+
+TEST(EventQueue, TiesResolveByInsertionOrder) {
+  BinaryHeapEventQueue q;
+  const EventKind kinds[] = {EventKind::kIterationEnd, EventKind::kArrival, EventKind::kArrival,
+                             EventKind::kIterationEnd, EventKind::kArrival};
+  for (EventKind k : kinds) q.push(5.0, k);
+  for (std::uint64_t i = 0; i < std::size(kinds); ++i) {
+    auto e = q.pop();
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->time, 5.0);
+    EXPECT_EQ(e->order, i);
+    EXPECT_EQ(e->kind, kinds[i]) << "event " << i;
+  }
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, EventsPushedWhilePoppingKeepTheirPlace) {
+  BinaryHeapEventQueue q;
+  q.push(1.0, EventKind::kArrival);     // order 0
+  q.push(2.0, EventKind::kArrival);     // order 1
+  ASSERT_EQ(q.pop()->order, 0u);        // now = 1
+  q.push(1.0, EventKind::kIterationEnd);  // order 2: at now, allowed, and before t = 2
+  q.push(2.0, EventKind::kIterationEnd);  // order 3: ties with order 1, comes after it
+  auto a = q.pop();
+  EXPECT_EQ(a->order, 2u);
+  EXPECT_EQ(a->time, 1.0);
+  EXPECT_EQ(q.now(), 1.0);
+  auto b = q.pop();
+  auto c = q.pop();
+  EXPECT_EQ(b->order, 1u);
+  EXPECT_EQ(c->order, 3u);
+  EXPECT_EQ(c->kind, EventKind::kIterationEnd);
+  EXPECT_EQ(q.now(), 2.0);
+  EXPECT_TRUE(q.empty());
+}
+
+// Many events with few distinct times: the pop order is the stable sort of the push order
+// by time, and the clock never goes backwards.
+TEST(EventQueue, MatchesStableSortByTime) {
+  std::unique_ptr<EventQueue> q = std::make_unique<BinaryHeapEventQueue>();
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<int> t(0, 20);
+  std::vector<std::pair<double, std::uint64_t>> pushed;
+  for (std::uint64_t i = 0; i < 500; ++i) {
+    const double time = 0.5 * t(rng);
+    q->push(time, i % 3 == 0 ? EventKind::kIterationEnd : EventKind::kArrival);
+    pushed.emplace_back(time, i);
+  }
+  std::stable_sort(pushed.begin(), pushed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  double last = 0;
+  for (const auto& [time, order] : pushed) {
+    auto e = q->pop();
+    ASSERT_TRUE(e.has_value());
+    ASSERT_EQ(e->time, time);
+    ASSERT_EQ(e->order, order);
+    ASSERT_GE(q->now(), last);
+    last = q->now();
+  }
+  EXPECT_TRUE(q->empty());
+}
+
+#ifndef NDEBUG
+TEST(EventQueueDeathTest, PushingIntoThePastAsserts) {
+  EXPECT_DEATH(
+      {
+        BinaryHeapEventQueue q;
+        q.push(2.0, EventKind::kArrival);
+        q.pop();
+        q.push(1.0, EventKind::kArrival);
+      },
+      "past");
+}
+#endif
+
+}  // namespace
+}  // namespace pagesim::sim

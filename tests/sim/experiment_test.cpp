@@ -1,0 +1,441 @@
+// Experiments end to end through run_experiment_file(): the four result files, determinism,
+// sweeps and sweep.csv, no half-written output after a failure, a shortened vLLM-paper
+// Figure 2, and prefix caching on the Mooncake trace. Everything is written under a fresh
+// temporary folder; bundled data is found through PAGESIM_SOURCE_DIR.
+#include "sim/experiment/experiment.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/config/config_error.h"
+#include "sim/metrics/metrics.h"
+#include "sim_harness.h"
+#include "traces/trace_error.h"
+
+namespace pagesim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::parse_csv;
+using testing::Row;
+
+const fs::path kSource = PAGESIM_SOURCE_DIR;
+const std::string kShareGpt = (kSource / "traces/data/sharegpt_opt_lengths.csv").string();
+const std::string kMooncake = (kSource / "traces/data/mooncake_conversation_trace.jsonl").string();
+
+// A fresh folder per test process, removed at the end.
+class ExperimentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("pagesim-test-" + std::to_string(::getpid()) + "-" + info->test_suite_name() + "-" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name) << text;
+    return (dir_ / name).string();
+  }
+  fs::path dir_;
+};
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read(p)); }
+
+// Every file below `dir`, relative, sorted.
+std::set<std::string> files_under(const fs::path& dir) {
+  std::set<std::string> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.insert(fs::relative(e.path(), dir).string());
+  return out;
+}
+
+// The summary without the host timings (the only fields two identical runs may differ in).
+nlohmann::json reproducible(nlohmann::json j) {
+  for (auto it = j.begin(); it != j.end();) {
+    if (is_host_timing(it.key())) it = j.erase(it);
+    else ++it;
+  }
+  return j;
+}
+
+// A small synthetic run: ShareGPT lengths, Poisson arrivals, a pool small enough to preempt.
+std::string small_experiment(int requests = 120, std::uint64_t seed = 7) {
+  return "name: small\n"
+         "seed: " + std::to_string(seed) + "\n"
+         "workload:\n"
+         "  kind: synthetic\n"
+         "  arrival: {kind: poisson, rate: 20}\n"
+         "  lengths: {kind: empirical, path: '" + kShareGpt + "'}\n"
+         "  max_total_tokens: 2048\n"
+         "  max_requests: " + std::to_string(requests) + "\n"
+         "model: opt-13b\n"
+         "gpu: a100-40gb\n"
+         "kv: {slots: 4096}\n"
+         "allocator: {kind: paged, block_size: 16}\n"
+         "scheduler: {kind: vllm}\n"
+         "cost: {kind: roofline}\n"
+         "measure: {window_start_s: 1, window_end_s: 1000}\n";
+}
+
+double mem_sum(const nlohmann::json& m) {
+  return m["token_states"].get<double>() + m["reserved"].get<double>() + m["over_reserved"].get<double>() +
+         m["rounding"].get<double>() + m["free"].get<double>();
+}
+
+TEST_F(ExperimentTest, WritesFourFilesThatParse) {
+  const std::string file = write("small.yaml", small_experiment());
+  const fs::path out = dir_ / "out";
+  const auto results = run_experiment_file(file, {}, out);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].label.empty());
+  EXPECT_EQ(files_under(out),
+            (std::set<std::string>{"config.resolved.yaml", "iterations.csv", "requests.csv", "summary.json"}));
+
+  const nlohmann::json s = read_json(out / "summary.json");
+  for (const char* k : {"name", "allocator", "scheduler", "cost_model", "workload", "kv_slots", "memory_pct",
+                        "memory_pct_time_weighted", "mean_batched_requests", "throughput_rps",
+                        "normalized_latency_s_per_token", "preemptions", "prefix_hit_rate", "sharing_saving_pct",
+                        "sim_time_s", "wall_s", "requests_finished", "iterations", "window_iterations"})
+    EXPECT_TRUE(s.contains(k)) << k;
+  for (const char* k : {"token_states", "reserved", "over_reserved", "rounding", "free", "unusable_free", "cached_free"})
+    EXPECT_TRUE(s["memory_pct"].contains(k)) << k;
+  EXPECT_EQ(s["name"], "small");
+  EXPECT_EQ(s["kv_slots"], 4096);
+  EXPECT_NEAR(mem_sum(s["memory_pct"]), 100.0, 1e-6);
+  EXPECT_NEAR(mem_sum(s["memory_pct_time_weighted"]), 100.0, 1e-6);
+  EXPECT_GT(s["memory_pct"]["token_states"].get<double>(), 0);
+  EXPECT_EQ(s["requests_arrived"], 120);
+  EXPECT_EQ(s["requests_finished"], 120);
+  EXPECT_GT(s["mean_batched_requests"].get<double>(), 1.0);
+  EXPECT_GT(s["normalized_latency_s_per_token"].get<double>(), 0);
+  EXPECT_GT(s["preemptions"].get<std::int64_t>(), 0);  // 4,096 slots are tight at 20 req/s
+  EXPECT_EQ(s["prefix_hit_rate"], 0.0);
+  const double sim_time = s["sim_time_s"].get<double>();
+  EXPECT_GT(sim_time, 0);
+  EXPECT_NEAR(s["throughput_rps"].get<double>(), 120 / sim_time, 1e-9);
+  EXPECT_GT(s["window_iterations"].get<std::int64_t>(), 0);
+  EXPECT_LT(s["window_iterations"].get<std::int64_t>(), s["iterations"].get<std::int64_t>());  // window starts at 1 s
+  EXPECT_DOUBLE_EQ(results[0].summary.memory_pct.token_states, s["memory_pct"]["token_states"].get<double>());
+
+  // requests.csv: one row per finished request.
+  const std::string requests = read(out / "requests.csv");
+  EXPECT_EQ(requests.substr(0, requests.find('\n')), Metrics::requests_csv_header());
+  const auto rows = parse_csv(requests);
+  ASSERT_EQ(rows.size(), 120u);
+  std::set<std::string> ids;
+  for (const Row& r : rows) {
+    ids.insert(r.at("id"));
+    EXPECT_GE(std::stod(r.at("finish_s")), std::stod(r.at("arrival_s")));
+    EXPECT_LE(std::stod(r.at("finish_s")), sim_time);
+  }
+  EXPECT_EQ(ids.size(), 120u);
+
+  // iterations.csv: one row per iteration (stride 1), classes summing to the capacity.
+  const std::string iterations = read(out / "iterations.csv");
+  EXPECT_EQ(iterations.substr(0, iterations.find('\n')), Metrics::iterations_csv_header());
+  const auto its = parse_csv(iterations);
+  ASSERT_EQ(static_cast<std::int64_t>(its.size()), s["iterations"].get<std::int64_t>());
+  for (const Row& r : its) {
+    const std::int64_t total = std::stoll(r.at("token_states")) + std::stoll(r.at("reserved")) +
+                               std::stoll(r.at("over_reserved")) + std::stoll(r.at("rounding")) +
+                               std::stoll(r.at("free"));
+    ASSERT_EQ(total, 4096) << "iteration " << r.at("index");
+  }
+
+  // config.resolved.yaml: the full config, which parses back to the same run.
+  const YAML::Node resolved = YAML::LoadFile((out / "config.resolved.yaml").string());
+  const ExperimentConfig c = parse_experiment(resolved, "config.resolved.yaml");
+  EXPECT_EQ(c.seed, 7u);
+  EXPECT_EQ(c.kv.slots, 4096);
+  EXPECT_EQ(c.workload.max_requests, 120u);
+  EXPECT_EQ(c.workload.lengths.path, kShareGpt);
+  EXPECT_EQ(c.measure.window_start_s, 1);
+  EXPECT_TRUE(resolved["scheduler"]["max_num_batched_tokens"]);  // defaults written out
+}
+
+TEST_F(ExperimentTest, SameConfigSameBytesDifferentSeedDifferentRun) {
+  const std::string file = write("small.yaml", small_experiment(80));
+  run_experiment_file(file, {}, dir_ / "a");
+  run_experiment_file(file, {}, dir_ / "b");
+  for (const char* f : {"requests.csv", "iterations.csv", "config.resolved.yaml"}) {
+    const std::string a = read(dir_ / "a" / f);
+    EXPECT_FALSE(a.empty()) << f;
+    EXPECT_TRUE(a == read(dir_ / "b" / f)) << f << " differs between two runs";
+  }
+  const nlohmann::json sa = read_json(dir_ / "a/summary.json"), sb = read_json(dir_ / "b/summary.json");
+  EXPECT_TRUE(sa.contains("wall_s"));
+  EXPECT_EQ(reproducible(sa), reproducible(sb));
+  EXPECT_FALSE(reproducible(sa).contains("wall_s"));
+  EXPECT_FALSE(reproducible(sa).contains("sim_seconds_per_wall_second"));
+
+  run_experiment_file(file, {"seed=8"}, dir_ / "c");
+  EXPECT_NE(read(dir_ / "a/requests.csv"), read(dir_ / "c/requests.csv"));
+  EXPECT_NE(read(dir_ / "a/config.resolved.yaml"), read(dir_ / "c/config.resolved.yaml"));
+}
+
+constexpr const char* kSweep =
+    "sweep:\n"
+    "  cases:\n"
+    "    - {label: tight, kv.slots: 2048}\n"
+    "    - {label: roomy, kv.slots: 8192}\n"
+    "  scheduler.max_num_seqs: [8, 64]\n";
+
+TEST_F(ExperimentTest, SweepWritesOneFolderPerPointAndSweepCsv) {
+  const std::string file = write("sweep.yaml", small_experiment(60) + kSweep);
+  const fs::path out = dir_ / "out";
+  const auto results = run_experiment_file(file, {}, out);
+  ASSERT_EQ(results.size(), 4u);
+  const std::vector<std::string> folders = {"00-tight_scheduler.max_num_seqs=8", "01-tight_scheduler.max_num_seqs=64",
+                                            "02-roomy_scheduler.max_num_seqs=8", "03-roomy_scheduler.max_num_seqs=64"};
+  const std::vector<std::string> labels = {"tight,scheduler.max_num_seqs=8", "tight,scheduler.max_num_seqs=64",
+                                           "roomy,scheduler.max_num_seqs=8", "roomy,scheduler.max_num_seqs=64"};
+  std::set<std::string> want_files{"sweep.csv"};
+  for (const auto& f : folders)
+    for (const char* name : {"config.resolved.yaml", "iterations.csv", "requests.csv", "summary.json"})
+      want_files.insert(f + "/" + name);
+  EXPECT_EQ(files_under(out), want_files);
+
+  // Each point ran its own config.
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(results[i].label, labels[i]);
+    const nlohmann::json s = read_json(out / folders[i] / "summary.json");
+    EXPECT_EQ(s["kv_slots"], i < 2 ? 2048 : 8192);
+    EXPECT_EQ(s["requests_finished"], 60);
+    const ExperimentConfig c =
+        parse_experiment(YAML::LoadFile((out / folders[i] / "config.resolved.yaml").string()), "resolved");
+    EXPECT_EQ(c.scheduler.max_num_seqs, i % 2 == 0 ? 8 : 64);
+  }
+
+  // sweep.csv: point, label, the swept keys, the flattened summary without host timings.
+  const std::string csv = read(out / "sweep.csv");
+  const std::string header = csv.substr(0, csv.find('\n'));
+  std::string want_header = "point,label,kv.slots,scheduler.max_num_seqs";
+  for (const auto& [k, v] : flatten(results[0].summary.to_json()))
+    if (!is_host_timing(k)) want_header += "," + k;
+  EXPECT_EQ(header, want_header);
+  EXPECT_NE(header.find(",memory_pct.token_states,"), std::string::npos);
+  EXPECT_NE(header.find(",e2e_s.p99,"), std::string::npos);
+  EXPECT_EQ(header.find("wall"), std::string::npos);
+  // Labels hold commas: parse_csv's naive split would shift columns, so compare whole lines.
+  std::istringstream lines(csv);
+  std::string line;
+  std::getline(lines, line);
+  for (std::size_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(std::getline(lines, line));
+    std::string want = folders[i] + ",\"" + labels[i] + "\"," + (i < 2 ? "2048" : "8192") + "," +
+                       (i % 2 == 0 ? "8" : "64");
+    // The point's summary.json, flattened, minus the run description and host timings.
+    const auto sj = nlohmann::ordered_json::parse(read(out / folders[i] / "summary.json"));
+    const std::set<std::string> description{"name", "allocator", "scheduler", "cost_model", "workload", "kv_slots"};
+    for (const auto& [k, v] : flatten(sj))
+      if (!description.count(k) && !is_host_timing(k)) want += "," + v.dump();
+    EXPECT_EQ(line, want) << "row " << i;
+  }
+  EXPECT_FALSE(std::getline(lines, line)) << "extra row: " << line;
+}
+
+// Runs `file` expecting it to fail with E; afterwards no result file and no temporary is
+// left under `out`.
+template <class E>
+void expect_failure_leaves_nothing(const std::string& file, const fs::path& out,
+                                   const std::set<std::string>& allowed = {}) {
+  EXPECT_THROW(run_experiment_file(file, {}, out), E);
+  for (const auto& f : files_under(out)) {
+    EXPECT_EQ(f.find(".tmp"), std::string::npos) << "temporary left behind: " << f;
+    EXPECT_TRUE(allowed.count(f)) << "file left behind: " << f;
+  }
+}
+
+TEST_F(ExperimentTest, RequestThatCanNeverFitLeavesNothing) {
+  // 1,500-token prompts in a 1,024-slot pool.
+  const std::string file = write("nofit.yaml",
+                                 "workload:\n"
+                                 "  arrival: {kind: constant, rate: 1}\n"
+                                 "  lengths: {kind: distributions, prompt: {kind: fixed, value: 1500}, output: {kind: "
+                                 "fixed, value: 10}}\n"
+                                 "  max_requests: 20\n"
+                                 "kv: {slots: 1024}\n"
+                                 "scheduler: {max_num_batched_tokens: 4096}\n");
+  expect_failure_leaves_nothing<SimulationError>(file, dir_ / "out");
+}
+
+TEST_F(ExperimentTest, MalformedTraceRowMidRunLeavesNothing) {
+  std::string trace = "arrival_s,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 200; ++i) trace += std::to_string(i * 0.05) + "," + (i == 150 ? "many" : "100") + ",20\n";
+  const std::string csv = write("trace.csv", trace);
+  const std::string file = write("trace.yaml",
+                                 "workload:\n"
+                                 "  kind: trace\n"
+                                 "  trace: {path: '" + csv + "', format: native}\n"
+                                 "kv: {slots: 8192}\n");
+  try {
+    run_experiment_file(file, {}, dir_ / "out");
+    FAIL() << "no error";
+  } catch (const traces::TraceError& e) {
+    EXPECT_EQ(e.line(), 152);  // header + 150 good rows before it
+    EXPECT_NE(std::string(e.what()).find(csv), std::string::npos) << e.what();
+  }
+  for (const auto& f : files_under(dir_ / "out")) ADD_FAILURE() << "file left behind: " << f;
+}
+
+TEST_F(ExperimentTest, FailingSweepPointKeepsFinishedPointsAndWritesNoSweepCsv) {
+  // The second point's pool cannot hold one request; the first point completes.
+  const std::string file =
+      write("sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [4096, 512]\n  scheduler.max_num_batched_tokens: [4096]\n");
+  const std::string p0 = "00-kv.slots=4096_scheduler.max_num_batched_tokens=4096/";
+  expect_failure_leaves_nothing<SimulationError>(
+      file, dir_ / "out",
+      {p0 + "config.resolved.yaml", p0 + "iterations.csv", p0 + "requests.csv", p0 + "summary.json"});
+  EXPECT_TRUE(fs::exists(dir_ / "out" / p0 / "summary.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
+}
+
+TEST_F(ExperimentTest, ConfigErrorInAnyPointRunsNothing) {
+  const std::string file = write("sweep.yaml", small_experiment(30) + "sweep:\n  scheduler.kind: [vllm, fifo]\n");
+  try {
+    run_experiment_file(file, {}, dir_ / "out");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "scheduler.kind");
+    EXPECT_EQ(e.line(), 17) << e.what();  // the line of 'fifo' in the sweep
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
+  const std::string file = write("bad.yaml",
+                                 "name: bad\n"
+                                 "workload:\n"
+                                 "  arrival: {kind: poisson, rate: 2}\n"
+                                 "  duration_s: -5\n");
+  try {
+    run_experiment_file(file, {}, dir_ / "out");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "workload.duration_s") << e.what();
+    EXPECT_EQ(e.line(), 4) << e.what();
+    EXPECT_NE(std::string(e.what()).find("found -5"), std::string::npos) << e.what();
+  }
+  const std::string file2 = write("bad2.yaml",
+                                  "name: bad\n"
+                                  "workload:\n"
+                                  "  arrival:\n"
+                                  "    kind: poisson\n"
+                                  "    rate: -2\n"
+                                  "  max_requests: 10\n");
+  try {
+    run_experiment_file(file2, {}, dir_ / "out");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "workload.arrival.rate") << e.what();
+    EXPECT_EQ(e.line(), 5) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// kv.slots = 0 (the default) derives the pool from GPU memory: for OPT-13B on an A100-40GB
+// within a few percent of the paper's 15,728 slots, in whole blocks; a bigger GPU holds more.
+TEST(BuildRun, DefaultKvSlotsAreDerivedFromGpuMemory) {
+  const YAML::Node root = YAML::Load("workload: {max_requests: 1}\n");
+  const sim::Run run = build_run(parse_experiment(root, "defaults.yaml"), root, "defaults.yaml");
+  EXPECT_GT(run.kv_slots, 15728 * 95 / 100);
+  EXPECT_LE(run.kv_slots, 15728);
+  EXPECT_EQ(run.kv_slots % 16, 0);
+  EXPECT_EQ(run.block_size, 16);
+  const YAML::Node big = YAML::Load("workload: {max_requests: 1}\ngpu: a100-80gb\n");
+  EXPECT_GT(build_run(parse_experiment(big, "big.yaml"), big, "big.yaml").kv_slots, 2 * run.kv_slots);
+  const YAML::Node set = YAML::Load("workload: {max_requests: 1}\nkv: {slots: 15728}\n");
+  EXPECT_EQ(build_run(parse_experiment(set, "set.yaml"), set, "set.yaml").kv_slots, 15728);
+}
+
+// The vLLM paper's Figure 2 on 120 s of arrivals (window 40-120 s): the share of KV memory
+// holding token states orders Orca Max < Pow2 < Oracle < vLLM, and vLLM's is above 90%.
+TEST(Fig2Shortened, OrderingAndVllmAbove90) {
+  const fs::path out = fs::temp_directory_path() / ("pagesim-test-" + std::to_string(::getpid()) + "-fig2");
+  fs::remove_all(out);
+  const auto results = run_experiment_file((kSource / "experiments/vllm_paper/fig2.yaml").string(),
+                                           {"workload.duration_s=120", "measure.window_start_s=40",
+                                            "measure.window_end_s=120", "workload.lengths.path=" + kShareGpt},
+                                           out);
+  std::error_code ec;
+  fs::remove_all(out, ec);
+  ASSERT_EQ(results.size(), 4u);
+  std::map<std::string, double> tokens;
+  for (const auto& r : results) {
+    tokens[r.label] = r.summary.memory_pct.token_states;
+    EXPECT_GT(r.summary.window_iterations, 100) << r.label;
+    EXPECT_NEAR(r.summary.memory_pct.token_states + r.summary.memory_pct.reserved +
+                    r.summary.memory_pct.over_reserved + r.summary.memory_pct.rounding + r.summary.memory_pct.free,
+                100.0, 1e-6)
+        << r.label;
+  }
+  ASSERT_EQ(tokens.size(), 4u);
+  EXPECT_LT(tokens.at("orca-max"), tokens.at("orca-pow2"));
+  EXPECT_LT(tokens.at("orca-pow2"), tokens.at("orca-oracle"));
+  EXPECT_LT(tokens.at("orca-oracle"), tokens.at("vllm"));
+  EXPECT_GT(tokens.at("vllm"), 90.0);
+  // Orca reserves (Max, Pow2 over-reserve); vLLM reserves nothing.
+  EXPECT_GT(results[0].summary.memory_pct.over_reserved, results[1].summary.memory_pct.over_reserved);
+  EXPECT_EQ(results[2].summary.memory_pct.over_reserved, 0.0);
+  EXPECT_EQ(results[3].summary.memory_pct.reserved, 0.0);
+}
+
+// Mooncake's conversation trace shares prompt prefixes (hash ids per 512 tokens): with the
+// prefix cache some prompt tokens are served from it; without, none.
+TEST_F(ExperimentTest, MooncakePrefixCacheHits) {
+  const std::string file = write("mooncake.yaml",
+                                 "name: mooncake\n"
+                                 "seed: 1\n"
+                                 "workload:\n"
+                                 "  kind: trace\n"
+                                 "  trace: {path: '" + kMooncake + "', format: mooncake}\n"
+                                 "  max_total_tokens: 16384\n"
+                                 "  max_requests: 300\n"
+                                 "model: llama-2-7b\n"
+                                 "gpu: a100-80gb\n"
+                                 "kv: {slots: 262144}\n"
+                                 "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n"
+                                 "scheduler: {kind: vllm, max_num_batched_tokens: 16384}\n"
+                                 "cost: {kind: roofline}\n");
+  const auto on = run_experiment_file(file, {}, dir_ / "on");
+  const auto off = run_experiment_file(file, {"allocator.prefix_cache=false"}, dir_ / "off");
+  ASSERT_EQ(on.size(), 1u);
+  ASSERT_EQ(off.size(), 1u);
+  EXPECT_EQ(on[0].summary.requests_finished, 300);
+  EXPECT_EQ(off[0].summary.requests_finished, 300);
+  EXPECT_GT(on[0].summary.prefix_hit_rate, 0.0);
+  EXPECT_LT(on[0].summary.prefix_hit_rate, 1.0);
+  EXPECT_EQ(off[0].summary.prefix_hit_rate, 0.0);
+  EXPECT_EQ(read_json(dir_ / "on/summary.json")["prefix_hit_rate"].get<double>(), on[0].summary.prefix_hit_rate);
+  // The hits show up per request as cached prompt tokens.
+  std::int64_t cached_on = 0, cached_off = 0;
+  for (const Row& r : parse_csv(read(dir_ / "on/requests.csv"))) cached_on += std::stoll(r.at("cached_tokens"));
+  for (const Row& r : parse_csv(read(dir_ / "off/requests.csv"))) cached_off += std::stoll(r.at("cached_tokens"));
+  EXPECT_GT(cached_on, 0);
+  EXPECT_EQ(cached_off, 0);
+}
+
+}  // namespace
+}  // namespace pagesim::sim
