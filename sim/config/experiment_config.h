@@ -1,10 +1,12 @@
 // ExperimentConfig: everything one run needs, as parsed from an experiment YAML file.
 //
 // Each section is a plain struct with defaults; the defaults describe the vLLM paper's
-// setting (OPT-13B on one A100-40GB, 15,728 KV slots, vLLM scheduler, paged block 16).
-// load_experiment() reads a file (plus --set overrides) into it; to_yaml() writes it back
-// with every default filled in (config.resolved.yaml). The same field list drives both
-// (experiment_config.cpp), so they cannot drift apart.
+// setting (OPT-13B on one A100-40GB, vLLM scheduler, paged block 16). kv.slots = 0 derives
+// the capacity from GPU memory (15,312 slots there, kv_capacity.h); the paper's 15,728 is
+// set explicitly by the experiments that reproduce it.
+// load_yaml_file(), apply_override() (--set) and parse_experiment() read a file into it;
+// to_yaml() writes it back with every default filled in (config.resolved.yaml). The same
+// field list drives both (experiment_config.cpp), so they cannot drift apart.
 #pragma once
 
 #include <cstdint>
