@@ -10,11 +10,18 @@ if(PAGESIM_ENABLE_CUDA)
       set(CMAKE_CUDA_ARCHITECTURES 80 90)
     endif()
     enable_language(CUDA)
-    set(CMAKE_CUDA_STANDARD 20)
-    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     set(PAGESIM_HAVE_CUDA ON)
     message(STATUS "pagesim: CUDA kernels enabled (${CMAKE_CUDA_COMPILER}, archs ${CMAKE_CUDA_ARCHITECTURES})")
   else()
     message(STATUS "pagesim: nvcc not found; CUDA kernels are skipped")
   endif()
 endif()
+
+# pagesim_cuda_target(TARGET): compile TARGET's .cu sources as C++20. CMake 3.25 has no C++20
+# flag for nvcc (CMAKE_CUDA_STANDARD 20 fails at generate time) and otherwise falls back to
+# the required CXX_STANDARD for CUDA, so: relax that requirement for the target and pass
+# -std=c++20 to nvcc directly.
+function(pagesim_cuda_target target)
+  set_target_properties(${target} PROPERTIES CXX_STANDARD_REQUIRED OFF)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20 --expt-relaxed-constexpr>)
+endfunction()
