@@ -90,12 +90,20 @@ int cmd_trace_gen(const std::string& file, const std::string& out, const std::ve
   cols.hash_ids = true;
   traces::NativeCsvWriter writer(out, cols);
   std::int64_t n = 0;
+  bool hash_ids = false;
   while (auto r = source->next()) {
     writer.write(*r);
+    hash_ids |= !r->hash_ids.empty();
     ++n;
   }
   writer.commit();
   std::cout << fmt::format("wrote {} requests to {}\n", n, out);
+  // The native format does not record how many tokens a hash id covers; without it a
+  // replay never builds prefix-cache keys from the ids.
+  if (hash_ids && source->hash_block_tokens() > 0)
+    std::cerr << fmt::format("note: each hash id covers {} tokens; to replay with the prefix cache set "
+                             "workload.trace.hash_block_tokens: {}\n",
+                             source->hash_block_tokens(), source->hash_block_tokens());
   return 0;
 }
 
