@@ -202,4 +202,39 @@ TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {
   EXPECT_EQ(read(dir_ / "gen.csv"), first);
 }
 
+// A Mooncake workload keeps its hash ids; trace gen says how many tokens each covers (the
+// native format cannot), and a replay given that size hits the prefix cache.
+TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
+  const std::string file = write("mc.yaml",
+                                 "workload:\n"
+                                 "  kind: trace\n"
+                                 "  trace: {path: '" + (kSource / "traces/data/mooncake_conversation_trace.jsonl").string() +
+                                     "', format: mooncake}\n"
+                                 "  max_total_tokens: 16384\n"
+                                 "  max_requests: 100\n");
+  const Result g = pagesim("trace gen " + quote(file) + " --out mc.csv");
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_NE(g.err.find("workload.trace.hash_block_tokens: 512"), std::string::npos) << g.err;
+  EXPECT_NE(read(dir_ / "mc.csv").find(",hash_ids\n"), std::string::npos);
+  const Result s = pagesim("trace stats mc.csv");
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_EQ(stat(s.out, "requests"), 100) << s.out;
+  EXPECT_NE(s.out.find("prefix reuse"), std::string::npos) << s.out;
+  const std::string replay = write("replay.yaml",
+                                   "workload:\n"
+                                   "  kind: trace\n"
+                                   "  trace: {path: mc.csv, format: native, hash_block_tokens: 512}\n"
+                                   "model: llama-2-7b\n"
+                                   "gpu: a100-80gb\n"
+                                   "kv: {slots: 262144}\n"
+                                   "allocator: {prefix_cache: true}\n"
+                                   "scheduler: {max_num_batched_tokens: 16384}\n");
+  const Result r = pagesim("run " + quote(replay) + " --out out -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string summary = read(dir_ / "out/summary.json");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(summary, m, std::regex("\"prefix_hit_rate\": ([0-9.e-]+)"))) << summary;
+  EXPECT_GT(std::stod(m[1]), 0.0) << summary;
+}
+
 }  // namespace

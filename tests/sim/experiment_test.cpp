@@ -202,6 +202,21 @@ constexpr const char* kSweep =
     "    - {label: roomy, kv.slots: 8192}\n"
     "  scheduler.max_num_seqs: [8, 64]\n";
 
+TEST_F(ExperimentTest, SweepRerunGivesTheSameBytes) {
+  const std::string file = write("sweep.yaml", small_experiment(40) + kSweep);
+  run_experiment_file(file, {}, dir_ / "a");
+  run_experiment_file(file, {}, dir_ / "b");
+  const std::set<std::string> files = files_under(dir_ / "a");
+  ASSERT_EQ(files.size(), 17u);  // sweep.csv + 4 points x 4 files
+  EXPECT_EQ(files_under(dir_ / "b"), files);
+  for (const auto& f : files) {
+    if (f.ends_with("summary.json"))
+      EXPECT_EQ(reproducible(read_json(dir_ / "a" / f)), reproducible(read_json(dir_ / "b" / f))) << f;
+    else
+      EXPECT_TRUE(read(dir_ / "a" / f) == read(dir_ / "b" / f)) << f << " differs between two runs";
+  }
+}
+
 TEST_F(ExperimentTest, SweepWritesOneFolderPerPointAndSweepCsv) {
   const std::string file = write("sweep.yaml", small_experiment(60) + kSweep);
   const fs::path out = dir_ / "out";
@@ -435,6 +450,12 @@ TEST_F(ExperimentTest, MooncakePrefixCacheHits) {
   for (const Row& r : parse_csv(read(dir_ / "off/requests.csv"))) cached_off += std::stoll(r.at("cached_tokens"));
   EXPECT_GT(cached_on, 0);
   EXPECT_EQ(cached_off, 0);
+  // Without preemptions every prompt is looked up once: the hit rate is the share of
+  // prompt tokens served from the cache.
+  ASSERT_EQ(on[0].summary.preemptions, 0);
+  std::int64_t prompts = 0;
+  for (const Row& r : parse_csv(read(dir_ / "on/requests.csv"))) prompts += std::stoll(r.at("prompt_tokens"));
+  EXPECT_NEAR(on[0].summary.prefix_hit_rate, static_cast<double>(cached_on) / static_cast<double>(prompts), 1e-12);
 }
 
 }  // namespace
