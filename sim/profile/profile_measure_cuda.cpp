@@ -1,0 +1,416 @@
+#include "sim/profile/profile_measure.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/half.h"
+#include "kernels/kv_layout.h"
+#include "kernels/paged_attention.h"
+
+namespace pagesim::sim::detail {
+
+namespace {
+
+namespace pk = pagesim::kernels;
+
+void cuda_check(cudaError_t e, const std::string& what) {
+  if (e != cudaSuccess) {
+    throw std::runtime_error(fmt::format("profile: {} failed: {} ({})", what, cudaGetErrorName(e), cudaGetErrorString(e)));
+  }
+}
+
+void cublas_check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error(fmt::format("profile: {} failed: {}", what, cublasGetStatusString(s)));
+  }
+}
+
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(std::size_t bytes) : bytes_(bytes) {
+    cuda_check(cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 256)), fmt::format("cudaMalloc of {} bytes", bytes));
+  }
+  ~DeviceMemory() {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+  }
+  DeviceMemory(DeviceMemory&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+    o.ptr_ = nullptr;
+    o.bytes_ = 0;
+  }
+  DeviceMemory& operator=(DeviceMemory&&) = delete;
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  char* get() const { return static_cast<char*>(ptr_); }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_;
+};
+
+class PinnedMemory {
+ public:
+  explicit PinnedMemory(std::size_t bytes) {
+    cuda_check(cudaHostAlloc(&ptr_, std::max<std::size_t>(bytes, 256), cudaHostAllocDefault),
+               fmt::format("cudaHostAlloc of {} bytes", bytes));
+  }
+  ~PinnedMemory() { cudaFreeHost(ptr_); }
+  PinnedMemory(const PinnedMemory&) = delete;
+  PinnedMemory& operator=(const PinnedMemory&) = delete;
+  char* get() const { return static_cast<char*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+class CublasHandle {
+ public:
+  CublasHandle() { cublas_check(cublasCreate(&h_), "cublasCreate"); }
+  ~CublasHandle() { cublasDestroy(h_); }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return h_; }
+
+ private:
+  cublasHandle_t h_ = nullptr;
+};
+
+// Random fp16 in [-1, 1) over `bytes` of device memory: one random tile uploaded, then
+// doubled on the device.
+void fill_random_half(void* dst, std::size_t bytes, std::uint64_t seed) {
+  if (bytes < 2) return;
+  const std::size_t tile = std::min<std::size_t>(bytes, std::size_t{16} << 20) & ~std::size_t{1};
+  std::vector<std::uint16_t> host(tile / 2);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (std::uint16_t& h : host) h = pk::float_to_half_bits(dist(rng));
+  char* d = static_cast<char*>(dst);
+  cuda_check(cudaMemcpy(d, host.data(), tile, cudaMemcpyHostToDevice), "cudaMemcpy (fill)");
+  for (std::size_t done = tile; done < bytes;) {
+    const std::size_t n = std::min(done, bytes - done);
+    cuda_check(cudaMemcpy(d + done, d, n, cudaMemcpyDeviceToDevice), "cudaMemcpy (fill)");
+    done += n;
+  }
+}
+
+// CUDA-event timing: warm-up runs, then the median of timed runs, each after an L2 flush.
+class Timer {
+ public:
+  Timer(int warmup, int repeats, std::size_t flush_bytes)
+      : warmup_(warmup), repeats_(repeats), flush_(flush_bytes) {
+    cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
+    cuda_check(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~Timer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+  // Median seconds of `enqueue` (which issues work on the default stream).
+  template <class F>
+  double median_seconds(F&& enqueue) {
+    for (int i = 0; i < warmup_; ++i) enqueue();
+    cuda_check(cudaDeviceSynchronize(), "warm-up");
+    std::vector<double> seconds;
+    for (int i = 0; i < repeats_; ++i) {
+      cuda_check(cudaMemsetAsync(flush_.get(), i & 0xff, flush_.bytes()), "cudaMemsetAsync (L2 flush)");
+      cuda_check(cudaEventRecord(start_), "cudaEventRecord");
+      enqueue();
+      cuda_check(cudaEventRecord(stop_), "cudaEventRecord");
+      cuda_check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+      float ms = 0;
+      cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+      seconds.push_back(static_cast<double>(ms) * 1e-3);
+    }
+    std::sort(seconds.begin(), seconds.end());
+    const std::size_t n = seconds.size();
+    return n % 2 == 1 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+  }
+
+ private:
+  int warmup_;
+  int repeats_;
+  DeviceMemory flush_;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+std::int32_t to_int(std::int64_t v, const char* what) {
+  if (v < 0 || v > std::numeric_limits<std::int32_t>::max()) {
+    throw std::runtime_error(fmt::format("profile: {} = {} exceeds int32", what, v));
+  }
+  return static_cast<std::int32_t>(v);
+}
+
+// out[rows, n] = in[rows, k] · W^T, W [n, k] row-major (column-major: C = W^T-op · X).
+void gemm(cublasHandle_t h, const GemmShape& g, std::int64_t rows, const void* w, const void* in, void* out) {
+  const float alpha = 1.f;
+  const float beta = 0.f;
+  const int n = to_int(g.n, "GEMM n");
+  const int k = to_int(g.k, "GEMM k");
+  cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, to_int(rows, "GEMM rows"), k, &alpha, w, CUDA_R_16F, k,
+                            in, CUDA_R_16F, k, &beta, out, CUDA_R_16F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+}
+
+class PartClock {
+ public:
+  PartClock(std::ostream& progress, const char* part, std::size_t points) : progress_(progress) {
+    progress_ << fmt::format("  {:<12} {:>4} points ... ", part, points) << std::flush;
+  }
+  void done() {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    progress_ << fmt::format("{:.1f} s\n", s) << std::flush;
+  }
+
+ private:
+  std::ostream& progress_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+void measure_linear(const ModelSpec& m, const ProfileGrid& g, Timer& timer, ProfileTimings& t,
+                    std::ostream& progress) {
+  const std::vector<GemmShape> layer = layer_gemms(m);
+  const GemmShape lm = lm_head_gemm(m);
+  std::int64_t in_elems = g.lm_head_seqs.back() * lm.k;
+  std::int64_t out_elems = g.lm_head_seqs.back() * lm.n;
+  for (const GemmShape& s : layer) {
+    in_elems = std::max(in_elems, g.linear_tokens.back() * s.k);
+    out_elems = std::max(out_elems, g.linear_tokens.back() * s.n);
+  }
+  DeviceMemory in(static_cast<std::size_t>(in_elems * 2));
+  DeviceMemory out(static_cast<std::size_t>(out_elems * 2));
+  fill_random_half(in.get(), in.bytes(), 11);
+  std::vector<DeviceMemory> weights;
+  weights.reserve(layer.size());
+  for (std::size_t i = 0; i < layer.size(); ++i) {
+    weights.emplace_back(static_cast<std::size_t>(layer[i].k * layer[i].n * 2));
+    fill_random_half(weights.back().get(), weights.back().bytes(), 20 + i);
+  }
+  CublasHandle handle;
+  PartClock linear_clock(progress, "linear", g.linear_tokens.size());
+  for (const std::int64_t rows : g.linear_tokens) {
+    t.layer_linear.push_back(timer.median_seconds([&] {
+      for (std::size_t i = 0; i < layer.size(); ++i) gemm(handle.get(), layer[i], rows, weights[i].get(), in.get(), out.get());
+    }));
+  }
+  linear_clock.done();
+  weights.clear();
+  DeviceMemory lm_weight(static_cast<std::size_t>(lm.k * lm.n * 2));
+  fill_random_half(lm_weight.get(), lm_weight.bytes(), 30);
+  PartClock lm_clock(progress, "lm_head", g.lm_head_seqs.size());
+  for (const std::int64_t rows : g.lm_head_seqs) {
+    t.lm_head.push_back(timer.median_seconds([&] { gemm(handle.get(), lm, rows, lm_weight.get(), in.get(), out.get()); }));
+  }
+  lm_clock.done();
+}
+
+// A device copy of a small host vector.
+template <class T>
+DeviceMemory upload(const std::vector<T>& v) {
+  DeviceMemory d(v.size() * sizeof(T));
+  if (!v.empty()) cuda_check(cudaMemcpy(d.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy (table)");
+  return d;
+}
+
+void measure_attention(const ModelSpec& m, const ProfileGrid& g, std::int32_t block_size, Timer& timer,
+                       ProfileTimings& t, std::ostream& progress) {
+  const auto qh = to_int(m.heads_per_gpu(1), "query heads");
+  const auto kvh = to_int(m.kv_heads_per_gpu(1), "KV heads");
+  const auto hd = to_int(m.head_dim, "head_dim");
+  const std::int64_t bs = block_size;
+  auto blocks_for = [&](std::int64_t tokens) { return (tokens + bs - 1) / bs; };
+
+  // One KV pool, big enough for the largest decode batch and the largest prefill batch.
+  std::int64_t pool_blocks = g.decode_seqs.back() * blocks_for(g.decode_contexts.back());
+  std::int64_t max_query_rows = g.decode_seqs.back();
+  for (const PrefillComposition& c : g.prefill) {
+    pool_blocks = std::max(pool_blocks, c.seqs * blocks_for(c.query_len));
+    max_query_rows = std::max(max_query_rows, c.tokens());
+  }
+  const auto num_blocks = to_int(pool_blocks, "KV pool blocks");
+  const auto cache_bytes = static_cast<std::size_t>(pk::kv_cache_elements(num_blocks, kvh, block_size, hd)) * 2;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  if (2 * cache_bytes > free_bytes) {
+    throw std::runtime_error(fmt::format(
+        "profile: the KV pool for {} decode sequences of {} tokens needs {:.1f} GiB, {:.1f} GiB are free; "
+        "lower --max-decode-seqs or --max-context",
+        g.decode_seqs.back(), g.decode_contexts.back(), 2.0 * static_cast<double>(cache_bytes) / (1 << 30),
+        static_cast<double>(free_bytes) / (1 << 30)));
+  }
+  DeviceMemory k_cache(cache_bytes), v_cache(cache_bytes);
+  fill_random_half(k_cache.get(), cache_bytes, 40);
+  fill_random_half(v_cache.get(), cache_bytes, 41);
+  const std::size_t q_bytes = static_cast<std::size_t>(max_query_rows) * static_cast<std::size_t>(qh * hd) * 2;
+  DeviceMemory query(q_bytes), out(q_bytes);
+  fill_random_half(query.get(), q_bytes, 42);
+  std::vector<std::int32_t> perm(static_cast<std::size_t>(num_blocks));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(43));
+
+  pk::PagedAttentionArgs base;
+  base.k_cache = pk::kv_cache_view(k_cache.get(), pk::DType::kFloat16, pk::KvLayout::kHND, num_blocks, kvh, block_size, hd);
+  base.v_cache = pk::kv_cache_view(v_cache.get(), pk::DType::kFloat16, pk::KvLayout::kHND, num_blocks, kvh, block_size, hd);
+  base.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  // Sequence s of a batch owns pool blocks perm[s * per_seq ...]: distinct, scattered.
+  auto table_for = [&](std::int64_t seqs, std::int64_t per_seq) {
+    return std::vector<std::int32_t>(perm.begin(), perm.begin() + static_cast<std::ptrdiff_t>(seqs * per_seq));
+  };
+
+  PartClock prefill_clock(progress, "attn_prefill", g.prefill.size());
+  for (const PrefillComposition& c : g.prefill) {
+    const std::int64_t per_seq = blocks_for(c.query_len);
+    const auto seqs = to_int(c.seqs, "prefill sequences");
+    const auto len = to_int(c.query_len, "prefill length");
+    const std::vector<std::int32_t> lens(static_cast<std::size_t>(seqs), len);
+    std::vector<std::int32_t> starts(static_cast<std::size_t>(seqs) + 1);
+    for (std::size_t s = 0; s < starts.size(); ++s) starts[s] = static_cast<std::int32_t>(s) * len;
+    const DeviceMemory table = upload(table_for(seqs, per_seq));
+    const DeviceMemory dlens = upload(lens);
+    const DeviceMemory dstarts = upload(starts);
+    pk::PagedAttentionArgs a = base;
+    a.query = pk::TensorView::contiguous(query.get(), pk::DType::kFloat16, {c.tokens(), qh, hd});
+    a.out = pk::TensorView::contiguous(out.get(), pk::DType::kFloat16, {c.tokens(), qh, hd});
+    a.block_table = pk::TensorView::contiguous(table.get(), pk::DType::kInt32, {seqs, per_seq});
+    a.kv_lens = pk::TensorView::contiguous(dlens.get(), pk::DType::kInt32, {seqs});
+    a.query_starts = pk::TensorView::contiguous(dstarts.get(), pk::DType::kInt32, {seqs + 1});
+    const pk::PrefillPlan plan = pk::plan_prefill(pk::prefill_problem(a, len));
+    t.layer_prefill.push_back(timer.median_seconds([&] { pk::paged_prefill(a, plan, nullptr); }));
+  }
+  prefill_clock.done();
+
+  const pk::DecodeDeviceCaps caps = pk::decode_device_caps(pk::DType::kFloat16, hd);
+  PartClock decode_clock(progress, "attn_decode", g.decode_seqs.size() * g.decode_contexts.size());
+  for (const std::int64_t s64 : g.decode_seqs) {
+    for (const std::int64_t c64 : g.decode_contexts) {
+      const auto seqs = to_int(s64, "decode sequences");
+      const std::int64_t per_seq = blocks_for(c64);
+      const std::vector<std::int32_t> lens(static_cast<std::size_t>(seqs), to_int(c64, "decode context"));
+      const DeviceMemory table = upload(table_for(seqs, per_seq));
+      const DeviceMemory dlens = upload(lens);
+      pk::PagedAttentionArgs a = base;
+      a.query = pk::TensorView::contiguous(query.get(), pk::DType::kFloat16, {seqs, qh, hd});
+      a.out = pk::TensorView::contiguous(out.get(), pk::DType::kFloat16, {seqs, qh, hd});
+      a.block_table = pk::TensorView::contiguous(table.get(), pk::DType::kInt32, {seqs, per_seq});
+      a.kv_lens = pk::TensorView::contiguous(dlens.get(), pk::DType::kInt32, {seqs});
+      const pk::DecodePlan plan = pk::plan_decode(pk::decode_problem(a, lens), caps);
+      const DeviceMemory workspace(plan.workspace_bytes);
+      t.layer_decode.push_back(timer.median_seconds(
+          [&] { pk::paged_decode(a, plan, workspace.get(), workspace.bytes(), nullptr); }));
+    }
+  }
+  decode_clock.done();
+}
+
+void measure_swap(const ModelSpec& m, const ProfileGrid& g, Timer& timer, ProfileTimings& t, std::ostream& progress) {
+  const std::size_t nb = g.swap_block_sizes.size();
+  t.swap.assign(g.swap_blocks.size() * nb, 0.0);
+  const std::int64_t max_blocks = g.swap_blocks.back();
+  const auto layers = m.layers;
+  PartClock clock(progress, "swap", t.swap.size());
+  for (std::size_t j = 0; j < nb; ++j) {
+    // One layer's K (or V) of one block; [K blocks | V blocks] on each side.
+    const auto block_bytes =
+        static_cast<std::size_t>(g.swap_block_sizes[j] * m.kv_heads_per_gpu(1) * m.head_dim * m.dtype_bytes);
+    const std::size_t side = static_cast<std::size_t>(max_blocks) * block_bytes;
+    DeviceMemory device(2 * side);
+    PinnedMemory host(2 * side);
+    fill_random_half(device.get(), 2 * side, 50);
+    std::memset(host.get(), 0, 2 * side);
+    std::vector<std::size_t> host_slot(static_cast<std::size_t>(max_blocks));
+    std::iota(host_slot.begin(), host_slot.end(), std::size_t{0});
+    std::shuffle(host_slot.begin(), host_slot.end(), std::mt19937_64(51));
+    for (std::size_t i = 0; i < g.swap_blocks.size(); ++i) {
+      const auto n = static_cast<std::size_t>(g.swap_blocks[i]);
+      auto copies = [&](cudaMemcpyKind kind) {
+        for (std::int64_t layer = 0; layer < layers; ++layer) {
+          for (std::size_t kv = 0; kv < 2; ++kv) {
+            for (std::size_t b = 0; b < n; ++b) {
+              char* dev = device.get() + kv * side + b * block_bytes;
+              char* hst = host.get() + kv * side + host_slot[b] * block_bytes;
+              const bool out = kind == cudaMemcpyDeviceToHost;
+              cuda_check(cudaMemcpyAsync(out ? hst : dev, out ? dev : hst, block_bytes, kind, nullptr),
+                         "cudaMemcpyAsync (swap)");
+            }
+          }
+        }
+      };
+      const double d2h = timer.median_seconds([&] { copies(cudaMemcpyDeviceToHost); });
+      const double h2d = timer.median_seconds([&] { copies(cudaMemcpyHostToDevice); });
+      t.swap[i * nb + j] = std::max(d2h, h2d);
+    }
+  }
+  clock.done();
+}
+
+}  // namespace
+
+std::string ProfileDevice::describe() const {
+  return fmt::format("{} (sm_{}{}, {} SMs, {:.1f} GiB, L2 {} MiB, driver {}.{}, runtime {}.{})", name, cc_major,
+                     cc_minor, sms, static_cast<double>(memory_bytes) / (1 << 30), l2_bytes >> 20,
+                     driver_version / 1000, driver_version % 1000 / 10, runtime_version / 1000,
+                     runtime_version % 1000 / 10);
+}
+
+bool profile_device(ProfileDevice* device, std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    if (why != nullptr) {
+      *why = e != cudaSuccess ? fmt::format("cudaGetDeviceCount: {}, {}", cudaGetErrorName(e), cudaGetErrorString(e))
+                              : std::string("cudaGetDeviceCount reported 0 devices");
+    }
+    cudaGetLastError();
+    return false;
+  }
+  int id = 0;
+  cuda_check(cudaGetDevice(&id), "cudaGetDevice");
+  cudaDeviceProp p{};
+  cuda_check(cudaGetDeviceProperties(&p, id), "cudaGetDeviceProperties");
+  device->name = p.name;
+  device->cc_major = p.major;
+  device->cc_minor = p.minor;
+  device->sms = p.multiProcessorCount;
+  device->memory_bytes = static_cast<std::int64_t>(p.totalGlobalMem);
+  device->l2_bytes = p.l2CacheSize;
+  cuda_check(cudaDriverGetVersion(&device->driver_version), "cudaDriverGetVersion");
+  cuda_check(cudaRuntimeGetVersion(&device->runtime_version), "cudaRuntimeGetVersion");
+  return true;
+}
+
+ProfileTimings measure_profile(const ModelSpec& model, const ProfileGrid& grid, const ProfileGridOptions& grid_options,
+                               int warmup, int repeats, std::ostream& progress) {
+  if (model.dtype_bytes != 2) {
+    throw std::runtime_error(fmt::format("profile: model {} has {}-byte elements; only fp16 (2) is timed", model.name,
+                                         model.dtype_bytes));
+  }
+  ProfileDevice device;
+  std::string why;
+  if (!profile_device(&device, &why)) throw std::runtime_error("profile: no usable CUDA device (" + why + ")");
+  Timer timer(warmup, repeats, static_cast<std::size_t>(std::max<std::int64_t>(2 * device.l2_bytes, 64 << 20)));
+  ProfileTimings t;
+  measure_linear(model, grid, timer, t, progress);
+  measure_attention(model, grid, grid_options.block_size, timer, t, progress);
+  measure_swap(model, grid, timer, t, progress);
+  return t;
+}
+
+}  // namespace pagesim::sim::detail

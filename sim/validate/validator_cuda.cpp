@@ -1,0 +1,123 @@
+#include "sim/validate/validator_cuda.h"
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "kernels/kernel_error.h"
+#include "kernels/paged_attention.h"
+
+namespace pagesim::sim::detail {
+
+namespace {
+
+using kernels::TensorView;
+
+void cuda_check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    throw kernels::KernelError(std::string("validate (cuda): ") + what + " failed: " + cudaGetErrorName(status) +
+                               " (" + cudaGetErrorString(status) + ")");
+  }
+}
+
+// Device memory, freed on destruction. cudaMalloc returns 256-byte aligned memory, as the
+// decode workspace requires.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    if (bytes > 0) cuda_check(cudaMalloc(&ptr_, bytes), "cudaMalloc");
+  }
+  ~DeviceBuffer() {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+    o.ptr_ = nullptr;
+    o.bytes_ = 0;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
+
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+std::size_t view_bytes(const TensorView& v) {
+  return static_cast<std::size_t>(v.span_elements()) * kernels::dtype_size(v.dtype);
+}
+
+// A device copy of the memory behind a host view (nothing for an empty view).
+DeviceBuffer upload(const TensorView& host) {
+  DeviceBuffer b(host.empty() ? 0 : view_bytes(host));
+  if (b.bytes() > 0) cuda_check(cudaMemcpy(b.get(), host.data, b.bytes(), cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+  return b;
+}
+
+// `v` re-pointed at device memory `b` (an empty view stays empty).
+TensorView on_device(TensorView v, const DeviceBuffer& b) {
+  if (!v.empty()) v.data = b.get();
+  return v;
+}
+
+}  // namespace
+
+bool cuda_device_usable(std::string* why) {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    if (why != nullptr) *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + ", " + cudaGetErrorString(e);
+    cudaGetLastError();  // clear the sticky error of a failed query
+    return false;
+  }
+  if (n == 0) {
+    if (why != nullptr) *why = "cudaGetDeviceCount reported 0 devices";
+    return false;
+  }
+  return true;
+}
+
+void run_paged_attention_cuda(const kernels::PagedAttentionArgs& host, std::int32_t max_query_len) {
+  const DeviceBuffer query = upload(host.query);
+  const DeviceBuffer k_cache = upload(host.k_cache);
+  const DeviceBuffer v_cache = upload(host.v_cache);
+  const DeviceBuffer table = upload(host.block_table);
+  const DeviceBuffer kv_lens = upload(host.kv_lens);
+  const DeviceBuffer query_starts = upload(host.query_starts);
+  const DeviceBuffer alibi = upload(host.alibi_slopes);
+  const DeviceBuffer out(view_bytes(host.out));
+  if (out.bytes() > 0) cuda_check(cudaMemset(out.get(), 0xFF, out.bytes()), "cudaMemset (NaN output)");
+
+  kernels::PagedAttentionArgs dev = host;
+  dev.query = on_device(host.query, query);
+  dev.out = on_device(host.out, out);
+  dev.k_cache = on_device(host.k_cache, k_cache);
+  dev.v_cache = on_device(host.v_cache, v_cache);
+  dev.block_table = on_device(host.block_table, table);
+  dev.kv_lens = on_device(host.kv_lens, kv_lens);
+  dev.query_starts = on_device(host.query_starts, query_starts);
+  dev.alibi_slopes = on_device(host.alibi_slopes, alibi);
+
+  if (host.query_starts.empty()) {
+    const std::span<const std::int32_t> lens(host.kv_lens.as<const std::int32_t>(),
+                                             static_cast<std::size_t>(host.kv_lens.size(0)));
+    const kernels::DecodeProblem problem = kernels::decode_problem(dev, lens);
+    const kernels::DecodePlan plan =
+        kernels::plan_decode(problem, kernels::decode_device_caps(problem.dtype, problem.head_dim));
+    const DeviceBuffer workspace(plan.workspace_bytes);
+    kernels::paged_decode(dev, plan, workspace.get(), workspace.bytes(), nullptr);
+    cuda_check(cudaDeviceSynchronize(), "paged_decode execution");
+  } else {
+    const kernels::PrefillPlan plan = kernels::plan_prefill(kernels::prefill_problem(dev, max_query_len));
+    kernels::paged_prefill(dev, plan, nullptr);
+    cuda_check(cudaDeviceSynchronize(), "paged_prefill execution");
+  }
+  if (out.bytes() > 0) cuda_check(cudaMemcpy(host.out.data, out.get(), out.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+}
+
+}  // namespace pagesim::sim::detail
