@@ -71,8 +71,14 @@ void Simulation::on_arrival() {
   r->output_tokens = t.output_tokens;
   r->n = t.n;
   r->beam_width = t.beam_width;
-  if (prefix_block_size_ > 0 && hash_block_tokens_ > 0 && !t.hash_ids.empty())
+  if (prefix_block_size_ > 0 && !t.hash_ids.empty()) {
+    if (hash_block_tokens_ <= 0)
+      throw SimulationError(fmt::format(
+          "request {} carries hash_ids but the trace does not say how many tokens one id covers, so the prefix "
+          "cache cannot use them: set workload.trace.hash_block_tokens (Mooncake: 512)",
+          t.id));
     r->block_hashes = prompt_block_keys(t.hash_ids, hash_block_tokens_, t.prompt_tokens, prefix_block_size_);
+  }
   std::string why;
   if (!scheduler_.can_ever_schedule(*r, &why))
     throw SimulationError(fmt::format("request {} (arrival {} s) can never be scheduled: {}", r->id, r->arrival_s, why));

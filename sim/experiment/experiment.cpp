@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <optional>
 #include <cmath>
 #include <cstdlib>
 
@@ -152,15 +153,17 @@ Summary run_experiment(const ExperimentConfig& c, const YAML::Node& root, const 
   const auto t0 = std::chrono::steady_clock::now();
   Run run = build_run(c, root, file);
 
-  AtomicFile requests(out / "requests.csv");
-  AtomicFile iterations(out / "iterations.csv");
+  // Disabled outputs are not written at all (rather than left empty).
+  std::optional<AtomicFile> requests, iterations;
+  if (c.output.requests_csv) requests.emplace(out / "requests.csv");
+  if (c.output.iterations_stride > 0) iterations.emplace(out / "iterations.csv");
   MetricsSettings ms;
   ms.window_start_s = c.measure.window_start_s;
   ms.window_end_s = c.measure.window_end_s;
   ms.iterations_stride = c.output.iterations_stride;
   ms.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
   ms.block_size = run.block_size;
-  Metrics metrics(ms, c.output.requests_csv ? &requests.stream() : nullptr, &iterations.stream());
+  Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr);
 
   EngineSettings es;
   es.seed = c.seed;
@@ -181,8 +184,8 @@ Summary run_experiment(const ExperimentConfig& c, const YAML::Node& root, const 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Summary s = metrics.finish(simulation.now(), wall, hit_rate);
 
-  requests.commit();
-  iterations.commit();
+  if (requests) requests->commit();
+  if (iterations) iterations->commit();
   YAML::Emitter resolved;
   resolved << to_yaml(c);
   write_file_atomically(out / "config.resolved.yaml", std::string(resolved.c_str()) + "\n");

@@ -4,7 +4,8 @@
 // scheduler and cost model; errors come back as ConfigError naming the file, line and key
 // (traces::TraceError for bad trace rows passes through, naming the trace file and line).
 // run_experiment() runs one config and writes, atomically, into `out`:
-//   summary.json  config.resolved.yaml  requests.csv  iterations.csv
+//   summary.json  config.resolved.yaml  requests.csv (unless output.requests_csv is false)
+//   iterations.csv (unless output.iterations_stride is 0)
 //   batches.jsonl (only with validate.every_n_iterations > 0: sampled batches for validation)
 // run_experiment_file() does that for a file — once, or per sweep point in out/<NN>-<label>/
 // plus out/sweep.csv with one row per point (swept keys, then the flattened summary).
