@@ -2,6 +2,8 @@
 //   pagesim run EXP.yaml [--out DIR] [--set key.path=value]...
 //   pagesim trace stats FILE [--format F] [--json]
 //   pagesim trace gen EXP.yaml --out FILE [--set key.path=value]...
+//   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
+//   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
 // Errors print one line naming the file, line or key and exit with status 1 (2 for usage).
 #include <unistd.h>
 
@@ -17,6 +19,8 @@
 #include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
 #include "sim/experiment/experiment.h"
+#include "sim/profile/profile_command.h"
+#include "sim/validate/validate_command.h"
 #include "traces/make_source.h"
 #include "traces/native_csv_writer.h"
 #include "traces/trace_error.h"
@@ -136,6 +140,39 @@ int main(int argc, char** argv) {
   gen->add_option("--out,-o", out, "Destination CSV")->required();
   gen->add_option("--set,-s", sets, "Override a setting")->take_all();
 
+  sim::ValidateOptions vopt;
+  std::string vfile;
+  auto* validate = app.add_subcommand(
+      "validate", "Run the paged-attention kernels on sampled batches (OUT/batches.jsonl) and compare with dense "
+                  "attention; exits 1 if any batch fails");
+  validate->add_option("batches", vfile, "Sampled batch file (experiment option validate.every_n_iterations)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  validate->add_option("--device", vopt.device, "cpu (the reference) or cuda (the kernels)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  validate->add_option("--heads", vopt.num_q_heads, "Query heads of the synthetic model")->check(CLI::PositiveNumber);
+  validate->add_option("--kv-heads", vopt.num_kv_heads, "KV heads (must divide --heads)")->check(CLI::PositiveNumber);
+  validate->add_option("--head-dim", vopt.head_dim, "Head size")->check(CLI::PositiveNumber);
+  validate->add_option("--dtype", vopt.dtype, "KV and query element type")->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  validate->add_option("--seed", vopt.seed, "Seed of the synthetic KV content");
+
+  sim::ProfileOptions popt;
+  std::string pout;
+  auto* profile = app.add_subcommand(
+      "profile", "Time the attention kernels and the model's GEMMs on a GPU and write a profile cost-model CSV");
+  profile->add_option("--device", popt.device, "cuda (the only device that can be profiled)")
+      ->check(CLI::IsMember({"cuda"}));
+  profile->add_option("--model", popt.model, "Model preset, e.g. opt-13b")->required();
+  profile->add_option("--out,-o", pout, "Destination CSV (default: profile-<model>.csv)");
+  profile->add_option("--warmup", popt.warmup, "Warm-up runs per point");
+  profile->add_option("--repeats", popt.repeats, "Timed runs per point (median; >= 20)");
+  profile->add_option("--max-tokens", popt.grid.max_tokens, "Largest token count of the GEMM grid");
+  profile->add_option("--prefill-tokens", popt.grid.prefill_tokens, "Largest prefill of the attention grid");
+  profile->add_option("--max-decode-seqs", popt.grid.max_decode_seqs, "Largest decode batch");
+  profile->add_option("--max-context", popt.grid.max_context, "Largest decode context (0: the model's maximum)");
+  profile->add_option("--block-size", popt.grid.block_size, "KV block size of the attention kernels");
+  profile->add_option("--max-swap-blocks", popt.grid.max_swap_blocks, "Largest swap of the copy grid");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -146,6 +183,15 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(file, out, sets, quiet);
     if (*stats) return cmd_trace_stats(file, format, json);
     if (*gen) return cmd_trace_gen(file, out, sets);
+    if (*validate) {
+      vopt.file = vfile;
+      return sim::run_validate_command(vopt, std::cout, std::cerr);
+    }
+    if (*profile) {
+      popt.out = pout;
+      for (int i = 0; i < argc; ++i) popt.command_line += (i ? " " : "") + std::string(argv[i]);
+      return sim::run_profile_command(popt, std::cout, std::cerr);
+    }
   } catch (const std::exception& e) {
     std::cerr << "pagesim: error: " << e.what() << "\n";
     return 1;
