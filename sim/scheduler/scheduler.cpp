@@ -27,13 +27,24 @@ Scheduler::Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allo
     throw std::invalid_argument(fmt::format("scheduler.watermark must be in [0, 1), got {}", settings_.watermark));
 }
 
-alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq) const {
+alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq, std::int64_t chunk) const {
   alloc::AdmitRequest a;
   a.seq = seq;
   a.prompt_tokens = r.prompt_tokens;
   a.output_tokens = r.output_tokens;
   a.generated_tokens = r.generated;
   a.prompt_block_hashes = r.block_hashes;
+  if (chunk < r.prompt_tokens + r.generated) {
+    // Hold the first chunk only; the rest is appended chunk by chunk. The final length (and
+    // so the accounting) is unchanged.
+    a.prompt_tokens = chunk;
+    a.generated_tokens = 0;
+    a.output_tokens = r.final_tokens() - chunk;
+    if (paged_) {
+      auto full = static_cast<std::size_t>(chunk / paged_->block_size());
+      a.prompt_block_hashes = a.prompt_block_hashes.first(std::min(full, a.prompt_block_hashes.size()));
+    }
+  }
   return a;
 }
 
@@ -93,17 +104,7 @@ void Scheduler::insert_running(Request* r) {
 bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, IterationPlan& plan) {
   const std::int64_t total = r->prompt_tokens + r->generated;
   const auto seq = static_cast<alloc::SeqId>(new_seq_id());
-  alloc::AdmitRequest a = admit_request(*r, seq);
-  if (max_new_tokens < total) {
-    // Chunked prefill: hold only the first chunk now; the rest is appended chunk by chunk.
-    a.prompt_tokens = max_new_tokens;
-    a.generated_tokens = 0;
-    a.output_tokens = r->final_tokens() - max_new_tokens;
-    if (paged_) {
-      auto full = static_cast<std::size_t>(max_new_tokens / paged_->block_size());
-      a.prompt_block_hashes = a.prompt_block_hashes.first(std::min(full, a.prompt_block_hashes.size()));
-    }
-  }
+  const alloc::AdmitRequest a = admit_request(*r, seq, max_new_tokens);
   alloc::AdmitResult res = alloc_.admit(a);
   if (!res.admitted) return false;
   r->seqs.assign(1, seq);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -65,8 +66,11 @@ class Scheduler {
   std::int64_t num_running_seqs() const { return running_seqs_; }
   // The head of the waiting queue, or null.
   const Request* waiting_head() const { return waiting_.empty() ? nullptr : waiting_.front(); }
-  // The admission request for `r` as the allocator would see it now.
-  alloc::AdmitRequest admit_request(const Request& r, alloc::SeqId seq) const;
+  // The admission request for `r` as the allocator would see it now. With `chunk` below
+  // r's prompt + generated tokens (chunked prefill), only the first `chunk` tokens are held
+  // and only the prefix keys of full blocks inside them are given.
+  alloc::AdmitRequest admit_request(const Request& r, alloc::SeqId seq,
+                                    std::int64_t chunk = std::numeric_limits<std::int64_t>::max()) const;
 
   // Reports sequence creation, forks and frees to `observer` (borrowed; null: nobody).
   void set_observer(SequenceObserver* observer) { observer_ = observer; }

@@ -70,14 +70,7 @@ void VllmScheduler::admit_waiting(double now, IterationPlan& plan, std::int64_t 
     const std::int64_t tokens = r->prompt_tokens + r->generated;
     const std::int64_t chunk = chunked ? std::min(tokens, token_limit - batched_tokens) : tokens;
     if (chunk <= 0) break;
-    alloc::AdmitRequest a = admit_request(*r, 0);
-    if (chunk < tokens) {
-      a.prompt_tokens = chunk;
-      a.generated_tokens = 0;
-      a.output_tokens = r->final_tokens() - chunk;
-      auto full = static_cast<std::size_t>(chunk / paged_->block_size());
-      a.prompt_block_hashes = a.prompt_block_hashes.first(std::min(full, a.prompt_block_hashes.size()));
-    }
+    const alloc::AdmitRequest a = admit_request(*r, 0, chunk);
     if (paged_->num_free_blocks() - paged_->blocks_to_admit(a) < watermark_blocks()) break;
     if (batched_tokens + chunk > token_limit) break;
     if (running_seqs_ + r->width() > settings_.max_num_seqs) break;
