@@ -25,8 +25,11 @@ LABELS = {
     "reserved": "Reservation",
     "over_reserved": "Internal frag. (over-reservation)",
     "rounding": "Rounding",
-    "free": "Free (external frag.)",
+    "free": "Free (unallocated; holes included)",
 }
+# The paper's fourth class, "external fragmentation & others", is pagesim's rounding + free: its
+# segment of a paper bar is drawn in its own (hatched) style so that it is not read as `free`.
+PAPER_EXTERNAL_LABEL = "Paper: external frag. & others (= rounding + free)"
 COLORS = {
     "token_states": "#2f6db3",
     "reserved": "#f2a93b",
@@ -63,6 +66,7 @@ def memory_bars(rows, out_dir, paper, title, dest=None):
     fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(rows) * (2 if paper else 1), 4.2))
     xs, names = [], []
     x = 0.0
+    paper_labelled = False
     for r in rows:
         bottom = 0.0
         for c in CLASSES:
@@ -78,8 +82,15 @@ def memory_bars(rows, out_dir, paper, title, dest=None):
         if paper and r["label"] in PAPER_FIG2:
             tok, res, internal, ext = PAPER_FIG2[r["label"]]
             bottom = 0.0
-            for v, c in ((tok, "token_states"), (res, "reserved"), (internal, "over_reserved"), (ext, "free")):
-                ax.bar(x, v, bottom=bottom, color=COLORS[c], width=0.8, alpha=0.55, edgecolor="white", linewidth=0.5)
+            for v, c in ((tok, "token_states"), (res, "reserved"), (internal, "over_reserved"), (ext, None)):
+                if c is None:  # rounding + free together
+                    ax.bar(x, v, bottom=bottom, color=COLORS["free"], width=0.8, alpha=0.55, hatch="///",
+                           edgecolor=COLORS["rounding"], linewidth=0,
+                           label=PAPER_EXTERNAL_LABEL if not paper_labelled else None)
+                    paper_labelled = True
+                else:
+                    ax.bar(x, v, bottom=bottom, color=COLORS[c], width=0.8, alpha=0.55, edgecolor="white",
+                           linewidth=0.5)
                 if v >= 4:
                     ax.text(x, bottom + v / 2, f"{v:.1f}", ha="center", va="center", fontsize=7)
                 bottom += v
