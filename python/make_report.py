@@ -11,7 +11,9 @@ files; the paper's numbers are the constants below. Files are written atomically
 """
 import csv
 import datetime
+import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -52,6 +54,27 @@ def f(row, key):
 
 def case(label):
     return label.split(",")[0]
+
+
+def summary(results, name, row):
+    with open(os.path.join(results, name, row["point"], "summary.json")) as fh:
+        return json.load(fh)
+
+
+def cost_params(results, name, row):
+    """The resolved roofline parameters of one run, read from its summary's cost-model string."""
+    text = summary(results, name, row)["cost_model"]
+    return {k: float(v) for k, v in re.findall(r"(compute_efficiency|memory_efficiency|iteration_overhead)=([0-9.eE+-]+)",
+                                               text)}
+
+
+def offered_rate(results, name, row):
+    """The nominal arrival rate of one run (req/s), read from its summary's workload string."""
+    return float(re.search(r"rate=([0-9.eE+-]+) req/s", summary(results, name, row)["workload"]).group(1))
+
+
+def spread(vals):
+    return f"{statistics.mean(vals):.1f} ({min(vals):.1f}–{max(vals):.1f})"
 
 
 def fig2_classes(row):
@@ -98,8 +121,11 @@ def fig2(rep, results, figs):
             "Percent of KV memory by class, averaged over scheduler iterations in t = 300–900 s. "
             "pagesim's `rounding` and `free` together are the paper's *external fragmentation & others*. "
             f"`fig2.yaml` is seed 0; the 5-seed columns give the mean and range over seeds 0–4. "
-            f"Target: each paper number within ±{FIG2_TOL_PP} percentage points.", "")
-    table, all_ok = [], True
+            f"Target: each paper number within ±{FIG2_TOL_PP} percentage points, judged on seed 0 and on the "
+            f"5-seed mean.", "")
+    # Each paper number is judged twice: on seed 0 (fig2.yaml) and on the 5-seed mean, so that a
+    # pass or a miss that one seed's window happens to give is visible either way.
+    table, ok0, okm, n_judged = [], 0, 0, 0
     for s in SYSTEMS:
         ours = fig2_classes(rows[s])
         for i, cls in enumerate(FIG2_CLASSES):
@@ -107,25 +133,34 @@ def fig2(rep, results, figs):
             vals = [v[i] for v in seeds[s]]
             mean = statistics.mean(vals)
             if paper is None:
-                table.append([NAMES[s], cls, "—", f"{ours[i]:.1f}", "", f"{mean:.1f} ({min(vals):.1f}–{max(vals):.1f})", ""])
+                table.append([NAMES[s], cls, "—", f"{ours[i]:.1f}", "", spread(vals), "", ""])
                 continue
-            d = ours[i] - paper
-            good = abs(d) <= FIG2_TOL_PP
-            all_ok &= good
+            n_judged += 1
+            d, md = ours[i] - paper, mean - paper
+            good, good_mean = abs(d) <= FIG2_TOL_PP, abs(md) <= FIG2_TOL_PP
+            ok0 += good
+            okm += good_mean
+            half = (max(vals) - min(vals)) / 2
             if not good:
-                md = mean - paper
-                noise = (f"Over seeds 0–4 the same number ranges {min(vals):.1f}–{max(vals):.1f} with mean "
-                         f"{mean:.1f} ({md:+.1f} pp): one 600-s window of one seed varies by about ±1 pp, "
-                         f"and the paper's number is one such sample too."
-                         if abs(md) <= FIG2_TOL_PP else
-                         f"The 5-seed mean {mean:.1f} ({md:+.1f} pp) misses as well: a difference of model.")
-                rep.misses.append(f"Fig. 2 {NAMES[s]} {cls}: {ours[i]:.2f} vs {paper} ({d:+.2f} pp)")
-                rep.reasons[rep.misses[-1]] = noise
-            table.append([NAMES[s], cls, f"{paper:.1f}", f"{ours[i]:.1f}", f"{d:+.1f}",
-                          f"{mean:.1f} ({min(vals):.1f}–{max(vals):.1f})", ok(good)])
-    rep.table(["system", "class", "paper %", "pagesim %", "diff (pp)", "pagesim, 5 seeds", f"within ±{FIG2_TOL_PP}"],
-              table)
-    rep.add(f"All 13 paper numbers within ±{FIG2_TOL_PP} pp: {ok(all_ok)}.", "")
+                rep.misses.append(f"Fig. 2 {NAMES[s]} {cls}, seed 0: {ours[i]:.2f} vs {paper} ({d:+.2f} pp)")
+                rep.reasons[rep.misses[-1]] = (
+                    f"Over seeds 0–4 the same number ranges {min(vals):.1f}–{max(vals):.1f} (±{half:.1f} pp around "
+                    f"the mean {mean:.1f}, {md:+.1f} pp from the paper): one 600-s window of one seed varies that "
+                    f"much, and the paper's number is one such sample too."
+                    if good_mean else
+                    f"The 5-seed mean {mean:.1f} ({md:+.1f} pp) misses as well: a difference of model.")
+            if not good_mean:
+                rep.misses.append(f"Fig. 2 {NAMES[s]} {cls}, 5-seed mean: {mean:.2f} vs {paper} ({md:+.2f} pp)")
+                rep.reasons[rep.misses[-1]] = (
+                    f"Seed 0 gives {ours[i]:.1f} ({'within' if good else 'outside'} ±{FIG2_TOL_PP} pp) but seeds 0–4 "
+                    f"range {min(vals):.1f}–{max(vals):.1f} (±{half:.1f} pp): "
+                    + ("the seed-0 pass is not robust to the seed." if good else "a difference of model."))
+            table.append([NAMES[s], cls, f"{paper:.1f}", f"{ours[i]:.1f}", f"{d:+.1f}", spread(vals), ok(good),
+                          ok(good_mean)])
+    rep.table(["system", "class", "paper %", "pagesim % (seed 0)", "diff (pp)", "pagesim, 5 seeds: mean (range)",
+               f"seed 0 within ±{FIG2_TOL_PP}", f"5-seed mean within ±{FIG2_TOL_PP}"], table)
+    rep.add(f"Paper numbers within ±{FIG2_TOL_PP} pp: {ok0} of {n_judged} on seed 0 "
+            f"({ok(ok0 == n_judged)}), {okm} of {n_judged} on the 5-seed mean ({ok(okm == n_judged)}).", "")
     sweep = read(results, "fig2")
     plot_memory.memory_bars(sweep, os.path.join(results, "fig2"), True,
                             "Fig. 2: OPT-13B, A100-40GB, ShareGPT, 4 req/s", dest=figs)
@@ -158,7 +193,19 @@ def fig13a(rep, results, figs):
                         f"{PAPER_CAPACITY[0]}–{PAPER_CAPACITY[1]} req/s, vLLM's batch at 2 req/s spans "
                         f"{min(b for _, b in inside):.1f}–{max(b for _, b in inside):.1f} "
                         f"(paper {PAPER_FIG13A[s]})." if inside else "")
-                rep.reasons[rep.misses[-1]] = EXPLANATIONS["Fig. 13a vLLM"] + span
+                cal, _ = calibrated_case(results)
+                offered = offered_rate(results, "fig13a", rows[s])
+                over = offered / f(cal, "throughput_rps") - 1 if cal else 0.0
+                where = (f"At {offered:g} req/s the calibrated vLLM is offered {abs(over):.0%} "
+                         f"{'more' if over > 0 else 'less'} than its saturated throughput "
+                         f"({f(cal, 'throughput_rps'):.2f} req/s), where the mean batch is steep in capacity (see the "
+                         f"sensitivity table under Fig. 13a). " if cal else "")
+                orca_ok = all(abs(f(rows[o], "mean_batched_requests") / PAPER_FIG13A[o] - 1) <= FIG13A_TOL
+                              for o in SYSTEMS if o != "vllm")
+                rep.reasons[rep.misses[-1]] = where + (
+                    "The Orca batches, limited by memory alone, are within target, so the difference points at the "
+                    "calibration's uncertainty rather than the allocator." if orca_ok else
+                    "The Orca batches miss too, so the calibration alone does not explain it.") + span
         vals = seeds[s]
         table.append([NAMES[s], f"{PAPER_FIG13A[s]:.2f}", f"{ours:.2f}", f"{d:+.1%}",
                       f"{statistics.mean(vals):.2f} ({min(vals):.2f}–{max(vals):.2f})", ok(good)])
@@ -178,8 +225,10 @@ def fig13a(rep, results, figs):
             "`calibration.yaml` at 2 req/s). Near saturation the mean batch grows steeply as capacity "
             "falls towards the offered rate:", "")
     sat = {r["label"]: f(r, "throughput_rps") for r in read(results, "calibration")}
-    rep.table(["cost model", "vLLM saturated throughput (req/s)", "mean batched requests at 2 req/s"],
-              [[r["label"], f"{sat[r['label']]:.3f}", f"{f(r, 'mean_batched_requests'):.2f}"] for r in cal])
+    rep.table(["cost model", "vLLM saturated throughput (req/s)", "mean batched requests at 2 req/s",
+               "token states % at 2 req/s", "preemptions at 2 req/s"],
+              [[r["label"], f"{sat[r['label']]:.3f}", f"{f(r, 'mean_batched_requests'):.2f}",
+                f"{f(r, 'memory_pct.token_states'):.1f}", r["preemptions"]] for r in cal])
 
 
 def fig15(rep, results, figs):
@@ -210,28 +259,37 @@ def fig15(rep, results, figs):
     rep.add("![Fig. 15](figures/fig15.png)", "")
 
 
-def sustainable_rate(points):
-    """Highest rate with normalized latency <= threshold, linear between sweep points."""
+def sustainable_rate(points, threshold=None):
+    """Highest rate with normalized latency <= threshold (default LATENCY_THRESHOLD), linear between
+    sweep points; the first crossing counts. Returns (rate, censored): censored when the curve never
+    crosses inside the sweep, so the rate is only a lower bound (the highest swept rate)."""
+    t = LATENCY_THRESHOLD if threshold is None else threshold
     points = sorted(points)
-    best = None
+    if points[0][1] > t:
+        return 0.0, False
     for (r0, l0), (r1, l1) in zip(points, points[1:]):
-        if l0 <= LATENCY_THRESHOLD < l1:
-            return r0 + (r1 - r0) * (LATENCY_THRESHOLD - l0) / (l1 - l0)
-        if l1 <= LATENCY_THRESHOLD:
-            best = r1
-    return best if best is not None else (points[0][0] if points[0][1] <= LATENCY_THRESHOLD else 0.0)
+        if l0 <= t < l1:
+            return r0 + (r1 - r0) * (t - l0) / (l1 - l0), False
+    return points[-1][0], True
 
 
 def fig12(rep, results, figs):
-    curves = OrderedDict()
+    curves, thr = OrderedDict(), defaultdict(dict)
     for r in read(results, "fig12"):
-        curves.setdefault(case(r["label"]), []).append((f(r, "workload.arrival.rate"),
-                                                       f(r, "normalized_latency_s_per_token")))
-    rates = {k: sustainable_rate(v) for k, v in curves.items()}
+        rate = f(r, "workload.arrival.rate")
+        curves.setdefault(case(r["label"]), []).append((rate, f(r, "normalized_latency_s_per_token")))
+        thr[case(r["label"])][rate] = f(r, "throughput_rps")
+    found = {k: sustainable_rate(v) for k, v in curves.items()}
+    rates = {k: v for k, (v, _) in found.items()}
     rep.add("## Figure 12: normalized latency vs request rate (ShareGPT, OPT-13B)", "",
-            f"Sustainable rate: the highest request rate whose mean normalized latency stays at or below "
-            f"{LATENCY_THRESHOLD} s/token (linear interpolation between the swept rates).", "")
-    rep.table(["system", "sustainable rate (req/s)"], [[NAMES[k], f"{v:.2f}"] for k, v in rates.items()])
+            f"Sustainable rate: the highest request rate whose mean normalized latency (over every request of a "
+            f"900-s run, drain included) stays at or below {LATENCY_THRESHOLD} s/token (linear interpolation "
+            f"between the swept rates). Beside it, the highest completion rate reached in the sweep (finished "
+            f"requests / simulated time): above it a finite run only builds a queue, so a latency threshold can "
+            f"read a rate past saturation.", "")
+    rep.table(["system", "sustainable rate (req/s)", "highest completion rate in the sweep (req/s)"],
+              [[NAMES[k], f"{v:.2f}" + (" (lower bound: never crossed)" if found[k][1] else ""),
+                f"{max(thr[k].values()):.2f}"] for k, v in rates.items()])
     table = []
     for key, (lo, hi) in PAPER_FIG12.items():
         a, b = key.split("/")
@@ -240,7 +298,28 @@ def fig12(rep, results, figs):
         if not good:
             rep.misses.append(f"Fig. 12 {key}: {ratio:.2f}x outside {lo}–{hi}x")
         table.append([f"{NAMES[a]} / {NAMES[b]}", f"{ratio:.2f}×", f"{lo}–{hi}×", ok(good)])
+    v = rates["vllm"]
+    good = PAPER_CAPACITY[0] <= v <= PAPER_CAPACITY[1]
+    if not good:
+        rep.misses.append(f"Fig. 12 vLLM sustainable rate: {v:.2f} req/s outside {PAPER_CAPACITY[0]}–"
+                          f"{PAPER_CAPACITY[1]} req/s")
+        cal, _ = calibrated_case(results)
+        rep.reasons[rep.misses[-1]] = (
+            (f"The cost model was calibrated on vLLM's saturated throughput ({f(cal, 'throughput_rps'):.2f} req/s "
+             f"at 8 req/s offered), not on this latency knee. " if cal else "")
+            + f"With 900 s of arrivals, a rate above saturation only builds a queue for 900 s, so the mean "
+              f"normalized latency crosses {LATENCY_THRESHOLD} s/token past saturation (vLLM's completion rate "
+              f"tops out at {max(thr['vllm'].values()):.2f} req/s in this sweep). The ratios above use the same "
+              f"method for every system.")
+    table.append(["vLLM (absolute, req/s)", f"{v:.2f}", f"{PAPER_CAPACITY[0]}–{PAPER_CAPACITY[1]}", ok(good)])
     rep.table(["ratio", "pagesim", "paper", "inside"], table)
+    sens = []
+    for t in (0.2, LATENCY_THRESHOLD, 1.0):
+        rt = {k: sustainable_rate(c, t)[0] for k, c in curves.items()}
+        sens.append([f"{t:g}", f"{rt['vllm']:.2f}", f"{rt['vllm'] / rt['orca-oracle']:.2f}×",
+                     f"{rt['vllm'] / rt['orca-max']:.2f}×"])
+    rep.add("Sensitivity to the latency threshold:", "")
+    rep.table(["threshold (s/token)", "vLLM rate (req/s)", "vLLM / Orca (Oracle)", "vLLM / Orca (Max)"], sens)
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for k, v in curves.items():
         v = sorted(v)
@@ -291,31 +370,52 @@ def ablations(rep, results, figs):
     rep.add("![Ablations](figures/ablations.png)", "")
 
 
+def calibrated_case(results):
+    """The calibration row whose cost model is the one fig2.yaml ran, and that model's parameters."""
+    fig2_vllm = next(r for r in read(results, "fig2") if r["label"] == "vllm")
+    used = cost_params(results, "fig2", fig2_vllm)
+    for r in read(results, "calibration"):
+        if cost_params(results, "calibration", r) == used:
+            return r, used
+    return None, used
+
+
 def calibration(rep, results):
     sat = read(results, "calibration")
     at4 = {r["label"]: r for r in read(results, "calibration_4rps")}
+    cal, used = calibrated_case(results)
+    offered4 = offered_rate(results, "calibration_4rps", next(iter(at4.values())))
+    cap = f(cal, "throughput_rps") if cal else None
+    cap_text = (f"With it vLLM's saturated throughput on this workload (offered 8 req/s, finished requests / "
+                f"simulated time) is {cap:.3f} req/s (`calibration.yaml`, case `{cal['label']}`), against the "
+                f"{PAPER_CAPACITY[0]}–{PAPER_CAPACITY[1]} req/s the paper measured (Fig. 12: a latency knee, not a "
+                f"throughput; see the Fig. 12 section for pagesim's own knee)."
+                if cal else "No calibration case uses this cost model: its capacity is not measured here.")
     rep.add("## Cost model and its calibration", "",
-            "Every run uses the roofline cost model of OPT-13B on an A100-40GB (datasheet peaks, 70% compute "
-            "and 80% memory efficiency) plus a fixed per-iteration overhead. The overhead is the single calibrated "
-            "constant: it stands for the 2023 engine's per-step CPU work (scheduling, sampling, kernel launches) "
-            f"and is set to 18.6 ms so that vLLM saturates at 1.85 req/s on this workload, the midpoint of the "
-            f"{PAPER_CAPACITY[0]}–{PAPER_CAPACITY[1]} req/s the paper measured (Fig. 12). No other constant was "
-            "fitted. Sensitivity: vLLM's saturated throughput (offered 8 req/s) and its Fig. 2 bar (offered 4 req/s) "
-            "under each cost model:", "")
+            f"Every run uses the roofline cost model of OPT-13B on an A100-40GB (datasheet peaks, "
+            f"{used.get('compute_efficiency', float('nan')):.0%} compute and "
+            f"{used.get('memory_efficiency', float('nan')):.0%} memory efficiency) plus a fixed per-iteration "
+            f"overhead of {1e3 * used.get('iteration_overhead', float('nan')):.1f} ms (values read from the Fig. 2 "
+            "runs' summaries). The overhead is the single calibrated constant: it stands for the 2023 engine's "
+            "per-step CPU work (scheduling, sampling, kernel launches). " + cap_text + " Sensitivity: vLLM's "
+            "saturated throughput (offered 8 req/s) and its Fig. 2 bar (offered 4 req/s) under each cost model:", "")
     rep.table(["cost model", "vLLM saturated throughput (req/s)", "Fig. 2 vLLM token states % (4 req/s)",
                "Fig. 2 vLLM free % (4 req/s)"],
               [[r["label"], f"{f(r, 'throughput_rps'):.3f}", f"{f(at4[r['label']], 'memory_pct.token_states'):.1f}",
                 f"{f(at4[r['label']], 'memory_pct.free'):.1f}"] for r in sat])
-    rep.add("Fig. 2's vLLM bar needs overload: while capacity stays below the offered 4 req/s the waiting "
-            "queue never empties and memory stays full, whatever the cost model; Fig. 13a (2 req/s) is the "
-            "experiment that depends on the calibration.", "")
+    fastest = max(sat, key=lambda r: f(r, "throughput_rps"))
+    tok4 = [f(at4[r["label"]], "memory_pct.token_states") for r in sat]
+    below = all(f(r, "throughput_rps") < offered4 for r in sat)
+    rep.add(f"Fig. 2's vLLM bar needs overload. Every cost model above has a saturated throughput "
+            f"{'below' if below else 'not always below'} the offered {offered4:g} req/s (the fastest, "
+            f"`{fastest['label']}`, {f(fastest, 'throughput_rps'):.2f} req/s), and the token-state share at "
+            f"{offered4:g} req/s spans {min(tok4):.1f}–{max(tok4):.1f}%. "
+            + ("So this table cannot show what happens when vLLM keeps up; the 2 req/s sensitivity table under "
+               "Fig. 13a does (token-state share against capacity). " if below else "")
+            + "Fig. 13a (2 req/s) is the experiment that depends on the calibration.", "")
 
 
 EXPLANATIONS = {
-    "Fig. 13a vLLM": "At 2 req/s vLLM runs within a few percent of its saturation point, where the mean batch "
-                     "is steep in capacity (see the sensitivity table under Fig. 13a): the calibration targets "
-                     "the midpoint of the paper's measured 1.7–2 req/s. The difference is the calibration's uncertainty, not the "
-                     "allocator or scheduler: the Orca batches, limited by memory alone, are within target.",
     "Fig. 15 beam": "pagesim's beam model (sim/engine/beam_model.h) lets each next beam pick its parent uniformly "
                     "at random: a neutral Wright–Fisher process whose beams coalesce within about 2k steps, so "
                     "nearly the whole sequence is shared and the saving approaches 1 − 1/k (50, 75, 83% for "
