@@ -1,5 +1,6 @@
 #include "sim/scheduler/orca_scheduler.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace pagesim::sim {
@@ -21,6 +22,8 @@ void OrcaScheduler::schedule(double now, IterationPlan& plan) {
     }
   }
   running_ = std::move(kept);
+  // Each preemption went to the front of waiting_, oldest first: restore arrival order.
+  std::reverse(waiting_.begin(), waiting_.begin() + plan.recompute_preemptions);
 
   std::int64_t batched = running_seqs_;
   while (!waiting_.empty()) {

@@ -149,7 +149,9 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   r->preempted_now = true;
   ++r->preemptions;
   const bool multi = r->seqs.size() > 1;
-  const bool want_swap = paged_ && paged_->num_cpu_blocks() > 0 && !r->in_prefill() &&
+  // Only vllm/sarathi ever swap a group back in; the other policies recompute.
+  const bool swaps_in = settings_.kind == SchedulerKind::kVllm || settings_.kind == SchedulerKind::kSarathi;
+  const bool want_swap = swaps_in && paged_ && paged_->num_cpu_blocks() > 0 && !r->in_prefill() &&
                          (settings_.preemption == PreemptionMode::kSwap ||
                           (settings_.preemption == PreemptionMode::kAuto && multi));
   if (want_swap) {
@@ -195,6 +197,7 @@ bool Scheduler::fork_to_width(Request* r) {
     if (!alloc_.fork(r->seqs.front(), child)) {
       // No room for another copy (contiguous ranges): undo and recompute later.
       for (std::size_t i = first_new; i < r->seqs.size(); ++i) free_seq(r->seqs[i]);
+      running_seqs_ -= static_cast<std::int64_t>(r->seqs.size() - first_new);
       r->seqs.resize(first_new);
       running_.erase(std::find(running_.begin(), running_.end(), r));
       IterationPlan scratch;

@@ -1,5 +1,6 @@
 #include "sim/scheduler/static_scheduler.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace pagesim::sim {
@@ -18,6 +19,8 @@ void StaticScheduler::schedule(double now, IterationPlan& plan) {
       }
     }
     running_ = std::move(kept);
+    // Each preemption went to the front of waiting_, oldest first: restore arrival order.
+    std::reverse(waiting_.begin(), waiting_.begin() + plan.recompute_preemptions);
     return;
   }
   std::int64_t batched = 0;
