@@ -66,7 +66,8 @@ const char* Metrics::iterations_csv_header() {
 void Metrics::integrate_until(double t) {
   if (!have_last_) return;
   const double a = std::max(last_time_, settings_.window_start_s);
-  const double b = std::min(t, settings_.window_end_s);
+  // A sample stands for its own iteration; the GPU's idle time after it is not its state.
+  const double b = std::min({t, last_time_ + last_duration_, settings_.window_end_s});
   if (b <= a) return;
   for (int i = 0; i < 7; ++i) tw_pct_[i] += last_pct_[i] * (b - a);
   tw_seconds_ += b - a;
@@ -86,6 +87,7 @@ void Metrics::on_iteration(const IterationSample& s) {
   integrate_until(s.start_s);
   have_last_ = true;
   last_time_ = s.start_s;
+  last_duration_ = s.duration_s;
   std::copy(std::begin(pct), std::end(pct), last_pct_);
 
   if (s.start_s >= settings_.window_start_s && s.start_s < settings_.window_end_s) {

@@ -40,7 +40,8 @@ class Metrics {
   static const char* iterations_csv_header();
 
  private:
-  void integrate_until(double t);  // time-weighted memory of the last sample up to t
+  // Time-weighted memory of the last sample over its iteration, up to t.
+  void integrate_until(double t);
 
   MetricsSettings settings_;
   std::ostream* requests_csv_;
@@ -57,6 +58,7 @@ class Metrics {
   double tw_seconds_ = 0;
   bool have_last_ = false;
   double last_time_ = 0;
+  double last_duration_ = 0;
   double last_pct_[7] = {};
 
   std::vector<double> e2e_, ttft_, tpot_, normalized_;

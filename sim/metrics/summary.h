@@ -24,7 +24,7 @@ struct Distribution {  // of per-request values
 
 struct Summary {
   MemoryPct memory_pct;                // window, mean over iterations (the paper's method)
-  MemoryPct memory_pct_time_weighted;  // window, weighted by time
+  MemoryPct memory_pct_time_weighted;  // window, weighted by iteration duration (idle time excluded)
   double mean_batched_requests = 0;    // window
   double mean_batched_seqs = 0;        // window
   double sharing_saving_pct = 0;       // window: 1 - 1/mean(logical/physical blocks)
