@@ -79,7 +79,8 @@ void VllmScheduler::admit_waiting(double now, IterationPlan& plan, std::int64_t 
       waiting_.push_front(r);
       break;
     }
-    batched_tokens += chunk;
+    // A chunk spends the budget on the tokens it computes, not on its prefix-cache hits.
+    batched_tokens += chunked ? plan.prefills.back().new_tokens : chunk;
   }
 }
 

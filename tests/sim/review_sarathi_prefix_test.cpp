@@ -1,0 +1,64 @@
+// Review: chunked prefill (sarathi) with prefix-cache hits.
+#include <gtest/gtest.h>
+
+#include "allocator/paged/paged_allocator.h"
+#include "sim_harness.h"
+
+namespace pagesim::sim {
+namespace {
+
+using testing::parse_csv;
+using testing::trace_req;
+
+// Like testing::simulate, with a trace whose hash ids cover `hash_block_tokens` tokens each.
+testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::int64_t hash_block_tokens,
+                                 alloc::PagedAllocator& allocator, const SchedulerSettings& settings) {
+  traces::VectorSource source(std::move(trace), hash_block_tokens);
+  auto scheduler = make_scheduler(settings, allocator);
+  ConstantCostCoefficients k;
+  k.seconds_per_iteration = 1.0;
+  ConstantCostModel cost(k);
+  std::ostringstream req_csv, it_csv;
+  MetricsSettings ms;
+  ms.block_size = allocator.block_size();
+  Metrics metrics(ms, &req_csv, &it_csv);
+  Simulation sim(source, *scheduler, cost, metrics, EngineSettings{});
+  sim.run();
+  testing::Outcome o;
+  o.summary = metrics.finish(sim.now(), 0, 0);
+  o.requests = parse_csv(req_csv.str());
+  o.iterations = parse_csv(it_csv.str());
+  o.iterations_run = sim.iterations();
+  return o;
+}
+
+// Budget 8 tokens, blocks of 4 with the prefix cache. r0 (16 tokens, hash ids 1..4) runs
+// first and leaves its first chunk's two blocks cached. At t = 5 r1 (12 tokens, ids 1..3)
+// and r2 (7 tokens, no ids) arrive. r1's first chunk of 8 tokens hits both cached blocks:
+// only 1 token is computed, so 7 tokens of the budget are left and r2's whole prompt fits
+// in the same iteration (it finishes at t = 6). Cached tokens cost no budget.
+TEST(ReviewSarathiPrefix, CachedTokensDoNotSpendTheTokenBudget) {
+  alloc::PagedAllocatorSettings ps;
+  ps.num_blocks = 100;
+  ps.block_size = 4;
+  ps.prefix_cache = true;
+  alloc::PagedAllocator a(ps);
+  SchedulerSettings s;
+  s.kind = SchedulerKind::kSarathi;
+  s.watermark = 0;
+  s.chunk_tokens = 8;
+  auto r0 = trace_req(0, 0, 16, 1);
+  r0.hash_ids = {1, 2, 3, 4};
+  auto r1 = trace_req(1, 5, 12, 1);
+  r1.hash_ids = {1, 2, 3};
+  auto r2 = trace_req(2, 5, 7, 1);
+  auto o = simulate_hashed({r0, r1, r2}, 4, a, s);
+  EXPECT_EQ(o.request(1).at("cached_tokens"), "7");
+  EXPECT_EQ(o.iterations[2].at("prefill_tokens"), "8");  // 1 of r1 + 7 of r2
+  EXPECT_DOUBLE_EQ(o.value(2, "finish_s"), 6);
+  EXPECT_DOUBLE_EQ(o.value(1, "finish_s"), 7);
+  a.validate();
+}
+
+}  // namespace
+}  // namespace pagesim::sim
