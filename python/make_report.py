@@ -87,7 +87,7 @@ def save(fig, dest, stem):
     os.makedirs(dest, exist_ok=True)
     for ext in ("png", "svg"):
         path = os.path.join(dest, f"{stem}.{ext}")
-        fig.savefig(path + ".tmp", format=ext, dpi=140, bbox_inches="tight")
+        fig.savefig(path + ".tmp", format=ext, dpi=140, bbox_inches="tight", metadata=plot_memory.DETERMINISTIC[ext])
         os.replace(path + ".tmp", path)
     plt.close(fig)
 

@@ -19,6 +19,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+# Same results => same files: no timestamps, fixed SVG element ids.
+matplotlib.rcParams["svg.hashsalt"] = "pagesim"
+DETERMINISTIC = {"png": {"Software": None}, "svg": {"Date": None}}
+
 CLASSES = ["token_states", "reserved", "over_reserved", "rounding", "free"]
 LABELS = {
     "token_states": "Token states",
@@ -50,7 +54,7 @@ def save(fig, out_dir, stem):
     for ext in ("png", "svg"):
         path = os.path.join(out_dir, f"{stem}.{ext}")
         tmp = path + ".tmp"
-        fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
+        fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight", metadata=DETERMINISTIC[ext])
         os.replace(tmp, path)
     plt.close(fig)
 
