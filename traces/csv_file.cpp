@@ -1,9 +1,9 @@
 #include "traces/csv_file.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "traces/field_parse.h"
 #include "traces/trace_error.h"
@@ -124,6 +124,15 @@ double CsvFile::non_negative_number(std::size_t column) const {
   const Parsed<double> p = parse_double(text);
   if (p.ok() && p.value >= 0.0) return p.value + 0.0;  // + 0.0 turns -0 into 0
   fail(column, "a finite non-negative number", quote_found(text));
+}
+
+double CsvFile::arrival_time(std::size_t column, double previous_s) const {
+  const double t = non_negative_number(column);
+  if (t < previous_s)
+    fail(column,
+         fmt::format("a time >= {} s, the previous row's (rows must be in arrival order)", previous_s),
+         quote_found(field(column)));
+  return t;
 }
 
 }  // namespace pagesim::traces

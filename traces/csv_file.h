@@ -47,6 +47,9 @@ class CsvFile {
                        std::int64_t max_value = std::numeric_limits<std::int64_t>::max()) const;
   // The field as a finite number >= 0.
   double non_negative_number(std::size_t column) const;
+  // The field as an arrival time in seconds: a finite number >= previous_s (rows must be
+  // in arrival order).
+  double arrival_time(std::size_t column, double previous_s) const;
 
   // Throws TraceError for the current row and `column`. `found` is rendered as given.
   [[noreturn]] void fail(std::size_t column, std::string expected, std::string found) const;

@@ -47,13 +47,7 @@ std::optional<TraceRequest> NativeCsvReader::next() {
   constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
   TraceRequest r;
   r.id = next_id_;
-  r.arrival_s = csv_.non_negative_number(arrival_col_);
-  if (r.arrival_s < last_arrival_s_) {
-    csv_.fail(arrival_col_,
-              fmt::format("a time >= {} s, the previous row's (rows must be in arrival order)",
-                          last_arrival_s_),
-              quote_found(csv_.field(arrival_col_)));
-  }
+  r.arrival_s = csv_.arrival_time(arrival_col_, last_arrival_s_);
   r.prompt_tokens = csv_.integer(prompt_col_, 1, kMaxTokens);
   r.output_tokens = csv_.integer(output_col_, 0, kMaxTokens);
   if (n_col_) r.n = static_cast<std::int32_t>(csv_.integer(*n_col_, 1, kMaxInt32));
