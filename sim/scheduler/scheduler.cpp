@@ -183,6 +183,38 @@ void Scheduler::swap_in(Request* r, IterationPlan& plan) {
   insert_running(r);
 }
 
+std::vector<Request*> Scheduler::grow_running_or_recompute(IterationPlan& plan) {
+  std::vector<Request*> kept, preempted;
+  kept.reserve(running_.size());
+  for (Request* r : running_) {
+    if (append_slots(r)) {
+      kept.push_back(r);
+      add_decode(r, plan);
+    } else {
+      preempt(r, plan);
+      preempted.push_back(r);
+    }
+  }
+  running_ = std::move(kept);
+  // Each preemption went to the front of waiting_, oldest first: restore arrival order.
+  std::reverse(waiting_.begin(), waiting_.begin() + plan.recompute_preemptions);
+  return preempted;
+}
+
+void Scheduler::admit_fcfs(double now, IterationPlan& plan, std::int64_t batched_tokens) {
+  while (!waiting_.empty()) {
+    Request* r = waiting_.front();
+    if (r->preempted_now) break;
+    const std::int64_t tokens = r->prompt_tokens + r->generated;
+    if (batched_tokens + tokens > settings_.max_num_batched_tokens) break;
+    if (running_seqs_ + r->width() > settings_.max_num_seqs) break;
+    if (!alloc_.can_admit(admit_request(*r, 0))) break;
+    waiting_.pop_front();
+    admit(r, now, std::numeric_limits<std::int64_t>::max(), plan);
+    batched_tokens += tokens;
+  }
+}
+
 void Scheduler::on_finished(Request* r) {
   for (alloc::SeqId s : r->seqs) free_seq(s);
   running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());

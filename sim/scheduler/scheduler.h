@@ -90,6 +90,14 @@ class Scheduler {
   // waiting queue) or swap (to the swapped queue), per settings and allocator.
   void preempt(Request* r, IterationPlan& plan);
   void swap_in(Request* r, IterationPlan& plan);
+  // For reserving policies (orca, static): every running request grows by its newest
+  // token's slot; one that cannot (it outgrew its reservation) is preempted by recompute.
+  // The waiting queue keeps arrival order. Returns the preempted requests.
+  std::vector<Request*> grow_running_or_recompute(IterationPlan& plan);
+  // Admits waiting requests FCFS, whole prompts, while each fits the allocator, the token
+  // budget (counting from batched_tokens) and the sequence limit; stops at the first that
+  // does not, or that was preempted in this iteration.
+  void admit_fcfs(double now, IterationPlan& plan, std::int64_t batched_tokens);
   // Inserts into running_ keeping arrival order (FCFS priority).
   void insert_running(Request* r);
   void add_decode(Request* r, IterationPlan& plan);
