@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 
+#include "traces/artifact_random.h"
 #include "traces/trace_error.h"
 
 namespace pagesim::traces {
@@ -58,6 +59,35 @@ class PoissonQuantumArrivals final : public ArrivalProcess {
   std::int64_t pending_ = 0;       // arrivals left in quantum_
   std::uint64_t quantum_ = 0;      // index of the quantum being emitted
   std::uint64_t next_quantum_ = 0;  // index of the next quantum to draw
+};
+
+// Same emission as PoissonQuantumArrivals; only the counts' generator differs.
+class ArtifactPoissonQuantumArrivals final : public ArrivalProcess {
+ public:
+  ArtifactPoissonQuantumArrivals(double rate, double quantum_s, std::uint32_t seed)
+      : rng_(seed), lam_(rate * quantum_s), rate_(rate), quantum_s_(quantum_s), seed_(seed) {}
+  double next() override {
+    while (pending_ == 0) {
+      pending_ = rng_.poisson(lam_);
+      quantum_ = next_quantum_++;
+    }
+    --pending_;
+    return static_cast<double>(quantum_) * quantum_s_;
+  }
+  std::string describe() const override {
+    return fmt::format("poisson_quantum(rate={} req/s, quantum={} s, NumPy legacy seed {})",
+                       rate_, quantum_s_, seed_);
+  }
+
+ private:
+  NumpyLegacyRandom rng_;
+  double lam_;
+  double rate_;
+  double quantum_s_;
+  std::uint32_t seed_;
+  std::int64_t pending_ = 0;
+  std::uint64_t quantum_ = 0;
+  std::uint64_t next_quantum_ = 0;
 };
 
 class GammaArrivals final : public ArrivalProcess {
@@ -169,6 +199,24 @@ std::unique_ptr<ArrivalProcess> make_arrival_process(const ArrivalSpec& spec, st
       return std::make_unique<BurstArrivals>(spec.rate, spec.on_s, spec.off_s, seed);
   }
   throw SpecError("arrival.process", "a known arrival process", "an invalid enum value");
+}
+
+std::unique_ptr<ArrivalProcess> make_artifact_arrival_process(const ArrivalSpec& spec,
+                                                              std::uint32_t seed,
+                                                              std::string_view field) {
+  validate(spec, field);
+  if (spec.kind != ArrivalKind::kPoissonQuantum) {
+    throw SpecError(fmt::format("{}.kind", field),
+                    "poisson_quantum (the only process of the vLLM artifact, rng: artifact)",
+                    std::string(to_string(spec.kind)));
+  }
+  if (spec.rate * spec.quantum_s >= 10.0) {
+    throw SpecError(fmt::format("{}.rate", field),
+                    "rate * quantum_s < 10 requests per quantum with rng: artifact (NumPy's "
+                    "Poisson method changes at 10 and is not reproduced)",
+                    fmt::format("{}", spec.rate * spec.quantum_s));
+  }
+  return std::make_unique<ArtifactPoissonQuantumArrivals>(spec.rate, spec.quantum_s, seed);
 }
 
 ArrivalKind parse_arrival_kind(std::string_view name, std::string_view field) {

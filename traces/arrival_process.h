@@ -71,6 +71,14 @@ void validate(const ArrivalSpec& spec, std::string_view field = "arrival");
 // Throws SpecError (validate()).
 std::unique_ptr<ArrivalProcess> make_arrival_process(const ArrivalSpec& spec, std::uint64_t seed);
 
+// The vLLM artifact's poisson_quantum process, bit for bit: the count of quantum i is
+// NumPy's legacy poisson(rate * quantum_s) after np.random.seed(seed) (artifact_random.h).
+// Throws SpecError (validate()), or naming `field`.kind / `field`.rate unless the kind is
+// poisson_quantum and rate * quantum_s < 10 (NumPy's own method changes at 10).
+std::unique_ptr<ArrivalProcess> make_artifact_arrival_process(const ArrivalSpec& spec,
+                                                              std::uint32_t seed,
+                                                              std::string_view field = "arrival");
+
 // "poisson" -> ArrivalKind::kPoisson, ... Throws SpecError listing the allowed names.
 ArrivalKind parse_arrival_kind(std::string_view name, std::string_view field = "arrival.process");
 std::string_view to_string(ArrivalKind kind);

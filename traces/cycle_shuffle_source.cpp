@@ -8,14 +8,16 @@
 #include <random>
 #include <utility>
 
+#include "traces/artifact_random.h"
 #include "traces/trace_error.h"
 
 namespace pagesim::traces {
 
 CycleShuffleSource::CycleShuffleSource(LengthTable table, const ArrivalSpec& arrivals,
                                        std::uint64_t arrival_seed, std::uint64_t shuffle_seed,
-                                       double duration_s, std::uint64_t max_requests)
-    : table_(std::move(table)) {
+                                       double duration_s, std::uint64_t max_requests,
+                                       WorkloadRng rng)
+    : table_(std::move(table)), arrival_spec_(arrivals), arrival_seed_(arrival_seed), rng_(rng) {
   assert(duration_s >= 0.0);
   assert(table_.rows.size() < std::numeric_limits<std::uint32_t>::max());
   if (duration_s == 0.0 && max_requests == 0) {
@@ -26,10 +28,14 @@ CycleShuffleSource::CycleShuffleSource(LengthTable table, const ArrivalSpec& arr
     throw SpecError("lengths.path", "a lengths file with at least one row kept",
                     fmt::format("no rows in '{}' ({} read)", table_.path, table_.rows_read));
   }
+  if (rng_ == WorkloadRng::kArtifact && arrival_seed_ > std::numeric_limits<std::uint32_t>::max()) {
+    throw SpecError("seed", "a seed < 2^32 with rng: artifact (NumPy's legacy seeding)",
+                    fmt::format("{}", arrival_seed_));
+  }
   // 1. Count the arrivals; the same seed replays the same times in next().
   std::uint64_t n = 0;
   {
-    auto counter = make_arrival_process(arrivals, arrival_seed);
+    auto counter = make_arrivals();
     while (max_requests == 0 || n < max_requests) {
       if (duration_s > 0.0 && counter->next() >= duration_s) break;
       ++n;
@@ -40,12 +46,23 @@ CycleShuffleSource::CycleShuffleSource(LengthTable table, const ArrivalSpec& arr
   order_.resize(n);
   for (std::uint64_t i = 0; i < n; ++i) order_[i] = static_cast<std::uint32_t>(i % rows);
   // 3. Shuffle.
-  std::mt19937_64 engine(shuffle_seed);
-  for (std::uint64_t i = n; i > 1; --i) {
-    boost::random::uniform_int_distribution<std::uint64_t> pick(0, i - 1);
-    std::swap(order_[i - 1], order_[pick(engine)]);
+  if (rng_ == WorkloadRng::kArtifact) {
+    CpythonRandom(shuffle_seed).shuffle(order_);
+  } else {
+    std::mt19937_64 engine(shuffle_seed);
+    for (std::uint64_t i = n; i > 1; --i) {
+      boost::random::uniform_int_distribution<std::uint64_t> pick(0, i - 1);
+      std::swap(order_[i - 1], order_[pick(engine)]);
+    }
   }
-  arrivals_ = make_arrival_process(arrivals, arrival_seed);
+  arrivals_ = make_arrivals();
+}
+
+std::unique_ptr<ArrivalProcess> CycleShuffleSource::make_arrivals() const {
+  if (rng_ == WorkloadRng::kArtifact) {
+    return make_artifact_arrival_process(arrival_spec_, static_cast<std::uint32_t>(arrival_seed_));
+  }
+  return make_arrival_process(arrival_spec_, arrival_seed_);
 }
 
 std::optional<TraceRequest> CycleShuffleSource::next() {

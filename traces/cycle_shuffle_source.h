@@ -8,8 +8,9 @@
 //   3. those N rows are shuffled (Fisher-Yates from the last position down, as Python's
 //      random.shuffle) with an engine seeded by shuffle_seed;
 //   4. request i gets arrival i and shuffled row i.
-// The same procedure, not the same numbers: Python's and NumPy's generators are not
-// reproduced. Memory: the table plus 4 bytes per request for the shuffled order (the
+// With WorkloadRng::kPagesim these are the same steps with pagesim's generators; with
+// kArtifact, also the same numbers: step 1 draws NumPy's legacy Poisson counts and step 3 is
+// CPython's random.shuffle, both seeded as trace.py does (artifact_random.h). Memory: the table plus 4 bytes per request for the shuffled order (the
 // arrival times are drawn twice from the same seed, to count and then to emit, rather than
 // stored). Not thread-safe.
 #pragma once
@@ -21,16 +22,21 @@
 #include "traces/arrival_process.h"
 #include "traces/lengths_csv_reader.h"
 #include "traces/request_source.h"
+#include "traces/seed.h"
 
 namespace pagesim::traces {
 
 class CycleShuffleSource final : public RequestSource {
  public:
   // duration_s: keep arrivals with time < duration_s (0 = no limit); max_requests: at most
-  // this many (0 = no limit). Throws SpecError if both are 0, if the table is empty, or if
-  // the spec is invalid. REQUIRES: duration_s >= 0; table has fewer than 2^32 rows.
+  // this many (0 = no limit). rng kArtifact: arrival_seed and shuffle_seed are the
+  // artifact's seed (np.random.seed and random.seed), arrival_seed < 2^32. Throws SpecError
+  // if both limits are 0, if the table is empty, if the spec is invalid, or if kArtifact is
+  // given another process than poisson_quantum or a seed >= 2^32.
+  // REQUIRES: duration_s >= 0; table has fewer than 2^32 rows.
   CycleShuffleSource(LengthTable table, const ArrivalSpec& arrivals, std::uint64_t arrival_seed,
-                     std::uint64_t shuffle_seed, double duration_s, std::uint64_t max_requests);
+                     std::uint64_t shuffle_seed, double duration_s, std::uint64_t max_requests,
+                     WorkloadRng rng = WorkloadRng::kPagesim);
 
   std::optional<TraceRequest> next() override;
   std::string describe() const override;
@@ -41,6 +47,11 @@ class CycleShuffleSource final : public RequestSource {
 
  private:
   LengthTable table_;
+  std::unique_ptr<ArrivalProcess> make_arrivals() const;
+
+  ArrivalSpec arrival_spec_;
+  std::uint64_t arrival_seed_;
+  WorkloadRng rng_;
   std::unique_ptr<ArrivalProcess> arrivals_;
   std::vector<std::uint32_t> order_;  // table row of request i
   std::uint64_t next_ = 0;

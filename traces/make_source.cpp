@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "traces/cycle_shuffle_source.h"
@@ -30,6 +31,10 @@ void validate(const WorkloadSpec& spec) {
   if (!spec.sampling.empty()) validate(spec.sampling, "sampling");
 
   if (spec.kind == WorkloadKind::kTrace) {
+    if (spec.rng == WorkloadRng::kArtifact) {
+      throw SpecError("rng", "pagesim for a trace workload (artifact reproduces the vLLM "
+                      "artifact's synthetic workload)", "artifact");
+    }
     const TraceFileSpec& t = spec.trace;
     if (t.path.empty()) throw SpecError("trace.path", "the path of a trace file", "''");
     if (t.format == TraceFormat::kLengths) {
@@ -49,6 +54,18 @@ void validate(const WorkloadSpec& spec) {
   }
 
   validate(spec.arrival, "arrival");
+  if (spec.rng == WorkloadRng::kArtifact) {
+    if (spec.lengths.kind != LengthsKind::kCycleShuffle) {
+      throw SpecError("lengths.kind",
+                      "cycle_shuffle with rng: artifact (the vLLM artifact's only lengths kind)",
+                      std::string(to_string(spec.lengths.kind)));
+    }
+    if (spec.seed > std::numeric_limits<std::uint32_t>::max()) {
+      throw SpecError("seed", "a seed < 2^32 with rng: artifact (NumPy's legacy seeding)",
+                      fmt::format("{}", spec.seed));
+    }
+    make_artifact_arrival_process(spec.arrival, static_cast<std::uint32_t>(spec.seed));
+  }
   const LengthsSpec& l = spec.lengths;
   if (l.kind == LengthsKind::kDistributions) {
     validate(l.prompt, "lengths.prompt", 1);
@@ -103,11 +120,16 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
             l.path, l.columns, make_arrival_process(spec.arrival, arrival_seed),
             spec.max_total_tokens);
         break;
-      case LengthsKind::kCycleShuffle:
+      case LengthsKind::kCycleShuffle: {
+        // The artifact seeds NumPy and CPython with the seed itself.
+        const bool artifact = spec.rng == WorkloadRng::kArtifact;
         source = std::make_unique<CycleShuffleSource>(
-            load_lengths(l.path, l.columns, spec.max_total_tokens), spec.arrival, arrival_seed,
-            derive_seed(spec.seed, SeedStream::kShuffle), spec.duration_s, spec.max_requests);
+            load_lengths(l.path, l.columns, spec.max_total_tokens), spec.arrival,
+            artifact ? spec.seed : arrival_seed,
+            artifact ? spec.seed : derive_seed(spec.seed, SeedStream::kShuffle), spec.duration_s,
+            spec.max_requests, spec.rng);
         break;
+      }
     }
   }
   if (!spec.sampling.empty()) {

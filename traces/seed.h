@@ -21,6 +21,14 @@ enum class SeedStream : std::uint64_t {
   kSampling = 6,
 };
 
+// Which generators a synthetic workload draws from:
+//   kPagesim   one std::mt19937_64 stream per part, seeded by derive_seed() (the default);
+//   kArtifact  the vLLM paper artifact's own generators (artifact_random.h), seeded with the
+//              experiment seed itself as its trace.py does: NumPy's legacy MT19937 for the
+//              poisson_quantum counts, CPython's for the cycle_shuffle shuffle. Together
+//              with the artifact's lengths file this replays the paper's exact workload.
+enum class WorkloadRng { kPagesim, kArtifact };
+
 // SplitMix64's finaliser: a bijective 64-bit mix.
 constexpr std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;

@@ -18,4 +18,8 @@ std::string_view to_string(LengthsKind kind) {
   return enum_name<LengthsKind>(kLengthsKindNames, kind);
 }
 
+std::string_view to_string(WorkloadRng rng) {
+  return enum_name<WorkloadRng>(kWorkloadRngNames, rng);
+}
+
 }  // namespace pagesim::traces

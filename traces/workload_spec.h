@@ -30,6 +30,7 @@
 #include "traces/length_distribution.h"
 #include "traces/lengths_csv_reader.h"
 #include "traces/sampling_mix.h"
+#include "traces/seed.h"
 #include "traces/trace_format.h"
 
 namespace pagesim::traces {
@@ -48,6 +49,11 @@ inline constexpr std::array<EnumName<LengthsKind>, 4> kLengthsKindNames = {{
     {LengthsKind::kEmpirical, "empirical"},
     {LengthsKind::kFileOrder, "file_order"},
     {LengthsKind::kCycleShuffle, "cycle_shuffle"},
+}};
+
+inline constexpr std::array<EnumName<WorkloadRng>, 2> kWorkloadRngNames = {{
+    {WorkloadRng::kPagesim, "pagesim"},
+    {WorkloadRng::kArtifact, "artifact"},
 }};
 
 struct TraceFileSpec {
@@ -87,6 +93,10 @@ struct WorkloadSpec {
   // max_requests, except file_order, which ends with its file.
   std::uint64_t max_requests = 0;
   std::uint64_t seed = 0;  // every random draw derives from it (seed.h)
+  // kArtifact: the artifact's generators, bit for bit (seed.h). Only for a synthetic
+  // poisson_quantum + cycle_shuffle workload with seed < 2^32; the sampling mix keeps
+  // pagesim's stream (the artifact gives every request of a run the same n).
+  WorkloadRng rng = WorkloadRng::kPagesim;
 };
 
 // Names as written in configs. Each parse_* throws SpecError listing the allowed names.
@@ -94,5 +104,6 @@ WorkloadKind parse_workload_kind(std::string_view name, std::string_view field =
 LengthsKind parse_lengths_kind(std::string_view name, std::string_view field = "lengths.kind");
 std::string_view to_string(WorkloadKind kind);
 std::string_view to_string(LengthsKind kind);
+std::string_view to_string(WorkloadRng rng);
 
 }  // namespace pagesim::traces

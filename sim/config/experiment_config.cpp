@@ -81,6 +81,7 @@ void visit(V& v, traces::WorkloadSpec& w) {
   v.field("max_total_tokens", w.max_total_tokens);
   v.field("duration_s", w.duration_s);
   v.field("max_requests", w.max_requests);
+  v.choice("rng", w.rng, names(traces::kWorkloadRngNames));
 }
 
 template <class V>
