@@ -73,6 +73,25 @@ def offered_rate(results, name, row):
     return float(re.search(r"rate=([0-9.eE+-]+) req/s", summary(results, name, row)["workload"]).group(1))
 
 
+def protocol(results, name):
+    """Duration, measurement window and generators of an experiment, read from the resolved config
+    of its first run (every run of a sweep shares them unless a case overrides them)."""
+    first = sorted(d for d in os.listdir(os.path.join(results, name))
+                   if os.path.isdir(os.path.join(results, name, d)))[0]
+    with open(os.path.join(results, name, first, "config.resolved.yaml")) as fh:
+        text = fh.read()
+
+    def value(key):
+        return re.search(rf"^\s*{key}: (\S+)", text, re.MULTILINE).group(1)
+
+    return {"duration": float(value("duration_s")), "start": float(value("window_start_s")),
+            "end": float(value("window_end_s")), "rng": value("rng")}
+
+
+def window_text(p):
+    return f"{p['duration']:.0f} s of arrivals, averages over scheduler iterations in t = {p['start']:.0f}–{p['end']:.0f} s"
+
+
 def spread(vals):
     return f"{statistics.mean(vals):.1f} ({min(vals):.1f}–{max(vals):.1f})"
 
@@ -117,10 +136,13 @@ def fig2(rep, results, figs):
     seeds = defaultdict(list)
     for r in read(results, "fig2_seeds"):
         seeds[case(r["label"])].append(fig2_classes(r))
+    p = protocol(results, "fig2")
+    exact = ("; with the artifact's generators, seed 0 is the exact trace of the paper's Fig. 2"
+             if p["rng"] == "artifact" else "")
     rep.add("## Figure 2: where KV memory goes (4 req/s, overload)", "",
-            "Percent of KV memory by class, averaged over scheduler iterations in t = 300–900 s. "
+            f"Percent of KV memory by class ({window_text(p)}). "
             "pagesim's `rounding` and `free` together are the paper's *external fragmentation & others*. "
-            f"`fig2.yaml` is seed 0; the 5-seed columns give the mean and range over seeds 0–4. "
+            f"`fig2.yaml` is seed 0{exact}; the 5-seed columns give the mean and range over seeds 0–4. "
             f"Target: each paper number within ±{FIG2_TOL_PP} percentage points, judged on seed 0 and on the "
             f"5-seed mean.", "")
     # Each paper number is judged twice: on seed 0 (fig2.yaml) and on the 5-seed mean, so that a
@@ -165,7 +187,7 @@ def fig2(rep, results, figs):
     plot_memory.memory_bars(sweep, os.path.join(results, "fig2"), True,
                             "Fig. 2: OPT-13B, A100-40GB, ShareGPT, 4 req/s", dest=figs)
     plot_memory.fragmentation(sweep, os.path.join(results, "fig2"),
-                              "Memory classes over time (Fig. 2 runs)", (300, 900), dest=figs)
+                              "Memory classes over time (Fig. 2 runs)", (p["start"], p["end"]), dest=figs)
     rep.add("![Fig. 2](figures/memory_bars.png)", "",
             "Fragmentation over time, each system (the shaded band is the measurement window):", "",
             "![Fragmentation over time](figures/fragmentation.png)", "")
@@ -176,7 +198,10 @@ def fig13a(rep, results, figs):
     seeds = defaultdict(list)
     for r in read(results, "fig13a_seeds"):
         seeds[case(r["label"])].append(f(r, "mean_batched_requests"))
+    p = protocol(results, "fig13a")
     rep.add("## Figure 13a: mean batched requests, ShareGPT at 2 req/s", "",
+            f"Mean number of running requests per scheduler iteration ({window_text(p)}: the paper's "
+            f"run length and the window of the artifact's plot_fig13.py). "
             f"Target: within ±{FIG13A_TOL:.0%} of the paper.", "")
     table = []
     for s in SYSTEMS:
@@ -221,7 +246,7 @@ def fig13a(rep, results, figs):
     save(fig, figs, "fig13a")
     rep.add("![Fig. 13a](figures/fig13a.png)", "")
     cal = read(results, "calibration_2rps")
-    rep.add("Sensitivity of vLLM's batch at 2 req/s to the cost model's capacity (same workload; "
+    rep.add("Sensitivity of vLLM's batch at 2 req/s to the cost model's capacity (same workload and protocol; "
             "`calibration.yaml` at 2 req/s). Near saturation the mean batch grows steeply as capacity "
             "falls towards the offered rate:", "")
     sat = {r["label"]: f(r, "throughput_rps") for r in read(results, "calibration")}
@@ -281,9 +306,10 @@ def fig12(rep, results, figs):
         thr[case(r["label"])][rate] = f(r, "throughput_rps")
     found = {k: sustainable_rate(v) for k, v in curves.items()}
     rates = {k: v for k, (v, _) in found.items()}
+    p = protocol(results, "fig12")
     rep.add("## Figure 12: normalized latency vs request rate (ShareGPT, OPT-13B)", "",
             f"Sustainable rate: the highest request rate whose mean normalized latency (over every request of a "
-            f"900-s run, drain included) stays at or below {LATENCY_THRESHOLD} s/token (linear interpolation "
+            f"{p['duration']:.0f}-s run, drain included, as the artifact's plot_fig12.py) stays at or below {LATENCY_THRESHOLD} s/token (linear interpolation "
             f"between the swept rates). Beside it, the highest completion rate reached in the sweep (finished "
             f"requests / simulated time): above it a finite run only builds a queue, so a latency threshold can "
             f"read a rate past saturation.", "")
@@ -307,7 +333,8 @@ def fig12(rep, results, figs):
         rep.reasons[rep.misses[-1]] = (
             (f"The cost model was calibrated on vLLM's saturated throughput ({f(cal, 'throughput_rps'):.2f} req/s "
              f"at 8 req/s offered), not on this latency knee. " if cal else "")
-            + f"With 900 s of arrivals, a rate above saturation only builds a queue for 900 s, so the mean "
+            + f"With {p['duration']:.0f} s of arrivals, a rate above saturation only builds a queue for "
+              f"{p['duration']:.0f} s, so the mean "
               f"normalized latency crosses {LATENCY_THRESHOLD} s/token past saturation (vLLM's completion rate "
               f"tops out at {max(thr['vllm'].values()):.2f} req/s in this sweep). The ratios above use the same "
               f"method for every system.")
@@ -442,12 +469,17 @@ def main():
             f"Generated by `experiments/vllm_paper/run_all.sh` from the results in `{results}` "
             f"(pagesim commit {commit}, {datetime.date.today().isoformat()}). Do not edit by hand: rerun the script.",
             "",
-            "Protocol (DESIGN.md, from the paper's artifact): OPT-13B on one A100-40GB, KV cache 15,728 slots "
-            "(983 blocks of 16); ShareGPT OPT lengths filtered to input + output < 2048, cycled and shuffled; "
-            "Poisson arrivals drawn per 10 ms quantum; 900 s of arrivals, averages over scheduler iterations in "
-            "t = 300–900 s; at most 2,560 batched tokens and 256 sequences per iteration; Orca baselines on a "
-            "buddy allocator over the block pool (max chunk 128 blocks), vLLM on paged blocks of 16 with the "
-            "artifact's scheduler.", "")
+            "Protocol (DESIGN.md and the paper's artifact, sosp-ae-39/sosp-ae-astra): OPT-13B on one A100-40GB, "
+            "KV cache 15,728 slots (983 blocks of 16); ShareGPT OPT lengths filtered to input + output < 2048, "
+            "cycled and shuffled; Poisson arrivals drawn per 10 ms quantum; at most 2,560 batched tokens and 256 "
+            "sequences per iteration; Orca baselines on a buddy allocator over the block pool (max chunk 128 "
+            "blocks), vLLM on paged blocks of 16 with the artifact's scheduler. "
+            + ("The workload is drawn with the artifact's own generators (`workload.rng: artifact`: NumPy's legacy "
+               "MT19937 Poisson counts and CPython's random.shuffle, checked bit for bit against both), so seed 0 "
+               "is the exact trace the paper's runs used. " if protocol(results, "fig2")["rng"] == "artifact" else "")
+            + f"Durations and windows as the artifact: Fig. 2 {window_text(protocol(results, 'fig2'))}; "
+              f"Fig. 13a {window_text(protocol(results, 'fig13a'))}; Fig. 12 "
+              f"{protocol(results, 'fig12')['duration']:.0f} s of arrivals per rate.", "")
     calibration(rep, results)
     fig2(rep, results, figs)
     fig13a(rep, results, figs)
