@@ -22,6 +22,10 @@ done
 # Fig. 2 (4 req/s) and Fig. 13a (2 req/s, with its 3600-s protocol).
 run "$here/fig2.yaml" --out "$out/fig2_seeds" --set 'sweep.seed=[0, 1, 2, 3, 4]' --set output.iterations_stride=0
 run "$here/fig13a.yaml" --out "$out/fig13a_seeds" --set 'sweep.seed=[0, 1, 2, 3, 4]' --set output.iterations_stride=0
+# Fig. 15 at other offered loads: the artifact gives no rate for its ShareGPT sharing runs.
+for rate in 0.5 2 4; do
+  run "$here/fig15.yaml" --out "$out/fig15_rate_$rate" --set workload.arrival.rate=$rate
+done
 run "$here/calibration.yaml" --out "$out/calibration_4rps" --set workload.arrival.rate=4
 run "$here/calibration.yaml" --out "$out/calibration_2rps" --set workload.arrival.rate=2 \
   --set workload.duration_s=3600 --set measure.window_start_s=600 --set measure.window_end_s=3600
