@@ -1,6 +1,7 @@
 #include "sim/config/experiment_config.h"
 
 #include <array>
+#include <cmath>
 #include <fstream>
 #include <utility>
 
@@ -116,6 +117,10 @@ void visit(V& v, ExperimentConfig& c) {
     s.choice("preemption", c.scheduler.preemption, names(kPreemptionNames));
     s.field("chunk_tokens", c.scheduler.chunk_tokens);
   });
+  v.section("beam", [&](auto& b) {
+    b.choice("model", c.beam.model, names(kBeamModelNames));
+    b.field("mean_entropy_nats", c.beam.mean_entropy_nats);
+  });
   v.section("cost", [&](auto& k) {
     k.field("kind", c.cost.kind);
     k.field("compute_efficiency", c.cost.compute_efficiency);
@@ -202,6 +207,9 @@ void check_values(const YAML::Node& root, const std::string& file, const Experim
   }
   if (c.validate.every_n_iterations < 0 || c.validate.max_batches < 0)
     bad({"validate"}, "validate", "expected every_n_iterations >= 0 and max_batches >= 0");
+  if (!(std::isfinite(c.beam.mean_entropy_nats) && c.beam.mean_entropy_nats >= 0))
+    bad({"beam", "mean_entropy_nats"}, "beam.mean_entropy_nats",
+        fmt::format("expected a finite number >= 0, found {}", c.beam.mean_entropy_nats));
   if (c.output.iterations_stride < 0)
     bad({"output", "iterations_stride"}, "output.iterations_stride", "expected an integer >= 0");
 }

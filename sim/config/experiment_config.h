@@ -17,6 +17,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/cost/cost_model_factory.h"
+#include "sim/engine/beam_model_settings.h"
 #include "sim/scheduler/scheduler_settings.h"
 #include "traces/workload_spec.h"
 
@@ -75,6 +76,7 @@ struct ExperimentConfig {
   KvConfig kv;
   AllocatorConfig allocator;
   SchedulerSettings scheduler;
+  BeamModelSettings beam;  // beam search: which beams survive each step
   CostConfig cost;
   MeasureConfig measure;
   OutputConfig output;

@@ -1,14 +1,14 @@
 #include "sim/engine/beam_model.h"
 
-#include <boost/random/uniform_int_distribution.hpp>
+#include "sim/engine/neutral_beam_model.h"
+#include "sim/engine/score_beam_model.h"
 
 namespace pagesim::sim {
 
-void BeamModel::draw_parents(std::int32_t k, std::vector<std::int32_t>& parents) {
-  // Boost's distribution gives the same stream on every standard library.
-  boost::random::uniform_int_distribution<std::int32_t> pick(0, k - 1);
-  parents.resize(static_cast<std::size_t>(k));
-  for (auto& p : parents) p = pick(rng_);
+std::unique_ptr<BeamModel> make_beam_model(const BeamModelSettings& settings, std::uint64_t seed) {
+  if (settings.model == BeamModelKind::kScores)
+    return std::make_unique<ScoreBeamModel>(settings.mean_entropy_nats, seed);
+  return std::make_unique<NeutralBeamModel>(seed);
 }
 
 }  // namespace pagesim::sim

@@ -1,28 +1,38 @@
-// BeamModel: which beams of a beam search survive each decode step — a documented,
-// seeded stochastic stand-in for real token scores.
+// BeamModel: decides which beams of a beam search survive each decode step — a seeded
+// stochastic stand-in for the language model's real token scores.
 //
-// After every decode step of a group with k beams, each of the k next beams picks its
-// parent uniformly at random among the current k (with replacement): a neutral
-// Wright–Fisher model with no parameter to tune. A beam nobody picks dies (its blocks are
-// freed); a beam picked m times continues and forks m - 1 times, sharing its blocks. Over
-// time the beams coalesce towards a common ancestor, as real beams do, so long prefixes are
-// shared. Deterministic given the seed. Not thread-safe.
+// The engine tells the model when a group has been forked to its width (after its prompt,
+// or after a recompute re-prefilled it), asks it for the parents of the next beams after
+// every later decode step, and tells it when the group finishes. The next group is ordered
+// as Scheduler::reshape_beams builds it: for each current beam i in index order that is
+// picked m > 0 times, beam i itself, then its m - 1 forks. A model that keeps per-beam state
+// keeps it in that order. Implementations: NeutralBeamModel (the default) and
+// ScoreBeamModel. Deterministic given the seed; not thread-safe.
 #pragma once
 
 #include <cstdint>
-#include <random>
+#include <memory>
 #include <vector>
+
+#include "sim/engine/beam_model_settings.h"
 
 namespace pagesim::sim {
 
 class BeamModel {
  public:
-  explicit BeamModel(std::uint64_t seed) : rng_(seed) {}
-  // parents[j] in [0, k): the parent index of next beam j. REQUIRES: k >= 1.
-  void draw_parents(std::int32_t k, std::vector<std::int32_t>& parents);
+  virtual ~BeamModel() = default;
 
- private:
-  std::mt19937_64 rng_;
+  // Group `request` has just been forked from one sequence to `k` beams. REQUIRES: k >= 1.
+  virtual void on_group_forked(std::uint64_t request, std::int32_t k) = 0;
+  // After a decode step of `request`'s `k` beams: parents[j] in [0, k) is the parent of next
+  // beam j (resized to k). REQUIRES: k >= 1.
+  virtual void draw_parents(std::uint64_t request, std::int32_t k, std::vector<std::int32_t>& parents) = 0;
+  // `request` finished: forget it (nothing happens for a request the model does not know).
+  virtual void on_finished(std::uint64_t request) = 0;
 };
+
+// The model `settings` names, seeded with `seed`. REQUIRES: settings.mean_entropy_nats is
+// finite and >= 0 (checked when the config is read).
+std::unique_ptr<BeamModel> make_beam_model(const BeamModelSettings& settings, std::uint64_t seed);
 
 }  // namespace pagesim::sim

@@ -14,7 +14,7 @@ Simulation::Simulation(traces::RequestSource& source, Scheduler& scheduler, cons
       cost_(cost),
       metrics_(metrics),
       queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
-      beams_(settings.seed ^ 0x6265616d73ULL),
+      beams_(make_beam_model(settings.beam, settings.seed ^ 0x6265616d73ULL)),
       hash_block_tokens_(source.hash_block_tokens()) {
   paged_ = dynamic_cast<alloc::PagedAllocator*>(&scheduler.allocator());
   if (paged_ && paged_->prefix_cache_enabled()) prefix_block_size_ = paged_->block_size();
@@ -180,17 +180,21 @@ void Simulation::apply_plan(double end) {
       continue;
     }
     emit_token(r, end);
-    if (r->state != RequestState::kFinished && static_cast<std::int32_t>(r->seqs.size()) < r->width())
-      scheduler_.fork_to_width(r);
+    if (r->state != RequestState::kFinished && static_cast<std::int32_t>(r->seqs.size()) < r->width()) {
+      // A failed fork preempted r; it forks again after its re-prefill.
+      const bool forked = scheduler_.fork_to_width(r);
+      if (forked && r->beam_width > 1) beams_->on_group_forked(r->id, static_cast<std::int32_t>(r->seqs.size()));
+    }
   }
   for (Request* r : plan_.decodes) {
     emit_token(r, end);
     if (r->state != RequestState::kFinished && r->beam_width > 1) {
-      beams_.draw_parents(static_cast<std::int32_t>(r->seqs.size()), parents_);
+      beams_->draw_parents(r->id, static_cast<std::int32_t>(r->seqs.size()), parents_);
       scheduler_.reshape_beams(r, parents_);
     }
   }
   for (Request* r : finished_) {
+    if (r->beam_width > 1) beams_->on_finished(r->id);
     scheduler_.on_finished(r);
     metrics_.on_request_finished(*r);
     ++finished_count_;

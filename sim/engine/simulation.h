@@ -30,6 +30,7 @@ namespace pagesim::sim {
 
 struct EngineSettings {
   std::uint64_t seed = 0;  // seeds the beam model
+  BeamModelSettings beam;  // which beams survive a beam-search step (default: neutral)
 };
 
 // Called every few thousand iterations: virtual time, requests arrived, finished.
@@ -65,7 +66,7 @@ class Simulation {
   const CostModel& cost_;
   Metrics& metrics_;
   std::unique_ptr<EventQueue> queue_;
-  BeamModel beams_;
+  std::unique_ptr<BeamModel> beams_;
   std::int64_t hash_block_tokens_;
   std::int64_t prefix_block_size_ = 0;  // > 0 when the allocator caches prefixes
   alloc::PagedAllocator* paged_ = nullptr;  // the allocator when it is paged

@@ -167,6 +167,7 @@ Summary run_experiment(const ExperimentConfig& c, const YAML::Node& root, const 
 
   EngineSettings es;
   es.seed = c.seed;
+  es.beam = c.beam;
   Simulation simulation(*run.source, *run.scheduler, *run.cost, metrics, es);
   std::unique_ptr<BatchSampler> sampler;
   if (c.validate.every_n_iterations > 0) {

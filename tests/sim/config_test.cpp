@@ -89,6 +89,8 @@ TEST(ExperimentConfig, DefaultsDescribeTheVllmPaperSetting) {
   EXPECT_TRUE(c.output.requests_csv);
   EXPECT_EQ(c.workload.kind, traces::WorkloadKind::kSynthetic);
   EXPECT_TRUE(c.workload.sampling.empty());
+  EXPECT_EQ(c.beam.model, BeamModelKind::kNeutral);
+  EXPECT_DOUBLE_EQ(c.beam.mean_entropy_nats, 1.0);
 }
 
 TEST(ExperimentConfig, SeedReachesTheWorkload) {
@@ -162,6 +164,8 @@ void expect_same(const ExperimentConfig& a, const ExperimentConfig& b) {
   EXPECT_EQ(a.scheduler.watermark, b.scheduler.watermark);
   EXPECT_EQ(a.scheduler.preemption, b.scheduler.preemption);
   EXPECT_EQ(a.scheduler.chunk_tokens, b.scheduler.chunk_tokens);
+  EXPECT_EQ(a.beam.model, b.beam.model);
+  EXPECT_EQ(a.beam.mean_entropy_nats, b.beam.mean_entropy_nats);
   EXPECT_EQ(a.cost.kind, b.cost.kind);
   EXPECT_EQ(a.cost.compute_efficiency, b.cost.compute_efficiency);
   EXPECT_EQ(a.cost.memory_efficiency, b.cost.memory_efficiency);
@@ -190,7 +194,7 @@ TEST(ExperimentConfig, DefaultsRoundTrip) {
   // to_yaml writes every section and field.
   const YAML::Node y = to_yaml(c);
   for (const char* k : {"name", "seed", "workload", "model", "gpu", "tensor_parallel", "kv", "allocator", "scheduler",
-                        "cost", "measure", "output"})
+                        "beam", "cost", "measure", "output"})
     EXPECT_TRUE(y[k]) << k;
   EXPECT_FALSE(y["sweep"]);
   EXPECT_TRUE(y["workload"]["lengths"]["prompt"]["sigma"]);
@@ -233,6 +237,7 @@ allocator:
   eviction: fifo
   cpu_swap_gib: 4.5
 scheduler: {kind: sarathi, max_num_batched_tokens: 4096, max_num_seqs: 64, watermark: 0.05, preemption: swap, chunk_tokens: 256}
+beam: {model: scores, mean_entropy_nats: 0.75}
 cost:
   kind: constant
   compute_efficiency: 0.5
@@ -265,6 +270,8 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   EXPECT_EQ(c.scheduler.kind, SchedulerKind::kSarathi);
   EXPECT_EQ(c.scheduler.preemption, PreemptionMode::kSwap);
   EXPECT_EQ(c.scheduler.chunk_tokens, 256);
+  EXPECT_EQ(c.beam.model, BeamModelKind::kScores);
+  EXPECT_EQ(c.beam.mean_entropy_nats, 0.75);
   EXPECT_EQ(c.cost.constant.seconds_per_decode_context_token, 3.0e-7);
   EXPECT_EQ(c.cost.profile, "prof.csv");
   EXPECT_EQ(c.measure.window_end_s, 99.75);
@@ -365,6 +372,22 @@ TEST(ConfigErrors, OutOfRangeNumbers) {
   EXPECT_TRUE(fails_with("kv:\n  slots: -5\n", 2, "kv.slots", {">= 0"}));
   EXPECT_TRUE(fails_with("output:\n  iterations_stride: -2\n", 2, "output.iterations_stride", {">= 0"}));
   EXPECT_TRUE(fails_with("cost:\n  kind: magic\n", 2, "cost.kind", {"'magic'", "roofline, constant, profile"}));
+}
+
+TEST(ConfigErrors, BadBeamModel) {
+  EXPECT_TRUE(fails_with("name: x\nbeam:\n  model: greedy\n", 3, "beam.model",
+                         {"expected one of neutral, scores", "found 'greedy'"}));
+  EXPECT_TRUE(fails_with("beam: {mean_entropy_nats: -0.5}\n", 1, "beam.mean_entropy_nats",
+                         {"expected a finite number >= 0", "found -0.5"}));
+  EXPECT_TRUE(fails_with("beam:\n  model: scores\n  mean_entropy_nats: .inf\n", 3, "beam.mean_entropy_nats",
+                         {"expected a finite number >= 0", "found inf"}));
+  EXPECT_TRUE(fails_with("beam:\n  mean_entropy_nats: .nan\n", 2, "beam.mean_entropy_nats",
+                         {"expected a finite number >= 0", "found nan"}));
+  EXPECT_TRUE(fails_with("beam:\n  mean_entropy_nats: high\n", 2, "beam.mean_entropy_nats",
+                         {"expected a number", "found 'high'"}));
+  EXPECT_TRUE(fails_with("beam:\n  model: scores\n  entropy: 2\n", 3, "beam.entropy",
+                         {"unknown key", "model", "mean_entropy_nats"}));
+  EXPECT_TRUE(fails_with("beam: scores\n", 1, "beam", {"expected a map of settings", "found a scalar"}));
 }
 
 TEST(ConfigErrors, MeasureWindowMustNotBeEmpty) {

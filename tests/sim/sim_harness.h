@@ -69,10 +69,10 @@ struct Outcome {
 };
 
 // Runs `trace` through `kind` over `allocator` with a ConstantCostModel (seconds per
-// iteration `a`, per swapped block `swap_s`).
+// iteration `a`, per swapped block `swap_s`) and beam model `beam`.
 inline Outcome simulate(std::vector<traces::TraceRequest> trace, alloc::KvAllocator& allocator,
                         const SchedulerSettings& settings, double a = 1.0, double swap_s = 0.0,
-                        std::uint64_t seed = 0) {
+                        std::uint64_t seed = 0, const BeamModelSettings& beam = {}) {
   traces::VectorSource source(std::move(trace));
   auto scheduler = make_scheduler(settings, allocator);
   ConstantCostCoefficients k;
@@ -86,6 +86,7 @@ inline Outcome simulate(std::vector<traces::TraceRequest> trace, alloc::KvAlloca
   Metrics metrics(ms, &req_csv, &it_csv);
   EngineSettings es;
   es.seed = seed;
+  es.beam = beam;
   Simulation sim(source, *scheduler, cost, metrics, es);
   sim.run();
   Outcome o;
