@@ -91,18 +91,20 @@ void Simulation::on_arrival() {
 
 void Simulation::start_iteration() {
   const double now_s = now();
-  std::int64_t swap_out = 0, swap_in = 0;
-  std::int32_t preemptions = 0;
+  // Swaps of plans that ran no compute are charged to the next iteration that runs.
+  std::int64_t swap_out = pending_swap_out_, swap_in = pending_swap_in_;
   // A plan with no compute but preemptions changed the state: plan again at once.
   for (int attempt = 0; attempt < 4; ++attempt) {
     scheduler_.schedule(now_s, plan_);
     swap_out += plan_.swap_out_blocks;
     swap_in += plan_.swap_in_blocks;
-    preemptions += plan_.recompute_preemptions + plan_.swap_preemptions;
     if (plan_.has_compute()) break;
     if (!plan_.changed_state()) break;
   }
+  pending_swap_out_ = pending_swap_in_ = 0;
   if (!plan_.has_compute()) {
+    pending_swap_out_ = swap_out;
+    pending_swap_in_ = swap_in;
     if (!scheduler_.idle() && !next_)
       throw SimulationError(fmt::format("no progress at t = {:.3f} s: {} waiting, {} running, {} swapped requests, "
                                         "but nothing fits in the KV pool",
@@ -147,7 +149,8 @@ void Simulation::start_iteration() {
   }
   s.swap_out_blocks = swap_out;
   s.swap_in_blocks = swap_in;
-  s.preemptions = preemptions;
+  s.preemptions = static_cast<std::int32_t>(scheduler_.preemptions_total() - preemptions_reported_);
+  preemptions_reported_ = scheduler_.preemptions_total();
   metrics_.on_iteration(s);
   if (sampler_) sampler_->on_iteration(iterations_, now_s, plan_);
 

@@ -79,6 +79,8 @@ class Simulation {
   std::vector<std::int32_t> parents_;
   bool busy_ = false;
   std::int64_t iterations_ = 0;
+  std::int64_t preemptions_reported_ = 0;  // scheduler preemptions already in an IterationSample
+  std::int64_t pending_swap_out_ = 0, pending_swap_in_ = 0;  // blocks moved by plans with no compute
   std::int64_t arrived_ = 0, finished_count_ = 0;
 };
 

@@ -145,6 +145,7 @@ void Scheduler::add_decode(Request* r, IterationPlan& plan) {
 }
 
 void Scheduler::preempt(Request* r, IterationPlan& plan) {
+  ++preemptions_total_;
   running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
   r->preempted_now = true;
   ++r->preemptions;

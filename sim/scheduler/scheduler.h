@@ -60,6 +60,9 @@ class Scheduler {
   void reshape_beams(Request* r, const std::vector<std::int32_t>& parents);
 
   bool idle() const { return waiting_.empty() && running_.empty() && swapped_.empty(); }
+  // Preemptions since the start, including those of plans that ran no compute and of failed
+  // forks (which the plan counters of IterationPlan do not see).
+  std::int64_t preemptions_total() const { return preemptions_total_; }
   std::size_t num_waiting() const { return waiting_.size(); }
   std::size_t num_running() const { return running_.size(); }
   std::size_t num_swapped() const { return swapped_.size(); }
@@ -114,6 +117,7 @@ class Scheduler {
   std::vector<Request*> running_; // ordered by (arrival, id)
   std::deque<Request*> swapped_;  // ordered by (arrival, id)
   std::int64_t running_seqs_ = 0; // Σ live sequences of running requests
+  std::int64_t preemptions_total_ = 0;  // every preempt() so far, whatever plan it went to
   std::int64_t next_seq_ = 1;
   SequenceObserver* observer_ = nullptr;
 };

@@ -51,6 +51,22 @@ TEST(ReviewLifecycle, FailedForkLeavesNoRunningSequenceBehind) {
   EXPECT_EQ(a.num_sequences(), 1);
 }
 
+// The same failed fork run end to end: the preemption it makes happens outside any plan's
+// counters, yet the run's total must equal the requests' own counts.
+TEST(ReviewLifecycle, PreemptionsOfFailedForksAreCounted) {
+  alloc::ContiguousAllocator a(first_fit(20, alloc::ReservationPolicy::oracle()));
+  const testing::Outcome o =
+      simulate({trace_req(0, 0, 4, 6), trace_req(1, 0, 2, 3, 3)}, a, settings(SchedulerKind::kOrca));
+  ASSERT_EQ(o.requests.size(), 2u);
+  const std::int64_t recomputes = std::stoll(o.request(1).at("recomputes"));
+  EXPECT_GE(recomputes, 1) << "r1's forks fail until r0 finishes";
+  EXPECT_EQ(o.summary.preemptions, recomputes);
+  EXPECT_EQ(o.summary.preemptions, o.summary.recompute_preemptions + o.summary.swap_preemptions);
+  std::int64_t per_iteration = 0;
+  for (const auto& row : o.iterations) per_iteration += std::stoll(row.at("preemptions"));
+  EXPECT_EQ(per_iteration, recomputes);
+}
+
 // Static batching (and Orca) over a paged pool of 5 blocks of 4 with a CPU pool and swap
 // preemption: r0 and r1 (8, 8) take 2 blocks each; at it1 r0 grows into the last free
 // block and r1 cannot grow. These policies never swap a group back in, so r1 must be
