@@ -15,7 +15,7 @@ if [ -z "${PAGESIM:-}" ]; then
 fi
 run() { echo "== pagesim run $*"; "$PAGESIM" run "$@" -q >/dev/null; }
 
-for f in fig2 fig13a fig15 fig12 ablation_block_size ablation_preemption calibration; do
+for f in fig2 fig13a fig15 fig15_beam_sensitivity fig12 ablation_block_size ablation_preemption calibration; do
   run "$here/$f.yaml" --out "$out/$f"
 done
 # The same figures over seeds 0-4, and the calibration cases at the offered loads of
