@@ -7,6 +7,7 @@
 #include <boost/random/gamma_distribution.hpp>
 #include <boost/random/poisson_distribution.hpp>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "traces/artifact_random.h"
@@ -201,9 +202,7 @@ std::unique_ptr<ArrivalProcess> make_arrival_process(const ArrivalSpec& spec, st
   throw SpecError("arrival.process", "a known arrival process", "an invalid enum value");
 }
 
-std::unique_ptr<ArrivalProcess> make_artifact_arrival_process(const ArrivalSpec& spec,
-                                                              std::uint32_t seed,
-                                                              std::string_view field) {
+void validate_artifact(const ArrivalSpec& spec, std::uint64_t seed, std::string_view field) {
   validate(spec, field);
   if (spec.kind != ArrivalKind::kPoissonQuantum) {
     throw SpecError(fmt::format("{}.kind", field),
@@ -216,7 +215,18 @@ std::unique_ptr<ArrivalProcess> make_artifact_arrival_process(const ArrivalSpec&
                     "Poisson method changes at 10 and is not reproduced)",
                     fmt::format("{}", spec.rate * spec.quantum_s));
   }
-  return std::make_unique<ArtifactPoissonQuantumArrivals>(spec.rate, spec.quantum_s, seed);
+  if (seed > std::numeric_limits<std::uint32_t>::max()) {
+    throw SpecError("seed", "a seed < 2^32 with rng: artifact (NumPy's legacy seeding)",
+                    fmt::format("{}", seed));
+  }
+}
+
+std::unique_ptr<ArrivalProcess> make_artifact_arrival_process(const ArrivalSpec& spec,
+                                                              std::uint64_t seed,
+                                                              std::string_view field) {
+  validate_artifact(spec, seed, field);
+  return std::make_unique<ArtifactPoissonQuantumArrivals>(spec.rate, spec.quantum_s,
+                                                          static_cast<std::uint32_t>(seed));
 }
 
 ArrivalKind parse_arrival_kind(std::string_view name, std::string_view field) {

@@ -71,12 +71,16 @@ void validate(const ArrivalSpec& spec, std::string_view field = "arrival");
 // Throws SpecError (validate()).
 std::unique_ptr<ArrivalProcess> make_arrival_process(const ArrivalSpec& spec, std::uint64_t seed);
 
+// Throws SpecError (validate()), or naming `field`.kind, `field`.rate or seed, unless the
+// kind is poisson_quantum, rate * quantum_s < 10 (NumPy's own method changes at 10) and
+// seed < 2^32 (NumPy's legacy seeding): what make_artifact_arrival_process() accepts.
+void validate_artifact(const ArrivalSpec& spec, std::uint64_t seed, std::string_view field = "arrival");
+
 // The vLLM artifact's poisson_quantum process, bit for bit: the count of quantum i is
 // NumPy's legacy poisson(rate * quantum_s) after np.random.seed(seed) (artifact_random.h).
-// Throws SpecError (validate()), or naming `field`.kind / `field`.rate unless the kind is
-// poisson_quantum and rate * quantum_s < 10 (NumPy's own method changes at 10).
+// Throws SpecError (validate_artifact()).
 std::unique_ptr<ArrivalProcess> make_artifact_arrival_process(const ArrivalSpec& spec,
-                                                              std::uint32_t seed,
+                                                              std::uint64_t seed,
                                                               std::string_view field = "arrival");
 
 // "poisson" -> ArrivalKind::kPoisson, ... Throws SpecError listing the allowed names.

@@ -17,7 +17,7 @@ CycleShuffleSource::CycleShuffleSource(LengthTable table, const ArrivalSpec& arr
                                        std::uint64_t arrival_seed, std::uint64_t shuffle_seed,
                                        double duration_s, std::uint64_t max_requests,
                                        WorkloadRng rng)
-    : table_(std::move(table)), arrival_spec_(arrivals), arrival_seed_(arrival_seed), rng_(rng) {
+    : table_(std::move(table)) {
   assert(duration_s >= 0.0);
   assert(table_.rows.size() < std::numeric_limits<std::uint32_t>::max());
   if (duration_s == 0.0 && max_requests == 0) {
@@ -28,10 +28,11 @@ CycleShuffleSource::CycleShuffleSource(LengthTable table, const ArrivalSpec& arr
     throw SpecError("lengths.path", "a lengths file with at least one row kept",
                     fmt::format("no rows in '{}' ({} read)", table_.path, table_.rows_read));
   }
-  if (rng_ == WorkloadRng::kArtifact && arrival_seed_ > std::numeric_limits<std::uint32_t>::max()) {
-    throw SpecError("seed", "a seed < 2^32 with rng: artifact (NumPy's legacy seeding)",
-                    fmt::format("{}", arrival_seed_));
-  }
+  const bool artifact = rng == WorkloadRng::kArtifact;
+  const auto make_arrivals = [&] {
+    return artifact ? make_artifact_arrival_process(arrivals, arrival_seed)
+                    : make_arrival_process(arrivals, arrival_seed);
+  };
   // 1. Count the arrivals; the same seed replays the same times in next().
   std::uint64_t n = 0;
   {
@@ -46,7 +47,7 @@ CycleShuffleSource::CycleShuffleSource(LengthTable table, const ArrivalSpec& arr
   order_.resize(n);
   for (std::uint64_t i = 0; i < n; ++i) order_[i] = static_cast<std::uint32_t>(i % rows);
   // 3. Shuffle.
-  if (rng_ == WorkloadRng::kArtifact) {
+  if (artifact) {
     CpythonRandom(shuffle_seed).shuffle(order_);
   } else {
     std::mt19937_64 engine(shuffle_seed);
@@ -56,13 +57,6 @@ CycleShuffleSource::CycleShuffleSource(LengthTable table, const ArrivalSpec& arr
     }
   }
   arrivals_ = make_arrivals();
-}
-
-std::unique_ptr<ArrivalProcess> CycleShuffleSource::make_arrivals() const {
-  if (rng_ == WorkloadRng::kArtifact) {
-    return make_artifact_arrival_process(arrival_spec_, static_cast<std::uint32_t>(arrival_seed_));
-  }
-  return make_arrival_process(arrival_spec_, arrival_seed_);
 }
 
 std::optional<TraceRequest> CycleShuffleSource::next() {

@@ -47,11 +47,6 @@ class CycleShuffleSource final : public RequestSource {
 
  private:
   LengthTable table_;
-  std::unique_ptr<ArrivalProcess> make_arrivals() const;
-
-  ArrivalSpec arrival_spec_;
-  std::uint64_t arrival_seed_;
-  WorkloadRng rng_;
   std::unique_ptr<ArrivalProcess> arrivals_;
   std::vector<std::uint32_t> order_;  // table row of request i
   std::uint64_t next_ = 0;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <limits>
 #include <utility>
 
 #include "traces/cycle_shuffle_source.h"
@@ -60,11 +59,7 @@ void validate(const WorkloadSpec& spec) {
                       "cycle_shuffle with rng: artifact (the vLLM artifact's only lengths kind)",
                       std::string(to_string(spec.lengths.kind)));
     }
-    if (spec.seed > std::numeric_limits<std::uint32_t>::max()) {
-      throw SpecError("seed", "a seed < 2^32 with rng: artifact (NumPy's legacy seeding)",
-                      fmt::format("{}", spec.seed));
-    }
-    make_artifact_arrival_process(spec.arrival, static_cast<std::uint32_t>(spec.seed));
+    validate_artifact(spec.arrival, spec.seed);
   }
   const LengthsSpec& l = spec.lengths;
   if (l.kind == LengthsKind::kDistributions) {
