@@ -69,7 +69,9 @@ auto in_section(const YAML::Node& root, const std::string& file, const char* key
   } catch (const traces::TraceError&) {
     throw;  // names the trace file and line itself
   } catch (const traces::SpecError& e) {
-    const std::string path = std::string(key) + "." + e.field();
+    // The workload's seed is the experiment's top-level `seed` (parse_experiment copies it).
+    const bool root_seed = std::string(key) == "workload" && e.field() == "seed";
+    const std::string path = root_seed ? "seed" : std::string(key) + "." + e.field();
     std::string message = e.what();
     if (message.rfind(e.field() + ": ", 0) == 0) message.erase(0, e.field().size() + 2);
     const int line = line_of_path(root, path);

@@ -367,6 +367,23 @@ TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
     EXPECT_EQ(e.key(), "workload.arrival.rate") << e.what();
     EXPECT_EQ(e.line(), 5) << e.what();
   }
+  // The workload's seed comes from the top-level key, and the error names that key.
+  const std::string file3 = write("bad3.yaml",
+                                  "name: bad\n"
+                                  "seed: 5000000000\n"
+                                  "workload:\n"
+                                  "  lengths: {kind: cycle_shuffle, path: " + kShareGpt + "}\n"
+                                  "  arrival: {kind: poisson_quantum, rate: 4}\n"
+                                  "  duration_s: 10\n"
+                                  "  rng: artifact\n");
+  try {
+    run_experiment_file(file3, {}, dir_ / "out");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "seed") << e.what();
+    EXPECT_EQ(e.line(), 2) << e.what();
+    EXPECT_NE(std::string(e.what()).find("found 5000000000"), std::string::npos) << e.what();
+  }
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
