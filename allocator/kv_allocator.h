@@ -7,6 +7,10 @@
 // preempted. For accounting only, the allocator is told each sequence's true final length so
 // that breakdown() can tell reserved from over-reserved slots.
 //
+// Every allocator describes its memory in blocks of block_size() token slots: a sequence's
+// block table lists the blocks holding its tokens (a contiguous range is a run of
+// consecutive ids), so callers need no knowledge of the policy behind the interface.
+//
 // Expected failures (no room now) are return values: can_* queries and admit/append/fork
 // returning false change nothing. Misuse (unknown or duplicate sequence id, double free)
 // throws AllocatorError. Not thread-safe: one simulation drives one allocator.
@@ -16,7 +20,11 @@
 #include <span>
 #include <string>
 
+#include <vector>
+
 #include "allocator/allocator_error.h"
+#include "allocator/allocator_stats.h"
+#include "allocator/block.h"
 #include "allocator/memory_breakdown.h"
 
 namespace pagesim::alloc {
@@ -54,18 +62,32 @@ class KvAllocator {
   // A short description of the policy, e.g. "paged(block=16)" or "contiguous(buddy,pow2)".
   virtual std::string name() const = 0;
   virtual std::int64_t capacity_slots() const = 0;
+  // Token slots per block: the paged block size, the buddy placement unit, or 1 for
+  // slot-granular placement. capacity_slots() is a multiple of it.
+  virtual std::int32_t block_size() const = 0;
+  // True when admit() looks prompts up in a prefix cache (AdmitRequest::prompt_block_hashes
+  // are used); the hashes must then key blocks of block_size() tokens.
+  virtual bool caches_prefixes() const = 0;
 
   // True if admit(req) would succeed now. REQUIRES: req.seq is not live.
   virtual bool can_admit(const AdmitRequest& req) const = 0;
   // True if req could be admitted into an empty pool; false means it never fits
   // (longer than max_seq_len, or larger than the whole pool).
   virtual bool can_ever_admit(const AdmitRequest& req) const = 0;
+  // Most slots the request may hold at once when its prompt is forked into `width`
+  // sequences (parallel sampling, beam search) that each grow to req.final_tokens() - 1
+  // held tokens (the last token's KV is never stored): paged pools share the prompt's full
+  // blocks, contiguous policies hold one range per sequence. REQUIRES: width >= 1.
+  virtual std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const = 0;
   // Allocates room for req.tokens_at_admission() tokens (and, for contiguous policies, the
   // reservation). On failure nothing changes. REQUIRES: req.seq is not live.
   virtual AdmitResult admit(const AdmitRequest& req) = 0;
 
   // True if append(seq, n) would succeed now. REQUIRES: seq is live, n >= 0.
   virtual bool can_append(SeqId seq, std::int64_t n) const = 0;
+  // True if every sequence of `group` could grow by n tokens at once (they may compete for
+  // the same free blocks). REQUIRES: each is live, n >= 0.
+  virtual bool can_append_all(std::span<const SeqId> group, std::int64_t n) const = 0;
   // Grows seq by n tokens. False (and no change) when the room cannot be had: a paged pool
   // with too few free blocks, or a contiguous range that the tokens would outgrow.
   virtual bool append(SeqId seq, std::int64_t n) = 0;
@@ -82,9 +104,18 @@ class KvAllocator {
   virtual std::int64_t num_sequences() const = 0;
   // Tokens seq holds now. REQUIRES: seq is live.
   virtual std::int64_t sequence_tokens(SeqId seq) const = 0;
+  // The blocks holding seq's tokens, in order: ceil(sequence_tokens(seq) / block_size())
+  // ids; token t lives in block table[t / block_size()] at slot t % block_size().
+  // REQUIRES: seq is live and resident (not swapped out).
+  virtual std::vector<BlockId> block_table(SeqId seq) const = 0;
 
   // Where every slot is now; O(1) from incremental counters.
   virtual MemoryBreakdown breakdown() const = 0;
+  // Block and prefix-cache statistics; O(1).
+  virtual AllocatorStats stats() const = 0;
+  // Hands over the block copies (copy-on-write) queued since the last call, in order; the
+  // kernels would perform them before the next iteration reads the blocks.
+  virtual std::vector<BlockMove> take_pending_copies() = 0;
   // Free slots that cannot serve `head` (external fragmentation seen by the head of the
   // waiting queue): for contiguous placement, free slots in holes too small for its range;
   // 0 for paged pools, where any free block serves anyone.

@@ -5,20 +5,23 @@
 
 namespace pagesim::alloc {
 
+std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec) {
+  if (spec.kind != "paged") throw AllocatorError("allocator kind: expected paged, got '" + spec.kind + "'");
+  if (spec.block_size <= 0) throw AllocatorError("block_size must be positive, got " + std::to_string(spec.block_size));
+  PagedAllocatorSettings s;
+  s.block_size = static_cast<std::int32_t>(spec.block_size);
+  s.num_blocks = spec.capacity_slots / spec.block_size;
+  if (s.num_blocks <= 0)
+    throw AllocatorError("capacity of " + std::to_string(spec.capacity_slots) + " slots holds no block of " +
+                         std::to_string(spec.block_size) + " tokens");
+  s.num_cpu_blocks = spec.cpu_blocks;
+  s.prefix_cache = spec.prefix_cache;
+  s.eviction = parse_eviction_kind(spec.eviction);
+  return std::make_unique<PagedAllocator>(s);
+}
+
 std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
-  if (spec.kind == "paged") {
-    if (spec.block_size <= 0) throw AllocatorError("block_size must be positive, got " + std::to_string(spec.block_size));
-    PagedAllocatorSettings s;
-    s.block_size = static_cast<std::int32_t>(spec.block_size);
-    s.num_blocks = spec.capacity_slots / spec.block_size;
-    if (s.num_blocks <= 0)
-      throw AllocatorError("capacity of " + std::to_string(spec.capacity_slots) + " slots holds no block of " +
-                           std::to_string(spec.block_size) + " tokens");
-    s.num_cpu_blocks = spec.cpu_blocks;
-    s.prefix_cache = spec.prefix_cache;
-    s.eviction = parse_eviction_kind(spec.eviction);
-    return std::make_unique<PagedAllocator>(s);
-  }
+  if (spec.kind == "paged") return make_paged_allocator(spec);
   if (spec.kind == "contiguous") {
     ContiguousSettings s;
     s.capacity_slots = spec.capacity_slots;

@@ -24,6 +24,11 @@ struct AllocatorSpec {
   std::int64_t max_chunk_blocks = 128;  // contiguous buddy: largest chunk, blocks
 };
 
+class PagedAllocator;
+
 std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec);
+// The paged pool `spec` describes, for callers that drive its own operations (swapping,
+// free-block counts). REQUIRES: spec.kind == "paged" (else AllocatorError).
+std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec);
 
 }  // namespace pagesim::alloc

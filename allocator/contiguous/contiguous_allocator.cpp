@@ -253,6 +253,30 @@ std::int64_t ContiguousAllocator::sequence_tokens(SeqId seq) const {
 
 SlotRange ContiguousAllocator::range_of(SeqId seq) const { return live(seq, "range_of").range; }
 
+std::int64_t ContiguousAllocator::max_group_slots(const AdmitRequest& req, std::int32_t width) const {
+  AdmitRequest fresh = req;
+  fresh.generated_tokens = 0;
+  return width * range_slots(fresh);
+}
+
+std::int32_t ContiguousAllocator::block_size() const {
+  return settings_.placement == PlacementKind::kBuddy ? static_cast<std::int32_t>(settings_.block_size) : 1;
+}
+
+bool ContiguousAllocator::can_append_all(std::span<const SeqId> group, std::int64_t n) const {
+  return std::all_of(group.begin(), group.end(), [&](SeqId s) { return can_append(s, n); });
+}
+
+std::vector<BlockId> ContiguousAllocator::block_table(SeqId seq) const {
+  const Sequence& s = live(seq, "block_table");
+  const std::int64_t bs = block_size();
+  const std::int64_t first = s.range.offset / bs;
+  const std::int64_t blocks = (s.tokens + bs - 1) / bs;
+  std::vector<BlockId> ids(static_cast<std::size_t>(blocks));
+  for (std::int64_t i = 0; i < blocks; ++i) ids[static_cast<std::size_t>(i)] = static_cast<BlockId>(first + i);
+  return ids;
+}
+
 std::int64_t ContiguousAllocator::unusable_free(const AdmitRequest& head) const {
   check_request(head, "unusable_free");
   if (!ever_fits(head)) return placement_->free_slots();

@@ -57,15 +57,22 @@ class ContiguousAllocator final : public KvAllocator {
   // "contiguous(<placement>,<reservation>)", e.g. "contiguous(buddy,pow2)".
   std::string name() const override;
   std::int64_t capacity_slots() const override { return placement_->capacity_slots(); }
+  // The buddy placement's block (ranges are block-aligned); 1 for first/best fit.
+  std::int32_t block_size() const override;
+  bool caches_prefixes() const override { return false; }
 
   // Every method taking an AdmitRequest throws AllocatorError when prompt_tokens < 1 or a
   // length is negative; those naming a sequence throw when it is (not) live against their
   // REQUIRES, or when a token count n < 0.
   bool can_admit(const AdmitRequest& req) const override;
   bool can_ever_admit(const AdmitRequest& req) const override;
+  // width × the range of a fresh admission: forks copy the whole range.
+  std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
   // Never finds cached tokens: contiguous ranges take no part in prefix caching.
   AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
+  // Ranges are private to their sequence: each grows inside its own.
+  bool can_append_all(std::span<const SeqId> group, std::int64_t n) const override;
   bool append(SeqId seq, std::int64_t n) override;
   bool fork(SeqId parent, SeqId child) override;
   void free(SeqId seq) override;
@@ -75,8 +82,14 @@ class ContiguousAllocator final : public KvAllocator {
     return static_cast<std::int64_t>(sequences_.size());
   }
   std::int64_t sequence_tokens(SeqId seq) const override;
+  // Consecutive ids from range_of(seq).offset / block_size().
+  std::vector<BlockId> block_table(SeqId seq) const override;
 
   MemoryBreakdown breakdown() const override;
+  // All zero: ranges share no blocks and cache no prefixes.
+  AllocatorStats stats() const override { return {}; }
+  // Always empty: ranges are never shared, so nothing is copied on write.
+  std::vector<BlockMove> take_pending_copies() override { return {}; }
   // Free slots in holes too small for head's range (buddy: in free chunks of an order below
   // the one head needs); all free slots if head can never be admitted. Buddy O(orders),
   // fit O(log holes).

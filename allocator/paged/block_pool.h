@@ -15,10 +15,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace pagesim::alloc {
+#include "allocator/block.h"
 
-using BlockId = std::int32_t;
-inline constexpr BlockId kNoBlock = -1;
+namespace pagesim::alloc {
 
 class BlockPool {
  public:

@@ -177,6 +177,22 @@ bool PagedAllocator::can_append(SeqId seq, std::int64_t n) const {
   return blocks_to_append(seq, n) <= num_free_blocks();
 }
 
+std::int64_t PagedAllocator::max_group_slots(const AdmitRequest& req, std::int32_t width) const {
+  // The full prompt blocks are shared; each sequence holds its own copy of the partial last
+  // prompt block, grown to prompt + output - 1 tokens.
+  const std::int64_t own = blocks_for(req.prompt_tokens % block_size_ + std::max<std::int64_t>(req.output_tokens - 1, 0),
+                                      block_size_);
+  return (req.prompt_tokens / block_size_ + width * own) * block_size_;
+}
+
+bool PagedAllocator::can_append_all(std::span<const SeqId> group, std::int64_t n) const {
+  // Summed as if each grew alone: a conservative count when sequences share a partly filled
+  // last block (the last of them to write would need no copy).
+  std::int64_t need = 0;
+  for (SeqId s : group) need += blocks_to_append(s, n);
+  return need <= num_free_blocks();
+}
+
 bool PagedAllocator::append(SeqId seq, std::int64_t n) {
   Sequence& s = get(seq);
   if (append_cost(seq, s, n) > num_free_blocks()) return false;
@@ -234,6 +250,15 @@ void PagedAllocator::free(SeqId seq) {
     logical_blocks_ -= static_cast<std::int64_t>(s.table.size());
   }
   seqs_.erase(seq);
+}
+
+AllocatorStats PagedAllocator::stats() const {
+  AllocatorStats st;
+  st.logical_blocks = logical_blocks_;
+  st.physical_blocks = owned_blocks_;
+  st.pending_copies = static_cast<std::int64_t>(pending_copies_.size());
+  if (cache_) st.prefix = cache_->stats();
+  return st;
 }
 
 std::vector<BlockMove> PagedAllocator::take_pending_copies() {

@@ -44,13 +44,6 @@ struct PagedAllocatorSettings {
   EvictionKind eviction = EvictionKind::kLru;  // which cached block to reuse first
 };
 
-// A copy or move of one block's KV, as a kernel (copy_blocks / swap_blocks) would do it.
-struct BlockMove {
-  BlockId src = kNoBlock;
-  BlockId dst = kNoBlock;
-  friend bool operator==(const BlockMove&, const BlockMove&) = default;
-};
-
 class PagedAllocator final : public KvAllocator {
  public:
   // Throws AllocatorError on num_blocks <= 0, a block size that is not a power of two,
@@ -62,6 +55,7 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t capacity_slots() const override { return gpu_.num_blocks() * block_size_; }
   bool can_admit(const AdmitRequest& req) const override;
   bool can_ever_admit(const AdmitRequest& req) const override;
+  std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
   AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
   bool append(SeqId seq, std::int64_t n) override;
@@ -70,12 +64,20 @@ class PagedAllocator final : public KvAllocator {
   bool contains(SeqId seq) const override { return seqs_.count(seq) != 0; }
   std::int64_t num_sequences() const override { return static_cast<std::int64_t>(seqs_.size()); }
   std::int64_t sequence_tokens(SeqId seq) const override { return get(seq).tokens; }
+  // GPU block ids; while the sequence is swapped out, its CPU block ids.
+  std::vector<BlockId> block_table(SeqId seq) const override { return get(seq).table; }
+  std::int32_t block_size() const override { return block_size_; }
+  bool caches_prefixes() const override { return cache_ != nullptr; }
+  bool can_append_all(std::span<const SeqId> group, std::int64_t n) const override;
   MemoryBreakdown breakdown() const override;
+  // logical_blocks / physical_blocks is the memory saved by sharing (fork, prefix cache);
+  // prefix counters are zero when the prefix cache is off.
+  AllocatorStats stats() const override;
+  std::vector<BlockMove> take_pending_copies() override;
   std::int64_t unusable_free(const AdmitRequest&) const override { return 0; }
   void validate() const override;
 
   // Paged specifics
-  std::int32_t block_size() const { return block_size_; }
   std::int64_t num_blocks() const { return gpu_.num_blocks(); }
   // Blocks a new owner can get now: the free list plus evictable cached blocks.
   std::int64_t num_free_blocks() const {
@@ -87,13 +89,7 @@ class PagedAllocator final : public KvAllocator {
   // New blocks append(seq, n) would take now (including a copy-on-write copy).
   std::int64_t blocks_to_append(SeqId seq, std::int64_t n) const;
 
-  // The sequence's block table: GPU block ids, or CPU block ids while swapped. The span is
-  // valid until the next call that changes this sequence. REQUIRES: seq is live.
-  std::span<const BlockId> block_table(SeqId seq) const { return get(seq).table; }
   bool is_swapped(SeqId seq) const { return get(seq).swapped; }
-
-  // Copy-on-write copies made since the last call, in order; the queue is emptied.
-  std::vector<BlockMove> take_pending_copies();
 
   // Moves every sequence of `group` to the CPU pool; blocks shared inside the group move
   // once. Returns the GPU->CPU moves, or nullopt (nothing changed) when the CPU pool lacks
@@ -109,15 +105,6 @@ class PagedAllocator final : public KvAllocator {
   std::optional<std::vector<BlockMove>> swap_in(std::span<const SeqId> group);
   std::int64_t num_cpu_blocks() const { return cpu_.num_blocks(); }
   std::int64_t num_free_cpu_blocks() const { return cpu_.num_free(); }
-
-  // Σ over GPU-resident sequences of block-table length, and the distinct blocks they use:
-  // their ratio is the memory saved by sharing (fork, prefix cache).
-  std::int64_t num_logical_blocks() const { return logical_blocks_; }
-  std::int64_t num_owned_blocks() const { return owned_blocks_; }
-
-  bool prefix_cache_enabled() const { return cache_ != nullptr; }
-  // Zero counters when the prefix cache is off.
-  PrefixCacheStats prefix_stats() const { return cache_ ? cache_->stats() : PrefixCacheStats{}; }
 
  private:
   struct Sequence {

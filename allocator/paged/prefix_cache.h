@@ -17,24 +17,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "allocator/allocator_stats.h"
 #include "allocator/kv_allocator.h"
 #include "allocator/paged/block_pool.h"
 #include "allocator/paged/eviction_policy.h"
 
 namespace pagesim::alloc {
-
-// Monotonic counters since construction.
-struct PrefixCacheStats {
-  std::int64_t lookup_tokens = 0;  // prompt tokens of admitted requests that carried hashes
-  std::int64_t hit_tokens = 0;     // of those, tokens whose KV was reused
-  std::int64_t hit_blocks = 0;     // cached blocks reused at admission
-  std::int64_t miss_blocks = 0;    // hashed prompt blocks not found (allocated and cached)
-  std::int64_t evictions = 0;      // evictable blocks handed out as fresh blocks
-
-  double hit_rate() const {
-    return lookup_tokens ? static_cast<double>(hit_tokens) / static_cast<double>(lookup_tokens) : 0.0;
-  }
-};
 
 class PrefixCache {
  public:

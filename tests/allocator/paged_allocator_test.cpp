@@ -79,10 +79,10 @@ TEST(PagedAllocator, ForkSharesEveryBlockAndCowCopiesExactlyOne) {
   PagedAllocator a = make(10);
   ASSERT_TRUE(a.admit(req(1, 20)).admitted);  // blocks: 16 full + 4
   ASSERT_TRUE(a.fork(1, 2));
-  EXPECT_EQ(a.num_owned_blocks(), 2);
-  EXPECT_EQ(a.num_logical_blocks(), 4);
+  EXPECT_EQ(a.stats().physical_blocks, 2);
+  EXPECT_EQ(a.stats().logical_blocks, 4);
   EXPECT_EQ(a.breakdown().token_states, 20);  // shared blocks count once
-  std::vector<BlockId> parent(a.block_table(1).begin(), a.block_table(1).end());
+  const std::vector<BlockId> parent = a.block_table(1);
 
   EXPECT_EQ(a.blocks_to_append(2, 1), 1);
   ASSERT_TRUE(a.append(2, 1));
@@ -96,7 +96,7 @@ TEST(PagedAllocator, ForkSharesEveryBlockAndCowCopiesExactlyOne) {
   ASSERT_TRUE(a.append(1, 1));
   EXPECT_TRUE(a.take_pending_copies().empty());
   EXPECT_EQ(a.breakdown().token_states, 16 + 5 + 5);
-  EXPECT_EQ(a.num_owned_blocks(), 3);
+  EXPECT_EQ(a.stats().physical_blocks, 3);
   a.validate();
 }
 
@@ -106,7 +106,7 @@ TEST(PagedAllocator, ForkAtBlockBoundaryNeedsNoCopy) {
   ASSERT_TRUE(a.fork(1, 2));
   ASSERT_TRUE(a.append(2, 1));
   EXPECT_TRUE(a.take_pending_copies().empty());
-  EXPECT_EQ(a.num_owned_blocks(), 3);
+  EXPECT_EQ(a.stats().physical_blocks, 3);
   a.validate();
 }
 
@@ -115,7 +115,7 @@ TEST(PagedAllocator, FreeingSharedBlocksKeepsThemForTheOtherOwner) {
   ASSERT_TRUE(a.admit(req(1, 20)).admitted);
   ASSERT_TRUE(a.fork(1, 2));
   a.free(1);
-  EXPECT_EQ(a.num_owned_blocks(), 2);
+  EXPECT_EQ(a.stats().physical_blocks, 2);
   EXPECT_EQ(a.breakdown().token_states, 20);
   a.free(2);
   EXPECT_EQ(a.num_free_blocks(), 10);

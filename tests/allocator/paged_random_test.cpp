@@ -204,20 +204,22 @@ void run_random(const PagedAllocatorSettings& s, std::uint64_t seed) {
               "prefix hit tokens %lld, evictions %lld\n",
               (long long)c.admits, (long long)c.admit_failures, (long long)c.appends,
               (long long)c.append_failures, (long long)c.cow_copies, (long long)c.swap_outs,
-              (long long)c.swap_ins, (long long)c.hit_tokens, (long long)sh.alloc().prefix_stats().evictions);
+              (long long)c.swap_ins, (long long)c.hit_tokens, (long long)sh.alloc().stats().prefix.evictions);
   if (ops < 10000) return;  // a shortened run (PAGESIM_RANDOM_OPS) need not reach every path
   EXPECT_GT(c.admits, ops / 20);
   EXPECT_GT(c.admit_failures, 0);
   EXPECT_GT(c.appends, ops / 10);
   EXPECT_GT(c.append_failures, 0);
-  if (s.block_size > 1) EXPECT_GT(c.cow_copies, 0);  // a 1-slot block is never partly filled
+  if (s.block_size > 1) {
+    EXPECT_GT(c.cow_copies, 0);  // a 1-slot block is never partly filled
+  }
   if (s.num_cpu_blocks > 0) {
     EXPECT_GT(c.swap_outs, 0);
     EXPECT_GT(c.swap_ins, 0);
   }
   if (s.prefix_cache) {
     EXPECT_GT(c.hit_tokens, 0);
-    EXPECT_GT(sh.alloc().prefix_stats().evictions, 0);
+    EXPECT_GT(sh.alloc().stats().prefix.evictions, 0);
   }
 }
 

@@ -70,8 +70,8 @@ TEST(PrefixCache, IdenticalPrefixHitsAndSharesBlocks) {
   EXPECT_EQ(a.block_table(2)[0], a.block_table(1)[0]);
   EXPECT_EQ(a.block_table(2)[1], a.block_table(1)[1]);
   EXPECT_NE(a.block_table(2)[2], a.block_table(1)[2]);  // partial block never shared
-  EXPECT_EQ(a.num_owned_blocks(), 4);
-  auto st = a.prefix_stats();
+  EXPECT_EQ(a.stats().physical_blocks, 4);
+  auto st = a.stats().prefix;
   EXPECT_EQ(st.hit_blocks, 2);
   EXPECT_EQ(st.miss_blocks, 2);
   EXPECT_EQ(st.hit_tokens, 8);
@@ -133,7 +133,7 @@ TEST(PrefixCache, LruEvictsLeastRecentlyReleasedDeepestBlockFirst) {
   plain.prompt_tokens = 4;
   ASSERT_TRUE(a.admit(plain).admitted);
   EXPECT_EQ(a.block_table(3)[0], 1);
-  EXPECT_EQ(a.prefix_stats().evictions, 1);
+  EXPECT_EQ(a.stats().prefix.evictions, 1);
   // A's first block survives; its second is gone.
   auto r = a.admit(req(4, 8, ha));
   EXPECT_EQ(r.cached_tokens, 4);
