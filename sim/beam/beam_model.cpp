@@ -1,7 +1,7 @@
-#include "sim/engine/beam_model.h"
+#include "sim/beam/beam_model.h"
 
-#include "sim/engine/neutral_beam_model.h"
-#include "sim/engine/score_beam_model.h"
+#include "sim/beam/neutral_beam_model.h"
+#include "sim/beam/score_beam_model.h"
 
 namespace pagesim::sim {
 

@@ -14,7 +14,7 @@
 #include <memory>
 #include <vector>
 
-#include "sim/engine/beam_model_settings.h"
+#include "sim/beam/beam_model_settings.h"
 
 namespace pagesim::sim {
 

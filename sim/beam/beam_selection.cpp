@@ -1,4 +1,4 @@
-#include "sim/engine/beam_selection.h"
+#include "sim/beam/beam_selection.h"
 
 #include <algorithm>
 #include <cassert>

@@ -1,4 +1,4 @@
-#include "sim/engine/geometric_ranks.h"
+#include "sim/beam/geometric_ranks.h"
 
 #include <algorithm>
 #include <cassert>

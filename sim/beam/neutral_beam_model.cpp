@@ -1,4 +1,4 @@
-#include "sim/engine/neutral_beam_model.h"
+#include "sim/beam/neutral_beam_model.h"
 
 #include <boost/random/uniform_int_distribution.hpp>
 

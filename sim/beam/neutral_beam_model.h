@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "sim/engine/beam_model.h"
+#include "sim/beam/beam_model.h"
 
 namespace pagesim::sim {
 

@@ -1,4 +1,4 @@
-#include "sim/engine/score_beam_model.h"
+#include "sim/beam/score_beam_model.h"
 
 #include <algorithm>
 #include <cassert>
@@ -6,7 +6,7 @@
 
 #include <boost/random/exponential_distribution.hpp>
 
-#include "sim/engine/geometric_ranks.h"
+#include "sim/beam/geometric_ranks.h"
 
 namespace pagesim::sim {
 

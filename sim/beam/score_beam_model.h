@@ -33,8 +33,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/engine/beam_model.h"
-#include "sim/engine/beam_selection.h"
+#include "sim/beam/beam_model.h"
+#include "sim/beam/beam_selection.h"
 
 namespace pagesim::sim {
 

@@ -17,7 +17,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/cost/cost_model_factory.h"
-#include "sim/engine/beam_model_settings.h"
+#include "sim/beam/beam_model_settings.h"
 #include "sim/scheduler/scheduler_settings.h"
 #include "traces/workload_spec.h"
 

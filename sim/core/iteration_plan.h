@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/engine/request.h"
+#include "sim/core/request.h"
 
 namespace pagesim::sim {
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "allocator/kv_allocator.h"
-#include "sim/engine/request.h"
+#include "sim/core/request.h"
 
 namespace pagesim::sim {
 

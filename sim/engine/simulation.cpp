@@ -2,22 +2,20 @@
 
 #include <fmt/format.h>
 
-#include "allocator/paged/paged_allocator.h"
 #include "sim/engine/prefix_keys.h"
 
 namespace pagesim::sim {
 
 Simulation::Simulation(traces::RequestSource& source, Scheduler& scheduler, const CostModel& cost,
-                       Metrics& metrics, const EngineSettings& settings, std::unique_ptr<EventQueue> queue)
+                       const EngineSettings& settings, std::unique_ptr<EventQueue> queue)
     : source_(source),
       scheduler_(scheduler),
       cost_(cost),
-      metrics_(metrics),
       queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
       beams_(make_beam_model(settings.beam, settings.seed ^ 0x6265616d73ULL)),
       hash_block_tokens_(source.hash_block_tokens()) {
-  paged_ = dynamic_cast<alloc::PagedAllocator*>(&scheduler.allocator());
-  if (paged_ && paged_->prefix_cache_enabled()) prefix_block_size_ = paged_->block_size();
+  const alloc::KvAllocator& a = scheduler.allocator();
+  if (a.caches_prefixes()) prefix_block_size_ = a.block_size();
 }
 
 bool Simulation::read_next() {
@@ -84,8 +82,8 @@ void Simulation::on_arrival() {
     throw SimulationError(fmt::format("request {} (arrival {} s) can never be scheduled: {}", r->id, r->arrival_s, why));
   live_.emplace(r->id, std::move(owned));
   ++arrived_;
-  metrics_.on_arrival();
   scheduler_.add_request(r);
+  for (IterationObserver* o : observers_) o->on_arrival(*r);
   read_next();
 }
 
@@ -124,7 +122,8 @@ void Simulation::start_iteration() {
     for (std::size_t i = 0; i < r->seqs.size(); ++i) shape.add_decode_seq(context);
     batch_seqs += static_cast<std::int64_t>(r->seqs.size());
   }
-  const std::int64_t block_size = paged_ ? paged_->block_size() : 1;
+  alloc::KvAllocator& a = scheduler_.allocator();
+  const std::int64_t block_size = a.block_size();
   const double dt = cost_.iteration_seconds(shape) + cost_.swap_seconds(swap_out, block_size) +
                     cost_.swap_seconds(swap_in, block_size);
 
@@ -139,20 +138,17 @@ void Simulation::start_iteration() {
   s.waiting = static_cast<std::int64_t>(scheduler_.num_waiting());
   s.running = static_cast<std::int64_t>(scheduler_.num_running());
   s.swapped = static_cast<std::int64_t>(scheduler_.num_swapped());
-  alloc::KvAllocator& a = scheduler_.allocator();
   s.memory = a.breakdown();
   if (const Request* head = scheduler_.waiting_head()) s.unusable_free = a.unusable_free(scheduler_.admit_request(*head, 0));
-  if (paged_) {
-    s.logical_blocks = paged_->num_logical_blocks();
-    s.physical_blocks = paged_->num_owned_blocks();
-    paged_->take_pending_copies();  // the kernels would run these copies now
-  }
+  const alloc::AllocatorStats st = a.stats();
+  s.logical_blocks = st.logical_blocks;
+  s.physical_blocks = st.physical_blocks;
+  a.take_pending_copies();  // the kernels would run these copies now
   s.swap_out_blocks = swap_out;
   s.swap_in_blocks = swap_in;
   s.preemptions = static_cast<std::int32_t>(scheduler_.preemptions_total() - preemptions_reported_);
   preemptions_reported_ = scheduler_.preemptions_total();
-  metrics_.on_iteration(s);
-  if (sampler_) sampler_->on_iteration(iterations_, now_s, plan_);
+  for (IterationObserver* o : observers_) o->on_iteration(s, plan_);
 
   ++iterations_;
   busy_ = true;
@@ -199,7 +195,7 @@ void Simulation::apply_plan(double end) {
   for (Request* r : finished_) {
     if (r->beam_width > 1) beams_->on_finished(r->id);
     scheduler_.on_finished(r);
-    metrics_.on_request_finished(*r);
+    for (IterationObserver* o : observers_) o->on_request_finished(*r);
     ++finished_count_;
     live_.erase(r->id);
   }

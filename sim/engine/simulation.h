@@ -5,8 +5,9 @@
 // scheduler plans the next iteration, the cost model prices it, and its end is scheduled;
 // at its end the plan is applied (tokens generated, forks, finished requests freed).
 // Requests are pulled from the source one arrival ahead, so a trace streams through in
-// bounded memory. Everything borrowed must outlive the Simulation; it owns the Requests in
-// flight and its event queue. Runs are deterministic given the settings' seed. Not
+// bounded memory. What a run measures is left to its IterationObservers (metrics, the
+// batch sampler of kernel validation). Everything borrowed must outlive the Simulation; it
+// owns the Requests in flight and its event queue. Runs are deterministic given the settings' seed. Not
 // thread-safe; many Simulations may run in one process.
 #pragma once
 
@@ -17,13 +18,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/beam/beam_model.h"
+#include "sim/core/iteration_observer.h"
+#include "sim/core/request.h"
 #include "sim/cost/cost_model.h"
-#include "sim/engine/beam_model.h"
 #include "sim/engine/event_queue.h"
-#include "sim/engine/request.h"
-#include "sim/metrics/metrics.h"
 #include "sim/scheduler/scheduler.h"
-#include "sim/validate/batch_sampler.h"
 #include "traces/request_source.h"
 
 namespace pagesim::sim {
@@ -38,17 +38,17 @@ using ProgressFn = std::function<void(double sim_now_s, std::int64_t arrived, st
 
 class Simulation {
  public:
-  Simulation(traces::RequestSource& source, Scheduler& scheduler, const CostModel& cost, Metrics& metrics,
+  Simulation(traces::RequestSource& source, Scheduler& scheduler, const CostModel& cost,
              const EngineSettings& settings, std::unique_ptr<EventQueue> queue = nullptr);
+
+  // Adds an observer (borrowed), called after those added before it. REQUIRES: run() has
+  // not started.
+  void add_observer(IterationObserver& observer) { observers_.push_back(&observer); }
 
   // Runs until every request has arrived and finished. Throws SimulationError when a
   // request can never be scheduled or the run stops making progress, and whatever the
   // source throws on bad input (traces::TraceError).
   void run(const ProgressFn& progress = {});
-
-  // Samples batches for kernel validation (borrowed; null: none). The sampler must also be
-  // the scheduler's SequenceObserver.
-  void set_batch_sampler(BatchSampler* sampler) { sampler_ = sampler; }
 
   double now() const { return queue_->now(); }
   std::int64_t iterations() const { return iterations_; }
@@ -64,13 +64,11 @@ class Simulation {
   traces::RequestSource& source_;
   Scheduler& scheduler_;
   const CostModel& cost_;
-  Metrics& metrics_;
+  std::vector<IterationObserver*> observers_;
   std::unique_ptr<EventQueue> queue_;
   std::unique_ptr<BeamModel> beams_;
   std::int64_t hash_block_tokens_;
   std::int64_t prefix_block_size_ = 0;  // > 0 when the allocator caches prefixes
-  alloc::PagedAllocator* paged_ = nullptr;  // the allocator when it is paged
-  BatchSampler* sampler_ = nullptr;
 
   std::optional<traces::TraceRequest> next_;  // the one request read ahead
   std::unordered_map<std::uint64_t, std::unique_ptr<Request>> live_;

@@ -9,12 +9,14 @@
 #include <fmt/format.h>
 
 #include "allocator/make_allocator.h"
+#include "allocator/paged/paged_allocator.h"
 #include "sim/config/config_error.h"
 #include "sim/config/sweep.h"
 #include "sim/config/yaml_visitors.h"
 #include "sim/cost/cost_error.h"
 #include "sim/cost/kv_capacity.h"
 #include "sim/cost/presets.h"
+#include "sim/metrics/metrics.h"
 #include "sim/output/atomic_file.h"
 #include "sim/validate/batch_sampler.h"
 #include "traces/make_source.h"
@@ -128,15 +130,24 @@ Run build_run(const ExperimentConfig& c, const YAML::Node& root, const std::stri
   as.placement = c.allocator.placement;
   as.max_seq_len = c.allocator.max_seq_len;
   as.max_chunk_blocks = c.allocator.max_chunk_blocks;
-  run.allocator = in_section(root, file, "allocator", [&] { return alloc::make_allocator(as); });
-  run.block_size = c.allocator.kind == "paged" ? c.allocator.block_size : 1;
-
   bool beams = false;
   for (const auto& s : c.workload.sampling) beams |= s.beam_width > 1;
   if (beams && c.allocator.kind != "paged")
     throw ConfigError(file, line_of(root, "allocator"), "allocator.kind",
                       "beam search (workload.sampling beam_width > 1) needs the paged allocator");
-  run.scheduler = in_section(root, file, "scheduler", [&] { return make_scheduler(c.scheduler, *run.allocator); });
+  // Policies that drive a paged pool's own operations get the PagedAllocator itself.
+  if (traits_of(c.scheduler.kind).needs_paged_allocator) {
+    if (c.allocator.kind != "paged")
+      throw ConfigError(file, line_of(root, "allocator"), "allocator.kind",
+                        fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
+                                    to_string(c.scheduler.kind), c.allocator.kind));
+    auto paged = in_section(root, file, "allocator", [&] { return alloc::make_paged_allocator(as); });
+    run.scheduler = in_section(root, file, "scheduler", [&] { return make_scheduler(c.scheduler, *paged); });
+    run.allocator = std::move(paged);
+  } else {
+    run.allocator = in_section(root, file, "allocator", [&] { return alloc::make_allocator(as); });
+    run.scheduler = in_section(root, file, "scheduler", [&] { return make_scheduler(c.scheduler, *run.allocator); });
+  }
 
   CostModelSpec cs;
   cs.kind = parse_cost_model_kind(c.cost.kind);
@@ -164,26 +175,26 @@ Summary run_experiment(const ExperimentConfig& c, const YAML::Node& root, const 
   ms.window_end_s = c.measure.window_end_s;
   ms.iterations_stride = c.output.iterations_stride;
   ms.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
-  ms.block_size = run.block_size;
+  ms.block_size = run.allocator->block_size();
   Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr);
 
   EngineSettings es;
   es.seed = c.seed;
   es.beam = c.beam;
-  Simulation simulation(*run.source, *run.scheduler, *run.cost, metrics, es);
+  Simulation simulation(*run.source, *run.scheduler, *run.cost, es);
+  simulation.add_observer(metrics);
   std::unique_ptr<BatchSampler> sampler;
   if (c.validate.every_n_iterations > 0) {
     sampler = std::make_unique<BatchSampler>(
         BatchSamplerSettings{c.validate.every_n_iterations, c.validate.max_batches}, *run.allocator,
         out / "batches.jsonl", c.name);
     run.scheduler->set_observer(sampler.get());
-    simulation.set_batch_sampler(sampler.get());
+    simulation.add_observer(*sampler);
   }
   simulation.run(progress);
   if (sampler) sampler->finish();
 
-  double hit_rate = 0;
-  if (auto* paged = dynamic_cast<alloc::PagedAllocator*>(run.allocator.get())) hit_rate = paged->prefix_stats().hit_rate();
+  const double hit_rate = run.allocator->stats().prefix.hit_rate();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Summary s = metrics.finish(simulation.now(), wall, hit_rate);
 

@@ -38,7 +38,6 @@ struct Run {
   ModelSpec model;
   GpuSpec gpu;
   std::int64_t kv_slots = 0;
-  std::int64_t block_size = 1;  // the allocator's block (1 for slot-granular placements)
   std::unique_ptr<traces::RequestSource> source;
   std::unique_ptr<alloc::KvAllocator> allocator;
   std::unique_ptr<Scheduler> scheduler;

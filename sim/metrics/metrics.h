@@ -1,7 +1,7 @@
 // Metrics: collects what one run measures, fed by hooks from the engine.
 //
-// The engine calls on_arrival per request, on_iteration per iteration (at scheduling time)
-// and on_request_finished per finished request; finish() closes the run and returns the
+// An IterationObserver of the simulation: on_arrival per request, on_iteration per
+// iteration (at scheduling time) and on_request_finished per finished request; finish() closes the run and returns the
 // Summary. Rows of requests.csv and iterations.csv stream to the given sinks as they come,
 // so memory stays bounded by the per-request latency vectors (for exact percentiles:
 // 4 doubles per request). The sinks are borrowed and may be null. Not thread-safe.
@@ -12,8 +12,9 @@
 #include <ostream>
 #include <vector>
 
-#include "sim/engine/request.h"
-#include "sim/metrics/iteration_sample.h"
+#include "sim/core/iteration_observer.h"
+#include "sim/core/iteration_sample.h"
+#include "sim/core/request.h"
 #include "sim/metrics/summary.h"
 
 namespace pagesim::sim {
@@ -26,13 +27,14 @@ struct MetricsSettings {
   std::int64_t block_size = 1;         // tokens per block, same purpose
 };
 
-class Metrics {
+class Metrics final : public IterationObserver {
  public:
   Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv);
 
-  void on_arrival() { ++summary_.requests_arrived; }
+  void on_arrival(const Request&) override { ++summary_.requests_arrived; }
+  void on_iteration(const IterationSample& s, const IterationPlan&) override { on_iteration(s); }
   void on_iteration(const IterationSample& s);
-  void on_request_finished(const Request& r);
+  void on_request_finished(const Request& r) override;
   // Closes the run at virtual time sim_time_s. prefix_hit_rate comes from the allocator.
   Summary finish(double sim_time_s, double wall_s, double prefix_hit_rate);
 

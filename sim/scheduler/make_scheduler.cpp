@@ -1,3 +1,6 @@
+#include <stdexcept>
+#include <string>
+
 #include "sim/scheduler/orca_scheduler.h"
 #include "sim/scheduler/sarathi_scheduler.h"
 #include "sim/scheduler/scheduler.h"
@@ -10,10 +13,21 @@ std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, all
   switch (settings.kind) {
     case SchedulerKind::kStatic: return std::make_unique<StaticScheduler>(settings, allocator);
     case SchedulerKind::kOrca: return std::make_unique<OrcaScheduler>(settings, allocator);
+    case SchedulerKind::kVllm:
+    case SchedulerKind::kSarathi: break;
+  }
+  throw std::invalid_argument("scheduler.kind '" + std::string(to_string(settings.kind)) +
+                              "' needs a paged allocator (allocator.kind: paged), got " + allocator.name());
+}
+
+std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator) {
+  switch (settings.kind) {
     case SchedulerKind::kVllm: return std::make_unique<VllmScheduler>(settings, allocator);
     case SchedulerKind::kSarathi: return std::make_unique<SarathiScheduler>(settings, allocator);
+    case SchedulerKind::kStatic:
+    case SchedulerKind::kOrca: break;
   }
-  throw std::invalid_argument("unknown scheduler kind");
+  return make_scheduler(settings, static_cast<alloc::KvAllocator&>(allocator));
 }
 
 }  // namespace pagesim::sim

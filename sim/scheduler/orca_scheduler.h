@@ -15,9 +15,6 @@ class OrcaScheduler final : public Scheduler {
  public:
   using Scheduler::Scheduler;
   void schedule(double now, IterationPlan& plan) override;
-
- private:
-  std::vector<Request*> preempted_;
 };
 
 }  // namespace pagesim::sim

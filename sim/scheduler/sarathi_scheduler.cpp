@@ -6,15 +6,14 @@
 
 namespace pagesim::sim {
 
-SarathiScheduler::SarathiScheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator)
+SarathiScheduler::SarathiScheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator)
     : VllmScheduler(settings, allocator) {
   if (settings.chunk_tokens < 1)
     throw std::invalid_argument(fmt::format("scheduler.chunk_tokens must be >= 1, got {}", settings.chunk_tokens));
 }
 
 void SarathiScheduler::schedule(double now, IterationPlan& plan) {
-  plan.clear();
-  reset_preempted_flags();
+  begin_iteration(plan);
   std::vector<Request*> prefilling;
   reserve_running_slots(plan, &prefilling);
   const bool still_swapped = swap_in_groups(plan);
@@ -27,16 +26,14 @@ void SarathiScheduler::schedule(double now, IterationPlan& plan) {
     const alloc::SeqId seq = r->seqs.front();
     // Make room by preempting (recompute) the latest-arrived group after r still in its
     // prefill: decoding groups already hold this iteration's slot, older ones are planned.
-    while (!paged_->can_append(seq, chunk)) {
-      auto self = std::find(running_.rbegin(), running_.rend(), r);  // victims arrived after r
-      auto victim = std::find_if(running_.rbegin(), self, [](Request* x) { return x->in_prefill(); });
+    while (!paged_.can_append(seq, chunk)) {
+      const std::vector<Request*>& running = this->running();
+      auto self = std::find(running.rbegin(), running.rend(), r);  // victims arrived after r
+      auto victim = std::find_if(running.rbegin(), self, [](Request* x) { return x->in_prefill(); });
       if (victim == self) break;
-      Request* v = *victim;
-      running_.erase(std::next(victim).base());
-      preempt(v, plan);
-      preempted_.push_back(v);
+      preempt_running(*victim, plan);
     }
-    if (!paged_->append(seq, chunk)) break;
+    if (!paged_.append(seq, chunk)) break;
     plan.prefills.push_back({r, chunk, r->prefilled, r->prefilled + chunk == r->to_prefill});
     used += chunk;
   }

@@ -14,7 +14,7 @@ namespace pagesim::sim {
 
 class SarathiScheduler final : public VllmScheduler {
  public:
-  SarathiScheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
+  SarathiScheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);
   void schedule(double now, IterationPlan& plan) override;
 };
 

@@ -1,14 +1,15 @@
 #include "sim/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <cassert>
 #include <limits>
+#include <stdexcept>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
 namespace pagesim::sim {
 namespace {
-
-std::int64_t blocks_for(std::int64_t tokens, std::int64_t bs) { return (tokens + bs - 1) / bs; }
 
 bool arrives_before(const Request* a, const Request* b) {
   return a->arrival_s != b->arrival_s ? a->arrival_s < b->arrival_s : a->id < b->id;
@@ -17,7 +18,7 @@ bool arrives_before(const Request* a, const Request* b) {
 }  // namespace
 
 Scheduler::Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator)
-    : settings_(settings), alloc_(allocator), paged_(dynamic_cast<alloc::PagedAllocator*>(&allocator)) {
+    : settings_(settings), alloc_(allocator) {
   if (settings_.max_num_seqs < 1)
     throw std::invalid_argument(fmt::format("scheduler.max_num_seqs must be >= 1, got {}", settings_.max_num_seqs));
   if (settings_.max_num_batched_tokens < 1)
@@ -40,10 +41,8 @@ alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq,
     a.prompt_tokens = chunk;
     a.generated_tokens = 0;
     a.output_tokens = r.final_tokens() - chunk;
-    if (paged_) {
-      auto full = static_cast<std::size_t>(chunk / paged_->block_size());
-      a.prompt_block_hashes = a.prompt_block_hashes.first(std::min(full, a.prompt_block_hashes.size()));
-    }
+    const auto full = static_cast<std::size_t>(chunk / alloc_.block_size());
+    a.prompt_block_hashes = a.prompt_block_hashes.first(std::min(full, a.prompt_block_hashes.size()));
   }
   return a;
 }
@@ -56,24 +55,16 @@ bool Scheduler::can_ever_schedule(const Request& r, std::string* why) const {
                        alloc_.capacity_slots(), alloc_.name(), r.prompt_tokens, r.output_tokens);
     return false;
   }
-  if (paged_) {
-    // Most blocks the group ever holds: the full prompt blocks (shared), and per sequence a
-    // copy of the partial last prompt block grown to prompt + output - 1 tokens; plus one
-    // free block per sequence, which the conservative slot check demands even at the last
-    // step — without it a request filling the pool would preempt itself forever.
-    const std::int64_t bs = paged_->block_size();
-    const std::int64_t w = r.width();
-    const std::int64_t own = blocks_for(r.prompt_tokens % bs + std::max<std::int64_t>(r.output_tokens - 1, 0), bs);
-    const std::int64_t worst = r.prompt_tokens / bs + w * own + w;
-    if (worst + watermark_blocks() > paged_->num_blocks()) {
-      *why = fmt::format("with {} sequence(s) it may need {} blocks (incl. one free per sequence) + {} watermark, "
-                         "more than the pool's {}",
-                         w, worst, watermark_blocks(), paged_->num_blocks());
-      return false;
-    }
+  const std::int64_t worst = alloc_.max_group_slots(a, r.width());
+  const std::int64_t headroom = headroom_slots(r);
+  if (worst + headroom > alloc_.capacity_slots()) {
+    *why = fmt::format("with {} sequence(s) it may hold {} slots, + {} the scheduler keeps free, more than the "
+                       "pool's {} (allocator {})",
+                       r.width(), worst, headroom, alloc_.capacity_slots(), alloc_.name());
+    return false;
   }
   // A recompute re-prefills prompt + generated tokens in one iteration unless prefill is chunked.
-  if (settings_.kind != SchedulerKind::kSarathi && r.final_tokens() - 1 > settings_.max_num_batched_tokens) {
+  if (!traits().chunked_prefill && r.final_tokens() - 1 > settings_.max_num_batched_tokens) {
     *why = fmt::format("its prefill (up to {} tokens after a recompute) exceeds scheduler.max_num_batched_tokens = {}",
                        r.final_tokens() - 1, settings_.max_num_batched_tokens);
     return false;
@@ -86,8 +77,10 @@ void Scheduler::add_request(Request* r) {
   waiting_.push_back(r);
 }
 
-std::int64_t Scheduler::watermark_blocks() const {
-  return paged_ ? static_cast<std::int64_t>(settings_.watermark * static_cast<double>(paged_->num_blocks())) : 0;
+void Scheduler::begin_iteration(IterationPlan& plan) {
+  plan.clear();
+  for (Request* r : preempted_now_) r->preempted_now = false;
+  preempted_now_.clear();
 }
 
 void Scheduler::free_seq(alloc::SeqId seq) {
@@ -99,6 +92,18 @@ void Scheduler::insert_running(Request* r) {
   r->state = RequestState::kRunning;
   running_.insert(std::upper_bound(running_.begin(), running_.end(), r, arrives_before), r);
   running_seqs_ += static_cast<std::int64_t>(r->seqs.size());
+}
+
+void Scheduler::insert_swapped(Request* r) {
+  r->state = RequestState::kSwapped;
+  swapped_.insert(std::upper_bound(swapped_.begin(), swapped_.end(), r, arrives_before), r);
+}
+
+void Scheduler::set_running(std::vector<Request*> survivors) { running_ = std::move(survivors); }
+
+void Scheduler::preempt_running(Request* r, IterationPlan& plan) {
+  running_.erase(std::find(running_.begin(), running_.end(), r));
+  preempt(r, plan);
 }
 
 bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, IterationPlan& plan) {
@@ -120,21 +125,11 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
   return true;
 }
 
-bool Scheduler::can_append_slots(const Request& r) const {
-  if (paged_) {
-    std::int64_t need = 0;
-    for (alloc::SeqId s : r.seqs) need += paged_->blocks_to_append(s, 1);
-    return need <= paged_->num_free_blocks();
-  }
-  for (alloc::SeqId s : r.seqs)
-    if (!alloc_.can_append(s, 1)) return false;
-  return true;
-}
-
 bool Scheduler::append_slots(Request* r) {
-  if (!can_append_slots(*r)) return false;
+  if (!alloc_.can_append_all(r->seqs, 1)) return false;
   for (alloc::SeqId s : r->seqs) {
-    [[maybe_unused]] bool ok = alloc_.append(s, 1);
+    [[maybe_unused]] const bool ok = alloc_.append(s, 1);
+    assert(ok && "can_append_all promised room for every sequence");
   }
   return true;
 }
@@ -144,27 +139,19 @@ void Scheduler::add_decode(Request* r, IterationPlan& plan) {
   plan.decode_seqs += static_cast<std::int64_t>(r->seqs.size());
 }
 
+bool Scheduler::try_swap_out(Request*, IterationPlan&) { return false; }
+
+std::int64_t Scheduler::headroom_slots(const Request&) const { return 0; }
+
 void Scheduler::preempt(Request* r, IterationPlan& plan) {
   ++preemptions_total_;
   running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
   r->preempted_now = true;
+  preempted_now_.push_back(r);
   ++r->preemptions;
-  const bool multi = r->seqs.size() > 1;
-  // Only vllm/sarathi ever swap a group back in; the other policies recompute.
-  const bool swaps_in = settings_.kind == SchedulerKind::kVllm || settings_.kind == SchedulerKind::kSarathi;
-  const bool want_swap = swaps_in && paged_ && paged_->num_cpu_blocks() > 0 && !r->in_prefill() &&
-                         (settings_.preemption == PreemptionMode::kSwap ||
-                          (settings_.preemption == PreemptionMode::kAuto && multi));
-  if (want_swap) {
-    if (auto moves = paged_->swap_out(r->seqs)) {
-      plan.swap_out_blocks += static_cast<std::int64_t>(moves->size());
-      r->swapped_blocks += static_cast<std::int64_t>(moves->size());
-      ++plan.swap_preemptions;
-      r->state = RequestState::kSwapped;
-      swapped_.insert(std::upper_bound(swapped_.begin(), swapped_.end(), r, arrives_before), r);
-      return;
-    }
-    // CPU pool full: fall back to recompute rather than stall the run.
+  if (try_swap_out(r, plan)) {
+    insert_swapped(r);
+    return;
   }
   // Recompute: everything is freed; the request later re-prefills prompt + generated tokens
   // as one sequence and forks back to its width (see fork_to_width).
@@ -175,13 +162,6 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   ++plan.recompute_preemptions;
   r->state = RequestState::kWaiting;
   waiting_.push_front(r);
-}
-
-void Scheduler::swap_in(Request* r, IterationPlan& plan) {
-  auto moves = paged_->swap_in(r->seqs);
-  plan.swap_in_blocks += static_cast<std::int64_t>(moves->size());
-  r->swapped_blocks += static_cast<std::int64_t>(moves->size());
-  insert_running(r);
 }
 
 std::vector<Request*> Scheduler::grow_running_or_recompute(IterationPlan& plan) {
@@ -211,7 +191,8 @@ void Scheduler::admit_fcfs(double now, IterationPlan& plan, std::int64_t batched
     if (running_seqs_ + r->width() > settings_.max_num_seqs) break;
     if (!alloc_.can_admit(admit_request(*r, 0))) break;
     waiting_.pop_front();
-    admit(r, now, std::numeric_limits<std::int64_t>::max(), plan);
+    [[maybe_unused]] const bool admitted = admit(r, now, std::numeric_limits<std::int64_t>::max(), plan);
+    assert(admitted && "can_admit promised room");
     batched_tokens += tokens;
   }
 }
@@ -232,10 +213,9 @@ bool Scheduler::fork_to_width(Request* r) {
       for (std::size_t i = first_new; i < r->seqs.size(); ++i) free_seq(r->seqs[i]);
       running_seqs_ -= static_cast<std::int64_t>(r->seqs.size() - first_new);
       r->seqs.resize(first_new);
-      running_.erase(std::find(running_.begin(), running_.end(), r));
       IterationPlan scratch;
-      preempt(r, scratch);
-      r->preempted_now = false;
+      preempt_running(r, scratch);
+      r->preempted_now = false;  // preempted between iterations: it blocks no admission
       return false;
     }
     if (observer_) observer_->on_forked(*r, r->seqs.front(), child);
@@ -263,7 +243,34 @@ void Scheduler::reshape_beams(Request* r, const std::vector<std::int32_t>& paren
       next.push_back(child);
     }
   }
+  running_seqs_ += static_cast<std::int64_t>(next.size()) - static_cast<std::int64_t>(r->seqs.size());
   r->seqs = std::move(next);
+}
+
+void Scheduler::validate() const {
+  auto broken = [](const std::string& what) { throw std::logic_error("scheduler invariant broken: " + what); };
+  std::unordered_set<const Request*> seen;
+  auto check_queue = [&](const auto& queue, RequestState state, const char* name, bool holds_seqs) {
+    for (const Request* r : queue) {
+      if (!seen.insert(r).second) broken(fmt::format("request {} is queued twice (found again in {})", r->id, name));
+      if (r->state != state) broken(fmt::format("request {} is in the {} queue in another state", r->id, name));
+      if (holds_seqs == r->seqs.empty())
+        broken(fmt::format("request {} in the {} queue holds {} sequences", r->id, name, r->seqs.size()));
+    }
+  };
+  check_queue(waiting_, RequestState::kWaiting, "waiting", false);
+  check_queue(running_, RequestState::kRunning, "running", true);
+  check_queue(swapped_, RequestState::kSwapped, "swapped", true);
+  std::int64_t running_seqs = 0, held = 0;
+  for (const Request* r : running_) running_seqs += static_cast<std::int64_t>(r->seqs.size());
+  held = running_seqs;
+  for (const Request* r : swapped_) held += static_cast<std::int64_t>(r->seqs.size());
+  if (running_seqs != running_seqs_)
+    broken(fmt::format("running sequence count {} != {} sequences of running requests", running_seqs_, running_seqs));
+  if (held != alloc_.num_sequences())
+    broken(fmt::format("requests hold {} sequences, the allocator {}", held, alloc_.num_sequences()));
+  if (!std::is_sorted(running_.begin(), running_.end(), arrives_before)) broken("running queue out of arrival order");
+  if (!std::is_sorted(swapped_.begin(), swapped_.end(), arrives_before)) broken("swapped queue out of arrival order");
 }
 
 }  // namespace pagesim::sim

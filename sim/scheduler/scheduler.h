@@ -1,11 +1,20 @@
 // Scheduler: decides, at the start of each iteration, which requests run and how much of
-// each, and manages their KV memory through the allocator (admit, grow, preempt, swap).
+// each, and manages their KV memory through the allocator (admit, grow, preempt).
 //
 // The engine hands arriving requests to add_request(), calls schedule() once per iteration,
 // and reports finished requests through on_finished(). A scheduler owns its queues (waiting,
-// running, swapped), never the Requests (the engine's) nor the allocator (the simulation's).
-// Subclasses implement one batching policy each; the mechanics they share (admission,
-// appending the newest token's slot, preemption by recompute or swap, swap-in) live here.
+// running, swapped), never the Requests (the engine's) nor the allocator (the caller's).
+// Subclasses implement one batching policy each and describe themselves by SchedulerTraits;
+// the mechanics they share (admission, appending the newest token's slot, preemption by
+// recompute, forks) live here, over the KvAllocator interface alone. Policies that drive a
+// paged pool's own operations (swapping, watermark) take a PagedAllocator (VllmScheduler).
+//
+// Invariants (validate() checks them; tests call it after every iteration):
+//   every queued request is in exactly one of waiting / running / swapped, in the state of
+//   that queue; waiting requests hold no sequences, running and swapped ones hold some
+//   running_seqs() == Σ sequences of running requests
+//   Σ sequences of running + swapped requests == allocator.num_sequences()
+//   running and swapped are ordered by (arrival, id)
 // Not thread-safe.
 #pragma once
 
@@ -13,36 +22,35 @@
 #include <deque>
 #include <limits>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "allocator/kv_allocator.h"
-#include "allocator/paged/paged_allocator.h"
-#include "sim/engine/request.h"
-#include "sim/scheduler/iteration_plan.h"
+#include "sim/core/iteration_plan.h"
+#include "sim/core/request.h"
+#include "sim/core/sequence_observer.h"
+#include "sim/core/simulation_error.h"
 #include "sim/scheduler/scheduler_settings.h"
-#include "sim/scheduler/sequence_observer.h"
+
+namespace pagesim::alloc {
+class PagedAllocator;
+}
 
 namespace pagesim::sim {
 
-// A run that cannot go on (a request that can never be scheduled, swap space exhausted).
-class SimulationError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 class Scheduler {
  public:
-  // `allocator` must outlive the scheduler. Throws std::invalid_argument when the policy
-  // cannot work with this allocator (vllm/sarathi need a paged one).
+  // `allocator` must outlive the scheduler. Throws std::invalid_argument on a setting out
+  // of range, naming it.
   Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
   virtual ~Scheduler() = default;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // False when `r` could never be scheduled, even alone in an empty pool; *why says why.
-  virtual bool can_ever_schedule(const Request& r, std::string* why) const;
+  // False when `r` could never be scheduled, even alone in an empty pool: its group at its
+  // largest (allocator.max_group_slots) plus the policy's headroom exceeds the pool, or a
+  // prefill that must fit one iteration exceeds the token budget. *why says why.
+  bool can_ever_schedule(const Request& r, std::string* why) const;
 
   // Queues a newly arrived request. REQUIRES: can_ever_schedule(*r).
   void add_request(Request* r);
@@ -50,7 +58,7 @@ class Scheduler {
   virtual void schedule(double now, IterationPlan& plan) = 0;
   // The engine finished `r` (all tokens generated): release its memory and drop it from
   // the running queue. Called after the plan that finished it has been applied.
-  virtual void on_finished(Request* r);
+  void on_finished(Request* r);
   // Forks a request that just finished its prefill out to its full width (n samples or
   // beams). Returns false when the allocator has no room for the copies (contiguous
   // ranges); the request is then preempted by recompute.
@@ -78,21 +86,30 @@ class Scheduler {
   // Reports sequence creation, forks and frees to `observer` (borrowed; null: nobody).
   void set_observer(SequenceObserver* observer) { observer_ = observer; }
 
+  // Checks the invariants above by a full scan; throws std::logic_error naming the first
+  // one broken. O(requests + sequences): for tests.
+  void validate() const;
+
   const SchedulerSettings& settings() const { return settings_; }
+  SchedulerTraits traits() const { return traits_of(settings_.kind); }
   alloc::KvAllocator& allocator() { return alloc_; }
+  const alloc::KvAllocator& allocator() const { return alloc_; }
 
  protected:
+  // Starts planning an iteration: clears `plan` and the preempted-in-this-iteration marks
+  // of the previous one.
+  void begin_iteration(IterationPlan& plan);
   // Admits r for a prefill of up to `max_new_tokens` tokens (all of it when the policy does
   // not chunk). Returns false, changing nothing, when the allocator has no room.
   bool admit(Request* r, double now, std::int64_t max_new_tokens, IterationPlan& plan);
   // Grows every sequence of r by the newest token's slot; false (nothing changed) if any
   // cannot grow.
   bool append_slots(Request* r);
-  bool can_append_slots(const Request& r) const;
-  // Takes r out of the running queue's responsibility: recompute (back to the front of the
-  // waiting queue) or swap (to the swapped queue), per settings and allocator.
+  // Preempts r, which the caller has taken or is taking out of the running queue (see
+  // set_running): swapped if the policy's try_swap_out takes it, else recomputed (its
+  // memory freed, back to the front of the waiting queue). Marks it preempted for this
+  // iteration.
   void preempt(Request* r, IterationPlan& plan);
-  void swap_in(Request* r, IterationPlan& plan);
   // For reserving policies (orca, static): every running request grows by its newest
   // token's slot; one that cannot (it outgrew its reservation) is preempted by recompute.
   // The waiting queue keeps arrival order. Returns the preempted requests.
@@ -101,28 +118,60 @@ class Scheduler {
   // budget (counting from batched_tokens) and the sequence limit; stops at the first that
   // does not, or that was preempted in this iteration.
   void admit_fcfs(double now, IterationPlan& plan, std::int64_t batched_tokens);
-  // Inserts into running_ keeping arrival order (FCFS priority).
-  void insert_running(Request* r);
   void add_decode(Request* r, IterationPlan& plan);
-
-  std::int64_t watermark_blocks() const;
+  // Inserts into the running queue keeping arrival order (FCFS priority).
+  void insert_running(Request* r);
+  // Inserts into the swapped queue keeping arrival order. REQUIRES: r's sequences are
+  // swapped out.
+  void insert_swapped(Request* r);
   // Frees one allocator sequence and tells the observer.
   void free_seq(alloc::SeqId seq);
+
+  // Queue access for policies. The running queue is rebuilt by a pass over it: a policy
+  // takes requests out by preempting them and hands the survivors back to set_running.
+  const std::vector<Request*>& running() const { return running_; }
+  void set_running(std::vector<Request*> survivors);
+  // Takes a running request out of the running queue and preempts it.
+  void preempt_running(Request* r, IterationPlan& plan);
+  const std::deque<Request*>& waiting() const { return waiting_; }
+  Request* pop_waiting() {
+    Request* r = waiting_.front();
+    waiting_.pop_front();
+    return r;
+  }
+  const std::deque<Request*>& swapped() const { return swapped_; }
+  Request* pop_swapped() {
+    Request* r = swapped_.front();
+    swapped_.pop_front();
+    return r;
+  }
+
+  // Slots the policy keeps free beside a request's group at its largest (default none).
+  virtual std::int64_t headroom_slots(const Request& r) const;
+  // The policy's swap preemption: moves r's memory out and returns true, or returns false
+  // and changes nothing (the request is then recomputed). Default: never swaps.
+  virtual bool try_swap_out(Request* r, IterationPlan& plan);
+
+  const SchedulerSettings settings_;
+  alloc::KvAllocator& alloc_;
+
+ private:
   std::int64_t new_seq_id() { return next_seq_++; }
 
-  SchedulerSettings settings_;
-  alloc::KvAllocator& alloc_;
-  alloc::PagedAllocator* paged_;  // alloc_ when it is paged, else null
   std::deque<Request*> waiting_;  // FCFS; recompute-preempted requests go to the front
   std::vector<Request*> running_; // ordered by (arrival, id)
   std::deque<Request*> swapped_;  // ordered by (arrival, id)
   std::int64_t running_seqs_ = 0; // Σ live sequences of running requests
+  std::vector<Request*> preempted_now_;  // marked preempted_now in the current iteration
   std::int64_t preemptions_total_ = 0;  // every preempt() so far, whatever plan it went to
   std::int64_t next_seq_ = 1;
   SequenceObserver* observer_ = nullptr;
 };
 
-// Builds the policy `settings.kind` over `allocator`.
+// Builds the policy `settings.kind` over `allocator`. REQUIRES:
+// !traits_of(settings.kind).needs_paged_allocator (else std::invalid_argument).
 std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
+// Builds any policy over a paged pool.
+std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);
 
 }  // namespace pagesim::sim

@@ -31,6 +31,26 @@ struct SchedulerSettings {
   std::int64_t chunk_tokens = 512;  // sarathi: token budget per iteration (decodes + chunks)
 };
 
+// What a policy is, as far as the mechanics shared by every policy need to know.
+struct SchedulerTraits {
+  // Prefills may be split over iterations, so no prefill (a recompute's included) has to
+  // fit one iteration's token budget.
+  bool chunked_prefill = false;
+  // The policy drives a paged pool's own operations (free-block counts, watermark,
+  // swapping): it needs a PagedAllocator, which the experiment checks before building it.
+  bool needs_paged_allocator = false;
+};
+
+constexpr SchedulerTraits traits_of(SchedulerKind k) {
+  switch (k) {
+    case SchedulerKind::kStatic:
+    case SchedulerKind::kOrca: return {.chunked_prefill = false, .needs_paged_allocator = false};
+    case SchedulerKind::kVllm: return {.chunked_prefill = false, .needs_paged_allocator = true};
+    case SchedulerKind::kSarathi: return {.chunked_prefill = true, .needs_paged_allocator = true};
+  }
+  return {};
+}
+
 std::string_view to_string(SchedulerKind k);
 std::string_view to_string(PreemptionMode m);
 // Parse the names above ("static", "orca", "vllm", "sarathi"; "auto", "recompute", "swap").

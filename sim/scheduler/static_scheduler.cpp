@@ -3,10 +3,9 @@
 namespace pagesim::sim {
 
 void StaticScheduler::schedule(double now, IterationPlan& plan) {
-  plan.clear();
-  if (!running_.empty()) {
-    // No admission while a batch runs, so a preemption blocks nothing beyond this iteration.
-    for (Request* r : grow_running_or_recompute(plan)) r->preempted_now = false;
+  begin_iteration(plan);
+  if (!running().empty()) {
+    grow_running_or_recompute(plan);  // no admission while a batch runs
     return;
   }
   admit_fcfs(now, plan, 0);

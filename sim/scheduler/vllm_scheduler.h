@@ -1,32 +1,28 @@
-// VllmScheduler: the vLLM paper artifact's scheduler, step by step (DESIGN.md).
-//
-// Each iteration, over the paged allocator:
-//  1. Running groups, oldest arrival first, each need one free block per sequence (a
-//     conservative check, even when no new block is needed); while that fails the
-//     latest-arrived running group is preempted (or the group itself when it is the last).
-//  2. If nothing was swapped out this iteration, swapped groups come back FCFS while
-//     free blocks - (their blocks + one per sequence) >= watermark and the sequence limit holds.
-//  3. While no group is swapped, waiting groups are admitted FCFS while the head was not
-//     preempted in this iteration, free blocks - its blocks >= watermark, batched tokens stay
-//     <= max_num_batched_tokens and running sequences <= max_num_seqs; admission stops at the
-//     first head that does not fit.
-// SarathiScheduler reuses steps 1-2 and chunks prefills (sarathi_scheduler.h).
+// VllmScheduler: the vLLM paper artifact's scheduler over a paged pool (DESIGN.md, "the
+// artifact's scheduler, step by step"): (1) every running group past its prefill needs one
+// free block per sequence, else the latest-arrived group is preempted (swap for groups,
+// recompute for single sequences under `preemption: auto`); (2) swapped groups come back
+// first, FCFS, and while any is swapped nothing is admitted; (3) waiting groups are
+// admitted FCFS while the watermark, the token budget and the sequence limit allow.
+// Sarathi derives from it for chunked prefill. Borrows the PagedAllocator. Not thread-safe.
 #pragma once
 
 #include <limits>
+#include <string>
 
+#include "allocator/paged/paged_allocator.h"
 #include "sim/scheduler/scheduler.h"
 
 namespace pagesim::sim {
 
 class VllmScheduler : public Scheduler {
  public:
-  VllmScheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
+  VllmScheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);
   void schedule(double now, IterationPlan& plan) override;
 
  protected:
-  // Step 1 for groups past their prefill; groups still in a chunked prefill are kept in
-  // running_ but left to the caller (returned in *prefilling, oldest first).
+  // Step 1 for groups past their prefill; groups still in a chunked prefill are kept
+  // running but left to the caller (returned in *prefilling, oldest first).
   void reserve_running_slots(IterationPlan& plan, std::vector<Request*>* prefilling);
   // Step 2. Returns true if any group is still swapped.
   bool swap_in_groups(IterationPlan& plan);
@@ -34,9 +30,17 @@ class VllmScheduler : public Scheduler {
   // admitted prompt may be cut to fit (chunked prefill), else it must fit whole.
   void admit_waiting(double now, IterationPlan& plan, std::int64_t batched_tokens,
                      std::int64_t token_limit, bool chunked);
-  void reset_preempted_flags();
+  // Blocks an admission or swap-in must leave free: watermark × pool.
+  std::int64_t watermark_blocks() const;
+  // One free block per sequence (the conservative slot check demands it even at the last
+  // step: without it a request filling the pool would preempt itself forever) + the
+  // watermark.
+  std::int64_t headroom_slots(const Request& r) const override;
+  // Swaps a group past its prefill out when the preemption mode asks for it and the CPU
+  // pool has room.
+  bool try_swap_out(Request* r, IterationPlan& plan) override;
 
-  std::vector<Request*> preempted_;  // preempted in the current iteration
+  alloc::PagedAllocator& paged_;
 };
 
 }  // namespace pagesim::sim

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "allocator/contiguous/contiguous_allocator.h"
-#include "allocator/paged/paged_allocator.h"
 
 namespace pagesim::sim {
 
@@ -11,14 +9,8 @@ BatchSampler::BatchSampler(const BatchSamplerSettings& settings, const alloc::Kv
                            const std::filesystem::path& path, const std::string& experiment)
     : settings_(settings), alloc_(allocator), file_(std::make_unique<AtomicFile>(path)) {
   BatchFileHeader h;
-  if (auto* p = dynamic_cast<const alloc::PagedAllocator*>(&allocator)) {
-    block_size_ = p->block_size();
-  } else if (auto* c = dynamic_cast<const alloc::ContiguousAllocator*>(&allocator);
-             c && c->settings().placement == alloc::PlacementKind::kBuddy) {
-    block_size_ = static_cast<std::int32_t>(c->settings().block_size);  // ranges are block-aligned
-  }
-  h.block_size = block_size_;
-  h.num_blocks = allocator.capacity_slots() / block_size_;
+  h.block_size = allocator.block_size();
+  h.num_blocks = allocator.capacity_slots() / h.block_size;
   h.allocator = allocator.name();
   h.experiment = experiment;
   file_->stream() << to_json_line(h) << '\n';
@@ -38,32 +30,21 @@ void BatchSampler::on_forked(const Request&, alloc::SeqId parent, alloc::SeqId c
 
 void BatchSampler::on_freed(alloc::SeqId seq) { lineage_.erase(seq); }
 
-std::vector<std::int32_t> BatchSampler::block_table(alloc::SeqId seq, std::int64_t kv_len) const {
-  if (auto* p = dynamic_cast<const alloc::PagedAllocator*>(&alloc_)) {
-    auto t = p->block_table(seq);
-    return {t.begin(), t.end()};
-  }
-  const auto& c = dynamic_cast<const alloc::ContiguousAllocator&>(alloc_);
-  const alloc::SlotRange range = c.range_of(seq);
-  std::vector<std::int32_t> ids;
-  const std::int64_t blocks = (kv_len + block_size_ - 1) / block_size_;
-  for (std::int64_t i = 0; i < blocks; ++i) ids.push_back(static_cast<std::int32_t>(range.offset / block_size_ + i));
-  return ids;
-}
-
 SampledSequence BatchSampler::describe(const Request& r, alloc::SeqId seq, std::int64_t query_len) const {
   SampledSequence s;
   s.request = r.id;
   s.seq = seq;
   s.kv_len = alloc_.sequence_tokens(seq);
   s.query_len = query_len;
-  s.block_table = block_table(seq, s.kv_len);
+  const std::vector<alloc::BlockId> table = alloc_.block_table(seq);
+  s.block_table.assign(table.begin(), table.end());
+  const std::int64_t block_size = alloc_.block_size();
   const std::string prompt = "p" + std::to_string(r.id);
   const std::int64_t prompt_end = std::min(r.prompt_tokens, s.kv_len);
   std::int64_t pos = 0;
   // Full blocks with a prefix-cache key: named by the key (the paged block size is B).
   for (std::size_t i = 0; i < r.block_hashes.size(); ++i) {
-    const std::int64_t len = std::min<std::int64_t>(block_size_, prompt_end - pos);
+    const std::int64_t len = std::min<std::int64_t>(block_size, prompt_end - pos);
     if (len <= 0) break;
     s.tokens.push_back({pos, len, "h" + std::to_string(r.block_hashes[i]), 0});
     pos += len;
@@ -94,10 +75,10 @@ SampledBatch BatchSampler::sample(std::int64_t iteration, double time_s, const I
   return b;
 }
 
-void BatchSampler::on_iteration(std::int64_t iteration, double time_s, const IterationPlan& plan) {
+void BatchSampler::on_iteration(const IterationSample& s, const IterationPlan& plan) {
   if (settings_.every_n_iterations <= 0 || written_ >= settings_.max_batches) return;
-  if (iteration % settings_.every_n_iterations != 0) return;
-  file_->stream() << to_json_line(sample(iteration, time_s, plan)) << '\n';
+  if (s.index % settings_.every_n_iterations != 0) return;
+  file_->stream() << to_json_line(sample(s.index, s.start_s, plan)) << '\n';
   ++written_;
 }
 

@@ -1,13 +1,14 @@
 // BatchSampler: writes every Nth iteration's batch, with the identity of every token, to a
 // batches.jsonl file for `pagesim validate` (format: sampled_batch.h).
 //
-// As a SequenceObserver it follows each allocator sequence's lineage: a sequence starts
+// An IterationObserver of the simulation (it samples at scheduling time) and the
+// scheduler's SequenceObserver: as the latter it follows each allocator sequence's lineage: a sequence starts
 // with its request's prompt and one branch for the tokens it generates; a fork gives parent
 // and child each a new branch from the fork point on, so tokens before the fork share their
 // identity and tokens after it do not. Prompt tokens are "p<request>" — or "h<hash>" inside
 // full blocks that carry a prefix-cache key, so a cached block means the same tokens to
-// every request that hits it. The sampler reads block tables from the allocator (paged:
-// its blocks; contiguous: the sequence's range, in blocks of the buddy unit or of 1 slot).
+// every request that hits it. Block tables come from the allocator in its own block size
+// (paged: its blocks; contiguous: the range, in blocks of the buddy unit or of 1 slot).
 // Borrowed allocator; owns its output file (committed by finish()). Not thread-safe.
 #pragma once
 
@@ -18,9 +19,10 @@
 #include <vector>
 
 #include "allocator/kv_allocator.h"
+#include "sim/core/iteration_observer.h"
+#include "sim/core/iteration_plan.h"
+#include "sim/core/sequence_observer.h"
 #include "sim/output/atomic_file.h"
-#include "sim/scheduler/iteration_plan.h"
-#include "sim/scheduler/sequence_observer.h"
 #include "sim/validate/sampled_batch.h"
 
 namespace pagesim::sim {
@@ -30,7 +32,7 @@ struct BatchSamplerSettings {
   std::int64_t max_batches = 32;        // stop after this many batches
 };
 
-class BatchSampler final : public SequenceObserver {
+class BatchSampler final : public SequenceObserver, public IterationObserver {
  public:
   // Creates `path` (atomically, on finish()). `experiment` names the run in the header.
   BatchSampler(const BatchSamplerSettings& settings, const alloc::KvAllocator& allocator,
@@ -40,12 +42,12 @@ class BatchSampler final : public SequenceObserver {
   void on_forked(const Request& r, alloc::SeqId parent, alloc::SeqId child) override;
   void on_freed(alloc::SeqId seq) override;
 
-  // Called once per iteration after scheduling: samples it if it is due.
-  void on_iteration(std::int64_t iteration, double time_s, const IterationPlan& plan);
+  // Samples iteration s.index if it is due.
+  void on_iteration(const IterationSample& s, const IterationPlan& plan) override;
   // The batch `plan` describes, as sampled (also used by tests).
   SampledBatch sample(std::int64_t iteration, double time_s, const IterationPlan& plan) const;
   std::int64_t batches_written() const { return written_; }
-  std::int32_t block_size() const { return block_size_; }
+  std::int32_t block_size() const { return alloc_.block_size(); }
   // Flushes and renames the file into place.
   void finish();
 
@@ -55,11 +57,9 @@ class BatchSampler final : public SequenceObserver {
     std::uint64_t id;
   };
   SampledSequence describe(const Request& r, alloc::SeqId seq, std::int64_t query_len) const;
-  std::vector<std::int32_t> block_table(alloc::SeqId seq, std::int64_t kv_len) const;
 
   BatchSamplerSettings settings_;
   const alloc::KvAllocator& alloc_;
-  std::int32_t block_size_ = 1;
   std::unordered_map<alloc::SeqId, std::vector<Branch>> lineage_;
   std::uint64_t next_branch_ = 0;
   std::unique_ptr<AtomicFile> file_;

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 
 struct Policy {
   std::string name;
-  std::function<std::unique_ptr<alloc::KvAllocator>()> make;
+  std::function<testing::Stack(const SchedulerSettings&)> make;
   SchedulerKind scheduler;
   std::int32_t n = 1, beam = 1;
   bool hashes = false;
@@ -77,19 +77,19 @@ class BatchSamplerTest : public ::testing::TestWithParam<Policy> {};
 
 TEST_P(BatchSamplerTest, EverySampledSlotHasOneIdentity) {
   const Policy& p = GetParam();
-  auto allocator = p.make();
   SchedulerSettings ss;
   ss.kind = p.scheduler;
+  testing::Stack stack = p.make(ss);
+  auto& allocator = stack.allocator;
+  auto& scheduler = stack.scheduler;
   const fs::path dir = fs::temp_directory_path() / ("pagesim-sampler-" + std::to_string(getpid()) + "-" + p.name);
   fs::create_directories(dir);
   traces::VectorSource source(workload(p, 11), p.hashes ? 32 : 0);
-  auto scheduler = make_scheduler(ss, *allocator);
   ConstantCostModel cost(0.05);
-  Metrics metrics(MetricsSettings{}, nullptr, nullptr);
-  Simulation sim(source, *scheduler, cost, metrics, EngineSettings{});
+  Simulation sim(source, *scheduler, cost, EngineSettings{});
   BatchSampler sampler(BatchSamplerSettings{1, 100000}, *allocator, dir / "batches.jsonl", p.name);
   scheduler->set_observer(&sampler);
-  sim.set_batch_sampler(&sampler);
+  sim.add_observer(sampler);
   sim.run();
   sampler.finish();
   BatchFile f = read_batch_file(dir / "batches.jsonl");
@@ -108,7 +108,7 @@ TEST_P(BatchSamplerTest, EverySampledSlotHasOneIdentity) {
     for (const auto& [slot, n] : use) shared_slots += n > 1;
   }
   // Paged forks and prefix hits share blocks; contiguous forks copy the whole range.
-  const bool shares = dynamic_cast<alloc::PagedAllocator*>(allocator.get()) && (p.n > 1 || p.beam > 1 || p.hashes);
+  const bool shares = stack.paged && (p.n > 1 || p.beam > 1 || p.hashes);
   if (shares) {
     EXPECT_GT(shared_slots, 0) << "sharing should show up in the batches";
   } else {
@@ -117,36 +117,36 @@ TEST_P(BatchSamplerTest, EverySampledSlotHasOneIdentity) {
   fs::remove_all(dir);
 }
 
-std::unique_ptr<alloc::KvAllocator> paged(std::int32_t bs, bool prefix) {
+testing::Stack paged(std::int32_t bs, bool prefix, const SchedulerSettings& ss) {
   alloc::PagedAllocatorSettings s;
   s.num_blocks = 2048 / bs;
   s.block_size = bs;
   s.num_cpu_blocks = 1024 / bs;
   s.prefix_cache = prefix;
-  return std::make_unique<alloc::PagedAllocator>(s);
+  return testing::make_stack(std::make_unique<alloc::PagedAllocator>(s), ss);
 }
 
-std::unique_ptr<alloc::KvAllocator> contiguous(alloc::PlacementKind placement, const char* reservation) {
+testing::Stack contiguous(alloc::PlacementKind placement, const char* reservation, const SchedulerSettings& ss) {
   alloc::ContiguousSettings s;
   s.capacity_slots = 4096;
   s.placement = placement;
   s.max_seq_len = 512;
   s.reservation = alloc::ReservationPolicy::parse(reservation);
-  return std::make_unique<alloc::ContiguousAllocator>(s);
+  return testing::make_stack(std::make_unique<alloc::ContiguousAllocator>(s), ss);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     AllPolicies, BatchSamplerTest,
     ::testing::Values(
-        Policy{"paged16", [] { return paged(16, false); }, SchedulerKind::kVllm},
-        Policy{"paged4_parallel", [] { return paged(4, false); }, SchedulerKind::kVllm, 3, 1},
-        Policy{"paged8_beam", [] { return paged(8, false); }, SchedulerKind::kVllm, 1, 4},
-        Policy{"paged16_prefix", [] { return paged(16, true); }, SchedulerKind::kVllm, 1, 1, true},
-        Policy{"paged16_sarathi", [] { return paged(16, true); }, SchedulerKind::kSarathi, 2, 1, true},
-        Policy{"buddy_pow2", [] { return contiguous(alloc::PlacementKind::kBuddy, "pow2"); }, SchedulerKind::kOrca},
-        Policy{"first_fit_oracle", [] { return contiguous(alloc::PlacementKind::kFirstFit, "oracle"); },
+        Policy{"paged16", [](const SchedulerSettings& ss) { return paged(16, false, ss); }, SchedulerKind::kVllm},
+        Policy{"paged4_parallel", [](const SchedulerSettings& ss) { return paged(4, false, ss); }, SchedulerKind::kVllm, 3, 1},
+        Policy{"paged8_beam", [](const SchedulerSettings& ss) { return paged(8, false, ss); }, SchedulerKind::kVllm, 1, 4},
+        Policy{"paged16_prefix", [](const SchedulerSettings& ss) { return paged(16, true, ss); }, SchedulerKind::kVllm, 1, 1, true},
+        Policy{"paged16_sarathi", [](const SchedulerSettings& ss) { return paged(16, true, ss); }, SchedulerKind::kSarathi, 2, 1, true},
+        Policy{"buddy_pow2", [](const SchedulerSettings& ss) { return contiguous(alloc::PlacementKind::kBuddy, "pow2", ss); }, SchedulerKind::kOrca},
+        Policy{"first_fit_oracle", [](const SchedulerSettings& ss) { return contiguous(alloc::PlacementKind::kFirstFit, "oracle", ss); },
                SchedulerKind::kOrca, 2, 1},
-        Policy{"best_fit_fixed", [] { return contiguous(alloc::PlacementKind::kBestFit, "fixed:16"); },
+        Policy{"best_fit_fixed", [](const SchedulerSettings& ss) { return contiguous(alloc::PlacementKind::kBestFit, "fixed:16", ss); },
                SchedulerKind::kOrca}),
     [](const ::testing::TestParamInfo<Policy>& param_info) { return param_info.param.name; });
 

@@ -1,7 +1,7 @@
 // vLLM's beam selection on hand-computed candidate sets: top-k over all (beam, token)
 // pairs, survivors continue with their best chosen token, discarded beams pop outstanding
 // candidates from the back, and the result comes out in Scheduler::reshape_beams' order.
-#include "sim/engine/beam_selection.h"
+#include "sim/beam/beam_selection.h"
 
 #include <gtest/gtest.h>
 

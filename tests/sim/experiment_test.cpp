@@ -395,7 +395,7 @@ TEST(BuildRun, DefaultKvSlotsAreDerivedFromGpuMemory) {
   EXPECT_GT(run.kv_slots, 15728 * 95 / 100);
   EXPECT_LE(run.kv_slots, 15728);
   EXPECT_EQ(run.kv_slots % 16, 0);
-  EXPECT_EQ(run.block_size, 16);
+  EXPECT_EQ(run.allocator->block_size(), 16);
   const YAML::Node big = YAML::Load("workload: {max_requests: 1}\ngpu: a100-80gb\n");
   EXPECT_GT(build_run(parse_experiment(big, "big.yaml"), big, "big.yaml").kv_slots, 2 * run.kv_slots);
   const YAML::Node set = YAML::Load("workload: {max_requests: 1}\nkv: {slots: 15728}\n");

@@ -1,6 +1,6 @@
 // The stand-in language model's next-token distribution: the entropy solver inverts
 // H(q) across the whole range, and the log-probabilities are the geometric ones.
-#include "sim/engine/geometric_ranks.h"
+#include "sim/beam/geometric_ranks.h"
 
 #include <gtest/gtest.h>
 

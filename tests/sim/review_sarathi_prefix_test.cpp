@@ -22,7 +22,10 @@ testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::i
   MetricsSettings ms;
   ms.block_size = allocator.block_size();
   Metrics metrics(ms, &req_csv, &it_csv);
-  Simulation sim(source, *scheduler, cost, metrics, EngineSettings{});
+  Simulation sim(source, *scheduler, cost, EngineSettings{});
+  testing::InvariantChecker checker(*scheduler);
+  sim.add_observer(metrics);
+  sim.add_observer(checker);
   sim.run();
   testing::Outcome o;
   o.summary = metrics.finish(sim.now(), 0, 0);

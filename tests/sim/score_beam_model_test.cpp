@@ -2,7 +2,7 @@
 // group's scores in reshape order, forgets finished groups, and in whole simulations gives
 // prompt-only sharing at zero entropy, more sharing with more entropy, and the same run for
 // the same seed.
-#include "sim/engine/score_beam_model.h"
+#include "sim/beam/score_beam_model.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "allocator/paged/paged_allocator.h"
-#include "sim/engine/geometric_ranks.h"
-#include "sim/engine/neutral_beam_model.h"
+#include "sim/beam/geometric_ranks.h"
+#include "sim/beam/neutral_beam_model.h"
 #include "sim_harness.h"
 
 namespace pagesim::sim {

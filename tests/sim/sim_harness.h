@@ -1,11 +1,13 @@
 // Test harness: runs a Simulation over a hand-written trace with a constant cost model and
-// keeps every request's record and every iteration's row for exact checks.
+// keeps every request's record and every iteration's row for exact checks. Every run checks
+// the scheduler's and the allocator's invariants after every iteration.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "allocator/kv_allocator.h"
@@ -54,6 +56,40 @@ inline std::vector<Row> parse_csv(const std::string& text) {
   return rows;
 }
 
+// An allocator and the scheduler that drives it, built as the experiment builds them: a
+// policy that needs a paged pool gets the PagedAllocator itself.
+struct Stack {
+  std::unique_ptr<alloc::KvAllocator> allocator;
+  std::unique_ptr<Scheduler> scheduler;
+  bool paged = false;
+};
+
+template <class Allocator>
+Stack make_stack(std::unique_ptr<Allocator> allocator, const SchedulerSettings& settings) {
+  Stack st;
+  st.scheduler = make_scheduler(settings, *allocator);
+  st.paged = std::is_same_v<Allocator, alloc::PagedAllocator>;
+  st.allocator = std::move(allocator);
+  return st;
+}
+
+// Checks the scheduler's and the allocator's invariants at every iteration (throws on the
+// first broken one) and counts the checks.
+class InvariantChecker final : public IterationObserver {
+ public:
+  explicit InvariantChecker(const Scheduler& scheduler) : scheduler_(scheduler) {}
+  void on_iteration(const IterationSample&, const IterationPlan&) override {
+    scheduler_.validate();
+    scheduler_.allocator().validate();
+    ++checks_;
+  }
+  std::int64_t checks() const { return checks_; }
+
+ private:
+  const Scheduler& scheduler_;
+  std::int64_t checks_ = 0;
+};
+
 struct Outcome {
   std::vector<Row> requests;    // in finishing order
   std::vector<Row> iterations;  // every iteration
@@ -68,11 +104,12 @@ struct Outcome {
   double value(std::uint64_t id, const char* column) const { return std::stod(request(id).at(column)); }
 };
 
-// Runs `trace` through `kind` over `allocator` with a ConstantCostModel (seconds per
-// iteration `a`, per swapped block `swap_s`) and beam model `beam`.
-inline Outcome simulate(std::vector<traces::TraceRequest> trace, alloc::KvAllocator& allocator,
-                        const SchedulerSettings& settings, double a = 1.0, double swap_s = 0.0,
-                        std::uint64_t seed = 0, const BeamModelSettings& beam = {}) {
+// Runs `trace` through `kind` over `allocator` (a PagedAllocator for policies that need
+// one) with a ConstantCostModel (seconds per iteration `a`, per swapped block `swap_s`) and
+// beam model `beam`.
+template <class Allocator>
+Outcome simulate(std::vector<traces::TraceRequest> trace, Allocator& allocator, const SchedulerSettings& settings,
+                 double a = 1.0, double swap_s = 0.0, std::uint64_t seed = 0, const BeamModelSettings& beam = {}) {
   traces::VectorSource source(std::move(trace));
   auto scheduler = make_scheduler(settings, allocator);
   ConstantCostCoefficients k;
@@ -82,13 +119,18 @@ inline Outcome simulate(std::vector<traces::TraceRequest> trace, alloc::KvAlloca
   std::ostringstream req_csv, it_csv;
   MetricsSettings ms;
   ms.kv_bytes_per_token = 1.0;
-  if (auto* p = dynamic_cast<alloc::PagedAllocator*>(&allocator)) ms.block_size = p->block_size();
+  ms.block_size = allocator.block_size();
   Metrics metrics(ms, &req_csv, &it_csv);
   EngineSettings es;
   es.seed = seed;
   es.beam = beam;
-  Simulation sim(source, *scheduler, cost, metrics, es);
+  Simulation sim(source, *scheduler, cost, es);
+  InvariantChecker checker(*scheduler);
+  sim.add_observer(metrics);
+  sim.add_observer(checker);
   sim.run();
+  scheduler->validate();
+  allocator.validate();
   Outcome o;
   o.summary = metrics.finish(sim.now(), 0, 0);
   o.requests = parse_csv(req_csv.str());

@@ -1,0 +1,31 @@
+// IterationObserver: told what a run does as it does it — each arrival, each iteration at
+// scheduling time (after admission, the vLLM paper's sampling point) and each finished
+// request. Metrics and the batch sampler of kernel validation are observers; tests use one
+// to check invariants after every iteration.
+//
+// The Simulation calls its observers in the order they were added. References passed in
+// are valid for the duration of the call only. An observer must not call back into the
+// simulation or its scheduler (reading the allocator is fine).
+#pragma once
+
+#include "sim/core/iteration_plan.h"
+#include "sim/core/iteration_sample.h"
+#include "sim/core/request.h"
+
+namespace pagesim::sim {
+
+class IterationObserver {
+ public:
+  virtual ~IterationObserver() = default;
+  // `r` has arrived and joined the waiting queue.
+  virtual void on_arrival(const Request& r) { (void)r; }
+  // Iteration `s.index` was scheduled: `plan` is what it computes, `s` the state then.
+  virtual void on_iteration(const IterationSample& s, const IterationPlan& plan) {
+    (void)s;
+    (void)plan;
+  }
+  // `r` generated its last token; its memory is already released.
+  virtual void on_request_finished(const Request& r) { (void)r; }
+};
+
+}  // namespace pagesim::sim
