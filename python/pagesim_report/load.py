@@ -74,7 +74,8 @@ def described_settings(text):
     if open_at < 0 or not text.endswith(")"):
         raise ResultsError(f"description {text!r}: expected name(key=value, ...)")
     settings = {}
-    for item in text[open_at + 1:-1].split(","):
+    inner = text[open_at + 1:-1].strip()
+    for item in inner.split(",") if inner else []:
         key, sep, value = item.strip().partition("=")
         if not sep:
             raise ResultsError(f"description {text!r}: item {item.strip()!r} is not key=value")
