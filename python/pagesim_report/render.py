@@ -5,7 +5,6 @@ verdicts, and appends Markdown to a Report; a number outside its target is recor
 with the reason computed from the results. Figures are written through save(), atomically and
 deterministically (same results => same bytes).
 """
-import math
 import os
 from collections import OrderedDict, defaultdict
 
