@@ -19,6 +19,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pagesim_report import paper as paper_numbers  # noqa: E402
+
 # Same results => same files: no timestamps, fixed SVG element ids.
 matplotlib.rcParams["svg.hashsalt"] = "pagesim"
 DETERMINISTIC = {"png": {"Software": None}, "svg": {"Date": None}}
@@ -40,13 +43,6 @@ COLORS = {
     "over_reserved": "#d9534f",
     "rounding": "#8e6bbf",
     "free": "#b8b8b8",
-}
-# vLLM paper (SOSP'23) Fig. 2: token states, reservation, internal frag., external & others.
-PAPER_FIG2 = {
-    "orca-max": (20.4, 13.3, 57.3, 8.9),
-    "orca-pow2": (26.8, 17.9, 13.6, 41.6),
-    "orca-oracle": (38.2, 25.2, 0.0, 36.6),
-    "vllm": (96.3, 0.0, 0.0, 3.7),
 }
 
 
@@ -83,8 +79,8 @@ def memory_bars(rows, out_dir, paper, title, dest=None):
         xs.append(x)
         names.append(r["label"] + ("\npagesim" if paper else ""))
         x += 1
-        if paper and r["label"] in PAPER_FIG2:
-            tok, res, internal, ext = PAPER_FIG2[r["label"]]
+        if paper and r["label"] in paper_numbers.FIG2:
+            tok, res, internal, ext = paper_numbers.fig2_bar(r["label"])
             bottom = 0.0
             for v, c in ((tok, "token_states"), (res, "reserved"), (internal, "over_reserved"), (ext, None)):
                 if c is None:  # rounding + free together
