@@ -5,6 +5,8 @@
 //   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
 //   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
 // Errors print one line naming the file, line or key and exit with status 1 (2 for usage).
+// `validate --device cuda` and `profile` run in pagesim-cuda, beside this executable
+// (cuda_handoff.h): pagesim itself links no CUDA library.
 #include <unistd.h>
 
 #include <chrono>
@@ -15,11 +17,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "sim/cli/command_line.h"
+#include "sim/cli/cuda_handoff.h"
 #include "sim/cli/summary_table.h"
 #include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
 #include "sim/experiment/experiment.h"
-#include "sim/profile/profile_command.h"
 #include "sim/validate/validate_command.h"
 #include "traces/make_source.h"
 #include "traces/native_csv_writer.h"
@@ -116,62 +119,11 @@ int cmd_trace_gen(const std::string& file, const std::string& out, const std::ve
 int main(int argc, char** argv) {
   CLI::App app{"pagesim: trace-driven simulator of KV-cache memory management for LLM serving"};
   app.require_subcommand(1);
-
-  std::string file, out, format;
-  std::vector<std::string> sets;
-  bool quiet = false, json = false;
-
-  auto* run = app.add_subcommand("run", "Run an experiment (or its sweep) and write results");
-  run->add_option("experiment", file, "Experiment YAML file")->required()->check(CLI::ExistingFile);
-  run->add_option("--out,-o", out, "Output folder (default: out/<experiment name>)");
-  run->add_option("--set,-s", sets, "Override a setting, e.g. --set scheduler.max_num_seqs=128")->take_all();
-  run->add_flag("--quiet,-q", quiet, "No progress line");
-
-  auto* trace = app.add_subcommand("trace", "Inspect or generate workload traces");
-  trace->require_subcommand(1);
-  auto* stats = trace->add_subcommand("stats", "Print statistics of a trace file");
-  stats->add_option("file", file, "Trace file (native, vidur, azure, mooncake or lengths CSV)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  stats->add_option("--format", format, "Trace format (default: detected)");
-  stats->add_flag("--json", json, "Print JSON instead of a table");
-  auto* gen = trace->add_subcommand("gen", "Write an experiment's workload as a native CSV trace");
-  gen->add_option("experiment", file, "Experiment YAML file (its workload section)")->required()->check(CLI::ExistingFile);
-  gen->add_option("--out,-o", out, "Destination CSV")->required();
-  gen->add_option("--set,-s", sets, "Override a setting")->take_all();
-
-  sim::ValidateOptions vopt;
-  std::string vfile;
-  auto* validate = app.add_subcommand(
-      "validate", "Run the paged-attention kernels on sampled batches (OUT/batches.jsonl) and compare with dense "
-                  "attention; exits 1 if any batch fails");
-  validate->add_option("batches", vfile, "Sampled batch file (experiment option validate.every_n_iterations)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  validate->add_option("--device", vopt.device, "cpu (the reference) or cuda (the kernels)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  validate->add_option("--heads", vopt.num_q_heads, "Query heads of the synthetic model")->check(CLI::PositiveNumber);
-  validate->add_option("--kv-heads", vopt.num_kv_heads, "KV heads (must divide --heads)")->check(CLI::PositiveNumber);
-  validate->add_option("--head-dim", vopt.head_dim, "Head size")->check(CLI::PositiveNumber);
-  validate->add_option("--dtype", vopt.dtype, "KV and query element type")->check(CLI::IsMember({"f32", "f16", "bf16"}));
-  validate->add_option("--seed", vopt.seed, "Seed of the synthetic KV content");
-
-  sim::ProfileOptions popt;
-  std::string pout;
-  auto* profile = app.add_subcommand(
-      "profile", "Time the attention kernels and the model's GEMMs on a GPU and write a profile cost-model CSV");
-  profile->add_option("--device", popt.device, "cuda (the only device that can be profiled)")
-      ->check(CLI::IsMember({"cuda"}));
-  profile->add_option("--model", popt.model, "Model preset, e.g. opt-13b")->required();
-  profile->add_option("--out,-o", pout, "Destination CSV (default: profile-<model>.csv)");
-  profile->add_option("--warmup", popt.warmup, "Warm-up runs per point");
-  profile->add_option("--repeats", popt.repeats, "Timed runs per point (median; >= 20)");
-  profile->add_option("--max-tokens", popt.grid.max_tokens, "Largest token count of the GEMM grid");
-  profile->add_option("--prefill-tokens", popt.grid.prefill_tokens, "Largest prefill of the attention grid");
-  profile->add_option("--max-decode-seqs", popt.grid.max_decode_seqs, "Largest decode batch");
-  profile->add_option("--max-context", popt.grid.max_context, "Largest decode context (0: the model's maximum)");
-  profile->add_option("--block-size", popt.grid.block_size, "KV block size of the attention kernels");
-  profile->add_option("--max-swap-blocks", popt.grid.max_swap_blocks, "Largest swap of the copy grid");
+  sim::cli::CommandLine cl;
+  auto* run = sim::cli::add_run_command(app, cl);
+  const sim::cli::TraceCommands trace = sim::cli::add_trace_commands(app, cl);
+  auto* validate = sim::cli::add_validate_command(app, cl);
+  auto* profile = sim::cli::add_profile_command(app, cl);
 
   try {
     app.parse(argc, argv);
@@ -179,18 +131,23 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);  // prints help (code 0) or the usage error
     return code == 0 ? 0 : 2;      // CLI11's own codes (105, 106, ...) are not ours
   }
+  sim::cli::finish_parse(cl, argc, argv);
   try {
-    if (*run) return cmd_run(file, out, sets, quiet);
-    if (*stats) return cmd_trace_stats(file, format, json);
-    if (*gen) return cmd_trace_gen(file, out, sets);
-    if (*validate) {
-      vopt.file = vfile;
-      return sim::run_validate_command(vopt, std::cout, std::cerr);
+    if (*run) return cmd_run(cl.file, cl.out, cl.sets, cl.quiet);
+    if (*trace.stats) return cmd_trace_stats(cl.file, cl.format, cl.json);
+    if (*trace.gen) return cmd_trace_gen(cl.file, cl.out, cl.sets);
+    // The GPU commands run in pagesim-cuda (cuda_handoff.h); on success this never returns.
+    if (*validate && cl.validate.device == "cuda") {
+      const std::string why = sim::cli::exec_cuda_executable(sim::cli::cuda_executable_path(), "validate --device cuda",
+                                                             "or use --device cpu (the CPU reference)", argv);
+      std::cerr << "pagesim: error: " << why << "\n";
+      return 1;
     }
+    if (*validate) return sim::run_validate_command(cl.validate, std::cout, std::cerr);
     if (*profile) {
-      popt.out = pout;
-      for (int i = 0; i < argc; ++i) popt.command_line += (i ? " " : "") + std::string(argv[i]);
-      return sim::run_profile_command(popt, std::cout, std::cerr);
+      const std::string why = sim::cli::exec_cuda_executable(sim::cli::cuda_executable_path(), "profile", "", argv);
+      std::cerr << "pagesim: error: " << why << "\n";
+      return 1;
     }
   } catch (const std::exception& e) {
     std::cerr << "pagesim: error: " << e.what() << "\n";

@@ -1,8 +1,13 @@
 // The pagesim command line: help, exit statuses, error lines naming file:line and key, a
 // run that prints its table and writes its files, trace stats on the bundled Azure trace
-// and on a malformed file, and trace gen read back by trace stats. Runs the built binary
-// (PAGESIM_BINARY) from inside a fresh temporary folder.
+// and on a malformed file, trace gen read back by trace stats; and the hand-over of the CUDA
+// commands to pagesim-cuda (sim/cli/cuda_handoff.h): pagesim loads no CUDA library, runs
+// `validate --device cpu` itself, and `validate --device cuda` / `profile` reach the CUDA
+// code through pagesim-cuda (or name the missing executable). Runs the built binaries
+// (PAGESIM_BINARY, and PAGESIM_CUDA_BINARY in a CUDA build) from a fresh temporary folder.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +17,10 @@
 #include <iterator>
 #include <regex>
 #include <string>
+
+#ifdef PAGESIM_CUDA_BINARY
+#include "sim/validate/validator.h"
+#endif
 
 namespace {
 
@@ -46,9 +55,12 @@ class Cli : public ::testing::Test {
   }
 
   // Runs `pagesim <args>` in the temporary folder.
-  Result pagesim(const std::string& args) const {
+  Result pagesim(const std::string& args) const { return run_binary(PAGESIM_BINARY, args); }
+
+  // Runs `binary <args>` in the temporary folder.
+  Result run_binary(const fs::path& binary, const std::string& args) const {
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = "cd " + quote(dir_.string()) + " && " + quote(PAGESIM_BINARY) + " " + args + " >" +
+    const std::string cmd = "cd " + quote(dir_.string()) + " && " + quote(binary.string()) + " " + args + " >" +
                             quote(out.string()) + " 2>" + quote(err.string());
     const int raw = std::system(cmd.c_str());
     Result r;
@@ -65,6 +77,17 @@ class Cli : public ::testing::Test {
     return (dir_ / name).string();
   }
 
+  // A copy of pagesim alone in a folder of its own: no pagesim-cuda beside it.
+  fs::path lone_pagesim() const {
+    const fs::path lone = dir_ / "lone";
+    fs::create_directories(lone);
+    fs::copy_file(PAGESIM_BINARY, lone / "pagesim", fs::copy_options::overwrite_existing);
+    return lone / "pagesim";
+  }
+
+  // Runs a small experiment that samples two small batches; returns OUT/batches.jsonl.
+  std::string sampled_batches() const;
+
   fs::path dir_;
 };
 
@@ -80,6 +103,16 @@ std::string small_experiment() {
          "  max_requests: 60\n"
          "kv: {slots: 8192}\n"
          "cost: {kind: roofline}\n";
+}
+
+std::string Cli::sampled_batches() const {
+  const std::string file = write("small.yaml", small_experiment());
+  const Result r = pagesim("run " + quote(file) +
+                           " --out sampled -q --set validate.every_n_iterations=20 --set validate.max_batches=2 "
+                           "--set workload.max_total_tokens=256");  // small batches: a quick check
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "sampled/batches.jsonl"));
+  return (dir_ / "sampled/batches.jsonl").string();
 }
 
 // The number after `label` at the start of a line of a trace stats table.
@@ -236,5 +269,124 @@ TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
   ASSERT_TRUE(std::regex_search(summary, m, std::regex("\"prefix_hit_rate\": ([0-9.e-]+)"))) << summary;
   EXPECT_GT(std::stod(m[1]), 0.0) << summary;
 }
+
+// pagesim links no CUDA library (they map about 200 MiB and take 0.1 s to load): its help
+// stays within a small program's memory. The bound is the CPU-only build's size with room.
+TEST_F(Cli, HelpLoadsNoCudaLibrary) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizer runtimes reserve their own memory";
+#endif
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::execl(PAGESIM_BINARY, PAGESIM_BINARY, "--help", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  ASSERT_EQ(::wait4(pid, &status, 0, &usage), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_LE(usage.ru_maxrss, 16 * 1024) << "pagesim --help peak RSS in KiB";  // Linux: ru_maxrss in KiB
+}
+
+// `validate --device cpu` runs inside pagesim: it needs no pagesim-cuda.
+TEST_F(Cli, ValidateOnTheCpuNeedsNoCudaExecutable) {
+  const std::string batches = sampled_batches();
+  const Result r = run_binary(lone_pagesim(), "validate " + quote(batches) + " --device cpu");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("device cpu, f32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("summary: 2 of 2 batches pass (0 fail)"), std::string::npos) << r.out;
+}
+
+// Without pagesim-cuda beside it, the CUDA commands fail with one line naming where it was
+// looked for and how to get it; nothing is written.
+TEST_F(Cli, CudaCommandsWithoutTheCudaExecutableNameItsPath) {
+  const std::string batches = sampled_batches();
+  const fs::path lone = lone_pagesim();
+  const std::string expected_path = (lone.parent_path() / "pagesim-cuda").string();
+  Result r = run_binary(lone, "validate " + quote(batches) + " --device cuda");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("pagesim: error: validate --device cuda runs in pagesim-cuda, expected beside this pagesim at " +
+                            expected_path + ", which does not exist: ",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_NE(r.err.find("pagesim-cuda target"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("or use --device cpu"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+
+  r = run_binary(lone, "profile --model opt-13b --out p.csv");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.rfind("pagesim: error: profile runs in pagesim-cuda, expected beside this pagesim at " +
+                            expected_path + ", which does not exist: ",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "p.csv"));
+  // Usage errors and help stay pagesim's own: they need no pagesim-cuda.
+  EXPECT_EQ(run_binary(lone, "profile --model opt-13b --repeats many").status, 2);
+  EXPECT_EQ(run_binary(lone, "profile --help").status, 0);
+}
+
+#ifdef PAGESIM_CUDA_BINARY
+// The CUDA build: pagesim hands the CUDA commands to the pagesim-cuda beside it, which
+// reaches the CUDA runtime — on a GPU it runs the kernels; elsewhere its own "no usable CUDA
+// device" error (which pagesim, holding only the CPU validator, could not produce) comes back
+// through pagesim with status 1, the same bytes as pagesim-cuda run directly.
+TEST_F(Cli, CudaCommandsRunInTheCudaExecutable) {
+  ASSERT_EQ(fs::path(PAGESIM_CUDA_BINARY).parent_path(), fs::path(PAGESIM_BINARY).parent_path());
+  const std::string batches = sampled_batches();
+  const std::string validate = "validate " + quote(batches) + " --device cuda";
+  const std::string profile =
+      "profile --model llama-2-7b --out p.csv --warmup 0 --max-tokens 16 --prefill-tokens 16 "
+      "--max-decode-seqs 2 --max-context 32 --max-swap-blocks 2";
+  std::string why;
+  const bool gpu = pagesim::sim::validator_cuda_device_available(&why);
+  const Result v = pagesim(validate);
+  const Result p = pagesim(profile);
+  if (gpu) {
+    EXPECT_EQ(v.status, 0) << v.err;
+    EXPECT_NE(v.out.find("device cuda, f32"), std::string::npos) << v.out;
+    EXPECT_NE(v.out.find("summary: 2 of 2 batches pass (0 fail)"), std::string::npos) << v.out;
+    ASSERT_EQ(p.status, 0) << p.err;
+    EXPECT_NE(p.out.find("wrote p.csv"), std::string::npos) << p.out;
+    // The recorded command is the one typed: pagesim, not the executable it handed over to.
+    EXPECT_NE(read(dir_ / "p.csv").find("# command: " + std::string(PAGESIM_BINARY) + " " + profile),
+              std::string::npos)
+        << read(dir_ / "p.csv");
+    return;
+  }
+  EXPECT_EQ(v.status, 1);
+  EXPECT_EQ(v.out, "");
+  EXPECT_EQ(v.err, "error: device cuda: no usable CUDA device (" + why + "); use --device cpu\n");
+  EXPECT_EQ(p.status, 1);
+  EXPECT_EQ(p.err,
+            "error: pagesim profile: no usable CUDA device (" + why + "); run it on the GPU it describes\n");
+  EXPECT_FALSE(fs::exists(dir_ / "p.csv"));
+  // The same bytes as pagesim-cuda run directly.
+  const Result dv = run_binary(PAGESIM_CUDA_BINARY, validate);
+  EXPECT_EQ(dv.status, v.status);
+  EXPECT_EQ(dv.err, v.err);
+  const Result dp = run_binary(PAGESIM_CUDA_BINARY, profile);
+  EXPECT_EQ(dp.status, p.status);
+  EXPECT_EQ(dp.err, p.err);
+}
+#else
+// A build without CUDA has no pagesim-cuda: the CUDA commands say so.
+TEST_F(Cli, CudaCommandsInABuildWithoutCudaSaySo) {
+  const std::string batches = sampled_batches();
+  const Result r = pagesim("validate " + quote(batches) + " --device cuda");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("this pagesim was built without CUDA"), std::string::npos) << r.err;
+  const Result p = pagesim("profile --model opt-13b --out p.csv");
+  EXPECT_EQ(p.status, 1);
+  EXPECT_NE(p.err.find("this pagesim was built without CUDA"), std::string::npos) << p.err;
+  EXPECT_FALSE(fs::exists(dir_ / "p.csv"));
+}
+#endif
 
 }  // namespace

@@ -1,0 +1,77 @@
+#include "sim/cli/command_line.h"
+
+namespace pagesim::sim::cli {
+
+CLI::App* add_run_command(CLI::App& app, CommandLine& cl) {
+  auto* run = app.add_subcommand("run", "Run an experiment (or its sweep) and write results");
+  run->add_option("experiment", cl.file, "Experiment YAML file")->required()->check(CLI::ExistingFile);
+  run->add_option("--out,-o", cl.out, "Output folder (default: out/<experiment name>)");
+  run->add_option("--set,-s", cl.sets, "Override a setting, e.g. --set scheduler.max_num_seqs=128")->take_all();
+  run->add_flag("--quiet,-q", cl.quiet, "No progress line");
+  return run;
+}
+
+TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl) {
+  auto* trace = app.add_subcommand("trace", "Inspect or generate workload traces");
+  trace->require_subcommand(1);
+  TraceCommands t;
+  t.stats = trace->add_subcommand("stats", "Print statistics of a trace file");
+  t.stats->add_option("file", cl.file, "Trace file (native, vidur, azure, mooncake or lengths CSV)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  t.stats->add_option("--format", cl.format, "Trace format (default: detected)");
+  t.stats->add_flag("--json", cl.json, "Print JSON instead of a table");
+  t.gen = trace->add_subcommand("gen", "Write an experiment's workload as a native CSV trace");
+  t.gen->add_option("experiment", cl.file, "Experiment YAML file (its workload section)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  t.gen->add_option("--out,-o", cl.out, "Destination CSV")->required();
+  t.gen->add_option("--set,-s", cl.sets, "Override a setting")->take_all();
+  return t;
+}
+
+CLI::App* add_validate_command(CLI::App& app, CommandLine& cl) {
+  ValidateOptions& v = cl.validate;
+  auto* validate = app.add_subcommand(
+      "validate", "Run the paged-attention kernels on sampled batches (OUT/batches.jsonl) and compare with dense "
+                  "attention; exits 1 if any batch fails");
+  validate->add_option("batches", cl.batches_file, "Sampled batch file (experiment option validate.every_n_iterations)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  validate->add_option("--device", v.device, "cpu (the reference) or cuda (the kernels)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  validate->add_option("--heads", v.num_q_heads, "Query heads of the synthetic model")->check(CLI::PositiveNumber);
+  validate->add_option("--kv-heads", v.num_kv_heads, "KV heads (must divide --heads)")->check(CLI::PositiveNumber);
+  validate->add_option("--head-dim", v.head_dim, "Head size")->check(CLI::PositiveNumber);
+  validate->add_option("--dtype", v.dtype, "KV and query element type")->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  validate->add_option("--seed", v.seed, "Seed of the synthetic KV content");
+  return validate;
+}
+
+CLI::App* add_profile_command(CLI::App& app, CommandLine& cl) {
+  ProfileOptions& p = cl.profile;
+  auto* profile = app.add_subcommand(
+      "profile", "Time the attention kernels and the model's GEMMs on a GPU and write a profile cost-model CSV");
+  profile->add_option("--device", p.device, "cuda (the only device that can be profiled)")
+      ->check(CLI::IsMember({"cuda"}));
+  profile->add_option("--model", p.model, "Model preset, e.g. opt-13b")->required();
+  profile->add_option("--out,-o", cl.profile_out, "Destination CSV (default: profile-<model>.csv)");
+  profile->add_option("--warmup", p.warmup, "Warm-up runs per point");
+  profile->add_option("--repeats", p.repeats, "Timed runs per point (median; >= 20)");
+  profile->add_option("--max-tokens", p.grid.max_tokens, "Largest token count of the GEMM grid");
+  profile->add_option("--prefill-tokens", p.grid.prefill_tokens, "Largest prefill of the attention grid");
+  profile->add_option("--max-decode-seqs", p.grid.max_decode_seqs, "Largest decode batch");
+  profile->add_option("--max-context", p.grid.max_context, "Largest decode context (0: the model's maximum)");
+  profile->add_option("--block-size", p.grid.block_size, "KV block size of the attention kernels");
+  profile->add_option("--max-swap-blocks", p.grid.max_swap_blocks, "Largest swap of the copy grid");
+  return profile;
+}
+
+void finish_parse(CommandLine& cl, int argc, const char* const* argv) {
+  cl.validate.file = cl.batches_file;
+  cl.profile.out = cl.profile_out;
+  cl.profile.command_line.clear();
+  for (int i = 0; i < argc; ++i) cl.profile.command_line += (i ? " " : "") + std::string(argv[i]);
+}
+
+}  // namespace pagesim::sim::cli

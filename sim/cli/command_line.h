@@ -1,0 +1,56 @@
+// The pagesim command line: the subcommands and their options, declared once for both
+// executables. `pagesim` declares every command; `pagesim-cuda` (cuda_handoff.h) declares
+// only the commands that need CUDA, so the two parse those commands identically and the
+// argument vector pagesim hands over means the same thing on both sides.
+//
+// Each add_* function adds one subcommand (or group) to `app` and binds its options to the
+// fields of a CommandLine, which must outlive the parse. The returned pointer is owned by
+// `app`; after app.parse(), `*command` is true for the subcommand that was given.
+// Not thread-safe (CLI11 apps are not); one CommandLine per parse.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/profile/profile_command.h"
+#include "sim/validate/validate_command.h"
+
+namespace pagesim::sim::cli {
+
+// Every value a pagesim command line can set, with the defaults the commands document.
+struct CommandLine {
+  // run, trace stats, trace gen
+  std::string file;               // experiment YAML (run, trace gen) or trace file (trace stats)
+  std::string out;                // output folder (run) or CSV (trace gen); run: empty = out/<name>
+  std::vector<std::string> sets;  // --set key.path=value overrides, in order
+  bool quiet = false;             // run: no progress line
+  std::string format;             // trace stats: trace format; empty = detected
+  bool json = false;              // trace stats: JSON instead of a table
+
+  // validate (options.file is set from batches_file after the parse)
+  ValidateOptions validate;
+  std::string batches_file;
+
+  // profile (options.out is set from profile_out after the parse)
+  ProfileOptions profile;
+  std::string profile_out;
+};
+
+struct TraceCommands {
+  CLI::App* stats = nullptr;
+  CLI::App* gen = nullptr;
+};
+
+CLI::App* add_run_command(CLI::App& app, CommandLine& cl);
+TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl);
+CLI::App* add_validate_command(CLI::App& app, CommandLine& cl);
+CLI::App* add_profile_command(CLI::App& app, CommandLine& cl);
+
+// Copies the values CLI11 holds as strings into the commands' options (validate.file,
+// profile.out) and records the command as typed (profile.command_line).
+// REQUIRES: app.parse(argc, argv) returned without throwing.
+void finish_parse(CommandLine& cl, int argc, const char* const* argv);
+
+}  // namespace pagesim::sim::cli

@@ -1,0 +1,40 @@
+// pagesim-cuda: the commands of pagesim that need CUDA, in their own executable so that
+// pagesim links no CUDA library (cuda_handoff.h). pagesim hands these over unchanged:
+//   pagesim validate BATCHES.jsonl --device cuda [--heads H --kv-heads K --head-dim D --dtype T]
+//   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
+// Run directly, it takes the same arguments (validate with --device cpu as well). The options
+// are pagesim's own (command_line.h); errors print one line and exit with status 1 (2 for
+// usage), as pagesim's do.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/cli/command_line.h"
+#include "sim/profile/profile_command.h"
+#include "sim/validate/validate_command.h"
+
+int main(int argc, char** argv) {
+  using namespace pagesim;
+  CLI::App app{"pagesim-cuda: the CUDA commands of pagesim (validate --device cuda, profile), which pagesim "
+               "hands over to this executable"};
+  app.require_subcommand(1);
+  sim::cli::CommandLine cl;
+  auto* validate = sim::cli::add_validate_command(app, cl);
+  auto* profile = sim::cli::add_profile_command(app, cl);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  sim::cli::finish_parse(cl, argc, argv);
+  try {
+    if (*validate) return sim::run_validate_command(cl.validate, std::cout, std::cerr);
+    if (*profile) return sim::run_profile_command(cl.profile, std::cout, std::cerr);
+  } catch (const std::exception& e) {
+    std::cerr << "pagesim: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
