@@ -11,10 +11,14 @@
 //   free          not allocated (holes between contiguous ranges included)
 // `cached_free` is informational and already inside `free`: unreferenced prefix-cache blocks
 // that still hold reusable KV and are evicted on demand. Shared blocks count once.
+// kMemoryBreakdownFields lists the members once, in output order; sums, differences and the
+// metrics' CSV columns are generated from it.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <string_view>
 
 namespace pagesim::alloc {
 
@@ -29,17 +33,38 @@ struct MemoryBreakdown {
   std::int64_t allocated() const { return token_states + reserved + over_reserved + rounding; }
   std::int64_t total() const { return allocated() + free; }
 
-  MemoryBreakdown& operator+=(const MemoryBreakdown& o) {
-    token_states += o.token_states;
-    reserved += o.reserved;
-    over_reserved += o.over_reserved;
-    rounding += o.rounding;
-    free += o.free;
-    cached_free += o.cached_free;
-    return *this;
-  }
+  MemoryBreakdown& operator+=(const MemoryBreakdown& o);
+  MemoryBreakdown& operator-=(const MemoryBreakdown& o);
   friend bool operator==(const MemoryBreakdown&, const MemoryBreakdown&) = default;
 };
+
+// One member of MemoryBreakdown: its output name (CSV column, JSON key) and the member.
+struct MemoryBreakdownField {
+  std::string_view name;
+  std::int64_t MemoryBreakdown::*member;
+};
+
+// Every member of MemoryBreakdown, once, in output order.
+inline constexpr std::array<MemoryBreakdownField, 6> kMemoryBreakdownFields{{
+    {"token_states", &MemoryBreakdown::token_states},
+    {"reserved", &MemoryBreakdown::reserved},
+    {"over_reserved", &MemoryBreakdown::over_reserved},
+    {"rounding", &MemoryBreakdown::rounding},
+    {"free", &MemoryBreakdown::free},
+    {"cached_free", &MemoryBreakdown::cached_free},
+}};
+static_assert(sizeof(MemoryBreakdown) == kMemoryBreakdownFields.size() * sizeof(std::int64_t),
+              "a MemoryBreakdown member is missing from kMemoryBreakdownFields");
+
+inline MemoryBreakdown& MemoryBreakdown::operator+=(const MemoryBreakdown& o) {
+  for (const auto& f : kMemoryBreakdownFields) this->*f.member += o.*f.member;
+  return *this;
+}
+
+inline MemoryBreakdown& MemoryBreakdown::operator-=(const MemoryBreakdown& o) {
+  for (const auto& f : kMemoryBreakdownFields) this->*f.member -= o.*f.member;
+  return *this;
+}
 
 // Splits one sequence's allocation into classes (free stays 0).
 //   current:   tokens whose KV the sequence holds now

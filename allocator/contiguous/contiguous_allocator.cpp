@@ -51,16 +51,6 @@ std::unique_ptr<Placement> make_placement(const ContiguousSettings& s) {
                        std::to_string(static_cast<int>(s.placement)));
 }
 
-MemoryBreakdown& subtract(MemoryBreakdown& a, const MemoryBreakdown& b) {
-  a.token_states -= b.token_states;
-  a.reserved -= b.reserved;
-  a.over_reserved -= b.over_reserved;
-  a.rounding -= b.rounding;
-  a.free -= b.free;
-  a.cached_free -= b.cached_free;
-  return a;
-}
-
 std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
 
 [[noreturn]] void violation(const std::string& what) {
@@ -88,7 +78,7 @@ MemoryBreakdown ContiguousAllocator::classify(const Sequence& s) {
 
 void ContiguousAllocator::add_to_totals(const Sequence& s) { used_ += classify(s); }
 
-void ContiguousAllocator::remove_from_totals(const Sequence& s) { subtract(used_, classify(s)); }
+void ContiguousAllocator::remove_from_totals(const Sequence& s) { used_ -= classify(s); }
 
 MemoryBreakdown ContiguousAllocator::breakdown() const {
   MemoryBreakdown b = used_;

@@ -1,10 +1,13 @@
 // IterationSample: the state of one iteration, taken at scheduling time after admission
-// (the vLLM paper's method): the batch, the queues and where every KV slot is.
+// (the vLLM paper's method): the batch, the queues and where every KV slot is. One row of
+// iterations.csv; its columns come from RecordFields<IterationSample> below.
 #pragma once
 
 #include <cstdint>
+#include <tuple>
 
 #include "allocator/memory_breakdown.h"
+#include "sim/output/record_fields.h"
 
 namespace pagesim::sim {
 
@@ -27,5 +30,37 @@ struct IterationSample {
   std::int64_t swap_in_blocks = 0;
   std::int32_t preemptions = 0;
 };
+
+// The allocator's breakdown as a nested record: its columns are the breakdown's own names.
+template <>
+struct RecordFields<alloc::MemoryBreakdown> {
+  static constexpr const auto& fields = alloc::kMemoryBreakdownFields;
+};
+
+// iterations.csv's columns, in order.
+template <>
+struct RecordFields<IterationSample> {
+  using S = IterationSample;
+  static constexpr auto fields = std::tuple{
+      Field{"index", &S::index},
+      Field{"start_s", &S::start_s},
+      Field{"duration_s", &S::duration_s},
+      Field{"batch_requests", &S::batch_requests},
+      Field{"batch_seqs", &S::batch_seqs},
+      Field{"prefill_tokens", &S::prefill_tokens},
+      Field{"decode_tokens", &S::decode_tokens},
+      Field{"waiting", &S::waiting},
+      Field{"running", &S::running},
+      Field{"swapped", &S::swapped},
+      Field{"memory", &S::memory},  // token_states, ..., cached_free
+      Field{"unusable_free", &S::unusable_free},
+      Field{"logical_blocks", &S::logical_blocks},
+      Field{"physical_blocks", &S::physical_blocks},
+      Field{"swap_out_blocks", &S::swap_out_blocks},
+      Field{"swap_in_blocks", &S::swap_in_blocks},
+      Field{"preemptions", &S::preemptions},
+  };
+};
+static_assert(lists_every_member<IterationSample>());
 
 }  // namespace pagesim::sim

@@ -5,7 +5,6 @@
 #include <numeric>
 
 #include <fmt/format.h>
-#include <fmt/ostream.h>
 
 namespace pagesim::sim {
 namespace {
@@ -30,17 +29,13 @@ Distribution distribution(std::vector<double>& v) {
   return d;
 }
 
-MemoryPct to_pct(const double (&a)[7], double denom) {
-  MemoryPct m;
-  if (denom <= 0) return m;
-  m.token_states = a[0] / denom;
-  m.reserved = a[1] / denom;
-  m.over_reserved = a[2] / denom;
-  m.rounding = a[3] / denom;
-  m.free = a[4] / denom;
-  m.unusable_free = a[5] / denom;
-  m.cached_free = a[6] / denom;
-  return m;
+// Writes one CSV line of r to os, formatted on the stack (no heap allocation).
+template <Record R>
+void write_csv_line(std::ostream& os, const R& r) {
+  fmt::memory_buffer line;
+  append_csv_row(line, r);
+  line.push_back('\n');
+  os.write(line.data(), static_cast<std::streamsize>(line.size()));
 }
 
 }  // namespace
@@ -51,48 +46,28 @@ Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, st
   if (iterations_csv_ && settings_.iterations_stride > 0) *iterations_csv_ << iterations_csv_header() << '\n';
 }
 
-const char* Metrics::requests_csv_header() {
-  return "id,arrival_s,prompt_tokens,output_tokens,n,beam_width,first_scheduled_s,first_token_s,finish_s,"
-         "ttft_s,tpot_s,e2e_s,normalized_latency_s_per_token,preemptions,recomputes,swapped_bytes,"
-         "cached_tokens,recomputed_tokens";
-}
-
-const char* Metrics::iterations_csv_header() {
-  return "index,start_s,duration_s,batch_requests,batch_seqs,prefill_tokens,decode_tokens,waiting,running,"
-         "swapped,token_states,reserved,over_reserved,rounding,free,cached_free,unusable_free,logical_blocks,"
-         "physical_blocks,swap_out_blocks,swap_in_blocks,preemptions";
-}
-
 void Metrics::integrate_until(double t) {
   if (!have_last_) return;
   const double a = std::max(last_time_, settings_.window_start_s);
   // A sample stands for its own iteration; the GPU's idle time after it is not its state.
   const double b = std::min({t, last_time_ + last_duration_, settings_.window_end_s});
   if (b <= a) return;
-  for (int i = 0; i < 7; ++i) tw_pct_[i] += last_pct_[i] * (b - a);
+  add_weighted(tw_pct_, last_pct_, b - a);
   tw_seconds_ += b - a;
 }
 
 void Metrics::on_iteration(const IterationSample& s) {
   ++summary_.iterations;
-  const alloc::MemoryBreakdown& m = s.memory;
-  const double cap = static_cast<double>(m.total());
-  const double pct[7] = {100.0 * static_cast<double>(m.token_states) / cap,
-                         100.0 * static_cast<double>(m.reserved) / cap,
-                         100.0 * static_cast<double>(m.over_reserved) / cap,
-                         100.0 * static_cast<double>(m.rounding) / cap,
-                         100.0 * static_cast<double>(m.free) / cap,
-                         100.0 * static_cast<double>(s.unusable_free) / cap,
-                         100.0 * static_cast<double>(m.cached_free) / cap};
+  const MemoryPct pct = memory_pct_of(s);
   integrate_until(s.start_s);
   have_last_ = true;
   last_time_ = s.start_s;
   last_duration_ = s.duration_s;
-  std::copy(std::begin(pct), std::end(pct), last_pct_);
+  last_pct_ = pct;
 
   if (s.start_s >= settings_.window_start_s && s.start_s < settings_.window_end_s) {
     ++summary_.window_iterations;
-    for (int i = 0; i < 7; ++i) sum_pct_[i] += pct[i];
+    add(sum_pct_, pct);
     sum_batched_requests_ += static_cast<double>(s.batch_requests);
     sum_batched_seqs_ += static_cast<double>(s.batch_seqs);
     if (s.physical_blocks > 0) {
@@ -105,11 +80,7 @@ void Metrics::on_iteration(const IterationSample& s) {
                             static_cast<double>(settings_.block_size) * settings_.kv_bytes_per_token;
 
   if (iterations_csv_ && settings_.iterations_stride > 0 && s.index % settings_.iterations_stride == 0) {
-    fmt::print(*iterations_csv_, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.index,
-               s.start_s, s.duration_s, s.batch_requests, s.batch_seqs, s.prefill_tokens, s.decode_tokens, s.waiting,
-               s.running, s.swapped, m.token_states, m.reserved, m.over_reserved, m.rounding, m.free, m.cached_free,
-               s.unusable_free, s.logical_blocks, s.physical_blocks, s.swap_out_blocks, s.swap_in_blocks,
-               s.preemptions);
+    write_csv_line(*iterations_csv_, s);
   }
 }
 
@@ -118,29 +89,39 @@ void Metrics::on_request_finished(const Request& r) {
   summary_.recompute_preemptions += r.recomputes;
   summary_.swap_preemptions += r.preemptions - r.recomputes;
   generated_tokens_ += static_cast<double>(r.output_tokens) * r.width();
-  const double e2e = r.finish_s - r.arrival_s;
-  const double ttft = r.first_token_s - r.arrival_s;
-  const double tpot = r.output_tokens > 1 ? (r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1) : 0;
-  const double norm = r.output_tokens > 0 ? e2e / static_cast<double>(r.output_tokens) : 0;
-  e2e_.push_back(e2e);
-  ttft_.push_back(ttft);
-  if (r.output_tokens > 1) tpot_.push_back(tpot);
-  if (r.output_tokens > 0) normalized_.push_back(norm);
-  if (requests_csv_) {
-    const double swapped = static_cast<double>(r.swapped_blocks) * static_cast<double>(settings_.block_size) *
-                           settings_.kv_bytes_per_token;
-    fmt::print(*requests_csv_, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id, r.arrival_s,
-               r.prompt_tokens, r.output_tokens, r.n, r.beam_width, r.first_scheduled_s, r.first_token_s, r.finish_s,
-               ttft, tpot, e2e, norm, r.preemptions, r.recomputes, swapped, r.cached_tokens, r.recomputed_tokens);
-  }
+  RequestRecord rec;
+  rec.id = r.id;
+  rec.arrival_s = r.arrival_s;
+  rec.prompt_tokens = r.prompt_tokens;
+  rec.output_tokens = r.output_tokens;
+  rec.n = r.n;
+  rec.beam_width = r.beam_width;
+  rec.first_scheduled_s = r.first_scheduled_s;
+  rec.first_token_s = r.first_token_s;
+  rec.finish_s = r.finish_s;
+  rec.ttft_s = r.first_token_s - r.arrival_s;
+  rec.tpot_s = r.output_tokens > 1 ? (r.finish_s - r.first_token_s) / static_cast<double>(r.output_tokens - 1) : 0;
+  rec.e2e_s = r.finish_s - r.arrival_s;
+  rec.normalized_latency_s_per_token = r.output_tokens > 0 ? rec.e2e_s / static_cast<double>(r.output_tokens) : 0;
+  rec.preemptions = r.preemptions;
+  rec.recomputes = r.recomputes;
+  rec.swapped_bytes = static_cast<double>(r.swapped_blocks) * static_cast<double>(settings_.block_size) *
+                      settings_.kv_bytes_per_token;
+  rec.cached_tokens = r.cached_tokens;
+  rec.recomputed_tokens = r.recomputed_tokens;
+  e2e_.push_back(rec.e2e_s);
+  ttft_.push_back(rec.ttft_s);
+  if (r.output_tokens > 1) tpot_.push_back(rec.tpot_s);
+  if (r.output_tokens > 0) normalized_.push_back(rec.normalized_latency_s_per_token);
+  if (requests_csv_) write_csv_line(*requests_csv_, rec);
 }
 
 Summary Metrics::finish(double sim_time_s, double wall_s, double prefix_hit_rate) {
   integrate_until(sim_time_s);
   Summary& s = summary_;
   const auto n = static_cast<double>(s.window_iterations);
-  s.memory_pct = to_pct(sum_pct_, n);
-  s.memory_pct_time_weighted = to_pct(tw_pct_, tw_seconds_);
+  s.memory_pct = divided(sum_pct_, n);
+  s.memory_pct_time_weighted = divided(tw_pct_, tw_seconds_);
   s.mean_batched_requests = n > 0 ? sum_batched_requests_ / n : 0;
   s.mean_batched_seqs = n > 0 ? sum_batched_seqs_ / n : 0;
   s.sharing_saving_pct =

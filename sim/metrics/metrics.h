@@ -1,8 +1,10 @@
 // Metrics: collects what one run measures, fed by hooks from the engine.
 //
 // An IterationObserver of the simulation: on_arrival per request, on_iteration per
-// iteration (at scheduling time) and on_request_finished per finished request; finish() closes the run and returns the
-// Summary. Rows of requests.csv and iterations.csv stream to the given sinks as they come,
+// iteration (at scheduling time) and on_request_finished per finished request; finish()
+// closes the run and returns the Summary. Rows of requests.csv (RequestRecord) and
+// iterations.csv (IterationSample), their columns generated from each record's field list,
+// stream to the given sinks as they come,
 // so memory stays bounded by the per-request latency vectors (for exact percentiles:
 // 4 doubles per request). The sinks are borrowed and may be null. Not thread-safe.
 #pragma once
@@ -10,11 +12,14 @@
 #include <cstdint>
 #include <limits>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "sim/core/iteration_observer.h"
 #include "sim/core/iteration_sample.h"
 #include "sim/core/request.h"
+#include "sim/metrics/memory_pct.h"
+#include "sim/metrics/request_record.h"
 #include "sim/metrics/summary.h"
 
 namespace pagesim::sim {
@@ -38,8 +43,9 @@ class Metrics final : public IterationObserver {
   // Closes the run at virtual time sim_time_s. prefix_hit_rate comes from the allocator.
   Summary finish(double sim_time_s, double wall_s, double prefix_hit_rate);
 
-  static const char* requests_csv_header();
-  static const char* iterations_csv_header();
+  // The CSV header lines (no newline), from RequestRecord's and IterationSample's fields.
+  static std::string requests_csv_header() { return csv_header<RequestRecord>(); }
+  static std::string iterations_csv_header() { return csv_header<IterationSample>(); }
 
  private:
   // Time-weighted memory of the last sample over its iteration, up to t.
@@ -51,17 +57,17 @@ class Metrics final : public IterationObserver {
   Summary summary_;
 
   // Window sums over iterations (the paper's per-iteration average).
-  double sum_pct_[7] = {};
+  MemoryPct sum_pct_;
   double sum_batched_requests_ = 0, sum_batched_seqs_ = 0;
   double sum_sharing_ratio_ = 0;
   std::int64_t sharing_samples_ = 0;
   // Time-weighted integrals of the last sample's classes.
-  double tw_pct_[7] = {};
+  MemoryPct tw_pct_;
   double tw_seconds_ = 0;
   bool have_last_ = false;
   double last_time_ = 0;
   double last_duration_ = 0;
-  double last_pct_[7] = {};
+  MemoryPct last_pct_;
 
   std::vector<double> e2e_, ttft_, tpot_, normalized_;
   double generated_tokens_ = 0;

@@ -1,26 +1,34 @@
-// Summary: the numbers one run reports, defined once. to_json() gives summary.json's
-// nested objects; flattening joins keys with dots (memory_pct.token_states, ...), the names
-// sweep.csv columns use. Fields marked "window" are averaged over iterations that start
-// inside the measurement window; latencies cover requests that finished.
+// Summary: the numbers one run reports, defined once. Its field list (RecordFields<Summary>)
+// gives summary.json's keys and nesting; flattening joins keys with dots
+// (memory_pct.token_states, ...), the names sweep.csv columns use. Fields marked "window" are
+// averaged over iterations that start inside the measurement window; latencies cover
+// requests that finished.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-namespace pagesim::sim {
+#include "sim/metrics/memory_pct.h"
+#include "sim/output/record_fields.h"
 
-struct MemoryPct {  // % of KV capacity
-  double token_states = 0, reserved = 0, over_reserved = 0, rounding = 0, free = 0;
-  double unusable_free = 0, cached_free = 0;
-};
+namespace pagesim::sim {
 
 struct Distribution {  // of per-request values
   double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
 };
+
+template <>
+struct RecordFields<Distribution> {
+  using D = Distribution;
+  static constexpr auto fields = std::tuple{Field{"mean", &D::mean}, Field{"p50", &D::p50}, Field{"p90", &D::p90},
+                                            Field{"p99", &D::p99}, Field{"max", &D::max}};
+};
+static_assert(lists_every_member<Distribution>());
 
 struct Summary {
   MemoryPct memory_pct;                // window, mean over iterations (the paper's method)
@@ -43,8 +51,43 @@ struct Summary {
   double sim_seconds_per_wall_second = 0;
   double iterations_per_wall_second = 0;
 
+  // summary.json's object: record_json(*this).
   nlohmann::ordered_json to_json() const;
 };
+
+// summary.json's keys, in order.
+template <>
+struct RecordFields<Summary> {
+  using S = Summary;
+  static constexpr auto fields = std::tuple{
+      Field{"memory_pct", &S::memory_pct},
+      Field{"memory_pct_time_weighted", &S::memory_pct_time_weighted},
+      Field{"mean_batched_requests", &S::mean_batched_requests},
+      Field{"mean_batched_seqs", &S::mean_batched_seqs},
+      Field{"sharing_saving_pct", &S::sharing_saving_pct},
+      Field{"throughput_rps", &S::throughput_rps},
+      Field{"throughput_tokens_per_s", &S::throughput_tokens_per_s},
+      Field{"normalized_latency_s_per_token", &S::normalized_latency_s_per_token},
+      Field{"normalized_latency", &S::normalized_latency},
+      Field{"e2e_s", &S::e2e_s},
+      Field{"ttft_s", &S::ttft_s},
+      Field{"tpot_s", &S::tpot_s},
+      Field{"preemptions", &S::preemptions},
+      Field{"recompute_preemptions", &S::recompute_preemptions},
+      Field{"swap_preemptions", &S::swap_preemptions},
+      Field{"swapped_bytes", &S::swapped_bytes},
+      Field{"prefix_hit_rate", &S::prefix_hit_rate},
+      Field{"requests_arrived", &S::requests_arrived},
+      Field{"requests_finished", &S::requests_finished},
+      Field{"iterations", &S::iterations},
+      Field{"window_iterations", &S::window_iterations},
+      Field{"sim_time_s", &S::sim_time_s},
+      Field{"wall_s", &S::wall_s},
+      Field{"sim_seconds_per_wall_second", &S::sim_seconds_per_wall_second},
+      Field{"iterations_per_wall_second", &S::iterations_per_wall_second},
+  };
+};
+static_assert(lists_every_member<Summary>());
 
 // [("memory_pct.token_states", 12.3), ...] in summary.json's order.
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten(const nlohmann::ordered_json& j);
