@@ -24,7 +24,7 @@ NAMES = {"orca-max": "Orca (Max)", "orca-pow2": "Orca (Pow2)", "orca-oracle": "O
 # Why a miss happens, for the misses whose reason is not computed from the results (a section
 # that computes one records it in Report.reasons, which wins). Keyed by the miss's prefix.
 EXPLANATIONS = {
-    "Fig. 15 beam": "pagesim's beam model (sim/engine/neutral_beam_model.h) lets each next beam pick its parent uniformly "
+    "Fig. 15 beam": "pagesim's beam model (sim/beam/neutral_beam_model.h) lets each next beam pick its parent uniformly "
                     "at random: a neutral Wright–Fisher process whose beams coalesce within about 2k steps, so "
                     "nearly the whole sequence is shared and the saving approaches 1 − 1/k (50, 75, 83% for "
                     "k = 2, 4, 6). Real beam search scores keep beams on their own hypotheses longer, so the "
@@ -341,7 +341,7 @@ def beam_sensitivity(rep, res):
         return "neutral" if c == neutral else f"scores, H = {c[1]:g}"
 
     rep.add("Beam survival decides the beam savings. `fig15_beam_sensitivity.yaml` reruns the beam cases with "
-            "the score model (sim/engine/score_beam_model.h): vLLM's own beam selection (top-k of cumulative "
+            "the score model (sim/beam/score_beam_model.h): vLLM's own beam selection (top-k of cumulative "
             "log-probabilities; survivors continue, discarded beams fork the outstanding candidates) on "
             "log-probabilities from a stand-in language model whose next-token entropy has mean H nats. "
             "H = 0 shares only the prompt, as parallel sampling does; large H collapses every step onto one "
@@ -352,7 +352,7 @@ def beam_sensitivity(rep, res):
                for w in per_width])
     reason = (
         "pagesim has no language model, so which beams survive a step is a model. The default, neutral one "
-        "(sim/engine/neutral_beam_model.h) lets each next beam pick its parent uniformly: beams coalesce within "
+        "(sim/beam/neutral_beam_model.h) lets each next beam pick its parent uniformly: beams coalesce within "
         "about 2k steps and the saving approaches 1 − 1/k. The artifact ran OPT-13B's real scores, on prompts made "
         "of token id 0 repeated (its trace.py has only lengths for ShareGPT), so the saving is a property of that "
         "model on those prompts. Running vLLM's own selection on a one-parameter stand-in "
