@@ -253,7 +253,8 @@ page=$out/kernels-$slug.md
   if [ -f "$scratch/bench.md" ] && grep -q '^### Targets' "$scratch/bench.md"; then
     sed -n '/^### Targets/,$p' "$scratch/bench.md" | tail -n +3
   else
-    echo "(no target summary: the benchmark did not finish, exit $bench_rc; see the table and run.log)"
+    if [ $dry = 1 ]; then echo "(dry run: no device, nothing measured)"
+    else echo "(no target summary: the benchmark did not finish, exit $bench_rc; see the table and run.log)"; fi
   fi
   echo
   echo "## pagesim kernels"
@@ -277,6 +278,9 @@ page=$out/kernels-$slug.md
   echo '```'
   echo
   echo "## pagesim validate --device $validate_device (sampled batches of every allocator policy)"
+  echo
+  echo "Batches from \`bench/kernels/gpu_batches.sh\` (the simulations of tests/sim/validate_policies_test.cpp);"
+  echo "\`pagesim validate FILE --device $validate_device --dtype T\` with its defaults (4 query / 2 KV heads, head_dim 64)."
   echo
   echo '```'
   cat "$out/validate.txt"

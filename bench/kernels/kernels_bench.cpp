@@ -306,7 +306,8 @@ std::vector<Row> run_prefill(const PrefillCase& c, const Env& env) {
     r.flops = flops;
     r.value = flops / (r.t.median_ms * 1e-3) / 1e12;
     r.unit = "TFLOP/s";
-    r.of_peak = env.peaks.fp16_dense_tflops > 0 && c.dtype != pk::DType::kFloat32 ? r.value / env.peaks.fp16_dense_tflops : 0;
+    const bool tensor_cores = c.dtype != pk::DType::kFloat32;
+    r.of_peak = env.peaks.fp16_dense_tflops > 0 && tensor_cores ? r.value / env.peaks.fp16_dense_tflops : 0;
     if (paged && c.target_tflops > 0) {
       r.target = c.target_tflops;
       r.target_text = fmt(c.target_tflops, 0) + " TFLOP/s";
@@ -382,8 +383,10 @@ class Report {
          std::to_string(r.q_heads) + "/" + std::to_string(r.kv_heads) + " | " + r.table + " | " + r.algo + " | " +
          fmt(r.t.median_ms, 4) + " | " + fmt(r.value, 3) + " " + r.unit + " | " + pct(r.of_copy) + " | " +
          pct(r.of_peak) + " | " + target + " | " + vs + " |\n");
-    if (r.target > 0) targets_.push_back({r.kernel + " " + r.name + ": " + r.target_text, fmt(r.value, 3) + " " + r.unit,
-                                          r.value >= r.target});
+    if (r.target > 0) {
+      targets_.push_back({r.kernel + " " + r.name + ": " + r.target_text, fmt(r.value, 3) + " " + r.unit,
+                          r.value >= r.target});
+    }
     if (r.target_vs_identity > 0) {
       targets_.push_back({r.kernel + " " + r.name + ": paged >= " + pct(r.target_vs_identity) + " of identity",
                           pct(r.vs_identity), r.vs_identity >= r.target_vs_identity});

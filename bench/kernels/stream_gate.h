@@ -5,8 +5,8 @@
 // hold() enqueues a one-thread kernel that spins on a flag in mapped pinned memory; the
 // host enqueues the timed work (start event, launches, stop event) and then release()s the
 // flag. The spin gives up after a timeout so that a host that never releases (an exception
-// between hold and release) cannot hang the device; timed_out() reports it. The same technique as NVIDIA nvbench's blocking kernel. One gate per stream;
-// not thread-safe.
+// between hold and release) cannot hang the device; timed_out() reports it. The same
+// technique as NVIDIA nvbench's blocking kernel. One gate per stream; not thread-safe.
 #pragma once
 
 #include <cuda_runtime.h>
