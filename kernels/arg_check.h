@@ -2,10 +2,17 @@
 //
 // Each throws KernelError with a message "<fn>: <argument> <what was expected>, got <view>".
 // They read shapes, strides and pointers only, never tensor data. Stateless.
+//
+// Messages are built only when a check fails: a launch runs ~90 checks and passes them all,
+// so formatting (describe(), to_string) on the passing path would cost tens of microseconds
+// per launch. `require` therefore takes either a string literal or a callable that builds
+// the message; passing a ready std::string does not compile.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "kernels/dtype.h"
 #include "kernels/tensor_view.h"
@@ -14,9 +21,22 @@ namespace pagesim::kernels::detail {
 
 [[noreturn]] void fail(const char* fn, const std::string& what);
 
-inline void require(bool ok, const char* fn, const std::string& what) {
-  if (!ok) fail(fn, what);
+// A fixed message: nothing is formatted.
+inline void require(bool ok, const char* fn, const char* what) {
+  if (!ok) [[unlikely]] {
+    fail(fn, what);
+  }
 }
+// A built message: message() runs only when ok is false.
+template <class Message>
+  requires std::is_invocable_r_v<std::string, Message&>
+inline void require(bool ok, const char* fn, Message&& message) {
+  if (!ok) [[unlikely]] {
+    fail(fn, message());
+  }
+}
+// A std::string would be built before the check, on the passing path too: use a lambda.
+void require(bool ok, const char* fn, const std::string& what) = delete;
 
 // `name` is rank `rank` with the given dtype and non-negative shape; a non-empty view needs a
 // non-null pointer.

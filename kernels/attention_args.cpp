@@ -35,33 +35,33 @@ void check_queries(const TensorView& query, const TensorView& out, const TensorV
   expect_inner_contiguous(out, fn, "out");
   for (int d = 0; d < 3; ++d) {
     require(query.shape[static_cast<std::size_t>(d)] <= INT32_MAX, fn,
-            "query dimensions must fit in int32, got " + query.describe());
+            [&] { return "query dimensions must fit in int32, got " + query.describe(); });
     expect_dim(out, fn, "out", d, query.shape[static_cast<std::size_t>(d)], "same as query");
   }
   shape.num_query_tokens = static_cast<std::int32_t>(query.shape[0]);
   shape.num_q_heads = static_cast<std::int32_t>(query.shape[1]);
   shape.head_dim = static_cast<std::int32_t>(query.shape[2]);
   shape.dtype = query.dtype;
-  require(shape.num_q_heads >= 1, fn, "query must have at least one head, got " + query.describe());
-  require(shape.head_dim >= 1, fn, "head_dim must be >= 1, got " + query.describe());
+  require(shape.num_q_heads >= 1, fn, [&] { return "query must have at least one head, got " + query.describe(); });
+  require(shape.head_dim >= 1, fn, [&] { return "head_dim must be >= 1, got " + query.describe(); });
   if (!alibi.empty()) expect_vector(alibi, fn, "alibi_slopes", DType::kFloat32, shape.num_q_heads);
-  require(std::isfinite(scale), fn, "scale must be finite, got " + std::to_string(scale));
+  require(std::isfinite(scale), fn, [&] { return "scale must be finite, got " + std::to_string(scale); });
 }
 
 void check_group(const char* fn, AttentionShape& shape) {
   require(shape.num_kv_heads >= 1 && shape.num_q_heads % shape.num_kv_heads == 0, fn,
-          "num_q_heads (" + std::to_string(shape.num_q_heads) +
+          [&] { return "num_q_heads (" + std::to_string(shape.num_q_heads) +
               ") must be a positive multiple of num_kv_heads (" +
-              std::to_string(shape.num_kv_heads) + ")");
+              std::to_string(shape.num_kv_heads) + ")"; });
 }
 
 void check_query_starts(const TensorView& query_starts, const char* fn, AttentionShape& shape) {
   shape.decode = query_starts.empty();
   if (shape.decode) {
     require(shape.num_query_tokens == shape.num_seqs, fn,
-            "decode (no query_starts) needs one query row per sequence: query.shape[0] = " +
+            [&] { return "decode (no query_starts) needs one query row per sequence: query.shape[0] = " +
                 std::to_string(shape.num_query_tokens) + ", num_seqs = " +
-                std::to_string(shape.num_seqs));
+                std::to_string(shape.num_seqs); });
   } else {
     expect_vector(query_starts, fn, "query_starts", DType::kInt32,
                   static_cast<std::int64_t>(shape.num_seqs) + 1);
@@ -82,26 +82,26 @@ AttentionShape check_paged_attention_args(const PagedAttentionArgs& a, const cha
   for (int d = 0; d < 4; ++d) {
     const auto i = static_cast<std::size_t>(d);
     require(a.v_cache.shape[i] == a.k_cache.shape[i] && a.v_cache.stride[i] == a.k_cache.stride[i],
-            fn, "v_cache must have the shape and strides of k_cache: k_cache " +
-                    a.k_cache.describe() + ", v_cache " + a.v_cache.describe());
+            fn, [&] { return "v_cache must have the shape and strides of k_cache: k_cache " +
+                    a.k_cache.describe() + ", v_cache " + a.v_cache.describe(); });
   }
   require(a.v_cache.dtype == a.k_cache.dtype, fn,
-          "v_cache dtype must equal k_cache's: " + a.k_cache.describe() + " vs " +
-              a.v_cache.describe());
+          [&] { return "v_cache dtype must equal k_cache's: " + a.k_cache.describe() + " vs " +
+              a.v_cache.describe(); });
   expect_dim(a.k_cache, fn, "k_cache", 3, shape.head_dim, "head_dim, as in query");
   shape.num_kv_heads = g.num_kv_heads;
   shape.block_size = g.block_size;
   shape.num_blocks = g.num_blocks;
   check_group(fn, shape);
-  require(g.block_size >= 1, fn, "block_size must be >= 1, got " + a.k_cache.describe());
+  require(g.block_size >= 1, fn, [&] { return "block_size must be >= 1, got " + a.k_cache.describe(); });
 
   expect_tensor(a.block_table, fn, "block_table", 2, DType::kInt32);
-  require(a.block_table.shape[0] <= INT32_MAX, fn, "too many sequences: " + a.block_table.describe());
+  require(a.block_table.shape[0] <= INT32_MAX, fn, [&] { return "too many sequences: " + a.block_table.describe(); });
   shape.num_seqs = static_cast<std::int32_t>(a.block_table.shape[0]);
   require(a.block_table.shape[1] <= 1 || a.block_table.stride[1] == 1, fn,
-          "block_table rows must be contiguous, got " + a.block_table.describe());
+          [&] { return "block_table rows must be contiguous, got " + a.block_table.describe(); });
   require(shape.num_seqs <= 1 || a.block_table.stride[0] >= a.block_table.shape[1], fn,
-          "block_table row stride must be >= its column count, got " + a.block_table.describe());
+          [&] { return "block_table row stride must be >= its column count, got " + a.block_table.describe(); });
   expect_vector(a.kv_lens, fn, "kv_lens", DType::kInt32, shape.num_seqs);
   check_query_starts(a.query_starts, fn, shape);
 
@@ -109,17 +109,17 @@ AttentionShape check_paged_attention_args(const PagedAttentionArgs& a, const cha
     const DType t = a.query.dtype;
     for (const TensorView* v : {&a.out, &a.k_cache, &a.v_cache}) {
       require(v->dtype == t, fn,
-              std::string("query, out, k_cache and v_cache must share one dtype; query is ") +
-                  dtype_name(t) + ", got " + v->describe());
+              [&] { return std::string("query, out, k_cache and v_cache must share one dtype; query is ") +
+                  dtype_name(t) + ", got " + v->describe(); });
     }
     require(limits::is_supported_head_dim(shape.head_dim), fn,
-            "head_dim " + std::to_string(shape.head_dim) + " is not supported; expected one of " +
-                head_dims_list());
+            [&] { return "head_dim " + std::to_string(shape.head_dim) + " is not supported; expected one of " +
+                head_dims_list(); });
     require(limits::is_supported_block_size(shape.block_size), fn,
-            "block_size " + std::to_string(shape.block_size) +
+            [&] { return "block_size " + std::to_string(shape.block_size) +
                 " is not supported; expected a power of two in [" +
                 std::to_string(limits::kMinBlockSize) + ", " +
-                std::to_string(limits::kMaxBlockSize) + "]");
+                std::to_string(limits::kMaxBlockSize) + "]"; });
     expect_row_aligned(a.query, fn, "query");
     expect_row_aligned(a.out, fn, "out");
     expect_row_aligned(a.k_cache, fn, "k_cache");
@@ -138,12 +138,12 @@ AttentionShape check_dense_attention_args(const DenseAttentionArgs& a, const cha
                "same as keys");
   }
   expect_dim(a.keys, fn, "keys", 2, shape.head_dim, "head_dim, as in query");
-  require(a.keys.shape[1] <= INT32_MAX, fn, "too many kv heads: " + a.keys.describe());
+  require(a.keys.shape[1] <= INT32_MAX, fn, [&] { return "too many kv heads: " + a.keys.describe(); });
   shape.num_kv_heads = static_cast<std::int32_t>(a.keys.shape[1]);
   check_group(fn, shape);
   expect_tensor(a.kv_starts, fn, "kv_starts", 1, DType::kInt32);
   require(a.kv_starts.shape[0] >= 1 && a.kv_starts.shape[0] - 1 <= INT32_MAX, fn,
-          "kv_starts needs num_seqs + 1 >= 1 entries, got " + a.kv_starts.describe());
+          [&] { return "kv_starts needs num_seqs + 1 >= 1 entries, got " + a.kv_starts.describe(); });
   expect_vector(a.kv_starts, fn, "kv_starts", DType::kInt32, a.kv_starts.shape[0]);
   shape.num_seqs = static_cast<std::int32_t>(a.kv_starts.shape[0] - 1);
   check_query_starts(a.query_starts, fn, shape);

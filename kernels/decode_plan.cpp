@@ -53,6 +53,13 @@ DecodeWorkspaceLayout decode_workspace_layout(std::int32_t num_seqs, std::int32_
   return w;
 }
 
+LaunchGrid decode_kernel_grid(const DecodePlan& plan, std::int32_t num_seqs, std::int32_t num_kv_heads) {
+  return {static_cast<std::int64_t>(num_seqs) * num_kv_heads * plan.head_groups,
+          plan.algo == DecodeAlgo::kV2 ? plan.max_partitions : 1, 1};
+}
+
+LaunchGrid decode_merge_grid(std::int32_t num_seqs, std::int32_t num_q_heads) { return {num_seqs, num_q_heads, 1}; }
+
 const char* decode_algo_name(DecodeAlgo a) { return a == DecodeAlgo::kV1 ? "v1" : "v2"; }
 
 DecodePlan make_decode_plan(const DecodeProblem& p, DecodeAlgo algo, std::int32_t partition_size) {
@@ -64,7 +71,10 @@ DecodePlan make_decode_plan(const DecodeProblem& p, DecodeAlgo algo, std::int32_
   const std::int32_t group = p.num_q_heads / p.num_kv_heads;
   plan.head_groups = (group + plan.heads_per_cta - 1) / plan.heads_per_cta;
   for (std::int32_t len : p.kv_lens) plan.max_kv_len = std::max(plan.max_kv_len, len);
-  if (algo == DecodeAlgo::kV1) return plan;
+  if (algo == DecodeAlgo::kV1) {
+    if (p.num_seqs > 0) check_launch_grid(decode_kernel_grid(plan, p.num_seqs, p.num_kv_heads), fn, "paged_decode_kernel");
+    return plan;
+  }
 
   if (partition_size < 1) {
     throw KernelError(std::string(fn) + ": v2 partition_size must be >= 1, got " +
@@ -77,6 +87,10 @@ DecodePlan make_decode_plan(const DecodeProblem& p, DecodeAlgo algo, std::int32_
                       std::to_string(plan.max_partitions) + " partitions of " +
                       std::to_string(partition_size) + " tokens; at most " +
                       std::to_string(limits::kMaxDecodePartitions) + " are supported");
+  }
+  if (p.num_seqs > 0) {
+    check_launch_grid(decode_kernel_grid(plan, p.num_seqs, p.num_kv_heads), fn, "paged_decode_kernel (v2)");
+    check_launch_grid(decode_merge_grid(p.num_seqs, p.num_q_heads), fn, "decode_merge_kernel");
   }
   const DecodeWorkspaceLayout ws = decode_workspace_layout(p.num_seqs, p.num_q_heads, plan.max_partitions, p.head_dim);
   plan.partial_out_offset = ws.partial_out_offset;
@@ -104,7 +118,15 @@ DecodePlan plan_decode(const DecodeProblem& p, const DecodeDeviceCaps& caps) {
   double best_cost = best_v1;
   for (std::int32_t size : kDecodePartitionSizes) {
     if (size >= v1.max_kv_len) break;
-    if ((v1.max_kv_len + size - 1) / size > limits::kMaxDecodePartitions) continue;
+    const std::int32_t partitions = (v1.max_kv_len + size - 1) / size;
+    if (partitions > limits::kMaxDecodePartitions) continue;
+    DecodePlan shape = v1;
+    shape.algo = DecodeAlgo::kV2;
+    shape.max_partitions = partitions;
+    if (!grid_fits(decode_kernel_grid(shape, p.num_seqs, p.num_kv_heads)) ||
+        !grid_fits(decode_merge_grid(p.num_seqs, p.num_q_heads))) {
+      continue;
+    }
     double units = 0;
     for (std::int32_t len : p.kv_lens) units += (len + size - 1) / size;
     units *= heads;

@@ -18,6 +18,7 @@
 #include <span>
 
 #include "kernels/dtype.h"
+#include "kernels/launch_grid.h"
 
 namespace pagesim::kernels {
 
@@ -92,18 +93,27 @@ struct DecodeWorkspaceLayout {
 DecodeWorkspaceLayout decode_workspace_layout(std::int32_t num_seqs, std::int32_t num_q_heads,
                                               std::int32_t max_partitions, std::int32_t head_dim);
 
+// Grid of the decode kernel: x = one CTA per (sequence, KV head, head group), y = the plan's
+// partitions (v2) or 1 (v1).
+LaunchGrid decode_kernel_grid(const DecodePlan& plan, std::int32_t num_seqs, std::int32_t num_kv_heads);
+// Grid of the v2 merge kernel: x = sequence, y = query head. Sequences go on x because a
+// batch may hold more than 65535 of them; query heads never approach that.
+LaunchGrid decode_merge_grid(std::int32_t num_seqs, std::int32_t num_q_heads);
+
 // Partition sizes v2 may choose from (each a multiple of every tile's tokens_per_iteration).
 inline constexpr std::int32_t kDecodePartitionSizes[] = {256, 512, 1024, 2048, 4096};
 
 // Chooses v1 or v2 and the partition size by an estimate of the makespan in token-units:
 // total work / CTA slots + the longest unit + per-CTA and merge overheads; ties go to v1.
 // Deterministic. Throws KernelError on non-positive sizes, a group size that is not an
-// integer, or a negative kv_len.
+// integer, a negative kv_len, or a batch whose decode grid exceeds CUDA's limits
+// (launch_grid.h); v2 candidates whose grids do not fit are skipped.
 DecodePlan plan_decode(const DecodeProblem& problem, const DecodeDeviceCaps& caps);
 
 // The plan for a forced algorithm (tests, benchmarks). partition_size is ignored for v1 and
 // must be >= 1 for v2; throws KernelError when v2 would need more than
-// limits::kMaxDecodePartitions partitions.
+// limits::kMaxDecodePartitions partitions, or when a grid the plan launches (decode kernel;
+// v2 also the merge kernel) exceeds CUDA's limits.
 DecodePlan make_decode_plan(const DecodeProblem& problem, DecodeAlgo algo,
                             std::int32_t partition_size);
 

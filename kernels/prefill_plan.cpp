@@ -30,4 +30,13 @@ PrefillPlan plan_prefill(const PrefillProblem& p) {
   return plan;
 }
 
+LaunchGrid prefill_grid(const PrefillPlan& plan) { return {plan.row_tiles, plan.kv_heads, plan.num_seqs}; }
+
+void check_prefill_smem(const PrefillPlan& plan, std::int64_t max_optin_bytes, const char* fn) {
+  if (static_cast<std::int64_t>(plan.smem_bytes) > max_optin_bytes) {
+    throw KernelError(std::string(fn) + ": the prefill kernel's tile needs " + std::to_string(plan.smem_bytes) +
+                      " bytes of shared memory per CTA; this device allows " + std::to_string(max_optin_bytes));
+  }
+}
+
 }  // namespace pagesim::kernels

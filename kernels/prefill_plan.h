@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "kernels/dtype.h"
+#include "kernels/launch_grid.h"
 
 namespace pagesim::kernels {
 
@@ -79,7 +80,15 @@ struct PrefillPlan {
 };
 
 // Throws KernelError on non-positive head counts or a group size that is not an integer,
-// or a grid beyond CUDA's limits (more than 65535 sequences).
+// or a grid beyond CUDA's limits (more than 65535 sequences or KV heads; launch_grid.h).
 PrefillPlan plan_prefill(const PrefillProblem& problem);
+
+// The launch grid of a plan: x = row tiles, y = KV heads, z = sequences.
+LaunchGrid prefill_grid(const PrefillPlan& plan);
+
+// Throws KernelError naming both sizes unless the plan's dynamic shared memory fits
+// `max_optin_bytes`, the device's per-block opt-in limit
+// (cudaDevAttrMaxSharedMemoryPerBlockOptin: 227 KiB on H100/H200, 99 KiB on sm_86/sm_89).
+void check_prefill_smem(const PrefillPlan& plan, std::int64_t max_optin_bytes, const char* fn);
 
 }  // namespace pagesim::kernels

@@ -105,18 +105,18 @@ void check_queries_content(const TensorView& query_starts, const AttentionShape&
   if (!query_starts.empty()) {
     require(read_i32(query_starts, 0) == 0, fn, "query_starts[0] must be 0");
     require(read_i32(query_starts, shape.num_seqs) == shape.num_query_tokens, fn,
-            "query_starts[num_seqs] must equal query.shape[0] = " +
+            [&] { return "query_starts[num_seqs] must equal query.shape[0] = " +
                 std::to_string(shape.num_query_tokens) + ", got " +
-                std::to_string(read_i32(query_starts, shape.num_seqs)));
+                std::to_string(read_i32(query_starts, shape.num_seqs)); });
   }
   for (std::int32_t s = 0; s < shape.num_seqs; ++s) {
     const std::int32_t len = kv_len(s);
-    require(len >= 0, fn, "sequence " + std::to_string(s) + " has kv_len " + std::to_string(len));
+    require(len >= 0, fn, [&] { return "sequence " + std::to_string(s) + " has kv_len " + std::to_string(len); });
     if (query_starts.empty()) continue;
     const std::int32_t q = read_i32(query_starts, s + 1) - read_i32(query_starts, s);
     require(q >= 0 && q <= len, fn,
-            "sequence " + std::to_string(s) + ": query_len " + std::to_string(q) +
-                " must be in [0, kv_len = " + std::to_string(len) + "]");
+            [&] { return "sequence " + std::to_string(s) + ": query_len " + std::to_string(q) +
+                " must be in [0, kv_len = " + std::to_string(len) + "]"; });
   }
 }
 
@@ -133,14 +133,14 @@ void reference_paged_attention(const PagedAttentionArgs& a) {
   for (std::int32_t s = 0; s < shape.num_seqs; ++s) {
     const std::int64_t blocks = (static_cast<std::int64_t>(kv_len(s)) + geo.block_size - 1) / geo.block_size;
     require(blocks <= table_cols, fn,
-            "sequence " + std::to_string(s) + ": kv_len " + std::to_string(kv_len(s)) + " needs " +
+            [&] { return "sequence " + std::to_string(s) + ": kv_len " + std::to_string(kv_len(s)) + " needs " +
                 std::to_string(blocks) + " blocks; block_table has " + std::to_string(table_cols) +
-                " columns");
+                " columns"; });
     for (std::int64_t b = 0; b < blocks; ++b) {
       const std::int32_t id = table.physical_block(s, b);
       require(id >= 0 && id < geo.num_blocks, fn,
-              "block_table[" + std::to_string(s) + "][" + std::to_string(b) + "] = " +
-                  std::to_string(id) + " is not in [0, " + std::to_string(geo.num_blocks) + ")");
+              [&] { return "block_table[" + std::to_string(s) + "][" + std::to_string(b) + "] = " +
+                  std::to_string(id) + " is not in [0, " + std::to_string(geo.num_blocks) + ")"; });
     }
   }
 
@@ -191,11 +191,11 @@ void reference_dense_attention(const DenseAttentionArgs& a) {
   require(read_i32(a.kv_starts, 0) == 0, fn, "kv_starts[0] must be 0");
   for (std::int32_t s = 0; s < shape.num_seqs; ++s) {
     require(read_i32(a.kv_starts, s + 1) >= read_i32(a.kv_starts, s), fn,
-            "kv_starts must be non-decreasing (at sequence " + std::to_string(s) + ")");
+            [&] { return "kv_starts must be non-decreasing (at sequence " + std::to_string(s) + ")"; });
   }
   require(read_i32(a.kv_starts, shape.num_seqs) <= a.keys.shape[0], fn,
-          "kv_starts[num_seqs] = " + std::to_string(read_i32(a.kv_starts, shape.num_seqs)) +
-              " exceeds keys.shape[0] = " + std::to_string(a.keys.shape[0]));
+          [&] { return "kv_starts[num_seqs] = " + std::to_string(read_i32(a.kv_starts, shape.num_seqs)) +
+              " exceeds keys.shape[0] = " + std::to_string(a.keys.shape[0]); });
   auto kv_len = [&](std::int32_t s) { return read_i32(a.kv_starts, s + 1) - read_i32(a.kv_starts, s); };
   check_queries_content(a.query_starts, shape, kv_len, fn);
 

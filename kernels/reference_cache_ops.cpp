@@ -46,8 +46,8 @@ void reference_reshape_and_cache(const ReshapeAndCacheArgs& a) {
   const auto* slots = a.slot_mapping.as<const std::int64_t>();
   for (std::int64_t t = 0; t < shape.count; ++t) {
     require(slots[t] < g.num_slots(), fn,
-            "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(slots[t]) +
-                " exceeds the cache's " + std::to_string(g.num_slots()) + " slots");
+            [&] { return "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(slots[t]) +
+                " exceeds the cache's " + std::to_string(g.num_slots()) + " slots"; });
   }
   for (std::int64_t t = 0; t < shape.count; ++t) {
     if (slots[t] < 0) continue;
@@ -70,14 +70,14 @@ void reference_copy_blocks(const CopyBlocksArgs& a) {
   for (std::int64_t i = 0; i < shape.count; ++i) {
     require(p[2 * i] >= 0 && p[2 * i] < g.num_blocks && p[2 * i + 1] >= 0 &&
                 p[2 * i + 1] < g.num_blocks,
-            fn, "block_pairs[" + std::to_string(i) + "] is out of range [0, " +
-                    std::to_string(g.num_blocks) + ")");
+            fn, [&] { return "block_pairs[" + std::to_string(i) + "] is out of range [0, " +
+                    std::to_string(g.num_blocks) + ")"; });
     srcs.insert(p[2 * i]);
     require(dsts.insert(p[2 * i + 1]).second, fn,
-            "block " + std::to_string(p[2 * i + 1]) + " is a destination twice");
+            [&] { return "block " + std::to_string(p[2 * i + 1]) + " is a destination twice"; });
   }
   for (std::int32_t d : dsts) {
-    require(!srcs.contains(d), fn, "block " + std::to_string(d) + " is both a source and a destination");
+    require(!srcs.contains(d), fn, [&] { return "block " + std::to_string(d) + " is both a source and a destination"; });
   }
   for (std::int64_t i = 0; i < shape.count; ++i) {
     copy_block(a.k_cache, a.v_cache, p[2 * i + 1], a.k_cache, a.v_cache, p[2 * i]);

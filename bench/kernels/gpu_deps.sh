@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copies the header/source dependencies of the standalone GPU build (Eigen 3 headers and
 # GoogleTest sources, from this machine's Debian packages) into <repo>/.gpu-deps, ignored by
-# git, so a device run can carry them: run(carry=[".gpu-deps"], ...). About 11 MB.
+# git (.gitignore), so a device run can carry them (gpu_prepare.sh, gpu_run.sh). About 11 MB.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 dst=$root/.gpu-deps
@@ -11,5 +11,4 @@ rm -rf "$dst"
 mkdir -p "$dst/eigen3"
 cp -r /usr/include/eigen3/Eigen "$dst/eigen3/"
 cp -r /usr/src/googletest "$dst/googletest"
-grep -qx '/.gpu-deps/' "$root/.git/info/exclude" 2>/dev/null || echo '/.gpu-deps/' >> "$root/.git/info/exclude"
 du -sh "$dst"

@@ -7,11 +7,17 @@ call, 3 warm-ups, median of --repeats (>= 20) runs, L2 flushed (memset of twice 
 before each run when the working set is below 256 MB. Decode counts bytes of K, V, Q read
 and output written; prefill counts 4 * head_dim * visible (query, key) pairs * heads FLOPs.
 
+Each case is written to --csv and --md as soon as it is measured (a run cut off by a time
+limit keeps what it measured), and a case that raises (out of memory, an SDPA backend that
+refuses the shape) is recorded as failed with its error while the others still run.
+
 Usage: python3 sdpa_baseline.py [--csv FILE] [--md FILE] [--repeats N] [--quick]
-torch is not a pagesim dependency: without torch or a GPU this prints why and exits 0.
+torch is not a pagesim dependency: without torch or a GPU this prints why and exits 0 (1
+without a GPU when PAGESIM_REQUIRE_GPU=1, as the GPU tests). Exits 1 when a case failed.
 """
 import argparse
 import csv
+import os
 import statistics
 import sys
 
@@ -53,7 +59,7 @@ def main():
         return 0
     if not torch.cuda.is_available():
         print("sdpa_baseline.py: no CUDA device; nothing measured")
-        return 0
+        return 1 if os.environ.get("PAGESIM_REQUIRE_GPU", "0") not in ("", "0") else 0
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     l2 = getattr(props, "L2_cache_size", 50 * 1024 * 1024)
@@ -77,12 +83,12 @@ def main():
             ms.append(a.elapsed_time(b))
         return statistics.median(ms), min(ms), max(ms)
 
-    rows = []
     header = (f"device: {props.name}, {props.multi_processor_count} SMs, L2 {l2 >> 20} MiB; "
               f"torch {torch.__version__}; median of {args.repeats} runs, CUDA events")
     decode = DECODE[:3] if args.quick else DECODE
     prefill = PREFILL[:1] if args.quick else PREFILL
-    for name, dt, d, b, ctx, hq, hkv in decode:
+
+    def run_decode(name, dt, d, b, ctx, hq, hkv):
         t = dtypes[dt]
         q = torch.rand(b, hq, 1, d, dtype=t, device=dev) * 2 - 1
         k = torch.rand(b, hkv, ctx, d, dtype=t, device=dev) * 2 - 1
@@ -91,13 +97,12 @@ def main():
         fn = lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=gqa)  # noqa: E731
         nbytes = 2 * k.numel() * k.element_size() + 2 * q.numel() * q.element_size()
         med, lo, hi = time_ms(fn, nbytes < FLUSH_BELOW)
-        rows.append(dict(kernel="decode", case=name, dtype=dt, head_dim=d, batch=b, context=ctx, query_len=1,
-                         q_heads=hq, kv_heads=hkv, table="contiguous", algo="torch sdpa", median_ms=med,
-                         min_ms=lo, max_ms=hi, bytes=nbytes, flops=0, value=nbytes / (med * 1e-3) / 1e12,
-                         unit="TB/s"))
-        del q, k, v
-        torch.cuda.empty_cache()
-    for name, dt, d, b, ql, hist, hq, hkv in prefill:
+        return dict(kernel="decode", case=name, dtype=dt, head_dim=d, batch=b, context=ctx, query_len=1,
+                    q_heads=hq, kv_heads=hkv, table="contiguous", algo="torch sdpa", median_ms=med,
+                    min_ms=lo, max_ms=hi, bytes=nbytes, flops=0, value=nbytes / (med * 1e-3) / 1e12,
+                    unit="TB/s", error="")
+
+    def run_prefill(name, dt, d, b, ql, hist, hq, hkv):
         t = dtypes[dt]
         ctx = hist + ql
         q = torch.rand(b, hq, ql, d, dtype=t, device=dev) * 2 - 1
@@ -114,28 +119,50 @@ def main():
         flops = 4.0 * d * pairs * hq * b
         ws = 2 * k.numel() * k.element_size() + 2 * q.numel() * q.element_size()
         med, lo, hi = time_ms(fn, ws < FLUSH_BELOW)
-        rows.append(dict(kernel="prefill", case=name, dtype=dt, head_dim=d, batch=b, context=ctx, query_len=ql,
-                         q_heads=hq, kv_heads=hkv, table="contiguous", algo="torch sdpa", median_ms=med,
-                         min_ms=lo, max_ms=hi, bytes=ws, flops=flops, value=flops / (med * 1e-3) / 1e12,
-                         unit="TFLOP/s"))
-        del q, k, v
-        torch.cuda.empty_cache()
+        return dict(kernel="prefill", case=name, dtype=dt, head_dim=d, batch=b, context=ctx, query_len=ql,
+                    q_heads=hq, kv_heads=hkv, table="contiguous", algo="torch sdpa", median_ms=med,
+                    min_ms=lo, max_ms=hi, bytes=ws, flops=flops, value=flops / (med * 1e-3) / 1e12,
+                    unit="TFLOP/s", error="")
 
-    lines = [header, "", "| kernel | case | dtype | batch | context | q/kv heads | median ms | result |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['kernel']} | {r['case']} | {r['dtype']} | {r['batch']} | {r['context']} | "
-                     f"{r['q_heads']}/{r['kv_heads']} | {r['median_ms']:.4f} | {r['value']:.3f} {r['unit']} |")
-    print("\n".join(lines))
-    if args.md:
-        with open(args.md, "w") as f:
-            f.write("\n".join(lines) + "\n")
-    if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
-    return 0
+    fields = ["kernel", "case", "dtype", "head_dim", "batch", "context", "query_len", "q_heads", "kv_heads", "table",
+              "algo", "median_ms", "min_ms", "max_ms", "bytes", "flops", "value", "unit", "error"]
+    csv_file = open(args.csv, "w", newline="") if args.csv else None
+    md_file = open(args.md, "w") if args.md else None
+    writer = csv.DictWriter(csv_file, fieldnames=fields) if csv_file else None
+    if writer:
+        writer.writeheader()
+        csv_file.flush()
+
+    def emit(line):
+        print(line, flush=True)
+        if md_file:
+            md_file.write(line + "\n")
+            md_file.flush()
+
+    emit(header)
+    emit("")
+    emit("| kernel | case | dtype | batch | context | q/kv heads | median ms | result |")
+    emit("|---|---|---|---|---|---|---|---|")
+    failed = 0
+    cases = [(run_decode, "decode", c) for c in decode] + [(run_prefill, "prefill", c) for c in prefill]
+    for run, kind, c in cases:
+        try:
+            r = run(*c)
+            emit(f"| {r['kernel']} | {r['case']} | {r['dtype']} | {r['batch']} | {r['context']} | "
+                 f"{r['q_heads']}/{r['kv_heads']} | {r['median_ms']:.4f} | {r['value']:.3f} {r['unit']} |")
+        except Exception as e:  # one failing case must not lose the others
+            failed += 1
+            msg = f"{type(e).__name__}: {e}".replace("\n", " ").replace("|", "/")[:300]
+            r = dict(kernel=kind, case=c[0], dtype=c[1], error=msg)
+            emit(f"| {kind} | {c[0]} | {c[1]} | | | | | FAILED: {msg} |")
+        if writer:
+            writer.writerow(r)
+            csv_file.flush()
+        torch.cuda.empty_cache()
+    for f in (csv_file, md_file):
+        if f:
+            f.close()
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 
 #include "kernels/arg_check.h"
 #include "kernels/cache_ops.h"
-#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_host.h"
 #include "kernels/kv_layout.h"
 
 namespace pagesim::kernels {
@@ -102,7 +102,7 @@ void reshape_and_cache(const ReshapeAndCacheArgs& a, CudaStream stream) {
   p.vecs_per_row = static_cast<std::int32_t>(s.head_dim * elem / 16);
   p.slots = a.slot_mapping.as<const std::int64_t>();
   detail::reshape_and_cache_kernel<<<static_cast<unsigned>(s.count), detail::kCacheOpThreads, 0, stream>>>(p);
-  detail::check_launch(fn, "reshape_and_cache_kernel");
+  check_launch(fn, "reshape_and_cache_kernel");
 }
 
 void copy_blocks(const CopyBlocksArgs& a, CudaStream stream) {
@@ -118,16 +118,16 @@ void copy_blocks(const CopyBlocksArgs& a, CudaStream stream) {
   p.vecs_per_row = s.head_dim * elem / 16;
   p.pairs = a.block_pairs.as<const std::int32_t>();
   detail::copy_blocks_kernel<<<dim3(static_cast<unsigned>(s.count), 2), detail::kCacheOpThreads, 0, stream>>>(p);
-  detail::check_launch(fn, "copy_blocks_kernel");
+  check_launch(fn, "copy_blocks_kernel");
 }
 
 namespace {
 
 void require_cuda_visible(const TensorView& v, const char* fn, const char* name) {
   cudaPointerAttributes attr{};
-  detail::check_cuda(cudaPointerGetAttributes(&attr, v.data), fn, "cudaPointerGetAttributes");
+  check_cuda(cudaPointerGetAttributes(&attr, v.data), fn, "cudaPointerGetAttributes");
   require(attr.type != cudaMemoryTypeUnregistered, fn,
-          std::string(name) + " is neither device memory nor pinned host memory");
+          [&] { return std::string(name) + " is neither device memory nor pinned host memory"; });
 }
 
 }  // namespace
@@ -147,7 +147,7 @@ void swap_blocks(const SwapBlocksArgs& a, CudaStream stream) {
   const auto* pairs = a.block_pairs.as<const std::int32_t>();
   auto copy = [&](const TensorView& dst, const TensorView& src, std::int64_t dst_block, std::int64_t src_block,
                   std::int64_t blocks) {
-    detail::check_cuda(cudaMemcpyAsync(static_cast<char*>(dst.data) + dst_block * dst_block_bytes,
+    check_cuda(cudaMemcpyAsync(static_cast<char*>(dst.data) + dst_block * dst_block_bytes,
                                        static_cast<const char*>(src.data) + src_block * src_block_bytes,
                                        static_cast<std::size_t>(blocks * src_block_bytes), cudaMemcpyDefault,
                                        stream),

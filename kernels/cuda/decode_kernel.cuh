@@ -244,10 +244,8 @@ __global__ void __launch_bounds__(DecodeTraits<T, D>::kThreads, 3)
 }
 
 template <class T, int D>
-void launch_decode_kernel(const DecodeParams& p, cudaStream_t stream) {
+void launch_decode_kernel(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
   using Tr = DecodeTraits<T, D>;
-  const dim3 grid(static_cast<unsigned>(p.num_seqs) * p.num_kv_heads * p.head_groups,
-                  static_cast<unsigned>(p.partition_size > 0 ? p.max_partitions : 1));
   paged_decode_kernel<T, D><<<grid, Tr::kThreads, 0, stream>>>(p);
 }
 
@@ -262,7 +260,7 @@ int decode_ctas_per_sm() {
 }
 
 #define PAGESIM_INSTANTIATE_DECODE(T, D)                                             \
-  template void launch_decode_kernel<T, D>(const DecodeParams&, cudaStream_t); \
+  template void launch_decode_kernel<T, D>(const DecodeParams&, dim3, cudaStream_t); \
   template int decode_ctas_per_sm<T, D>();
 
 }  // namespace pagesim::kernels::detail

@@ -5,11 +5,12 @@
 #include <string>
 
 #include "kernels/arg_check.h"
-#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_host.h"
 #include "kernels/cuda/decode_params.h"
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/dispatch.h"
 #include "kernels/kv_layout.h"
+#include "kernels/launch_grid.h"
 #include "kernels/limits.h"
 #include "kernels/paged_attention.h"
 
@@ -42,8 +43,8 @@ __global__ void __launch_bounds__(kMergeThreads) decode_merge_kernel(const Decod
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   extern __shared__ float weight[];  // [max_partitions]
   __shared__ float scratch[kMergeThreads / 32];
-  const int head = static_cast<int>(blockIdx.x);
-  const int seq = static_cast<int>(blockIdx.y);
+  const int seq = static_cast<int>(blockIdx.x);  // decode_merge_grid: x = sequence, y = query head
+  const int head = static_cast<int>(blockIdx.y);
   const int kv_len = p.kv_lens[seq];
   const int n = min((kv_len + p.partition_size - 1) / p.partition_size, p.max_partitions);
   const std::int64_t row0 = (static_cast<std::int64_t>(seq) * p.num_q_heads + head) * p.max_partitions;
@@ -74,15 +75,14 @@ __global__ void __launch_bounds__(kMergeThreads) decode_merge_kernel(const Decod
 }  // namespace
 
 template <class T>
-void launch_decode_merge(const DecodeParams& p, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(p.num_q_heads), static_cast<unsigned>(p.num_seqs));
+void launch_decode_merge(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
   const std::size_t smem = sizeof(float) * static_cast<std::size_t>(p.max_partitions);
   decode_merge_kernel<T><<<grid, kMergeThreads, smem, stream>>>(p);
 }
 
-template void launch_decode_merge<float>(const DecodeParams&, cudaStream_t);
-template void launch_decode_merge<__half>(const DecodeParams&, cudaStream_t);
-template void launch_decode_merge<__nv_bfloat16>(const DecodeParams&, cudaStream_t);
+template void launch_decode_merge<float>(const DecodeParams&, dim3, cudaStream_t);
+template void launch_decode_merge<__half>(const DecodeParams&, dim3, cudaStream_t);
+template void launch_decode_merge<__nv_bfloat16>(const DecodeParams&, dim3, cudaStream_t);
 
 }  // namespace detail
 
@@ -91,9 +91,9 @@ using detail::require;
 DecodeDeviceCaps decode_device_caps(DType dtype, std::int32_t head_dim) {
   const char* fn = "decode_device_caps";
   int device = 0;
-  detail::check_cuda(cudaGetDevice(&device), fn, "cudaGetDevice");
+  check_cuda(cudaGetDevice(&device), fn, "cudaGetDevice");
   DecodeDeviceCaps caps;
-  detail::check_cuda(cudaDeviceGetAttribute(&caps.num_sms, cudaDevAttrMultiProcessorCount, device), fn,
+  check_cuda(cudaDeviceGetAttribute(&caps.num_sms, cudaDevAttrMultiProcessorCount, device), fn,
                      "cudaDeviceGetAttribute(multiprocessor count)");
   int per_sm = -1;
   detail::dispatch_dtype(dtype, fn, [&](auto tag) {
@@ -125,27 +125,33 @@ void paged_decode(const PagedAttentionArgs& a, const DecodePlan& plan, void* wor
   const DecodeTile tile = decode_tile(static_cast<std::int32_t>(dtype_size(s.dtype)), s.head_dim);
   const std::int32_t head_groups = (s.group_size() + tile.heads_per_cta - 1) / tile.heads_per_cta;
   require(plan.heads_per_cta == tile.heads_per_cta && plan.head_groups == head_groups, fn,
-          "plan has " + std::to_string(plan.head_groups) + " head groups of " +
+          [&] { return "plan has " + std::to_string(plan.head_groups) + " head groups of " +
               std::to_string(plan.heads_per_cta) + "; these arguments need " + std::to_string(head_groups) +
-              " of " + std::to_string(tile.heads_per_cta) + " (plan made for other arguments?)");
+              " of " + std::to_string(tile.heads_per_cta) + " (plan made for other arguments?)"; });
   const bool v2 = plan.algo == DecodeAlgo::kV2;
   if (v2) {
     require(plan.partition_size >= 1 && plan.max_partitions >= 1 &&
                 plan.max_partitions <= limits::kMaxDecodePartitions,
-            fn, "v2 plan needs partition_size >= 1 and max_partitions in [1, " +
-                    std::to_string(limits::kMaxDecodePartitions) + "]");
+            fn, [&] { return "v2 plan needs partition_size >= 1 and max_partitions in [1, " +
+                    std::to_string(limits::kMaxDecodePartitions) + "]"; });
     const DecodeWorkspaceLayout ws =
         decode_workspace_layout(s.num_seqs, s.num_q_heads, plan.max_partitions, s.head_dim);
     require(plan.partial_out_offset == ws.partial_out_offset && plan.partial_lse_offset == ws.partial_lse_offset, fn,
             "plan's workspace layout does not match these arguments (plan made for other arguments?)");
     require(workspace != nullptr && workspace_bytes >= ws.bytes, fn,
-            "v2 needs a workspace of " + std::to_string(ws.bytes) + " bytes, got " +
-                std::to_string(workspace_bytes));
+            [&] { return "v2 needs a workspace of " + std::to_string(ws.bytes) + " bytes, got " +
+                std::to_string(workspace_bytes); });
     require(reinterpret_cast<std::uintptr_t>(workspace) % 256 == 0, fn, "workspace must be 256-byte aligned");
   }
-  const std::int64_t ctas = static_cast<std::int64_t>(s.num_seqs) * s.num_kv_heads * head_groups;
-  require(ctas <= std::numeric_limits<std::int32_t>::max(), fn, "too many sequences x heads for one launch");
   if (s.num_seqs == 0) return;
+  // Both grids are checked before the first launch: a merge grid that does not fit must not
+  // surface only after the partitions were written.
+  DecodePlan shape = plan;
+  shape.head_groups = head_groups;
+  const LaunchGrid main_grid = decode_kernel_grid(shape, s.num_seqs, s.num_kv_heads);
+  const LaunchGrid merge_grid = decode_merge_grid(s.num_seqs, s.num_q_heads);
+  check_launch_grid(main_grid, fn, "paged_decode_kernel");
+  if (v2) check_launch_grid(merge_grid, fn, "decode_merge_kernel");
 
   detail::DecodeParams p;
   static_cast<detail::PagedAttentionParams&>(p) = detail::make_attention_params(a, s, fn);
@@ -162,12 +168,12 @@ void paged_decode(const PagedAttentionArgs& a, const DecodePlan& plan, void* wor
   detail::dispatch_dtype(s.dtype, fn, [&](auto tag) {
     using T = typename decltype(tag)::type;
     detail::dispatch_head_dim(s.head_dim, fn, [&](auto d) {
-      detail::launch_decode_kernel<T, decltype(d)::value>(p, st);
+      detail::launch_decode_kernel<T, decltype(d)::value>(p, to_dim3(main_grid), st);
     });
-    detail::check_launch(fn, v2 ? "paged_decode_kernel (v2 partitions)" : "paged_decode_kernel (v1)");
+    check_launch(fn, v2 ? "paged_decode_kernel (v2 partitions)" : "paged_decode_kernel (v1)");
     if (v2) {
-      detail::launch_decode_merge<T>(p, st);
-      detail::check_launch(fn, "decode_merge_kernel");
+      detail::launch_decode_merge<T>(p, to_dim3(merge_grid), st);
+      check_launch(fn, "decode_merge_kernel");
     }
   });
 }

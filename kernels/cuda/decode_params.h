@@ -21,14 +21,16 @@ struct DecodeParams : PagedAttentionParams {  // query/out rows: one per sequenc
   float* partial_lse = nullptr;  // v2: [num_seqs, num_q_heads, max_partitions], base-2 LSE
 };
 
-// Defined by the explicit instantiations in decode_{f32,f16,bf16}.cu.
+// Defined by the explicit instantiations in decode_{f32,f16,bf16}.cu. `grid` is
+// decode_kernel_grid() of the plan, already checked against CUDA's limits.
 template <class T, int D>
-void launch_decode_kernel(const DecodeParams& p, cudaStream_t stream);
+void launch_decode_kernel(const DecodeParams& p, dim3 grid, cudaStream_t stream);
 template <class T, int D>
 int decode_ctas_per_sm();
 
-// Defined in decode_launch.cu.
+// Defined in decode_launch.cu. `grid` is decode_merge_grid() (x = sequence, y = query head),
+// already checked.
 template <class T>
-void launch_decode_merge(const DecodeParams& p, cudaStream_t stream);
+void launch_decode_merge(const DecodeParams& p, dim3 grid, cudaStream_t stream);
 
 }  // namespace pagesim::kernels::detail

@@ -5,11 +5,12 @@
 #include <type_traits>
 
 #include "kernels/arg_check.h"
-#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_host.h"
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/dispatch.h"
 #include "kernels/cuda/prefill_params.h"
 #include "kernels/kv_layout.h"
+#include "kernels/launch_grid.h"
 #include "kernels/paged_attention.h"
 
 namespace pagesim::kernels {
@@ -47,21 +48,30 @@ void paged_prefill(const PagedAttentionArgs& a, const PrefillPlan& plan, CudaStr
   p.query_starts = a.query_starts.as<const std::int32_t>();
   p.row_tiles = plan.row_tiles;
 
-  const dim3 grid(static_cast<unsigned>(plan.row_tiles), static_cast<unsigned>(plan.kv_heads),
-                  static_cast<unsigned>(plan.num_seqs));
+  const char* kernel = s.dtype == DType::kFloat32 ? "paged_prefill_simt_kernel" : "paged_prefill_mma_kernel";
+  const LaunchGrid planned = prefill_grid(plan);
+  check_launch_grid(planned, fn, kernel);
+  int device = 0, max_optin = 0;
+  check_cuda(cudaGetDevice(&device), fn, "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), fn,
+             "cudaDeviceGetAttribute(max shared memory per block, opt-in)");
+  check_prefill_smem(plan, max_optin, fn);
+  const dim3 grid = to_dim3(planned);
   cudaStream_t st = stream;
+  cudaError_t attribute = cudaSuccess;
   detail::dispatch_dtype(s.dtype, fn, [&](auto tag) {
     using T = typename decltype(tag)::type;
     detail::dispatch_head_dim(s.head_dim, fn, [&](auto d) {
       constexpr int D = decltype(d)::value;
       if constexpr (std::is_same_v<T, float>) {
-        detail::launch_prefill_simt<D>(p, grid, plan.smem_bytes, st);
+        attribute = detail::launch_prefill_simt<D>(p, grid, plan.smem_bytes, st);
       } else {
-        detail::launch_prefill_mma<T, D>(p, grid, plan.smem_bytes, st);
+        attribute = detail::launch_prefill_mma<T, D>(p, grid, plan.smem_bytes, st);
       }
     });
   });
-  detail::check_launch(fn, s.dtype == DType::kFloat32 ? "paged_prefill_simt_kernel" : "paged_prefill_mma_kernel");
+  check_cuda(attribute, fn, "cudaFuncSetAttribute(max dynamic shared memory) before the prefill launch");
+  check_launch(fn, kernel);
 }
 
 }  // namespace pagesim::kernels

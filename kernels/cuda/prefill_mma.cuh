@@ -252,14 +252,16 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
 }
 
 template <class T, int D>
-void launch_prefill_mma(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream) {
+cudaError_t launch_prefill_mma(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream) {
   using Tr = PrefillMmaTraits<T, D>;
-  cudaFuncSetAttribute(paged_prefill_mma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                       static_cast<int>(smem));
+  const cudaError_t status = cudaFuncSetAttribute(paged_prefill_mma_kernel<T, D>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (status != cudaSuccess) return status;
   paged_prefill_mma_kernel<T, D><<<grid, Tr::kThreads, smem, stream>>>(p);
+  return cudaSuccess;
 }
 
 #define PAGESIM_INSTANTIATE_PREFILL_MMA(T, D) \
-  template void launch_prefill_mma<T, D>(const PrefillParams&, dim3, std::size_t, cudaStream_t);
+  template cudaError_t launch_prefill_mma<T, D>(const PrefillParams&, dim3, std::size_t, cudaStream_t);
 
 }  // namespace pagesim::kernels::detail

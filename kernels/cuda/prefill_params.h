@@ -17,11 +17,14 @@ struct PrefillParams : PagedAttentionParams {
   std::int32_t row_tiles = 0;  // grid.x; tile i runs as blockIdx.x = row_tiles - 1 - i
 };
 
+// Both raise the kernel's dynamic shared-memory limit to `smem`, then launch. They return
+// that cudaFuncSetAttribute's status and launch nothing when it failed; launch errors are
+// left for cudaGetLastError (check_launch).
 // Tensor-core kernel (T = __half, __nv_bfloat16): prefill_{f16,bf16}.cu.
 template <class T, int D>
-void launch_prefill_mma(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream);
+cudaError_t launch_prefill_mma(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream);
 // CUDA-core fp32 kernel: prefill_f32.cu.
 template <int D>
-void launch_prefill_simt(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream);
+cudaError_t launch_prefill_simt(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream);
 
 }  // namespace pagesim::kernels::detail

@@ -155,13 +155,15 @@ __global__ void __launch_bounds__(PrefillSimtTraits<D>::kThreads)
 }
 
 template <int D>
-void launch_prefill_simt(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream) {
-  cudaFuncSetAttribute(paged_prefill_simt_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                       static_cast<int>(smem));
+cudaError_t launch_prefill_simt(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream) {
+  const cudaError_t status = cudaFuncSetAttribute(paged_prefill_simt_kernel<D>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (status != cudaSuccess) return status;
   paged_prefill_simt_kernel<D><<<grid, PrefillSimtTraits<D>::kThreads, smem, stream>>>(p);
+  return cudaSuccess;
 }
 
 #define PAGESIM_INSTANTIATE_PREFILL_SIMT(D) \
-  template void launch_prefill_simt<D>(const PrefillParams&, dim3, std::size_t, cudaStream_t);
+  template cudaError_t launch_prefill_simt<D>(const PrefillParams&, dim3, std::size_t, cudaStream_t);
 
 }  // namespace pagesim::kernels::detail

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cuda/cuda_host.h"
 #include "kernels/half.h"
 #include "kernels/kv_layout.h"
 #include "kernels/paged_attention.h"
@@ -28,11 +29,7 @@ namespace {
 
 namespace pk = pagesim::kernels;
 
-void cuda_check(cudaError_t e, const std::string& what) {
-  if (e != cudaSuccess) {
-    throw std::runtime_error(fmt::format("profile: {} failed: {} ({})", what, cudaGetErrorName(e), cudaGetErrorString(e)));
-  }
-}
+void cuda_check(cudaError_t e, const std::string& what) { pk::check_cuda(e, "profile", what); }
 
 void cublas_check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) {
@@ -40,43 +37,9 @@ void cublas_check(cublasStatus_t s, const char* what) {
   }
 }
 
-class DeviceMemory {
- public:
-  explicit DeviceMemory(std::size_t bytes) : bytes_(bytes) {
-    cuda_check(cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 256)), fmt::format("cudaMalloc of {} bytes", bytes));
-  }
-  ~DeviceMemory() {
-    if (ptr_ != nullptr) cudaFree(ptr_);
-  }
-  DeviceMemory(DeviceMemory&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
-    o.ptr_ = nullptr;
-    o.bytes_ = 0;
-  }
-  DeviceMemory& operator=(DeviceMemory&&) = delete;
-  DeviceMemory(const DeviceMemory&) = delete;
-  DeviceMemory& operator=(const DeviceMemory&) = delete;
-  char* get() const { return static_cast<char*>(ptr_); }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_;
-};
-
-class PinnedMemory {
- public:
-  explicit PinnedMemory(std::size_t bytes) {
-    cuda_check(cudaHostAlloc(&ptr_, std::max<std::size_t>(bytes, 256), cudaHostAllocDefault),
-               fmt::format("cudaHostAlloc of {} bytes", bytes));
-  }
-  ~PinnedMemory() { cudaFreeHost(ptr_); }
-  PinnedMemory(const PinnedMemory&) = delete;
-  PinnedMemory& operator=(const PinnedMemory&) = delete;
-  char* get() const { return static_cast<char*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-};
+// kernels/cuda/cuda_host.h owns device and pinned memory everywhere.
+using DeviceMemory = pk::DeviceBuffer;
+using PinnedMemory = pk::PinnedBuffer;
 
 class CublasHandle {
  public:
@@ -371,16 +334,7 @@ std::string ProfileDevice::describe() const {
 }
 
 bool profile_device(ProfileDevice* device, std::string* why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0) {
-    if (why != nullptr) {
-      *why = e != cudaSuccess ? fmt::format("cudaGetDeviceCount: {}, {}", cudaGetErrorName(e), cudaGetErrorString(e))
-                              : std::string("cudaGetDeviceCount reported 0 devices");
-    }
-    cudaGetLastError();
-    return false;
-  }
+  if (!pk::cuda_device_available(why)) return false;
   int id = 0;
   cuda_check(cudaGetDevice(&id), "cudaGetDevice");
   cudaDeviceProp p{};

@@ -6,47 +6,17 @@
 #include <span>
 #include <string>
 
-#include "kernels/kernel_error.h"
+#include "kernels/cuda/cuda_host.h"
 #include "kernels/paged_attention.h"
 
 namespace pagesim::sim::detail {
 
 namespace {
 
+using kernels::DeviceBuffer;  // kernels/cuda/cuda_host.h: 256-byte aligned, as the decode workspace requires
 using kernels::TensorView;
 
-void cuda_check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    throw kernels::KernelError(std::string("validate (cuda): ") + what + " failed: " + cudaGetErrorName(status) +
-                               " (" + cudaGetErrorString(status) + ")");
-  }
-}
-
-// Device memory, freed on destruction. cudaMalloc returns 256-byte aligned memory, as the
-// decode workspace requires.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-    if (bytes > 0) cuda_check(cudaMalloc(&ptr_, bytes), "cudaMalloc");
-  }
-  ~DeviceBuffer() {
-    if (ptr_ != nullptr) cudaFree(ptr_);
-  }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
-    o.ptr_ = nullptr;
-    o.bytes_ = 0;
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
-
-  void* get() const { return ptr_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+void cuda_check(cudaError_t status, const char* what) { kernels::check_cuda(status, "validate (cuda)", what); }
 
 std::size_t view_bytes(const TensorView& v) {
   return static_cast<std::size_t>(v.span_elements()) * kernels::dtype_size(v.dtype);
@@ -67,20 +37,7 @@ TensorView on_device(TensorView v, const DeviceBuffer& b) {
 
 }  // namespace
 
-bool cuda_device_usable(std::string* why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    if (why != nullptr) *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + ", " + cudaGetErrorString(e);
-    cudaGetLastError();  // clear the sticky error of a failed query
-    return false;
-  }
-  if (n == 0) {
-    if (why != nullptr) *why = "cudaGetDeviceCount reported 0 devices";
-    return false;
-  }
-  return true;
-}
+bool cuda_device_usable(std::string* why) { return kernels::cuda_device_available(why); }
 
 void run_paged_attention_cuda(const kernels::PagedAttentionArgs& host, std::int32_t max_query_len) {
   const DeviceBuffer query = upload(host.query);

@@ -16,7 +16,6 @@ namespace pagesim::kernels {
 namespace {
 
 using testing::AttentionProblem;
-using testing::DeviceBuffer;
 using testing::ProblemSpec;
 
 ProblemSpec spec(DType dtype, int d, int bs, KvLayout layout) {
@@ -42,7 +41,7 @@ TEST_P(kernels_cache_ops_gpu, ReshapeAndCacheWritesEverySlot) {
   // plus one padding token (-1) and one out-of-range slot that must both be skipped.
   std::vector<std::byte> nan_cache(p.k_cache_bytes().size());
   testing::fill_nan(nan_cache.data(), dtype, p.k_cache_view().span_elements());
-  DeviceBuffer k = DeviceBuffer::from(nan_cache), v = DeviceBuffer::from(nan_cache);
+  DeviceBuffer k = testing::device_copy(nan_cache), v = testing::device_copy(nan_cache);
   std::vector<std::int64_t> slots = p.slot_mapping();
   const std::size_t n = slots.size();
   const std::size_t tok_bytes = 4 * static_cast<std::size_t>(d) * dtype_size(dtype);
@@ -51,7 +50,7 @@ TEST_P(kernels_cache_ops_gpu, ReshapeAndCacheWritesEverySlot) {
   std::memcpy(values.data(), p.values_view().data, n * tok_bytes);
   slots.push_back(-1);
   slots.push_back(static_cast<std::int64_t>(p.num_blocks()) * bs + 5);
-  DeviceBuffer dkeys = DeviceBuffer::from(keys), dvalues = DeviceBuffer::from(values), dslots = DeviceBuffer::from(slots);
+  DeviceBuffer dkeys = testing::device_copy(keys), dvalues = testing::device_copy(values), dslots = testing::device_copy(slots);
   const auto tokens = static_cast<std::int64_t>(n + 2);
   TensorView kc = p.k_cache_view(), vc = p.v_cache_view();
   kc.data = k.get();
@@ -61,7 +60,7 @@ TEST_P(kernels_cache_ops_gpu, ReshapeAndCacheWritesEverySlot) {
                      TensorView::contiguous(dslots.get(), DType::kInt64, {tokens})},
                     nullptr);
   std::vector<std::byte> got(p.k_cache_bytes().size());
-  testing::cuda_ok(cudaDeviceSynchronize(), "reshape_and_cache");
+  check_cuda(cudaDeviceSynchronize(), "test", "reshape_and_cache");
   k.download(got.data(), got.size());
   EXPECT_EQ(std::memcmp(got.data(), p.k_cache_bytes().data(), got.size()), 0);
   v.download(got.data(), got.size());
@@ -85,13 +84,13 @@ TEST_P(kernels_cache_ops_gpu, CopyBlocksMatchesReference) {
   kc.data = hk.data();
   vc.data = hv.data();
   reference_copy_blocks({kc, vc, TensorView::contiguous(pairs.data(), DType::kInt32, {np, 2})});
-  DeviceBuffer k = DeviceBuffer::from(p.k_cache_bytes()), v = DeviceBuffer::from(p.v_cache_bytes());
-  DeviceBuffer dpairs = DeviceBuffer::from(pairs);
+  DeviceBuffer k = testing::device_copy(p.k_cache_bytes()), v = testing::device_copy(p.v_cache_bytes());
+  DeviceBuffer dpairs = testing::device_copy(pairs);
   kc.data = k.get();
   vc.data = v.get();
   copy_blocks({kc, vc, TensorView::contiguous(dpairs.get(), DType::kInt32, {np, 2})}, nullptr);
   std::vector<std::byte> got(hk.size());
-  testing::cuda_ok(cudaDeviceSynchronize(), "copy_blocks");
+  check_cuda(cudaDeviceSynchronize(), "test", "copy_blocks");
   k.download(got.data(), got.size());
   EXPECT_EQ(std::memcmp(got.data(), hk.data(), got.size()), 0);
   v.download(got.data(), got.size());
@@ -104,13 +103,12 @@ TEST_P(kernels_cache_ops_gpu, SwapOutAndInRoundTrips) {
   const AttentionProblem p(spec(dtype, d, bs, layout));
   const std::int32_t nb = p.num_blocks();
   const std::size_t bytes = p.k_cache_bytes().size();
-  void* host_k = nullptr;
-  void* host_v = nullptr;
-  testing::cuda_ok(cudaMallocHost(&host_k, bytes), "cudaMallocHost");
-  testing::cuda_ok(cudaMallocHost(&host_v, bytes), "cudaMallocHost");
+  const PinnedBuffer pinned_k(bytes), pinned_v(bytes);  // freed on every path, failures included
+  char* host_k = pinned_k.get();
+  char* host_v = pinned_v.get();
   std::memset(host_k, 0, bytes);
   std::memset(host_v, 0, bytes);
-  DeviceBuffer k = DeviceBuffer::from(p.k_cache_bytes()), v = DeviceBuffer::from(p.v_cache_bytes());
+  DeviceBuffer k = testing::device_copy(p.k_cache_bytes()), v = testing::device_copy(p.v_cache_bytes());
   auto view = [&](void* data) {
     return kv_cache_view(data, dtype, layout, nb, 4, bs, d);
   };
@@ -126,7 +124,7 @@ TEST_P(kernels_cache_ops_gpu, SwapOutAndInRoundTrips) {
   swap_blocks({view(k.get()), view(v.get()), view(host_k), view(host_v),
                TensorView::contiguous(out_pairs.data(), DType::kInt32, {np, 2})},
               nullptr);
-  testing::cuda_ok(cudaDeviceSynchronize(), "swap out");
+  check_cuda(cudaDeviceSynchronize(), "test", "swap out");
   // Reference on the host: the same moves between two host caches.
   std::vector<std::byte> ref_k(bytes), ref_v(bytes);
   reference_swap_blocks({p.k_cache_view(), p.v_cache_view(), view(ref_k.data()), view(ref_v.data()),
@@ -139,7 +137,7 @@ TEST_P(kernels_cache_ops_gpu, SwapOutAndInRoundTrips) {
   swap_blocks({view(host_k), view(host_v), view(k.get()), view(v.get()),
                TensorView::contiguous(in_pairs.data(), DType::kInt32, {np, 2})},
               nullptr);
-  testing::cuda_ok(cudaDeviceSynchronize(), "swap in");
+  check_cuda(cudaDeviceSynchronize(), "test", "swap in");
   std::vector<std::byte> got(bytes);
   k.download(got.data(), bytes);
   EXPECT_EQ(std::memcmp(got.data(), p.k_cache_bytes().data(), bytes), 0);
@@ -151,8 +149,6 @@ TEST_P(kernels_cache_ops_gpu, SwapOutAndInRoundTrips) {
                             TensorView::contiguous(out_pairs.data(), DType::kInt32, {np, 2})},
                            nullptr),
                KernelError);
-  cudaFreeHost(host_k);
-  cudaFreeHost(host_v);
 }
 
 std::string grid_name(const ::testing::TestParamInfo<Param>& info) {
@@ -166,6 +162,71 @@ INSTANTIATE_TEST_SUITE_P(Grid, kernels_cache_ops_gpu,
                                             ::testing::Values(64, 80, 256), ::testing::Values(8, 16, 32),
                                             ::testing::Values(KvLayout::kHND, KvLayout::kNHD)),
                          grid_name);
+
+// reshape_and_cache and copy_blocks on the top blocks of caches of more than 2^31 elements:
+// slot ids and byte offsets need 64 bits. ~4.9 GB per cache (f16, kNHD).
+TEST(kernels_cache_ops_gpu_large, OffsetsBeyond2Pow31Elements) {
+  PAGESIM_REQUIRE_GPU();
+  ProblemSpec s;
+  s.dtype = DType::kFloat16;
+  s.head_dim = 128;
+  s.block_size = 16;
+  s.layout = KvLayout::kNHD;
+  s.num_q_heads = 4;
+  s.num_kv_heads = 2;
+  s.kv_lens = {100, 37, 64};
+  s.spare_blocks = 0;
+  const AttentionProblem p(s);
+  testing::LargeCaches big = testing::large_caches(p, 600000);
+  const std::int64_t bs = s.block_size;
+  ASSERT_GT(static_cast<std::int64_t>(big.base) * bs * 2 * 128, (1LL << 31));
+  const std::size_t small = p.k_cache_bytes().size();
+  const std::size_t top = big.k.bytes() - small;
+  // Reshape: the top blocks start all-NaN and must end as the problem's caches.
+  std::vector<std::byte> nan_cache(small);
+  testing::fill_nan(nan_cache.data(), s.dtype, p.k_cache_view().span_elements());
+  check_cuda(cudaMemcpy(big.k.get() + top, nan_cache.data(), small, cudaMemcpyHostToDevice), "test", "NaN K");
+  check_cuda(cudaMemcpy(big.v.get() + top, nan_cache.data(), small, cudaMemcpyHostToDevice), "test", "NaN V");
+  std::vector<std::int64_t> slots = p.slot_mapping();
+  for (std::int64_t& slot : slots) slot += static_cast<std::int64_t>(big.base) * bs;
+  const auto tokens = static_cast<std::int64_t>(slots.size());
+  const std::size_t token_bytes = 2 * 128 * 2;
+  std::vector<std::byte> keys(slots.size() * token_bytes), values(slots.size() * token_bytes);
+  std::memcpy(keys.data(), p.keys_view().data, keys.size());
+  std::memcpy(values.data(), p.values_view().data, values.size());
+  DeviceBuffer dkeys = testing::device_copy(keys), dvalues = testing::device_copy(values);
+  DeviceBuffer dslots = testing::device_copy(slots);
+  reshape_and_cache({TensorView::contiguous(dkeys.get(), s.dtype, {tokens, 2, 128}),
+                     TensorView::contiguous(dvalues.get(), s.dtype, {tokens, 2, 128}), big.k_view, big.v_view,
+                     TensorView::contiguous(dslots.get(), DType::kInt64, {tokens})},
+                    nullptr);
+  check_cuda(cudaDeviceSynchronize(), "test", "reshape_and_cache");
+  std::vector<std::byte> got(small);
+  check_cuda(cudaMemcpy(got.data(), big.k.get() + top, small, cudaMemcpyDeviceToHost), "test", "download K");
+  EXPECT_EQ(std::memcmp(got.data(), p.k_cache_bytes().data(), small), 0) << "reshape_and_cache K";
+  check_cuda(cudaMemcpy(got.data(), big.v.get() + top, small, cudaMemcpyDeviceToHost), "test", "download V");
+  EXPECT_EQ(std::memcmp(got.data(), p.v_cache_bytes().data(), small), 0) << "reshape_and_cache V";
+  // Copy: the first half of the top blocks onto the second half, against the reference.
+  const std::int32_t nb = p.num_blocks();
+  std::vector<std::int32_t> pairs, big_pairs;
+  for (std::int32_t b = 0; b < nb / 2; ++b) {
+    pairs.insert(pairs.end(), {b, nb - 1 - b});
+    big_pairs.insert(big_pairs.end(), {big.base + b, big.base + nb - 1 - b});
+  }
+  const auto np = static_cast<std::int64_t>(nb / 2);
+  std::vector<std::byte> hk = p.k_cache_bytes(), hv = p.v_cache_bytes();
+  TensorView kc = p.k_cache_view(), vc = p.v_cache_view();
+  kc.data = hk.data();
+  vc.data = hv.data();
+  reference_copy_blocks({kc, vc, TensorView::contiguous(pairs.data(), DType::kInt32, {np, 2})});
+  DeviceBuffer dpairs = testing::device_copy(big_pairs);
+  copy_blocks({big.k_view, big.v_view, TensorView::contiguous(dpairs.get(), DType::kInt32, {np, 2})}, nullptr);
+  check_cuda(cudaDeviceSynchronize(), "test", "copy_blocks");
+  check_cuda(cudaMemcpy(got.data(), big.k.get() + top, small, cudaMemcpyDeviceToHost), "test", "download K");
+  EXPECT_EQ(std::memcmp(got.data(), hk.data(), small), 0) << "copy_blocks K";
+  check_cuda(cudaMemcpy(got.data(), big.v.get() + top, small, cudaMemcpyDeviceToHost), "test", "download V");
+  EXPECT_EQ(std::memcmp(got.data(), hv.data(), small), 0) << "copy_blocks V";
+}
 
 TEST(kernels_cache_ops_gpu_validation, BadArgumentsThrowBeforeLaunch) {
   std::vector<std::byte> cache(64 * 1024);

@@ -19,7 +19,6 @@ namespace pagesim::kernels {
 namespace {
 
 using testing::AttentionProblem;
-using testing::DeviceBuffer;
 using testing::DeviceProblem;
 using testing::ProblemSpec;
 
@@ -158,24 +157,14 @@ TEST(kernels_decode_gpu_large, OffsetsBeyond2Pow31Elements) {
   spec.kv_lens = {100, 37};
   spec.spare_blocks = 0;
   const AttentionProblem p(spec);
-  const std::int64_t block_elems = 2LL * 16 * 128;
-  const std::int32_t big_blocks = 600000;  // 600000 * 4096 > 2^31
-  const std::int32_t base = big_blocks - p.num_blocks();
-  ASSERT_GT(static_cast<std::int64_t>(base) * block_elems, (1LL << 31));
-  const std::size_t bytes = static_cast<std::size_t>(big_blocks) * static_cast<std::size_t>(block_elems) * 2;
-  DeviceBuffer k(bytes), v(bytes);
-  const std::size_t small = p.k_cache_bytes().size();
-  testing::cuda_ok(cudaMemcpy(static_cast<char*>(k.get()) + (bytes - small), p.k_cache_bytes().data(), small,
-                              cudaMemcpyHostToDevice), "copy K");
-  testing::cuda_ok(cudaMemcpy(static_cast<char*>(v.get()) + (bytes - small), p.v_cache_bytes().data(), small,
-                              cudaMemcpyHostToDevice), "copy V");
-  std::vector<std::int32_t> table = p.batch().block_table;
-  for (std::int32_t& b : table) b = b < 0 ? b : b + base;
-  DeviceBuffer dtable = DeviceBuffer::from(table);
+  const std::int32_t big_blocks = 600000;  // 600000 * 2 * 16 * 128 > 2^31 elements
+  testing::LargeCaches big = testing::large_caches(p, big_blocks);
+  ASSERT_GT(static_cast<std::int64_t>(big.base) * 2 * 16 * 128, (1LL << 31));
+  DeviceBuffer dtable = testing::device_copy(testing::shifted_block_table(p, big.base));
   DeviceProblem dev(p);
   PagedAttentionArgs args = dev.args();
-  args.k_cache = kv_cache_view(k.get(), DType::kFloat16, KvLayout::kHND, big_blocks, 2, 16, 128);
-  args.v_cache = kv_cache_view(v.get(), DType::kFloat16, KvLayout::kHND, big_blocks, 2, 16, 128);
+  args.k_cache = big.k_view;
+  args.v_cache = big.v_view;
   args.block_table.data = dtable.get();
   for (DecodeAlgo algo : {DecodeAlgo::kV1, DecodeAlgo::kV2}) {
     dev.poison_output();
@@ -188,6 +177,31 @@ TEST(kernels_decode_gpu_large, OffsetsBeyond2Pow31Elements) {
     testing::expect_matches_reference(out, testing::reference_view(p, ref), DType::kFloat16,
                                       std::string("large cache ") + decode_algo_name(algo));
   }
+}
+
+// More sequences than a grid's y or z may hold (65535): the v2 merge kernel puts sequences on
+// grid.x (decode_merge_grid), so the split-K path works for a batch of 70000 short decodes.
+TEST(kernels_decode_gpu_large, MoreThan65535SequencesSplitK) {
+  PAGESIM_REQUIRE_GPU();
+  ProblemSpec spec;
+  spec.dtype = DType::kFloat16;
+  spec.head_dim = 64;
+  spec.block_size = 16;
+  spec.num_q_heads = 2;
+  spec.num_kv_heads = 1;
+  spec.spare_blocks = 0;
+  for (int s = 0; s < 70000; ++s) spec.kv_lens.push_back(1 + s % 40);
+  const AttentionProblem p(spec);
+  DeviceProblem dev(p);
+  const PagedAttentionArgs args = dev.args();
+  const DecodePlan plan = make_decode_plan(decode_problem(args, p.batch().kv_lens), DecodeAlgo::kV2, 256);
+  ASSERT_GT(decode_merge_grid(70000, 2).x, 65535);
+  DeviceBuffer ws(plan.workspace_bytes);
+  paged_decode(args, plan, ws.get(), ws.bytes(), nullptr);
+  std::vector<std::byte> storage;
+  const TensorView out = dev.download_output(storage);
+  std::vector<float> ref = testing::dense_reference(p);
+  testing::expect_matches_reference(out, testing::reference_view(p, ref), DType::kFloat16, "70000 sequences, v2");
 }
 
 // Validation happens on the host before any CUDA call: these run without a GPU.

@@ -3,59 +3,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <stdexcept>
 
+#include "kernels/kv_layout.h"
 #include "kernels/reference_attention.h"
 
 namespace pagesim::kernels::testing {
-
-bool cuda_device_available(std::string* why) {
-  int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess) {
-    if (why != nullptr) *why = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e);
-    cudaGetLastError();
-    return false;
-  }
-  if (n == 0) {
-    if (why != nullptr) *why = "cudaGetDeviceCount reported 0 devices";
-    return false;
-  }
-  return true;
-}
-
-void cuda_ok(int status, const char* what) {
-  const auto e = static_cast<cudaError_t>(status);
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  cuda_ok(cudaMalloc(&ptr_, std::max<std::size_t>(bytes, 1)), "cudaMalloc");
-}
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_ != nullptr) cudaFree(ptr_);
-}
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
-  o.ptr_ = nullptr;
-  o.bytes_ = 0;
-}
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
-  if (this != &o) {
-    if (ptr_ != nullptr) cudaFree(ptr_);
-    ptr_ = o.ptr_;
-    bytes_ = o.bytes_;
-    o.ptr_ = nullptr;
-    o.bytes_ = 0;
-  }
-  return *this;
-}
-void DeviceBuffer::upload(const void* src, std::size_t n) {
-  cuda_ok(cudaMemcpy(ptr_, src, n, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
-}
-void DeviceBuffer::download(void* dst, std::size_t n) const {
-  cuda_ok(cudaMemcpy(dst, ptr_, n, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
-}
-void DeviceBuffer::fill_bytes(int value) { cuda_ok(cudaMemset(ptr_, value, bytes_), "cudaMemset"); }
 
 namespace {
 std::size_t out_bytes(const AttentionProblem& p) {
@@ -66,13 +18,13 @@ std::size_t out_bytes(const AttentionProblem& p) {
 
 DeviceProblem::DeviceProblem(const AttentionProblem& p)
     : p_(p),
-      query_(DeviceBuffer::from(p.query_bytes())),
-      k_cache_(DeviceBuffer::from(p.k_cache_bytes())),
-      v_cache_(DeviceBuffer::from(p.v_cache_bytes())),
-      table_(DeviceBuffer::from(p.batch().block_table)),
-      kv_lens_(DeviceBuffer::from(p.batch().kv_lens)),
-      query_starts_(DeviceBuffer::from(p.batch().query_starts)),
-      alibi_(DeviceBuffer::from(p.alibi_slopes())),
+      query_(device_copy(p.query_bytes())),
+      k_cache_(device_copy(p.k_cache_bytes())),
+      v_cache_(device_copy(p.v_cache_bytes())),
+      table_(device_copy(p.batch().block_table)),
+      kv_lens_(device_copy(p.batch().kv_lens)),
+      query_starts_(device_copy(p.batch().query_starts)),
+      alibi_(device_copy(p.alibi_slopes())),
       out_(std::max<std::size_t>(out_bytes(p), 16)) {
   poison_output();
 }
@@ -95,10 +47,34 @@ PagedAttentionArgs DeviceProblem::args() const {
 
 TensorView DeviceProblem::download_output(std::vector<std::byte>& storage) const {
   storage.resize(std::max<std::size_t>(out_bytes(p_), 16));
-  cuda_ok(cudaDeviceSynchronize(), "kernel execution");
+  check_cuda(cudaDeviceSynchronize(), "test", "kernel execution");
   out_.download(storage.data(), out_bytes(p_));
   return TensorView::contiguous(storage.data(), p_.spec().dtype,
                                 {p_.num_query_tokens(), p_.spec().num_q_heads, p_.spec().head_dim});
+}
+
+LargeCaches large_caches(const AttentionProblem& p, std::int32_t total_blocks) {
+  const ProblemSpec& s = p.spec();
+  LargeCaches c;
+  c.base = total_blocks - p.num_blocks();
+  const std::size_t block_bytes = p.k_cache_bytes().size() / static_cast<std::size_t>(p.num_blocks());
+  const std::size_t bytes = block_bytes * static_cast<std::size_t>(total_blocks);
+  c.k = DeviceBuffer(bytes);
+  c.v = DeviceBuffer(bytes);
+  const std::size_t small = p.k_cache_bytes().size();
+  check_cuda(cudaMemcpy(c.k.get() + (bytes - small), p.k_cache_bytes().data(), small, cudaMemcpyHostToDevice), "test",
+             "upload K to the top of the large cache");
+  check_cuda(cudaMemcpy(c.v.get() + (bytes - small), p.v_cache_bytes().data(), small, cudaMemcpyHostToDevice), "test",
+             "upload V to the top of the large cache");
+  c.k_view = kv_cache_view(c.k.get(), s.dtype, s.layout, total_blocks, s.num_kv_heads, s.block_size, s.head_dim);
+  c.v_view = kv_cache_view(c.v.get(), s.dtype, s.layout, total_blocks, s.num_kv_heads, s.block_size, s.head_dim);
+  return c;
+}
+
+std::vector<std::int32_t> shifted_block_table(const AttentionProblem& p, std::int32_t base) {
+  std::vector<std::int32_t> table = p.batch().block_table;
+  for (std::int32_t& b : table) b = b < 0 ? b : b + base;
+  return table;
 }
 
 std::vector<float> dense_reference(const AttentionProblem& p) {

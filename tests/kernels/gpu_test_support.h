@@ -1,64 +1,50 @@
-// Test support for the CUDA kernels: device detection (tests skip with a message where no
-// GPU is present), RAII device buffers, and an AttentionProblem mirrored on the device.
+// Test support for the CUDA kernels: the device requirement (tests skip with a message
+// where no GPU is present, or fail under PAGESIM_REQUIRE_GPU=1: gpu_requirement.h), device
+// copies of host vectors, and an AttentionProblem mirrored on the device. Device memory
+// and CUDA errors go through kernels/cuda/cuda_host.h like everywhere else.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "attention_problem.h"
+#include "gpu_requirement.h"
 #include "kernels/attention_args.h"
+#include "kernels/cuda/cuda_host.h"
 
 namespace pagesim::kernels::testing {
 
-// True if a CUDA device is usable; otherwise `why` says what the runtime reported.
-bool cuda_device_available(std::string* why);
+using kernels::DeviceBuffer;
 
-// Skips the current test (with the reason) when no CUDA device is usable.
-#define PAGESIM_REQUIRE_GPU()                                                 \
-  do {                                                                        \
-    std::string pagesim_why_;                                                 \
-    if (!::pagesim::kernels::testing::cuda_device_available(&pagesim_why_)) { \
-      GTEST_SKIP() << "no CUDA device (" << pagesim_why_ << "): GPU test skipped"; \
-    }                                                                         \
+// When no CUDA device is usable: skips the current test with the reason, or fails it when
+// PAGESIM_REQUIRE_GPU is set (gpu_requirement.h).
+#define PAGESIM_REQUIRE_GPU()                                                                            \
+  do {                                                                                                   \
+    std::string pagesim_why_;                                                                            \
+    if (!::pagesim::kernels::cuda_device_available(&pagesim_why_)) {                                     \
+      if (::pagesim::kernels::testing::no_gpu_action(                                                    \
+              std::getenv(::pagesim::kernels::testing::kRequireGpuEnv)) ==                               \
+          ::pagesim::kernels::testing::NoGpuAction::kFail) {                                             \
+        GTEST_FAIL() << "no CUDA device (" << pagesim_why_ << ") but PAGESIM_REQUIRE_GPU is set";        \
+      }                                                                                                  \
+      GTEST_SKIP() << "no CUDA device (" << pagesim_why_ << "): GPU test skipped";                       \
+    }                                                                                                    \
   } while (0)
 
-// Throws std::runtime_error naming `what` when status is not cudaSuccess (int = cudaError_t).
-void cuda_ok(int status, const char* what);
-
-// Device memory, freed on destruction.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  void* get() const { return ptr_; }
-  std::size_t bytes() const { return bytes_; }
-  void upload(const void* src, std::size_t n);     // synchronous
-  void download(void* dst, std::size_t n) const;   // synchronous
-  void fill_bytes(int value);                      // cudaMemset
-
-  template <class T>
-  static DeviceBuffer from(const std::vector<T>& v) {
-    DeviceBuffer b(std::max<std::size_t>(v.size() * sizeof(T), 16));
-    if (!v.empty()) b.upload(v.data(), v.size() * sizeof(T));
-    return b;
-  }
-
- private:
-  void* ptr_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+// A device copy of `v` (at least 16 bytes, so that an empty vector still gives a valid,
+// aligned pointer).
+template <class T>
+DeviceBuffer device_copy(const std::vector<T>& v) {
+  DeviceBuffer b(std::max<std::size_t>(v.size() * sizeof(T), 16));
+  b.upload(v.data(), v.size() * sizeof(T));
+  return b;
+}
 
 // The device copy of a problem's inputs and an output buffer poisoned with NaN (0xFF bytes)
 // before each run, so an element the kernel forgets to write fails the comparison.
@@ -75,6 +61,19 @@ class DeviceProblem {
   const AttentionProblem& p_;
   DeviceBuffer query_, k_cache_, v_cache_, table_, kv_lens_, query_starts_, alibi_, out_;
 };
+
+// K and V caches of `total_blocks` blocks (the geometry and layout of `p`) whose top
+// p.num_blocks() blocks hold p's caches: p's block b is block base + b. With total_blocks *
+// block elements > 2^31, every offset of p's tokens needs 64 bits (the large-offset tests;
+// ~4.3 GB per cache for 600000 blocks of 2 heads x 16 x 128 f16).
+struct LargeCaches {
+  DeviceBuffer k, v;
+  std::int32_t base = 0;
+  TensorView k_view, v_view;  // [total_blocks, kv heads, block size, head_dim] on the device
+};
+LargeCaches large_caches(const AttentionProblem& p, std::int32_t total_blocks);
+// p's block table with every block id moved up by `base` (-1 padding kept).
+std::vector<std::int32_t> shifted_block_table(const AttentionProblem& p, std::int32_t base);
 
 // The dense CPU reference output of `p` (f32), for comparisons.
 std::vector<float> dense_reference(const AttentionProblem& p);

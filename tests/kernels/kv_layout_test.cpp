@@ -40,6 +40,34 @@ TEST(kernels_kv_layout, OffsetsAre64Bit) {
   EXPECT_EQ(slot_id(299999, 15, 16), 299999LL * 16 + 15);
 }
 
+// The cache ops' arithmetic at the top of the large-offset GPU tests' caches (600000 blocks
+// of 2 heads x 16 x 128, kNHD): slot ids, the slot range check and byte offsets all exceed
+// 32 bits, in both layouts, and prefill's token_offset agrees with the geometry.
+TEST(kernels_kv_layout, CacheOpAndPrefillOffsetsAre64Bit) {
+  for (KvLayout layout : {KvLayout::kHND, KvLayout::kNHD}) {
+    const TensorView v = kv_cache_view(nullptr, DType::kFloat16, layout, 600000, 2, 16, 128);
+    const KvCacheGeometry g = kv_cache_geometry(v, "test");
+    EXPECT_EQ(g.num_slots(), 600000LL * 16);
+    // reshape_and_cache: slot -> (block, slot in block) -> element and byte offsets.
+    const std::int64_t slot = slot_id(599999, 13, 16);
+    EXPECT_EQ(slot / g.block_size, 599999);
+    EXPECT_LT(slot, g.num_slots());
+    const std::int64_t head1 = g.offset(slot / g.block_size, 1, slot % g.block_size);
+    const std::int64_t expected = layout == KvLayout::kHND
+                                      ? 599999LL * 4096 + 1LL * 16 * 128 + 13LL * 128
+                                      : 599999LL * 4096 + 13LL * 2 * 128 + 1LL * 128;
+    EXPECT_EQ(head1, expected);
+    EXPECT_GT(head1 * 2, std::numeric_limits<std::uint32_t>::max()) << "byte offset needs 64 bits";
+    // copy_blocks: the last 16-byte vector of a top block, in bytes.
+    const std::int64_t last_vec = g.offset(599999, 1, 15) * 2 + (128 * 2 - 16);
+    EXPECT_EQ(last_vec + 16, 600000LL * 4096 * 2);
+    // Prefill: the table walk to a top block matches the geometry.
+    const std::int32_t table[] = {599998, 599999};
+    const BlockTableView t{table, 2};
+    EXPECT_EQ(token_offset(g, t, 0, 16 + 13, 1, 4), head1);
+  }
+}
+
 TEST(kernels_kv_layout, TokenOffsetWalksTheBlockTable) {
   const TensorView v = kv_cache_view(nullptr, DType::kFloat32, KvLayout::kHND, 8, 2, 4, 64);
   const KvCacheGeometry g = kv_cache_geometry(v, "test");

@@ -10,6 +10,7 @@
 
 #include "gpu_test_support.h"
 #include "kernels/kernel_error.h"
+#include "kernels/limits.h"
 #include "kernels/paged_attention.h"
 
 namespace pagesim::kernels {
@@ -114,6 +115,57 @@ INSTANTIATE_TEST_SUITE_P(Contexts, kernels_prefill_gpu_long,
                          ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                                             ::testing::Values(8192, 32768)),
                          long_name);
+
+// A cache of more than 2^31 elements per tensor, with the batch's blocks at the top of it
+// (as kernels_decode_gpu_large): every K/V offset needs 64 bits. ~4.3 GB per cache (f16).
+TEST(kernels_prefill_gpu_large, OffsetsBeyond2Pow31Elements) {
+  PAGESIM_REQUIRE_GPU();
+  ProblemSpec spec;
+  spec.dtype = DType::kFloat16;
+  spec.head_dim = 128;
+  spec.block_size = 16;
+  spec.num_q_heads = 8;
+  spec.num_kv_heads = 2;
+  spec.kv_lens = {300, 37};
+  spec.query_lens = {130, 37};
+  spec.spare_blocks = 0;
+  const AttentionProblem p(spec);
+  testing::LargeCaches big = testing::large_caches(p, 600000);
+  ASSERT_GT(static_cast<std::int64_t>(big.base) * 2 * 16 * 128, (1LL << 31));
+  DeviceBuffer dtable = testing::device_copy(testing::shifted_block_table(p, big.base));
+  DeviceProblem dev(p);
+  PagedAttentionArgs args = dev.args();
+  args.k_cache = big.k_view;
+  args.v_cache = big.v_view;
+  args.block_table.data = dtable.get();
+  paged_prefill(args, plan_prefill(prefill_problem(args, p.batch().max_query_len)), nullptr);
+  std::vector<std::byte> storage;
+  const TensorView out = dev.download_output(storage);
+  std::vector<float> ref = testing::dense_reference(p);
+  testing::expect_matches_reference(out, testing::reference_view(p, ref), DType::kFloat16, "large cache");
+}
+
+// The launcher raises each prefill kernel's shared-memory limit (cudaFuncSetAttribute, whose
+// failure it reports); on this device every dtype and head size must fit the opt-in limit.
+TEST(kernels_prefill_gpu_options, EveryTileFitsTheDeviceSharedMemory) {
+  PAGESIM_REQUIRE_GPU();
+  int device = 0, optin = 0;
+  check_cuda(cudaGetDevice(&device), "test", "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "test",
+             "cudaDeviceGetAttribute");
+  for (DType t : {DType::kFloat16, DType::kBFloat16, DType::kFloat32}) {
+    for (int d : limits::kHeadDims) {
+      PrefillProblem problem;
+      problem.num_seqs = 1;
+      problem.num_q_heads = 2;
+      problem.num_kv_heads = 1;
+      problem.head_dim = d;
+      problem.dtype = t;
+      problem.max_query_len = 8;
+      EXPECT_NO_THROW(check_prefill_smem(plan_prefill(problem), optin, "test")) << dtype_name(t) << " d" << d;
+    }
+  }
+}
 
 TEST(kernels_prefill_gpu_validation, BadArgumentsThrowBeforeLaunch) {
   ProblemSpec spec;

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# gpu_batches.sh PAGESIM OUTDIR: sampled batch files of every allocator policy, for
+# `pagesim validate --device cuda` on the GPU machine. The same eight simulations, workload
+# and `validate:` settings as tests/sim/validate_policies_test.cpp (the set CI validates on
+# the CPU reference; keep the two in step): each writes OUTDIR/<case>.jsonl with 5 batches.
+# Runs on the development machine (the GPU machine has no trace data or simulator build).
+set -euo pipefail
+pagesim=$(realpath "$1")
+dst=$(realpath -m "$2")
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d /tmp/pagesim-gpu-batches.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$dst"
+
+# The test's prefix trace: 80 requests whose prompts start with one of three shared
+# documents (hash ids per 16 tokens). Numbers printed as C++'s default ostream does (%g).
+python3 - "$work/prefix.csv" <<'PY'
+import sys
+with open(sys.argv[1], "w") as out:
+    out.write("arrival_s,prompt_tokens,output_tokens,hash_ids\n")
+    for i in range(80):
+        prompt, doc = 40 + (i * 37) % 150, i % 3
+        ids = " ".join(str(doc * 100 + b if b < 3 else 1000 + i * 20 + b) for b in range((prompt + 15) // 16))
+        out.write(f"{i * 0.15:g},{prompt},{5 + (i * 13) % 60},{ids}\n")
+PY
+cat >"$work/exp.yaml" <<YAML
+name: validate-policies
+seed: 3
+workload:
+  kind: synthetic
+  arrival: {kind: poisson, rate: 6.0}
+  lengths: {kind: cycle_shuffle, path: $root/traces/data/sharegpt_opt_lengths.csv}
+  max_total_tokens: 1024
+  max_requests: 120
+kv: {slots: 4096}
+output: {iterations_stride: 0, requests_csv: false}
+validate: {every_n_iterations: 40, max_batches: 5}
+YAML
+prefix=(workload.kind=trace "workload.trace.path=$work/prefix.csv" workload.trace.format=native
+        workload.trace.hash_block_tokens=16 workload.max_total_tokens=0 workload.max_requests=0)
+run_case() {
+  local name=$1
+  shift
+  "$pagesim" run "$work/exp.yaml" --out "$work/$name" --quiet --set "$@" >/dev/null
+  cp "$work/$name/batches.jsonl" "$dst/$name.jsonl"
+  echo "  $name: $(($(wc -l <"$dst/$name.jsonl") - 1)) batches"
+}
+run_case paged allocator.kind=paged scheduler.kind=vllm
+run_case paged_parallel_sampling allocator.block_size=8 "workload.sampling=[{n: 3}]" scheduler.kind=vllm
+run_case paged_beam_search allocator.block_size=4 "workload.sampling=[{beam_width: 4}]"
+run_case paged_prefix_cache allocator.prefix_cache=true "${prefix[@]}"
+run_case paged_prefix_sarathi allocator.prefix_cache=true scheduler.kind=sarathi scheduler.chunk_tokens=128 "${prefix[@]}"
+run_case contiguous_buddy allocator.kind=contiguous allocator.placement=buddy allocator.reservation=pow2 \
+  scheduler.kind=orca
+run_case contiguous_first_fit_parallel allocator.kind=contiguous allocator.placement=first_fit \
+  allocator.reservation=oracle "workload.sampling=[{n: 2}]" scheduler.kind=orca
+run_case contiguous_best_fit allocator.kind=contiguous allocator.placement=best_fit allocator.reservation=max \
+  allocator.max_seq_len=1024 scheduler.kind=orca

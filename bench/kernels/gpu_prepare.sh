@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Prepares, on the development machine, what the one GPU device call carries besides the
+# working tree (see gpu_run.sh for the call itself):
+#   .gpu-deps/   Eigen 3 headers and GoogleTest sources for the standalone GPU build
+#                (gpu_deps.sh; the GPU machine has neither), ~11 MB
+#   .gpu-stage/  bin/pagesim built here with CUDA for sm_90 (the GPU machine lacks yaml-cpp,
+#                fmt, CLI11, Boost, ... so `pagesim validate/profile --device cuda` cannot be
+#                built there), lib/ the shared libraries it needs that are neither glibc nor
+#                the CUDA toolkit's (yaml-cpp, fmt, libstdc++, libgcc_s), batches/ the sampled
+#                batch files of every allocator policy (gpu_batches.sh), commit.txt the commit
+#                the run measures (the device tool copies no .git). ~10 MB.
+# Both are ignored by git. Same x86-64 and nvcc 13.0 as the GPU machine; the binary needs
+# glibc >= 2.34 there. PAGESIM_GPU_PAGESIM_BUILD: the build folder for pagesim (default
+# build-gpu-pagesim; an existing CUDA-enabled build folder may be reused).
+# Takes ~10 minutes on 2 cores from scratch (the CUDA kernels), less with ccache.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+build=${PAGESIM_GPU_PAGESIM_BUILD:-$root/build-gpu-pagesim}
+stage=$root/.gpu-stage
+
+echo "== .gpu-deps"
+bash bench/kernels/gpu_deps.sh
+
+echo "== pagesim with CUDA (sm_90) in $build"
+launchers=()
+if command -v ccache >/dev/null 2>&1; then
+  launchers=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+  "${launchers[@]}" >/dev/null
+grep -q '^PAGESIM_ENABLE_CUDA:BOOL=ON' "$build/CMakeCache.txt" || { echo "gpu_prepare.sh: $build is not a CUDA build" >&2; exit 1; }
+cmake --build "$build" -j "$(nproc)" --target pagesim
+
+echo "== .gpu-stage"
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/lib" "$stage/batches"
+cp "$build/pagesim" "$stage/bin/"
+# Shared libraries other than glibc's and the CUDA toolkit's (the GPU machine has both).
+ldd "$stage/bin/pagesim" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) continue ;;
+  esac
+  case "$lib" in /usr/local/cuda*) continue ;; esac
+  cp -L "$lib" "$stage/lib/"
+done
+ls "$stage/lib"
+bash bench/kernels/gpu_batches.sh "$stage/bin/pagesim" "$stage/batches"
+{
+  git rev-parse HEAD
+  if [ -n "$(git status --porcelain --untracked-files=no)" ]; then echo "uncommitted changes on top"; fi
+} >"$stage/commit.txt"
+echo "commit: $(tr '\n' ' ' <"$stage/commit.txt")"
+du -sh "$root/.gpu-deps" "$stage"
