@@ -294,7 +294,8 @@ void ContiguousAllocator::validate_own() const {
   held_ranges.reserve(sequences_.size());
   for (const auto& [seq, s] : sequences_) {
     placement_->check_range_shape(s.range);
-    const auto who = [&] { return seq_name(seq); };  // built only on failure
+    // Copies seq: Clang before 16 cannot capture a structured binding (C++20 P1091).
+    const auto who = [id = seq] { return seq_name(id); };  // built only on failure
     if (s.tokens < 1 || s.tokens > s.range.slots) {
       violation("1 <= tokens <= range: " + who() + " holds " + std::to_string(s.tokens) +
                 " tokens in a range of " + std::to_string(s.range.slots) + " slots");

@@ -168,10 +168,21 @@ bool has_path(const YAML::Node& root, const char* section, const char* key) {
   return root && root.IsMap() && root[section] && root[section].IsMap() && root[section][key];
 }
 
+// The most memory a setting in GiB may give: 2^20 GiB = 1 PiB, beyond any machine, and small
+// enough that its bytes (2^50) and the sums made of them fit std::int64_t.
+constexpr double kMaxGib = 1 << 20;
+
 // Checks of values whose meaning lives in other modules, so that errors carry a line.
 void check_values(const YAML::Node& root, const std::string& file, const ExperimentConfig& c) {
   auto bad = [&](std::initializer_list<const char*> path, const std::string& key, const std::string& msg) {
     throw ConfigError(file, line_at(root, path), key, msg);
+  };
+  // An amount in GiB becomes a count of bytes or blocks (std::int64_t); a NaN, an infinity or
+  // a value too large for that count would make the conversion undefined behaviour.
+  auto check_gib = [&](const char* section, const char* key, double gib) {
+    if (!(gib >= 0 && gib <= kMaxGib))  // also catches NaN
+      bad({section, key}, std::string(section) + "." + key,
+          fmt::format("expected a number of GiB >= 0 and <= {} (1 PiB), found {}", kMaxGib, gib));
   };
   const auto& a = c.allocator;
   if (a.kind != "paged" && a.kind != "contiguous")
@@ -191,13 +202,14 @@ void check_values(const YAML::Node& root, const std::string& file, const Experim
   } catch (const std::exception& e) {
     bad({"allocator", "eviction"}, "allocator.eviction", e.what());
   }
-  if (a.cpu_swap_gib < 0) bad({"allocator", "cpu_swap_gib"}, "allocator.cpu_swap_gib", "expected a number >= 0");
+  check_gib("allocator", "cpu_swap_gib", a.cpu_swap_gib);
   try {
     parse_cost_model_kind(c.cost.kind);
   } catch (const std::exception& e) {
     bad({"cost", "kind"}, "cost.kind", e.what());
   }
   if (c.kv.slots < 0) bad({"kv", "slots"}, "kv.slots", "expected an integer >= 0 (0 = derive from GPU memory)");
+  check_gib("kv", "activation_reserve_gib", c.kv.activation_reserve_gib);
   if (c.tensor_parallel < 1) bad({"tensor_parallel"}, "tensor_parallel", "expected an integer >= 1");
   if (!(c.measure.window_start_s < c.measure.window_end_s)) {  // also catches NaN
     const char* key = has_path(root, "measure", "window_end_s") ? "window_end_s" : "window_start_s";

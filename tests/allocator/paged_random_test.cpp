@@ -210,7 +210,7 @@ void run_random(const PagedAllocatorSettings& s, std::uint64_t seed) {
   EXPECT_GT(c.admit_failures, 0);
   EXPECT_GT(c.appends, ops / 10);
   EXPECT_GT(c.append_failures, 0);
-  if (s.block_size > 1) {
+  if (s.block_size > 1) {  // braces: EXPECT_GT expands to an if/else (GCC -Wdangling-else)
     EXPECT_GT(c.cow_copies, 0);  // a 1-slot block is never partly filled
   }
   if (s.num_cpu_blocks > 0) {

@@ -368,6 +368,17 @@ TEST(ConfigErrors, BadPlacementAndEviction) {
 
 TEST(ConfigErrors, OutOfRangeNumbers) {
   EXPECT_TRUE(fails_with("name: x\nallocator:\n  cpu_swap_gib: -1\n", 3, "allocator.cpu_swap_gib", {">= 0"}));
+  // GiB amounts become std::int64_t bytes and blocks: NaN, infinity and huge values would
+  // make that conversion undefined, so they are refused like a negative amount.
+  EXPECT_TRUE(fails_with("allocator:\n  cpu_swap_gib: .nan\n", 2, "allocator.cpu_swap_gib",
+                         {"expected a number of GiB >= 0 and <= 1048576 (1 PiB)", "found nan"}));
+  EXPECT_TRUE(fails_with("allocator: {cpu_swap_gib: .inf}\n", 1, "allocator.cpu_swap_gib", {"found inf"}));
+  EXPECT_TRUE(fails_with("allocator: {cpu_swap_gib: 1e30}\n", 1, "allocator.cpu_swap_gib", {"found 1e+30"}));
+  EXPECT_TRUE(fails_with("kv:\n  activation_reserve_gib: .nan\n", 2, "kv.activation_reserve_gib",
+                         {"expected a number of GiB >= 0 and <= 1048576 (1 PiB)", "found nan"}));
+  EXPECT_TRUE(fails_with("kv: {activation_reserve_gib: -.inf}\n", 1, "kv.activation_reserve_gib", {"found -inf"}));
+  EXPECT_TRUE(fails_with("kv: {activation_reserve_gib: 1e30}\n", 1, "kv.activation_reserve_gib", {"found 1e+30"}));
+  EXPECT_TRUE(fails_with("kv: {activation_reserve_gib: -0.5}\n", 1, "kv.activation_reserve_gib", {"found -0.5"}));
   EXPECT_TRUE(fails_with("name: x\ntensor_parallel: 0\n", 2, "tensor_parallel", {"expected an integer >= 1"}));
   EXPECT_TRUE(fails_with("kv:\n  slots: -5\n", 2, "kv.slots", {">= 0"}));
   EXPECT_TRUE(fails_with("output:\n  iterations_stride: -2\n", 2, "output.iterations_stride", {">= 0"}));

@@ -234,7 +234,8 @@ TEST(validate_validator, LengthsAtBlockBoundaries) {
     std::vector<std::int32_t> blocks;
     for (std::int64_t i = 0; i < (len + 3) / 4; ++i) blocks.push_back(next++);
     blocks.push_back(next++);  // a spare entry past the last needed block is never read
-    b.sequences.push_back(make_seq(++r, 0, blocks, {{"p" + std::to_string(r), 0, len}}, len == 16 ? 4 : 1));
+    ++r;  // before the call: its arguments are evaluated in no fixed order
+    b.sequences.push_back(make_seq(r, 0, blocks, {{"p" + std::to_string(r), 0, len}}, len == 16 ? 4 : 1));
   }
   const BatchCheck c = check_cpu(b);
   EXPECT_TRUE(c.passed) << c.error << " " << c.max_abs_error;
