@@ -141,11 +141,11 @@ fi
 step "tests (PAGESIM_REQUIRE_GPU=${PAGESIM_REQUIRE_GPU:-unset}) and, meanwhile, memcheck"
 : >"$out/memcheck.txt"
 if [ "${PAGESIM_MEMCHECK_FULL:-0}" = 1 ]; then
-  filters=("decode:-*large*" "prefill:-*large*" "cache_ops:-*large*")
+  filters=("decode:-*Large*" "prefill:-*Large*" "cache_ops:-*Large*")
 else
-  filters=("decode:Grid/*d128_b16*:Grid/*d80_b8_g4*:*options*:*validation*"
-           "prefill:Grid/*d128_b16*:Grid/*d80_b32_g4*:Grid/*d256_b8_g1*:*options*:*validation*"
-           "cache_ops:Grid/*d80*:*validation*")
+  filters=("decode:Grid/*d128_b16*:Grid/*d80_b8_g4*:*Options*:*Validation*"
+           "prefill:Grid/*d128_b16*:Grid/*d80_b32_g4*:Grid/*d256_b8_g1*:*Options*:*Validation*"
+           "cache_ops:Grid/*d80*:*Validation*")
 fi
 test_s=$(cap 150 170)
 mc_pids=()
@@ -171,7 +171,7 @@ fi
 } >"$scratch/tests.txt"
 if [ $dry = 1 ] && [ $build_rc = 0 ]; then
   # The switch: without a device, a GPU test must fail when PAGESIM_REQUIRE_GPU=1.
-  if PAGESIM_REQUIRE_GPU=1 build-gpu/tests/kernels/kernels_decode_gpu_test --gtest_filter='*large*' >>"$log" 2>&1; then
+  if PAGESIM_REQUIRE_GPU=1 build-gpu/tests/kernels/kernels_decode_gpu_test --gtest_filter='*Large*' >>"$log" 2>&1; then
     echo "PAGESIM_REQUIRE_GPU=1 without a device: GPU test PASSED (the switch is broken)" >>"$scratch/tests.txt"
     test_rc=1
   else

@@ -58,7 +58,7 @@ long allocations_of(F&& f) {
 template <class S>
 concept RequireAccepts = requires(S s) { detail::require(true, "fn", s); };
 
-TEST(kernels_arg_check, RequireTakesALiteralOrABuilderNeverAString) {
+TEST(ArgCheck, RequireTakesALiteralOrABuilderNeverAString) {
   static_assert(RequireAccepts<const char*>);
   static_assert(!RequireAccepts<std::string>);
   static_assert(!RequireAccepts<const std::string&>);
@@ -92,7 +92,7 @@ ProblemSpec spec(bool decode) {
   return s;
 }
 
-TEST(kernels_arg_check, PassingAttentionChecksAllocateNothing) {
+TEST(ArgCheck, PassingAttentionChecksAllocateNothing) {
   for (bool decode : {true, false}) {
     const AttentionProblem p(spec(decode));
     std::vector<std::byte> out(static_cast<std::size_t>(p.num_query_tokens()) * 8 * 128 * 2);
@@ -106,7 +106,7 @@ TEST(kernels_arg_check, PassingAttentionChecksAllocateNothing) {
   }
 }
 
-TEST(kernels_arg_check, PassingPlannersAndGridChecksAllocateNothing) {
+TEST(ArgCheck, PassingPlannersAndGridChecksAllocateNothing) {
   const std::vector<std::int32_t> lens = {1, 4096, 70000};
   DecodeProblem d;
   d.num_seqs = 3;
@@ -130,7 +130,7 @@ TEST(kernels_arg_check, PassingPlannersAndGridChecksAllocateNothing) {
             0);
 }
 
-TEST(kernels_arg_check, PassingCacheOpChecksAllocateNothing) {
+TEST(ArgCheck, PassingCacheOpChecksAllocateNothing) {
   const AttentionProblem p(spec(true));
   const auto tokens = static_cast<std::int64_t>(p.slot_mapping().size());
   const ReshapeAndCacheArgs r{p.keys_view(), p.values_view(), p.k_cache_view(), p.v_cache_view(),
@@ -148,7 +148,7 @@ TEST(kernels_arg_check, PassingCacheOpChecksAllocateNothing) {
 }
 
 // The counter itself works: a failing check does build (and allocate) its message.
-TEST(kernels_arg_check, AFailingCheckIsCounted) {
+TEST(ArgCheck, AFailingCheckIsCounted) {
   const AttentionProblem p(spec(true));
   std::vector<std::byte> out(static_cast<std::size_t>(p.num_query_tokens()) * 8 * 128 * 2);
   PagedAttentionArgs a =

@@ -26,9 +26,9 @@ std::string error_of(const PagedAttentionArgs& a, Backend backend) {
   return "";
 }
 
-class kernels_attention_args : public ::testing::Test {
+class AttentionArgs : public ::testing::Test {
  protected:
-  kernels_attention_args() : problem_(spec()) {
+  AttentionArgs() : problem_(spec()) {
     out_.resize(static_cast<std::size_t>(problem_.num_query_tokens() * 8 * 64 * 2));
   }
   static ProblemSpec spec() {
@@ -48,7 +48,7 @@ class kernels_attention_args : public ::testing::Test {
   std::vector<std::byte> out_;
 };
 
-TEST_F(kernels_attention_args, ValidArgsGiveTheShape) {
+TEST_F(AttentionArgs, ValidArgsGiveTheShape) {
   const AttentionShape s = check_paged_attention_args(args(), "f", Backend::kCuda);
   EXPECT_EQ(s.num_seqs, 2);
   EXPECT_EQ(s.num_q_heads, 8);
@@ -60,7 +60,7 @@ TEST_F(kernels_attention_args, ValidArgsGiveTheShape) {
   EXPECT_EQ(s.dtype, DType::kFloat16);
 }
 
-TEST_F(kernels_attention_args, UnsupportedHeadDimIsNamed) {
+TEST_F(AttentionArgs, UnsupportedHeadDimIsNamed) {
   PagedAttentionArgs a = args();
   // Same memory, viewed with head_dim 72 everywhere.
   a.query.shape[2] = 72;
@@ -73,7 +73,7 @@ TEST_F(kernels_attention_args, UnsupportedHeadDimIsNamed) {
   EXPECT_EQ(error_of(a, Backend::kReference), "");  // the reference takes any head size
 }
 
-TEST_F(kernels_attention_args, UnsupportedBlockSizeIsNamed) {
+TEST_F(AttentionArgs, UnsupportedBlockSizeIsNamed) {
   PagedAttentionArgs a = args();
   a.k_cache.shape[2] = 12;
   a.v_cache.shape[2] = 12;
@@ -82,7 +82,7 @@ TEST_F(kernels_attention_args, UnsupportedBlockSizeIsNamed) {
   EXPECT_EQ(error_of(a, Backend::kReference), "");
 }
 
-TEST_F(kernels_attention_args, MixedDtypesAreRejectedForCuda) {
+TEST_F(AttentionArgs, MixedDtypesAreRejectedForCuda) {
   PagedAttentionArgs a = args();
   a.out.dtype = DType::kFloat32;
   EXPECT_NE(error_of(a, Backend::kCuda).find("share one dtype"), std::string::npos);
@@ -91,7 +91,7 @@ TEST_F(kernels_attention_args, MixedDtypesAreRejectedForCuda) {
   EXPECT_NE(error_of(a, Backend::kReference).find("out must be f32, f16 or bf16"), std::string::npos);
 }
 
-TEST_F(kernels_attention_args, InconsistentShapesAreNamed) {
+TEST_F(AttentionArgs, InconsistentShapesAreNamed) {
   PagedAttentionArgs a = args();
   a.out.shape[1] = 4;
   EXPECT_NE(error_of(a, Backend::kCuda).find("out.shape[1] (same as query) must be 8"), std::string::npos);
@@ -117,7 +117,7 @@ TEST_F(kernels_attention_args, InconsistentShapesAreNamed) {
             std::string::npos);
 }
 
-TEST_F(kernels_attention_args, MisalignmentIsNamed) {
+TEST_F(AttentionArgs, MisalignmentIsNamed) {
   PagedAttentionArgs a = args();
   a.query.data = static_cast<char*>(a.query.data) + 2;
   EXPECT_NE(error_of(a, Backend::kCuda).find("query must start on a 16-byte boundary"), std::string::npos);
@@ -129,7 +129,7 @@ TEST_F(kernels_attention_args, MisalignmentIsNamed) {
             std::string::npos);
 }
 
-TEST_F(kernels_attention_args, NonFiniteScaleAndBadAlibi) {
+TEST_F(AttentionArgs, NonFiniteScaleAndBadAlibi) {
   PagedAttentionArgs a = args();
   a.scale = std::numeric_limits<float>::infinity();
   EXPECT_NE(error_of(a, Backend::kCuda).find("scale must be finite"), std::string::npos);

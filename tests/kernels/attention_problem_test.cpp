@@ -14,7 +14,7 @@
 namespace pagesim::kernels::testing {
 namespace {
 
-TEST(kernels_attention_problem, ComparisonCatchesNanAndErrors) {
+TEST(AttentionProblem, ComparisonCatchesNanAndErrors) {
   std::vector<float> ref{1, -2, 0.5f, 0}, out = ref;
   const TensorView o = TensorView::contiguous(out.data(), DType::kFloat32, {2, 2});
   const TensorView r = TensorView::contiguous(ref.data(), DType::kFloat32, {2, 2});
@@ -34,12 +34,12 @@ TEST(kernels_attention_problem, ComparisonCatchesNanAndErrors) {
   EXPECT_NEAR(compare(o, r).rel_l2_error, 0.01 / std::sqrt(1 + 4 + 0.25), 1e-6);
 }
 
-TEST(kernels_attention_problem, ToleranceOrdersByPrecision) {
+TEST(AttentionProblem, ToleranceOrdersByPrecision) {
   EXPECT_LT(tolerance_for(DType::kFloat32).atol, tolerance_for(DType::kFloat16).atol);
   EXPECT_LT(tolerance_for(DType::kFloat16).atol, tolerance_for(DType::kBFloat16).atol);
 }
 
-TEST(kernels_attention_problem, NanExactlyInUnownedSlotsAndSharedBlocksAgree) {
+TEST(AttentionProblem, NanExactlyInUnownedSlotsAndSharedBlocksAgree) {
   ProblemSpec spec;
   spec.kv_lens = {40, 37, 5};
   spec.block_size = 8;

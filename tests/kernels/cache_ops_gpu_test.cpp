@@ -31,9 +31,9 @@ ProblemSpec spec(DType dtype, int d, int bs, KvLayout layout) {
 }
 
 using Param = std::tuple<DType, int, int, KvLayout>;
-class kernels_cache_ops_gpu : public ::testing::TestWithParam<Param> {};
+class CacheOpsGpu : public ::testing::TestWithParam<Param> {};
 
-TEST_P(kernels_cache_ops_gpu, ReshapeAndCacheWritesEverySlot) {
+TEST_P(CacheOpsGpu, ReshapeAndCacheWritesEverySlot) {
   PAGESIM_REQUIRE_GPU();
   const auto [dtype, d, bs, layout] = GetParam();
   const AttentionProblem p(spec(dtype, d, bs, layout));
@@ -67,7 +67,7 @@ TEST_P(kernels_cache_ops_gpu, ReshapeAndCacheWritesEverySlot) {
   EXPECT_EQ(std::memcmp(got.data(), p.v_cache_bytes().data(), got.size()), 0);
 }
 
-TEST_P(kernels_cache_ops_gpu, CopyBlocksMatchesReference) {
+TEST_P(CacheOpsGpu, CopyBlocksMatchesReference) {
   PAGESIM_REQUIRE_GPU();
   const auto [dtype, d, bs, layout] = GetParam();
   const AttentionProblem p(spec(dtype, d, bs, layout));
@@ -97,7 +97,7 @@ TEST_P(kernels_cache_ops_gpu, CopyBlocksMatchesReference) {
   EXPECT_EQ(std::memcmp(got.data(), hv.data(), got.size()), 0);
 }
 
-TEST_P(kernels_cache_ops_gpu, SwapOutAndInRoundTrips) {
+TEST_P(CacheOpsGpu, SwapOutAndInRoundTrips) {
   PAGESIM_REQUIRE_GPU();
   const auto [dtype, d, bs, layout] = GetParam();
   const AttentionProblem p(spec(dtype, d, bs, layout));
@@ -157,7 +157,7 @@ std::string grid_name(const ::testing::TestParamInfo<Param>& info) {
          (l == KvLayout::kHND ? "_hnd" : "_nhd");
 }
 
-INSTANTIATE_TEST_SUITE_P(Grid, kernels_cache_ops_gpu,
+INSTANTIATE_TEST_SUITE_P(Grid, CacheOpsGpu,
                          ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                                             ::testing::Values(64, 80, 256), ::testing::Values(8, 16, 32),
                                             ::testing::Values(KvLayout::kHND, KvLayout::kNHD)),
@@ -165,7 +165,7 @@ INSTANTIATE_TEST_SUITE_P(Grid, kernels_cache_ops_gpu,
 
 // reshape_and_cache and copy_blocks on the top blocks of caches of more than 2^31 elements:
 // slot ids and byte offsets need 64 bits. ~4.9 GB per cache (f16, kNHD).
-TEST(kernels_cache_ops_gpu_large, OffsetsBeyond2Pow31Elements) {
+TEST(CacheOpsGpuLarge, OffsetsBeyond2Pow31Elements) {
   PAGESIM_REQUIRE_GPU();
   ProblemSpec s;
   s.dtype = DType::kFloat16;
@@ -228,7 +228,7 @@ TEST(kernels_cache_ops_gpu_large, OffsetsBeyond2Pow31Elements) {
   EXPECT_EQ(std::memcmp(got.data(), hv.data(), small), 0) << "copy_blocks V";
 }
 
-TEST(kernels_cache_ops_gpu_validation, BadArgumentsThrowBeforeLaunch) {
+TEST(CacheOpsGpuValidation, BadArgumentsThrowBeforeLaunch) {
   std::vector<std::byte> cache(64 * 1024);
   const TensorView kc = kv_cache_view(cache.data(), DType::kFloat16, KvLayout::kHND, 4, 2, 8, 64);
   std::vector<std::byte> keys(3 * 2 * 64 * 2);

@@ -47,9 +47,9 @@ void check_decode(const AttentionProblem& p, Mode mode, std::int32_t partition_s
                                         ", partition " + std::to_string(plan.partition_size) + ")");
 }
 
-class kernels_decode_gpu : public ::testing::TestWithParam<testing::KernelGridParam> {};
+class DecodeGpu : public ::testing::TestWithParam<testing::KernelGridParam> {};
 
-TEST_P(kernels_decode_gpu, MatchesReference) {
+TEST_P(DecodeGpu, MatchesReference) {
   PAGESIM_REQUIRE_GPU();
   ProblemSpec spec = testing::grid_spec(GetParam());
   const int bs = spec.block_size;
@@ -59,16 +59,16 @@ TEST_P(kernels_decode_gpu, MatchesReference) {
   for (Mode m : {Mode::kV1, Mode::kV2, Mode::kAuto}) check_decode(p, m, 256, "grid");
 }
 
-INSTANTIATE_TEST_SUITE_P(Grid, kernels_decode_gpu,
+INSTANTIATE_TEST_SUITE_P(Grid, DecodeGpu,
                          ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                                             ::testing::Values(64, 80, 96, 112, 128, 256),
                                             ::testing::Values(8, 16, 32), ::testing::Values(1, 4, 8)),
                          testing::kernel_grid_name);
 
 // ALiBi, NHD layout, MQA and many heads per group (several CTAs per KV head).
-class kernels_decode_gpu_options : public ::testing::TestWithParam<DType> {};
+class DecodeGpuOptions : public ::testing::TestWithParam<DType> {};
 
-TEST_P(kernels_decode_gpu_options, AlibiNhdAndMqa) {
+TEST_P(DecodeGpuOptions, AlibiNhdAndMqa) {
   PAGESIM_REQUIRE_GPU();
   ProblemSpec spec;
   spec.dtype = GetParam();
@@ -93,7 +93,7 @@ TEST_P(kernels_decode_gpu_options, AlibiNhdAndMqa) {
 }
 
 // Block sizes beyond the main grid: 1 (a contiguous allocator's slots) up to 1024.
-TEST_P(kernels_decode_gpu_options, ExtremeBlockSizes) {
+TEST_P(DecodeGpuOptions, ExtremeBlockSizes) {
   PAGESIM_REQUIRE_GPU();
   for (int bs : {1, 2, 64, 1024}) {
     ProblemSpec spec;
@@ -110,15 +110,15 @@ TEST_P(kernels_decode_gpu_options, ExtremeBlockSizes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, kernels_decode_gpu_options,
+INSTANTIATE_TEST_SUITE_P(Dtypes, DecodeGpuOptions,
                          ::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                          testing::dtype_param_name);
 
 // Long contexts: v1 walks 32k tokens in one CTA; v2 splits and merges.
 using LongParam = std::tuple<DType, int, int>;  // dtype, head_dim, context
-class kernels_decode_gpu_long : public ::testing::TestWithParam<LongParam> {};
+class DecodeGpuLong : public ::testing::TestWithParam<LongParam> {};
 
-TEST_P(kernels_decode_gpu_long, MatchesReference) {
+TEST_P(DecodeGpuLong, MatchesReference) {
   PAGESIM_REQUIRE_GPU();
   const auto [dtype, d, ctx] = GetParam();
   ProblemSpec spec;
@@ -139,14 +139,14 @@ std::string long_name(const ::testing::TestParamInfo<LongParam>& info) {
   return std::string(dtype_name(t)) + "_d" + std::to_string(d) + "_ctx" + std::to_string(c);
 }
 
-INSTANTIATE_TEST_SUITE_P(Contexts, kernels_decode_gpu_long,
+INSTANTIATE_TEST_SUITE_P(Contexts, DecodeGpuLong,
                          ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                                             ::testing::Values(64, 128, 256), ::testing::Values(8192, 32768)),
                          long_name);
 
 // A cache of more than 2^31 elements per tensor, with the batch's blocks at the top of it:
 // every offset computed in 32 bits would be wrong. ~4.3 GB per cache (f16).
-TEST(kernels_decode_gpu_large, OffsetsBeyond2Pow31Elements) {
+TEST(DecodeGpuLarge, OffsetsBeyond2Pow31Elements) {
   PAGESIM_REQUIRE_GPU();
   ProblemSpec spec;
   spec.dtype = DType::kFloat16;
@@ -181,7 +181,7 @@ TEST(kernels_decode_gpu_large, OffsetsBeyond2Pow31Elements) {
 
 // More sequences than a grid's y or z may hold (65535): the v2 merge kernel puts sequences on
 // grid.x (decode_merge_grid), so the split-K path works for a batch of 70000 short decodes.
-TEST(kernels_decode_gpu_large, MoreThan65535SequencesSplitK) {
+TEST(DecodeGpuLarge, MoreThan65535SequencesSplitK) {
   PAGESIM_REQUIRE_GPU();
   ProblemSpec spec;
   spec.dtype = DType::kFloat16;
@@ -205,7 +205,7 @@ TEST(kernels_decode_gpu_large, MoreThan65535SequencesSplitK) {
 }
 
 // Validation happens on the host before any CUDA call: these run without a GPU.
-TEST(kernels_decode_gpu_validation, BadArgumentsThrowBeforeLaunch) {
+TEST(DecodeGpuValidation, BadArgumentsThrowBeforeLaunch) {
   ProblemSpec spec;
   spec.dtype = DType::kFloat16;
   spec.head_dim = 64;

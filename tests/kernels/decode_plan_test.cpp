@@ -22,7 +22,7 @@ DecodeProblem problem(const std::vector<std::int32_t>& lens, int hq, int hkv, DT
   return p;
 }
 
-TEST(kernels_decode_plan, TileConstants) {
+TEST(DecodePlan, TileConstants) {
   // f16, d = 128: 16 lanes per 256-byte row, 2 rows per warp step, 8 tokens per lane group.
   constexpr DecodeTile t = decode_tile(2, 128);
   static_assert(t.vec_elems == 8 && t.lanes_per_token == 16 && t.vecs_per_lane == 1);
@@ -41,7 +41,7 @@ TEST(kernels_decode_plan, TileConstants) {
   }
 }
 
-TEST(kernels_decode_plan, ManyShortSequencesUseV1) {
+TEST(DecodePlan, ManyShortSequencesUseV1) {
   const std::vector<std::int32_t> lens(256, 200);
   const DecodePlan plan = plan_decode(problem(lens, 32, 32), {});
   EXPECT_EQ(plan.algo, DecodeAlgo::kV1);
@@ -50,7 +50,7 @@ TEST(kernels_decode_plan, ManyShortSequencesUseV1) {
   EXPECT_EQ(plan.max_kv_len, 200);
 }
 
-TEST(kernels_decode_plan, OneLongSequenceUsesV2) {
+TEST(DecodePlan, OneLongSequenceUsesV2) {
   const std::vector<std::int32_t> lens{65536};
   const DecodePlan plan = plan_decode(problem(lens, 32, 32), {});
   EXPECT_EQ(plan.algo, DecodeAlgo::kV2);
@@ -64,7 +64,7 @@ TEST(kernels_decode_plan, OneLongSequenceUsesV2) {
   EXPECT_GE(plan.partial_lse_offset, rows * 128 * sizeof(float));
 }
 
-TEST(kernels_decode_plan, FewSequencesWithGqaUseV2) {
+TEST(DecodePlan, FewSequencesWithGqaUseV2) {
   const std::vector<std::int32_t> lens{8192, 8000};
   const DecodePlan plan = plan_decode(problem(lens, 32, 8), {});
   EXPECT_EQ(plan.algo, DecodeAlgo::kV2);
@@ -72,14 +72,14 @@ TEST(kernels_decode_plan, FewSequencesWithGqaUseV2) {
   EXPECT_EQ(plan.head_groups, 1);
 }
 
-TEST(kernels_decode_plan, HeadGroupsCoverLargeGroups) {
+TEST(DecodePlan, HeadGroupsCoverLargeGroups) {
   const std::vector<std::int32_t> lens(4, 100);
   EXPECT_EQ(plan_decode(problem(lens, 32, 1), {}).head_groups, 8);  // MQA: 32 heads / 4
   EXPECT_EQ(plan_decode(problem(lens, 6, 2), {}).head_groups, 1);   // group of 3 fits one CTA
   EXPECT_EQ(plan_decode(problem(lens, 10, 2), {}).head_groups, 2);  // group of 5
 }
 
-TEST(kernels_decode_plan, EmptyAndZeroLengthBatches) {
+TEST(DecodePlan, EmptyAndZeroLengthBatches) {
   const std::vector<std::int32_t> none;
   EXPECT_EQ(plan_decode(problem(none, 8, 8), {}).algo, DecodeAlgo::kV1);
   const std::vector<std::int32_t> zeros(3, 0);
@@ -91,7 +91,7 @@ TEST(kernels_decode_plan, EmptyAndZeroLengthBatches) {
   EXPECT_GT(forced.workspace_bytes, 0u);
 }
 
-TEST(kernels_decode_plan, DeterministicAndMoreSlotsNeverForceV2) {
+TEST(DecodePlan, DeterministicAndMoreSlotsNeverForceV2) {
   const std::vector<std::int32_t> lens(64, 4096);
   const DecodePlan a = plan_decode(problem(lens, 32, 32), {132, 3});
   const DecodePlan b = plan_decode(problem(lens, 32, 32), {132, 3});
@@ -101,7 +101,7 @@ TEST(kernels_decode_plan, DeterministicAndMoreSlotsNeverForceV2) {
   EXPECT_EQ(plan_decode(problem(lens, 32, 32), {1, 1}).algo, DecodeAlgo::kV1);
 }
 
-TEST(kernels_decode_plan, BadInputsThrow) {
+TEST(DecodePlan, BadInputsThrow) {
   const std::vector<std::int32_t> lens{10, -1};
   EXPECT_THROW(plan_decode(problem(lens, 8, 8), {}), KernelError);
   const std::vector<std::int32_t> ok{10};

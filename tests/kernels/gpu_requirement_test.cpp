@@ -6,19 +6,19 @@
 namespace pagesim::kernels::testing {
 namespace {
 
-TEST(kernels_gpu_requirement, UnsetEmptyOrZeroSkips) {
+TEST(GpuRequirement, UnsetEmptyOrZeroSkips) {
   EXPECT_EQ(no_gpu_action(nullptr), NoGpuAction::kSkip);
   EXPECT_EQ(no_gpu_action(""), NoGpuAction::kSkip);
   EXPECT_EQ(no_gpu_action("0"), NoGpuAction::kSkip);
 }
 
-TEST(kernels_gpu_requirement, OneOrAnyOtherValueFails) {
+TEST(GpuRequirement, OneOrAnyOtherValueFails) {
   EXPECT_EQ(no_gpu_action("1"), NoGpuAction::kFail);
   EXPECT_EQ(no_gpu_action("yes"), NoGpuAction::kFail);
   EXPECT_EQ(no_gpu_action("00"), NoGpuAction::kFail);
 }
 
-TEST(kernels_gpu_requirement, TheVariableIsTheOneGpuRunShSets) {
+TEST(GpuRequirement, TheVariableIsTheOneGpuRunShSets) {
   EXPECT_STREQ(kRequireGpuEnv, "PAGESIM_REQUIRE_GPU");
 }
 

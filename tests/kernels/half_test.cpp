@@ -50,7 +50,7 @@ std::uint16_t slow_round(const Grid& g, double x, std::uint16_t inf_bits) {
 float h2f(std::uint16_t b) { return half_bits_to_float(b); }
 float b2f(std::uint16_t b) { return bf16_bits_to_float(b); }
 
-TEST(kernels_half, EveryHalfRoundTripsExactly) {
+TEST(Half, EveryHalfRoundTripsExactly) {
   for (std::uint32_t b = 0; b < 0x10000; ++b) {
     const auto bits = static_cast<std::uint16_t>(b);
     const float f = half_bits_to_float(bits);
@@ -63,7 +63,7 @@ TEST(kernels_half, EveryHalfRoundTripsExactly) {
   }
 }
 
-TEST(kernels_half, KnownValues) {
+TEST(Half, KnownValues) {
   EXPECT_EQ(float_to_half_bits(1.0f), 0x3c00);
   EXPECT_EQ(float_to_half_bits(-2.0f), 0xc000);
   EXPECT_EQ(float_to_half_bits(65504.0f), 0x7bff);
@@ -83,7 +83,7 @@ TEST(kernels_half, KnownValues) {
   EXPECT_EQ(static_cast<float>(Half(0.5f)), 0.5f);
 }
 
-TEST(kernels_half, MatchesNearestEvenSearchOnMidpointsAndRandomFloats) {
+TEST(Half, MatchesNearestEvenSearchOnMidpointsAndRandomFloats) {
   const Grid g = finite_grid(h2f, 0x7bff);
   // Every midpoint between neighbours, and points just beside it.
   for (std::size_t i = 0; i + 1 < g.values.size(); ++i) {
@@ -101,7 +101,7 @@ TEST(kernels_half, MatchesNearestEvenSearchOnMidpointsAndRandomFloats) {
   }
 }
 
-TEST(kernels_half, EveryBFloat16RoundTripsExactly) {
+TEST(Half, EveryBFloat16RoundTripsExactly) {
   for (std::uint32_t b = 0; b < 0x10000; ++b) {
     const auto bits = static_cast<std::uint16_t>(b);
     const float f = bf16_bits_to_float(bits);
@@ -113,7 +113,7 @@ TEST(kernels_half, EveryBFloat16RoundTripsExactly) {
   }
 }
 
-TEST(kernels_half, BFloat16RoundsToNearestEven) {
+TEST(Half, BFloat16RoundsToNearestEven) {
   EXPECT_EQ(float_to_bf16_bits(1.0f), 0x3f80);
   EXPECT_EQ(float_to_bf16_bits(1.0f + std::ldexp(1.0f, -8)), 0x3f80);        // tie -> even
   EXPECT_EQ(float_to_bf16_bits(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);    // tie -> even

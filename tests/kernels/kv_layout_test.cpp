@@ -9,7 +9,7 @@
 namespace pagesim::kernels {
 namespace {
 
-TEST(kernels_kv_layout, HndAndNhdOffsets) {
+TEST(KvLayout, HndAndNhdOffsets) {
   const TensorView hnd = kv_cache_view(nullptr, DType::kFloat16, KvLayout::kHND, 10, 4, 16, 128);
   const KvCacheGeometry a = kv_cache_geometry(hnd, "test");
   EXPECT_EQ(a.num_blocks, 10);
@@ -27,7 +27,7 @@ TEST(kernels_kv_layout, HndAndNhdOffsets) {
   EXPECT_EQ(nhd.span_elements(), kv_cache_elements(10, 4, 16, 128));
 }
 
-TEST(kernels_kv_layout, OffsetsAre64Bit) {
+TEST(KvLayout, OffsetsAre64Bit) {
   // 300000 blocks of 8 heads x 16 slots x 128: block 299999 starts past 2^31 elements.
   const TensorView v = kv_cache_view(nullptr, DType::kFloat16, KvLayout::kHND, 300000, 8, 16, 128);
   const KvCacheGeometry g = kv_cache_geometry(v, "test");
@@ -43,7 +43,7 @@ TEST(kernels_kv_layout, OffsetsAre64Bit) {
 // The cache ops' arithmetic at the top of the large-offset GPU tests' caches (600000 blocks
 // of 2 heads x 16 x 128, kNHD): slot ids, the slot range check and byte offsets all exceed
 // 32 bits, in both layouts, and prefill's token_offset agrees with the geometry.
-TEST(kernels_kv_layout, CacheOpAndPrefillOffsetsAre64Bit) {
+TEST(KvLayout, CacheOpAndPrefillOffsetsAre64Bit) {
   for (KvLayout layout : {KvLayout::kHND, KvLayout::kNHD}) {
     const TensorView v = kv_cache_view(nullptr, DType::kFloat16, layout, 600000, 2, 16, 128);
     const KvCacheGeometry g = kv_cache_geometry(v, "test");
@@ -68,7 +68,7 @@ TEST(kernels_kv_layout, CacheOpAndPrefillOffsetsAre64Bit) {
   }
 }
 
-TEST(kernels_kv_layout, TokenOffsetWalksTheBlockTable) {
+TEST(KvLayout, TokenOffsetWalksTheBlockTable) {
   const TensorView v = kv_cache_view(nullptr, DType::kFloat32, KvLayout::kHND, 8, 2, 4, 64);
   const KvCacheGeometry g = kv_cache_geometry(v, "test");
   const std::int32_t table[] = {7, 2, 5, -1, /* row 1 */ 1, 0, -1, -1};
@@ -79,7 +79,7 @@ TEST(kernels_kv_layout, TokenOffsetWalksTheBlockTable) {
   EXPECT_EQ(token_offset(g, t, 1, 4, 0, 2), g.offset(0, 0, 0));
 }
 
-TEST(kernels_kv_layout, GeometryRejectsBadViews) {
+TEST(KvLayout, GeometryRejectsBadViews) {
   float x[16];
   EXPECT_THROW(kv_cache_geometry(TensorView::contiguous(x, DType::kFloat32, {2, 8}), "f"), KernelError);
   const TensorView strided_dim = TensorView::strided(x, DType::kFloat32, {1, 1, 2, 4}, {16, 16, 8, 2});
@@ -92,7 +92,7 @@ TEST(kernels_kv_layout, GeometryRejectsBadViews) {
   }
 }
 
-TEST(kernels_kv_layout, PackBatchPadsAndCounts) {
+TEST(KvLayout, PackBatchPadsAndCounts) {
   std::vector<BatchSequence> seqs(3);
   seqs[0] = {{4, 1}, 17, 17};   // prefill of 17 tokens in 2 blocks of 16
   seqs[1] = {{}, 0, 0};         // empty
@@ -110,7 +110,7 @@ TEST(kernels_kv_layout, PackBatchPadsAndCounts) {
   EXPECT_EQ(b.block_table_view().describe(), "i32[3, 3] strides [3, 1]");
 }
 
-TEST(kernels_kv_layout, PackBatchNamesTheBadSequence) {
+TEST(KvLayout, PackBatchNamesTheBadSequence) {
   std::vector<BatchSequence> seqs(2);
   seqs[0] = {{0}, 3, 1};
   seqs[1] = {{1}, 17, 1};  // needs 2 blocks of 16

@@ -15,7 +15,7 @@
 namespace pagesim::kernels {
 namespace {
 
-TEST(kernels_launch_grid, LimitsAreCudas) {
+TEST(LaunchGrid, LimitsAreCudas) {
   EXPECT_TRUE(grid_fits({1, 1, 1}));
   EXPECT_TRUE(grid_fits({2147483647, 65535, 65535}));
   EXPECT_FALSE(grid_fits({2147483648LL, 1, 1}));
@@ -24,7 +24,7 @@ TEST(kernels_launch_grid, LimitsAreCudas) {
   EXPECT_FALSE(grid_fits({0, 1, 1}));
 }
 
-TEST(kernels_launch_grid, ACheckNamesTheKernelAndTheGrid) {
+TEST(LaunchGrid, ACheckNamesTheKernelAndTheGrid) {
   EXPECT_NO_THROW(check_launch_grid({70000, 32, 1}, "fn", "k"));
   try {
     check_launch_grid({32, 70000, 1}, "paged_decode", "decode_merge_kernel");
@@ -47,7 +47,7 @@ DecodeProblem decode_problem(std::int32_t num_seqs, std::int32_t len, std::vecto
   return p;
 }
 
-TEST(kernels_launch_grid, DecodeGridsPutSequencesOnX) {
+TEST(LaunchGrid, DecodeGridsPutSequencesOnX) {
   std::vector<std::int32_t> lens;
   const DecodeProblem p = decode_problem(70000, 2048, lens);
   const DecodePlan v2 = make_decode_plan(p, DecodeAlgo::kV2, 512);
@@ -58,7 +58,7 @@ TEST(kernels_launch_grid, DecodeGridsPutSequencesOnX) {
   EXPECT_EQ(decode_kernel_grid(v1, p.num_seqs, p.num_kv_heads).y, 1);
 }
 
-TEST(kernels_launch_grid, MoreThan65535SequencesPlanForBothAlgorithms) {
+TEST(LaunchGrid, MoreThan65535SequencesPlanForBothAlgorithms) {
   std::vector<std::int32_t> lens;
   const DecodeProblem p = decode_problem(100000, 300, lens);
   EXPECT_NO_THROW(make_decode_plan(p, DecodeAlgo::kV1, 0));
@@ -66,7 +66,7 @@ TEST(kernels_launch_grid, MoreThan65535SequencesPlanForBothAlgorithms) {
   EXPECT_NO_THROW(plan_decode(p, DecodeDeviceCaps{}));
 }
 
-TEST(kernels_launch_grid, ADecodeGridBeyondTheLimitIsRefusedByThePlanner) {
+TEST(LaunchGrid, ADecodeGridBeyondTheLimitIsRefusedByThePlanner) {
   // 2^31 CTAs on x: 300000 sequences x 8 KV heads x 1000 head groups (4000 query heads each).
   std::vector<std::int32_t> lens(300000, 1);
   DecodeProblem p;
@@ -89,7 +89,7 @@ TEST(kernels_launch_grid, ADecodeGridBeyondTheLimitIsRefusedByThePlanner) {
   EXPECT_EQ(plan_decode(heads, DecodeDeviceCaps{}).algo, DecodeAlgo::kV1);
 }
 
-TEST(kernels_launch_grid, PrefillGridIsTilesHeadsSequences) {
+TEST(LaunchGrid, PrefillGridIsTilesHeadsSequences) {
   PrefillProblem p;
   p.num_seqs = 3;
   p.num_q_heads = 32;
@@ -104,7 +104,7 @@ TEST(kernels_launch_grid, PrefillGridIsTilesHeadsSequences) {
 
 // The prefill launcher checks the tile's dynamic shared memory against the device's opt-in
 // limit (and cudaFuncSetAttribute's result): d256 f16 needs 132 KiB, more than sm_86/89 give.
-TEST(kernels_launch_grid, PrefillSharedMemoryIsCheckedAgainstTheDevice) {
+TEST(LaunchGrid, PrefillSharedMemoryIsCheckedAgainstTheDevice) {
   PrefillProblem p;
   p.num_seqs = 1;
   p.num_q_heads = 2;

@@ -31,9 +31,9 @@ void check_prefill(const AttentionProblem& p, const std::string& label) {
   testing::expect_matches_reference(out, testing::reference_view(p, ref), p.spec().dtype, label);
 }
 
-class kernels_prefill_gpu : public ::testing::TestWithParam<testing::KernelGridParam> {};
+class PrefillGpu : public ::testing::TestWithParam<testing::KernelGridParam> {};
 
-TEST_P(kernels_prefill_gpu, MatchesReference) {
+TEST_P(PrefillGpu, MatchesReference) {
   PAGESIM_REQUIRE_GPU();
   ProblemSpec spec = testing::grid_spec(GetParam());
   const int bs = spec.block_size;
@@ -46,15 +46,15 @@ TEST_P(kernels_prefill_gpu, MatchesReference) {
   check_prefill(AttentionProblem(spec), "grid");
 }
 
-INSTANTIATE_TEST_SUITE_P(Grid, kernels_prefill_gpu,
+INSTANTIATE_TEST_SUITE_P(Grid, PrefillGpu,
                          ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                                             ::testing::Values(64, 80, 96, 112, 128, 256),
                                             ::testing::Values(8, 16, 32, 128), ::testing::Values(1, 4, 8)),
                          testing::kernel_grid_name);
 
-class kernels_prefill_gpu_options : public ::testing::TestWithParam<DType> {};
+class PrefillGpuOptions : public ::testing::TestWithParam<DType> {};
 
-TEST_P(kernels_prefill_gpu_options, NhdMqaAndEmptyQueries) {
+TEST_P(PrefillGpuOptions, NhdMqaAndEmptyQueries) {
   PAGESIM_REQUIRE_GPU();
   ProblemSpec spec;
   spec.dtype = GetParam();
@@ -69,7 +69,7 @@ TEST_P(kernels_prefill_gpu_options, NhdMqaAndEmptyQueries) {
   check_prefill(AttentionProblem(spec), "nhd mqa");
 }
 
-TEST_P(kernels_prefill_gpu_options, ExtremeBlockSizes) {
+TEST_P(PrefillGpuOptions, ExtremeBlockSizes) {
   PAGESIM_REQUIRE_GPU();
   for (int bs : {1, 2, 512, 1024}) {
     ProblemSpec spec;
@@ -84,15 +84,15 @@ TEST_P(kernels_prefill_gpu_options, ExtremeBlockSizes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, kernels_prefill_gpu_options,
+INSTANTIATE_TEST_SUITE_P(Dtypes, PrefillGpuOptions,
                          ::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                          testing::dtype_param_name);
 
 // Long histories: a chunk of queries over 8k / 32k cached tokens.
 using LongParam = std::tuple<DType, int>;  // dtype, context
-class kernels_prefill_gpu_long : public ::testing::TestWithParam<LongParam> {};
+class PrefillGpuLong : public ::testing::TestWithParam<LongParam> {};
 
-TEST_P(kernels_prefill_gpu_long, MatchesReference) {
+TEST_P(PrefillGpuLong, MatchesReference) {
   PAGESIM_REQUIRE_GPU();
   const auto [dtype, ctx] = GetParam();
   ProblemSpec spec;
@@ -111,14 +111,14 @@ std::string long_name(const ::testing::TestParamInfo<LongParam>& info) {
   return std::string(dtype_name(t)) + "_ctx" + std::to_string(c);
 }
 
-INSTANTIATE_TEST_SUITE_P(Contexts, kernels_prefill_gpu_long,
+INSTANTIATE_TEST_SUITE_P(Contexts, PrefillGpuLong,
                          ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                                             ::testing::Values(8192, 32768)),
                          long_name);
 
 // A cache of more than 2^31 elements per tensor, with the batch's blocks at the top of it
-// (as kernels_decode_gpu_large): every K/V offset needs 64 bits. ~4.3 GB per cache (f16).
-TEST(kernels_prefill_gpu_large, OffsetsBeyond2Pow31Elements) {
+// (as DecodeGpuLarge): every K/V offset needs 64 bits. ~4.3 GB per cache (f16).
+TEST(PrefillGpuLarge, OffsetsBeyond2Pow31Elements) {
   PAGESIM_REQUIRE_GPU();
   ProblemSpec spec;
   spec.dtype = DType::kFloat16;
@@ -147,7 +147,7 @@ TEST(kernels_prefill_gpu_large, OffsetsBeyond2Pow31Elements) {
 
 // The launcher raises each prefill kernel's shared-memory limit (cudaFuncSetAttribute, whose
 // failure it reports); on this device every dtype and head size must fit the opt-in limit.
-TEST(kernels_prefill_gpu_options, EveryTileFitsTheDeviceSharedMemory) {
+TEST(PrefillGpuOptions, EveryTileFitsTheDeviceSharedMemory) {
   PAGESIM_REQUIRE_GPU();
   int device = 0, optin = 0;
   check_cuda(cudaGetDevice(&device), "test", "cudaGetDevice");
@@ -167,7 +167,7 @@ TEST(kernels_prefill_gpu_options, EveryTileFitsTheDeviceSharedMemory) {
   }
 }
 
-TEST(kernels_prefill_gpu_validation, BadArgumentsThrowBeforeLaunch) {
+TEST(PrefillGpuValidation, BadArgumentsThrowBeforeLaunch) {
   ProblemSpec spec;
   spec.dtype = DType::kBFloat16;
   spec.head_dim = 64;

@@ -8,7 +8,7 @@
 namespace pagesim::kernels {
 namespace {
 
-TEST(kernels_prefill_plan, TensorCoreTilesForHalfTypes) {
+TEST(PrefillPlan, TensorCoreTilesForHalfTypes) {
   for (DType t : {DType::kFloat16, DType::kBFloat16}) {
     for (std::int32_t d : limits::kHeadDims) {
       const PrefillTile tile = prefill_tile(t, d);
@@ -26,7 +26,7 @@ TEST(kernels_prefill_plan, TensorCoreTilesForHalfTypes) {
   EXPECT_FALSE(prefill_tile(DType::kFloat32, 128).tensor_cores);
 }
 
-TEST(kernels_prefill_plan, GridPacksQueryHeadsOfAGroup) {
+TEST(PrefillPlan, GridPacksQueryHeadsOfAGroup) {
   PrefillProblem p;
   p.num_seqs = 3;
   p.num_q_heads = 32;
@@ -45,7 +45,7 @@ TEST(kernels_prefill_plan, GridPacksQueryHeadsOfAGroup) {
   EXPECT_EQ(plan_prefill(p).row_tiles, 1);
 }
 
-TEST(kernels_prefill_plan, BadInputsThrow) {
+TEST(PrefillPlan, BadInputsThrow) {
   PrefillProblem p;
   p.num_seqs = 1;
   p.num_q_heads = 6;

@@ -49,9 +49,9 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b, doub
 // (q heads, kv heads), block size, dtype, layout, alibi, prefill
 using GridParam = std::tuple<std::pair<int, int>, int, DType, KvLayout, bool, bool>;
 
-class kernels_reference_grid : public ::testing::TestWithParam<GridParam> {};
+class ReferenceGrid : public ::testing::TestWithParam<GridParam> {};
 
-TEST_P(kernels_reference_grid, PagedMatchesDense) {
+TEST_P(ReferenceGrid, PagedMatchesDense) {
   const auto [heads, bs, dtype, layout, alibi, prefill] = GetParam();
   ProblemSpec spec;
   spec.num_q_heads = heads.first;
@@ -83,7 +83,7 @@ std::string grid_name(const ::testing::TestParamInfo<GridParam>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Grid, kernels_reference_grid,
+    Grid, ReferenceGrid,
     ::testing::Combine(::testing::Values(std::pair{4, 4}, std::pair{8, 2}, std::pair{8, 1}),
                        ::testing::Values(1, 3, 8, 16, 32),
                        ::testing::Values(DType::kFloat32, DType::kFloat16, DType::kBFloat16),
@@ -118,21 +118,21 @@ struct Tiny {
   }
 };
 
-TEST(kernels_reference, SingleKeyReturnsItsValue) {
+TEST(Reference, SingleKeyReturnsItsValue) {
   Tiny t{{1, 2}, {0.5f, -1}, {3, -4}, {}, {0}, {1}, {}, {}};
   reference_paged_attention(t.args(1, 2, 1));
   EXPECT_FLOAT_EQ(t.out[0], 3);
   EXPECT_FLOAT_EQ(t.out[1], -4);
 }
 
-TEST(kernels_reference, EmptyContextWritesZeros) {
+TEST(Reference, EmptyContextWritesZeros) {
   Tiny t{{1, 2}, {0.5f, -1}, {3, -4}, {}, {0}, {0}, {}, {}};
   reference_paged_attention(t.args(1, 2, 1));
   EXPECT_EQ(t.out[0], 0.0f);
   EXPECT_EQ(t.out[1], 0.0f);
 }
 
-TEST(kernels_reference, EqualScoresAverage) {
+TEST(Reference, EqualScoresAverage) {
   // Keys orthogonal to q: equal scores, the output is the mean of the values. Blocks are
   // visited in table order 1, 0 (physical), so logical token 0 is physical block 1.
   Tiny t{{0, 1}, {1, 0, 1, 0}, {2, 0, 4, 6}, {}, {1, 0}, {2}, {}, {}};
@@ -141,7 +141,7 @@ TEST(kernels_reference, EqualScoresAverage) {
   EXPECT_FLOAT_EQ(t.out[1], 3);
 }
 
-TEST(kernels_reference, AlibiPenalisesDistanceFromTheQuery) {
+TEST(Reference, AlibiPenalisesDistanceFromTheQuery) {
   // q = 0, so only ALiBi: the query (position 1) sees key 0 at distance 1 (bias -slope) and
   // key 1 at distance 0.
   const float slope = 0.75f;
@@ -151,7 +151,7 @@ TEST(kernels_reference, AlibiPenalisesDistanceFromTheQuery) {
   EXPECT_NEAR(t.out[0], w0, 1e-7);
 }
 
-TEST(kernels_reference, CausalPrefillFirstRowSeesOnlyTheFirstKey) {
+TEST(Reference, CausalPrefillFirstRowSeesOnlyTheFirstKey) {
   // Prefill of 2 tokens, no history: row 0 sees key 0 only; row 1 both.
   Tiny t{{1, 1}, {0, 0}, {10, 20}, {}, {0, 1}, {2}, {0, 2}, {}};
   reference_paged_attention(t.args(2, 1, 2));
@@ -159,7 +159,7 @@ TEST(kernels_reference, CausalPrefillFirstRowSeesOnlyTheFirstKey) {
   EXPECT_FLOAT_EQ(t.out[1], 15);
 }
 
-TEST(kernels_reference, HistoryShiftsTheCausalLimit) {
+TEST(Reference, HistoryShiftsTheCausalLimit) {
   // 3 cached + 1 new token, query_len 2: rows at positions 2 and 3.
   Tiny t{{0, 0}, {0, 0, 0, 0}, {1, 2, 3, 4}, {}, {0, 1, 2, 3}, {4}, {0, 2}, {}};
   reference_paged_attention(t.args(2, 1, 4));
@@ -167,7 +167,7 @@ TEST(kernels_reference, HistoryShiftsTheCausalLimit) {
   EXPECT_FLOAT_EQ(t.out[1], 2.5);  // mean of 1..4
 }
 
-TEST(kernels_reference, PeakySoftmaxAndFp16OutputAgree) {
+TEST(Reference, PeakySoftmaxAndFp16OutputAgree) {
   ProblemSpec spec;
   spec.kv_lens = {1, 15, 16, 17, 250};
   spec.num_q_heads = 8;
@@ -185,7 +185,7 @@ TEST(kernels_reference, PeakySoftmaxAndFp16OutputAgree) {
   }
 }
 
-TEST(kernels_reference, NanInPaddingSlotsNeverLeaks) {
+TEST(Reference, NanInPaddingSlotsNeverLeaks) {
   // AttentionProblem fills every unowned slot with NaN; lengths end mid-block.
   ProblemSpec spec;
   spec.kv_lens = {5, 17, 31};
@@ -196,7 +196,7 @@ TEST(kernels_reference, NanInPaddingSlotsNeverLeaks) {
   for (float x : run_paged(p)) ASSERT_TRUE(std::isfinite(x));
 }
 
-TEST(kernels_reference, LongContextStaysAccurate) {
+TEST(Reference, LongContextStaysAccurate) {
   ProblemSpec spec;
   spec.kv_lens = {3000};
   spec.num_q_heads = 2;
@@ -208,7 +208,7 @@ TEST(kernels_reference, LongContextStaysAccurate) {
   expect_close(run_paged(p), run_dense(p), 1e-6);
 }
 
-TEST(kernels_reference, BadTableEntriesAreNamed) {
+TEST(Reference, BadTableEntriesAreNamed) {
   Tiny t{{1}, {1}, {1}, {}, {3}, {1}, {}, {}};
   try {
     reference_paged_attention(t.args(1, 1, 1));

@@ -28,9 +28,9 @@ ProblemSpec spec(KvLayout layout) {
   return s;
 }
 
-class kernels_reference_cache_ops : public ::testing::TestWithParam<KvLayout> {};
+class ReferenceCacheOps : public ::testing::TestWithParam<KvLayout> {};
 
-TEST_P(kernels_reference_cache_ops, ReshapeAndCacheRebuildsTheProblemsCache) {
+TEST_P(ReferenceCacheOps, ReshapeAndCacheRebuildsTheProblemsCache) {
   const AttentionProblem p(spec(GetParam()));
   const std::int64_t elems = p.k_cache_view().span_elements();
   std::vector<Half> k(static_cast<std::size_t>(elems)), v(k.size());
@@ -61,7 +61,7 @@ TEST_P(kernels_reference_cache_ops, ReshapeAndCacheRebuildsTheProblemsCache) {
   }
 }
 
-TEST_P(kernels_reference_cache_ops, CopyBlocksDuplicatesWholeBlocks) {
+TEST_P(ReferenceCacheOps, CopyBlocksDuplicatesWholeBlocks) {
   const AttentionProblem p(spec(GetParam()));
   std::vector<std::byte> k = p.k_cache_bytes(), v = p.v_cache_bytes();
   TensorView kc = p.k_cache_view(), vc = p.v_cache_view();
@@ -86,7 +86,7 @@ TEST_P(kernels_reference_cache_ops, CopyBlocksDuplicatesWholeBlocks) {
                KernelError);
 }
 
-TEST_P(kernels_reference_cache_ops, SwapMovesBlocksBetweenPools) {
+TEST_P(ReferenceCacheOps, SwapMovesBlocksBetweenPools) {
   const AttentionProblem p(spec(GetParam()));
   // A second pool of 4 blocks.
   const std::int64_t elems = kv_cache_elements(4, 2, 8, 8);
@@ -111,7 +111,7 @@ TEST_P(kernels_reference_cache_ops, SwapMovesBlocksBetweenPools) {
                KernelError);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, kernels_reference_cache_ops,
+INSTANTIATE_TEST_SUITE_P(Layouts, ReferenceCacheOps,
                          ::testing::Values(KvLayout::kHND, KvLayout::kNHD));
 
 }  // namespace

@@ -7,7 +7,7 @@
 namespace pagesim::kernels {
 namespace {
 
-TEST(kernels_tensor_view, ContiguousHasRowMajorStrides) {
+TEST(TensorView, ContiguousHasRowMajorStrides) {
   float x[24];
   const TensorView v = TensorView::contiguous(x, DType::kFloat32, {2, 3, 4});
   EXPECT_EQ(v.rank, 3);
@@ -20,7 +20,7 @@ TEST(kernels_tensor_view, ContiguousHasRowMajorStrides) {
   EXPECT_EQ(v.describe(), "f32[2, 3, 4] strides [12, 4, 1]");
 }
 
-TEST(kernels_tensor_view, StridedViewsAndSpan) {
+TEST(TensorView, StridedViewsAndSpan) {
   float x[64];
   const TensorView v = TensorView::strided(x, DType::kFloat32, {2, 3}, {32, 8});
   EXPECT_FALSE(v.is_contiguous());
@@ -30,14 +30,14 @@ TEST(kernels_tensor_view, StridedViewsAndSpan) {
   EXPECT_EQ(zero.span_elements(), 0);
 }
 
-TEST(kernels_tensor_view, EmptyViewMeansAbsent) {
+TEST(TensorView, EmptyViewMeansAbsent) {
   const TensorView v;
   EXPECT_TRUE(v.empty());
   EXPECT_EQ(v.numel(), 0);
   EXPECT_EQ(v.describe(), "(none)");
 }
 
-TEST(kernels_tensor_view, BadRankThrows) {
+TEST(TensorView, BadRankThrows) {
   float x[1];
   EXPECT_THROW(TensorView::contiguous(x, DType::kFloat32, {1, 1, 1, 1, 1}), KernelError);
   EXPECT_THROW(TensorView::strided(x, DType::kFloat32, {1, 1}, {1}), KernelError);

@@ -62,7 +62,7 @@ GpuSpec toy_gpu() {
   return g;
 }
 
-TEST(cost_roofline, HandComputedTermsOfAToyModel) {
+TEST(CostRoofline, HandComputedTermsOfAToyModel) {
   const ModelSpec m = toy_model();
   ASSERT_EQ(m.nonembedding_params(), 1064);  // 2·(256 attn + 256 mlp + 16 norms) + 8
   const RooflineCostModel r(m, toy_gpu());
@@ -94,13 +94,13 @@ TEST(cost_roofline, HandComputedTermsOfAToyModel) {
                    2 * 1064 / 2 / 1000.0);
 }
 
-TEST(cost_roofline, EmptyBatchCostsNothing) {
+TEST(CostRoofline, EmptyBatchCostsNothing) {
   const RooflineCostModel r(model_preset("opt-13b"), gpu_preset("a100-40gb"));
   EXPECT_EQ(r.iteration_seconds(BatchShape{}), 0.0);
   EXPECT_EQ(r.swap_seconds(0, 16), 0.0);
 }
 
-TEST(cost_roofline, SmallDecodeIsMemoryBoundAtWeightsOverBandwidth) {
+TEST(CostRoofline, SmallDecodeIsMemoryBoundAtWeightsOverBandwidth) {
   const ModelSpec m = model_preset("opt-13b");
   const GpuSpec g = without_overhead(gpu_preset("a100-40gb"));
   const RooflineCostModel r(m, g);
@@ -117,7 +117,7 @@ TEST(cost_roofline, SmallDecodeIsMemoryBoundAtWeightsOverBandwidth) {
   EXPECT_LT(t, 1.03 * weights_over_bw);  // + 0.4 GB of KV
 }
 
-TEST(cost_roofline, LargePrefillIsComputeBoundAtFlopsOverPeak) {
+TEST(CostRoofline, LargePrefillIsComputeBoundAtFlopsOverPeak) {
   const ModelSpec m = model_preset("opt-13b");
   const GpuSpec g = without_overhead(gpu_preset("a100-40gb"));
   const RooflineCostModel r(m, g);
@@ -135,7 +135,7 @@ TEST(cost_roofline, LargePrefillIsComputeBoundAtFlopsOverPeak) {
   EXPECT_LT(t, flops_over_peak * 1.01);  // + the LM head's weight read
 }
 
-TEST(cost_roofline, Opt13bOnA100DecodeBatch32IsTensOfMilliseconds) {
+TEST(CostRoofline, Opt13bOnA100DecodeBatch32IsTensOfMilliseconds) {
   const RooflineCostModel r(model_preset("opt-13b"), gpu_preset("a100-40gb"));
   std::printf("%s\n", r.describe().c_str());
   const auto show = [&](const char* what, const BatchShape& s) {
@@ -160,7 +160,7 @@ TEST(cost_roofline, Opt13bOnA100DecodeBatch32IsTensOfMilliseconds) {
   EXPECT_LT(t32, 0.100);
 }
 
-TEST(cost_roofline, MonotoneInEveryInput) {
+TEST(CostRoofline, MonotoneInEveryInput) {
   for (const char* model : {"opt-13b", "llama-3-8b"}) {
     const RooflineCostModel r(model_preset(model), gpu_preset("a100-40gb"));
     BatchShape base = decode_batch(8, 300);
@@ -190,7 +190,7 @@ TEST(cost_roofline, MonotoneInEveryInput) {
   }
 }
 
-TEST(cost_roofline, TensorParallelReducesTime) {
+TEST(CostRoofline, TensorParallelReducesTime) {
   const ModelSpec opt = model_preset("opt-13b");
   const GpuSpec a100 = gpu_preset("a100-40gb");
   for (const BatchShape& s : {decode_batch(1, 512), decode_batch(32, 512), prefill_batch(2048)}) {
@@ -212,7 +212,7 @@ TEST(cost_roofline, TensorParallelReducesTime) {
   EXPECT_GT(RooflineCostModel(l70, a80, 4).breakdown(s).allreduce_seconds, 0.0);
 }
 
-TEST(cost_roofline, FasterGpuIsFaster) {
+TEST(CostRoofline, FasterGpuIsFaster) {
   const ModelSpec m = model_preset("llama-2-13b");
   const BatchShape s = decode_batch(32, 1024);
   const double a40 = RooflineCostModel(m, gpu_preset("a100-40gb")).iteration_seconds(s);
@@ -224,7 +224,7 @@ TEST(cost_roofline, FasterGpuIsFaster) {
   EXPECT_LT(h200, h100);
 }
 
-TEST(cost_roofline, GroupedQueryAttentionReadsFewerKvBytes) {
+TEST(CostRoofline, GroupedQueryAttentionReadsFewerKvBytes) {
   const GpuSpec g = gpu_preset("h100-sxm");
   const BatchShape s = decode_batch(64, 2048);
   const RooflineBreakdown mha = RooflineCostModel(model_preset("llama-2-7b"), g).breakdown(s);
@@ -234,7 +234,7 @@ TEST(cost_roofline, GroupedQueryAttentionReadsFewerKvBytes) {
               0.01);
 }
 
-TEST(cost_roofline, SwapIsBytesOverPciePlusPerBlockOverhead) {
+TEST(CostRoofline, SwapIsBytesOverPciePlusPerBlockOverhead) {
   const ModelSpec m = model_preset("opt-13b");
   const GpuSpec g = gpu_preset("a100-40gb");
   const RooflineCostModel r(m, g);
@@ -250,7 +250,7 @@ TEST(cost_roofline, SwapIsBytesOverPciePlusPerBlockOverhead) {
               10.0 * 16 * 819200 / 2 / 25e9 + 10 * g.swap_block_overhead_seconds, 1e-12);
 }
 
-TEST(cost_roofline, RejectsBadSettings) {
+TEST(CostRoofline, RejectsBadSettings) {
   EXPECT_THROW(RooflineCostModel(model_preset("opt-66b"), gpu_preset("a100-80gb"), 16),
                CostModelError);
   EXPECT_THROW(RooflineCostModel(model_preset("opt-13b"), gpu_preset("a100-80gb"), 0),

@@ -55,7 +55,7 @@ class TempPath {
   std::filesystem::path dir_;
 };
 
-TEST(profile_table, RowsScalePerLayerParts) {
+TEST(ProfileTable, RowsScalePerLayerParts) {
   const ModelSpec m = model_preset("opt-13b");
   const ProfileGrid g = make_profile_grid(m, {});
   const ProfileTimings t = fake_timings(g);
@@ -79,7 +79,7 @@ TEST(profile_table, RowsScalePerLayerParts) {
   }
 }
 
-TEST(profile_table, MismatchedTimingsAreRejected) {
+TEST(ProfileTable, MismatchedTimingsAreRejected) {
   const ModelSpec m = model_preset("opt-13b");
   const ProfileGrid g = make_profile_grid(m, {});
   ProfileTimings t = fake_timings(g);
@@ -90,7 +90,7 @@ TEST(profile_table, MismatchedTimingsAreRejected) {
   EXPECT_THROW(profile_rows(m, g, t), CostModelError);
 }
 
-TEST(profile_table, CsvTextFormat) {
+TEST(ProfileTable, CsvTextFormat) {
   ProfileTable table;
   table.comments = {"device: Fake GPU", ""};
   table.rows = {{"linear", 1, std::nullopt, 0.00125}, {"attn_decode", 32, 1024.0, 2.5e-5},
@@ -100,7 +100,7 @@ TEST(profile_table, CsvTextFormat) {
             "attn_prefill,2098176,,1.000000e-03\n");
 }
 
-TEST(profile_table, WrittenCsvReadsBackThroughProfileCostModel) {
+TEST(ProfileTable, WrittenCsvReadsBackThroughProfileCostModel) {
   for (const char* preset : {"opt-13b", "llama-3-8b"}) {
     const ModelSpec m = model_preset(preset);
     const ProfileGrid g = make_profile_grid(m, {});
@@ -147,7 +147,7 @@ TEST(profile_table, WrittenCsvReadsBackThroughProfileCostModel) {
   }
 }
 
-TEST(profile_table, HeaderCommentsNameDeviceDateCommandAndMethod) {
+TEST(ProfileTable, HeaderCommentsNameDeviceDateCommandAndMethod) {
   const ModelSpec m = model_preset("llama-2-7b");
   ProfileOptions o;
   o.model = "llama-2-7b";

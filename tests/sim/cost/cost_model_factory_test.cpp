@@ -18,7 +18,7 @@ BatchShape one_decode() {
   return b;
 }
 
-TEST(cost_factory, DefaultIsRooflineOfThePaperSetting) {
+TEST(CostFactory, DefaultIsRooflineOfThePaperSetting) {
   const auto m = make_cost_model(CostModelSpec{});
   const auto* r = dynamic_cast<const RooflineCostModel*>(m.get());
   ASSERT_NE(r, nullptr);
@@ -29,7 +29,7 @@ TEST(cost_factory, DefaultIsRooflineOfThePaperSetting) {
       << m->describe();
 }
 
-TEST(cost_factory, RooflineFromStructsAndTunedPresets) {
+TEST(CostFactory, RooflineFromStructsAndTunedPresets) {
   CostModelSpec spec;
   GpuSpec g = gpu_preset("h100-sxm");
   g.memory_efficiency = 0.5;
@@ -43,7 +43,7 @@ TEST(cost_factory, RooflineFromStructsAndTunedPresets) {
   EXPECT_NE(fast->describe().find("tp=4"), std::string::npos);
 }
 
-TEST(cost_factory, ConstantAndProfile) {
+TEST(CostFactory, ConstantAndProfile) {
   CostModelSpec spec;
   spec.kind = CostModelKind::constant;
   spec.constant.seconds_per_iteration = 0.03;
@@ -60,7 +60,7 @@ TEST(cost_factory, ConstantAndProfile) {
   EXPECT_THROW(make_cost_model(spec), ProfileFormatError);
 }
 
-TEST(cost_factory, UnknownPresetsListValidNames) {
+TEST(CostFactory, UnknownPresetsListValidNames) {
   CostModelSpec spec;
   spec.model = std::string("gpt-4");
   try {
@@ -83,7 +83,7 @@ TEST(cost_factory, UnknownPresetsListValidNames) {
   }
 }
 
-TEST(cost_factory, KindNames) {
+TEST(CostFactory, KindNames) {
   for (CostModelKind k : {CostModelKind::roofline, CostModelKind::constant, CostModelKind::profile}) {
     EXPECT_EQ(parse_cost_model_kind(to_string(k)), k);
   }

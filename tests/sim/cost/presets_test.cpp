@@ -11,7 +11,7 @@
 namespace pagesim::sim {
 namespace {
 
-TEST(cost_presets, KvBytesPerTokenOfEveryModel) {
+TEST(CostPresets, KvBytesPerTokenOfEveryModel) {
   const struct {
     const char* name;
     std::int64_t kv_bytes;
@@ -38,7 +38,7 @@ TEST(cost_presets, KvBytesPerTokenOfEveryModel) {
   EXPECT_EQ(model_preset("opt-13b").kv_bytes_per_token(), 800 * 1024);
 }
 
-TEST(cost_presets, ArchitectureNumbers) {
+TEST(CostPresets, ArchitectureNumbers) {
   const ModelSpec opt = model_preset("opt-175b");
   EXPECT_EQ(opt.hidden, 12288);
   EXPECT_EQ(opt.ffn, 4 * opt.hidden);
@@ -60,7 +60,7 @@ TEST(cost_presets, ArchitectureNumbers) {
 }
 
 // Parameter counts against the published sizes (Hugging Face model cards), within 0.5%.
-TEST(cost_presets, ParameterCountsMatchPublishedSizes) {
+TEST(CostPresets, ParameterCountsMatchPublishedSizes) {
   const struct {
     const char* name;
     double params;
@@ -82,7 +82,7 @@ TEST(cost_presets, ParameterCountsMatchPublishedSizes) {
   EXPECT_NEAR(static_cast<double>(model_preset("opt-13b").weight_bytes()) / 1e9, 25.7, 0.1);
 }
 
-TEST(cost_presets, GpuDatasheetNumbers) {
+TEST(CostPresets, GpuDatasheetNumbers) {
   const GpuSpec a40 = gpu_preset("a100-40gb");
   EXPECT_DOUBLE_EQ(a40.peak_flops, 312e12);
   EXPECT_DOUBLE_EQ(a40.hbm_bytes_per_s, 1.555e12);
@@ -102,7 +102,7 @@ TEST(cost_presets, GpuDatasheetNumbers) {
   }
 }
 
-TEST(cost_presets, UnknownNameListsValidNames) {
+TEST(CostPresets, UnknownNameListsValidNames) {
   try {
     (void)model_preset("opt-14b");
     FAIL() << "expected CostModelError";
@@ -123,7 +123,7 @@ TEST(cost_presets, UnknownNameListsValidNames) {
   }
 }
 
-TEST(cost_presets, ValidateNamesTheBadField) {
+TEST(CostPresets, ValidateNamesTheBadField) {
   ModelSpec m = model_preset("llama-2-70b");
   m.kv_heads = 7;
   EXPECT_THROW(m.validate(), CostModelError);
@@ -148,7 +148,7 @@ TEST(cost_presets, ValidateNamesTheBadField) {
   EXPECT_THROW(g.validate(), CostModelError);
 }
 
-TEST(cost_presets, TensorParallelSplitsKvHeads) {
+TEST(CostPresets, TensorParallelSplitsKvHeads) {
   const ModelSpec m = model_preset("llama-2-70b");  // 64 heads, 8 KV heads
   EXPECT_NO_THROW(m.check_tensor_parallel(8));
   EXPECT_EQ(m.kv_heads_per_gpu(2), 4);

@@ -28,7 +28,7 @@ BatchCheck check_cpu(const SampledBatch& b, ValidatorSettings s = {}, const Batc
 
 // ---- content ------------------------------------------------------------------------------
 
-TEST(validate_content, EqualIdentitiesGiveBitIdenticalValues) {
+TEST(ValidateContent, EqualIdentitiesGiveBitIdenticalValues) {
   for (std::int32_t h = 0; h < 4; ++h) {
     for (std::int32_t d = 0; d < 64; ++d) {
       const float a = kv_value(7, KvPart::kKey, "h123", 5, h, d);
@@ -38,7 +38,7 @@ TEST(validate_content, EqualIdentitiesGiveBitIdenticalValues) {
   }
 }
 
-TEST(validate_content, DifferentFieldsGiveDifferentValues) {
+TEST(ValidateContent, DifferentFieldsGiveDifferentValues) {
   const float base = kv_value(0, KvPart::kKey, "p1", 3, 0, 0);
   EXPECT_NE(base, kv_value(0, KvPart::kValue, "p1", 3, 0, 0));
   EXPECT_NE(base, kv_value(0, KvPart::kKey, "p2", 3, 0, 0));
@@ -50,7 +50,7 @@ TEST(validate_content, DifferentFieldsGiveDifferentValues) {
   EXPECT_NE(query_value(0, 1, 0, 5, 0, 0), query_value(0, 1, 0, 6, 0, 0));
 }
 
-TEST(validate_content, UniformInMinusOneToOne) {
+TEST(ValidateContent, UniformInMinusOneToOne) {
   double sum = 0, sum_sq = 0;
   float lo = 1, hi = -1;
   const int n = 100000;
@@ -71,7 +71,7 @@ TEST(validate_content, UniformInMinusOneToOne) {
 
 // ---- the correct batch and planted faults ------------------------------------------------
 
-TEST(validate_validator, CorrectBatchWithSharedPrefixAndForkPasses) {
+TEST(ValidateValidator, CorrectBatchWithSharedPrefixAndForkPasses) {
   const BatchCheck c = check_cpu(correct_batch());
   EXPECT_TRUE(c.passed) << c.error << " max err " << c.max_abs_error;
   EXPECT_TRUE(c.error.empty());
@@ -86,7 +86,7 @@ TEST(validate_validator, CorrectBatchWithSharedPrefixAndForkPasses) {
   EXPECT_EQ(c.iteration, 42);
 }
 
-TEST(validate_validator, CorruptedBlockTableFails) {
+TEST(ValidateValidator, CorruptedBlockTableFails) {
   // r2's third block points at r1's tail block 9: r2 (later in batch order) overwrites
   // r1's tokens 8 and 9.
   SampledBatch b = correct_batch();
@@ -99,7 +99,7 @@ TEST(validate_validator, CorruptedBlockTableFails) {
   EXPECT_EQ(c.worst_position, 9);
 }
 
-TEST(validate_validator, MissingCopyOnWriteFails) {
+TEST(ValidateValidator, MissingCopyOnWriteFails) {
   // Seq 0 of r3 writes its branch tokens into the still-shared block 21: seq 1's tokens
   // land in the same slots.
   SampledBatch b = correct_batch();
@@ -110,7 +110,7 @@ TEST(validate_validator, MissingCopyOnWriteFails) {
   EXPECT_EQ(c.worst_seq, 0u);
 }
 
-TEST(validate_validator, BadPrefixHitFails) {
+TEST(ValidateValidator, BadPrefixHitFails) {
   // r4's first prompt block has another identity (h200) but the allocator handed it r1's
   // cached block 3.
   SampledBatch b = correct_batch();
@@ -122,7 +122,7 @@ TEST(validate_validator, BadPrefixHitFails) {
   EXPECT_TRUE(c.worst_request == 1u || c.worst_request == 2u) << c.worst_request;
 }
 
-TEST(validate_validator, BlockReusedWhileReferencedFailsWhicheverComesFirst) {
+TEST(ValidateValidator, BlockReusedWhileReferencedFailsWhicheverComesFirst) {
   // r5 still references block 31; r6 got it from the free list.
   const auto victim = make_seq(5, 0, {30, 31}, {{"p5", 0, 7}});
   const auto reuser = make_seq(6, 0, {31, 32}, {{"p6", 0, 6}});
@@ -142,7 +142,7 @@ TEST(validate_validator, BlockReusedWhileReferencedFailsWhicheverComesFirst) {
   EXPECT_TRUE(check_cpu(fixed).passed);
 }
 
-TEST(validate_validator, SingleWrongTokenInALongContextIsCaught) {
+TEST(ValidateValidator, SingleWrongTokenInALongContextIsCaught) {
   // 2000 tokens of context, one of them (the last) overwritten by another sequence.
   std::vector<std::int32_t> blocks;
   for (std::int32_t i = 0; i < 125; ++i) blocks.push_back(100 + i);  // 125 blocks of 16
@@ -162,9 +162,9 @@ struct Shape {
   std::int32_t q_heads, kv_heads, head_dim;
 };
 
-class validate_validator_shapes : public ::testing::TestWithParam<Shape> {};
+class ValidateValidatorShapes : public ::testing::TestWithParam<Shape> {};
 
-TEST_P(validate_validator_shapes, CorrectPassesAndFaultFails) {
+TEST_P(ValidateValidatorShapes, CorrectPassesAndFaultFails) {
   ValidatorSettings s;
   s.num_q_heads = GetParam().q_heads;
   s.num_kv_heads = GetParam().kv_heads;
@@ -175,14 +175,14 @@ TEST_P(validate_validator_shapes, CorrectPassesAndFaultFails) {
   EXPECT_FALSE(check_cpu(b, s).passed);
 }
 
-INSTANTIATE_TEST_SUITE_P(Heads, validate_validator_shapes,
+INSTANTIATE_TEST_SUITE_P(Heads, ValidateValidatorShapes,
                          ::testing::Values(Shape{4, 2, 64},    // GQA (default)
                                            Shape{4, 4, 64},    // MHA
                                            Shape{8, 1, 64},    // MQA
                                            Shape{6, 3, 40},    // odd head size (CPU only)
                                            Shape{2, 2, 128}));
 
-TEST(validate_validator, BlockSizeOneContiguousRanges) {
+TEST(ValidateValidator, BlockSizeOneContiguousRanges) {
   // Contiguous allocators export block size 1: one block id per token.
   auto range = [](std::int32_t first, std::int32_t n) {
     std::vector<std::int32_t> ids;
@@ -202,7 +202,7 @@ TEST(validate_validator, BlockSizeOneContiguousRanges) {
   EXPECT_EQ(c.worst_request, 1u);
 }
 
-TEST(validate_validator, BuddyBlockSixteenRanges) {
+TEST(ValidateValidator, BuddyBlockSixteenRanges) {
   // Buddy placement exports block size 16 with block-aligned ranges of consecutive blocks.
   SampledBatch b;
   b.sequences.push_back(make_seq(1, 0, {0, 1, 2, 3}, {{"p1", 0, 40}, {"b1", 0, 9}}));
@@ -210,7 +210,7 @@ TEST(validate_validator, BuddyBlockSixteenRanges) {
   EXPECT_TRUE(check_cpu(b, {}, header(16, 128)).passed);
 }
 
-TEST(validate_validator, PrefillWithHistoryAndMixedBatch) {
+TEST(ValidateValidator, PrefillWithHistoryAndMixedBatch) {
   SampledBatch b = correct_batch();
   // Chunked prefill of r7: 5 new tokens after 8 cached ones; r8: a whole 11-token prompt.
   b.sequences.push_back(make_seq(7, 0, {50, 51, 52, 53}, {{"p7", 0, 13}}, 5));
@@ -226,7 +226,7 @@ TEST(validate_validator, PrefillWithHistoryAndMixedBatch) {
   EXPECT_EQ(f.worst_request, 7u);
 }
 
-TEST(validate_validator, LengthsAtBlockBoundaries) {
+TEST(ValidateValidator, LengthsAtBlockBoundaries) {
   SampledBatch b;
   std::int32_t next = 0;
   std::uint64_t r = 0;
@@ -242,7 +242,7 @@ TEST(validate_validator, LengthsAtBlockBoundaries) {
   EXPECT_FALSE(c.decode);  // the 16-token sequence has 4 queries
 }
 
-TEST(validate_validator, QueryLenZeroAndEmptyBatch) {
+TEST(ValidateValidator, QueryLenZeroAndEmptyBatch) {
   SampledBatch b;
   b.sequences.push_back(make_seq(1, 0, {0, 1}, {{"p1", 0, 6}}, 0));
   const BatchCheck c = check_cpu(b);
@@ -253,7 +253,7 @@ TEST(validate_validator, QueryLenZeroAndEmptyBatch) {
   EXPECT_TRUE(check_cpu(SampledBatch{}).passed);
 }
 
-TEST(validate_validator, SixteenBitStorageOnTheCpu) {
+TEST(ValidateValidator, SixteenBitStorageOnTheCpu) {
   for (const kernels::DType t : {kernels::DType::kFloat16, kernels::DType::kBFloat16}) {
     ValidatorSettings s;
     s.dtype = t;
@@ -264,7 +264,7 @@ TEST(validate_validator, SixteenBitStorageOnTheCpu) {
   }
 }
 
-TEST(validate_validator, DeterministicPerSeed) {
+TEST(ValidateValidator, DeterministicPerSeed) {
   SampledBatch b = correct_batch();
   b.sequences[1].block_table[2] = 9;
   ValidatorSettings s;
@@ -279,7 +279,7 @@ TEST(validate_validator, DeterministicPerSeed) {
 
 // ---- batch problems and settings -------------------------------------------------------------
 
-TEST(validate_validator, BlockIdOutsideThePoolIsABatchError) {
+TEST(ValidateValidator, BlockIdOutsideThePoolIsABatchError) {
   SampledBatch b = correct_batch();
   b.sequences[3].block_table[2] = 64;  // header: 64 blocks
   const BatchCheck c = check_cpu(b);
@@ -290,7 +290,7 @@ TEST(validate_validator, BlockIdOutsideThePoolIsABatchError) {
   EXPECT_NE(check_cpu(b).error.find("= -1 is outside"), std::string::npos);
 }
 
-TEST(validate_validator, ToleranceSettings) {
+TEST(ValidateValidator, ToleranceSettings) {
   EXPECT_EQ(Validator(ValidatorSettings{}, header()).tolerance().atol, 1e-6);
   ValidatorSettings s;
   s.atol = 10.0;  // accepts anything finite
@@ -303,7 +303,7 @@ TEST(validate_validator, ToleranceSettings) {
   EXPECT_GT(f16.atol, default_tolerance(ValidateDevice::kCuda, kernels::DType::kFloat32).atol);
 }
 
-TEST(validate_validator, RefusesBadSettings) {
+TEST(ValidateValidator, RefusesBadSettings) {
   ValidatorSettings s;
   s.num_q_heads = 6;
   s.num_kv_heads = 4;
@@ -319,7 +319,7 @@ TEST(validate_validator, RefusesBadSettings) {
   EXPECT_EQ(parse_kv_dtype("bf16", "--dtype"), kernels::DType::kBFloat16);
 }
 
-TEST(validate_validator, CudaRefusalsNameTheReason) {
+TEST(ValidateValidator, CudaRefusalsNameTheReason) {
   ValidatorSettings s;
   s.device = ValidateDevice::kCuda;
   try {

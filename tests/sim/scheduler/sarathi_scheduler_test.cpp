@@ -40,7 +40,7 @@ testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::i
 // and r2 (7 tokens, no ids) arrive. r1's first chunk of 8 tokens hits both cached blocks:
 // only 1 token is computed, so 7 tokens of the budget are left and r2's whole prompt fits
 // in the same iteration (it finishes at t = 6). Cached tokens cost no budget.
-TEST(ReviewSarathiPrefix, CachedTokensDoNotSpendTheTokenBudget) {
+TEST(SarathiPrefixCache, CachedTokensDoNotSpendTheTokenBudget) {
   alloc::PagedAllocatorSettings ps;
   ps.num_blocks = 100;
   ps.block_size = 4;

@@ -29,7 +29,7 @@ SchedulerSettings settings(SchedulerKind kind) {
 // Orca over 20 slots with oracle reservations: r0 (4, 6) takes 10 slots, r1 (2, 3, n = 3)
 // 5. After r1's prefill the first fork fits (20 used), the second does not: r1 is
 // preempted by recompute and must no longer count any sequence as running.
-TEST(ReviewLifecycle, FailedForkLeavesNoRunningSequenceBehind) {
+TEST(SchedulerLifecycle, FailedForkLeavesNoRunningSequenceBehind) {
   alloc::ContiguousAllocator a(first_fit(20, alloc::ReservationPolicy::oracle()));
   auto sched = make_scheduler(settings(SchedulerKind::kOrca), a);
   Request r0, r1;
@@ -53,7 +53,7 @@ TEST(ReviewLifecycle, FailedForkLeavesNoRunningSequenceBehind) {
 
 // The same failed fork run end to end: the preemption it makes happens outside any plan's
 // counters, yet the run's total must equal the requests' own counts.
-TEST(ReviewLifecycle, PreemptionsOfFailedForksAreCounted) {
+TEST(SchedulerLifecycle, PreemptionsOfFailedForksAreCounted) {
   alloc::ContiguousAllocator a(first_fit(20, alloc::ReservationPolicy::oracle()));
   const testing::Outcome o =
       simulate({trace_req(0, 0, 4, 6), trace_req(1, 0, 2, 3, 3)}, a, settings(SchedulerKind::kOrca));
@@ -71,7 +71,7 @@ TEST(ReviewLifecycle, PreemptionsOfFailedForksAreCounted) {
 // preemption: r0 and r1 (8, 8) take 2 blocks each; at it1 r0 grows into the last free
 // block and r1 cannot grow. These policies never swap a group back in, so r1 must be
 // preempted by recompute, not parked in the swapped queue for ever.
-TEST(ReviewLifecycle, PoliciesWithoutSwapInDoNotSwapOut) {
+TEST(SchedulerLifecycle, PoliciesWithoutSwapInDoNotSwapOut) {
   for (SchedulerKind kind : {SchedulerKind::kStatic, SchedulerKind::kOrca}) {
     alloc::PagedAllocatorSettings ps;
     ps.num_blocks = 5;
@@ -93,7 +93,7 @@ TEST(ReviewLifecycle, PoliciesWithoutSwapInDoNotSwapOut) {
 // 6 slots each. At it3 both outgrow their reservation and are preempted by recompute in
 // the same iteration; only one re-admission (7 tokens + 2) fits, and FCFS says it is r0's,
 // the earlier arrival.
-TEST(ReviewLifecycle, PreemptedTogetherKeepArrivalOrder) {
+TEST(SchedulerLifecycle, PreemptedTogetherKeepArrivalOrder) {
   alloc::ContiguousAllocator a(first_fit(12, alloc::ReservationPolicy::fixed(2)));
   auto o = simulate({trace_req(0, 0, 4, 6), trace_req(1, 0, 4, 6)}, a, settings(SchedulerKind::kOrca));
   ASSERT_EQ(o.requests.size(), 2u);

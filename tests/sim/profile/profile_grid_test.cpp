@@ -19,14 +19,14 @@ bool strictly_increasing(const std::vector<T>& v) {
   return true;
 }
 
-TEST(profile_grid, PowersOfTwo) {
+TEST(ProfileGrid, PowersOfTwo) {
   EXPECT_EQ(powers_of_two(1, 8), (std::vector<std::int64_t>{1, 2, 4, 8}));
   EXPECT_EQ(powers_of_two(1, 10), (std::vector<std::int64_t>{1, 2, 4, 8, 10}));
   EXPECT_EQ(powers_of_two(16, 16), (std::vector<std::int64_t>{16}));
   EXPECT_EQ(powers_of_two(1, 1), (std::vector<std::int64_t>{1}));
 }
 
-TEST(profile_grid, Opt13bDefaults) {
+TEST(ProfileGrid, Opt13bDefaults) {
   const ProfileGrid g = make_profile_grid(model_preset("opt-13b"), {});
   EXPECT_EQ(g.linear_tokens.front(), 1);
   EXPECT_EQ(g.linear_tokens.back(), 8192);
@@ -39,7 +39,7 @@ TEST(profile_grid, Opt13bDefaults) {
   EXPECT_EQ(g.num_points(), 14u + g.prefill.size() + 9u * 8u + 9u + 9u * 3u);
 }
 
-TEST(profile_grid, PrefillCompositionsHaveIncreasingPairs) {
+TEST(ProfileGrid, PrefillCompositionsHaveIncreasingPairs) {
   const ProfileGrid g = make_profile_grid(model_preset("opt-13b"), {});
   ASSERT_FALSE(g.prefill.empty());
   std::vector<double> pairs;
@@ -61,7 +61,7 @@ TEST(profile_grid, PrefillCompositionsHaveIncreasingPairs) {
   EXPECT_EQ(g.prefill.back().query_len, 2048);
 }
 
-TEST(profile_grid, LongContextModelAddsLongPrompts) {
+TEST(ProfileGrid, LongContextModelAddsLongPrompts) {
   ProfileGridOptions o;
   o.prefill_tokens = 2560;  // not a power of two: n = floor(2560 / L)
   const ProfileGrid g = make_profile_grid(model_preset("llama-3-8b"), o);  // max_seq_len 8192
@@ -77,7 +77,7 @@ TEST(profile_grid, LongContextModelAddsLongPrompts) {
   EXPECT_EQ(h.prefill.back().query_len, 3000);
 }
 
-TEST(profile_grid, RejectsBadOptions) {
+TEST(ProfileGrid, RejectsBadOptions) {
   const ModelSpec m = model_preset("opt-13b");
   ProfileGridOptions o;
   o.block_size = 12;
@@ -98,7 +98,7 @@ TEST(profile_grid, RejectsBadOptions) {
   EXPECT_EQ(make_profile_grid(m, o).swap_block_sizes, (std::vector<std::int64_t>{16, 32}));
 }
 
-TEST(profile_grid, GemmShapes) {
+TEST(ProfileGrid, GemmShapes) {
   const std::vector<GemmShape> opt = layer_gemms(model_preset("opt-13b"));
   ASSERT_EQ(opt.size(), 4u);
   EXPECT_EQ(opt[0].name, "qkv");

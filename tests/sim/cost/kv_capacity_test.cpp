@@ -24,7 +24,7 @@ void print(const char* what, const KvCapacity& c) {
       static_cast<long long>(c.slots));
 }
 
-TEST(cost_kv_capacity, PaperKvCacheIs12GiB) {
+TEST(CostKvCapacity, PaperKvCacheIs12GiB) {
   // 12 GiB holds 983.04 blocks of 16 tokens × 800 KB: 983 whole blocks, 15,728 slots.
   const std::int64_t block_bytes = 16 * model_preset("opt-13b").kv_bytes_per_token();
   EXPECT_EQ(12 * kGiB / block_bytes * 16, kPaperSlots);
@@ -33,7 +33,7 @@ TEST(cost_kv_capacity, PaperKvCacheIs12GiB) {
 // The vLLM paper's setting: OPT-13B (fp16, 25.7 GB of weights) on one A100-40GB, 90% of the
 // memory for the engine, an activation workspace sized for 2,560 batched tokens and 256
 // sequences.
-TEST(cost_kv_capacity, Opt13bOnA100_40gb) {
+TEST(CostKvCapacity, Opt13bOnA100_40gb) {
   const ModelSpec m = model_preset("opt-13b");
   const GpuSpec g = gpu_preset("a100-40gb");
 
@@ -74,7 +74,7 @@ TEST(cost_kv_capacity, Opt13bOnA100_40gb) {
   EXPECT_NEAR(static_cast<double>(n.slots) / kPaperSlots, 1.0, 0.02);
 }
 
-TEST(cost_kv_capacity, TensorParallelSplitsWeightsAndKv) {
+TEST(CostKvCapacity, TensorParallelSplitsWeightsAndKv) {
   const ModelSpec m = model_preset("llama-2-70b");
   const GpuSpec g = gpu_preset("a100-80gb");
   const KvCapacity tp4 = kv_capacity(m, g, 4);
@@ -87,7 +87,7 @@ TEST(cost_kv_capacity, TensorParallelSplitsWeightsAndKv) {
   EXPECT_GT(tp8.slots, 2 * tp4.slots);  // less weight per GPU and half the KV per token
 }
 
-TEST(cost_kv_capacity, SlotsRoundDownToWholeBlocks) {
+TEST(CostKvCapacity, SlotsRoundDownToWholeBlocks) {
   const ModelSpec m = model_preset("llama-3-8b");
   const GpuSpec g = gpu_preset("h100-sxm");
   const KvCapacity b16 = kv_capacity(m, g, 1, {.block_size = 16});
@@ -97,7 +97,7 @@ TEST(cost_kv_capacity, SlotsRoundDownToWholeBlocks) {
   EXPECT_LT(b1.slots - b16.slots, 16);
 }
 
-TEST(cost_kv_capacity, RejectsModelsThatDoNotFit) {
+TEST(CostKvCapacity, RejectsModelsThatDoNotFit) {
   try {
     (void)kv_capacity(model_preset("opt-175b"), gpu_preset("a100-80gb"), 1);
     FAIL() << "expected CostModelError";

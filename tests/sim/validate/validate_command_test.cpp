@@ -60,7 +60,7 @@ std::vector<SampledBatch> fault_batches() {
   return v;
 }
 
-TEST(validate_command, AllPassExitsZero) {
+TEST(ValidateCommand, AllPassExitsZero) {
   TempDir dir("validate_cmd_pass");
   SampledBatch prefill = correct_batch();
   prefill.iteration = 7;
@@ -81,7 +81,7 @@ TEST(validate_command, AllPassExitsZero) {
   EXPECT_EQ(r.out.find("FAIL"), std::string::npos);
 }
 
-TEST(validate_command, PlantedFaultsFailAndAreNamed) {
+TEST(ValidateCommand, PlantedFaultsFailAndAreNamed) {
   TempDir dir("validate_cmd_faults");
   const auto file = write_batch_file(dir.path(), "batches.jsonl", header(), fault_batches());
   const Result r = run(options_for(file));
@@ -103,7 +103,7 @@ TEST(validate_command, PlantedFaultsFailAndAreNamed) {
   EXPECT_NE(r.out.find("request 5 seq 0"), std::string::npos) << r.out;              // reused block
 }
 
-TEST(validate_command, BatchErrorsFailTheRunButOthersStillRun) {
+TEST(ValidateCommand, BatchErrorsFailTheRunButOthersStillRun) {
   TempDir dir("validate_cmd_batch_error");
   SampledBatch bad = correct_batch();
   bad.sequences[0].block_table[0] = 500;
@@ -116,7 +116,7 @@ TEST(validate_command, BatchErrorsFailTheRunButOthersStillRun) {
   EXPECT_NE(r.out.find("summary: 1 of 2 batches pass"), std::string::npos) << r.out;
 }
 
-TEST(validate_command, BlockSizeOneAndSettings) {
+TEST(ValidateCommand, BlockSizeOneAndSettings) {
   TempDir dir("validate_cmd_b1");
   SampledBatch b;
   b.sequences.push_back(make_seq(1, 0, {5, 6, 7, 8, 9}, {{"p1", 0, 5}}));
@@ -134,7 +134,7 @@ TEST(validate_command, BlockSizeOneAndSettings) {
       << r.out;
 }
 
-TEST(validate_command, MalformedFilesAreOneLineErrors) {
+TEST(ValidateCommand, MalformedFilesAreOneLineErrors) {
   TempDir dir("validate_cmd_malformed");
   const std::string head = to_json_line(header()) + "\n";
   struct Case {
@@ -172,7 +172,7 @@ TEST(validate_command, MalformedFilesAreOneLineErrors) {
   EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
 }
 
-TEST(validate_command, HeaderOnlyFileHasNothingToValidate) {
+TEST(ValidateCommand, HeaderOnlyFileHasNothingToValidate) {
   TempDir dir("validate_cmd_header_only");
   const auto file = write_batch_file(dir.path(), "h.jsonl", header(), {});
   const Result r = run(options_for(file));
@@ -180,7 +180,7 @@ TEST(validate_command, HeaderOnlyFileHasNothingToValidate) {
   EXPECT_NE(r.err.find("holds no batch"), std::string::npos) << r.err;
 }
 
-TEST(validate_command, BadOptionsAreOneLineErrors) {
+TEST(ValidateCommand, BadOptionsAreOneLineErrors) {
   TempDir dir("validate_cmd_options");
   const auto file = write_batch_file(dir.path(), "b.jsonl", header(), {correct_batch()});
   ValidateOptions o = options_for(file, "gpu");
@@ -198,7 +198,7 @@ TEST(validate_command, BadOptionsAreOneLineErrors) {
   EXPECT_NE(r.err.find("multiple of num_kv_heads (3)"), std::string::npos) << r.err;
 }
 
-TEST(validate_command, CudaWithoutDeviceOrBuildIsAClearError) {
+TEST(ValidateCommand, CudaWithoutDeviceOrBuildIsAClearError) {
   std::string why;
   if (validator_cuda_device_available(&why)) GTEST_SKIP() << "a CUDA device is present: covered by the GPU test";
   TempDir dir("validate_cmd_nocuda");
@@ -210,7 +210,7 @@ TEST(validate_command, CudaWithoutDeviceOrBuildIsAClearError) {
   EXPECT_NE(r.err.find("use --device cpu"), std::string::npos) << r.err;
 }
 
-TEST(validate_command, CudaRefusesUnsupportedBlockSize) {
+TEST(ValidateCommand, CudaRefusesUnsupportedBlockSize) {
   if (!validator_has_cuda()) GTEST_SKIP() << "built without CUDA";
   TempDir dir("validate_cmd_cuda_bs");
   SampledBatch b;
@@ -224,7 +224,7 @@ TEST(validate_command, CudaRefusesUnsupportedBlockSize) {
 
 // The CUDA kernels on the same files: every fault fails, the correct batches pass, for
 // decode and prefill, block sizes 1, 4 and 16, f32/f16/bf16.
-TEST(validate_command_gpu, KernelsCatchThePlantedFaults) {
+TEST(ValidateCommandGpu, KernelsCatchThePlantedFaults) {
   std::string why;
   if (!validator_cuda_device_available(&why)) GTEST_SKIP() << "no CUDA device (" << why << "): GPU test skipped";
   TempDir dir("validate_cmd_gpu");

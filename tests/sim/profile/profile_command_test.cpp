@@ -32,7 +32,7 @@ std::filesystem::path temp_csv(const std::string& name) {
          ("pagesim_profile_cmd_" + name + "_" + std::to_string(::getpid()) + ".csv");
 }
 
-TEST(profile_command, OptionErrorsAreOneLine) {
+TEST(ProfileCommand, OptionErrorsAreOneLine) {
   struct Case {
     ProfileOptions options;
     std::string expected;
@@ -70,7 +70,7 @@ TEST(profile_command, OptionErrorsAreOneLine) {
   }
 }
 
-TEST(profile_command, PlanWithoutAGpu) {
+TEST(ProfileCommand, PlanWithoutAGpu) {
   ProfileOptions o;
   o.model = "llama-3-8b";
   const ProfilePlan p = plan_profile(o);
@@ -79,7 +79,7 @@ TEST(profile_command, PlanWithoutAGpu) {
   EXPECT_GT(p.grid.num_points(), 100u);
 }
 
-TEST(profile_command, WithoutCudaOrDeviceExitsOneAndWritesNothing) {
+TEST(ProfileCommand, WithoutCudaOrDeviceExitsOneAndWritesNothing) {
   std::string why;
   if (profile_device_available(&why)) GTEST_SKIP() << "a CUDA device is present: the command would profile it";
   ProfileOptions o;

@@ -25,14 +25,14 @@ double lerp(double x0, double y0, double x1, double y1, double x) {
   return y0 + (x - x0) / (x1 - x0) * (y1 - y0);
 }
 
-TEST(cost_profile, LoadsTheExampleFile) {
+TEST(CostProfile, LoadsTheExampleFile) {
   const ProfileCostModel m(example_path());
   EXPECT_TRUE(m.has_lm_head());
   EXPECT_NE(m.describe().find("cost_profile_example.csv"), std::string::npos) << m.describe();
   EXPECT_NE(m.describe().find("rows=14"), std::string::npos) << m.describe();
 }
 
-TEST(cost_profile, ExactAtGridPoints) {
+TEST(CostProfile, ExactAtGridPoints) {
   const ProfileCostModel m(example_path());
   EXPECT_EQ(m.iteration_seconds(BatchShape{}), 0.0);
   // linear(1) + attn_decode(1, 128) + lm_head(1)
@@ -51,7 +51,7 @@ TEST(cost_profile, ExactAtGridPoints) {
   EXPECT_EQ(m.swap_seconds(0, 16), 0.0);
 }
 
-TEST(cost_profile, InterpolatesBetweenGridPoints) {
+TEST(CostProfile, InterpolatesBetweenGridPoints) {
   const ProfileCostModel m(example_path());
   // Mean context 576 is half-way between 128 and 1024.
   const double attn_32 = 0.0008 + 0.5 * (0.0064 - 0.0008);
@@ -72,7 +72,7 @@ TEST(cost_profile, InterpolatesBetweenGridPoints) {
   EXPECT_NEAR(m.swap_seconds(32, 16), lerp(1, 0.00005, 64, 0.0021, 32), 1e-15);
 }
 
-TEST(cost_profile, ExtrapolatesLinearlyBeyondTheGrid) {
+TEST(CostProfile, ExtrapolatesLinearlyBeyondTheGrid) {
   const ProfileCostModel m(example_path());
   BatchShape p;
   p.add_prefill_chunk(4096, 0, true);
@@ -85,7 +85,7 @@ TEST(cost_profile, ExtrapolatesLinearlyBeyondTheGrid) {
   EXPECT_DOUBLE_EQ(m.swap_seconds(64, 32), 0.0021);
 }
 
-TEST(cost_profile, ClampsNegativeExtrapolationAtZero) {
+TEST(CostProfile, ClampsNegativeExtrapolationAtZero) {
   const ProfileCostModel m(
       "part,x,y,seconds\n"
       "linear,100,,0.001\nlinear,200,,0.010\n"
@@ -99,7 +99,7 @@ TEST(cost_profile, ClampsNegativeExtrapolationAtZero) {
   EXPECT_DOUBLE_EQ(m.iteration_seconds(decode_batch(150, 1)), 0.0055);
 }
 
-TEST(cost_profile, AcceptsCommentsBlankLinesSpacesAndCrlf) {
+TEST(CostProfile, AcceptsCommentsBlankLinesSpacesAndCrlf) {
   const ProfileCostModel m(
       "# a comment\r\n\r\n part , x , y , seconds \r\n"
       "  # indented comment\r\n"
@@ -141,22 +141,22 @@ void expect_error(const ProfileFormatError& e, std::int64_t line, const std::str
   }
 }
 
-TEST(cost_profile, MalformedHeader) {
+TEST(CostProfile, MalformedHeader) {
   expect_error(error_of("# profile\nphase,x,y,seconds\nlinear,1,,0.1\n"), 2, "",
                "expected the header 'part,x,y,seconds'");
 }
 
-TEST(cost_profile, MalformedFieldCount) {
+TEST(CostProfile, MalformedFieldCount) {
   expect_error(error_of(kHeader + "linear,1,,0.1\nlinear,2,0.2\n" + kValidRest), 3, "",
                "found 3 fields in 'linear,2,0.2', expected 4 fields");
 }
 
-TEST(cost_profile, MalformedUnknownPart) {
+TEST(CostProfile, MalformedUnknownPart) {
   expect_error(error_of(kHeader + "linear,1,,0.1\nmlp,1,,0.1\n" + kValidRest), 3, "part",
                "found 'mlp', expected one of linear, attn_prefill, attn_decode, lm_head, swap");
 }
 
-TEST(cost_profile, MalformedNumbers) {
+TEST(CostProfile, MalformedNumbers) {
   expect_error(error_of(kHeader + "linear,ten,,0.1\n" + kValidRest), 2, "x",
                "found 'ten', expected a finite number >= 0 (tokens in the batch)");
   expect_error(error_of(kHeader + "linear,1,,0.1s\n" + kValidRest), 2, "seconds", "'0.1s'");
@@ -167,17 +167,17 @@ TEST(cost_profile, MalformedNumbers) {
                "mean context tokens per decode sequence");
 }
 
-TEST(cost_profile, MalformedYForOneDimensionalPart) {
+TEST(CostProfile, MalformedYForOneDimensionalPart) {
   expect_error(error_of(kHeader + "linear,1,7,0.1\n" + kValidRest), 2, "y",
                "found '7', expected an empty field (part 'linear' is indexed by x only)");
 }
 
-TEST(cost_profile, MalformedMissingYForTwoDimensionalPart) {
+TEST(CostProfile, MalformedMissingYForTwoDimensionalPart) {
   expect_error(error_of(kHeader + "linear,1,,0.1\nswap,4,,0.1\n" + kValidRest), 3, "y",
                "found '', expected a finite number >= 0 (block size in tokens)");
 }
 
-TEST(cost_profile, MalformedDuplicatePoint) {
+TEST(CostProfile, MalformedDuplicatePoint) {
   expect_error(
       error_of(kHeader + "linear,1,,0.1\nlinear,2,,0.2\nlinear,1,,0.3\n" + kValidRest), 4, "x",
       "found a second 'linear' row at x=1, expected one row per grid point (first at line 2)");
@@ -185,26 +185,26 @@ TEST(cost_profile, MalformedDuplicatePoint) {
                "x", "'attn_decode' row at x=1 y=128");
 }
 
-TEST(cost_profile, MalformedIncompleteGrid) {
+TEST(CostProfile, MalformedIncompleteGrid) {
   expect_error(error_of(kHeader + "linear,1,,0.1\nattn_prefill,0,,0\nswap,1,16,5e-5\n"
                                   "attn_decode,1,128,1\nattn_decode,1,256,2\n"
                                   "attn_decode,8,256,3\n"),
                5, "", "found no 'attn_decode' row for x=8 y=128, expected a full grid");
 }
 
-TEST(cost_profile, MalformedMissingPart) {
+TEST(CostProfile, MalformedMissingPart) {
   expect_error(error_of(kHeader + "linear,1,,0.1\nattn_prefill,0,,0\nattn_decode,1,128,1\n"), 0,
                "part",
                "found no 'swap' rows, expected at least one row for each of linear, "
                "attn_prefill, attn_decode, swap");
 }
 
-TEST(cost_profile, MalformedEmptyFile) {
+TEST(CostProfile, MalformedEmptyFile) {
   expect_error(error_of("# only a comment\n\n"), 0, "", "found no header line");
   expect_error(error_of(""), 0, "", "found no header line");
 }
 
-TEST(cost_profile, MissingFileNamesThePath) {
+TEST(CostProfile, MissingFileNamesThePath) {
   try {
     ProfileCostModel m(std::filesystem::path("/nonexistent/profile.csv"));
     FAIL() << "expected ProfileFormatError";

@@ -5,7 +5,7 @@
 namespace pagesim::sim {
 namespace {
 
-TEST(cost_batch_shape, PrefillChunkCountsCausalPairs) {
+TEST(CostBatchShape, PrefillChunkCountsCausalPairs) {
   BatchShape b;
   b.add_prefill_chunk(4, 0, true);  // pairs 1+2+3+4 = 10
   EXPECT_EQ(b.prefill_seqs, 1);
@@ -22,7 +22,7 @@ TEST(cost_batch_shape, PrefillChunkCountsCausalPairs) {
   EXPECT_EQ(b.sampling_seqs(), 1);
 }
 
-TEST(cost_batch_shape, DecodeAndTotals) {
+TEST(CostBatchShape, DecodeAndTotals) {
   BatchShape b;
   EXPECT_TRUE(b.empty());
   b.add_decode_seq(100);

@@ -9,7 +9,7 @@
 namespace pagesim::sim {
 namespace {
 
-TEST(cost_constant, FixedCostOnly) {
+TEST(CostConstant, FixedCostOnly) {
   const ConstantCostModel m(0.05);
   BatchShape b;
   EXPECT_EQ(m.iteration_seconds(b), 0.0);  // empty batch: no pass
@@ -21,7 +21,7 @@ TEST(cost_constant, FixedCostOnly) {
   EXPECT_EQ(m.swap_seconds(10, 16), 0.0);
 }
 
-TEST(cost_constant, LinearTermsAreExact) {
+TEST(CostConstant, LinearTermsAreExact) {
   // Powers of two so that every product and sum is exact in binary floating point.
   const ConstantCostModel m(0.5, 0.25, 0.125, 0.0625);
   BatchShape b;
@@ -32,7 +32,7 @@ TEST(cost_constant, LinearTermsAreExact) {
   EXPECT_EQ(m.iteration_seconds(b), 5.75);
 }
 
-TEST(cost_constant, SwapPerBlockAndPerToken) {
+TEST(CostConstant, SwapPerBlockAndPerToken) {
   const ConstantCostModel m(ConstantCostCoefficients{.seconds_per_iteration = 1,
                                                      .seconds_per_swap_block = 0.5,
                                                      .seconds_per_swap_token = 0.25});
@@ -41,7 +41,7 @@ TEST(cost_constant, SwapPerBlockAndPerToken) {
   EXPECT_NE(m.describe().find("constant("), std::string::npos);
 }
 
-TEST(cost_constant, RejectsNegativeOrNonFinite) {
+TEST(CostConstant, RejectsNegativeOrNonFinite) {
   EXPECT_THROW(ConstantCostModel(-1.0), CostModelError);
   EXPECT_THROW(ConstantCostModel(0.01, std::numeric_limits<double>::quiet_NaN()), CostModelError);
   try {

@@ -19,7 +19,7 @@ IterationSample sample(std::int64_t index, double start, double duration, std::i
 // Two 1 s iterations at t = 0 and t = 99 with 10% and 50% token states, the GPU idle in
 // between: each sample stands for its own iteration, not for the idle gap after it (the
 // memory of r0 is freed when its iteration ends), so the time-weighted mean is 30%.
-TEST(ReviewMetrics, TimeWeightedMemoryDoesNotStretchASampleOverIdleTime) {
+TEST(Metrics, TimeWeightedMemoryDoesNotStretchASampleOverIdleTime) {
   Metrics m(MetricsSettings{}, nullptr, nullptr);
   m.on_iteration(sample(0, 0, 1, 10));
   m.on_iteration(sample(1, 99, 1, 50));
@@ -29,7 +29,7 @@ TEST(ReviewMetrics, TimeWeightedMemoryDoesNotStretchASampleOverIdleTime) {
 }
 
 // Back-to-back iterations of 1 s and 3 s: weights 1 and 3.
-TEST(ReviewMetrics, TimeWeightedMemoryWeighsByDuration) {
+TEST(Metrics, TimeWeightedMemoryWeighsByDuration) {
   Metrics m(MetricsSettings{}, nullptr, nullptr);
   m.on_iteration(sample(0, 0, 1, 10));
   m.on_iteration(sample(1, 1, 3, 50));

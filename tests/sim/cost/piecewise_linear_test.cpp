@@ -5,7 +5,7 @@
 namespace pagesim::sim {
 namespace {
 
-TEST(cost_piecewise_linear, ExactAtKnotsLinearBetween) {
+TEST(CostPiecewiseLinear, ExactAtKnotsLinearBetween) {
   const PiecewiseLinear f({0, 10, 20}, {1, 2, 6});
   EXPECT_DOUBLE_EQ(f(0), 1);
   EXPECT_DOUBLE_EQ(f(10), 2);
@@ -14,7 +14,7 @@ TEST(cost_piecewise_linear, ExactAtKnotsLinearBetween) {
   EXPECT_DOUBLE_EQ(f(15), 4);
 }
 
-TEST(cost_piecewise_linear, ExtrapolatesAlongEdgeSegments) {
+TEST(CostPiecewiseLinear, ExtrapolatesAlongEdgeSegments) {
   const PiecewiseLinear f({0, 10, 20}, {1, 2, 6});
   EXPECT_DOUBLE_EQ(f(30), 10);   // last segment slope 0.4
   EXPECT_DOUBLE_EQ(f(-10), 0);   // first segment slope 0.1
@@ -23,7 +23,7 @@ TEST(cost_piecewise_linear, ExtrapolatesAlongEdgeSegments) {
   EXPECT_DOUBLE_EQ(one(100), 3);
 }
 
-TEST(cost_piecewise_linear, BilinearInsideAndOutside) {
+TEST(CostPiecewiseLinear, BilinearInsideAndOutside) {
   // v(x, y) = 1 + 2x + 3y + xy is reproduced exactly by bilinear interpolation/extrapolation.
   const auto v = [](double x, double y) { return 1 + 2 * x + 3 * y + x * y; };
   const std::vector<double> xs{0, 2, 6}, ys{1, 5};
@@ -38,7 +38,7 @@ TEST(cost_piecewise_linear, BilinearInsideAndOutside) {
   }
 }
 
-TEST(cost_piecewise_linear, BilinearSingleValueAxisIsConstant) {
+TEST(CostPiecewiseLinear, BilinearSingleValueAxisIsConstant) {
   const BilinearGrid g({1, 3}, {16}, {10, 30});
   EXPECT_DOUBLE_EQ(g(2, 16), 20);
   EXPECT_DOUBLE_EQ(g(2, 32), 20);
