@@ -32,6 +32,9 @@ struct Field {
   std::string_view name;
   T R::*member;
 };
+// Spelled out for compilers without aggregate deduction (Clang before 17).
+template <class R, class T>
+Field(std::string_view, T R::*) -> Field<R, T>;
 
 // Specialised for each record (see above); the primary template is left undefined.
 template <class R>
