@@ -10,11 +10,14 @@
 // Running out of room is a return value (place() gives nullopt). Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/enum_names.h"
 
 namespace pagesim::alloc {
 
@@ -29,10 +32,14 @@ struct SlotRange {
 
 enum class PlacementKind { kBuddy, kFirstFit, kBestFit };
 
+inline constexpr std::array<EnumName<PlacementKind>, 3> kPlacementKindNames = {{
+    {PlacementKind::kBuddy, "buddy"},
+    {PlacementKind::kFirstFit, "first_fit"},
+    {PlacementKind::kBestFit, "best_fit"},
+}};
+
 // "buddy", "first_fit", "best_fit".
-std::string_view to_string(PlacementKind kind);
-// Inverse of to_string(); throws AllocatorError quoting `text` and listing the accepted names.
-PlacementKind parse_placement_kind(std::string_view text);
+constexpr std::string_view to_string(PlacementKind kind) { return enum_name(kPlacementKindNames, kind); }
 
 class Placement {
  public:

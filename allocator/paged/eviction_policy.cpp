@@ -4,7 +4,6 @@
 #include <utility>
 #include <vector>
 
-#include "allocator/allocator_error.h"
 
 namespace pagesim::alloc {
 namespace {
@@ -81,17 +80,6 @@ class FifoPolicy final : public EvictionPolicy {
 };
 
 }  // namespace
-
-EvictionKind parse_eviction_kind(std::string_view name) {
-  if (name == "lru") return EvictionKind::kLru;
-  if (name == "fifo") return EvictionKind::kFifo;
-  throw AllocatorError("eviction policy: unknown value '" + std::string(name) +
-                       "', expected one of: lru, fifo");
-}
-
-std::string_view eviction_kind_name(EvictionKind kind) {
-  return kind == EvictionKind::kLru ? "lru" : "fifo";
-}
 
 std::unique_ptr<EvictionPolicy> make_eviction_policy(EvictionKind kind, std::int64_t num_blocks) {
   if (kind == EvictionKind::kFifo) return std::make_unique<FifoPolicy>(num_blocks);

@@ -8,12 +8,13 @@
 // Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "allocator/paged/block_pool.h"
+#include "common/enum_names.h"
 
 namespace pagesim::alloc {
 
@@ -35,9 +36,10 @@ class EvictionPolicy {
 
 enum class EvictionKind { kLru, kFifo };
 
-// Parses "lru" or "fifo"; throws AllocatorError naming the value and the allowed ones.
-EvictionKind parse_eviction_kind(std::string_view name);
-std::string_view eviction_kind_name(EvictionKind kind);
+inline constexpr std::array<EnumName<EvictionKind>, 2> kEvictionKindNames = {{
+    {EvictionKind::kLru, "lru"},
+    {EvictionKind::kFifo, "fifo"},
+}};
 
 // A policy over block ids [0, num_blocks).
 std::unique_ptr<EvictionPolicy> make_eviction_policy(EvictionKind kind, std::int64_t num_blocks);

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "traces/enum_names.h"
+#include "common/enum_names.h"
 
 namespace pagesim::sim {
 
@@ -13,7 +13,7 @@ enum class BeamModelKind {
   kScores,   // vLLM's beam selection on stand-in log-probabilities (score_beam_model.h)
 };
 
-inline constexpr std::array<traces::EnumName<BeamModelKind>, 2> kBeamModelNames = {{
+inline constexpr std::array<EnumName<BeamModelKind>, 2> kBeamModelNames = {{
     {BeamModelKind::kNeutral, "neutral"},
     {BeamModelKind::kScores, "scores"},
 }};

@@ -9,12 +9,14 @@
 // functions; the returned model is independent of the spec.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
 
+#include "common/enum_names.h"
 #include "sim/cost/constant_cost_model.h"
 #include "sim/cost/cost_model.h"
 #include "sim/cost/gpu_spec.h"
@@ -24,10 +26,14 @@ namespace pagesim::sim {
 
 enum class CostModelKind { roofline, constant, profile };
 
+inline constexpr std::array<EnumName<CostModelKind>, 3> kCostModelKindNames = {{
+    {CostModelKind::roofline, "roofline"},
+    {CostModelKind::constant, "constant"},
+    {CostModelKind::profile, "profile"},
+}};
+
 // "roofline", "constant", "profile".
-std::string_view to_string(CostModelKind kind);
-// The kind with that name. Throws CostModelError listing the valid names when unknown.
-CostModelKind parse_cost_model_kind(std::string_view name);
+constexpr std::string_view to_string(CostModelKind kind) { return enum_name(kCostModelKindNames, kind); }
 
 struct CostModelSpec {
   CostModelKind kind = CostModelKind::roofline;

@@ -2,9 +2,11 @@
 // paper artifact's (2,560 batched tokens and 256 sequences per iteration, 1% watermark).
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <string>
 #include <string_view>
+
+#include "common/enum_names.h"
 
 namespace pagesim::sim {
 
@@ -20,6 +22,19 @@ enum class PreemptionMode {
   kRecompute,  // free the blocks; the request re-prefills prompt + generated tokens later
   kSwap,       // move the blocks to the CPU pool and back (paged allocators only)
 };
+
+inline constexpr std::array<EnumName<SchedulerKind>, 4> kSchedulerKindNames = {{
+    {SchedulerKind::kStatic, "static"},
+    {SchedulerKind::kOrca, "orca"},
+    {SchedulerKind::kVllm, "vllm"},
+    {SchedulerKind::kSarathi, "sarathi"},
+}};
+
+inline constexpr std::array<EnumName<PreemptionMode>, 3> kPreemptionModeNames = {{
+    {PreemptionMode::kAuto, "auto"},
+    {PreemptionMode::kRecompute, "recompute"},
+    {PreemptionMode::kSwap, "swap"},
+}};
 
 struct SchedulerSettings {
   SchedulerKind kind = SchedulerKind::kVllm;
@@ -51,11 +66,7 @@ constexpr SchedulerTraits traits_of(SchedulerKind k) {
   return {};
 }
 
-std::string_view to_string(SchedulerKind k);
-std::string_view to_string(PreemptionMode m);
-// Parse the names above ("static", "orca", "vllm", "sarathi"; "auto", "recompute", "swap").
-// Throw std::invalid_argument listing the valid names.
-SchedulerKind parse_scheduler_kind(std::string_view s);
-PreemptionMode parse_preemption_mode(std::string_view s);
+constexpr std::string_view to_string(SchedulerKind k) { return enum_name(kSchedulerKindNames, k); }
+constexpr std::string_view to_string(PreemptionMode m) { return enum_name(kPreemptionModeNames, m); }
 
 }  // namespace pagesim::sim

@@ -316,18 +316,13 @@ TEST(ContiguousAllocatorTest, RejectsBadSettingsNamingTheField) {
   EXPECT_NO_THROW(ContiguousAllocator{s});
 }
 
-TEST(ContiguousAllocatorTest, ParsesPlacementNames) {
-  EXPECT_EQ(parse_placement_kind("buddy"), PlacementKind::kBuddy);
-  EXPECT_EQ(parse_placement_kind("first_fit"), PlacementKind::kFirstFit);
-  EXPECT_EQ(parse_placement_kind("best_fit"), PlacementKind::kBestFit);
-  try {
-    parse_placement_kind("worst_fit");
-    ADD_FAILURE();
-  } catch (const AllocatorError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("\"worst_fit\""), std::string::npos) << msg;
-    EXPECT_NE(msg.find("buddy, first_fit, best_fit"), std::string::npos) << msg;
-  }
+TEST(ContiguousAllocatorTest, PlacementNames) {
+  EXPECT_EQ(find_enum(kPlacementKindNames, "buddy"), PlacementKind::kBuddy);
+  EXPECT_EQ(find_enum(kPlacementKindNames, "first_fit"), PlacementKind::kFirstFit);
+  EXPECT_EQ(find_enum(kPlacementKindNames, "best_fit"), PlacementKind::kBestFit);
+  EXPECT_FALSE(find_enum(kPlacementKindNames, "worst_fit"));
+  EXPECT_EQ(enum_name_list(kPlacementKindNames), "buddy, first_fit, best_fit");
+  for (const auto& n : kPlacementKindNames) EXPECT_EQ(to_string(n.value), n.name);
   ContiguousSettings s;
   s.placement = PlacementKind::kFirstFit;
   s.reservation = ReservationPolicy::fixed(128);

@@ -157,15 +157,17 @@ TEST(PrefixCache, LruRefreshesOnReuseButFifoDoesNot) {
     plain.prompt_tokens = 8;  // needs 2 blocks: block 2 from the free list, then one victim
     ASSERT_TRUE(a.admit(plain).admitted);
     BlockId victim = a.block_table(9)[1];
-    EXPECT_EQ(victim, ev == EvictionKind::kLru ? 1 : 0) << eviction_kind_name(ev);
+    EXPECT_EQ(victim, ev == EvictionKind::kLru ? 1 : 0) << enum_name(kEvictionKindNames, ev);
     a.validate();
   }
 }
 
-TEST(PrefixCache, ParseEvictionKind) {
-  EXPECT_EQ(parse_eviction_kind("lru"), EvictionKind::kLru);
-  EXPECT_EQ(parse_eviction_kind("fifo"), EvictionKind::kFifo);
-  EXPECT_THROW(parse_eviction_kind("lfu"), AllocatorError);
+TEST(PrefixCache, EvictionKindNames) {
+  EXPECT_EQ(find_enum(kEvictionKindNames, "lru"), EvictionKind::kLru);
+  EXPECT_EQ(find_enum(kEvictionKindNames, "fifo"), EvictionKind::kFifo);
+  EXPECT_FALSE(find_enum(kEvictionKindNames, "lfu"));
+  // The names the policies call themselves are the table's.
+  for (const auto& n : kEvictionKindNames) EXPECT_EQ(make_eviction_policy(n.value, 4)->name(), n.name);
 }
 
 TEST(PrefixCache, TooManyHashesForThePromptIsMisuse) {

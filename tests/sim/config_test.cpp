@@ -68,21 +68,21 @@ TEST(ExperimentConfig, DefaultsDescribeTheVllmPaperSetting) {
   EXPECT_EQ(c.tensor_parallel, 1);
   EXPECT_EQ(c.kv.slots, 0);  // derived from GPU memory (15,728 for OPT-13B on an A100-40GB)
   EXPECT_DOUBLE_EQ(c.kv.gpu_memory_utilization, 0.9);
-  EXPECT_EQ(c.allocator.kind, "paged");
+  EXPECT_EQ(c.allocator.kind, alloc::AllocatorKind::kPaged);
   EXPECT_EQ(c.allocator.block_size, 16);
-  EXPECT_EQ(c.allocator.reservation, "max");
-  EXPECT_EQ(c.allocator.placement, "buddy");
+  EXPECT_EQ(c.allocator.reservation, alloc::ReservationPolicy::max());
+  EXPECT_EQ(c.allocator.placement, alloc::PlacementKind::kBuddy);
   EXPECT_EQ(c.allocator.max_seq_len, 2048);
   EXPECT_EQ(c.allocator.max_chunk_blocks, 128);
   EXPECT_FALSE(c.allocator.prefix_cache);
-  EXPECT_EQ(c.allocator.eviction, "lru");
+  EXPECT_EQ(c.allocator.eviction, alloc::EvictionKind::kLru);
   EXPECT_DOUBLE_EQ(c.allocator.cpu_swap_gib, 20);
   EXPECT_EQ(c.scheduler.kind, SchedulerKind::kVllm);
   EXPECT_EQ(c.scheduler.max_num_batched_tokens, 2560);
   EXPECT_EQ(c.scheduler.max_num_seqs, 256);
   EXPECT_DOUBLE_EQ(c.scheduler.watermark, 0.01);
   EXPECT_EQ(c.scheduler.preemption, PreemptionMode::kAuto);
-  EXPECT_EQ(c.cost.kind, "roofline");
+  EXPECT_EQ(c.cost.kind, CostModelKind::roofline);
   EXPECT_EQ(c.measure.window_start_s, 0);
   EXPECT_TRUE(std::isinf(c.measure.window_end_s));
   EXPECT_EQ(c.output.iterations_stride, 1);
@@ -265,8 +265,8 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   EXPECT_EQ(c.workload.max_requests, 77u);
   EXPECT_EQ(c.tensor_parallel, 2);
   EXPECT_EQ(c.kv.activation_reserve_gib, 1.5);
-  EXPECT_EQ(c.allocator.reservation, "fixed:64");
-  EXPECT_EQ(c.allocator.eviction, "fifo");
+  EXPECT_EQ(c.allocator.reservation, alloc::ReservationPolicy::fixed(64));
+  EXPECT_EQ(c.allocator.eviction, alloc::EvictionKind::kFifo);
   EXPECT_EQ(c.scheduler.kind, SchedulerKind::kSarathi);
   EXPECT_EQ(c.scheduler.preemption, PreemptionMode::kSwap);
   EXPECT_EQ(c.scheduler.chunk_tokens, 256);

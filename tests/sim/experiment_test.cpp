@@ -391,15 +391,15 @@ TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
 // within a few percent of the paper's 15,728 slots, in whole blocks; a bigger GPU holds more.
 TEST(BuildRun, DefaultKvSlotsAreDerivedFromGpuMemory) {
   const YAML::Node root = YAML::Load("workload: {max_requests: 1}\n");
-  const sim::Run run = build_run(parse_experiment(root, "defaults.yaml"), root, "defaults.yaml");
+  const sim::Run run = build_run(parse_experiment(root, "defaults.yaml"));
   EXPECT_GT(run.kv_slots, 15728 * 95 / 100);
   EXPECT_LE(run.kv_slots, 15728);
   EXPECT_EQ(run.kv_slots % 16, 0);
   EXPECT_EQ(run.allocator->block_size(), 16);
   const YAML::Node big = YAML::Load("workload: {max_requests: 1}\ngpu: a100-80gb\n");
-  EXPECT_GT(build_run(parse_experiment(big, "big.yaml"), big, "big.yaml").kv_slots, 2 * run.kv_slots);
+  EXPECT_GT(build_run(parse_experiment(big, "big.yaml")).kv_slots, 2 * run.kv_slots);
   const YAML::Node set = YAML::Load("workload: {max_requests: 1}\nkv: {slots: 15728}\n");
-  EXPECT_EQ(build_run(parse_experiment(set, "set.yaml"), set, "set.yaml").kv_slots, 15728);
+  EXPECT_EQ(build_run(parse_experiment(set, "set.yaml")).kv_slots, 15728);
 }
 
 // The vLLM paper's Figure 2 on 120 s of arrivals (window 40-120 s): the share of KV memory
