@@ -132,8 +132,24 @@ void visit(V& v, ExperimentConfig& c) {
 // Checks of values against each other or against a range, at the key's line.
 void check_values(const ExperimentConfig& c) {
   const ConfigOrigin& o = c.origin;
-  if (c.allocator.cpu_swap_gib < 0) throw o.error("allocator.cpu_swap_gib", "expected a number >= 0");
+  const SchedulerSettings& s = c.scheduler;
+  if (s.max_num_batched_tokens < 1)
+    throw o.error("scheduler.max_num_batched_tokens", fmt::format("expected an integer >= 1, found {}", s.max_num_batched_tokens));
+  if (s.max_num_seqs < 1)
+    throw o.error("scheduler.max_num_seqs", fmt::format("expected an integer >= 1, found {}", s.max_num_seqs));
+  if (!(s.watermark >= 0 && s.watermark < 1))  // also catches NaN
+    throw o.error("scheduler.watermark", fmt::format("expected a fraction in [0, 1), found {}", s.watermark));
+  if (s.kind == SchedulerKind::kSarathi && s.chunk_tokens < 1)
+    throw o.error("scheduler.chunk_tokens", fmt::format("expected an integer >= 1 for sarathi, found {}", s.chunk_tokens));
+  const AllocatorConfig& a = c.allocator;
+  if (a.block_size < 1)
+    throw o.error("allocator.block_size", fmt::format("expected an integer >= 1 (tokens per block), found {}", a.block_size));
+  if (a.cpu_swap_gib < 0) throw o.error("allocator.cpu_swap_gib", "expected a number >= 0");
   if (c.kv.slots < 0) throw o.error("kv.slots", "expected an integer >= 0 (0 = derive from GPU memory)");
+  if (a.kind == alloc::AllocatorKind::kPaged && c.kv.slots > 0 && c.kv.slots < a.block_size)
+    throw o.error("kv.slots", fmt::format("expected room for one block of allocator.block_size = {} slots (the paged "
+                                          "allocator), found {}",
+                                          a.block_size, c.kv.slots));
   if (c.tensor_parallel < 1) throw o.error("tensor_parallel", "expected an integer >= 1");
   if (!(c.measure.window_start_s < c.measure.window_end_s)) {  // also catches NaN
     // On the end when the file gives it, else on the start (the end is its default then).

@@ -132,6 +132,11 @@ TEST_F(Cli, BadSetOverrides) {
   r = pagesim("run " + quote(file) + " --out out -q --set kv.slots=lots");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(file + ": kv.slots: expected an integer, found 'lots'"), std::string::npos) << r.err;
+  // A --set value found bad only while building the run: the key, no line.
+  r = pagesim("run " + quote(file) + " --out out -q --set allocator.kind=contiguous");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(file + ": allocator.kind: scheduler.kind 'vllm' needs the paged allocator"), std::string::npos)
+      << r.err;
   // A malformed --set.
   r = pagesim("run " + quote(file) + " --out out -q --set kv.slots");
   EXPECT_EQ(r.status, 1);

@@ -374,6 +374,30 @@ TEST(ConfigErrors, OutOfRangeNumbers) {
   EXPECT_TRUE(fails_with("cost:\n  kind: magic\n", 2, "cost.kind", {"'magic'", "roofline, constant, profile"}));
 }
 
+TEST(ConfigErrors, SchedulerLimits) {
+  EXPECT_TRUE(fails_with("name: x\nscheduler:\n  max_num_seqs: 0\n", 3, "scheduler.max_num_seqs",
+                         {"expected an integer >= 1", "found 0"}));
+  EXPECT_TRUE(fails_with("scheduler: {max_num_batched_tokens: -4}\n", 1, "scheduler.max_num_batched_tokens",
+                         {"expected an integer >= 1", "found -4"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: vllm\n  watermark: 1.5\n", 3, "scheduler.watermark",
+                         {"expected a fraction in [0, 1)", "found 1.5"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  watermark: .nan\n", 2, "scheduler.watermark", {"found nan"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: sarathi\n  chunk_tokens: 0\n", 3, "scheduler.chunk_tokens",
+                         {"expected an integer >= 1 for sarathi", "found 0"}));
+  // Other policies do not read chunk_tokens.
+  EXPECT_EQ(parse("scheduler: {kind: vllm, chunk_tokens: 0}\n").scheduler.chunk_tokens, 0);
+}
+
+TEST(ConfigErrors, BlockSizeAndCapacity) {
+  EXPECT_TRUE(fails_with("allocator:\n  block_size: 0\n", 2, "allocator.block_size",
+                         {"expected an integer >= 1", "found 0"}));
+  // A paged pool needs one block; the error is on kv.slots, at its line.
+  EXPECT_TRUE(fails_with("name: x\nkv:\n  slots: 8\nallocator: {block_size: 16}\n", 3, "kv.slots",
+                         {"allocator.block_size = 16", "found 8"}));
+  // A contiguous pool has no such floor (first fit is slot-granular).
+  EXPECT_EQ(parse("kv: {slots: 8}\nallocator: {kind: contiguous, placement: first_fit}\n").kv.slots, 8);
+}
+
 TEST(ConfigErrors, BadBeamModel) {
   EXPECT_TRUE(fails_with("name: x\nbeam:\n  model: greedy\n", 3, "beam.model",
                          {"expected one of neutral, scores", "found 'greedy'"}));
