@@ -123,7 +123,6 @@ class YamlReader {
     }
   }
 
-
   static int line_of(const YAML::Node& n) {
     if (!n) return 0;
     const YAML::Mark m = n.Mark();
