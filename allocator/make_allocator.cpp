@@ -10,8 +10,7 @@ namespace pagesim::alloc {
 
 std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec) {
   if (spec.kind != AllocatorKind::kPaged)
-    throw AllocatorError("allocator kind: expected paged, got '" + std::string(enum_name(kAllocatorKindNames, spec.kind)) +
-                         "'");
+    throw AllocatorError("allocator kind: expected paged, got '" + std::string(to_string(spec.kind)) + "'");
   // The allocator checks its settings (a power-of-two block size, at least one block).
   PagedAllocatorSettings s;
   s.block_size = static_cast<std::int32_t>(spec.block_size);

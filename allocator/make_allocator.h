@@ -6,12 +6,13 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string_view>
+#include <utility>
 
 #include "allocator/contiguous/placement.h"
 #include "allocator/contiguous/reservation_policy.h"
 #include "allocator/kv_allocator.h"
 #include "allocator/paged/eviction_policy.h"
-#include "common/enum_names.h"
 
 namespace pagesim::alloc {
 
@@ -20,10 +21,18 @@ enum class AllocatorKind {
   kContiguous,  // one reserved range per request (the vLLM paper's Orca baselines)
 };
 
-inline constexpr std::array<EnumName<AllocatorKind>, 2> kAllocatorKindNames = {{
+// The names configs write (a std::array of pairs, the form of every name table).
+inline constexpr std::array<std::pair<AllocatorKind, std::string_view>, 2> kAllocatorKindNames = {{
     {AllocatorKind::kPaged, "paged"},
     {AllocatorKind::kContiguous, "contiguous"},
 }};
+
+// "paged", "contiguous"; "?" for a value outside the enum.
+constexpr std::string_view to_string(AllocatorKind kind) {
+  for (const auto& [k, name] : kAllocatorKindNames)
+    if (k == kind) return name;
+  return "?";
+}
 
 struct AllocatorSpec {
   AllocatorKind kind = AllocatorKind::kPaged;

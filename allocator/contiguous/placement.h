@@ -15,9 +15,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
-
-#include "common/enum_names.h"
 
 namespace pagesim::alloc {
 
@@ -32,14 +31,19 @@ struct SlotRange {
 
 enum class PlacementKind { kBuddy, kFirstFit, kBestFit };
 
-inline constexpr std::array<EnumName<PlacementKind>, 3> kPlacementKindNames = {{
+// The names configs write (a std::array of pairs, the form of every name table).
+inline constexpr std::array<std::pair<PlacementKind, std::string_view>, 3> kPlacementKindNames = {{
     {PlacementKind::kBuddy, "buddy"},
     {PlacementKind::kFirstFit, "first_fit"},
     {PlacementKind::kBestFit, "best_fit"},
 }};
 
-// "buddy", "first_fit", "best_fit".
-constexpr std::string_view to_string(PlacementKind kind) { return enum_name(kPlacementKindNames, kind); }
+// "buddy", "first_fit", "best_fit"; "?" for a value outside the enum.
+constexpr std::string_view to_string(PlacementKind kind) {
+  for (const auto& [k, name] : kPlacementKindNames)
+    if (k == kind) return name;
+  return "?";
+}
 
 class Placement {
  public:

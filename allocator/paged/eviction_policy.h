@@ -12,15 +12,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "allocator/paged/block_pool.h"
-#include "common/enum_names.h"
 
 namespace pagesim::alloc {
 
 class EvictionPolicy {
  public:
   virtual ~EvictionPolicy() = default;
+  // The policy's name in kEvictionKindNames.
   virtual std::string name() const = 0;
   // b was just cached under a hash (called once per caching of b).
   virtual void on_cached(BlockId b) = 0;
@@ -36,10 +38,18 @@ class EvictionPolicy {
 
 enum class EvictionKind { kLru, kFifo };
 
-inline constexpr std::array<EnumName<EvictionKind>, 2> kEvictionKindNames = {{
+// The names configs write (a std::array of pairs, the form of every name table).
+inline constexpr std::array<std::pair<EvictionKind, std::string_view>, 2> kEvictionKindNames = {{
     {EvictionKind::kLru, "lru"},
     {EvictionKind::kFifo, "fifo"},
 }};
+
+// "lru", "fifo"; "?" for a value outside the enum.
+constexpr std::string_view to_string(EvictionKind kind) {
+  for (const auto& [k, name] : kEvictionKindNames)
+    if (k == kind) return name;
+  return "?";
+}
 
 // A policy over block ids [0, num_blocks).
 std::unique_ptr<EvictionPolicy> make_eviction_policy(EvictionKind kind, std::int64_t num_blocks);

@@ -19,9 +19,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "common/enum_names.h"
 #include "sim/config/config_error.h"
 #include "sim/config/config_origin.h"
+#include "sim/config/enum_names.h"
 
 namespace pagesim::sim {
 
@@ -46,9 +46,9 @@ class YamlReader {
     }
   }
 
-  // An enum written by name, with the table of allowed names.
+  // An enum written by name, with the table of allowed names (enum_names.h).
   template <class E, std::size_t N>
-  void choice(const char* key, E& value, const std::array<EnumName<E>, N>& names) {
+  void choice(const char* key, E& value, const EnumNameTable<E, N>& names) {
     std::string s;
     field(key, s);
     if (!child(key)) return;
@@ -164,7 +164,7 @@ class YamlWriter {
   void field(const char* key, const T& value) { node_[key] = value; }
 
   template <class E, std::size_t N>
-  void choice(const char* key, const E& value, const std::array<EnumName<E>, N>& names) {
+  void choice(const char* key, const E& value, const EnumNameTable<E, N>& names) {
     node_[key] = std::string(enum_name(names, value));
   }
 

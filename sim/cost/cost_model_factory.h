@@ -14,9 +14,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 
-#include "common/enum_names.h"
 #include "sim/cost/constant_cost_model.h"
 #include "sim/cost/cost_model.h"
 #include "sim/cost/gpu_spec.h"
@@ -26,14 +26,19 @@ namespace pagesim::sim {
 
 enum class CostModelKind { roofline, constant, profile };
 
-inline constexpr std::array<EnumName<CostModelKind>, 3> kCostModelKindNames = {{
+// The names configs write (a std::array of pairs, the form of every name table).
+inline constexpr std::array<std::pair<CostModelKind, std::string_view>, 3> kCostModelKindNames = {{
     {CostModelKind::roofline, "roofline"},
     {CostModelKind::constant, "constant"},
     {CostModelKind::profile, "profile"},
 }};
 
-// "roofline", "constant", "profile".
-constexpr std::string_view to_string(CostModelKind kind) { return enum_name(kCostModelKindNames, kind); }
+// "roofline", "constant", "profile"; "?" for a value outside the enum.
+constexpr std::string_view to_string(CostModelKind kind) {
+  for (const auto& [k, name] : kCostModelKindNames)
+    if (k == kind) return name;
+  return "?";
+}
 
 struct CostModelSpec {
   CostModelKind kind = CostModelKind::roofline;

@@ -95,7 +95,7 @@ Run build_run(const ExperimentConfig& c) {
     if (!paged)
       throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
                                                        to_string(c.scheduler.kind),
-                                                       enum_name(alloc::kAllocatorKindNames, c.allocator.kind)));
+                                                       alloc::to_string(c.allocator.kind)));
     auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
     run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *paged_allocator); });
     run.allocator = std::move(paged_allocator);

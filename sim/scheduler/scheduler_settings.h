@@ -5,8 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
-
-#include "common/enum_names.h"
+#include <utility>
 
 namespace pagesim::sim {
 
@@ -23,14 +22,15 @@ enum class PreemptionMode {
   kSwap,       // move the blocks to the CPU pool and back (paged allocators only)
 };
 
-inline constexpr std::array<EnumName<SchedulerKind>, 4> kSchedulerKindNames = {{
+// The names configs write (a std::array of pairs, the form of every name table).
+inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 4> kSchedulerKindNames = {{
     {SchedulerKind::kStatic, "static"},
     {SchedulerKind::kOrca, "orca"},
     {SchedulerKind::kVllm, "vllm"},
     {SchedulerKind::kSarathi, "sarathi"},
 }};
 
-inline constexpr std::array<EnumName<PreemptionMode>, 3> kPreemptionModeNames = {{
+inline constexpr std::array<std::pair<PreemptionMode, std::string_view>, 3> kPreemptionModeNames = {{
     {PreemptionMode::kAuto, "auto"},
     {PreemptionMode::kRecompute, "recompute"},
     {PreemptionMode::kSwap, "swap"},
@@ -66,7 +66,16 @@ constexpr SchedulerTraits traits_of(SchedulerKind k) {
   return {};
 }
 
-constexpr std::string_view to_string(SchedulerKind k) { return enum_name(kSchedulerKindNames, k); }
-constexpr std::string_view to_string(PreemptionMode m) { return enum_name(kPreemptionModeNames, m); }
+// The value's name in its table above; "?" for a value outside the enum.
+constexpr std::string_view to_string(SchedulerKind k) {
+  for (const auto& [kind, name] : kSchedulerKindNames)
+    if (kind == k) return name;
+  return "?";
+}
+constexpr std::string_view to_string(PreemptionMode m) {
+  for (const auto& [mode, name] : kPreemptionModeNames)
+    if (mode == m) return name;
+  return "?";
+}
 
 }  // namespace pagesim::sim

@@ -8,6 +8,7 @@
 
 #include "allocator/allocator_error.h"
 #include "allocator/contiguous/buddy_placement.h"
+#include "allocator/contiguous/fit_placement.h"
 
 namespace pagesim::alloc {
 
@@ -317,12 +318,16 @@ TEST(ContiguousAllocatorTest, RejectsBadSettingsNamingTheField) {
 }
 
 TEST(ContiguousAllocatorTest, PlacementNames) {
-  EXPECT_EQ(find_enum(kPlacementKindNames, "buddy"), PlacementKind::kBuddy);
-  EXPECT_EQ(find_enum(kPlacementKindNames, "first_fit"), PlacementKind::kFirstFit);
-  EXPECT_EQ(find_enum(kPlacementKindNames, "best_fit"), PlacementKind::kBestFit);
-  EXPECT_FALSE(find_enum(kPlacementKindNames, "worst_fit"));
-  EXPECT_EQ(enum_name_list(kPlacementKindNames), "buddy, first_fit, best_fit");
-  for (const auto& n : kPlacementKindNames) EXPECT_EQ(to_string(n.value), n.name);
+  ASSERT_EQ(kPlacementKindNames.size(), 3u);
+  EXPECT_EQ(to_string(PlacementKind::kBuddy), "buddy");
+  EXPECT_EQ(to_string(PlacementKind::kFirstFit), "first_fit");
+  EXPECT_EQ(to_string(PlacementKind::kBestFit), "best_fit");
+  EXPECT_EQ(to_string(static_cast<PlacementKind>(9)), "?");
+  for (const auto& [kind, name] : kPlacementKindNames) EXPECT_EQ(to_string(kind), name);
+  // The placements call themselves by their table names.
+  EXPECT_EQ(FitPlacement(100, FitPlacement::Rule::kFirstFit).name(), "first_fit");
+  EXPECT_EQ(FitPlacement(100, FitPlacement::Rule::kBestFit).name(), "best_fit");
+  EXPECT_EQ(BuddyPlacement(256, 16, 4).name(), "buddy(block=16,max_chunk=4)");
   ContiguousSettings s;
   s.placement = PlacementKind::kFirstFit;
   s.reservation = ReservationPolicy::fixed(128);

@@ -1,7 +1,7 @@
 // The pagesim command line: help, exit statuses, error lines naming file:line and key, a
 // run that prints its table and writes its files, trace stats on the bundled Azure trace
-// and on a malformed file, and trace gen read back by trace stats. Runs the built binary
-// (PAGESIM_BINARY) from inside a fresh temporary folder.
+// (detected or named by --format) and on a malformed file, and trace gen read back by trace
+// stats. Runs the built binary (PAGESIM_BINARY) from inside a fresh temporary folder.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -175,6 +175,20 @@ TEST_F(Cli, TraceStatsOfAMalformedCsvNamesFileAndLine) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(csv + ":4:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("prompt_tokens"), std::string::npos) << r.err;
+}
+
+// --format names the reader instead of detecting it; an unknown name is an error that lists
+// the formats.
+TEST_F(Cli, TraceStatsFormatOption) {
+  const std::string azure = quote((kSource / "traces/data/azure2023_conv.csv").string());
+  const Result r = pagesim("trace stats --format azure " + azure);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(stat(r.out, "requests"), 19366) << r.out;
+  const Result bad = pagesim("trace stats --format jsonl " + azure);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--format: expected one of auto, native, vidur, azure, mooncake, lengths, found 'jsonl'"),
+            std::string::npos)
+      << bad.err;
 }
 
 TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {
