@@ -4,7 +4,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace pagesim::alloc {
 namespace {
 
@@ -16,7 +15,7 @@ class LruPolicy final : public EvictionPolicy {
         next_(static_cast<std::size_t>(n), kNoBlock),
         in_(static_cast<std::size_t>(n), false) {}
 
-  std::string name() const override { return "lru"; }
+  std::string name() const override { return std::string(to_string(EvictionKind::kLru)); }
   void on_cached(BlockId) override {}
   void insert(BlockId b) override {
     prev_[b] = tail_;
@@ -53,7 +52,7 @@ class FifoPolicy final : public EvictionPolicy {
   explicit FifoPolicy(std::int64_t n)
       : cached_at_(static_cast<std::size_t>(n), 0), in_(static_cast<std::size_t>(n), false) {}
 
-  std::string name() const override { return "fifo"; }
+  std::string name() const override { return std::string(to_string(EvictionKind::kFifo)); }
   void on_cached(BlockId b) override { cached_at_[b] = ++clock_; }
   void insert(BlockId b) override {
     order_.emplace(cached_at_[b], b);
