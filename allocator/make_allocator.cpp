@@ -1,38 +1,41 @@
 #include "allocator/make_allocator.h"
 
+#include <string>
+
+#include "allocator/allocator_error.h"
 #include "allocator/contiguous/contiguous_allocator.h"
 #include "allocator/paged/paged_allocator.h"
 
 namespace pagesim::alloc {
 
 std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec) {
-  if (spec.kind != "paged") throw AllocatorError("allocator kind: expected paged, got '" + spec.kind + "'");
-  if (spec.block_size <= 0) throw AllocatorError("block_size must be positive, got " + std::to_string(spec.block_size));
+  if (spec.kind != AllocatorKind::kPaged)
+    throw AllocatorError("allocator kind: expected paged, got '" + std::string(to_string(spec.kind)) + "'");
+  // The allocator checks its settings (a power-of-two block size, at least one block).
   PagedAllocatorSettings s;
   s.block_size = static_cast<std::int32_t>(spec.block_size);
-  s.num_blocks = spec.capacity_slots / spec.block_size;
-  if (s.num_blocks <= 0)
-    throw AllocatorError("capacity of " + std::to_string(spec.capacity_slots) + " slots holds no block of " +
-                         std::to_string(spec.block_size) + " tokens");
+  s.num_blocks = spec.block_size > 0 ? spec.capacity_slots / spec.block_size : 0;
   s.num_cpu_blocks = spec.cpu_blocks;
   s.prefix_cache = spec.prefix_cache;
-  s.eviction = parse_eviction_kind(spec.eviction);
+  s.eviction = spec.eviction;
   return std::make_unique<PagedAllocator>(s);
 }
 
 std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
-  if (spec.kind == "paged") return make_paged_allocator(spec);
-  if (spec.kind == "contiguous") {
-    ContiguousSettings s;
-    s.capacity_slots = spec.capacity_slots;
-    s.block_size = spec.block_size;
-    s.max_seq_len = spec.max_seq_len;
-    s.reservation = ReservationPolicy::parse(spec.reservation);
-    s.placement = parse_placement_kind(spec.placement);
-    s.max_chunk_blocks = spec.max_chunk_blocks;
-    return std::make_unique<ContiguousAllocator>(s);
+  switch (spec.kind) {
+    case AllocatorKind::kPaged: return make_paged_allocator(spec);
+    case AllocatorKind::kContiguous: {
+      ContiguousSettings s;
+      s.capacity_slots = spec.capacity_slots;
+      s.block_size = spec.block_size;
+      s.max_seq_len = spec.max_seq_len;
+      s.reservation = spec.reservation;
+      s.placement = spec.placement;
+      s.max_chunk_blocks = spec.max_chunk_blocks;
+      return std::make_unique<ContiguousAllocator>(s);
+    }
   }
-  throw AllocatorError("allocator kind: unknown value '" + spec.kind + "', expected one of: paged, contiguous");
+  throw AllocatorError("allocator kind: not one of paged, contiguous");  // unreachable: every kind is handled
 }
 
 }  // namespace pagesim::alloc

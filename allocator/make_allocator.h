@@ -1,25 +1,48 @@
-// make_allocator: builds any KV allocator from one plain spec with textual policy names, as
-// experiment configs give them. Throws AllocatorError naming the bad field and the values
-// allowed.
+// make_allocator: builds any KV allocator from one plain, typed spec. Every policy is a
+// value already (an enum or a ReservationPolicy), so building only checks sizes: it throws
+// AllocatorError for a pool that holds no block or a block size the allocator refuses.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
-#include <string>
+#include <string_view>
+#include <utility>
 
+#include "allocator/contiguous/placement.h"
+#include "allocator/contiguous/reservation_policy.h"
 #include "allocator/kv_allocator.h"
+#include "allocator/paged/eviction_policy.h"
 
 namespace pagesim::alloc {
 
+enum class AllocatorKind {
+  kPaged,       // fixed-size blocks, block tables, copy-on-write, optional prefix cache
+  kContiguous,  // one reserved range per request (the vLLM paper's Orca baselines)
+};
+
+// The names configs write (a std::array of pairs, the form of every name table).
+inline constexpr std::array<std::pair<AllocatorKind, std::string_view>, 2> kAllocatorKindNames = {{
+    {AllocatorKind::kPaged, "paged"},
+    {AllocatorKind::kContiguous, "contiguous"},
+}};
+
+// "paged", "contiguous"; "?" for a value outside the enum.
+constexpr std::string_view to_string(AllocatorKind kind) {
+  for (const auto& [k, name] : kAllocatorKindNames)
+    if (k == kind) return name;
+  return "?";
+}
+
 struct AllocatorSpec {
-  std::string kind = "paged";         // paged | contiguous
+  AllocatorKind kind = AllocatorKind::kPaged;
   std::int64_t capacity_slots = 0;    // pool size in token slots (paged: rounded down to blocks)
   std::int64_t block_size = 16;       // tokens per block (paged, and the contiguous buddy unit)
-  bool prefix_cache = false;          // paged
-  std::string eviction = "lru";       // paged prefix cache: lru | fifo
+  bool prefix_cache = false;          // paged: reuse prompt blocks across requests
+  EvictionKind eviction = EvictionKind::kLru;  // paged prefix cache: which cached block goes
   std::int64_t cpu_blocks = 0;        // paged: CPU swap pool in blocks
-  std::string reservation = "max";    // contiguous: max | pow2 | oracle | fixed:N
-  std::string placement = "buddy";    // contiguous: buddy | first_fit | best_fit
+  ReservationPolicy reservation;      // contiguous: slots reserved up front (default: max)
+  PlacementKind placement = PlacementKind::kBuddy;  // contiguous: where a range goes
   std::int64_t max_seq_len = 2048;    // contiguous: reservation cap, tokens
   std::int64_t max_chunk_blocks = 128;  // contiguous buddy: largest chunk, blocks
 };
@@ -28,7 +51,7 @@ class PagedAllocator;
 
 std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec);
 // The paged pool `spec` describes, for callers that drive its own operations (swapping,
-// free-block counts). REQUIRES: spec.kind == "paged" (else AllocatorError).
+// free-block counts). REQUIRES: spec.kind == kPaged (else AllocatorError).
 std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec);
 
 }  // namespace pagesim::alloc

@@ -229,12 +229,10 @@ std::unique_ptr<ArrivalProcess> make_artifact_arrival_process(const ArrivalSpec&
                                                           static_cast<std::uint32_t>(seed));
 }
 
-ArrivalKind parse_arrival_kind(std::string_view name, std::string_view field) {
-  return parse_enum_name<ArrivalKind>(kArrivalKindNames, name, field);
-}
-
 std::string_view to_string(ArrivalKind kind) {
-  return enum_name<ArrivalKind>(kArrivalKindNames, kind);
+  for (const auto& [value, name] : kArrivalKindNames)
+    if (value == kind) return name;
+  return "?";
 }
 
 }  // namespace pagesim::traces

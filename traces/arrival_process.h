@@ -21,14 +21,14 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
-#include "traces/enum_names.h"
 
 namespace pagesim::traces {
 
 enum class ArrivalKind { kPoisson, kPoissonQuantum, kGamma, kConstant, kBurst };
 
-inline constexpr std::array<EnumName<ArrivalKind>, 5> kArrivalKindNames = {{
+inline constexpr std::array<std::pair<ArrivalKind, std::string_view>, 5> kArrivalKindNames = {{
     {ArrivalKind::kPoisson, "poisson"},
     {ArrivalKind::kPoissonQuantum, "poisson_quantum"},
     {ArrivalKind::kGamma, "gamma"},
@@ -83,8 +83,7 @@ std::unique_ptr<ArrivalProcess> make_artifact_arrival_process(const ArrivalSpec&
                                                               std::uint64_t seed,
                                                               std::string_view field = "arrival");
 
-// "poisson" -> ArrivalKind::kPoisson, ... Throws SpecError listing the allowed names.
-ArrivalKind parse_arrival_kind(std::string_view name, std::string_view field = "arrival.process");
+// "poisson", "poisson_quantum", ...: the kind's name in kArrivalKindNames.
 std::string_view to_string(ArrivalKind kind);
 
 }  // namespace pagesim::traces

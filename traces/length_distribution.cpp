@@ -170,12 +170,10 @@ std::unique_ptr<LengthDistribution> make_length_distribution(const LengthSpec& s
   throw SpecError(member(field, "dist"), "a known length distribution", "an invalid enum value");
 }
 
-LengthKind parse_length_kind(std::string_view name, std::string_view field) {
-  return parse_enum_name<LengthKind>(kLengthKindNames, name, field);
-}
-
 std::string_view to_string(LengthKind kind) {
-  return enum_name<LengthKind>(kLengthKindNames, kind);
+  for (const auto& [value, name] : kLengthKindNames)
+    if (value == kind) return name;
+  return "?";
 }
 
 }  // namespace pagesim::traces

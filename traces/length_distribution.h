@@ -18,14 +18,14 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
-#include "traces/enum_names.h"
 
 namespace pagesim::traces {
 
 enum class LengthKind { kFixed, kUniform, kLognormal, kZipf };
 
-inline constexpr std::array<EnumName<LengthKind>, 4> kLengthKindNames = {{
+inline constexpr std::array<std::pair<LengthKind, std::string_view>, 4> kLengthKindNames = {{
     {LengthKind::kFixed, "fixed"},
     {LengthKind::kUniform, "uniform"},
     {LengthKind::kLognormal, "lognormal"},
@@ -68,8 +68,7 @@ std::unique_ptr<LengthDistribution> make_length_distribution(const LengthSpec& s
                                                              std::string_view field,
                                                              std::int64_t min_length);
 
-// "lognormal" -> LengthKind::kLognormal, ... Throws SpecError listing the allowed names.
-LengthKind parse_length_kind(std::string_view name, std::string_view field = "length.dist");
+// "fixed", "uniform", ...: the kind's name in kLengthKindNames.
 std::string_view to_string(LengthKind kind);
 
 }  // namespace pagesim::traces

@@ -77,12 +77,10 @@ std::unique_ptr<RequestSource> open_trace(const std::string& path,
   throw SpecError("trace.format", "a concrete format", "auto");
 }
 
-TraceFormat parse_trace_format(std::string_view name, std::string_view field) {
-  return parse_enum_name<TraceFormat>(kTraceFormatNames, name, field);
-}
-
 std::string_view to_string(TraceFormat format) {
-  return enum_name<TraceFormat>(kTraceFormatNames, format);
+  for (const auto& [value, name] : kTraceFormatNames)
+    if (value == format) return name;
+  return "?";
 }
 
 }  // namespace pagesim::traces

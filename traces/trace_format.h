@@ -15,15 +15,15 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
-#include "traces/enum_names.h"
 #include "traces/request_source.h"
 
 namespace pagesim::traces {
 
 enum class TraceFormat { kAuto, kNative, kVidur, kAzure, kMooncake, kLengths };
 
-inline constexpr std::array<EnumName<TraceFormat>, 6> kTraceFormatNames = {{
+inline constexpr std::array<std::pair<TraceFormat, std::string_view>, 6> kTraceFormatNames = {{
     {TraceFormat::kAuto, "auto"},
     {TraceFormat::kNative, "native"},
     {TraceFormat::kVidur, "vidur"},
@@ -50,8 +50,7 @@ struct TraceFileOptions {
 std::unique_ptr<RequestSource> open_trace(const std::string& path,
                                           const TraceFileOptions& options = {});
 
-// "mooncake" -> TraceFormat::kMooncake, ... Throws SpecError listing the allowed names.
-TraceFormat parse_trace_format(std::string_view name, std::string_view field = "trace.format");
+// "auto", "native", ...: the format's name in kTraceFormatNames.
 std::string_view to_string(TraceFormat format);
 
 }  // namespace pagesim::traces

@@ -2,24 +2,22 @@
 
 namespace pagesim::traces {
 
-WorkloadKind parse_workload_kind(std::string_view name, std::string_view field) {
-  return parse_enum_name<WorkloadKind>(kWorkloadKindNames, name, field);
-}
-
-LengthsKind parse_lengths_kind(std::string_view name, std::string_view field) {
-  return parse_enum_name<LengthsKind>(kLengthsKindNames, name, field);
-}
-
 std::string_view to_string(WorkloadKind kind) {
-  return enum_name<WorkloadKind>(kWorkloadKindNames, kind);
+  for (const auto& [value, name] : kWorkloadKindNames)
+    if (value == kind) return name;
+  return "?";
 }
 
 std::string_view to_string(LengthsKind kind) {
-  return enum_name<LengthsKind>(kLengthsKindNames, kind);
+  for (const auto& [value, name] : kLengthsKindNames)
+    if (value == kind) return name;
+  return "?";
 }
 
 std::string_view to_string(WorkloadRng rng) {
-  return enum_name<WorkloadRng>(kWorkloadRngNames, rng);
+  for (const auto& [value, name] : kWorkloadRngNames)
+    if (value == rng) return name;
+  return "?";
 }
 
 }  // namespace pagesim::traces

@@ -23,10 +23,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "traces/arrival_process.h"
-#include "traces/enum_names.h"
 #include "traces/length_distribution.h"
 #include "traces/lengths_csv_reader.h"
 #include "traces/sampling_mix.h"
@@ -37,21 +37,21 @@ namespace pagesim::traces {
 
 enum class WorkloadKind { kTrace, kSynthetic };
 
-inline constexpr std::array<EnumName<WorkloadKind>, 2> kWorkloadKindNames = {{
+inline constexpr std::array<std::pair<WorkloadKind, std::string_view>, 2> kWorkloadKindNames = {{
     {WorkloadKind::kTrace, "trace"},
     {WorkloadKind::kSynthetic, "synthetic"},
 }};
 
 enum class LengthsKind { kDistributions, kEmpirical, kFileOrder, kCycleShuffle };
 
-inline constexpr std::array<EnumName<LengthsKind>, 4> kLengthsKindNames = {{
+inline constexpr std::array<std::pair<LengthsKind, std::string_view>, 4> kLengthsKindNames = {{
     {LengthsKind::kDistributions, "distributions"},
     {LengthsKind::kEmpirical, "empirical"},
     {LengthsKind::kFileOrder, "file_order"},
     {LengthsKind::kCycleShuffle, "cycle_shuffle"},
 }};
 
-inline constexpr std::array<EnumName<WorkloadRng>, 2> kWorkloadRngNames = {{
+inline constexpr std::array<std::pair<WorkloadRng, std::string_view>, 2> kWorkloadRngNames = {{
     {WorkloadRng::kPagesim, "pagesim"},
     {WorkloadRng::kArtifact, "artifact"},
 }};
@@ -99,9 +99,7 @@ struct WorkloadSpec {
   WorkloadRng rng = WorkloadRng::kPagesim;
 };
 
-// Names as written in configs. Each parse_* throws SpecError listing the allowed names.
-WorkloadKind parse_workload_kind(std::string_view name, std::string_view field = "workload.kind");
-LengthsKind parse_lengths_kind(std::string_view name, std::string_view field = "lengths.kind");
+// Names as written in configs: the value's name in its table above.
 std::string_view to_string(WorkloadKind kind);
 std::string_view to_string(LengthsKind kind);
 std::string_view to_string(WorkloadRng rng);

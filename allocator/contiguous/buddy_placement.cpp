@@ -63,7 +63,7 @@ BuddyPlacement::BuddyPlacement(std::int64_t capacity_slots, std::int64_t block_s
 }
 
 std::string BuddyPlacement::name() const {
-  return "buddy(block=" + std::to_string(block_size_) +
+  return std::string(to_string(PlacementKind::kBuddy)) + "(block=" + std::to_string(block_size_) +
          ",max_chunk=" + std::to_string(chunk_blocks(max_order_)) + ")";
 }
 

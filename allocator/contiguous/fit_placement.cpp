@@ -37,7 +37,7 @@ FitPlacement::FitPlacement(std::int64_t capacity_slots, Rule rule)
 }
 
 std::string FitPlacement::name() const {
-  return rule_ == Rule::kFirstFit ? "first_fit" : "best_fit";
+  return std::string(to_string(rule_ == Rule::kFirstFit ? PlacementKind::kFirstFit : PlacementKind::kBestFit));
 }
 
 void FitPlacement::add_hole(Hole hole) {

@@ -10,10 +10,12 @@
 // Running out of room is a return value (place() gives nullopt). Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pagesim::alloc {
@@ -29,10 +31,19 @@ struct SlotRange {
 
 enum class PlacementKind { kBuddy, kFirstFit, kBestFit };
 
-// "buddy", "first_fit", "best_fit".
-std::string_view to_string(PlacementKind kind);
-// Inverse of to_string(); throws AllocatorError quoting `text` and listing the accepted names.
-PlacementKind parse_placement_kind(std::string_view text);
+// The names configs write (a std::array of pairs, the form of every name table).
+inline constexpr std::array<std::pair<PlacementKind, std::string_view>, 3> kPlacementKindNames = {{
+    {PlacementKind::kBuddy, "buddy"},
+    {PlacementKind::kFirstFit, "first_fit"},
+    {PlacementKind::kBestFit, "best_fit"},
+}};
+
+// "buddy", "first_fit", "best_fit"; "?" for a value outside the enum.
+constexpr std::string_view to_string(PlacementKind kind) {
+  for (const auto& [k, name] : kPlacementKindNames)
+    if (k == kind) return name;
+  return "?";
+}
 
 class Placement {
  public:

@@ -4,8 +4,6 @@
 #include <utility>
 #include <vector>
 
-#include "allocator/allocator_error.h"
-
 namespace pagesim::alloc {
 namespace {
 
@@ -17,7 +15,7 @@ class LruPolicy final : public EvictionPolicy {
         next_(static_cast<std::size_t>(n), kNoBlock),
         in_(static_cast<std::size_t>(n), false) {}
 
-  std::string name() const override { return "lru"; }
+  std::string name() const override { return std::string(to_string(EvictionKind::kLru)); }
   void on_cached(BlockId) override {}
   void insert(BlockId b) override {
     prev_[b] = tail_;
@@ -54,7 +52,7 @@ class FifoPolicy final : public EvictionPolicy {
   explicit FifoPolicy(std::int64_t n)
       : cached_at_(static_cast<std::size_t>(n), 0), in_(static_cast<std::size_t>(n), false) {}
 
-  std::string name() const override { return "fifo"; }
+  std::string name() const override { return std::string(to_string(EvictionKind::kFifo)); }
   void on_cached(BlockId b) override { cached_at_[b] = ++clock_; }
   void insert(BlockId b) override {
     order_.emplace(cached_at_[b], b);
@@ -81,17 +79,6 @@ class FifoPolicy final : public EvictionPolicy {
 };
 
 }  // namespace
-
-EvictionKind parse_eviction_kind(std::string_view name) {
-  if (name == "lru") return EvictionKind::kLru;
-  if (name == "fifo") return EvictionKind::kFifo;
-  throw AllocatorError("eviction policy: unknown value '" + std::string(name) +
-                       "', expected one of: lru, fifo");
-}
-
-std::string_view eviction_kind_name(EvictionKind kind) {
-  return kind == EvictionKind::kLru ? "lru" : "fifo";
-}
 
 std::unique_ptr<EvictionPolicy> make_eviction_policy(EvictionKind kind, std::int64_t num_blocks) {
   if (kind == EvictionKind::kFifo) return std::make_unique<FifoPolicy>(num_blocks);

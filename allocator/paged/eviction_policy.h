@@ -8,10 +8,12 @@
 // Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "allocator/paged/block_pool.h"
 
@@ -20,6 +22,7 @@ namespace pagesim::alloc {
 class EvictionPolicy {
  public:
   virtual ~EvictionPolicy() = default;
+  // The policy's name in kEvictionKindNames.
   virtual std::string name() const = 0;
   // b was just cached under a hash (called once per caching of b).
   virtual void on_cached(BlockId b) = 0;
@@ -35,9 +38,18 @@ class EvictionPolicy {
 
 enum class EvictionKind { kLru, kFifo };
 
-// Parses "lru" or "fifo"; throws AllocatorError naming the value and the allowed ones.
-EvictionKind parse_eviction_kind(std::string_view name);
-std::string_view eviction_kind_name(EvictionKind kind);
+// The names configs write (a std::array of pairs, the form of every name table).
+inline constexpr std::array<std::pair<EvictionKind, std::string_view>, 2> kEvictionKindNames = {{
+    {EvictionKind::kLru, "lru"},
+    {EvictionKind::kFifo, "fifo"},
+}};
+
+// "lru", "fifo"; "?" for a value outside the enum.
+constexpr std::string_view to_string(EvictionKind kind) {
+  for (const auto& [k, name] : kEvictionKindNames)
+    if (k == kind) return name;
+  return "?";
+}
 
 // A policy over block ids [0, num_blocks).
 std::unique_ptr<EvictionPolicy> make_eviction_policy(EvictionKind kind, std::int64_t num_blocks);

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <array>
-
-#include "traces/enum_names.h"
+#include <string_view>
+#include <utility>
 
 namespace pagesim::sim {
 
@@ -13,7 +13,7 @@ enum class BeamModelKind {
   kScores,   // vLLM's beam selection on stand-in log-probabilities (score_beam_model.h)
 };
 
-inline constexpr std::array<traces::EnumName<BeamModelKind>, 2> kBeamModelNames = {{
+inline constexpr std::array<std::pair<BeamModelKind, std::string_view>, 2> kBeamModelNames = {{
     {BeamModelKind::kNeutral, "neutral"},
     {BeamModelKind::kScores, "scores"},
 }};

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 #include "sim/cli/cuda_handoff.h"
 #include "sim/cli/summary_table.h"
 #include "sim/config/config_error.h"
+#include "sim/config/enum_names.h"
 #include "sim/config/experiment_config.h"
 #include "sim/experiment/experiment.h"
 #include "sim/validate/validate_command.h"
@@ -65,7 +67,13 @@ int cmd_run(const std::string& file, const std::string& out_arg, const std::vect
 
 int cmd_trace_stats(const std::string& file, const std::string& format, bool json) {
   traces::TraceFileOptions opt;
-  if (!format.empty()) opt.format = traces::parse_trace_format(format, "--format");
+  if (!format.empty()) {
+    const auto named = sim::find_enum(traces::kTraceFormatNames, format);
+    if (!named)
+      throw std::invalid_argument("--format: expected one of " + sim::enum_name_list(traces::kTraceFormatNames) +
+                                  ", found " + traces::quote_found(format));
+    opt.format = *named;
+  }
   const traces::TraceFormat f = opt.format == traces::TraceFormat::kAuto ? traces::detect_format(file) : opt.format;
   std::unique_ptr<traces::RequestSource> source;
   if (f == traces::TraceFormat::kLengths) {

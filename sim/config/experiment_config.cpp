@@ -1,45 +1,22 @@
 #include "sim/config/experiment_config.h"
 
-#include <array>
 #include <cmath>
 #include <fstream>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "allocator/contiguous/placement.h"
-#include "allocator/contiguous/reservation_policy.h"
-#include "allocator/paged/eviction_policy.h"
 #include "sim/config/config_error.h"
 #include "sim/config/yaml_visitors.h"
 
 namespace pagesim::sim {
 namespace {
 
-using traces::EnumName;
-
-constexpr std::array<EnumName<SchedulerKind>, 4> kSchedulerNames = {{
-    {SchedulerKind::kStatic, "static"},
-    {SchedulerKind::kOrca, "orca"},
-    {SchedulerKind::kVllm, "vllm"},
-    {SchedulerKind::kSarathi, "sarathi"},
-}};
-constexpr std::array<EnumName<PreemptionMode>, 3> kPreemptionNames = {{
-    {PreemptionMode::kAuto, "auto"},
-    {PreemptionMode::kRecompute, "recompute"},
-    {PreemptionMode::kSwap, "swap"},
-}};
-
-template <class E, std::size_t N>
-std::span<const EnumName<E>> names(const std::array<EnumName<E>, N>& a) {
-  return std::span<const EnumName<E>>(a.data(), a.size());
-}
-
 // ---- The field lists: one per section, shared by reader and writer. ----
 
 template <class V>
 void visit(V& v, traces::LengthSpec& s) {
-  v.choice("kind", s.kind, names(traces::kLengthKindNames));
+  v.choice("kind", s.kind, traces::kLengthKindNames);
   v.field("value", s.value);
   v.field("lo", s.lo);
   v.field("hi", s.hi);
@@ -51,15 +28,15 @@ void visit(V& v, traces::LengthSpec& s) {
 
 template <class V>
 void visit(V& v, traces::WorkloadSpec& w) {
-  v.choice("kind", w.kind, names(traces::kWorkloadKindNames));
+  v.choice("kind", w.kind, traces::kWorkloadKindNames);
   v.section("trace", [&](auto& t) {
     t.field("path", w.trace.path);
-    t.choice("format", w.trace.format, names(traces::kTraceFormatNames));
+    t.choice("format", w.trace.format, traces::kTraceFormatNames);
     t.field("hash_block_tokens", w.trace.hash_block_tokens);
     t.field("time_scale", w.trace.time_scale);
   });
   v.section("arrival", [&](auto& a) {
-    a.choice("kind", w.arrival.kind, names(traces::kArrivalKindNames));
+    a.choice("kind", w.arrival.kind, traces::kArrivalKindNames);
     a.field("rate", w.arrival.rate);
     a.field("quantum_s", w.arrival.quantum_s);
     a.field("cv", w.arrival.cv);
@@ -67,7 +44,7 @@ void visit(V& v, traces::WorkloadSpec& w) {
     a.field("off_s", w.arrival.off_s);
   });
   v.section("lengths", [&](auto& l) {
-    l.choice("kind", w.lengths.kind, names(traces::kLengthsKindNames));
+    l.choice("kind", w.lengths.kind, traces::kLengthsKindNames);
     l.section("prompt", [&](auto& p) { visit(p, w.lengths.prompt); });
     l.section("output", [&](auto& o) { visit(o, w.lengths.output); });
     l.field("path", w.lengths.path);
@@ -82,7 +59,7 @@ void visit(V& v, traces::WorkloadSpec& w) {
   v.field("max_total_tokens", w.max_total_tokens);
   v.field("duration_s", w.duration_s);
   v.field("max_requests", w.max_requests);
-  v.choice("rng", w.rng, names(traces::kWorkloadRngNames));
+  v.choice("rng", w.rng, traces::kWorkloadRngNames);
 }
 
 template <class V>
@@ -99,30 +76,31 @@ void visit(V& v, ExperimentConfig& c) {
     k.field("activation_reserve_gib", c.kv.activation_reserve_gib);
   });
   v.section("allocator", [&](auto& a) {
-    a.field("kind", c.allocator.kind);
+    a.choice("kind", c.allocator.kind, alloc::kAllocatorKindNames);
     a.field("block_size", c.allocator.block_size);
-    a.field("reservation", c.allocator.reservation);
-    a.field("placement", c.allocator.placement);
+    a.parsed("reservation", c.allocator.reservation, alloc::ReservationPolicy::parse,
+             [](const alloc::ReservationPolicy& p) { return p.to_string(); });
+    a.choice("placement", c.allocator.placement, alloc::kPlacementKindNames);
     a.field("max_seq_len", c.allocator.max_seq_len);
     a.field("max_chunk_blocks", c.allocator.max_chunk_blocks);
     a.field("prefix_cache", c.allocator.prefix_cache);
-    a.field("eviction", c.allocator.eviction);
+    a.choice("eviction", c.allocator.eviction, alloc::kEvictionKindNames);
     a.field("cpu_swap_gib", c.allocator.cpu_swap_gib);
   });
   v.section("scheduler", [&](auto& s) {
-    s.choice("kind", c.scheduler.kind, names(kSchedulerNames));
+    s.choice("kind", c.scheduler.kind, kSchedulerKindNames);
     s.field("max_num_batched_tokens", c.scheduler.max_num_batched_tokens);
     s.field("max_num_seqs", c.scheduler.max_num_seqs);
     s.field("watermark", c.scheduler.watermark);
-    s.choice("preemption", c.scheduler.preemption, names(kPreemptionNames));
+    s.choice("preemption", c.scheduler.preemption, kPreemptionModeNames);
     s.field("chunk_tokens", c.scheduler.chunk_tokens);
   });
   v.section("beam", [&](auto& b) {
-    b.choice("model", c.beam.model, names(kBeamModelNames));
+    b.choice("model", c.beam.model, kBeamModelNames);
     b.field("mean_entropy_nats", c.beam.mean_entropy_nats);
   });
   v.section("cost", [&](auto& k) {
-    k.field("kind", c.cost.kind);
+    k.choice("kind", c.cost.kind, kCostModelKindNames);
     k.field("compute_efficiency", c.cost.compute_efficiency);
     k.field("memory_efficiency", c.cost.memory_efficiency);
     k.field("iteration_overhead_s", c.cost.iteration_overhead_s);
@@ -151,79 +129,52 @@ void visit(V& v, ExperimentConfig& c) {
   v.ignore("sweep");
 }
 
-// The line of the deepest node along `path` that exists (0 when none has a line).
-int line_at(const YAML::Node& root, std::initializer_list<const char*> path) {
-  // reset() moves the handle; `n = child` would overwrite the node `n` refers to (root's).
-  YAML::Node n;
-  n.reset(root);
-  for (const char* k : path) {
-    const YAML::Node& cn = n;
-    if (!cn || !cn.IsMap() || !cn[k]) return YamlReader::line_of(n);
-    n.reset(cn[k]);
-  }
-  return YamlReader::line_of(n);
-}
-
-bool has_path(const YAML::Node& root, const char* section, const char* key) {
-  return root && root.IsMap() && root[section] && root[section].IsMap() && root[section][key];
-}
-
 // The most memory a setting in GiB may give: 2^20 GiB = 1 PiB, beyond any machine, and small
 // enough that its bytes (2^50) and the sums made of them fit std::int64_t.
 constexpr double kMaxGib = 1 << 20;
 
-// Checks of values whose meaning lives in other modules, so that errors carry a line.
-void check_values(const YAML::Node& root, const std::string& file, const ExperimentConfig& c) {
-  auto bad = [&](std::initializer_list<const char*> path, const std::string& key, const std::string& msg) {
-    throw ConfigError(file, line_at(root, path), key, msg);
-  };
+// Checks of values against each other or against a range, at the key's line.
+void check_values(const ExperimentConfig& c) {
+  const ConfigOrigin& o = c.origin;
+  const SchedulerSettings& s = c.scheduler;
+  if (s.max_num_batched_tokens < 1)
+    throw o.error("scheduler.max_num_batched_tokens", fmt::format("expected an integer >= 1, found {}", s.max_num_batched_tokens));
+  if (s.max_num_seqs < 1)
+    throw o.error("scheduler.max_num_seqs", fmt::format("expected an integer >= 1, found {}", s.max_num_seqs));
+  if (!(s.watermark >= 0 && s.watermark < 1))  // also catches NaN
+    throw o.error("scheduler.watermark", fmt::format("expected a fraction in [0, 1), found {}", s.watermark));
+  if (s.kind == SchedulerKind::kSarathi && s.chunk_tokens < 1)
+    throw o.error("scheduler.chunk_tokens", fmt::format("expected an integer >= 1 for sarathi, found {}", s.chunk_tokens));
+  const AllocatorConfig& a = c.allocator;
+  if (a.block_size < 1)
+    throw o.error("allocator.block_size", fmt::format("expected an integer >= 1 (tokens per block), found {}", a.block_size));
   // An amount in GiB becomes a count of bytes or blocks (std::int64_t); a NaN, an infinity or
   // a value too large for that count would make the conversion undefined behaviour.
-  auto check_gib = [&](const char* section, const char* key, double gib) {
+  auto check_gib = [&](const char* key, double gib) {
     if (!(gib >= 0 && gib <= kMaxGib))  // also catches NaN
-      bad({section, key}, std::string(section) + "." + key,
-          fmt::format("expected a number of GiB >= 0 and <= {} (1 PiB), found {}", kMaxGib, gib));
+      throw o.error(key, fmt::format("expected a number of GiB >= 0 and <= {} (1 PiB), found {}", kMaxGib, gib));
   };
-  const auto& a = c.allocator;
-  if (a.kind != "paged" && a.kind != "contiguous")
-    bad({"allocator", "kind"}, "allocator.kind", "expected one of paged, contiguous, found '" + a.kind + "'");
-  try {
-    alloc::ReservationPolicy::parse(a.reservation);
-  } catch (const std::exception& e) {
-    bad({"allocator", "reservation"}, "allocator.reservation", e.what());
-  }
-  try {
-    alloc::parse_placement_kind(a.placement);
-  } catch (const std::exception& e) {
-    bad({"allocator", "placement"}, "allocator.placement", e.what());
-  }
-  try {
-    alloc::parse_eviction_kind(a.eviction);
-  } catch (const std::exception& e) {
-    bad({"allocator", "eviction"}, "allocator.eviction", e.what());
-  }
-  check_gib("allocator", "cpu_swap_gib", a.cpu_swap_gib);
-  try {
-    parse_cost_model_kind(c.cost.kind);
-  } catch (const std::exception& e) {
-    bad({"cost", "kind"}, "cost.kind", e.what());
-  }
-  if (c.kv.slots < 0) bad({"kv", "slots"}, "kv.slots", "expected an integer >= 0 (0 = derive from GPU memory)");
-  check_gib("kv", "activation_reserve_gib", c.kv.activation_reserve_gib);
-  if (c.tensor_parallel < 1) bad({"tensor_parallel"}, "tensor_parallel", "expected an integer >= 1");
+  check_gib("allocator.cpu_swap_gib", a.cpu_swap_gib);
+  check_gib("kv.activation_reserve_gib", c.kv.activation_reserve_gib);
+  if (c.kv.slots < 0) throw o.error("kv.slots", "expected an integer >= 0 (0 = derive from GPU memory)");
+  if (a.kind == alloc::AllocatorKind::kPaged && c.kv.slots > 0 && c.kv.slots < a.block_size)
+    throw o.error("kv.slots", fmt::format("expected room for one block of allocator.block_size = {} slots (the paged "
+                                          "allocator), found {}",
+                                          a.block_size, c.kv.slots));
+  if (c.tensor_parallel < 1) throw o.error("tensor_parallel", "expected an integer >= 1");
   if (!(c.measure.window_start_s < c.measure.window_end_s)) {  // also catches NaN
-    const char* key = has_path(root, "measure", "window_end_s") ? "window_end_s" : "window_start_s";
-    bad({"measure", key}, std::string("measure.") + key,
-        fmt::format("expected window_start_s < window_end_s, found window_start_s = {} and window_end_s = {}",
-                    c.measure.window_start_s, c.measure.window_end_s));
+    // On the end when the file gives it, else on the start (the end is its default then).
+    const char* key = o.has("measure.window_end_s") ? "measure.window_end_s" : "measure.window_start_s";
+    throw o.error(key, fmt::format("expected window_start_s < window_end_s, found window_start_s = {} and "
+                                   "window_end_s = {}",
+                                   c.measure.window_start_s, c.measure.window_end_s));
   }
   if (c.validate.every_n_iterations < 0 || c.validate.max_batches < 0)
-    bad({"validate"}, "validate", "expected every_n_iterations >= 0 and max_batches >= 0");
+    throw o.error("validate", "expected every_n_iterations >= 0 and max_batches >= 0");
   if (!(std::isfinite(c.beam.mean_entropy_nats) && c.beam.mean_entropy_nats >= 0))
-    bad({"beam", "mean_entropy_nats"}, "beam.mean_entropy_nats",
-        fmt::format("expected a finite number >= 0, found {}", c.beam.mean_entropy_nats));
-  if (c.output.iterations_stride < 0)
-    bad({"output", "iterations_stride"}, "output.iterations_stride", "expected an integer >= 0");
+    throw o.error("beam.mean_entropy_nats",
+                  fmt::format("expected a finite number >= 0, found {}", c.beam.mean_entropy_nats));
+  if (c.output.iterations_stride < 0) throw o.error("output.iterations_stride", "expected an integer >= 0");
 }
 
 // A copy of `n` made of new nodes, without source marks.
@@ -267,11 +218,12 @@ std::vector<std::string> split_path(const std::string& path, const std::string& 
 ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& file) {
   if (!root || !root.IsMap()) throw ConfigError(file, YamlReader::line_of(root), "", "expected a YAML map of settings");
   ExperimentConfig c;
-  YamlReader r(root, "", file);
+  c.origin = ConfigOrigin(file);
+  YamlReader r(root, "", c.origin);
   visit(r, c);
   r.done();
   c.workload.seed = c.seed;
-  check_values(root, file, c);
+  check_values(c);
   return c;
 }
 

@@ -4,9 +4,12 @@
 // setting (OPT-13B on one A100-40GB, vLLM scheduler, paged block 16). kv.slots = 0 derives
 // the capacity from GPU memory (15,312 slots there, kv_capacity.h); the paper's 15,728 is
 // set explicitly by the experiments that reproduce it.
-// load_yaml_file(), apply_override() (--set) and parse_experiment() read a file into it;
-// to_yaml() writes it back with every default filled in (config.resolved.yaml). The same
-// field list drives both (experiment_config.cpp), so they cannot drift apart.
+// load_yaml_file(), apply_override() (--set) and parse_experiment() read a file into it:
+// every section parsed once into typed values (enums, a ReservationPolicy), every value
+// checked there, and the line of every key kept in `origin` for the errors found later
+// (experiment.h builds the run from the config alone). to_yaml() writes it back with every
+// default filled in (config.resolved.yaml). The same field list drives both
+// (experiment_config.cpp), so they cannot drift apart.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +19,10 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/cost/cost_model_factory.h"
+#include "allocator/make_allocator.h"
 #include "sim/beam/beam_model_settings.h"
+#include "sim/config/config_origin.h"
+#include "sim/cost/cost_model_factory.h"
 #include "sim/scheduler/scheduler_settings.h"
 #include "traces/workload_spec.h"
 
@@ -29,20 +34,15 @@ struct KvConfig {
   double activation_reserve_gib = 0;    // held back for activations when deriving slots
 };
 
-struct AllocatorConfig {
-  std::string kind = "paged";         // paged | contiguous
-  std::int64_t block_size = 16;       // tokens per block (contiguous buddy: its unit)
-  std::string reservation = "max";    // contiguous: max | pow2 | oracle | fixed:N
-  std::string placement = "buddy";    // contiguous: buddy | first_fit | best_fit
-  std::int64_t max_seq_len = 2048;    // contiguous: cap of a reservation, tokens
-  std::int64_t max_chunk_blocks = 128;  // contiguous buddy: largest chunk, blocks
-  bool prefix_cache = false;          // paged: reuse prompt blocks across requests
-  std::string eviction = "lru";       // paged prefix cache: lru | fifo
-  double cpu_swap_gib = 20;           // paged: CPU swap space (the vLLM artifact's 20 GiB)
+// The allocator's own spec (its policies, typed) plus what the config gives in other units.
+// capacity_slots and cpu_blocks are not config keys: the run derives them from kv and
+// cpu_swap_gib (experiment.h).
+struct AllocatorConfig : alloc::AllocatorSpec {
+  double cpu_swap_gib = 20;  // paged: CPU swap space (the vLLM artifact's 20 GiB)
 };
 
 struct CostConfig {
-  std::string kind = "roofline";  // roofline | constant | profile
+  CostModelKind kind = CostModelKind::roofline;
   // roofline: optional overrides of the GPU preset's efficiency settings (< 0: keep).
   double compute_efficiency = -1;
   double memory_efficiency = -1;
@@ -81,11 +81,12 @@ struct ExperimentConfig {
   MeasureConfig measure;
   OutputConfig output;
   ValidateConfig validate;  // sampled batches for `pagesim validate`
+  ConfigOrigin origin;      // the file and line of each key given (not a setting: not written)
 };
 
 // Parses `root` (a YAML map) read from `file` (used in messages). Unknown keys, values of
-// the wrong type and unknown names throw ConfigError naming file:line and the key path.
-// Keys "sweep" is ignored here (see sweep.h).
+// the wrong type or out of range and unknown names throw ConfigError naming file:line and
+// the key path. The key "sweep" is ignored here (see sweep.h).
 ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& file);
 
 // The config with every field, as YAML.

@@ -1,16 +1,18 @@
 // YamlReader / YamlWriter: the two visitors that walk an experiment config's field list.
 //
 // A config struct lists its fields once, in a template visit(V&, Struct&) that calls
-// v.field(key, member), v.choice(key, member, names), v.section(key, fn) and
-// v.list(key, vector, fn). YamlReader fills the struct from a YAML map — rejecting unknown
-// keys and wrong types with a ConfigError that names the file, the line and the dotted key
-// path — and YamlWriter emits every field back as YAML. Absent keys keep the defaults.
+// v.field(key, member), v.choice(key, member, names), v.parsed(key, member, parse, format),
+// v.section(key, fn) and v.list(key, vector, fn). YamlReader fills the struct from a YAML
+// map — rejecting unknown keys, wrong types and unknown names with a ConfigError that names
+// the file, the line and the dotted key path — and records the line of every key it reads in
+// a ConfigOrigin; YamlWriter emits every field back as YAML. Absent keys keep the defaults.
 #pragma once
 
-#include <cstdint>
+#include <array>
+#include <cstddef>
+#include <exception>
 #include <map>
 #include <set>
-#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -18,21 +20,24 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/config/config_error.h"
-#include "traces/enum_names.h"
+#include "sim/config/config_origin.h"
+#include "sim/config/enum_names.h"
 
 namespace pagesim::sim {
 
 class YamlReader {
  public:
-  // REQUIRES: node is a map or null (an absent section).
-  YamlReader(const YAML::Node& node, std::string path, const std::string& file)
-      : node_(node), path_(std::move(path)), file_(file) {}
+  // REQUIRES: node is a map or null (an absent section). `origin` names the file in errors
+  // and receives the line of every key read; it must outlive the reader.
+  YamlReader(const YAML::Node& node, std::string path, ConfigOrigin& origin)
+      : node_(node), path_(std::move(path)), origin_(origin) {}
 
   template <class T>
   void field(const char* key, T& value) {
     known_.insert(key);
     YAML::Node n = child(key);
     if (!n) return;
+    origin_.record(join(key), line_of(n));
     if (!n.IsScalar()) fail(n, key, "expected " + expected_of<T>() + ", found a " + kind_of(n));
     try {
       value = n.as<T>();
@@ -41,28 +46,38 @@ class YamlReader {
     }
   }
 
-  // An enum written by name, with the table of allowed names.
-  template <class E>
-  void choice(const char* key, E& value, std::span<const traces::EnumName<E>> names) {
+  // An enum written by name, with the table of allowed names (enum_names.h).
+  template <class E, std::size_t N>
+  void choice(const char* key, E& value, const EnumNameTable<E, N>& names) {
     std::string s;
     field(key, s);
     if (!child(key)) return;
-    for (const auto& n : names)
-      if (n.name == s) {
-        value = n.value;
-        return;
-      }
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + std::string(n.name);
-    fail(child(key), key, "expected one of " + list + ", found '" + s + "'");
+    if (const auto v = find_enum(names, s)) value = *v;
+    else fail(child(key), key, "expected one of " + enum_name_list(names) + ", found '" + s + "'");
+  }
+
+  // A value written as a string in its own syntax ("fixed:64"): `parse(text)` gives the
+  // value or throws a std::exception whose message says what was wrong and what is allowed;
+  // that message becomes a ConfigError at the key's line. (`format` is the writer's.)
+  template <class T, class Parse, class Format>
+  void parsed(const char* key, T& value, Parse&& parse, Format&&) {
+    std::string s;
+    field(key, s);
+    if (!child(key)) return;
+    try {
+      value = parse(s);
+    } catch (const std::exception& e) {
+      fail(child(key), key, e.what());
+    }
   }
 
   template <class F>
   void section(const char* key, F&& visit_fn) {
     known_.insert(key);
     YAML::Node n = child(key);
+    if (n) origin_.record(join(key), line_of(n));
     if (n && !n.IsMap()) fail(n, key, "expected a map of settings, found a " + kind_of(n));
-    YamlReader sub(n, join(key), file_);
+    YamlReader sub(n, join(key), origin_);
     visit_fn(sub);
     sub.done();
   }
@@ -72,12 +87,14 @@ class YamlReader {
     known_.insert(key);
     YAML::Node n = child(key);
     if (!n) return;
+    origin_.record(join(key), line_of(n));
     if (!n.IsSequence()) fail(n, key, "expected a list, found a " + kind_of(n));
     values.clear();
     for (std::size_t i = 0; i < n.size(); ++i) {
       std::string p = join(key) + "[" + std::to_string(i) + "]";
-      if (!n[i].IsMap()) throw ConfigError(file_, line_of(n[i]), p, "expected a map, found a " + kind_of(n[i]));
-      YamlReader sub(n[i], p, file_);
+      origin_.record(p, line_of(n[i]));
+      if (!n[i].IsMap()) throw ConfigError(origin_.file(), line_of(n[i]), p, "expected a map, found a " + kind_of(n[i]));
+      YamlReader sub(n[i], p, origin_);
       T v{};
       visit_elem(sub, v);
       sub.done();
@@ -96,20 +113,15 @@ class YamlReader {
     for (const auto& kv : node_) {
       const std::string k = kv.first.Scalar();
       if (auto [it, fresh] = seen.emplace(k, line_of(kv.first)); !fresh)
-        throw ConfigError(file_, line_of(kv.first), join(k.c_str()),
+        throw ConfigError(origin_.file(), line_of(kv.first), join(k.c_str()),
                           it->second > 0 ? "duplicate key (first at line " + std::to_string(it->second) + ")"
                                          : std::string("duplicate key"));
       if (known_.count(k)) continue;
       std::string allowed;
       for (const auto& a : known_) allowed += (allowed.empty() ? "" : ", ") + a;
-      throw ConfigError(file_, line_of(kv.first), join(k.c_str()), "unknown key (allowed here: " + allowed + ")");
+      throw ConfigError(origin_.file(), line_of(kv.first), join(k.c_str()), "unknown key (allowed here: " + allowed + ")");
     }
   }
-
-  const std::string& path() const { return path_; }
-  const std::string& file() const { return file_; }
-  // Line of this section's node (0 when unknown), for errors found after parsing.
-  int line() const { return line_of(node_); }
 
   static int line_of(const YAML::Node& n) {
     if (!n) return 0;
@@ -124,7 +136,7 @@ class YamlReader {
   }
   std::string join(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
   [[noreturn]] void fail(const YAML::Node& n, const char* key, const std::string& msg) const {
-    throw ConfigError(file_, line_of(n), join(key), msg);
+    throw ConfigError(origin_.file(), line_of(n), join(key), msg);
   }
   static std::string kind_of(const YAML::Node& n) {
     return n.IsMap() ? "map" : n.IsSequence() ? "list" : n.IsNull() ? "null" : "scalar";
@@ -140,7 +152,7 @@ class YamlReader {
 
   YAML::Node node_;
   std::string path_;
-  const std::string& file_;
+  ConfigOrigin& origin_;
   std::set<std::string> known_;
 };
 
@@ -151,9 +163,14 @@ class YamlWriter {
   template <class T>
   void field(const char* key, const T& value) { node_[key] = value; }
 
-  template <class E>
-  void choice(const char* key, const E& value, std::span<const traces::EnumName<E>> names) {
-    node_[key] = std::string(traces::enum_name(names, value));
+  template <class E, std::size_t N>
+  void choice(const char* key, const E& value, const EnumNameTable<E, N>& names) {
+    node_[key] = std::string(enum_name(names, value));
+  }
+
+  template <class T, class Parse, class Format>
+  void parsed(const char* key, const T& value, Parse&&, Format&& format) {
+    node_[key] = format(value);
   }
 
   template <class F>

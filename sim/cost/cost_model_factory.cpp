@@ -1,7 +1,5 @@
 #include "sim/cost/cost_model_factory.h"
 
-#include <array>
-
 #include <fmt/format.h>
 
 #include "sim/cost/cost_error.h"
@@ -10,25 +8,6 @@
 #include "sim/cost/roofline_cost_model.h"
 
 namespace pagesim::sim {
-
-namespace {
-
-constexpr std::array<std::string_view, 3> kKindNames{"roofline", "constant", "profile"};
-
-}  // namespace
-
-std::string_view to_string(CostModelKind kind) {
-  return kKindNames[static_cast<std::size_t>(kind)];
-}
-
-CostModelKind parse_cost_model_kind(std::string_view name) {
-  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
-    if (kKindNames[i] == name) return static_cast<CostModelKind>(i);
-  }
-  throw CostModelError(fmt::format("unknown cost model kind '{}', expected one of: roofline, "
-                                   "constant, profile",
-                                   name));
-}
 
 ModelSpec resolve_model(const std::variant<std::string, ModelSpec>& model) {
   if (const auto* name = std::get_if<std::string>(&model)) return model_preset(*name);

@@ -9,10 +9,12 @@
 // functions; the returned model is independent of the spec.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 
 #include "sim/cost/constant_cost_model.h"
@@ -24,10 +26,19 @@ namespace pagesim::sim {
 
 enum class CostModelKind { roofline, constant, profile };
 
-// "roofline", "constant", "profile".
-std::string_view to_string(CostModelKind kind);
-// The kind with that name. Throws CostModelError listing the valid names when unknown.
-CostModelKind parse_cost_model_kind(std::string_view name);
+// The names configs write (a std::array of pairs, the form of every name table).
+inline constexpr std::array<std::pair<CostModelKind, std::string_view>, 3> kCostModelKindNames = {{
+    {CostModelKind::roofline, "roofline"},
+    {CostModelKind::constant, "constant"},
+    {CostModelKind::profile, "profile"},
+}};
+
+// "roofline", "constant", "profile"; "?" for a value outside the enum.
+constexpr std::string_view to_string(CostModelKind kind) {
+  for (const auto& [k, name] : kCostModelKindNames)
+    if (k == kind) return name;
+  return "?";
+}
 
 struct CostModelSpec {
   CostModelKind kind = CostModelKind::roofline;

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <optional>
 #include <cmath>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -12,7 +11,6 @@
 #include "allocator/paged/paged_allocator.h"
 #include "sim/config/config_error.h"
 #include "sim/config/sweep.h"
-#include "sim/config/yaml_visitors.h"
 #include "sim/cost/cost_error.h"
 #include "sim/cost/kv_capacity.h"
 #include "sim/cost/presets.h"
@@ -25,45 +23,11 @@
 namespace pagesim::sim {
 namespace {
 
-int line_of(const YAML::Node& root, const char* key) {
-  return root && root.IsMap() && root[key] ? YamlReader::line_of(root[key]) : 0;
-}
-
-// The line of the deepest node of `root` along `path` ("workload.sampling[1].n"); 0 when
-// none has one.
-int line_of_path(const YAML::Node& root, const std::string& path) {
-  YAML::Node n;  // moved with reset(): assigning to a Node would write through it
-  n.reset(root);
-  int line = 0;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find('.', start);
-    if (end == std::string::npos) end = path.size();
-    std::string key = path.substr(start, end - start);
-    long index = -1;
-    if (const auto bracket = key.find('['); bracket != std::string::npos) {
-      index = std::strtol(key.c_str() + bracket + 1, nullptr, 10);
-      key.resize(bracket);
-    }
-    const YAML::Node& cn = n;
-    if (!cn.IsMap() || !cn[key]) break;
-    n.reset(cn[key]);
-    line = YamlReader::line_of(n) > 0 ? YamlReader::line_of(n) : line;
-    if (index >= 0) {
-      const YAML::Node& cs = n;
-      if (!cs.IsSequence() || index >= static_cast<long>(cs.size())) break;
-      n.reset(cs[static_cast<std::size_t>(index)]);
-      line = YamlReader::line_of(n) > 0 ? YamlReader::line_of(n) : line;
-    }
-    start = end + 1;
-  }
-  return line;
-}
-
 // Runs `build`, turning a component's own error into a ConfigError on `key` (or, for a
-// workload spec's error, on the field it names: workload.arrival.rate, ...).
+// workload spec's error, on the field it names: workload.arrival.rate, ...) at the line the
+// config's origin recorded for it.
 template <class F>
-auto in_section(const YAML::Node& root, const std::string& file, const char* key, F&& build) {
+auto in_section(const ConfigOrigin& origin, const std::string& key, F&& build) {
   try {
     return build();
   } catch (const ConfigError&) {
@@ -72,14 +36,12 @@ auto in_section(const YAML::Node& root, const std::string& file, const char* key
     throw;  // names the trace file and line itself
   } catch (const traces::SpecError& e) {
     // The workload's seed is the experiment's top-level `seed` (parse_experiment copies it).
-    const bool root_seed = std::string(key) == "workload" && e.field() == "seed";
-    const std::string path = root_seed ? "seed" : std::string(key) + "." + e.field();
+    const std::string path = key == "workload" && e.field() == "seed" ? "seed" : key + "." + e.field();
     std::string message = e.what();
     if (message.rfind(e.field() + ": ", 0) == 0) message.erase(0, e.field().size() + 2);
-    const int line = line_of_path(root, path);
-    throw ConfigError(file, line > 0 ? line : line_of(root, key), path, message);
+    throw origin.error(path, message);
   } catch (const std::exception& e) {
-    throw ConfigError(file, line_of(root, key), key, e.what());
+    throw origin.error(key, e.what());
   }
 }
 
@@ -98,17 +60,18 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
-Run build_run(const ExperimentConfig& c, const YAML::Node& root, const std::string& file) {
+Run build_run(const ExperimentConfig& c) {
+  const ConfigOrigin& origin = c.origin;
   Run run;
-  run.model = in_section(root, file, "model", [&] { return model_preset(c.model); });
-  run.gpu = in_section(root, file, "gpu", [&] { return gpu_preset(c.gpu); });
+  run.model = in_section(origin, "model", [&] { return model_preset(c.model); });
+  run.gpu = in_section(origin, "gpu", [&] { return gpu_preset(c.gpu); });
   if (c.cost.compute_efficiency >= 0) run.gpu.compute_efficiency = c.cost.compute_efficiency;
   if (c.cost.memory_efficiency >= 0) run.gpu.memory_efficiency = c.cost.memory_efficiency;
   if (c.cost.iteration_overhead_s >= 0) run.gpu.iteration_overhead_seconds = c.cost.iteration_overhead_s;
 
   run.kv_slots = c.kv.slots;
   if (run.kv_slots == 0) {
-    run.kv_slots = in_section(root, file, "kv", [&] {
+    run.kv_slots = in_section(origin, "kv", [&] {
       KvCapacitySettings ks;
       ks.gpu_memory_utilization = c.kv.gpu_memory_utilization;
       ks.activation_reserve_bytes = static_cast<std::int64_t>(c.kv.activation_reserve_gib * std::pow(2.0, 30));
@@ -117,54 +80,45 @@ Run build_run(const ExperimentConfig& c, const YAML::Node& root, const std::stri
     });
   }
 
-  alloc::AllocatorSpec as;
-  as.kind = c.allocator.kind;
+  alloc::AllocatorSpec as = c.allocator;
   as.capacity_slots = run.kv_slots;
-  as.block_size = c.allocator.block_size;
-  as.prefix_cache = c.allocator.prefix_cache;
-  as.eviction = c.allocator.eviction;
   const double kv_bytes_per_block = static_cast<double>(run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel)) *
                                     static_cast<double>(c.allocator.block_size);
   as.cpu_blocks = static_cast<std::int64_t>(c.allocator.cpu_swap_gib * std::pow(2.0, 30) / kv_bytes_per_block);
-  as.reservation = c.allocator.reservation;
-  as.placement = c.allocator.placement;
-  as.max_seq_len = c.allocator.max_seq_len;
-  as.max_chunk_blocks = c.allocator.max_chunk_blocks;
+  const bool paged = c.allocator.kind == alloc::AllocatorKind::kPaged;
   bool beams = false;
   for (const auto& s : c.workload.sampling) beams |= s.beam_width > 1;
-  if (beams && c.allocator.kind != "paged")
-    throw ConfigError(file, line_of(root, "allocator"), "allocator.kind",
-                      "beam search (workload.sampling beam_width > 1) needs the paged allocator");
+  if (beams && !paged)
+    throw origin.error("allocator.kind", "beam search (workload.sampling beam_width > 1) needs the paged allocator");
   // Policies that drive a paged pool's own operations get the PagedAllocator itself.
   if (traits_of(c.scheduler.kind).needs_paged_allocator) {
-    if (c.allocator.kind != "paged")
-      throw ConfigError(file, line_of(root, "allocator"), "allocator.kind",
-                        fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
-                                    to_string(c.scheduler.kind), c.allocator.kind));
-    auto paged = in_section(root, file, "allocator", [&] { return alloc::make_paged_allocator(as); });
-    run.scheduler = in_section(root, file, "scheduler", [&] { return make_scheduler(c.scheduler, *paged); });
-    run.allocator = std::move(paged);
+    if (!paged)
+      throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
+                                                       to_string(c.scheduler.kind),
+                                                       alloc::to_string(c.allocator.kind)));
+    auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
+    run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *paged_allocator); });
+    run.allocator = std::move(paged_allocator);
   } else {
-    run.allocator = in_section(root, file, "allocator", [&] { return alloc::make_allocator(as); });
-    run.scheduler = in_section(root, file, "scheduler", [&] { return make_scheduler(c.scheduler, *run.allocator); });
+    run.allocator = in_section(origin, "allocator", [&] { return alloc::make_allocator(as); });
+    run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *run.allocator); });
   }
 
   CostModelSpec cs;
-  cs.kind = parse_cost_model_kind(c.cost.kind);
+  cs.kind = c.cost.kind;
   cs.model = run.model;
   cs.gpu = run.gpu;
   cs.tp = c.tensor_parallel;
   cs.constant = c.cost.constant;
   cs.profile_path = c.cost.profile;
-  run.cost = in_section(root, file, "cost", [&] { return make_cost_model(cs); });
-  run.source = in_section(root, file, "workload", [&] { return traces::make_source(c.workload); });
+  run.cost = in_section(origin, "cost", [&] { return make_cost_model(cs); });
+  run.source = in_section(origin, "workload", [&] { return traces::make_source(c.workload); });
   return run;
 }
 
-Summary run_experiment(const ExperimentConfig& c, const YAML::Node& root, const std::string& file,
-                       const std::filesystem::path& out, const ProgressFn& progress) {
+Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& out, const ProgressFn& progress) {
   const auto t0 = std::chrono::steady_clock::now();
-  Run run = build_run(c, root, file);
+  Run run = build_run(c);
 
   // Disabled outputs are not written at all (rather than left empty).
   std::optional<AtomicFile> requests, iterations;
@@ -225,7 +179,7 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
   if (points.empty()) {
     ExperimentConfig c = parse_experiment(root, file);
     PointResult r;
-    r.summary = run_experiment(c, root, file, out, progress ? progress("", 0, 1) : ProgressFn{});
+    r.summary = run_experiment(c, out, progress ? progress("", 0, 1) : ProgressFn{});
     results.push_back(std::move(r));
     return results;
   }
@@ -236,7 +190,7 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
     PointResult r;
     r.label = points[i].label;
     r.assignments = points[i].assignments;
-    r.summary = run_experiment(configs[i], points[i].root, file, out / point_folder(i, points[i].label),
+    r.summary = run_experiment(configs[i], out / point_folder(i, points[i].label),
                                progress ? progress(points[i].label, i, points.size()) : ProgressFn{});
     results.push_back(std::move(r));
   }

@@ -1,8 +1,9 @@
 // Experiment: turns a config into a run and its result files.
 //
 // build_run() resolves presets and capacities and builds the workload source, allocator,
-// scheduler and cost model; errors come back as ConfigError naming the file, line and key
-// (traces::TraceError for bad trace rows passes through, naming the trace file and line).
+// scheduler and cost model from a parsed config alone; its errors come back as ConfigError
+// naming the file, line and key through the config's origin (traces::TraceError for bad
+// trace rows passes through, naming the trace file and line).
 // run_experiment() runs one config and writes, atomically, into `out`:
 //   summary.json  config.resolved.yaml  requests.csv (unless output.requests_csv is false)
 //   iterations.csv (unless output.iterations_stride is 0)
@@ -19,8 +20,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "allocator/kv_allocator.h"
 #include "sim/config/experiment_config.h"
@@ -44,12 +43,13 @@ struct Run {
   std::unique_ptr<CostModel> cost;
 };
 
-// `root` is the YAML the config was parsed from (for line numbers); `file` names it.
-Run build_run(const ExperimentConfig& config, const YAML::Node& root, const std::string& file);
+// Errors name the key at the line `config.origin` recorded for it (none for a config made
+// in code).
+Run build_run(const ExperimentConfig& config);
 
 // Runs one config; writes its files into `out` (created). Returns the summary.
-Summary run_experiment(const ExperimentConfig& config, const YAML::Node& root, const std::string& file,
-                       const std::filesystem::path& out, const ProgressFn& progress = {});
+Summary run_experiment(const ExperimentConfig& config, const std::filesystem::path& out,
+                       const ProgressFn& progress = {});
 
 struct PointResult {
   std::string label;  // empty for a run without sweep

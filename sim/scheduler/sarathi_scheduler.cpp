@@ -1,6 +1,7 @@
 #include "sim/scheduler/sarathi_scheduler.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include <fmt/format.h>
 
@@ -8,8 +9,7 @@ namespace pagesim::sim {
 
 SarathiScheduler::SarathiScheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator)
     : VllmScheduler(settings, allocator) {
-  if (settings.chunk_tokens < 1)
-    throw std::invalid_argument(fmt::format("scheduler.chunk_tokens must be >= 1, got {}", settings.chunk_tokens));
+  assert(settings.chunk_tokens >= 1);  // checked at parse time (experiment_config.cpp)
 }
 
 void SarathiScheduler::schedule(double now, IterationPlan& plan) {

@@ -19,13 +19,10 @@ bool arrives_before(const Request* a, const Request* b) {
 
 Scheduler::Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator)
     : settings_(settings), alloc_(allocator) {
-  if (settings_.max_num_seqs < 1)
-    throw std::invalid_argument(fmt::format("scheduler.max_num_seqs must be >= 1, got {}", settings_.max_num_seqs));
-  if (settings_.max_num_batched_tokens < 1)
-    throw std::invalid_argument(
-        fmt::format("scheduler.max_num_batched_tokens must be >= 1, got {}", settings_.max_num_batched_tokens));
-  if (settings_.watermark < 0 || settings_.watermark >= 1)
-    throw std::invalid_argument(fmt::format("scheduler.watermark must be in [0, 1), got {}", settings_.watermark));
+  // The experiment config checks these at parse time, naming the key and its line.
+  assert(settings_.max_num_seqs >= 1);
+  assert(settings_.max_num_batched_tokens >= 1);
+  assert(settings_.watermark >= 0 && settings_.watermark < 1);
 }
 
 alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq, std::int64_t chunk) const {

@@ -40,8 +40,8 @@ namespace pagesim::sim {
 
 class Scheduler {
  public:
-  // `allocator` must outlive the scheduler. Throws std::invalid_argument on a setting out
-  // of range, naming it.
+  // `allocator` must outlive the scheduler. REQUIRES: max_num_seqs >= 1,
+  // max_num_batched_tokens >= 1, 0 <= watermark < 1 (the config checks them at parse time).
   Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
   virtual ~Scheduler() = default;
   Scheduler(const Scheduler&) = delete;

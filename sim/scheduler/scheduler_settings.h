@@ -2,9 +2,10 @@
 // paper artifact's (2,560 batched tokens and 256 sequences per iteration, 1% watermark).
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <string>
 #include <string_view>
+#include <utility>
 
 namespace pagesim::sim {
 
@@ -20,6 +21,20 @@ enum class PreemptionMode {
   kRecompute,  // free the blocks; the request re-prefills prompt + generated tokens later
   kSwap,       // move the blocks to the CPU pool and back (paged allocators only)
 };
+
+// The names configs write (a std::array of pairs, the form of every name table).
+inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 4> kSchedulerKindNames = {{
+    {SchedulerKind::kStatic, "static"},
+    {SchedulerKind::kOrca, "orca"},
+    {SchedulerKind::kVllm, "vllm"},
+    {SchedulerKind::kSarathi, "sarathi"},
+}};
+
+inline constexpr std::array<std::pair<PreemptionMode, std::string_view>, 3> kPreemptionModeNames = {{
+    {PreemptionMode::kAuto, "auto"},
+    {PreemptionMode::kRecompute, "recompute"},
+    {PreemptionMode::kSwap, "swap"},
+}};
 
 struct SchedulerSettings {
   SchedulerKind kind = SchedulerKind::kVllm;
@@ -51,11 +66,16 @@ constexpr SchedulerTraits traits_of(SchedulerKind k) {
   return {};
 }
 
-std::string_view to_string(SchedulerKind k);
-std::string_view to_string(PreemptionMode m);
-// Parse the names above ("static", "orca", "vllm", "sarathi"; "auto", "recompute", "swap").
-// Throw std::invalid_argument listing the valid names.
-SchedulerKind parse_scheduler_kind(std::string_view s);
-PreemptionMode parse_preemption_mode(std::string_view s);
+// The value's name in its table above; "?" for a value outside the enum.
+constexpr std::string_view to_string(SchedulerKind k) {
+  for (const auto& [kind, name] : kSchedulerKindNames)
+    if (kind == k) return name;
+  return "?";
+}
+constexpr std::string_view to_string(PreemptionMode m) {
+  for (const auto& [mode, name] : kPreemptionModeNames)
+    if (mode == m) return name;
+  return "?";
+}
 
 }  // namespace pagesim::sim

@@ -8,6 +8,7 @@
 
 #include "allocator/allocator_error.h"
 #include "allocator/contiguous/buddy_placement.h"
+#include "allocator/contiguous/fit_placement.h"
 
 namespace pagesim::alloc {
 
@@ -316,18 +317,17 @@ TEST(ContiguousAllocatorTest, RejectsBadSettingsNamingTheField) {
   EXPECT_NO_THROW(ContiguousAllocator{s});
 }
 
-TEST(ContiguousAllocatorTest, ParsesPlacementNames) {
-  EXPECT_EQ(parse_placement_kind("buddy"), PlacementKind::kBuddy);
-  EXPECT_EQ(parse_placement_kind("first_fit"), PlacementKind::kFirstFit);
-  EXPECT_EQ(parse_placement_kind("best_fit"), PlacementKind::kBestFit);
-  try {
-    parse_placement_kind("worst_fit");
-    ADD_FAILURE();
-  } catch (const AllocatorError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("\"worst_fit\""), std::string::npos) << msg;
-    EXPECT_NE(msg.find("buddy, first_fit, best_fit"), std::string::npos) << msg;
-  }
+TEST(ContiguousAllocatorTest, PlacementNames) {
+  ASSERT_EQ(kPlacementKindNames.size(), 3u);
+  EXPECT_EQ(to_string(PlacementKind::kBuddy), "buddy");
+  EXPECT_EQ(to_string(PlacementKind::kFirstFit), "first_fit");
+  EXPECT_EQ(to_string(PlacementKind::kBestFit), "best_fit");
+  EXPECT_EQ(to_string(static_cast<PlacementKind>(9)), "?");
+  for (const auto& [kind, name] : kPlacementKindNames) EXPECT_EQ(to_string(kind), name);
+  // The placements call themselves by their table names.
+  EXPECT_EQ(FitPlacement(100, FitPlacement::Rule::kFirstFit).name(), "first_fit");
+  EXPECT_EQ(FitPlacement(100, FitPlacement::Rule::kBestFit).name(), "best_fit");
+  EXPECT_EQ(BuddyPlacement(256, 16, 4).name(), "buddy(block=16,max_chunk=4)");
   ContiguousSettings s;
   s.placement = PlacementKind::kFirstFit;
   s.reservation = ReservationPolicy::fixed(128);

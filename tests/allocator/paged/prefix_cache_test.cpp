@@ -157,15 +157,21 @@ TEST(PrefixCache, LruRefreshesOnReuseButFifoDoesNot) {
     plain.prompt_tokens = 8;  // needs 2 blocks: block 2 from the free list, then one victim
     ASSERT_TRUE(a.admit(plain).admitted);
     BlockId victim = a.block_table(9)[1];
-    EXPECT_EQ(victim, ev == EvictionKind::kLru ? 1 : 0) << eviction_kind_name(ev);
+    EXPECT_EQ(victim, ev == EvictionKind::kLru ? 1 : 0) << to_string(ev);
     a.validate();
   }
 }
 
-TEST(PrefixCache, ParseEvictionKind) {
-  EXPECT_EQ(parse_eviction_kind("lru"), EvictionKind::kLru);
-  EXPECT_EQ(parse_eviction_kind("fifo"), EvictionKind::kFifo);
-  EXPECT_THROW(parse_eviction_kind("lfu"), AllocatorError);
+TEST(PrefixCache, EvictionKindNames) {
+  ASSERT_EQ(kEvictionKindNames.size(), 2u);
+  EXPECT_EQ(to_string(EvictionKind::kLru), "lru");
+  EXPECT_EQ(to_string(EvictionKind::kFifo), "fifo");
+  EXPECT_EQ(to_string(static_cast<EvictionKind>(7)), "?");
+  // Each table entry is its value's name, and the policies call themselves by it.
+  for (const auto& [kind, name] : kEvictionKindNames) {
+    EXPECT_EQ(to_string(kind), name);
+    EXPECT_EQ(make_eviction_policy(kind, 4)->name(), name);
+  }
 }
 
 TEST(PrefixCache, TooManyHashesForThePromptIsMisuse) {

@@ -1,10 +1,11 @@
 // The pagesim command line: help, exit statuses, error lines naming file:line and key, a
 // run that prints its table and writes its files, trace stats on the bundled Azure trace
-// and on a malformed file, trace gen read back by trace stats; and the hand-over of the CUDA
-// commands to pagesim-cuda (sim/cli/cuda_handoff.h): pagesim loads no CUDA library, runs
-// `validate --device cpu` itself, and `validate --device cuda` / `profile` reach the CUDA
-// code through pagesim-cuda (or name the missing executable). Runs the built binaries
-// (PAGESIM_BINARY, and PAGESIM_CUDA_BINARY in a CUDA build) from a fresh temporary folder.
+// (detected or named by --format) and on a malformed file, trace gen read back by trace
+// stats; and the hand-over of the CUDA commands to pagesim-cuda (sim/cli/cuda_handoff.h):
+// pagesim loads no CUDA library, runs `validate --device cpu` itself, and `validate --device
+// cuda` / `profile` reach the CUDA code through pagesim-cuda (or name the missing
+// executable). Runs the built binaries (PAGESIM_BINARY, and PAGESIM_CUDA_BINARY in a CUDA
+// build) from a fresh temporary folder.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -165,6 +166,11 @@ TEST_F(Cli, BadSetOverrides) {
   r = pagesim("run " + quote(file) + " --out out -q --set kv.slots=lots");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(file + ": kv.slots: expected an integer, found 'lots'"), std::string::npos) << r.err;
+  // A --set value found bad only while building the run: the key, no line.
+  r = pagesim("run " + quote(file) + " --out out -q --set allocator.kind=contiguous");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(file + ": allocator.kind: scheduler.kind 'vllm' needs the paged allocator"), std::string::npos)
+      << r.err;
   // A malformed --set.
   r = pagesim("run " + quote(file) + " --out out -q --set kv.slots");
   EXPECT_EQ(r.status, 1);
@@ -203,6 +209,20 @@ TEST_F(Cli, TraceStatsOfAMalformedCsvNamesFileAndLine) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(csv + ":4:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("prompt_tokens"), std::string::npos) << r.err;
+}
+
+// --format names the reader instead of detecting it; an unknown name is an error that lists
+// the formats.
+TEST_F(Cli, TraceStatsFormatOption) {
+  const std::string azure = quote((kSource / "traces/data/azure2023_conv.csv").string());
+  const Result r = pagesim("trace stats --format azure " + azure);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(stat(r.out, "requests"), 19366) << r.out;
+  const Result bad = pagesim("trace stats --format jsonl " + azure);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--format: expected one of auto, native, vidur, azure, mooncake, lengths, found 'jsonl'"),
+            std::string::npos)
+      << bad.err;
 }
 
 TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {

@@ -68,21 +68,21 @@ TEST(ExperimentConfig, DefaultsDescribeTheVllmPaperSetting) {
   EXPECT_EQ(c.tensor_parallel, 1);
   EXPECT_EQ(c.kv.slots, 0);  // derived from GPU memory (15,728 for OPT-13B on an A100-40GB)
   EXPECT_DOUBLE_EQ(c.kv.gpu_memory_utilization, 0.9);
-  EXPECT_EQ(c.allocator.kind, "paged");
+  EXPECT_EQ(c.allocator.kind, alloc::AllocatorKind::kPaged);
   EXPECT_EQ(c.allocator.block_size, 16);
-  EXPECT_EQ(c.allocator.reservation, "max");
-  EXPECT_EQ(c.allocator.placement, "buddy");
+  EXPECT_EQ(c.allocator.reservation, alloc::ReservationPolicy::max());
+  EXPECT_EQ(c.allocator.placement, alloc::PlacementKind::kBuddy);
   EXPECT_EQ(c.allocator.max_seq_len, 2048);
   EXPECT_EQ(c.allocator.max_chunk_blocks, 128);
   EXPECT_FALSE(c.allocator.prefix_cache);
-  EXPECT_EQ(c.allocator.eviction, "lru");
+  EXPECT_EQ(c.allocator.eviction, alloc::EvictionKind::kLru);
   EXPECT_DOUBLE_EQ(c.allocator.cpu_swap_gib, 20);
   EXPECT_EQ(c.scheduler.kind, SchedulerKind::kVllm);
   EXPECT_EQ(c.scheduler.max_num_batched_tokens, 2560);
   EXPECT_EQ(c.scheduler.max_num_seqs, 256);
   EXPECT_DOUBLE_EQ(c.scheduler.watermark, 0.01);
   EXPECT_EQ(c.scheduler.preemption, PreemptionMode::kAuto);
-  EXPECT_EQ(c.cost.kind, "roofline");
+  EXPECT_EQ(c.cost.kind, CostModelKind::roofline);
   EXPECT_EQ(c.measure.window_start_s, 0);
   EXPECT_TRUE(std::isinf(c.measure.window_end_s));
   EXPECT_EQ(c.output.iterations_stride, 1);
@@ -265,8 +265,8 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   EXPECT_EQ(c.workload.max_requests, 77u);
   EXPECT_EQ(c.tensor_parallel, 2);
   EXPECT_EQ(c.kv.activation_reserve_gib, 1.5);
-  EXPECT_EQ(c.allocator.reservation, "fixed:64");
-  EXPECT_EQ(c.allocator.eviction, "fifo");
+  EXPECT_EQ(c.allocator.reservation, alloc::ReservationPolicy::fixed(64));
+  EXPECT_EQ(c.allocator.eviction, alloc::EvictionKind::kFifo);
   EXPECT_EQ(c.scheduler.kind, SchedulerKind::kSarathi);
   EXPECT_EQ(c.scheduler.preemption, PreemptionMode::kSwap);
   EXPECT_EQ(c.scheduler.chunk_tokens, 256);
@@ -383,6 +383,30 @@ TEST(ConfigErrors, OutOfRangeNumbers) {
   EXPECT_TRUE(fails_with("kv:\n  slots: -5\n", 2, "kv.slots", {">= 0"}));
   EXPECT_TRUE(fails_with("output:\n  iterations_stride: -2\n", 2, "output.iterations_stride", {">= 0"}));
   EXPECT_TRUE(fails_with("cost:\n  kind: magic\n", 2, "cost.kind", {"'magic'", "roofline, constant, profile"}));
+}
+
+TEST(ConfigErrors, SchedulerLimits) {
+  EXPECT_TRUE(fails_with("name: x\nscheduler:\n  max_num_seqs: 0\n", 3, "scheduler.max_num_seqs",
+                         {"expected an integer >= 1", "found 0"}));
+  EXPECT_TRUE(fails_with("scheduler: {max_num_batched_tokens: -4}\n", 1, "scheduler.max_num_batched_tokens",
+                         {"expected an integer >= 1", "found -4"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: vllm\n  watermark: 1.5\n", 3, "scheduler.watermark",
+                         {"expected a fraction in [0, 1)", "found 1.5"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  watermark: .nan\n", 2, "scheduler.watermark", {"found nan"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: sarathi\n  chunk_tokens: 0\n", 3, "scheduler.chunk_tokens",
+                         {"expected an integer >= 1 for sarathi", "found 0"}));
+  // Other policies do not read chunk_tokens.
+  EXPECT_EQ(parse("scheduler: {kind: vllm, chunk_tokens: 0}\n").scheduler.chunk_tokens, 0);
+}
+
+TEST(ConfigErrors, BlockSizeAndCapacity) {
+  EXPECT_TRUE(fails_with("allocator:\n  block_size: 0\n", 2, "allocator.block_size",
+                         {"expected an integer >= 1", "found 0"}));
+  // A paged pool needs one block; the error is on kv.slots, at its line.
+  EXPECT_TRUE(fails_with("name: x\nkv:\n  slots: 8\nallocator: {block_size: 16}\n", 3, "kv.slots",
+                         {"allocator.block_size = 16", "found 8"}));
+  // A contiguous pool has no such floor (first fit is slot-granular).
+  EXPECT_EQ(parse("kv: {slots: 8}\nallocator: {kind: contiguous, placement: first_fit}\n").kv.slots, 8);
 }
 
 TEST(ConfigErrors, BadBeamModel) {

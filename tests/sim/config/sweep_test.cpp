@@ -74,10 +74,10 @@ TEST(Sweep, CasesCrossedWithTheGrid) {
   EXPECT_EQ(points[2].label, "case1,allocator.block_size=16");  // unlabelled: case<index>
   EXPECT_EQ(points[3].label, "case1,allocator.block_size=32");
   EXPECT_EQ(config_of(points[0]).scheduler.kind, SchedulerKind::kOrca);
-  EXPECT_EQ(config_of(points[0]).allocator.kind, "contiguous");
+  EXPECT_EQ(config_of(points[0]).allocator.kind, alloc::AllocatorKind::kContiguous);
   EXPECT_EQ(config_of(points[1]).allocator.block_size, 32);
   EXPECT_EQ(config_of(points[3]).scheduler.kind, SchedulerKind::kVllm);
-  EXPECT_EQ(config_of(points[3]).allocator.kind, "paged");  // the default: case 0 did not leak
+  EXPECT_EQ(config_of(points[3]).allocator.kind, alloc::AllocatorKind::kPaged);  // the default: case 0 did not leak
   EXPECT_EQ(points[0].assignments,
             (Assignments{{"scheduler.kind", "orca"}, {"allocator.kind", "contiguous"}, {"allocator.block_size", "16"}}));
   EXPECT_EQ(points[2].assignments, (Assignments{{"scheduler.kind", "vllm"}, {"allocator.block_size", "16"}}));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/config/config_error.h"
+#include "sim/config/sweep.h"
 #include "sim/metrics/metrics.h"
 #include "sim_harness.h"
 #include "traces/trace_error.h"
@@ -391,15 +392,87 @@ TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
 // within a few percent of the paper's 15,728 slots, in whole blocks; a bigger GPU holds more.
 TEST(BuildRun, DefaultKvSlotsAreDerivedFromGpuMemory) {
   const YAML::Node root = YAML::Load("workload: {max_requests: 1}\n");
-  const sim::Run run = build_run(parse_experiment(root, "defaults.yaml"), root, "defaults.yaml");
+  const sim::Run run = build_run(parse_experiment(root, "defaults.yaml"));
   EXPECT_GT(run.kv_slots, 15728 * 95 / 100);
   EXPECT_LE(run.kv_slots, 15728);
   EXPECT_EQ(run.kv_slots % 16, 0);
   EXPECT_EQ(run.allocator->block_size(), 16);
   const YAML::Node big = YAML::Load("workload: {max_requests: 1}\ngpu: a100-80gb\n");
-  EXPECT_GT(build_run(parse_experiment(big, "big.yaml"), big, "big.yaml").kv_slots, 2 * run.kv_slots);
+  EXPECT_GT(build_run(parse_experiment(big, "big.yaml")).kv_slots, 2 * run.kv_slots);
   const YAML::Node set = YAML::Load("workload: {max_requests: 1}\nkv: {slots: 15728}\n");
-  EXPECT_EQ(build_run(parse_experiment(set, "set.yaml"), set, "set.yaml").kv_slots, 15728);
+  EXPECT_EQ(build_run(parse_experiment(set, "set.yaml")).kv_slots, 15728);
+}
+
+// Errors found while building a run, after parsing, name the file, the line and the key:
+// `root`'s config is built and must fail with exactly "<file>[:line]: <key>: ..." holding
+// `words`.
+::testing::AssertionResult build_fails_with(const YAML::Node& root, const std::string& file, int line,
+                                            const std::string& key, const std::string& words) {
+  try {
+    build_run(parse_experiment(root, file));
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    const std::string prefix = file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + key + ": ";
+    if (e.line() != line || e.key() != key || what.rfind(prefix, 0) != 0 || what.find(words) == std::string::npos)
+      return ::testing::AssertionFailure() << "wanted '" << prefix << "..." << words << "', got: " << what;
+    return ::testing::AssertionSuccess();
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "not a ConfigError: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "built without error";
+}
+
+TEST(BuildRun, ErrorsNameFileLineAndKey) {
+  const char* mismatch =
+      "name: bad\n"                     // 1
+      "workload: {max_requests: 1}\n"   // 2
+      "allocator:\n"                    // 3
+      "  kind: contiguous\n"            // 4
+      "scheduler:\n"                    // 5
+      "  kind: vllm\n";                 // 6
+  EXPECT_TRUE(build_fails_with(YAML::Load(mismatch), "bad.yaml", 4, "allocator.kind",
+                               "scheduler.kind 'vllm' needs the paged allocator, found 'contiguous'"));
+  // The scheduler left to its default: still on allocator.kind.
+  EXPECT_TRUE(build_fails_with(YAML::Load("allocator: {kind: contiguous}\n"), "bad.yaml", 1, "allocator.kind",
+                               "needs the paged allocator"));
+  EXPECT_TRUE(build_fails_with(YAML::Load("name: bad\nmodel: nonexistent\n"), "bad.yaml", 2, "model",
+                               "'nonexistent'"));
+  EXPECT_TRUE(build_fails_with(YAML::Load("name: bad\ngpu: abacus\n"), "bad.yaml", 2, "gpu", "'abacus'"));
+  // A component's own check, mapped to its section: the paged allocator's block size.
+  EXPECT_TRUE(build_fails_with(YAML::Load("name: bad\nkv: {slots: 4096}\nallocator:\n  block_size: 12\n"),
+                               "bad.yaml", 4, "allocator", "block_size must be a power of two, got 12"));
+}
+
+TEST(BuildRun, ErrorsInASweepCaseNameTheCaseLine) {
+  const YAML::Node root = YAML::Load(
+      "name: bad\n"                                              // 1
+      "workload: {max_requests: 1}\n"                            // 2
+      "kv: {slots: 4096}\n"                                      // 3
+      "sweep:\n"                                                 // 4
+      "  cases:\n"                                               // 5
+      "    - {label: paged}\n"                                   // 6
+      "    - {label: orca-ish, allocator.kind: contiguous}\n"    // 7
+      "    - {label: tiny, kv.slots: 8}\n");                     // 8
+  const std::vector<SweepPoint> points = expand_sweep(root, "bad.yaml");
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(build_run(parse_experiment(points[0].root, "bad.yaml")).kv_slots, 4096);
+  EXPECT_TRUE(build_fails_with(points[1].root, "bad.yaml", 7, "allocator.kind", "needs the paged allocator"));
+  try {
+    parse_experiment(points[2].root, "bad.yaml");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.line(), 8) << e.what();
+    EXPECT_EQ(e.key(), "kv.slots") << e.what();
+  }
+}
+
+TEST(BuildRun, ErrorsAboutASetValueNameTheKeyOnly) {
+  YAML::Node root = YAML::Load("name: bad\nworkload: {max_requests: 1}\nallocator:\n  kind: paged\n");
+  apply_override(root, "allocator.kind=contiguous");
+  EXPECT_TRUE(build_fails_with(root, "bad.yaml", 0, "allocator.kind", "needs the paged allocator"));
+  YAML::Node root2 = YAML::Load("name: bad\nmodel: opt-13b\n");
+  apply_override(root2, "model=nonexistent");
+  EXPECT_TRUE(build_fails_with(root2, "bad.yaml", 0, "model", "'nonexistent'"));
 }
 
 // The vLLM paper's Figure 2 on 120 s of arrivals (window 40-120 s): the share of KV memory

@@ -1,0 +1,44 @@
+// make_allocator: the kind names, and the paged builder refusing a contiguous spec by name.
+#include "allocator/make_allocator.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "allocator/allocator_error.h"
+#include "allocator/contiguous/contiguous_allocator.h"
+#include "allocator/paged/paged_allocator.h"
+
+namespace pagesim::alloc {
+namespace {
+
+TEST(MakeAllocator, KindNames) {
+  ASSERT_EQ(kAllocatorKindNames.size(), 2u);
+  EXPECT_EQ(to_string(AllocatorKind::kPaged), "paged");
+  EXPECT_EQ(to_string(AllocatorKind::kContiguous), "contiguous");
+  EXPECT_EQ(to_string(static_cast<AllocatorKind>(5)), "?");
+  for (const auto& [kind, name] : kAllocatorKindNames) EXPECT_EQ(to_string(kind), name);
+}
+
+TEST(MakeAllocator, BuildsTheKindItIsGiven) {
+  AllocatorSpec spec;
+  spec.capacity_slots = 1024;
+  EXPECT_NE(dynamic_cast<PagedAllocator*>(make_allocator(spec).get()), nullptr);
+  spec.kind = AllocatorKind::kContiguous;
+  EXPECT_NE(dynamic_cast<ContiguousAllocator*>(make_allocator(spec).get()), nullptr);
+}
+
+TEST(MakeAllocator, PagedBuilderNamesTheKindItRefuses) {
+  AllocatorSpec spec;
+  spec.kind = AllocatorKind::kContiguous;
+  spec.capacity_slots = 1024;
+  try {
+    make_paged_allocator(spec);
+    ADD_FAILURE() << "a contiguous spec built a paged allocator";
+  } catch (const AllocatorError& e) {
+    EXPECT_EQ(std::string(e.what()), "allocator kind: expected paged, got 'contiguous'");
+  }
+}
+
+}  // namespace
+}  // namespace pagesim::alloc
