@@ -13,13 +13,9 @@
 #include "kernels/half.h"
 #include "kernels/kernel_error.h"
 #include "kernels/kv_layout.h"
-#include "kernels/limits.h"
 #include "kernels/reference_attention.h"
 #include "kernels/tensor_view.h"
 #include "sim/validate/validator_content.h"
-#if PAGESIM_HAVE_CUDA
-#include "sim/validate/validator_cuda.h"
-#endif
 
 namespace pagesim::sim {
 
@@ -81,44 +77,13 @@ std::string sequence_label(const SampledSequence& s, std::size_t index) {
   return fmt::format("sequence {} (request {}, seq {})", index, s.request, s.seq);
 }
 
-std::string head_dims_list() {
-  std::string s;
-  for (const std::int32_t d : kernels::limits::kHeadDims) s += (s.empty() ? "" : ", ") + std::to_string(d);
-  return s;
-}
-
 }  // namespace
-
-ValidateDevice parse_validate_device(std::string_view name, std::string_view what) {
-  if (name == "cpu") return ValidateDevice::kCpu;
-  if (name == "cuda") return ValidateDevice::kCuda;
-  throw ValidateError(fmt::format("{}: unknown device '{}', expected cpu or cuda", what, name));
-}
-
-const char* validate_device_name(ValidateDevice d) { return d == ValidateDevice::kCuda ? "cuda" : "cpu"; }
 
 DType parse_kv_dtype(std::string_view name, std::string_view what) {
   if (name == "f32") return DType::kFloat32;
   if (name == "f16") return DType::kFloat16;
   if (name == "bf16") return DType::kBFloat16;
   throw ValidateError(fmt::format("{}: unknown dtype '{}', expected f32, f16 or bf16", what, name));
-}
-
-bool validator_has_cuda() {
-#if PAGESIM_HAVE_CUDA
-  return true;
-#else
-  return false;
-#endif
-}
-
-bool validator_cuda_device_available(std::string* why) {
-#if PAGESIM_HAVE_CUDA
-  return detail::cuda_device_usable(why);
-#else
-  if (why != nullptr) *why = "this pagesim was built without CUDA";
-  return false;
-#endif
 }
 
 Tolerance default_tolerance(ValidateDevice device, DType dtype) {
@@ -136,7 +101,8 @@ double BatchCheck::relative_error() const {
   return max_abs_ref > 0 ? max_abs_error / max_abs_ref : std::numeric_limits<double>::infinity();
 }
 
-Validator::Validator(const ValidatorSettings& settings, const BatchFileHeader& header)
+Validator::Validator(const ValidatorSettings& settings, const BatchFileHeader& header,
+                     const PagedAttentionBackends& backends)
     : settings_(settings), header_(header) {
   const ValidatorSettings& s = settings_;
   if (s.num_q_heads < 1 || s.num_kv_heads < 1 || s.num_q_heads % s.num_kv_heads != 0) {
@@ -158,27 +124,8 @@ Validator::Validator(const ValidatorSettings& settings, const BatchFileHeader& h
     throw ValidateError(fmt::format("tolerances must be finite and >= 0, got atol {} and rtol {}", tolerance_.atol,
                                     tolerance_.rtol));
   }
-  if (s.device == ValidateDevice::kCuda) {
-    if (!validator_has_cuda()) {
-      throw ValidateError(
-          "device cuda: this pagesim was built without CUDA (nvcc not found or PAGESIM_ENABLE_CUDA=OFF); "
-          "use --device cpu");
-    }
-    if (!kernels::limits::is_supported_block_size(header_.block_size)) {
-      throw ValidateError(fmt::format(
-          "device cuda: block size {} (file header) is not supported by the CUDA kernels: expected a power of "
-          "two in [{}, {}]; use --device cpu",
-          header_.block_size, kernels::limits::kMinBlockSize, kernels::limits::kMaxBlockSize));
-    }
-    if (!kernels::limits::is_supported_head_dim(s.head_dim)) {
-      throw ValidateError(fmt::format("device cuda: head_dim {} is not supported by the CUDA kernels: expected one of {}",
-                                      s.head_dim, head_dims_list()));
-    }
-    std::string why;
-    if (!validator_cuda_device_available(&why)) {
-      throw ValidateError(fmt::format("device cuda: no usable CUDA device ({}); use --device cpu", why));
-    }
-  }
+  backend_ = &backends.get(s.device);
+  backend_->check_supported(header_.block_size, s.head_dim);
 }
 
 BatchCheck Validator::check(const SampledBatch& batch, std::int64_t index) const {
@@ -305,10 +252,10 @@ void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
     }
   }
 
-  // The paged computation (CUDA writes its own dtype; the CPU reference f32) ...
+  // The paged computation, on the backend (in the dtype it writes) ...
   const bool decode = c.decode;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  HostTensor out(st.device == ValidateDevice::kCuda ? dtype : DType::kFloat32, nq * qh * d);
+  HostTensor out(backend_->output_dtype(dtype), nq * qh * d);
   out.fill_nan();
   kernels::PagedAttentionArgs a;
   a.query = TensorView::contiguous(query.data(), dtype, {nq, qh, d});
@@ -319,15 +266,7 @@ void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
   a.kv_lens = packed.kv_lens_view();
   if (!decode) a.query_starts = packed.query_starts_view();
   a.scale = scale;
-  if (st.device == ValidateDevice::kCuda) {
-#if PAGESIM_HAVE_CUDA
-    detail::run_paged_attention_cuda(a, packed.max_query_len);
-#else
-    throw ValidateError("device cuda: this pagesim was built without CUDA");  // the constructor refused it
-#endif
-  } else {
-    kernels::reference_paged_attention(a);
-  }
+  backend_->run(a, packed.max_query_len);
 
   // ... and the ground truth: dense attention over the logical token lists.
   HostTensor ref(DType::kFloat32, nq * qh * d);
