@@ -112,6 +112,8 @@ class Validator {
   Tolerance tolerance() const { return tolerance_; }
 
  private:
+  // check()'s work: lays the batch out, fills the caches and queries, runs the backend and
+  // the dense reference, and compares them into `c`. Throws for problems of the batch.
   void run(const SampledBatch& batch, BatchCheck& c) const;
 
   ValidatorSettings settings_;
