@@ -11,6 +11,8 @@
 
 #include "sim/cli/command_line.h"
 #include "sim/profile/profile_command.h"
+#include "sim/validate/cpu_paged_attention.h"
+#include "sim/validate/cuda_paged_attention.h"
 #include "sim/validate/validate_command.h"
 
 int main(int argc, char** argv) {
@@ -30,7 +32,13 @@ int main(int argc, char** argv) {
   }
   sim::cli::finish_parse(cl, argc, argv);
   try {
-    if (*validate) return sim::run_validate_command(cl.validate, std::cout, std::cerr);
+    if (*validate) {
+      // Both backends: --device cpu runs here as in pagesim, --device cuda on the GPU.
+      const sim::CpuPagedAttention cpu;
+      const sim::CudaPagedAttention cuda;
+      return sim::run_validate_command(cl.validate, sim::PagedAttentionBackends{.cpu = &cpu, .cuda = &cuda},
+                                       std::cout, std::cerr);
+    }
     if (*profile) return sim::run_profile_command(cl.profile, std::cout, std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "pagesim: error: " << e.what() << "\n";

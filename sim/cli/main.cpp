@@ -25,6 +25,7 @@
 #include "sim/config/enum_names.h"
 #include "sim/config/experiment_config.h"
 #include "sim/experiment/experiment.h"
+#include "sim/validate/cpu_paged_attention.h"
 #include "sim/validate/validate_command.h"
 #include "traces/make_source.h"
 #include "traces/native_csv_writer.h"
@@ -151,7 +152,12 @@ int main(int argc, char** argv) {
       std::cerr << "pagesim: error: " << why << "\n";
       return 1;
     }
-    if (*validate) return sim::run_validate_command(cl.validate, std::cout, std::cerr);
+    if (*validate) {
+      // pagesim offers the CPU reference only: the CUDA backend lives in pagesim-cuda.
+      const sim::CpuPagedAttention cpu;
+      return sim::run_validate_command(cl.validate, sim::PagedAttentionBackends{.cpu = &cpu, .cuda = nullptr},
+                                       std::cout, std::cerr);
+    }
     if (*profile) {
       const std::string why = sim::cli::exec_cuda_executable(sim::cli::cuda_executable_path(), "profile", "", argv);
       std::cerr << "pagesim: error: " << why << "\n";

@@ -35,7 +35,8 @@ std::string result_text(const BatchCheck& c, const ValidatorSettings& s, const T
 
 }  // namespace
 
-int run_validate_command(const ValidateOptions& options, std::ostream& out, std::ostream& err) {
+int run_validate_command(const ValidateOptions& options, const PagedAttentionBackends& backends, std::ostream& out,
+                         std::ostream& err) {
   try {
     ValidatorSettings settings;
     settings.device = parse_validate_device(options.device, "--device");
@@ -48,7 +49,7 @@ int run_validate_command(const ValidateOptions& options, std::ostream& out, std:
     settings.seed = options.seed;
 
     const BatchFile file = read_batch_file(options.file);
-    const Validator validator(settings, file.header);
+    const Validator validator(settings, file.header, backends);
     const Tolerance tol = validator.tolerance();
     out << fmt::format("{}: allocator {}, experiment {}, block size {}, {} blocks, {} batches\n",
                        options.file.string(), file.header.allocator.empty() ? "?" : file.header.allocator,

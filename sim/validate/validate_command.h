@@ -8,8 +8,10 @@
 //   ...    one row per batch; a failing row names its worst element or its error
 //   summary: P of K batches pass ...
 // Errors that stop the run (unreadable or malformed file, bad settings, CUDA asked for but
-// not available) are one line on `err`. Stateless; safe to call from several threads with
-// distinct streams (device cpu).
+// not available) are one line on `err`. The device's computation is done by the backend
+// `backends` holds for it (paged_attention_backend.h): main decides which devices its
+// program offers. Stateless; safe to call from several threads with distinct streams
+// (device cpu).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,8 @@
 #include <optional>
 #include <ostream>
 #include <string>
+
+#include "sim/validate/paged_attention_backend.h"
 
 namespace pagesim::sim {
 
@@ -33,7 +37,10 @@ struct ValidateOptions {
 };
 
 // Returns 0 when every batch passes; 1 when a batch fails or cannot be run, the file has no
-// batch, or an error stops the run (message on `err`).
-int run_validate_command(const ValidateOptions& options, std::ostream& out, std::ostream& err);
+// batch, or an error stops the run (message on `err`; with no backend for options.device,
+// for cuda: "device cuda: this pagesim was built without CUDA ...").
+// REQUIRES: the backends outlive the call.
+int run_validate_command(const ValidateOptions& options, const PagedAttentionBackends& backends, std::ostream& out,
+                         std::ostream& err);
 
 }  // namespace pagesim::sim

@@ -13,13 +13,9 @@
 #include "kernels/half.h"
 #include "kernels/kernel_error.h"
 #include "kernels/kv_layout.h"
-#include "kernels/limits.h"
 #include "kernels/reference_attention.h"
 #include "kernels/tensor_view.h"
 #include "sim/validate/validator_content.h"
-#if PAGESIM_HAVE_CUDA
-#include "sim/validate/validator_cuda.h"
-#endif
 
 namespace pagesim::sim {
 
@@ -42,6 +38,7 @@ class HostTensor {
         bytes_(static_cast<std::size_t>(std::max<std::int64_t>(count, 1)) * kernels::dtype_size(dtype)) {}
 
   void* data() { return bytes_.data(); }
+  const void* data() const { return bytes_.data(); }
   DType dtype() const { return dtype_; }
 
   void store(std::int64_t i, float x) {
@@ -81,44 +78,13 @@ std::string sequence_label(const SampledSequence& s, std::size_t index) {
   return fmt::format("sequence {} (request {}, seq {})", index, s.request, s.seq);
 }
 
-std::string head_dims_list() {
-  std::string s;
-  for (const std::int32_t d : kernels::limits::kHeadDims) s += (s.empty() ? "" : ", ") + std::to_string(d);
-  return s;
-}
-
 }  // namespace
-
-ValidateDevice parse_validate_device(std::string_view name, std::string_view what) {
-  if (name == "cpu") return ValidateDevice::kCpu;
-  if (name == "cuda") return ValidateDevice::kCuda;
-  throw ValidateError(fmt::format("{}: unknown device '{}', expected cpu or cuda", what, name));
-}
-
-const char* validate_device_name(ValidateDevice d) { return d == ValidateDevice::kCuda ? "cuda" : "cpu"; }
 
 DType parse_kv_dtype(std::string_view name, std::string_view what) {
   if (name == "f32") return DType::kFloat32;
   if (name == "f16") return DType::kFloat16;
   if (name == "bf16") return DType::kBFloat16;
   throw ValidateError(fmt::format("{}: unknown dtype '{}', expected f32, f16 or bf16", what, name));
-}
-
-bool validator_has_cuda() {
-#if PAGESIM_HAVE_CUDA
-  return true;
-#else
-  return false;
-#endif
-}
-
-bool validator_cuda_device_available(std::string* why) {
-#if PAGESIM_HAVE_CUDA
-  return detail::cuda_device_usable(why);
-#else
-  if (why != nullptr) *why = "this pagesim was built without CUDA";
-  return false;
-#endif
 }
 
 Tolerance default_tolerance(ValidateDevice device, DType dtype) {
@@ -136,7 +102,8 @@ double BatchCheck::relative_error() const {
   return max_abs_ref > 0 ? max_abs_error / max_abs_ref : std::numeric_limits<double>::infinity();
 }
 
-Validator::Validator(const ValidatorSettings& settings, const BatchFileHeader& header)
+Validator::Validator(const ValidatorSettings& settings, const BatchFileHeader& header,
+                     const PagedAttentionBackends& backends)
     : settings_(settings), header_(header) {
   const ValidatorSettings& s = settings_;
   if (s.num_q_heads < 1 || s.num_kv_heads < 1 || s.num_q_heads % s.num_kv_heads != 0) {
@@ -158,27 +125,8 @@ Validator::Validator(const ValidatorSettings& settings, const BatchFileHeader& h
     throw ValidateError(fmt::format("tolerances must be finite and >= 0, got atol {} and rtol {}", tolerance_.atol,
                                     tolerance_.rtol));
   }
-  if (s.device == ValidateDevice::kCuda) {
-    if (!validator_has_cuda()) {
-      throw ValidateError(
-          "device cuda: this pagesim was built without CUDA (nvcc not found or PAGESIM_ENABLE_CUDA=OFF); "
-          "use --device cpu");
-    }
-    if (!kernels::limits::is_supported_block_size(header_.block_size)) {
-      throw ValidateError(fmt::format(
-          "device cuda: block size {} (file header) is not supported by the CUDA kernels: expected a power of "
-          "two in [{}, {}]; use --device cpu",
-          header_.block_size, kernels::limits::kMinBlockSize, kernels::limits::kMaxBlockSize));
-    }
-    if (!kernels::limits::is_supported_head_dim(s.head_dim)) {
-      throw ValidateError(fmt::format("device cuda: head_dim {} is not supported by the CUDA kernels: expected one of {}",
-                                      s.head_dim, head_dims_list()));
-    }
-    std::string why;
-    if (!validator_cuda_device_available(&why)) {
-      throw ValidateError(fmt::format("device cuda: no usable CUDA device ({}); use --device cpu", why));
-    }
-  }
+  backend_ = &backends.get(s.device);
+  backend_->check_supported(header_.block_size, s.head_dim);
 }
 
 BatchCheck Validator::check(const SampledBatch& batch, std::int64_t index) const {
@@ -203,14 +151,39 @@ BatchCheck Validator::check(const SampledBatch& batch, std::int64_t index) const
   return c;
 }
 
-void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
-  const ValidatorSettings& st = settings_;
-  const std::int32_t block_size = header_.block_size;
-  const std::vector<SampledSequence>& seqs = batch.sequences;
-  const std::int32_t num_seqs = to_i32(static_cast<std::int64_t>(seqs.size()), "sequences in the batch");
+// ---- the phases of one batch, in the order Validator::run calls them ----------------------
 
-  // The kernels' batch, and the physical blocks it reads (only the first ceil(kv_len / B)
-  // entries of a block table are read).
+namespace {
+
+// One batch in the kernels' form, and what the phases after it need to size their buffers.
+struct BatchLayout {
+  kernels::PackedBatch packed;          // block tables, kv_lens, query_starts
+  std::int32_t num_blocks = 0;          // physical blocks the batch reads: largest id + 1
+  std::vector<std::int32_t> kv_starts;  // [sequences + 1]: first dense K/V row of each sequence
+};
+
+// A batch's K and V twice: in the paged cache, NaN in every slot no sequence wrote, and
+// dense in kv_starts order (the ground truth's input, never read back from the cache).
+struct KvContent {
+  HostTensor k_cache;  // [num_blocks, kv_heads, block_size, head_dim], kernels::KvLayout::kHND
+  HostTensor v_cache;
+  HostTensor keys;     // [total kv tokens, kv_heads, head_dim]
+  HostTensor values;
+};
+
+// The kHND view of one of a batch's caches (k_cache or v_cache).
+TensorView cache_view(HostTensor& cache, const BatchLayout& layout, std::int32_t block_size,
+                      const ValidatorSettings& st) {
+  return kernels::kv_cache_view(cache.data(), cache.dtype(), kernels::KvLayout::kHND, layout.num_blocks,
+                                st.num_kv_heads, block_size, st.head_dim);
+}
+
+// Checks the batch against the file header and the kernels' int32 lengths (BatchProblem
+// naming the sequence otherwise) and packs it. Only the first ceil(kv_len / B) entries of a
+// block table are read, so only those must name blocks of the pool.
+BatchLayout layout_batch(const std::vector<SampledSequence>& seqs, const BatchFileHeader& header) {
+  const std::int32_t block_size = header.block_size;
+  to_i32(static_cast<std::int64_t>(seqs.size()), "sequences in the batch");
   std::vector<kernels::BatchSequence> kseqs(seqs.size());
   std::int32_t max_block = -1;
   for (std::size_t i = 0; i < seqs.size(); ++i) {
@@ -226,44 +199,39 @@ void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
     }
     for (std::int64_t b = 0; b < needed; ++b) {
       const std::int32_t id = s.block_table[static_cast<std::size_t>(b)];
-      if (id < 0 || id >= header_.num_blocks) {
+      if (id < 0 || id >= header.num_blocks) {
         throw BatchProblem(fmt::format("{}: block_table[{}] = {} is outside [0, {}) (num_blocks of the file header)",
-                                       who, b, id, header_.num_blocks));
+                                       who, b, id, header.num_blocks));
       }
       max_block = std::max(max_block, id);
     }
   }
-  const kernels::PackedBatch packed = kernels::pack_batch(kseqs, block_size);
-  to_i32(packed.total_kv_tokens, "total kv tokens of the batch");
-  if (packed.num_query_tokens == 0) return;  // nothing attends: nothing to compare
+  BatchLayout layout;
+  layout.packed = kernels::pack_batch(kseqs, block_size);
+  to_i32(layout.packed.total_kv_tokens, "total kv tokens of the batch");
+  layout.num_blocks = max_block + 1;
+  layout.kv_starts.assign(seqs.size() + 1, 0);
+  for (std::size_t i = 0; i < seqs.size(); ++i) {
+    layout.kv_starts[i + 1] = layout.kv_starts[i] + static_cast<std::int32_t>(seqs[i].kv_len);
+  }
+  return layout;
+}
 
-  const std::int32_t qh = st.num_q_heads;
+// Writes the K/V of every logical token's identity (validator_content.h) into its slot of
+// the paged cache and its dense row, in batch order: a later sequence's write to a slot
+// replaces an earlier one's. REQUIRES: layout.num_blocks >= 1.
+KvContent fill_kv(const std::vector<SampledSequence>& seqs, const BatchLayout& layout, std::int32_t block_size,
+                  const ValidatorSettings& st) {
   const std::int32_t kvh = st.num_kv_heads;
   const std::int32_t d = st.head_dim;
-  const DType dtype = st.dtype;
-  const std::int32_t num_blocks = max_block + 1;  // >= 1: some sequence attends, so kv_len >= 1
-
-  // The paged cache, NaN everywhere, and the dense K/V of every sequence in kv_starts order.
-  const std::int64_t cache_elems = kernels::kv_cache_elements(num_blocks, kvh, block_size, d);
-  HostTensor k_cache(dtype, cache_elems);
-  HostTensor v_cache(dtype, cache_elems);
-  k_cache.fill_nan();
-  v_cache.fill_nan();
-  const TensorView k_view =
-      kernels::kv_cache_view(k_cache.data(), dtype, kernels::KvLayout::kHND, num_blocks, kvh, block_size, d);
-  const TensorView v_view =
-      kernels::kv_cache_view(v_cache.data(), dtype, kernels::KvLayout::kHND, num_blocks, kvh, block_size, d);
-  const kernels::KvCacheGeometry geo = kernels::kv_cache_geometry(k_view, "validator k_cache");
-
-  const std::int64_t total_kv = packed.total_kv_tokens;
-  HostTensor keys(dtype, total_kv * kvh * d);
-  HostTensor values(dtype, total_kv * kvh * d);
-  std::vector<std::int32_t> kv_starts(seqs.size() + 1, 0);
-  for (std::size_t i = 0; i < seqs.size(); ++i) {
-    kv_starts[i + 1] = kv_starts[i] + static_cast<std::int32_t>(seqs[i].kv_len);
-  }
-
-  // Filling, in batch order: a later sequence's write to a slot replaces an earlier one's.
+  const std::int64_t cache_elems = kernels::kv_cache_elements(layout.num_blocks, kvh, block_size, d);
+  const std::int64_t dense_elems = layout.packed.total_kv_tokens * kvh * d;
+  KvContent kv{HostTensor(st.dtype, cache_elems), HostTensor(st.dtype, cache_elems), HostTensor(st.dtype, dense_elems),
+               HostTensor(st.dtype, dense_elems)};
+  kv.k_cache.fill_nan();
+  kv.v_cache.fill_nan();
+  const kernels::KvCacheGeometry geo =
+      kernels::kv_cache_geometry(cache_view(kv.k_cache, layout, block_size, st), "validator k_cache");
   for (std::size_t i = 0; i < seqs.size(); ++i) {
     const SampledSequence& s = seqs[i];
     for (const TokenRun& run : s.tokens) {
@@ -276,23 +244,29 @@ void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
         const std::int64_t slot = t % block_size;
         for (std::int32_t h = 0; h < kvh; ++h) {
           const std::int64_t cache_row = geo.offset(block, h, slot);
-          const std::int64_t dense_row = ((kv_starts[i] + t) * kvh + h) * d;
+          const std::int64_t dense_row = ((layout.kv_starts[i] + t) * kvh + h) * d;
           for (std::int32_t x = 0; x < d; ++x) {
             const float kx = content_value(k_seed, h, x);
             const float vx = content_value(v_seed, h, x);
-            keys.store(dense_row + x, kx);
-            values.store(dense_row + x, vx);
-            k_cache.store(cache_row + x, kx);
-            v_cache.store(cache_row + x, vx);
+            kv.keys.store(dense_row + x, kx);
+            kv.values.store(dense_row + x, vx);
+            kv.k_cache.store(cache_row + x, kx);
+            kv.v_cache.store(cache_row + x, vx);
           }
         }
       }
     }
   }
+  return kv;
+}
 
-  // Queries: the last query_len positions of each sequence.
-  const std::int64_t nq = packed.num_query_tokens;
-  HostTensor query(dtype, nq * qh * d);
+// The queries [query tokens, q_heads, head_dim]: the last query_len positions of each
+// sequence, in packed order, from (request, seq, position) identities.
+HostTensor make_queries(const std::vector<SampledSequence>& seqs, const kernels::PackedBatch& packed,
+                        const ValidatorSettings& st) {
+  const std::int32_t qh = st.num_q_heads;
+  const std::int32_t d = st.head_dim;
+  HostTensor query(st.dtype, packed.num_query_tokens * qh * d);
   for (std::size_t i = 0; i < seqs.size(); ++i) {
     const SampledSequence& s = seqs[i];
     for (std::int64_t j = 0; j < s.query_len; ++j) {
@@ -304,44 +278,56 @@ void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
       }
     }
   }
+  return query;
+}
 
-  // The paged computation (CUDA writes its own dtype; the CPU reference f32) ...
-  const bool decode = c.decode;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  HostTensor out(st.device == ValidateDevice::kCuda ? dtype : DType::kFloat32, nq * qh * d);
+// The paged computation on `backend`, in the dtype it writes; NaN where it wrote nothing.
+// Decode (no query_starts) when every query_len is 1.
+HostTensor run_paged(const PagedAttentionBackend& backend, const HostTensor& query, KvContent& kv,
+                     const BatchLayout& layout, std::int32_t block_size, bool decode, float scale,
+                     const ValidatorSettings& st) {
+  const std::int64_t nq = layout.packed.num_query_tokens;
+  HostTensor out(backend.output_dtype(st.dtype), nq * st.num_q_heads * st.head_dim);
   out.fill_nan();
   kernels::PagedAttentionArgs a;
-  a.query = TensorView::contiguous(query.data(), dtype, {nq, qh, d});
-  a.out = TensorView::contiguous(out.data(), out.dtype(), {nq, qh, d});
-  a.k_cache = k_view;
-  a.v_cache = v_view;
-  a.block_table = packed.block_table_view();
-  a.kv_lens = packed.kv_lens_view();
-  if (!decode) a.query_starts = packed.query_starts_view();
+  a.query = TensorView::contiguous(query.data(), query.dtype(), {nq, st.num_q_heads, st.head_dim});
+  a.out = TensorView::contiguous(out.data(), out.dtype(), {nq, st.num_q_heads, st.head_dim});
+  a.k_cache = cache_view(kv.k_cache, layout, block_size, st);
+  a.v_cache = cache_view(kv.v_cache, layout, block_size, st);
+  a.block_table = layout.packed.block_table_view();
+  a.kv_lens = layout.packed.kv_lens_view();
+  if (!decode) a.query_starts = layout.packed.query_starts_view();
   a.scale = scale;
-  if (st.device == ValidateDevice::kCuda) {
-#if PAGESIM_HAVE_CUDA
-    detail::run_paged_attention_cuda(a, packed.max_query_len);
-#else
-    throw ValidateError("device cuda: this pagesim was built without CUDA");  // the constructor refused it
-#endif
-  } else {
-    kernels::reference_paged_attention(a);
-  }
+  backend.run(a, layout.packed.max_query_len);
+  return out;
+}
 
-  // ... and the ground truth: dense attention over the logical token lists.
-  HostTensor ref(DType::kFloat32, nq * qh * d);
+// The ground truth, in f32: dense attention over each sequence's logical token list.
+HostTensor dense_reference(const HostTensor& query, const KvContent& kv, const BatchLayout& layout, bool decode,
+                           float scale, const ValidatorSettings& st) {
+  const std::int64_t nq = layout.packed.num_query_tokens;
+  const std::int64_t total_kv = layout.packed.total_kv_tokens;
+  HostTensor ref(DType::kFloat32, nq * st.num_q_heads * st.head_dim);
   kernels::DenseAttentionArgs da;
-  da.query = a.query;
-  da.out = TensorView::contiguous(ref.data(), DType::kFloat32, {nq, qh, d});
-  da.keys = TensorView::contiguous(keys.data(), dtype, {total_kv, kvh, d});
-  da.values = TensorView::contiguous(values.data(), dtype, {total_kv, kvh, d});
-  da.kv_starts = TensorView::contiguous(kv_starts.data(), DType::kInt32, {num_seqs + 1});
-  da.query_starts = a.query_starts;
+  da.query = TensorView::contiguous(query.data(), query.dtype(), {nq, st.num_q_heads, st.head_dim});
+  da.out = TensorView::contiguous(ref.data(), DType::kFloat32, {nq, st.num_q_heads, st.head_dim});
+  da.keys = TensorView::contiguous(kv.keys.data(), kv.keys.dtype(), {total_kv, st.num_kv_heads, st.head_dim});
+  da.values = TensorView::contiguous(kv.values.data(), kv.values.dtype(), {total_kv, st.num_kv_heads, st.head_dim});
+  da.kv_starts = TensorView::contiguous(layout.kv_starts.data(), DType::kInt32,
+                                        {static_cast<std::int64_t>(layout.kv_starts.size())});
+  if (!decode) da.query_starts = layout.packed.query_starts_view();
   da.scale = scale;
   kernels::reference_dense_attention(da);
+  return ref;
+}
 
-  // Comparison, element by element.
+// Compares `out` with `ref` element by element into c: the largest error, the non-finite and
+// out-of-tolerance counts, and the worst element (the first non-finite one, else the
+// largest error).
+void compare(const std::vector<SampledSequence>& seqs, const kernels::PackedBatch& packed, const HostTensor& out,
+             const HostTensor& ref, const Tolerance& tol, const ValidatorSettings& st, BatchCheck& c) {
+  const std::int32_t qh = st.num_q_heads;
+  const std::int32_t d = st.head_dim;
   double worst = -1;
   for (std::size_t i = 0; i < seqs.size(); ++i) {
     const SampledSequence& s = seqs[i];
@@ -356,8 +342,7 @@ void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
           c.max_abs_ref = std::max(c.max_abs_ref, std::abs(r));
           const bool finite = std::isfinite(o);
           if (!finite) ++c.nonfinite;
-          if (!finite || !(err <= tolerance_.atol + tolerance_.rtol * std::abs(r))) ++c.violations;
-          // The worst element: the first non-finite one, else the largest error.
+          if (!finite || !(err <= tol.atol + tol.rtol * std::abs(r))) ++c.violations;
           const double rank = finite ? err : std::numeric_limits<double>::infinity();
           if (finite) c.max_abs_error = std::max(c.max_abs_error, err);
           if (rank > worst) {
@@ -372,6 +357,22 @@ void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
       }
     }
   }
+}
+
+}  // namespace
+
+void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
+  const std::vector<SampledSequence>& seqs = batch.sequences;
+  const std::int32_t block_size = header_.block_size;
+  const BatchLayout layout = layout_batch(seqs, header_);
+  if (layout.packed.num_query_tokens == 0) return;  // nothing attends: nothing to compare
+  // Some sequence attends, so some kv_len >= 1 and the batch reads at least one block.
+  KvContent kv = fill_kv(seqs, layout, block_size, settings_);
+  const HostTensor query = make_queries(seqs, layout.packed, settings_);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(settings_.head_dim));
+  const HostTensor out = run_paged(*backend_, query, kv, layout, block_size, c.decode, scale, settings_);
+  const HostTensor ref = dense_reference(query, kv, layout, c.decode, scale, settings_);
+  compare(seqs, layout.packed, out, ref, tolerance_, settings_, c);
 }
 
 }  // namespace pagesim::sim

@@ -10,8 +10,9 @@
 // broken block table, a missing copy-on-write copy, a bad prefix hit, a block reused while
 // still referenced) are not detected here: later writes win, and the attention comparison
 // catches the sequence whose slot was overwritten. Queries: one row per (sequence, query
-// position, query head), validator_content.h. The paged computation — the CPU reference or,
-// on a GPU, the CUDA kernels (decode when every query_len is 1, else prefill) — is compared
+// position, query head), validator_content.h. The paged computation — done by the backend
+// of the settings' device (paged_attention_backend.h): the CPU reference, or on a GPU the
+// CUDA kernels (decode when every query_len is 1, else prefill) — is compared
 // with reference_dense_attention over K/V built directly from the identities (never read
 // back from the cache). A batch passes when every output element satisfies
 // |out - ref| <= atol + rtol * |ref| and none is NaN or infinite.
@@ -21,44 +22,24 @@
 // ~10^5 tokens on the CPU and ~10^4 on CUDA; f16/bf16 exercise the production dtypes but
 // only catch faults in short contexts or touching many tokens.
 //
-// A Validator is immutable after construction; check() allocates per batch and may run on
-// several threads at once for the CPU device (CUDA: one thread; it uses the current device).
+// A Validator is immutable after construction and refers to its backend, which must outlive
+// it; check() allocates per batch and may run on several threads at once for the CPU device
+// (CUDA: one thread; it uses the current device).
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "kernels/dtype.h"
+#include "sim/validate/paged_attention_backend.h"
 #include "sim/validate/sampled_batch.h"
 
 namespace pagesim::sim {
 
-// A setting the validator cannot run with (unknown device or dtype, no CUDA in this build,
-// no GPU, a head or block size the CUDA kernels do not support). The message names the
-// setting and what was expected.
-class ValidateError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-enum class ValidateDevice : std::uint8_t {
-  kCpu,   // kernels::reference_paged_attention (any block size >= 1, any head size)
-  kCuda,  // kernels::paged_decode / paged_prefill (limits.h block and head sizes)
-};
-
-// "cpu" / "cuda"; throws ValidateError naming `what` otherwise.
-ValidateDevice parse_validate_device(std::string_view name, std::string_view what);
-const char* validate_device_name(ValidateDevice d);
 // "f32" / "f16" / "bf16"; throws ValidateError naming `what` otherwise.
 kernels::DType parse_kv_dtype(std::string_view name, std::string_view what);
-
-// True when this build has the CUDA path (PAGESIM_HAVE_CUDA).
-bool validator_has_cuda();
-// True when CUDA is built in and a device is usable; otherwise `why` (if given) says why.
-bool validator_cuda_device_available(std::string* why);
 
 // Per-element tolerance: |out - ref| <= atol + rtol * |ref|.
 struct Tolerance {
@@ -112,10 +93,13 @@ struct BatchCheck {
 
 class Validator {
  public:
-  // Throws ValidateError for settings it cannot run: heads not positive or not a multiple,
-  // head_dim < 1, a non-float dtype; for CUDA: no CUDA in this build, no usable device, or a
-  // block size / head size the kernels do not support (the message names the value).
-  Validator(const ValidatorSettings& settings, const BatchFileHeader& header);
+  // Runs on backends.get(settings.device). Throws ValidateError for settings it cannot run:
+  // heads not positive or not a multiple, head_dim < 1, a non-float dtype, bad tolerances;
+  // then no backend for the device (for CUDA: "built without CUDA"), then whatever the
+  // backend refuses (check_supported: for CUDA a block size / head size the kernels do not
+  // support, or no usable device; the message names the value).
+  // REQUIRES: the chosen backend outlives the Validator.
+  Validator(const ValidatorSettings& settings, const BatchFileHeader& header, const PagedAttentionBackends& backends);
 
   // Fills, runs and compares one batch. Problems of the batch itself (a block id outside
   // [0, header.num_blocks), lengths beyond int32, a CUDA runtime error) are reported in
@@ -128,11 +112,14 @@ class Validator {
   Tolerance tolerance() const { return tolerance_; }
 
  private:
+  // check()'s work: lays the batch out, fills the caches and queries, runs the backend and
+  // the dense reference, and compares them into `c`. Throws for problems of the batch.
   void run(const SampledBatch& batch, BatchCheck& c) const;
 
   ValidatorSettings settings_;
   BatchFileHeader header_;
   Tolerance tolerance_;
+  const PagedAttentionBackend* backend_ = nullptr;  // not owned; backends.get(settings_.device)
 };
 
 }  // namespace pagesim::sim

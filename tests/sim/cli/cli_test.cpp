@@ -20,7 +20,7 @@
 #include <string>
 
 #ifdef PAGESIM_CUDA_BINARY
-#include "sim/validate/validator.h"
+#include "kernels/cuda/cuda_host.h"
 #endif
 
 namespace {
@@ -365,7 +365,7 @@ TEST_F(Cli, CudaCommandsRunInTheCudaExecutable) {
       "profile --model llama-2-7b --out p.csv --warmup 0 --max-tokens 16 --prefill-tokens 16 "
       "--max-decode-seqs 2 --max-context 32 --max-swap-blocks 2";
   std::string why;
-  const bool gpu = pagesim::sim::validator_cuda_device_available(&why);
+  const bool gpu = pagesim::kernels::cuda_device_available(&why);
   const Result v = pagesim(validate);
   const Result p = pagesim(profile);
   if (gpu) {

@@ -10,12 +10,15 @@
 #include <vector>
 
 #include "sim/validate/validator.h"
+#include "validate_test_backends.h"
 #include "validate_test_support.h"
 
 namespace pagesim::sim {
 namespace {
 
 using testing::correct_batch;
+using testing::cuda_backend_linked;
+using testing::cuda_device_usable;
 using testing::header;
 using testing::make_seq;
 using testing::TempDir;
@@ -29,8 +32,9 @@ struct Result {
 
 Result run(const ValidateOptions& o) {
   std::ostringstream out, err;
+  const testing::TestBackends backends;
   Result r;
-  r.status = run_validate_command(o, out, err);
+  r.status = run_validate_command(o, backends.all(), out, err);
   r.out = out.str();
   r.err = err.str();
   return r;
@@ -200,18 +204,18 @@ TEST(ValidateCommand, BadOptionsAreOneLineErrors) {
 
 TEST(ValidateCommand, CudaWithoutDeviceOrBuildIsAClearError) {
   std::string why;
-  if (validator_cuda_device_available(&why)) GTEST_SKIP() << "a CUDA device is present: covered by the GPU test";
+  if (cuda_device_usable(&why)) GTEST_SKIP() << "a CUDA device is present: covered by the GPU test";
   TempDir dir("validate_cmd_nocuda");
   const auto file = write_batch_file(dir.path(), "b.jsonl", header(16, 64), {correct_batch()});
   const Result r = run(options_for(file, "cuda"));
   EXPECT_EQ(r.status, 1);
-  const std::string expected = validator_has_cuda() ? "no usable CUDA device" : "built without CUDA";
+  const std::string expected = cuda_backend_linked() ? "no usable CUDA device" : "built without CUDA";
   EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("use --device cpu"), std::string::npos) << r.err;
 }
 
 TEST(ValidateCommand, CudaRefusesUnsupportedBlockSize) {
-  if (!validator_has_cuda()) GTEST_SKIP() << "built without CUDA";
+  if (!cuda_backend_linked()) GTEST_SKIP() << "built without CUDA";
   TempDir dir("validate_cmd_cuda_bs");
   SampledBatch b;
   b.sequences.push_back(make_seq(1, 0, {0, 1}, {{"p1", 0, 20}}));
@@ -226,7 +230,7 @@ TEST(ValidateCommand, CudaRefusesUnsupportedBlockSize) {
 // decode and prefill, block sizes 1, 4 and 16, f32/f16/bf16.
 TEST(ValidateCommandGpu, KernelsCatchThePlantedFaults) {
   std::string why;
-  if (!validator_cuda_device_available(&why)) GTEST_SKIP() << "no CUDA device (" << why << "): GPU test skipped";
+  if (!cuda_device_usable(&why)) GTEST_SKIP() << "no CUDA device (" << why << "): GPU test skipped";
   TempDir dir("validate_cmd_gpu");
   const auto faults = write_batch_file(dir.path(), "faults.jsonl", header(), fault_batches());
   for (const std::string dtype : {"f32", "f16", "bf16"}) {

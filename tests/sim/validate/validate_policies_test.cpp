@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/experiment/experiment.h"
+#include "sim/validate/cpu_paged_attention.h"
 #include "sim/validate/sampled_batch.h"
 #include "sim/validate/validate_command.h"
 
@@ -71,7 +72,8 @@ class ValidatePolicies : public ::testing::TestWithParam<Case> {
     ValidateOptions o;
     o.file = batches;
     std::ostringstream out, err;
-    const int rc = run_validate_command(o, out, err);
+    const CpuPagedAttention cpu;
+    const int rc = run_validate_command(o, PagedAttentionBackends{.cpu = &cpu, .cuda = nullptr}, out, err);
     *report = out.str() + err.str();
     return rc;
   }

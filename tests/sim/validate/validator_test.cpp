@@ -12,18 +12,22 @@
 #include <vector>
 
 #include "sim/validate/validator_content.h"
+#include "validate_test_backends.h"
 #include "validate_test_support.h"
 
 namespace pagesim::sim {
 namespace {
 
 using testing::correct_batch;
+using testing::cuda_backend_linked;
+using testing::cuda_device_usable;
 using testing::header;
 using testing::make_seq;
 
 BatchCheck check_cpu(const SampledBatch& b, ValidatorSettings s = {}, const BatchFileHeader& h = header()) {
   s.device = ValidateDevice::kCpu;
-  return Validator(s, h).check(b, 0);
+  const testing::TestBackends backends;
+  return Validator(s, h, backends.all()).check(b, 0);
 }
 
 // ---- content ------------------------------------------------------------------------------
@@ -291,52 +295,55 @@ TEST(ValidateValidator, BlockIdOutsideThePoolIsABatchError) {
 }
 
 TEST(ValidateValidator, ToleranceSettings) {
-  EXPECT_EQ(Validator(ValidatorSettings{}, header()).tolerance().atol, 1e-6);
+  const testing::TestBackends backends;
+  EXPECT_EQ(Validator(ValidatorSettings{}, header(), backends.all()).tolerance().atol, 1e-6);
   ValidatorSettings s;
   s.atol = 10.0;  // accepts anything finite
   SampledBatch b = correct_batch();
   b.sequences[1].block_table[2] = 9;
   EXPECT_TRUE(check_cpu(b, s).passed);
   s.atol = -1.0;
-  EXPECT_THROW(Validator(s, header()), ValidateError);
+  EXPECT_THROW(Validator(s, header(), backends.all()), ValidateError);
   const Tolerance f16 = default_tolerance(ValidateDevice::kCuda, kernels::DType::kFloat16);
   EXPECT_GT(f16.atol, default_tolerance(ValidateDevice::kCuda, kernels::DType::kFloat32).atol);
 }
 
 TEST(ValidateValidator, RefusesBadSettings) {
+  const testing::TestBackends backends;
   ValidatorSettings s;
   s.num_q_heads = 6;
   s.num_kv_heads = 4;
-  EXPECT_THROW(Validator(s, header()), ValidateError);
+  EXPECT_THROW(Validator(s, header(), backends.all()), ValidateError);
   s = {};
   s.head_dim = 0;
-  EXPECT_THROW(Validator(s, header()), ValidateError);
+  EXPECT_THROW(Validator(s, header(), backends.all()), ValidateError);
   s = {};
   s.dtype = kernels::DType::kInt32;
-  EXPECT_THROW(Validator(s, header()), ValidateError);
+  EXPECT_THROW(Validator(s, header(), backends.all()), ValidateError);
   EXPECT_THROW(parse_validate_device("gpu", "--device"), ValidateError);
   EXPECT_THROW(parse_kv_dtype("f64", "--dtype"), ValidateError);
   EXPECT_EQ(parse_kv_dtype("bf16", "--dtype"), kernels::DType::kBFloat16);
 }
 
 TEST(ValidateValidator, CudaRefusalsNameTheReason) {
+  const testing::TestBackends backends;
   ValidatorSettings s;
   s.device = ValidateDevice::kCuda;
   try {
-    Validator v(s, header(12, 64));
-    if (!validator_cuda_device_available(nullptr)) FAIL() << "expected a refusal without a usable device";
+    Validator v(s, header(12, 64), backends.all());
+    if (!cuda_device_usable(nullptr)) FAIL() << "expected a refusal without a usable device";
   } catch (const ValidateError& e) {
     const std::string m = e.what();
-    if (!validator_has_cuda()) {
+    if (!cuda_backend_linked()) {
       EXPECT_NE(m.find("built without CUDA"), std::string::npos) << m;
     } else {
       EXPECT_NE(m.find("block size 12"), std::string::npos) << m;  // checked before the device
     }
   }
-  if (validator_has_cuda()) {
+  if (cuda_backend_linked()) {
     s.head_dim = 40;
     try {
-      Validator v(s, header(16, 64));
+      Validator v(s, header(16, 64), backends.all());
       FAIL() << "head_dim 40 must be refused on cuda";
     } catch (const ValidateError& e) {
       EXPECT_NE(std::string(e.what()).find("head_dim 40"), std::string::npos) << e.what();

@@ -1,4 +1,4 @@
-#include "sim/validate/validator_cuda.h"
+#include "sim/validate/cuda_paged_attention.h"
 
 #include <cuda_runtime.h>
 
@@ -6,10 +6,13 @@
 #include <span>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "kernels/cuda/cuda_host.h"
+#include "kernels/limits.h"
 #include "kernels/paged_attention.h"
 
-namespace pagesim::sim::detail {
+namespace pagesim::sim {
 
 namespace {
 
@@ -35,11 +38,34 @@ TensorView on_device(TensorView v, const DeviceBuffer& b) {
   return v;
 }
 
+std::string head_dims_list() {
+  std::string s;
+  for (const std::int32_t d : kernels::limits::kHeadDims) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return s;
+}
+
 }  // namespace
 
-bool cuda_device_usable(std::string* why) { return kernels::cuda_device_available(why); }
+bool CudaPagedAttention::device_usable(std::string* why) { return kernels::cuda_device_available(why); }
 
-void run_paged_attention_cuda(const kernels::PagedAttentionArgs& host, std::int32_t max_query_len) {
+void CudaPagedAttention::check_supported(std::int32_t block_size, std::int32_t head_dim) const {
+  if (!kernels::limits::is_supported_block_size(block_size)) {
+    throw ValidateError(fmt::format(
+        "device cuda: block size {} (file header) is not supported by the CUDA kernels: expected a power of "
+        "two in [{}, {}]; use --device cpu",
+        block_size, kernels::limits::kMinBlockSize, kernels::limits::kMaxBlockSize));
+  }
+  if (!kernels::limits::is_supported_head_dim(head_dim)) {
+    throw ValidateError(fmt::format("device cuda: head_dim {} is not supported by the CUDA kernels: expected one of {}",
+                                    head_dim, head_dims_list()));
+  }
+  std::string why;
+  if (!device_usable(&why)) {
+    throw ValidateError(fmt::format("device cuda: no usable CUDA device ({}); use --device cpu", why));
+  }
+}
+
+void CudaPagedAttention::run(const kernels::PagedAttentionArgs& host, std::int32_t max_query_len) const {
   const DeviceBuffer query = upload(host.query);
   const DeviceBuffer k_cache = upload(host.k_cache);
   const DeviceBuffer v_cache = upload(host.v_cache);
@@ -77,4 +103,4 @@ void run_paged_attention_cuda(const kernels::PagedAttentionArgs& host, std::int3
   if (out.bytes() > 0) cuda_check(cudaMemcpy(host.out.data, out.get(), out.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
 }
 
-}  // namespace pagesim::sim::detail
+}  // namespace pagesim::sim
