@@ -3,9 +3,10 @@
 # working tree (see gpu_run.sh for the call itself):
 #   .gpu-deps/   Eigen 3 headers and GoogleTest sources for the standalone GPU build
 #                (gpu_deps.sh; the GPU machine has neither), ~11 MB
-#   .gpu-stage/  bin/pagesim built here with CUDA for sm_90 (the GPU machine lacks yaml-cpp,
-#                fmt, CLI11, Boost, ... so `pagesim validate/profile --device cuda` cannot be
-#                built there), lib/ the shared libraries it needs that are neither glibc nor
+#   .gpu-stage/  bin/pagesim and bin/pagesim-cuda built here with CUDA for sm_90 (the GPU
+#                machine lacks yaml-cpp, fmt, CLI11, Boost, ... so they cannot be built there;
+#                pagesim hands `validate --device cuda` and `profile` to the pagesim-cuda
+#                beside it), lib/ the shared libraries they need that are neither glibc nor
 #                the CUDA toolkit's (yaml-cpp, fmt, libstdc++, libgcc_s), batches/ the sampled
 #                batch files of every allocator policy (gpu_batches.sh), commit.txt the commit
 #                the run measures (the device tool copies no .git). ~10 MB.
@@ -30,14 +31,15 @@ fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
   "${launchers[@]}" >/dev/null
 grep -q '^PAGESIM_ENABLE_CUDA:BOOL=ON' "$build/CMakeCache.txt" || { echo "gpu_prepare.sh: $build is not a CUDA build" >&2; exit 1; }
-cmake --build "$build" -j "$(nproc)" --target pagesim
+cmake --build "$build" -j "$(nproc)" --target pagesim pagesim-cuda
 
 echo "== .gpu-stage"
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/batches"
-cp "$build/pagesim" "$stage/bin/"
+cp "$build/pagesim" "$build/pagesim-cuda" "$stage/bin/"
 # Shared libraries other than glibc's and the CUDA toolkit's (the GPU machine has both).
-ldd "$stage/bin/pagesim" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r lib; do
+ldd "$stage/bin/pagesim" "$stage/bin/pagesim-cuda" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+  while read -r lib; do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) continue ;;
   esac

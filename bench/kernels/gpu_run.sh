@@ -85,7 +85,8 @@ note "compute-sanitizer: ${sanitizer:-not found}"
 commit=$(head -2 "$stage/commit.txt" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')
 [ -n "$commit" ] || commit=$(git rev-parse HEAD 2>/dev/null || echo "unknown (run gpu_prepare.sh)")
 inputs_ok=1
-for need in .gpu-deps/eigen3/Eigen/Dense .gpu-deps/googletest/CMakeLists.txt .gpu-stage/bin/pagesim; do
+for need in .gpu-deps/eigen3/Eigen/Dense .gpu-deps/googletest/CMakeLists.txt .gpu-stage/bin/pagesim \
+  .gpu-stage/bin/pagesim-cuda; do
   [ -e "$need" ] || { note "missing $need: run bench/kernels/gpu_prepare.sh and carry .gpu-deps and .gpu-stage"; inputs_ok=0; }
 done
 "${pagesim[@]}" --help >/dev/null 2>>"$log" || { note "the carried pagesim does not start (see run.log)"; inputs_ok=0; }
