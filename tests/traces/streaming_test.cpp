@@ -16,14 +16,9 @@
 #include "traces/native_csv_reader.h"
 #include "traces/native_csv_writer.h"
 
-// Under AddressSanitizer, whose quarantine makes RSS meaningless. GCC defines
-// __SANITIZE_ADDRESS__; Clang 14 does not, and answers __has_feature(address_sanitizer).
-#if defined(__SANITIZE_ADDRESS__)
+// Under AddressSanitizer (PAGESIM_SANITIZE_BUILD), whose quarantine makes RSS meaningless.
+#if defined(PAGESIM_SANITIZE_BUILD)
 #define PAGESIM_TEST_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PAGESIM_TEST_UNDER_ASAN 1
-#endif
 #endif
 
 namespace pagesim::traces {

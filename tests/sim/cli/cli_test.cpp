@@ -293,7 +293,7 @@ TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
 // pagesim links no CUDA library (they map about 200 MiB and take 0.1 s to load): its help
 // stays within a small program's memory. The bound is the CPU-only build's size with room.
 TEST_F(Cli, HelpLoadsNoCudaLibrary) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(PAGESIM_SANITIZE_BUILD) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "sanitizer runtimes reserve their own memory";
 #endif
   const pid_t pid = ::fork();
