@@ -173,8 +173,11 @@ Sweep Sweep::from_text(const std::string& text, const std::string& file, const s
   s.fallback_root_.remove("sweep");
   s.swept_ = true;
   if (!base_text.empty()) {
-    const YAML::Node reread = load_text(base_text, file);
-    s.use_text_ = keys_besides_sweep(reread) == file_keys;
+    try {
+      s.use_text_ = keys_besides_sweep(YAML::Load(base_text)) == file_keys;
+    } catch (const YAML::Exception&) {
+      s.use_text_ = false;  // e.g. an alias of an anchor the sweep's lines defined
+    }
     if (s.use_text_) s.base_text_ = base_text;
   }
 

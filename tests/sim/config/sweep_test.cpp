@@ -173,6 +173,16 @@ TEST(Sweep, KeysAfterTheSweepAndFlowFiles) {
   EXPECT_EQ(flow.config(1).seed, 2u);
   EXPECT_EQ(flow.config(1).scheduler.max_num_seqs, 9);
   EXPECT_EQ(flow.config(0).origin.line("scheduler.max_num_seqs"), 1);
+  // An anchor in the sweep's lines that a later key refers to.
+  const Sweep alias = expand(
+      "name: alias\n"
+      "sweep:\n"
+      "  scheduler.max_num_seqs: [&n 4, 5]\n"
+      "scheduler: {max_num_batched_tokens: *n}\n");
+  ASSERT_EQ(alias.size(), 2u);
+  EXPECT_EQ(alias.config(1).scheduler.max_num_seqs, 5);
+  EXPECT_EQ(alias.config(1).scheduler.max_num_batched_tokens, 4);
+  EXPECT_EQ(alias.config(1).origin.line("scheduler.max_num_seqs"), 3);
 }
 
 // ---- --set and the sweep ----
