@@ -3,6 +3,7 @@
 // child process so that its peak RSS is its own:
 //   expand    Sweep::from_text: the points exist (count, labels on demand)
 //   labels    + every point's label and assignments (what sweep.csv needs)
+//   roots     + every point's YAML tree (the file re-read without its sweep, values set)
 //   parse     + every point's config (parse_experiment of its YAML)
 //   build     + build_run of every point: what `pagesim run` does before the first point runs
 // and prints one table row per (sweep, stage): points, wall seconds, peak RSS in MiB.
@@ -71,8 +72,8 @@ std::vector<Shape> shapes(std::size_t points) {
   return out;
 }
 
-enum class Stage { kExpand, kLabels, kParse, kBuild };
-const char* const kStageNames[] = {"expand", "labels", "parse", "build"};
+enum class Stage { kExpand, kLabels, kRoots, kParse, kBuild };
+const char* const kStageNames[] = {"expand", "labels", "roots", "parse", "build"};
 
 // In the child: runs `stage` on `yaml`, prints the row, returns the exit status.
 int measure(const Shape& shape, Stage stage) {
@@ -85,6 +86,8 @@ int measure(const Shape& shape, Stage stage) {
       if (stage == Stage::kLabels) {
         chars += sweep.label(i).size();
         for (const auto& [k, v] : sweep.assignments(i)) chars += k.size() + v.size();
+      } else if (stage == Stage::kRoots) {
+        chars += sweep.root(i).size();
       } else if (stage == Stage::kParse) {
         chars += sweep.config(i).name.size();
       } else {
@@ -116,7 +119,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   int failures = 0;
   for (const Shape& shape : shapes(points))
-    for (Stage stage : {Stage::kExpand, Stage::kLabels, Stage::kParse, Stage::kBuild}) {
+    for (Stage stage : {Stage::kExpand, Stage::kLabels, Stage::kRoots, Stage::kParse, Stage::kBuild}) {
       const pid_t pid = fork();
       if (pid == 0) _exit(measure(shape, stage));
       int status = 0;
