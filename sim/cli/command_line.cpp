@@ -8,6 +8,8 @@ CLI::App* add_run_command(CLI::App& app, CommandLine& cl) {
   run->add_option("--out,-o", cl.out, "Output folder (default: out/<experiment name>)");
   run->add_option("--set,-s", cl.sets, "Override a setting, e.g. --set scheduler.max_num_seqs=128")->take_all();
   run->add_flag("--quiet,-q", cl.quiet, "No progress line");
+  run->add_option("--jobs,-j", cl.jobs, "Sweep points to run at once, each on its own thread (same results for any N)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
   return run;
 }
 

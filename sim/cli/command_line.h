@@ -9,6 +9,7 @@
 // Not thread-safe (CLI11 apps are not); one CommandLine per parse.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct CommandLine {
   std::string out;                // output folder (run) or CSV (trace gen); run: empty = out/<name>
   std::vector<std::string> sets;  // --set key.path=value overrides, in order
   bool quiet = false;             // run: no progress line
+  std::size_t jobs = 1;           // run: sweep points run at once (-j), each on its own thread
   std::string format;             // trace stats: trace format; empty = detected
   bool json = false;              // trace stats: JSON instead of a table
 

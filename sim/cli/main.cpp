@@ -1,5 +1,5 @@
 // pagesim: the command-line front end.
-//   pagesim run EXP.yaml [--out DIR] [--set key.path=value]...
+//   pagesim run EXP.yaml [--out DIR] [--set key.path=value]... [-j N]
 //   pagesim trace stats FILE [--format F] [--json]
 //   pagesim trace gen EXP.yaml --out FILE [--set key.path=value]...
 //   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
@@ -53,11 +53,12 @@ sim::ProgressFactory terminal_progress() {
   };
 }
 
-int cmd_run(const std::string& file, const std::string& out_arg, const std::vector<std::string>& sets, bool quiet) {
+int cmd_run(const std::string& file, const std::string& out_arg, const std::vector<std::string>& sets, bool quiet,
+            std::size_t jobs) {
   const std::filesystem::path out =
       out_arg.empty() ? std::filesystem::path("out") / std::filesystem::path(file).stem() : std::filesystem::path(out_arg);
   const auto t0 = std::chrono::steady_clock::now();
-  auto results = sim::run_experiment_file(file, sets, out, quiet ? sim::ProgressFactory{} : terminal_progress());
+  auto results = sim::run_experiment_file(file, sets, out, quiet ? sim::ProgressFactory{} : terminal_progress(), jobs);
   if (!quiet && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << sim::format_results_table(results);
@@ -142,7 +143,7 @@ int main(int argc, char** argv) {
   }
   sim::cli::finish_parse(cl, argc, argv);
   try {
-    if (*run) return cmd_run(cl.file, cl.out, cl.sets, cl.quiet);
+    if (*run) return cmd_run(cl.file, cl.out, cl.sets, cl.quiet, cl.jobs);
     if (*trace.stats) return cmd_trace_stats(cl.file, cl.format, cl.json);
     if (*trace.gen) return cmd_trace_gen(cl.file, cl.out, cl.sets);
     // The GPU commands run in pagesim-cuda (cuda_handoff.h); on success this never returns.

@@ -1,9 +1,14 @@
 #include "sim/experiment/experiment.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
-#include <optional>
 #include <cmath>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -170,32 +175,75 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   return s;
 }
 
-std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
-                                             const std::filesystem::path& out, const ProgressFactory& progress) {
-  YAML::Node root = load_yaml_file(file);
-  for (const auto& o : overrides) apply_override(root, o);
-  std::vector<PointResult> results;
-  std::vector<SweepPoint> points = expand_sweep(root, file);
-  if (points.empty()) {
-    ExperimentConfig c = parse_experiment(root, file);
-    PointResult r;
-    r.summary = run_experiment(c, out, progress ? progress("", 0, 1) : ProgressFn{});
-    results.push_back(std::move(r));
-    return results;
+namespace {
+
+// ---- Sweeps ----
+
+// Parses and builds every point (allocator, scheduler, cost model, capacity, workload
+// source), so that a bad point fails, named with its values, before any point runs.
+void check_sweep_points(const Sweep& sweep) {
+  for (std::size_t i = 0; i < sweep.size(); ++i) {
+    try {
+      build_run(sweep.config(i));
+    } catch (const ConfigError& e) {
+      throw sweep.in_point(i, e);
+    }
   }
-  // Parse every point first: a bad point fails before any run starts.
-  std::vector<ExperimentConfig> configs;
-  for (const auto& p : points) configs.push_back(parse_experiment(p.root, file));
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    PointResult r;
-    r.label = points[i].label;
-    r.assignments = points[i].assignments;
-    r.summary = run_experiment(configs[i], out / point_folder(i, points[i].label),
-                               progress ? progress(points[i].label, i, points.size()) : ProgressFn{});
-    results.push_back(std::move(r));
+}
+
+// Runs every point on `jobs` threads; each point is its own simulation, its config made
+// under `yaml` (yaml-cpp nodes cannot be read concurrently). With several jobs the progress
+// callbacks are serialised. After a failure no new point starts; the first failing point's
+// error (by index) is rethrown once the running ones are done.
+std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesystem::path& out,
+                                          const ProgressFactory& progress, std::size_t jobs) {
+  const std::size_t n = sweep.size();
+  std::vector<PointResult> results(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::mutex yaml, printing;
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    while (!failed) {
+      const std::size_t i = next++;
+      if (i >= n) return;
+      ExperimentConfig config;
+      ProgressFn report;
+      {
+        std::lock_guard<std::mutex> lock(yaml);
+        config = sweep.config(i);
+        results[i].label = sweep.label(i);
+        results[i].assignments = sweep.assignments(i);
+        if (progress) report = progress(results[i].label, i, n);
+      }
+      if (report && jobs > 1)
+        report = [&printing, inner = std::move(report)](double now, std::int64_t arrived, std::int64_t finished) {
+          std::lock_guard<std::mutex> lock(printing);
+          inner(now, arrived, finished);
+        };
+      try {
+        results[i].summary = run_experiment(config, out / point_folder(i, results[i].label), report);
+      } catch (...) {
+        errors[i] = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  if (jobs <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < std::min(jobs, n); ++t) threads.emplace_back(work);
+    for (auto& t : threads) t.join();
   }
-  // sweep.csv: one row per point; host timings stay in each summary.json (reproducibility).
-  const std::vector<std::string> keys = swept_keys(points);
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return results;
+}
+
+// sweep.csv: one row per point; host timings stay in each summary.json (reproducibility).
+void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<PointResult>& results,
+                     const std::filesystem::path& out) {
   AtomicFile csv(out / "sweep.csv");
   std::string header = "point,label";
   for (const auto& k : keys) header += "," + csv_field(k);
@@ -216,6 +264,22 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
     csv.stream() << row << '\n';
   }
   csv.commit();
+}
+
+}  // namespace
+
+std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
+                                             const std::filesystem::path& out, const ProgressFactory& progress,
+                                             std::size_t jobs) {
+  const Sweep sweep = Sweep::from_file(file, overrides);
+  if (!sweep.swept()) {
+    PointResult r;
+    r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{});
+    return {std::move(r)};
+  }
+  check_sweep_points(sweep);
+  std::vector<PointResult> results = run_sweep_points(sweep, out, progress, jobs);
+  write_sweep_csv(sweep.keys(), results, out);
   return results;
 }
 

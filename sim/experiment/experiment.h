@@ -60,8 +60,12 @@ struct PointResult {
 // Makes the progress callback for a point (label, index, count); may return an empty fn.
 using ProgressFactory = std::function<ProgressFn(const std::string& label, std::size_t index, std::size_t count)>;
 
+// Every sweep point is parsed and built before the first one runs (a bad point throws
+// ConfigError naming its values). `jobs`: how many points run at once, on their own threads;
+// the files written are the same for any value. The progress factory is called under a
+// lock; with jobs > 1 the callbacks it returns are too.
 std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
                                              const std::filesystem::path& out,
-                                             const ProgressFactory& progress = {});
+                                             const ProgressFactory& progress = {}, std::size_t jobs = 1);
 
 }  // namespace pagesim::sim

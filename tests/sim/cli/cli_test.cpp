@@ -178,6 +178,32 @@ TEST_F(Cli, BadSetOverrides) {
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
+// run -j N: the sweep's points on N threads, the same sweep.csv as -j 1; --set of a swept
+// key is refused naming both; a sweep axis replaced by --set.
+TEST_F(Cli, RunSweepJobsAndSetOfSweptKeys) {
+  const std::string file =
+      write("sweep.yaml", small_experiment() + "sweep:\n  scheduler.max_num_seqs: [8, 32]\n  seed: [1, 2]\n");
+  Result r = pagesim("run " + quote(file) + " --out one -q -j 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = pagesim("run " + quote(file) + " --out three -q -j 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read(dir_ / "one/sweep.csv"), read(dir_ / "three/sweep.csv"));
+  EXPECT_NE(read(dir_ / "three/sweep.csv"), "");
+  r = pagesim("run " + quote(file) + " --out zero -q -j 0");
+  EXPECT_EQ(r.status, 2) << r.err;
+  r = pagesim("run " + quote(file) + " --out clash -q --set scheduler.max_num_seqs=16");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--set: scheduler.max_num_seqs: the sweep also varies 'scheduler.max_num_seqs' (" + file +
+                       ":"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "clash"));
+  r = pagesim("run " + quote(file) + " --out axis -q --set 'sweep.scheduler.max_num_seqs=[16]'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "axis/01-scheduler.max_num_seqs=16_seed=2/summary.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "axis/02-scheduler.max_num_seqs=32_seed=1"));
+}
+
 TEST_F(Cli, RunPrintsTheTableAndWritesFiles) {
   const std::string file = write("small.yaml", small_experiment());
   const Result r = pagesim("run " + quote(file) + " --out out --set scheduler.max_num_seqs=32");

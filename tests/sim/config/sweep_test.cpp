@@ -1,4 +1,4 @@
-// expand_sweep: grid axes (cartesian product, last axis fastest), cases crossed with the
+// Sweep: grid axes (cartesian product, last axis fastest), cases crossed with the
 // grid, labels, swept_keys, point roots that stay independent and keep the file's lines,
 // and malformed sweep sections reported at file:line.
 #include "sim/config/sweep.h"
@@ -18,19 +18,18 @@ constexpr const char* kFile = "sweep.yaml";
 
 using Assignments = std::vector<std::pair<std::string, std::string>>;
 
-std::string emit(const YAML::Node& n) {
-  YAML::Emitter e;
-  e << n;
-  return e.c_str();
+Sweep expand(const std::string& yaml, const std::vector<std::string>& sets = {}) {
+  return Sweep::from_text(yaml, kFile, sets);
 }
 
-std::vector<SweepPoint> expand(const std::string& yaml) { return expand_sweep(YAML::Load(yaml), kFile); }
-
-ExperimentConfig config_of(const SweepPoint& p) { return parse_experiment(p.root, kFile); }
-
-TEST(Sweep, NoSweepSectionGivesNoPoints) {
-  EXPECT_TRUE(expand("name: x\nscheduler: {kind: vllm}\n").empty());
-  EXPECT_TRUE(expand_sweep(YAML::Node(), kFile).empty());
+TEST(Sweep, NoSweepSectionGivesOnePlainRun) {
+  const Sweep s = expand("name: x\nscheduler: {kind: vllm}\n");
+  EXPECT_FALSE(s.swept());
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s.label(0), "");
+  EXPECT_TRUE(s.assignments(0).empty());
+  EXPECT_EQ(s.config(0).name, "x");
+  EXPECT_FALSE(expand("").swept());
 }
 
 TEST(Sweep, GridIsTheCartesianProductLastAxisFastest) {
@@ -44,20 +43,20 @@ TEST(Sweep, GridIsTheCartesianProductLastAxisFastest) {
   const std::int64_t blocks[] = {8, 8, 16, 16, 32, 32};
   const std::int64_t seqs[] = {64, 128, 64, 128, 64, 128};
   for (std::size_t i = 0; i < points.size(); ++i) {
-    SCOPED_TRACE(points[i].label);
-    const ExperimentConfig c = config_of(points[i]);
+    SCOPED_TRACE(points.label(i));
+    const ExperimentConfig c = points.config(i);
     EXPECT_EQ(c.allocator.block_size, blocks[i]);
     EXPECT_EQ(c.scheduler.max_num_seqs, seqs[i]);
     EXPECT_EQ(c.scheduler.kind, SchedulerKind::kVllm);  // the sibling in the file stays
     EXPECT_EQ(c.name, "grid");
-    EXPECT_FALSE(points[i].root["sweep"]);
+    EXPECT_FALSE(points.root(i)["sweep"]);
     const Assignments want{{"allocator.block_size", std::to_string(blocks[i])},
                            {"scheduler.max_num_seqs", std::to_string(seqs[i])}};
-    EXPECT_EQ(points[i].assignments, want);
+    EXPECT_EQ(points.assignments(i), want);
   }
-  EXPECT_EQ(points[0].label, "allocator.block_size=8,scheduler.max_num_seqs=64");
-  EXPECT_EQ(points[5].label, "allocator.block_size=32,scheduler.max_num_seqs=128");
-  EXPECT_EQ(swept_keys(points), (std::vector<std::string>{"allocator.block_size", "scheduler.max_num_seqs"}));
+  EXPECT_EQ(points.label(0), "allocator.block_size=8,scheduler.max_num_seqs=64");
+  EXPECT_EQ(points.label(5), "allocator.block_size=32,scheduler.max_num_seqs=128");
+  EXPECT_EQ(points.keys(), (std::vector<std::string>{"allocator.block_size", "scheduler.max_num_seqs"}));
 }
 
 TEST(Sweep, CasesCrossedWithTheGrid) {
@@ -69,33 +68,33 @@ TEST(Sweep, CasesCrossedWithTheGrid) {
       "    - {scheduler.kind: vllm}\n"
       "  allocator.block_size: [16, 32]\n");
   ASSERT_EQ(points.size(), 4u);
-  EXPECT_EQ(points[0].label, "orca,allocator.block_size=16");
-  EXPECT_EQ(points[1].label, "orca,allocator.block_size=32");
-  EXPECT_EQ(points[2].label, "case1,allocator.block_size=16");  // unlabelled: case<index>
-  EXPECT_EQ(points[3].label, "case1,allocator.block_size=32");
-  EXPECT_EQ(config_of(points[0]).scheduler.kind, SchedulerKind::kOrca);
-  EXPECT_EQ(config_of(points[0]).allocator.kind, alloc::AllocatorKind::kContiguous);
-  EXPECT_EQ(config_of(points[1]).allocator.block_size, 32);
-  EXPECT_EQ(config_of(points[3]).scheduler.kind, SchedulerKind::kVllm);
-  EXPECT_EQ(config_of(points[3]).allocator.kind, alloc::AllocatorKind::kPaged);  // the default: case 0 did not leak
-  EXPECT_EQ(points[0].assignments,
+  EXPECT_EQ(points.label(0), "orca,allocator.block_size=16");
+  EXPECT_EQ(points.label(1), "orca,allocator.block_size=32");
+  EXPECT_EQ(points.label(2), "case1,allocator.block_size=16");  // unlabelled: case<index>
+  EXPECT_EQ(points.label(3), "case1,allocator.block_size=32");
+  EXPECT_EQ(points.config(0).scheduler.kind, SchedulerKind::kOrca);
+  EXPECT_EQ(points.config(0).allocator.kind, alloc::AllocatorKind::kContiguous);
+  EXPECT_EQ(points.config(1).allocator.block_size, 32);
+  EXPECT_EQ(points.config(3).scheduler.kind, SchedulerKind::kVllm);
+  EXPECT_EQ(points.config(3).allocator.kind, alloc::AllocatorKind::kPaged);  // the default: case 0 did not leak
+  EXPECT_EQ(points.assignments(0),
             (Assignments{{"scheduler.kind", "orca"}, {"allocator.kind", "contiguous"}, {"allocator.block_size", "16"}}));
-  EXPECT_EQ(points[2].assignments, (Assignments{{"scheduler.kind", "vllm"}, {"allocator.block_size", "16"}}));
+  EXPECT_EQ(points.assignments(2), (Assignments{{"scheduler.kind", "vllm"}, {"allocator.block_size", "16"}}));
   // Cases first, then grid axes, each key once.
-  EXPECT_EQ(swept_keys(points), (std::vector<std::string>{"scheduler.kind", "allocator.kind", "allocator.block_size"}));
+  EXPECT_EQ(points.keys(), (std::vector<std::string>{"scheduler.kind", "allocator.kind", "allocator.block_size"}));
 }
 
 TEST(Sweep, CasesOnly) {
   const auto points = expand("sweep:\n  cases:\n    - {label: a, seed: 1}\n    - {label: b, seed: 2}\n");
   ASSERT_EQ(points.size(), 2u);
-  EXPECT_EQ(points[0].label, "a");
-  EXPECT_EQ(points[1].label, "b");
-  EXPECT_EQ(config_of(points[1]).seed, 2u);
-  EXPECT_EQ(swept_keys(points), std::vector<std::string>{"seed"});
+  EXPECT_EQ(points.label(0), "a");
+  EXPECT_EQ(points.label(1), "b");
+  EXPECT_EQ(points.config(1).seed, 2u);
+  EXPECT_EQ(points.keys(), std::vector<std::string>{"seed"});
 }
 
 TEST(Sweep, MapValuesAndNestedKeysStayIndependent) {
-  const YAML::Node root = YAML::Load(
+  const Sweep points = expand(
       "name: nested\n"
       "scheduler: {kind: vllm, max_num_seqs: 256}\n"
       "sweep:\n"
@@ -103,28 +102,142 @@ TEST(Sweep, MapValuesAndNestedKeysStayIndependent) {
       "    - {label: c, workload.arrival: {kind: constant, rate: 2}}\n"
       "  workload.arrival.rate: [3, 4]\n"
       "  scheduler.max_num_seqs: [1]\n");
-  const std::string before = emit(root);
-  const auto points = expand_sweep(root, kFile);
   ASSERT_EQ(points.size(), 2u);
-  EXPECT_EQ(points[0].label, "c,workload.arrival.rate=3,scheduler.max_num_seqs=1");
-  EXPECT_EQ(points[0].assignments[0], (std::pair<std::string, std::string>{"workload.arrival", "{kind: constant, rate: 2}"}));
-  const ExperimentConfig a = config_of(points[0]), b = config_of(points[1]);
+  EXPECT_EQ(points.label(0), "c,workload.arrival.rate=3,scheduler.max_num_seqs=1");
+  EXPECT_EQ(points.assignments(0)[0], (std::pair<std::string, std::string>{"workload.arrival", "{kind: constant, rate: 2}"}));
+  const ExperimentConfig a = points.config(0), b = points.config(1);
   EXPECT_EQ(a.workload.arrival.kind, traces::ArrivalKind::kConstant);
   EXPECT_EQ(a.workload.arrival.rate, 3);
   EXPECT_EQ(b.workload.arrival.kind, traces::ArrivalKind::kConstant);
   EXPECT_EQ(b.workload.arrival.rate, 4);
   EXPECT_EQ(a.scheduler.kind, SchedulerKind::kVllm);
   EXPECT_EQ(a.scheduler.max_num_seqs, 1);
-  // The file's YAML (the case's map included) is unchanged.
-  EXPECT_EQ(emit(root), before);
-  // Changing one point changes no other.
-  SweepPoint p0 = points[0];
-  set_path(p0.root, "scheduler.max_num_seqs", YAML::Node(7), "test");
-  set_path(p0.root, "workload.arrival.kind", YAML::Node("poisson"), "test");
-  EXPECT_EQ(config_of(p0).scheduler.max_num_seqs, 7);
-  EXPECT_EQ(config_of(points[1]).scheduler.max_num_seqs, 1);
-  EXPECT_EQ(config_of(points[1]).workload.arrival.kind, traces::ArrivalKind::kConstant);
-  EXPECT_EQ(emit(root), before);
+  // The line of each key: the file's for what the file gives, the sweep's for swept values
+  // (the axis's line where it replaced the case's value).
+  EXPECT_EQ(a.origin.line("scheduler.kind"), 2);
+  EXPECT_EQ(a.origin.line("workload.arrival.kind"), 5);
+  EXPECT_EQ(a.origin.line("workload.arrival.rate"), 6);
+  EXPECT_EQ(a.origin.line("scheduler.max_num_seqs"), 7);
+  // Changing one point's tree changes no other, nor the next tree made for the same point.
+  YAML::Node p0 = points.root(0);
+  set_path(p0, "scheduler.max_num_seqs", YAML::Node(7), "test");
+  set_path(p0, "workload.arrival.kind", YAML::Node("poisson"), "test");
+  EXPECT_EQ(parse_experiment(p0, kFile).scheduler.max_num_seqs, 7);
+  EXPECT_EQ(points.config(0).scheduler.max_num_seqs, 1);
+  EXPECT_EQ(points.config(1).scheduler.max_num_seqs, 1);
+  EXPECT_EQ(points.config(1).workload.arrival.kind, traces::ArrivalKind::kConstant);
+}
+
+// Points are made when asked for: a sweep of 10^12 points expands at once (one YAML tree
+// per point would never finish), and any point can be read.
+TEST(Sweep, PointsAreMadeOnDemand) {
+  std::string axis = "[";
+  for (int v = 0; v < 100; ++v) axis += (v ? ", " : "") + std::to_string(v + 1);
+  axis += "]";
+  std::string yaml = "name: huge\nsweep:\n";
+  for (const char* key : {"seed", "scheduler.max_num_seqs", "workload.max_requests", "allocator.max_seq_len",
+                          "scheduler.max_num_batched_tokens", "validate.max_batches"})
+    yaml += std::string("  ") + key + ": " + axis + "\n";
+  const Sweep s = expand(yaml);
+  ASSERT_EQ(s.size(), 1'000'000'000'000u);
+  const std::size_t last = s.size() - 1;
+  EXPECT_EQ(s.label(last),
+            "seed=100,scheduler.max_num_seqs=100,workload.max_requests=100,allocator.max_seq_len=100,"
+            "scheduler.max_num_batched_tokens=100,validate.max_batches=100");
+  const ExperimentConfig c = s.config(123'456'789'012u);  // base-100 digits 12,34,56,78,90,12
+  EXPECT_EQ(c.seed, 13u);
+  EXPECT_EQ(c.scheduler.max_num_seqs, 35);
+  EXPECT_EQ(c.workload.max_requests, 57);
+  EXPECT_EQ(c.allocator.max_seq_len, 79);
+  EXPECT_EQ(c.scheduler.max_num_batched_tokens, 91);
+  EXPECT_EQ(c.validate.max_batches, 13);
+  EXPECT_EQ(c.origin.line("validate.max_batches"), 8);
+}
+
+// Points read the file's keys at their lines whatever follows the sweep section, and a
+// file laid out so that the sweep's lines cannot be cut out (a flow map) still works.
+TEST(Sweep, KeysAfterTheSweepAndFlowFiles) {
+  const Sweep after = expand(
+      "name: after\n"                      // 1
+      "sweep:\n"                           // 2
+      "  seed: [1, 2]\n"                   // 3
+      "scheduler:\n"                       // 4
+      "  max_num_seqs: 9\n");              // 5
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after.config(1).seed, 2u);
+  EXPECT_EQ(after.config(1).scheduler.max_num_seqs, 9);
+  EXPECT_EQ(after.config(1).origin.line("scheduler.max_num_seqs"), 5);
+  EXPECT_EQ(after.config(1).origin.line("seed"), 3);
+  const Sweep flow = expand("{name: flow, scheduler: {max_num_seqs: 9}, sweep: {seed: [1, 2]}}\n");
+  ASSERT_EQ(flow.size(), 2u);
+  EXPECT_EQ(flow.config(1).seed, 2u);
+  EXPECT_EQ(flow.config(1).scheduler.max_num_seqs, 9);
+  EXPECT_EQ(flow.config(0).origin.line("scheduler.max_num_seqs"), 1);
+  // An anchor in the sweep's lines that a later key refers to.
+  const Sweep alias = expand(
+      "name: alias\n"
+      "sweep:\n"
+      "  scheduler.max_num_seqs: [&n 4, 5]\n"
+      "scheduler: {max_num_batched_tokens: *n}\n");
+  ASSERT_EQ(alias.size(), 2u);
+  EXPECT_EQ(alias.config(1).scheduler.max_num_seqs, 5);
+  EXPECT_EQ(alias.config(1).scheduler.max_num_batched_tokens, 4);
+  EXPECT_EQ(alias.config(1).origin.line("scheduler.max_num_seqs"), 3);
+}
+
+// ---- --set and the sweep ----
+
+TEST(SweepSet, ReplacesAnAxisOrAddsOne) {
+  const std::string yaml =
+      "name: s\n"
+      "sweep:\n"
+      "  allocator.block_size: [16, 32]\n"
+      "  seed: [0, 1]\n";
+  const Sweep replaced = expand(yaml, {"sweep.allocator.block_size=[8, 64, 128]"});
+  ASSERT_EQ(replaced.size(), 6u);
+  EXPECT_EQ(replaced.label(0), "allocator.block_size=8,seed=0");  // the axis keeps its place
+  EXPECT_EQ(replaced.config(5).allocator.block_size, 128);
+  EXPECT_EQ(replaced.config(5).origin.line("allocator.block_size"), 0);  // from --set: no line
+  const Sweep added = expand(yaml, {"sweep.scheduler.max_num_seqs=[4]"});
+  ASSERT_EQ(added.size(), 4u);
+  EXPECT_EQ(added.label(3), "allocator.block_size=32,seed=1,scheduler.max_num_seqs=4");
+  const Sweep whole = expand(yaml, {"sweep={seed: [5]}"});
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole.config(0).seed, 5u);
+  const Sweep fresh = expand("name: s\n", {"sweep.seed=[1, 2, 3]", "scheduler.max_num_seqs=7"});
+  ASSERT_EQ(fresh.size(), 3u);
+  EXPECT_EQ(fresh.config(2).seed, 3u);
+  EXPECT_EQ(fresh.config(2).scheduler.max_num_seqs, 7);  // the other --set applies to every point
+}
+
+::testing::AssertionResult set_conflicts(const std::string& yaml, const std::vector<std::string>& sets,
+                                         const std::string& key, const std::string& words) {
+  try {
+    expand(yaml, sets);
+  } catch (const ConfigError& e) {
+    if (e.file() != "--set" || e.key() != key || std::string(e.what()).find(words) == std::string::npos)
+      return ::testing::AssertionFailure() << "wanted --set: " << key << ": ..." << words << ", got: " << e.what();
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "no error";
+}
+
+TEST(SweepSet, AKeyTheSweepVariesIsAnError) {
+  const std::string yaml =
+      "name: s\n"                                                // 1
+      "sweep:\n"                                                 // 2
+      "  cases:\n"                                               // 3
+      "    - {label: a, workload.arrival: {kind: constant}}\n"   // 4
+      "  allocator.block_size: [16, 32]\n";                      // 5
+  EXPECT_TRUE(set_conflicts(yaml, {"allocator.block_size=8"}, "allocator.block_size",
+                            "the sweep also varies 'allocator.block_size' (sweep.yaml:5: sweep.allocator.block_size)"));
+  EXPECT_TRUE(set_conflicts(yaml, {"allocator={kind: paged}"}, "allocator", "'allocator.block_size'"));
+  EXPECT_TRUE(set_conflicts(yaml, {"workload.arrival.rate=3"}, "workload.arrival.rate",
+                            "'workload.arrival' (sweep.yaml:4: sweep.cases[0])"));
+  // Whatever the order of the --set options.
+  EXPECT_TRUE(set_conflicts("name: s\n", {"seed=1", "sweep.seed=[1, 2]"}, "seed", "'seed'"));
+  // Keys beside the swept ones are fine.
+  EXPECT_EQ(expand(yaml, {"allocator.kind=paged", "workload.max_requests=5"}).config(1).workload.max_requests, 5);
 }
 
 // Errors in a point name the line of the file, whether the bad value is the file's own or
@@ -138,9 +251,9 @@ TEST(Sweep, PointErrorsKeepTheFileLines) {
       "sweep:\n"                               // 5
       "  allocator.block_size: [16, 32]\n");   // 6
   ASSERT_EQ(points.size(), 2u);
-  for (const auto& p : points) {
+  for (std::size_t i = 0; i < points.size(); ++i) {
     try {
-      config_of(p);
+      points.config(i);
       ADD_FAILURE() << "no error";
     } catch (const ConfigError& e) {
       EXPECT_EQ(e.line(), 4) << e.what();
@@ -158,9 +271,9 @@ TEST(Sweep, PointErrorsKeepTheFileLines) {
       "    - 1024\n"                                                           // 8
       "    - lots\n");                                                         // 9
   ASSERT_EQ(bad_case.size(), 4u);
-  EXPECT_EQ(config_of(bad_case[0]).allocator.max_seq_len, 1024);
+  EXPECT_EQ(bad_case.config(0).allocator.max_seq_len, 1024);
   try {
-    config_of(bad_case[1]);
+    bad_case.config(1);
     ADD_FAILURE() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.line(), 9) << e.what();
@@ -169,7 +282,7 @@ TEST(Sweep, PointErrorsKeepTheFileLines) {
         << e.what();
   }
   try {
-    config_of(bad_case[2]);
+    bad_case.config(2);
     ADD_FAILURE() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.line(), 6) << e.what();
@@ -218,7 +331,7 @@ TEST(SweepErrors, DuplicateLabels) {
 
 TEST(SweepErrors, KeyUnderAValueThatIsNotASection) {
   try {
-    expand("model: opt-13b\nsweep:\n  model.layers: [1, 2]\n");
+    expand("model: opt-13b\nsweep:\n  model.layers: [1, 2]\n").config(0);
     FAIL() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "model.layers");

@@ -340,6 +340,56 @@ TEST_F(ExperimentTest, ConfigErrorInAnyPointRunsNothing) {
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
+// A point that parses but cannot be built (vLLM's scheduler on a contiguous allocator) is
+// found before any point runs, and the error names the point's values.
+TEST_F(ExperimentTest, PointThatCannotBeBuiltRunsNothing) {
+  const std::string file = write("sweep.yaml", small_experiment(30) + "sweep:\n  allocator.kind: [paged, contiguous]\n");
+  try {
+    run_experiment_file(file, {}, dir_ / "out");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "allocator.kind") << e.what();
+    EXPECT_EQ(e.line(), 17) << e.what();  // the sweep's line
+    EXPECT_NE(std::string(e.what()).find("needs the paged allocator"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(in sweep point 1 'allocator.kind=contiguous': allocator.kind=contiguous)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// -j N runs the points on N threads and writes the same files as -j 1.
+TEST_F(ExperimentTest, JobsWriteTheSameFilesAsOneJob) {
+  const std::string file = write(
+      "sweep.yaml", small_experiment(40) + kSweep + "  seed: [1, 2, 3]\n");
+  const auto one = run_experiment_file(file, {}, dir_ / "one", {}, 1);
+  const auto four = run_experiment_file(file, {}, dir_ / "four", {}, 4);
+  ASSERT_EQ(one.size(), 12u);
+  ASSERT_EQ(four.size(), 12u);
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].label, four[i].label);
+    EXPECT_EQ(one[i].assignments, four[i].assignments);
+  }
+  const std::set<std::string> files = files_under(dir_ / "one");
+  ASSERT_EQ(files.size(), 1u + 12u * 4u);
+  EXPECT_EQ(files_under(dir_ / "four"), files);
+  for (const auto& f : files) {
+    if (f.ends_with("summary.json"))
+      EXPECT_EQ(reproducible(read_json(dir_ / "one" / f)), reproducible(read_json(dir_ / "four" / f))) << f;
+    else
+      EXPECT_TRUE(read(dir_ / "one" / f) == read(dir_ / "four" / f)) << f << " differs between -j 1 and -j 4";
+  }
+}
+
+// After a point fails at run time, -j N starts no new point and reports the failing one.
+TEST_F(ExperimentTest, JobsStopAfterAFailingPoint) {
+  const std::string file = write(
+      "sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [512, 4096, 4096, 4096, 4096, 4096]\n");
+  EXPECT_THROW(run_experiment_file(file, {}, dir_ / "out", {}, 2), SimulationError);
+  EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "out/05-kv.slots=4096"));
+}
+
 TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
   const std::string file = write("bad.yaml",
                                  "name: bad\n"
@@ -444,7 +494,7 @@ TEST(BuildRun, ErrorsNameFileLineAndKey) {
 }
 
 TEST(BuildRun, ErrorsInASweepCaseNameTheCaseLine) {
-  const YAML::Node root = YAML::Load(
+  const Sweep points = Sweep::from_text(
       "name: bad\n"                                              // 1
       "workload: {max_requests: 1}\n"                            // 2
       "kv: {slots: 4096}\n"                                      // 3
@@ -452,13 +502,20 @@ TEST(BuildRun, ErrorsInASweepCaseNameTheCaseLine) {
       "  cases:\n"                                               // 5
       "    - {label: paged}\n"                                   // 6
       "    - {label: orca-ish, allocator.kind: contiguous}\n"    // 7
-      "    - {label: tiny, kv.slots: 8}\n");                     // 8
-  const std::vector<SweepPoint> points = expand_sweep(root, "bad.yaml");
+      "    - {label: tiny, kv.slots: 8}\n",                      // 8
+      "bad.yaml");
   ASSERT_EQ(points.size(), 3u);
-  EXPECT_EQ(build_run(parse_experiment(points[0].root, "bad.yaml")).kv_slots, 4096);
-  EXPECT_TRUE(build_fails_with(points[1].root, "bad.yaml", 7, "allocator.kind", "needs the paged allocator"));
+  EXPECT_EQ(build_run(points.config(0)).kv_slots, 4096);
   try {
-    parse_experiment(points[2].root, "bad.yaml");
+    build_run(points.config(1));
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.line(), 7) << e.what();
+    EXPECT_EQ(e.key(), "allocator.kind") << e.what();
+    EXPECT_NE(std::string(e.what()).find("needs the paged allocator"), std::string::npos) << e.what();
+  }
+  try {
+    points.config(2);
     ADD_FAILURE() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.line(), 8) << e.what();
