@@ -1,0 +1,78 @@
+// Fuzzes experiment building (sim/experiment build_run()): presets, KV capacity derivation,
+// CPU swap blocks, allocator, scheduler, cost model and workload construction from a parsed
+// config, for the file or each of its first sweep points. Input layout: experiment_input.h.
+//
+// Files a config names are replaced by small fixtures of the repository (tests/traces/data,
+// tests/sim/data), keeping the format the config asks for: what the readers do with a
+// file's content is fuzzed by the reader harnesses, and an input must not reach arbitrary
+// files of the host (/dev/zero never ends). Configs whose pools would take more host memory
+// than a fuzzing process has are skipped: an allocator's bookkeeping grows with the pool it
+// is asked for, by design (those sizes are checked by the bad-input tests instead).
+//
+// The only accepted failures are ConfigError (naming file, line and key) and TraceError (a
+// fixture in the wrong format). A config that builds must give a usable run.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "experiment_input.h"
+#include "scratch_file.h"
+#include "sim/config/config_error.h"
+#include "sim/config/experiment_config.h"
+#include "sim/config/sweep.h"
+#include "sim/experiment/experiment.h"
+#include "traces/trace_error.h"
+
+namespace {
+
+using namespace pagesim;
+
+constexpr std::size_t kMaxPoints = 4;
+constexpr std::int64_t kMaxSlots = std::int64_t{1} << 22;
+constexpr double kMaxCpuSwapGib = 64;
+
+std::string fixture(const char* name) { return std::string(PAGESIM_SOURCE_DIR) + "/" + name; }
+
+// False for configs skipped for their host-memory footprint (see the file comment).
+bool fits_in_memory(const sim::ExperimentConfig& c) {
+  if (c.kv.slots > kMaxSlots) return false;
+  const double swap = c.allocator.cpu_swap_gib;
+  // Out-of-range values (NaN, inf, 1e30) are kept: build_run must reject them by key.
+  if (std::isfinite(swap) && swap > kMaxCpuSwapGib && swap < 1e15) return false;
+  return true;
+}
+
+void build(sim::ExperimentConfig c) {
+  if (!fits_in_memory(c)) return;
+  if (!c.workload.trace.path.empty()) {
+    c.workload.trace.path = fixture(c.workload.trace.format == traces::TraceFormat::kMooncake
+                                        ? "tests/traces/data/mooncake_small.jsonl"
+                                        : "tests/traces/data/native_small.csv");
+  }
+  if (!c.workload.lengths.path.empty()) c.workload.lengths.path = fixture("tests/traces/data/lengths_small.csv");
+  if (!c.cost.profile.empty()) c.cost.profile = fixture("tests/sim/data/cost_profile_example.csv");
+  try {
+    sim::Run run = sim::build_run(c);
+    if (!run.source || !run.allocator || !run.scheduler || !run.cost || run.kv_slots <= 0) __builtin_trap();
+  } catch (const sim::ConfigError&) {
+  } catch (const traces::TraceError&) {
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const fuzz::ExperimentInput input = fuzz::split_experiment_input(fuzz::as_text(data, size));
+  fuzz::ScratchFile file(input.yaml, ".yaml");
+  try {
+    YAML::Node root = sim::load_yaml_file(file.path());
+    for (const auto& o : input.overrides) sim::apply_override(root, o);
+    if (fuzz::sweep_points_bound(root, kMaxPoints) > kMaxPoints) return 0;
+    const std::vector<sim::SweepPoint> points = sim::expand_sweep(root, file.path());
+    if (points.empty()) build(sim::parse_experiment(root, file.path()));
+    for (const auto& p : points) build(sim::parse_experiment(p.root, file.path()));
+  } catch (const sim::ConfigError&) {
+  }
+  return 0;
+}
