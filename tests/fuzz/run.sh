@@ -7,7 +7,8 @@
 #   tests/fuzz/run.sh [SECONDS [HARNESS...]]     SECONDS per harness, default 30; all by default
 #
 # Environment: PAGESIM_FUZZ_BUILD (build folder, default build-fuzz), PAGESIM_FUZZ_JOBS
-# (harnesses run at once, default nproc). Each run starts by replaying the committed corpus
+# (harnesses run at once, default nproc), PAGESIM_FUZZ_FLAGS (more libFuzzer flags, after
+# the defaults, e.g. -seed=1 or -timeout=5). Each run starts by replaying the committed corpus
 # (tests/fuzz/corpus/<harness>, reproducers of fixed bugs included), then mutates; inputs
 # it finds go to $PAGESIM_FUZZ_BUILD/corpus/<harness>, never into the tree.
 # Reproduce a finding: $PAGESIM_FUZZ_BUILD/tests/fuzz/<harness>_fuzz <reproducer>
@@ -53,7 +54,7 @@ run_one() {
   mkdir -p "$work" "$artifacts"
   case $h in experiment_config|build_run) dict=(-dict=tests/fuzz/experiment.dict) ;; esac
   "$build/tests/fuzz/${h}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -max_len="$(max_len "$h")" -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" \
+    -max_len="$(max_len "$h")" -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" ${PAGESIM_FUZZ_FLAGS:-} \
     "$work" "tests/fuzz/corpus/$h" >"$logs/$h.log" 2>&1
 }
 
