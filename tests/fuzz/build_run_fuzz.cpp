@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
 
 #include "experiment_input.h"
@@ -21,6 +22,8 @@
 #include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
 #include "sim/config/sweep.h"
+#include "sim/cost/kv_capacity.h"
+#include "sim/cost/presets.h"
 #include "sim/experiment/experiment.h"
 #include "traces/trace_error.h"
 
@@ -29,14 +32,32 @@ namespace {
 using namespace pagesim;
 
 constexpr std::size_t kMaxPoints = 4;
-constexpr std::int64_t kMaxSlots = std::int64_t{1} << 22;
+// A pool of 2^20 blocks takes about 0.5 s to build under ASan; 8M blocks (block_size 1 on an
+// H200) take 3.5 s, close to the 10 s that counts as a hang.
+constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;
 constexpr double kMaxCpuSwapGib = 64;
 
 std::string fixture(const char* name) { return std::string(PAGESIM_SOURCE_DIR) + "/" + name; }
 
+// The pool's size in blocks, as build_run() derives it (kv.slots, or GPU memory when 0, here
+// without the activation reserve: an upper bound);
+// 0 when the derivation fails (build_run reports that).
+std::int64_t pool_blocks(const sim::ExperimentConfig& c) {
+  const std::int64_t block = c.allocator.block_size > 0 ? c.allocator.block_size : 1;
+  if (c.kv.slots > 0) return c.kv.slots / block;
+  try {
+    sim::KvCapacitySettings ks;
+    ks.gpu_memory_utilization = c.kv.gpu_memory_utilization;
+    ks.block_size = block;
+    return sim::kv_capacity(sim::model_preset(c.model), sim::gpu_preset(c.gpu), c.tensor_parallel, ks).blocks;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 // False for configs skipped for their host-memory footprint (see the file comment).
 bool fits_in_memory(const sim::ExperimentConfig& c) {
-  if (c.kv.slots > kMaxSlots) return false;
+  if (pool_blocks(c) > kMaxBlocks) return false;
   const double swap = c.allocator.cpu_swap_gib;
   // Out-of-range values (NaN, inf, 1e30) are kept: build_run must reject them by key.
   if (std::isfinite(swap) && swap > kMaxCpuSwapGib && swap < 1e15) return false;
@@ -55,8 +76,10 @@ void build(sim::ExperimentConfig c) {
   try {
     sim::Run run = sim::build_run(c);
     if (!run.source || !run.allocator || !run.scheduler || !run.cost || run.kv_slots <= 0) __builtin_trap();
-  } catch (const sim::ConfigError&) {
-  } catch (const traces::TraceError&) {
+  } catch (const sim::ConfigError& e) {
+    fuzz::explain(e);
+  } catch (const traces::TraceError& e) {
+    fuzz::explain(e);
   }
 }
 
@@ -72,7 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::vector<sim::SweepPoint> points = sim::expand_sweep(root, file.path());
     if (points.empty()) build(sim::parse_experiment(root, file.path()));
     for (const auto& p : points) build(sim::parse_experiment(p.root, file.path()));
-  } catch (const sim::ConfigError&) {
+  } catch (const sim::ConfigError& e) {
+    fuzz::explain(e);
   }
   return 0;
 }

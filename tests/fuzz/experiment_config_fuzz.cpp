@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)sim::swept_keys(points);
     if (points.empty()) check_round_trip(sim::parse_experiment(root, file.path()));
     for (const auto& p : points) check_round_trip(sim::parse_experiment(p.root, file.path()));
-  } catch (const sim::ConfigError&) {
+  } catch (const sim::ConfigError& e) {
+    fuzz::explain(e);
   }
   return 0;
 }

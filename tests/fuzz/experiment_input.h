@@ -7,6 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +55,13 @@ inline std::size_t sweep_points_bound(const YAML::Node& root, std::size_t cap) {
     points *= n;
   }
   return points > cap ? cap + 1 : points;
+}
+
+// Prints an accepted error when PAGESIM_FUZZ_VERBOSE is set, to see how far an input got
+// when reproducing it by hand (silent while fuzzing).
+inline void explain(const std::exception& e) {
+  static const bool verbose = std::getenv("PAGESIM_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "rejected: %s\n", e.what());
 }
 
 }  // namespace pagesim::fuzz
