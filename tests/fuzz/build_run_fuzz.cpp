@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -64,6 +66,13 @@ bool fits_in_memory(const sim::ExperimentConfig& c) {
   return true;
 }
 
+[[noreturn]] void fail(const char* what, const sim::ExperimentConfig& c) {
+  YAML::Emitter e;
+  e << sim::to_yaml(c);
+  std::fprintf(stderr, "build_run gave %s for:\n%s\n", what, e.c_str());
+  std::abort();
+}
+
 void build(sim::ExperimentConfig c) {
   if (!fits_in_memory(c)) return;
   if (!c.workload.trace.path.empty()) {
@@ -75,7 +84,15 @@ void build(sim::ExperimentConfig c) {
   if (!c.cost.profile.empty()) c.cost.profile = fixture("tests/sim/data/cost_profile_example.csv");
   try {
     sim::Run run = sim::build_run(c);
-    if (!run.source || !run.allocator || !run.scheduler || !run.cost || run.kv_slots <= 0) __builtin_trap();
+    if (!run.source || !run.allocator || !run.scheduler || !run.cost || run.kv_slots <= 0)
+      fail("an incomplete run", c);
+    // The pool is the one asked for: its block size (paged, buddy; other placements report 1)
+    // and no more slots than the capacity.
+    const bool blocks = c.allocator.kind == alloc::AllocatorKind::kPaged ||
+                        c.allocator.placement == alloc::PlacementKind::kBuddy;
+    if (run.allocator->block_size() != (blocks ? c.allocator.block_size : 1)) fail("another block size", c);
+    if (run.allocator->capacity_slots() < 1 || run.allocator->capacity_slots() > run.kv_slots)
+      fail("a capacity outside [1, kv_slots]", c);
   } catch (const sim::ConfigError& e) {
     fuzz::explain(e);
   } catch (const traces::TraceError& e) {
