@@ -1,5 +1,7 @@
 #include "allocator/make_allocator.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "allocator/allocator_error.h"
@@ -7,10 +9,22 @@
 #include "allocator/paged/paged_allocator.h"
 
 namespace pagesim::alloc {
+namespace {
+
+// KvAllocator::block_size() is 32-bit: a larger block would be narrowed to another size (the
+// paged pool was built with it: 2^32 + 16 became 16).
+void check_block_size_fits(const AllocatorSpec& spec) {
+  if (spec.block_size > std::numeric_limits<std::int32_t>::max())
+    throw AllocatorError("block_size must be at most " + std::to_string(std::numeric_limits<std::int32_t>::max()) +
+                         " tokens, got " + std::to_string(spec.block_size));
+}
+
+}  // namespace
 
 std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec) {
   if (spec.kind != AllocatorKind::kPaged)
     throw AllocatorError("allocator kind: expected paged, got '" + std::string(to_string(spec.kind)) + "'");
+  check_block_size_fits(spec);
   // The allocator checks its settings (a power-of-two block size, at least one block).
   PagedAllocatorSettings s;
   s.block_size = static_cast<std::int32_t>(spec.block_size);
@@ -25,6 +39,7 @@ std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
   switch (spec.kind) {
     case AllocatorKind::kPaged: return make_paged_allocator(spec);
     case AllocatorKind::kContiguous: {
+      if (spec.placement == PlacementKind::kBuddy) check_block_size_fits(spec);  // others report 1
       ContiguousSettings s;
       s.capacity_slots = spec.capacity_slots;
       s.block_size = spec.block_size;

@@ -21,3 +21,16 @@ if(PAGESIM_SANITIZE)
   # compiler's own macro for it (GCC: __SANITIZE_ADDRESS__; Clang 14: none).
   target_compile_definitions(pagesim_options INTERFACE PAGESIM_SANITIZE_BUILD=1)
 endif()
+if(PAGESIM_FUZZ)
+  # libFuzzer (tests/fuzz): every library gets coverage instrumentation (fuzzer-no-link) and
+  # ASan + UBSan, so a harness finds crashes, leaks and UB anywhere below it; only the
+  # harness executables link the fuzzer's main (-fsanitize=fuzzer, tests/fuzz/CMakeLists.txt).
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "PAGESIM_FUZZ needs Clang (libFuzzer), found ${CMAKE_CXX_COMPILER_ID}: "
+                        "configure with -DCMAKE_CXX_COMPILER=clang++")
+  endif()
+  set(_fuzz -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow -fno-sanitize-recover=all
+      -fno-omit-frame-pointer)
+  target_compile_options(pagesim_options INTERFACE $<$<COMPILE_LANGUAGE:CXX>:${_fuzz}>)
+  target_link_options(pagesim_options INTERFACE -fsanitize=address,undefined,float-cast-overflow)
+endif()

@@ -33,15 +33,18 @@ KvCapacity kv_capacity(const ModelSpec& model, const GpuSpec& gpu, int tp,
   c.activation_reserve_bytes = settings.activation_reserve_bytes;
   c.kv_bytes = c.usable_bytes - c.weight_bytes - c.activation_reserve_bytes;
   c.kv_bytes_per_token = model.kv_bytes_per_token_per_gpu(tp);
-  const std::int64_t block_bytes = c.kv_bytes_per_token * settings.block_size;
-  c.blocks = c.kv_bytes > 0 ? c.kv_bytes / block_bytes : 0;
+  // block_size has no upper bound (a config may ask for any), so a block's bytes can exceed
+  // int64: such a block fits in no memory.
+  std::int64_t block_bytes = 0;
+  const bool block_bytes_fit = !__builtin_mul_overflow(c.kv_bytes_per_token, settings.block_size, &block_bytes);
+  c.blocks = c.kv_bytes > 0 && block_bytes_fit ? c.kv_bytes / block_bytes : 0;
   c.slots = c.blocks * settings.block_size;
   if (c.blocks < 1) {
     throw CostModelError(fmt::format(
         "{} on {} (tp={}): usable {} B − weights {} B − activation reserve {} B leaves {} B, "
-        "expected room for at least one KV block of {} B",
+        "expected room for at least one KV block of {} tokens × {} B",
         model.name, gpu.name, tp, c.usable_bytes, c.weight_bytes, c.activation_reserve_bytes,
-        c.kv_bytes, block_bytes));
+        c.kv_bytes, settings.block_size, c.kv_bytes_per_token));
   }
   return c;
 }

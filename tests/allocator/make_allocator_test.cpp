@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 #include "allocator/allocator_error.h"
@@ -38,6 +39,26 @@ TEST(MakeAllocator, PagedBuilderNamesTheKindItRefuses) {
   } catch (const AllocatorError& e) {
     EXPECT_EQ(std::string(e.what()), "allocator kind: expected paged, got 'contiguous'");
   }
+}
+
+// Found by tests/fuzz/build_run_fuzz (corpus/build_run/crash-block-size-narrowed):
+// block_size 2^32 + 16 was narrowed to 16 by the paged builder, which built a pool of
+// 16-token blocks while the config asked for 2^32 + 16.
+TEST(MakeAllocator, RefusesABlockSizeBeyond32Bits) {
+  AllocatorSpec spec;
+  spec.block_size = (std::int64_t{1} << 32) + 16;
+  spec.capacity_slots = spec.block_size * 4;
+  for (const AllocatorKind kind : {AllocatorKind::kPaged, AllocatorKind::kContiguous}) {
+    spec.kind = kind;
+    try {
+      (void)make_allocator(spec);
+      ADD_FAILURE() << to_string(kind) << " built with block_size " << spec.block_size;
+    } catch (const AllocatorError& e) {
+      EXPECT_EQ(std::string(e.what()), "block_size must be at most 2147483647 tokens, got 4294967312");
+    }
+  }
+  spec.kind = AllocatorKind::kPaged;
+  EXPECT_THROW((void)make_paged_allocator(spec), AllocatorError);
 }
 
 }  // namespace

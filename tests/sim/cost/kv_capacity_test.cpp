@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <limits>
+#include <string>
 
 #include "sim/cost/cost_error.h"
 #include "sim/cost/presets.h"
@@ -114,6 +116,24 @@ TEST(CostKvCapacity, RejectsModelsThatDoNotFit) {
   EXPECT_THROW(kv_capacity(model_preset("opt-13b"), gpu_preset("a100-40gb"), 1,
                            {.block_size = 0}),
                CostModelError);
+}
+
+// Found by tests/fuzz/build_run_fuzz (corpus/build_run/crash-kv-capacity-huge-block): a block
+// of 2^62 tokens overflowed block_size × bytes per token (signed overflow, UB) instead of
+// being reported as a block that fits nowhere.
+TEST(CostKvCapacity, RejectsABlockLargerThanAnyMemory) {
+  for (const std::int64_t block_size : {std::int64_t{1} << 40, std::int64_t{1} << 62,
+                                        std::numeric_limits<std::int64_t>::max()}) {
+    try {
+      (void)kv_capacity(model_preset("opt-13b"), gpu_preset("a100-40gb"), 1, {.block_size = block_size});
+      FAIL() << "expected CostModelError for block_size " << block_size;
+    } catch (const CostModelError& e) {
+      EXPECT_NE(std::string(e.what()).find("expected room for at least one KV block of " +
+                                           std::to_string(block_size) + " tokens × 819200 B"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace
