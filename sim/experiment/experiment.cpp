@@ -14,8 +14,10 @@
 #include "sim/cost/cost_error.h"
 #include "sim/cost/kv_capacity.h"
 #include "sim/cost/presets.h"
+#include "sim/experiment/result_folder.h"
 #include "sim/metrics/metrics.h"
 #include "sim/output/atomic_file.h"
+#include "sim/output/created_folder.h"
 #include "sim/validate/batch_sampler.h"
 #include "traces/make_source.h"
 #include "traces/trace_error.h"
@@ -49,6 +51,13 @@ std::string point_folder(std::size_t index, const std::string& label) {
   std::string safe;
   for (char ch : label) safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '=' || ch == '_') ? ch : '_';
   return fmt::format("{:02}-{}", index, safe);
+}
+
+// config.resolved.yaml's text; --resume compares it byte for byte with a kept point's.
+std::string resolved_config_text(const ExperimentConfig& c) {
+  YAML::Emitter resolved;
+  resolved << to_yaml(c);
+  return std::string(resolved.c_str()) + "\n";
 }
 
 std::string csv_field(const std::string& s) {
@@ -119,6 +128,7 @@ Run build_run(const ExperimentConfig& c) {
 Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& out, const ProgressFn& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   Run run = build_run(c);
+  CreatedFolder folder(out);  // a point that fails leaves no empty folder
 
   // Disabled outputs are not written at all (rather than left empty).
   std::optional<AtomicFile> requests, iterations;
@@ -154,9 +164,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
 
   if (requests) requests->commit();
   if (iterations) iterations->commit();
-  YAML::Emitter resolved;
-  resolved << to_yaml(c);
-  write_file_atomically(out / "config.resolved.yaml", std::string(resolved.c_str()) + "\n");
+  write_file_atomically(out / "config.resolved.yaml", resolved_config_text(c));
   nlohmann::ordered_json j;
   j["name"] = c.name;
   j["allocator"] = run.allocator->name();
@@ -166,33 +174,45 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   j["kv_slots"] = run.kv_slots;
   const nlohmann::ordered_json fields = s.to_json();
   for (const auto& [k, v] : fields.items()) j[k] = v;
-  write_file_atomically(out / "summary.json", j.dump(2) + "\n");
+  write_file_atomically(out / "summary.json", j.dump(2) + "\n");  // last: its presence means complete
+  folder.keep();
   return s;
 }
 
 std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
-                                             const std::filesystem::path& out, const ProgressFactory& progress) {
+                                             const std::filesystem::path& out, const ProgressFactory& progress,
+                                             ExistingResults existing) {
   YAML::Node root = load_yaml_file(file);
   for (const auto& o : overrides) apply_override(root, o);
   std::vector<PointResult> results;
   std::vector<SweepPoint> points = expand_sweep(root, file);
-  if (points.empty()) {
-    ExperimentConfig c = parse_experiment(root, file);
-    PointResult r;
-    r.summary = run_experiment(c, out, progress ? progress("", 0, 1) : ProgressFn{});
-    results.push_back(std::move(r));
-    return results;
-  }
+  const bool sweep = !points.empty();
   // Parse every point first: a bad point fails before any run starts.
   std::vector<ExperimentConfig> configs;
+  if (!sweep) configs.push_back(parse_experiment(root, file));
   for (const auto& p : points) configs.push_back(parse_experiment(p.root, file));
-  for (std::size_t i = 0; i < points.size(); ++i) {
+
+  ResultFolder folder(out, existing);
+  std::vector<PlannedPoint> plan;
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    plan.push_back({sweep ? point_folder(i, points[i].label) : std::string(), resolved_config_text(configs[i])});
+  std::vector<std::optional<Summary>> kept = folder.prepare(plan);
+  for (std::size_t i = 0; i < configs.size(); ++i) {
     PointResult r;
-    r.label = points[i].label;
-    r.assignments = points[i].assignments;
-    r.summary = run_experiment(configs[i], out / point_folder(i, points[i].label),
-                               progress ? progress(points[i].label, i, points.size()) : ProgressFn{});
+    if (sweep) {
+      r.label = points[i].label;
+      r.assignments = points[i].assignments;
+    }
+    if (kept[i])
+      r.summary = *kept[i];  // --resume: complete for this very config
+    else
+      r.summary = run_experiment(configs[i], sweep ? out / plan[i].folder : out,
+                                 progress ? progress(r.label, i, configs.size()) : ProgressFn{});
     results.push_back(std::move(r));
+  }
+  if (!sweep) {
+    folder.finish();
+    return results;
   }
   // sweep.csv: one row per point; host timings stay in each summary.json (reproducibility).
   const std::vector<std::string> keys = swept_keys(points);
@@ -216,6 +236,7 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
     csv.stream() << row << '\n';
   }
   csv.commit();
+  folder.finish();
   return results;
 }
 
