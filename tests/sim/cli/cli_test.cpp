@@ -418,8 +418,16 @@ TEST_F(Cli, NextRunRemovesTheTemporariesOfAKilledRun) {
 
 // pagesim links no CUDA library (they map about 200 MiB and take 0.1 s to load): its help
 // stays within a small program's memory. The bound is the CPU-only build's size with room.
-TEST_F(Cli, HelpLoadsNoCudaLibrary) {
+// (GCC names a sanitized build with __SANITIZE_*__; Clang before 16 only through __has_feature.)
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PAGESIM_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define PAGESIM_TEST_SANITIZED 1
+#endif
+#endif
+TEST_F(Cli, HelpLoadsNoCudaLibrary) {
+#ifdef PAGESIM_TEST_SANITIZED
   GTEST_SKIP() << "sanitizer runtimes reserve their own memory";
 #endif
   const pid_t pid = ::fork();
