@@ -13,7 +13,8 @@ if [ -z "${PAGESIM:-}" ]; then
   cmake --build build-main --target pagesim >/dev/null
   PAGESIM=build-main/pagesim
 fi
-run() { echo "== pagesim run $*"; "$PAGESIM" run "$@" -q >/dev/null; }
+# --overwrite: a rerun regenerates every folder (pagesim refuses a folder holding results).
+run() { echo "== pagesim run $*"; "$PAGESIM" run "$@" -q --overwrite >/dev/null; }
 
 for f in fig2 fig13a fig15 fig15_beam_sensitivity fig12 ablation_block_size ablation_preemption calibration; do
   run "$here/$f.yaml" --out "$out/$f"

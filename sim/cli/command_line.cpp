@@ -10,6 +10,20 @@ CLI::App* add_run_command(CLI::App& app, CommandLine& cl) {
   run->add_flag("--quiet,-q", cl.quiet, "No progress line");
   run->add_option("--jobs,-j", cl.jobs, "Sweep points to run at once, each on its own thread (same results for any N)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
+  auto* overwrite = run->add_flag(
+      "--overwrite", cl.overwrite,
+      "Replace the results of another run in the output folder (its summary.json, config.resolved.yaml, "
+      "requests.csv, iterations.csv, batches.jsonl, sweep.csv and NN-label point folders; other files stay). "
+      "Without --overwrite or --resume such a folder is refused");
+  run->add_flag("--resume", cl.resume,
+                "Keep the sweep points whose results are complete for the same resolved config (config.resolved.yaml "
+                "unchanged, summary.json present), run the others and rewrite sweep.csv; remove the rest of the old "
+                "run")
+      ->excludes(overwrite);
+  run->footer(
+      "The output folder is locked while a run writes it: a second run into it fails at once, naming the first's "
+      "pid. SIGINT or SIGTERM stops a run, removes its temporary files and exits with 128 + the signal's number; "
+      "finished sweep points stay (continue with --resume).");
   return run;
 }
 

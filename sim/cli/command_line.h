@@ -28,6 +28,8 @@ struct CommandLine {
   std::vector<std::string> sets;  // --set key.path=value overrides, in order
   bool quiet = false;             // run: no progress line
   std::size_t jobs = 1;           // run: sweep points run at once (-j), each on its own thread
+  bool overwrite = false;         // run: replace the results of another run in the output folder
+  bool resume = false;            // run: keep the complete points of a sweep there, run the rest
   std::string format;             // trace stats: trace format; empty = detected
   bool json = false;              // trace stats: JSON instead of a table
 

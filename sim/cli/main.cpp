@@ -1,10 +1,11 @@
 // pagesim: the command-line front end.
-//   pagesim run EXP.yaml [--out DIR] [--set key.path=value]... [-j N]
+//   pagesim run EXP.yaml [--out DIR] [--set key.path=value]... [-j N] [--overwrite | --resume]
 //   pagesim trace stats FILE [--format F] [--json]
 //   pagesim trace gen EXP.yaml --out FILE [--set key.path=value]...
 //   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
 //   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
-// Errors print one line naming the file, line or key and exit with status 1 (2 for usage).
+// Errors print one line naming the file, line or key and exit with status 1 (2 for usage);
+// a run stopped by SIGINT / SIGTERM exits with 128 + the signal's number.
 // `validate --device cuda` and `profile` run in pagesim-cuda, beside this executable
 // (cuda_handoff.h): pagesim itself links no CUDA library.
 #include <unistd.h>
@@ -20,11 +21,13 @@
 
 #include "sim/cli/command_line.h"
 #include "sim/cli/cuda_handoff.h"
+#include "sim/cli/interrupt_watcher.h"
 #include "sim/cli/summary_table.h"
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
 #include "sim/config/experiment_config.h"
 #include "sim/experiment/experiment.h"
+#include "sim/experiment/result_folder.h"
 #include "sim/validate/cpu_paged_attention.h"
 #include "sim/validate/validate_command.h"
 #include "traces/make_source.h"
@@ -37,12 +40,17 @@ namespace {
 
 using namespace pagesim;
 
-// A one-line progress report on stderr, for runs that last over a second on a terminal.
-sim::ProgressFactory terminal_progress() {
-  if (!isatty(STDERR_FILENO)) return {};
-  return [](const std::string& label, std::size_t index, std::size_t count) -> sim::ProgressFn {
+// A one-line progress report on stderr, for runs that last over a second on a terminal (or
+// none); every report, and the start of each point, first stops the run if `watcher` saw a
+// signal.
+sim::ProgressFactory run_progress(bool quiet, const sim::cli::InterruptWatcher& watcher) {
+  const bool terminal = !quiet && isatty(STDERR_FILENO);
+  return [terminal, &watcher](const std::string& label, std::size_t index, std::size_t count) -> sim::ProgressFn {
+    watcher.throw_if_stopped();
     auto start = std::chrono::steady_clock::now();
-    return [=](double sim_now, std::int64_t arrived, std::int64_t finished) {
+    return [=, &watcher](double sim_now, std::int64_t arrived, std::int64_t finished) {
+      watcher.throw_if_stopped();
+      if (!terminal) return;
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (wall < 1.0) return;
       std::string tag = count > 1 ? fmt::format("[{}/{}] {} ", index + 1, count, label) : std::string();
@@ -53,17 +61,36 @@ sim::ProgressFactory terminal_progress() {
   };
 }
 
-int cmd_run(const std::string& file, const std::string& out_arg, const std::vector<std::string>& sets, bool quiet,
-            std::size_t jobs) {
-  const std::filesystem::path out =
-      out_arg.empty() ? std::filesystem::path("out") / std::filesystem::path(file).stem() : std::filesystem::path(out_arg);
+int cmd_run(const sim::cli::CommandLine& cl) {
+  const std::filesystem::path out = cl.out.empty()
+                                        ? std::filesystem::path("out") / std::filesystem::path(cl.file).stem()
+                                        : std::filesystem::path(cl.out);
+  const sim::ExistingResults existing = cl.overwrite ? sim::ExistingResults::kOverwrite
+                                        : cl.resume  ? sim::ExistingResults::kResume
+                                                     : sim::ExistingResults::kRefuse;
   const auto t0 = std::chrono::steady_clock::now();
-  auto results = sim::run_experiment_file(file, sets, out, quiet ? sim::ProgressFactory{} : terminal_progress(), jobs);
-  if (!quiet && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
+  const sim::cli::InterruptWatcher watcher;  // before any other thread starts
+  std::vector<sim::PointResult> results;
+  try {
+    results = sim::run_experiment_file(cl.file, cl.sets, out, run_progress(cl.quiet, watcher), cl.jobs,
+                                           existing);
+  } catch (const sim::cli::Interrupted& e) {
+    if (!cl.quiet && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
+    if (std::filesystem::exists(out))
+      std::cerr << fmt::format("pagesim: {}; temporary files removed; finished results stay in {} (continue a "
+                               "sweep with --resume)\n",
+                               e.what(), out.string());
+    else
+      std::cerr << fmt::format("pagesim: {}; nothing was written\n", e.what());
+    return e.exit_status();
+  }
+  if (!cl.quiet && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << sim::format_results_table(results);
   std::cout << fmt::format("memory: % of KV capacity averaged over scheduler iterations in the measurement window\n");
   std::cout << fmt::format("results in {} ({:.2f} s wall)\n", out.string(), wall);
+  // A signal after the last point: the results are complete, but the run was asked to stop.
+  if (const int s = watcher.stop_requested()) return sim::cli::Interrupted(s).exit_status();
   return 0;
 }
 
@@ -143,7 +170,7 @@ int main(int argc, char** argv) {
   }
   sim::cli::finish_parse(cl, argc, argv);
   try {
-    if (*run) return cmd_run(cl.file, cl.out, cl.sets, cl.quiet, cl.jobs);
+    if (*run) return cmd_run(cl);
     if (*trace.stats) return cmd_trace_stats(cl.file, cl.format, cl.json);
     if (*trace.gen) return cmd_trace_gen(cl.file, cl.out, cl.sets);
     // The GPU commands run in pagesim-cuda (cuda_handoff.h); on success this never returns.

@@ -19,8 +19,10 @@
 #include "sim/cost/cost_error.h"
 #include "sim/cost/kv_capacity.h"
 #include "sim/cost/presets.h"
+#include "sim/experiment/result_folder.h"
 #include "sim/metrics/metrics.h"
 #include "sim/output/atomic_file.h"
+#include "sim/output/created_folder.h"
 #include "sim/validate/batch_sampler.h"
 #include "traces/make_source.h"
 #include "traces/trace_error.h"
@@ -54,6 +56,13 @@ std::string point_folder(std::size_t index, const std::string& label) {
   std::string safe;
   for (char ch : label) safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '=' || ch == '_') ? ch : '_';
   return fmt::format("{:02}-{}", index, safe);
+}
+
+// config.resolved.yaml's text; --resume compares it byte for byte with a kept point's.
+std::string resolved_config_text(const ExperimentConfig& c) {
+  YAML::Emitter resolved;
+  resolved << to_yaml(c);
+  return std::string(resolved.c_str()) + "\n";
 }
 
 std::string csv_field(const std::string& s) {
@@ -124,6 +133,7 @@ Run build_run(const ExperimentConfig& c) {
 Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& out, const ProgressFn& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   Run run = build_run(c);
+  CreatedFolder folder(out);  // a point that fails leaves no empty folder
 
   // Disabled outputs are not written at all (rather than left empty).
   std::optional<AtomicFile> requests, iterations;
@@ -159,9 +169,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
 
   if (requests) requests->commit();
   if (iterations) iterations->commit();
-  YAML::Emitter resolved;
-  resolved << to_yaml(c);
-  write_file_atomically(out / "config.resolved.yaml", std::string(resolved.c_str()) + "\n");
+  write_file_atomically(out / "config.resolved.yaml", resolved_config_text(c));
   nlohmann::ordered_json j;
   j["name"] = c.name;
   j["allocator"] = run.allocator->name();
@@ -171,7 +179,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   j["kv_slots"] = run.kv_slots;
   const nlohmann::ordered_json fields = s.to_json();
   for (const auto& [k, v] : fields.items()) j[k] = v;
-  write_file_atomically(out / "summary.json", j.dump(2) + "\n");
+  write_file_atomically(out / "summary.json", j.dump(2) + "\n");  // last: its presence means complete
+  folder.keep();
   return s;
 }
 
@@ -191,12 +200,13 @@ void check_sweep_points(const Sweep& sweep) {
   }
 }
 
-// Runs every point on `jobs` threads; each point is its own simulation, its config made
+// Runs every point not `kept` (--resume) on `jobs` threads; each point is its own simulation, its config made
 // under `yaml` (yaml-cpp nodes cannot be read concurrently). With several jobs the progress
 // callbacks are serialised. After a failure no new point starts; the first failing point's
 // error (by index) is rethrown once the running ones are done.
 std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesystem::path& out,
-                                          const ProgressFactory& progress, std::size_t jobs) {
+                                          const ProgressFactory& progress, std::size_t jobs,
+                                          const std::vector<std::optional<Summary>>& kept) {
   const std::size_t n = sweep.size();
   std::vector<PointResult> results(n);
   std::vector<std::exception_ptr> errors(n);
@@ -214,6 +224,10 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
         config = sweep.config(i);
         results[i].label = sweep.label(i);
         results[i].assignments = sweep.assignments(i);
+        if (kept[i]) {
+          results[i].summary = *kept[i];  // --resume: complete for this very config
+          continue;
+        }
         if (progress) report = progress(results[i].label, i, n);
       }
       if (report && jobs > 1)
@@ -270,16 +284,28 @@ void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<Poi
 
 std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
                                              const std::filesystem::path& out, const ProgressFactory& progress,
-                                             std::size_t jobs) {
+                                             std::size_t jobs, ExistingResults existing) {
   const Sweep sweep = Sweep::from_file(file, overrides);
-  if (!sweep.swept()) {
+  const bool swept = sweep.swept();
+  if (swept) check_sweep_points(sweep);
+  ResultFolder folder(out, existing);
+  std::vector<PlannedPoint> plan;
+  for (std::size_t i = 0; i < sweep.size(); ++i)
+    plan.push_back({swept ? point_folder(i, sweep.label(i)) : std::string(), resolved_config_text(sweep.config(i))});
+  const std::vector<std::optional<Summary>> kept = folder.prepare(plan);
+  std::vector<PointResult> results;
+  if (!swept) {
     PointResult r;
-    r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{});
-    return {std::move(r)};
+    if (kept[0])
+      r.summary = *kept[0];  // --resume: complete for this very config
+    else
+      r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{});
+    results.push_back(std::move(r));
+  } else {
+    results = run_sweep_points(sweep, out, progress, jobs, kept);
+    write_sweep_csv(sweep.keys(), results, out);
   }
-  check_sweep_points(sweep);
-  std::vector<PointResult> results = run_sweep_points(sweep, out, progress, jobs);
-  write_sweep_csv(sweep.keys(), results, out);
+  folder.finish();
   return results;
 }
 

@@ -9,7 +9,8 @@
 //   iterations.csv (unless output.iterations_stride is 0)
 //   batches.jsonl (only with validate.every_n_iterations > 0: sampled batches for validation)
 // run_experiment_file() does that for a file — once, or per sweep point in out/<NN>-<label>/
-// plus out/sweep.csv with one row per point (swept keys, then the flattened summary).
+// plus out/sweep.csv with one row per point (swept keys, then the flattened summary) — after
+// claiming `out` (result_folder.h: locked; another run's results refused, replaced or resumed).
 // Same file, overrides and seed give byte-identical files, except summary.json's host
 // timings (wall_s, *_per_wall_second).
 #pragma once
@@ -27,6 +28,7 @@
 #include "sim/cost/gpu_spec.h"
 #include "sim/cost/model_spec.h"
 #include "sim/engine/simulation.h"
+#include "sim/experiment/result_folder.h"
 #include "sim/metrics/summary.h"
 #include "sim/scheduler/scheduler.h"
 #include "traces/request_source.h"
@@ -47,7 +49,9 @@ struct Run {
 // in code).
 Run build_run(const ExperimentConfig& config);
 
-// Runs one config; writes its files into `out` (created). Returns the summary.
+// Runs one config; writes its files into `out` (created; removed again if the run fails while
+// it is still empty). Takes no lock and checks nothing already there: run_experiment_file()
+// claims the folder. Returns the summary.
 Summary run_experiment(const ExperimentConfig& config, const std::filesystem::path& out,
                        const ProgressFn& progress = {});
 
@@ -61,11 +65,14 @@ struct PointResult {
 using ProgressFactory = std::function<ProgressFn(const std::string& label, std::size_t index, std::size_t count)>;
 
 // Every sweep point is parsed and built before the first one runs (a bad point throws
-// ConfigError naming its values). `jobs`: how many points run at once, on their own threads;
-// the files written are the same for any value. The progress factory is called under a
-// lock; with jobs > 1 the callbacks it returns are too.
+// ConfigError naming its values). Then `out` is claimed (result_folder.h: a lock; results of
+// another run there are refused, replaced or resumed as `existing` says), and no empty
+// folder is left if the run fails. `jobs`: how many points run at once, on their own
+// threads; the files written are the same for any value. The progress factory is called
+// under a lock; with jobs > 1 the callbacks it returns are too.
 std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
                                              const std::filesystem::path& out,
-                                             const ProgressFactory& progress = {}, std::size_t jobs = 1);
+                                             const ProgressFactory& progress = {}, std::size_t jobs = 1,
+                                             ExistingResults existing = ExistingResults::kRefuse);
 
 }  // namespace pagesim::sim

@@ -144,4 +144,23 @@ nlohmann::ordered_json record_json(const R& r) {
   return j;
 }
 
+// Reads back what record_json() wrote: each field from the key of its name (nested records
+// from nested objects). Throws nlohmann::json::exception if a key is missing or holds another
+// type. Doubles written by nlohmann's dump() read back to the same bits, so
+// record_json(read_record_json<R>(record_json(r))) dumps to the same text.
+template <Record R>
+R read_record_json(const nlohmann::ordered_json& j) {
+  R r{};
+  for_each_field<R>([&](const auto& field) {
+    auto& value = r.*field.member;
+    using T = std::remove_cvref_t<decltype(value)>;
+    const auto& v = j.at(std::string(field.name));
+    if constexpr (Record<T>)
+      value = read_record_json<T>(v);
+    else
+      value = v.template get<T>();
+  });
+  return r;
+}
+
 }  // namespace pagesim::sim

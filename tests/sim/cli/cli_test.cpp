@@ -4,11 +4,14 @@
 // stats; and the hand-over of the CUDA commands to pagesim-cuda (sim/cli/cuda_handoff.h):
 // pagesim loads no CUDA library, runs `validate --device cpu` itself, and `validate --device
 // cuda` / `profile` reach the CUDA code through pagesim-cuda (or name the missing
-// executable). Runs the built binaries (PAGESIM_BINARY, and PAGESIM_CUDA_BINARY in a CUDA
+// executable); the output folder: results of another run refused unless --overwrite or
+// --resume, a second run into a folder in use refused naming the first's pid, SIGINT /
+// SIGTERM stopping a run with 128 + the signal and no temporary left. Runs the built binaries (PAGESIM_BINARY, and PAGESIM_CUDA_BINARY in a CUDA
 // build) from a fresh temporary folder.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,7 +20,10 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
 #ifdef PAGESIM_CUDA_BINARY
 #include "kernels/cuda/cuda_host.h"
@@ -314,6 +320,126 @@ TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(summary, m, std::regex("\"prefix_hit_rate\": ([0-9.e-]+)"))) << summary;
   EXPECT_GT(std::stod(m[1]), 0.0) << summary;
+}
+
+// A run into a folder holding another run's results is refused, naming the folder, what is
+// there and both flags; --overwrite replaces them, --resume keeps what is complete; the two
+// flags together are a usage error.
+TEST_F(Cli, FolderWithResultsNeedsOverwriteOrResume) {
+  const std::string sweep = write("sweep.yaml", small_experiment() + "sweep:\n  kv.slots: [4096, 8192]\n");
+  const std::string file = write("small.yaml", small_experiment());
+  ASSERT_EQ(pagesim("run " + quote(sweep) + " --out out -q").status, 0);
+  Result r = pagesim("run " + quote(file) + " --out out -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "pagesim: error: output folder 'out' holds the results of another run: sweep.csv, 2 point folders "
+                   "(00-kv.slots=4096, 01-kv.slots=8192); pass --overwrite to replace them, or --resume to keep the "
+                   "points whose results are complete for the same config and run the rest\n");
+  EXPECT_FALSE(fs::exists(dir_ / "out/summary.json"));
+  r = pagesim("run " + quote(file) + " --out out -q --overwrite");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "out/00-kv.slots=4096"));
+  EXPECT_TRUE(fs::exists(dir_ / "out/summary.json"));
+  r = pagesim("run " + quote(file) + " --out out -q --resume");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("results in out"), std::string::npos) << r.out;
+  EXPECT_EQ(pagesim("run " + quote(file) + " --out out -q --resume --overwrite").status, 2);
+  const Result help = pagesim("run --help");
+  for (const char* s : {"--overwrite", "--resume", "sweep.csv", "point folders", "locked", "SIGINT"})
+    EXPECT_NE(help.out.find(s), std::string::npos) << s << " in:\n" << help.out;
+}
+
+// A pagesim run started in the background that lasts until it is stopped: millions of
+// requests, every iteration written. Returns its pid once it writes its temporaries.
+pid_t start_long_run(const fs::path& dir, const std::string& out) {
+  std::ofstream(dir / "long.yaml") << "name: long\n"
+                                      "workload:\n"
+                                      "  arrival: {kind: poisson, rate: 50}\n"
+                                      "  lengths: {kind: empirical, path: '" +
+                                          (kSource / "traces/data/sharegpt_opt_lengths.csv").string() +
+                                          "'}\n"
+                                          "  max_total_tokens: 2048\n"
+                                          "  max_requests: 50000000\n"
+                                          "kv: {slots: 65536}\n";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(127);
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::dup2(null, STDERR_FILENO);
+    ::execl(PAGESIM_BINARY, PAGESIM_BINARY, "run", "long.yaml", "--out", out.c_str(), "-q",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 1000; ++i) {  // up to 10 s
+    bool temporaries = false;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir / out, ec))
+      temporaries |= e.path().filename().string().find(".tmp.") != std::string::npos;
+    if (temporaries && fs::exists(dir / out / ".pagesim.lock")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pid;
+}
+
+// The exit status of `pid` (-1 when a signal killed it).
+int wait_status(pid_t pid) {
+  int raw = 0;
+  if (::waitpid(pid, &raw, 0) != pid) return -2;
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+}
+
+// Every name below `dir` holding ".tmp" (temporaries of any naming).
+std::vector<std::string> temporaries_under(const fs::path& dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec))
+    if (e.path().filename().string().find(".tmp") != std::string::npos) found.push_back(e.path().string());
+  return found;
+}
+
+// Two runs into one folder at once: the second fails at once naming the folder and the
+// first's pid, and touches nothing of the first's.
+TEST_F(Cli, SecondRunIntoAFolderInUseIsRefused) {
+  const pid_t first = start_long_run(dir_, "busy");
+  const std::string file = write("small.yaml", small_experiment());
+  const Result r = pagesim("run " + quote(file) + " --out busy -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("pagesim: error: output folder 'busy' is in use by another pagesim run (pid " +
+                       std::to_string(first) + ", holding 'busy/.pagesim.lock')"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "busy/summary.json"));
+  ::kill(first, SIGTERM);
+  EXPECT_EQ(wait_status(first), 128 + SIGTERM);
+}
+
+// SIGINT and SIGTERM stop a run: its temporaries and lock file are removed, the folder it
+// created too (nothing finished), and it exits with 128 + the signal.
+TEST_F(Cli, SignalStopsARunAndRemovesItsTemporaries) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    const std::string out = "stopped-" + std::to_string(sig);
+    const pid_t pid = start_long_run(dir_, out);
+    ASSERT_FALSE(temporaries_under(dir_ / out).empty()) << "the run never started writing";
+    ::kill(pid, sig);
+    EXPECT_EQ(wait_status(pid), 128 + sig) << "signal " << sig;
+    for (const auto& t : temporaries_under(dir_)) ADD_FAILURE() << "temporary left behind: " << t;
+    EXPECT_FALSE(fs::exists(dir_ / out)) << "an empty result folder left behind";
+  }
+}
+
+// After SIGKILL the temporaries stay; the next run into the folder removes them.
+TEST_F(Cli, NextRunRemovesTheTemporariesOfAKilledRun) {
+  const pid_t pid = start_long_run(dir_, "killed");
+  ::kill(pid, SIGKILL);
+  EXPECT_EQ(wait_status(pid), -1);
+  ASSERT_FALSE(temporaries_under(dir_ / "killed").empty());
+  const std::string file = write("small.yaml", small_experiment());
+  const Result r = pagesim("run " + quote(file) + " --out killed -q");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(temporaries_under(dir_ / "killed").empty());
+  EXPECT_FALSE(fs::exists(dir_ / "killed/.pagesim.lock"));
 }
 
 // pagesim links no CUDA library (they map about 200 MiB and take 0.1 s to load): its help

@@ -314,6 +314,7 @@ TEST_F(ExperimentTest, MalformedTraceRowMidRunLeavesNothing) {
     EXPECT_NE(std::string(e.what()).find(csv), std::string::npos) << e.what();
   }
   for (const auto& f : files_under(dir_ / "out")) ADD_FAILURE() << "file left behind: " << f;
+  EXPECT_FALSE(fs::exists(dir_ / "out")) << "an empty result folder left behind";
 }
 
 TEST_F(ExperimentTest, FailingSweepPointKeepsFinishedPointsAndWritesNoSweepCsv) {
@@ -326,6 +327,7 @@ TEST_F(ExperimentTest, FailingSweepPointKeepsFinishedPointsAndWritesNoSweepCsv) 
       {p0 + "config.resolved.yaml", p0 + "iterations.csv", p0 + "requests.csv", p0 + "summary.json"});
   EXPECT_TRUE(fs::exists(dir_ / "out" / p0 / "summary.json"));
   EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "out/01-kv.slots=512_scheduler.max_num_batched_tokens=4096"));
 }
 
 TEST_F(ExperimentTest, ConfigErrorInAnyPointRunsNothing) {

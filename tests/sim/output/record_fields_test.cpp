@@ -1,7 +1,8 @@
 // The records' outputs come from one field list each: for every record, the CSV header, the
 // CSV row and the JSON object name the same fields in the same order; a sample record
 // round-trips through its CSV row; the memory classes have one order everywhere (the drift
-// between iterations.csv and summary.json is gone) and their percentages sum to 100.
+// between iterations.csv and summary.json is gone) and their percentages sum to 100; a
+// summary read back from its JSON text dumps to the same text (what --resume relies on).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -228,6 +229,30 @@ TEST(MemoryBreakdown, SumAndDifferenceCoverEveryClass) {
   EXPECT_EQ(a, (alloc::MemoryBreakdown{11, 22, 33, 44, 55, 66}));
   a -= b;
   EXPECT_EQ(a, (alloc::MemoryBreakdown{1, 2, 3, 4, 5, 6}));
+}
+
+// --resume rebuilds a kept point's Summary from its summary.json: reading the dumped text back
+// gives the same record, whose JSON dumps to the same bytes (awkward doubles included).
+TEST(RecordFields, SummaryReadsBackFromItsJsonText) {
+  Summary s;
+  s.memory_pct.token_states = 0.1 + 0.2;
+  s.memory_pct.free = 100.0 / 3.0;
+  s.e2e_s.p99 = 1e-300;
+  s.throughput_rps = 123456789.123456789;
+  s.preemptions = 9007199254740993;  // above 2^53: an integer, not a double
+  s.sim_time_s = 5e-324;
+  const std::string text = s.to_json().dump(2);
+  const Summary back = read_record_json<Summary>(nlohmann::ordered_json::parse(text));
+  EXPECT_EQ(back.to_json().dump(2), text);
+  EXPECT_EQ(back.preemptions, s.preemptions);
+  EXPECT_EQ(back.memory_pct.token_states, s.memory_pct.token_states);
+  // A missing key or a wrong type is an error, not a zero.
+  nlohmann::ordered_json cut = s.to_json();
+  cut.erase("sim_time_s");
+  EXPECT_THROW(read_record_json<Summary>(cut), nlohmann::json::exception);
+  nlohmann::ordered_json wrong = s.to_json();
+  wrong["e2e_s"]["p99"] = "slow";
+  EXPECT_THROW(read_record_json<Summary>(wrong), nlohmann::json::exception);
 }
 
 }  // namespace

@@ -1,0 +1,126 @@
+#include "sim/experiment/result_folder.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "sim/output/atomic_file.h"
+
+namespace pagesim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// "<two or more digits>-<label>": a sweep point's folder name (experiment.cpp's point_folder).
+bool is_point_folder_name(const std::string& name) {
+  std::size_t digits = 0;
+  while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits]))) ++digits;
+  return digits >= 2 && digits < name.size() && name[digits] == '-';
+}
+
+// The result files present in `dir`, in result_file_names() order.
+std::vector<std::string> result_files_in(const fs::path& dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& name : result_file_names())
+    if (fs::is_regular_file(dir / name, ec)) found.push_back(name);
+  return found;
+}
+
+// The point folders in `dir` holding a result file (removing dead processes' temporaries in
+// each on the way), sorted.
+std::vector<std::string> point_folders_in(const fs::path& dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory(ec) || !is_point_folder_name(name)) continue;
+    remove_stale_temporaries(entry.path());
+    if (!result_files_in(entry.path()).empty()) found.push_back(name);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// Removes the result files of `dir`; then `dir` itself if `remove_empty_dir` and it is empty.
+void remove_results(const fs::path& dir, bool remove_empty_dir) {
+  for (const auto& name : result_files_in(dir)) fs::remove(dir / name);
+  std::error_code ec;
+  if (remove_empty_dir && fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The summary of a complete result for `resolved_config` in `dir`, or nullopt.
+std::optional<Summary> complete_result(const fs::path& dir, const std::string& resolved_config) {
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / "summary.json", ec) || !fs::is_regular_file(dir / "config.resolved.yaml", ec))
+    return std::nullopt;
+  if (read_file(dir / "config.resolved.yaml") != resolved_config) return std::nullopt;
+  try {
+    return read_record_json<Summary>(nlohmann::ordered_json::parse(read_file(dir / "summary.json")));
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // cut short or edited: run the point again
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& result_file_names() {
+  static const std::vector<std::string> names = {"summary.json",   "config.resolved.yaml", "requests.csv",
+                                                 "iterations.csv", "batches.jsonl",        "sweep.csv"};
+  return names;
+}
+
+ResultFolder::ResultFolder(const fs::path& dir, ExistingResults policy)
+    : dir_(dir), policy_(policy), created_(dir) {
+  lock_.emplace(dir_);
+  remove_stale_temporaries(dir_);
+  if (policy_ != ExistingResults::kRefuse) return;
+  const std::vector<std::string> files = result_files_in(dir_);
+  const std::vector<std::string> points = point_folders_in(dir_);
+  if (files.empty() && points.empty()) return;
+  std::string what = fmt::format("{}", fmt::join(files, ", "));
+  if (!points.empty()) {
+    if (!what.empty()) what += ", ";
+    const std::string last = points.size() > 2 ? ", ..., " + points.back() : points.size() == 2 ? ", " + points.back() : "";
+    what += fmt::format("{} point folder{} ({}{})", points.size(), points.size() == 1 ? "" : "s", points.front(), last);
+  }
+  throw ExistingResultsError(fmt::format(
+      "output folder '{}' holds the results of another run: {}; pass --overwrite to replace them, or --resume to "
+      "keep the points whose results are complete for the same config and run the rest",
+      dir_.string(), what));
+}
+
+ResultFolder::~ResultFolder() = default;
+
+std::vector<std::optional<Summary>> ResultFolder::prepare(const std::vector<PlannedPoint>& points) {
+  std::vector<std::optional<Summary>> kept(points.size());
+  std::set<std::string> keep_folders;
+  if (policy_ == ExistingResults::kResume) {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      kept[i] = complete_result(dir_ / points[i].folder, points[i].resolved_config);
+      if (kept[i]) keep_folders.insert(points[i].folder);
+    }
+  }
+  // The top level: a kept run without sweep keeps its files (a stale sweep.csv goes).
+  if (keep_folders.count("")) {
+    std::error_code ec;
+    fs::remove(dir_ / "sweep.csv", ec);
+  } else {
+    remove_results(dir_, false);
+  }
+  for (const auto& name : point_folders_in(dir_))
+    if (!keep_folders.count(name)) remove_results(dir_ / name, true);
+  return kept;
+}
+
+}  // namespace pagesim::sim

@@ -1,0 +1,81 @@
+// ResultFolder: the output folder of one `pagesim run`, claimed for that run alone.
+//
+// A run's results are the files it writes — summary.json, config.resolved.yaml,
+// requests.csv, iterations.csv, batches.jsonl, sweep.csv — at the top of the folder (a run
+// without sweep; sweep.csv for a sweep) and in point folders "<NN>-<label>/" (a sweep's
+// points: two or more digits, a dash, the label) holding any of them. Claiming a folder:
+//   1. creates it if missing (CreatedFolder: removed again if the run fails while it is
+//      still empty) and locks it (FolderLock: a second run into it fails at once);
+//   2. removes temporaries of processes that no longer exist, left by a killed run;
+//   3. refuses (ExistingResultsError) if results of another run are there, unless the
+//      policy is kOverwrite (they are removed before anything runs) or kResume (points
+//      whose results are complete for the same resolved config are kept; everything else
+//      of the old run is removed).
+// Nothing of an old run survives beside the new one: files of other names are left alone.
+// Not copyable; one thread.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/metrics/summary.h"
+#include "sim/output/created_folder.h"
+#include "sim/output/folder_lock.h"
+
+namespace pagesim::sim {
+
+// What to do with a folder that holds results of another run.
+enum class ExistingResults {
+  kRefuse,     // fail with ExistingResultsError (the default: results are never lost)
+  kOverwrite,  // remove them, then run
+  kResume,     // keep the points that are complete for the same config; run the others
+};
+
+// The file names of a run's results.
+const std::vector<std::string>& result_file_names();
+
+// The folder holds results of another run and the policy is kRefuse. The message names the
+// folder, what is there and the two flags (--overwrite, --resume).
+class ExistingResultsError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One point the new run will write: its folder relative to the result folder ("" for a run
+// without sweep) and the text its config.resolved.yaml will have.
+struct PlannedPoint {
+  std::string folder;
+  std::string resolved_config;
+};
+
+class ResultFolder {
+ public:
+  // Claims `dir` as described above. Throws FolderBusy, ExistingResultsError, or
+  // std::filesystem::filesystem_error.
+  ResultFolder(const std::filesystem::path& dir, ExistingResults policy);
+  // Unlocks; unless finish() was called, removes the folders the claim created if empty.
+  ~ResultFolder();
+  ResultFolder(const ResultFolder&) = delete;
+  ResultFolder& operator=(const ResultFolder&) = delete;
+
+  // Makes room for `points`: removes every result of the old run except, under kResume, the
+  // points whose folder holds config.resolved.yaml equal byte for byte to the planned text
+  // and a summary.json that reads back (written last, so its presence means complete).
+  // Returns, per point, the kept point's summary, or nullopt for a point to run.
+  // REQUIRES: called once, before anything is written into the folder.
+  std::vector<std::optional<Summary>> prepare(const std::vector<PlannedPoint>& points);
+
+  // The run completed: the folder stays.
+  void finish() { created_.keep(); }
+
+ private:
+  std::filesystem::path dir_;
+  ExistingResults policy_;
+  CreatedFolder created_;
+  std::optional<FolderLock> lock_;  // reset before created_ is taken back
+};
+
+}  // namespace pagesim::sim

@@ -1,0 +1,110 @@
+// AtomicFile: a destination appears whole or not at all; temporaries are named per process
+// and object ("<path>.tmp.<pid>.<k>"), removed when not committed, and those of processes
+// that no longer exist are removed by remove_stale_temporaries().
+#include "sim/output/atomic_file.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+
+namespace pagesim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AtomicFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("pagesim-test-" + std::to_string(::getpid()) + "-atomic-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::set<std::string> names() const {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) out.insert(e.path().filename().string());
+    return out;
+  }
+  fs::path dir_;
+};
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The pid of a process that has exited and been reaped.
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
+TEST_F(AtomicFileTest, TwoWritersOfOnePathHaveTheirOwnTemporaries) {
+  const fs::path path = dir_ / "iterations.csv";
+  AtomicFile a(path), b(path);
+  EXPECT_NE(a.temporary_path(), b.temporary_path());
+  const std::string prefix = "iterations.csv.tmp." + std::to_string(::getpid()) + ".";
+  for (const AtomicFile* f : {&a, &b}) {
+    const std::string name = f->temporary_path().filename().string();
+    EXPECT_EQ(name.rfind(prefix, 0), 0u) << name;
+    EXPECT_EQ(temporary_owner(name), ::getpid()) << name;
+  }
+  a.stream() << "a rows\n";
+  b.stream() << "b rows\n";
+  a.commit();
+  EXPECT_EQ(read(path), "a rows\n");  // whole, never a mix of the two
+  b.commit();
+  EXPECT_EQ(read(path), "b rows\n");
+  EXPECT_EQ(names(), std::set<std::string>{"iterations.csv"});
+}
+
+TEST_F(AtomicFileTest, UncommittedFileLeavesNothing) {
+  {
+    AtomicFile f(dir_ / "sub/summary.json");
+    f.stream() << "half";
+    EXPECT_TRUE(fs::exists(f.temporary_path()));
+  }
+  EXPECT_TRUE(fs::is_empty(dir_ / "sub"));
+}
+
+TEST(TemporaryOwner, ParsesOnlyTemporaryNames) {
+  EXPECT_EQ(temporary_owner("summary.json.tmp.123.7ffd1a2b"), 123);
+  EXPECT_EQ(temporary_owner("a.tmp.b.tmp.42.0"), 42);
+  EXPECT_EQ(temporary_owner("summary.json"), std::nullopt);
+  EXPECT_EQ(temporary_owner("summary.json.tmp"), std::nullopt);
+  EXPECT_EQ(temporary_owner("x.tmp.12"), std::nullopt);
+  EXPECT_EQ(temporary_owner("x.tmp.12."), std::nullopt);
+  EXPECT_EQ(temporary_owner("x.tmp.abc.1"), std::nullopt);
+  EXPECT_EQ(temporary_owner("x.tmp.0.1"), std::nullopt);
+  EXPECT_EQ(temporary_owner("x.tmp.12.xyz"), std::nullopt);
+  EXPECT_EQ(temporary_owner(".tmp.12.1"), std::nullopt);
+}
+
+// After a SIGKILL: the dead process's temporaries go; a live one's, and other files, stay.
+TEST_F(AtomicFileTest, StaleTemporariesOfDeadProcessesAreRemoved) {
+  const std::string dead = std::to_string(dead_pid()), live = std::to_string(::getpid());
+  for (const std::string& name : {"requests.csv.tmp." + dead + ".7ffd10", "iterations.csv.tmp." + dead + ".7ffd20",
+                                 "summary.json.tmp." + live + ".7ffd30", std::string("notes.tmp"), std::string("data.csv")})
+    std::ofstream(dir_ / name) << "x";
+  fs::create_directories(dir_ / ("sub.tmp." + dead + ".1"));  // a folder, not a temporary
+  EXPECT_EQ(remove_stale_temporaries(dir_), 2);
+  EXPECT_EQ(names(), (std::set<std::string>{"summary.json.tmp." + live + ".7ffd30", "notes.tmp", "data.csv",
+                                            "sub.tmp." + dead + ".1"}));
+  EXPECT_EQ(remove_stale_temporaries(dir_ / "missing"), 0);
+}
+
+}  // namespace
+}  // namespace pagesim::sim

@@ -1,0 +1,93 @@
+// FolderLock: one writer per folder. A second lock — another object of this process or
+// another process — fails at once naming the folder and the holder's pid; the lock file is
+// gone after release; a holder killed with SIGKILL blocks nobody.
+#include "sim/output/folder_lock.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace pagesim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FolderLockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("pagesim-test-" + std::to_string(::getpid()) + "-lock-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path dir_;
+};
+
+TEST_F(FolderLockTest, SecondLockFailsNamingFolderAndHolder) {
+  std::optional<FolderLock> first(std::in_place, dir_);
+  EXPECT_TRUE(fs::exists(dir_ / ".pagesim.lock"));
+  // From another thread too: the lock is the open file's, not the thread's or process's.
+  std::optional<FolderBusy> busy;
+  std::thread([&] {
+    try {
+      FolderLock second(dir_);
+    } catch (const FolderBusy& e) {
+      busy = e;
+    }
+  }).join();
+  ASSERT_TRUE(busy);
+  EXPECT_EQ(busy->holder_pid(), ::getpid());
+  const std::string what = busy->what();
+  EXPECT_NE(what.find("'" + dir_.string() + "' is in use by another pagesim run (pid " + std::to_string(::getpid())),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("--out"), std::string::npos) << what;
+  first.reset();
+  EXPECT_FALSE(fs::exists(dir_ / ".pagesim.lock"));
+  FolderLock again(dir_);  // free once released
+}
+
+// A holder in another process; SIGKILL releases its lock (its lock file stays, harmlessly).
+TEST_F(FolderLockTest, LockOfAKilledProcessIsFree) {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    FolderLock held(dir_);
+    const char c = 1;
+    if (::write(ready[1], &c, 1) != 1) ::_exit(2);
+    ::pause();
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  try {
+    FolderLock second(dir_);
+    ADD_FAILURE() << "locked a folder another process holds";
+  } catch (const FolderBusy& e) {
+    EXPECT_EQ(e.holder_pid(), child);
+    EXPECT_NE(std::string(e.what()).find("(pid " + std::to_string(child) + ","), std::string::npos) << e.what();
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  EXPECT_TRUE(fs::exists(dir_ / ".pagesim.lock"));
+  { FolderLock after(dir_); }
+  EXPECT_FALSE(fs::exists(dir_ / ".pagesim.lock"));
+}
+
+}  // namespace
+}  // namespace pagesim::sim
