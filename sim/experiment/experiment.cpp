@@ -4,6 +4,8 @@
 #include <chrono>
 #include <optional>
 #include <cmath>
+#include <limits>
+#include <new>
 
 #include <fmt/format.h>
 
@@ -40,9 +42,44 @@ auto in_section(const ConfigOrigin& origin, const std::string& key, F&& build) {
     std::string message = e.what();
     if (message.rfind(e.field() + ": ", 0) == 0) message.erase(0, e.field().size() + 2);
     throw origin.error(path, message);
+  } catch (const std::bad_alloc&) {
+    throw origin.error(key, "not enough host memory to build it: lower kv.slots (or the setting that sizes it)");
   } catch (const std::exception& e) {
     throw origin.error(key, e.what());
   }
+}
+
+// Block ids are 32-bit (allocator/block.h): a pool of more blocks cannot be built.
+constexpr std::int64_t kMaxBlocks = std::numeric_limits<alloc::BlockId>::max();
+
+// The key a KV pool size came from: kv.slots when the file gives it, else the settings
+// that derive it.
+std::string capacity_key(const ExperimentConfig& c) { return c.kv.slots > 0 ? "kv.slots" : "kv.gpu_memory_utilization"; }
+
+double gib(double bytes) { return bytes / std::pow(2.0, 30); }
+
+// What to change for a request that can never be scheduled, by the key that keeps it out.
+std::string unschedulable_hint(const ExperimentConfig& c, const alloc::AllocatorSpec& as, const std::string& key) {
+  std::string hint;
+  if (key == "allocator.max_seq_len")
+    hint = fmt::format("the contiguous allocator admits at most allocator.max_seq_len = {} tokens per sequence; "
+                       "raise it (up to the model's context length)",
+                       as.max_seq_len);
+  else if (key == "allocator.max_chunk_blocks")
+    hint = fmt::format("the buddy placement's largest range is allocator.max_chunk_blocks × allocator.block_size = "
+                       "{} × {} = {} slots{}; raise allocator.max_chunk_blocks or allocator.block_size",
+                       as.max_chunk_blocks, as.block_size, as.max_chunk_blocks * as.block_size,
+                       as.block_size < 16 ? " (with a block_size below 16 the default 128-block chunk is shorter "
+                                            "than a 2048-token sequence)"
+                                          : "");
+  else if (key == "scheduler.max_num_batched_tokens")
+    hint = fmt::format("raise scheduler.max_num_batched_tokens (now {}), or use a chunked-prefill scheduler "
+                       "(scheduler.kind: sarathi)",
+                       c.scheduler.max_num_batched_tokens);
+  else
+    hint = fmt::format("the KV pool holds {} slots; raise kv.slots", as.capacity_slots);
+  return hint + "; or set workload.oversize: drop (skip such requests) or truncate (cut their prompts), "
+                "counted in summary.json";
 }
 
 std::string point_folder(std::size_t index, const std::string& label) {
@@ -65,6 +102,10 @@ Run build_run(const ExperimentConfig& c) {
   Run run;
   run.model = in_section(origin, "model", [&] { return model_preset(c.model); });
   run.gpu = in_section(origin, "gpu", [&] { return gpu_preset(c.gpu); });
+  in_section(origin, "tensor_parallel", [&] {
+    run.model.check_tensor_parallel(c.tensor_parallel);
+    return 0;
+  });
   if (c.cost.compute_efficiency >= 0) run.gpu.compute_efficiency = c.cost.compute_efficiency;
   if (c.cost.memory_efficiency >= 0) run.gpu.memory_efficiency = c.cost.memory_efficiency;
   if (c.cost.iteration_overhead_s >= 0) run.gpu.iteration_overhead_seconds = c.cost.iteration_overhead_s;
@@ -80,12 +121,40 @@ Run build_run(const ExperimentConfig& c) {
     });
   }
 
+  const double kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel));
+  if (run.kv_slots / c.allocator.block_size > kMaxBlocks)
+    throw origin.error(capacity_key(c),
+                       fmt::format("{} slots are {} blocks of allocator.block_size = {}, more than the {} block ids "
+                                   "the allocator has (32-bit); for {} that pool would need {:.0f} GiB of KV per GPU",
+                                   run.kv_slots, run.kv_slots / c.allocator.block_size, c.allocator.block_size,
+                                   kMaxBlocks, run.model.name, gib(kv_bytes_per_token * static_cast<double>(run.kv_slots))));
+  if (c.kv.slots > 0) {
+    const double kv_bytes = kv_bytes_per_token * static_cast<double>(c.kv.slots);
+    if (kv_bytes > static_cast<double>(run.gpu.hbm_bytes))
+      run.warnings.push_back(fmt::format(
+          "{}: kv.slots = {} needs {:.1f} GiB of KV cache per GPU for {} (tensor_parallel = {}), more than the {:.1f} "
+          "GiB of one {}: the run simulates a pool that GPU cannot hold (kv.slots: 0 derives it from GPU memory)",
+          origin.file(), c.kv.slots, gib(kv_bytes), run.model.name, c.tensor_parallel,
+          gib(static_cast<double>(run.gpu.hbm_bytes)), run.gpu.name));
+  }
+
   alloc::AllocatorSpec as = c.allocator;
   as.capacity_slots = run.kv_slots;
-  const double kv_bytes_per_block = static_cast<double>(run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel)) *
-                                    static_cast<double>(c.allocator.block_size);
+  const double kv_bytes_per_block = kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
   as.cpu_blocks = static_cast<std::int64_t>(c.allocator.cpu_swap_gib * std::pow(2.0, 30) / kv_bytes_per_block);
   const bool paged = c.allocator.kind == alloc::AllocatorKind::kPaged;
+  if (c.scheduler.preemption == PreemptionMode::kSwap && paged && as.cpu_blocks == 0)
+    throw origin.error("allocator.cpu_swap_gib",
+                       fmt::format("scheduler.preemption: swap needs CPU swap space, but {} GiB holds no block of "
+                                   "{:.0f} bytes ({} tokens of {}): raise allocator.cpu_swap_gib, or set "
+                                   "scheduler.preemption: recompute",
+                                   c.allocator.cpu_swap_gib, kv_bytes_per_block, c.allocator.block_size,
+                                   run.model.name));
+  // A contiguous allocator reserves up to max_seq_len per request: by default the model's
+  // context length (its longest sequence), not a fixed 2048.
+  if (!paged && !origin.has("allocator.max_seq_len") && run.model.max_seq_len > 0)
+    as.max_seq_len = run.model.max_seq_len;
+  run.allocator_spec = as;
   bool beams = false;
   for (const auto& s : c.workload.sampling) beams |= s.beam_width > 1;
   if (beams && !paged)
@@ -116,7 +185,8 @@ Run build_run(const ExperimentConfig& c) {
   return run;
 }
 
-Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& out, const ProgressFn& progress) {
+Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& out, const ProgressFn& progress,
+                       SummaryNotes* notes) {
   const auto t0 = std::chrono::steady_clock::now();
   Run run = build_run(c);
 
@@ -135,6 +205,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   EngineSettings es;
   es.seed = c.seed;
   es.beam = c.beam;
+  es.oversize = c.workload.oversize;
   Simulation simulation(*run.source, *run.scheduler, *run.cost, es);
   simulation.add_observer(metrics);
   std::unique_ptr<BatchSampler> sampler;
@@ -145,17 +216,39 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     run.scheduler->set_observer(sampler.get());
     simulation.add_observer(*sampler);
   }
-  simulation.run(progress);
+  try {
+    simulation.run(progress);
+  } catch (const UnschedulableRequest& e) {
+    throw c.origin.error(e.key(), fmt::format("{}; {}", e.what(), unschedulable_hint(c, run.allocator_spec, e.key())));
+  }
   if (sampler) sampler->finish();
 
   const double hit_rate = run.allocator->stats().prefix.hit_rate();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Summary s = metrics.finish(simulation.now(), wall, hit_rate);
+  if (s.requests_arrived == 0)
+    throw c.origin.error("workload", fmt::format("the workload gave no request to simulate{}: check "
+                                                 "workload.duration_s, workload.max_total_tokens and the trace",
+                                                 simulation.oversize_dropped() > 0
+                                                     ? fmt::format(" ({} dropped by workload.oversize)",
+                                                                   simulation.oversize_dropped())
+                                                     : std::string()));
+  SummaryNotes n;
+  n.warnings = run.warnings;
+  n.requests_dropped_oversize = simulation.oversize_dropped();
+  n.requests_truncated_oversize = simulation.oversize_truncated();
+  if (s.window_iterations == 0)
+    n.warnings.push_back(fmt::format(
+        "{}: the measurement window [{}, {}) s holds no iteration of the run, which simulated {:.3f} s: every "
+        "window average (memory_pct, batch sizes) is 0; set measure.window_start_s / window_end_s inside the run",
+        c.origin.file(), c.measure.window_start_s, c.measure.window_end_s, s.sim_time_s));
 
   if (requests) requests->commit();
   if (iterations) iterations->commit();
+  ExperimentConfig resolved_config = c;
+  resolved_config.allocator.max_seq_len = run.allocator_spec.max_seq_len;  // as the allocator used it
   YAML::Emitter resolved;
-  resolved << to_yaml(c);
+  resolved << to_yaml(resolved_config);
   write_file_atomically(out / "config.resolved.yaml", std::string(resolved.c_str()) + "\n");
   nlohmann::ordered_json j;
   j["name"] = c.name;
@@ -166,6 +259,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   j["kv_slots"] = run.kv_slots;
   const nlohmann::ordered_json fields = s.to_json();
   for (const auto& [k, v] : fields.items()) j[k] = v;
+  n.add_to(j);
+  if (notes) *notes = std::move(n);
   write_file_atomically(out / "summary.json", j.dump(2) + "\n");
   return s;
 }
@@ -179,7 +274,7 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
   if (points.empty()) {
     ExperimentConfig c = parse_experiment(root, file);
     PointResult r;
-    r.summary = run_experiment(c, out, progress ? progress("", 0, 1) : ProgressFn{});
+    r.summary = run_experiment(c, out, progress ? progress("", 0, 1) : ProgressFn{}, &r.notes);
     results.push_back(std::move(r));
     return results;
   }
@@ -191,7 +286,7 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
     r.label = points[i].label;
     r.assignments = points[i].assignments;
     r.summary = run_experiment(configs[i], out / point_folder(i, points[i].label),
-                               progress ? progress(points[i].label, i, points.size()) : ProgressFn{});
+                               progress ? progress(points[i].label, i, points.size()) : ProgressFn{}, &r.notes);
     results.push_back(std::move(r));
   }
   // sweep.csv: one row per point; host timings stay in each summary.json (reproducibility).

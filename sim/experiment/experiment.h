@@ -41,20 +41,28 @@ struct Run {
   std::unique_ptr<alloc::KvAllocator> allocator;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<CostModel> cost;
+  // The allocator's settings as built: capacity and CPU blocks derived, and a contiguous
+  // allocator's max_seq_len following the model's context unless the file gives it.
+  alloc::AllocatorSpec allocator_spec;
+  // Settings that run but deserve a look (e.g. a KV pool larger than the GPU); written to
+  // summary.json's "warnings" and printed by the CLI.
+  std::vector<std::string> warnings;
 };
 
 // Errors name the key at the line `config.origin` recorded for it (none for a config made
 // in code).
 Run build_run(const ExperimentConfig& config);
 
-// Runs one config; writes its files into `out` (created). Returns the summary.
+// Runs one config; writes its files into `out` (created). Returns the summary; *notes
+// (when given) receives the warnings and oversize counts summary.json adds to it.
 Summary run_experiment(const ExperimentConfig& config, const std::filesystem::path& out,
-                       const ProgressFn& progress = {});
+                       const ProgressFn& progress = {}, SummaryNotes* notes = nullptr);
 
 struct PointResult {
   std::string label;  // empty for a run without sweep
   std::vector<std::pair<std::string, std::string>> assignments;
   Summary summary;
+  SummaryNotes notes;  // warnings and oversize counts (summary.json has them too)
 };
 
 // Makes the progress callback for a point (label, index, count); may return an empty fn.

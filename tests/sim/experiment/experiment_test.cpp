@@ -294,7 +294,7 @@ TEST_F(ExperimentTest, RequestThatCanNeverFitLeavesNothing) {
                                  "  max_requests: 20\n"
                                  "kv: {slots: 1024}\n"
                                  "scheduler: {max_num_batched_tokens: 4096}\n");
-  expect_failure_leaves_nothing<SimulationError>(file, dir_ / "out");
+  expect_failure_leaves_nothing<ConfigError>(file, dir_ / "out");
 }
 
 TEST_F(ExperimentTest, MalformedTraceRowMidRunLeavesNothing) {
@@ -321,7 +321,7 @@ TEST_F(ExperimentTest, FailingSweepPointKeepsFinishedPointsAndWritesNoSweepCsv) 
   const std::string file =
       write("sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [4096, 512]\n  scheduler.max_num_batched_tokens: [4096]\n");
   const std::string p0 = "00-kv.slots=4096_scheduler.max_num_batched_tokens=4096/";
-  expect_failure_leaves_nothing<SimulationError>(
+  expect_failure_leaves_nothing<ConfigError>(
       file, dir_ / "out",
       {p0 + "config.resolved.yaml", p0 + "iterations.csv", p0 + "requests.csv", p0 + "summary.json"});
   EXPECT_TRUE(fs::exists(dir_ / "out" / p0 / "summary.json"));
