@@ -1,6 +1,8 @@
 #include "sim/config/experiment_config.h"
 
+#include <charconv>
 #include <cmath>
+#include <stdexcept>
 #include <fstream>
 #include <utility>
 
@@ -71,6 +73,8 @@ void visit(V& v, ExperimentConfig& c) {
   v.field("model", c.model);
   v.field("gpu", c.gpu);
   v.field("tensor_parallel", c.tensor_parallel);
+  v.parsed_omitted_at_default("max_model_len", c.max_model_len, parse_max_model_len, format_max_model_len,
+                              kMaxModelLenOff);
   v.section("kv", [&](auto& k) {
     k.field("slots", c.kv.slots);
     k.field("gpu_memory_utilization", c.kv.gpu_memory_utilization);
@@ -275,6 +279,23 @@ std::vector<std::string> split_path(const std::string& path, const std::string& 
 }
 
 }  // namespace
+
+std::int64_t parse_max_model_len(const std::string& text) {
+  if (text == "off") return kMaxModelLenOff;
+  if (text == "model") return kMaxModelLenOfModel;
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1)
+    throw std::invalid_argument("expected off, model (the model's context length) or a number of tokens >= 1, "
+                                "found '" + text + "'");
+  return n;
+}
+
+std::string format_max_model_len(std::int64_t value) {
+  if (value == kMaxModelLenOff) return "off";
+  if (value == kMaxModelLenOfModel) return "model";
+  return std::to_string(value);
+}
 
 ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& file) {
   if (!root || !root.IsMap()) throw ConfigError(file, YamlReader::line_of(root), "", "expected a YAML map of settings");

@@ -15,7 +15,8 @@ Simulation::Simulation(traces::RequestSource& source, Scheduler& scheduler, cons
       queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
       beams_(make_beam_model(settings.beam, settings.seed ^ 0x6265616d73ULL)),
       hash_block_tokens_(source.hash_block_tokens()),
-      oversize_(settings.oversize) {
+      oversize_(settings.oversize),
+      max_model_len_(settings.max_model_len) {
   const alloc::KvAllocator& a = scheduler.allocator();
   if (a.caches_prefixes()) prefix_block_size_ = a.block_size();
 }
@@ -73,7 +74,7 @@ void Simulation::on_arrival() {
   r->beam_width = t.beam_width;
   set_block_hashes(*r, t);
   std::string why, key;
-  if (!scheduler_.can_ever_schedule(*r, &why, &key) && !fit_oversize(*r, t, why, key)) {
+  if (!can_ever_run(*r, &why, &key) && !fit_oversize(*r, t, why, key)) {
     read_next();
     return;
   }
@@ -82,6 +83,16 @@ void Simulation::on_arrival() {
   scheduler_.add_request(r);
   for (IterationObserver* o : observers_) o->on_arrival(*r);
   read_next();
+}
+
+bool Simulation::can_ever_run(const Request& r, std::string* why, std::string* key) const {
+  if (max_model_len_ > 0 && r.final_tokens() > max_model_len_) {
+    *key = "max_model_len";
+    *why = fmt::format("prompt {} + output {} tokens exceed max_model_len = {} tokens", r.prompt_tokens,
+                       r.output_tokens, max_model_len_);
+    return false;
+  }
+  return scheduler_.can_ever_schedule(r, why, key);
 }
 
 void Simulation::set_block_hashes(Request& r, const traces::TraceRequest& t) const {
@@ -114,7 +125,7 @@ bool Simulation::fit_oversize(Request& r, const traces::TraceRequest& t, const s
   while (hi - lo > 1) {
     const std::int64_t mid = lo + (hi - lo) / 2;
     r.prompt_tokens = mid;
-    (scheduler_.can_ever_schedule(r, &unused) ? lo : hi) = mid;
+    (can_ever_run(r, &unused, &unused) ? lo : hi) = mid;
   }
   if (lo == 0) {
     r.prompt_tokens = original;

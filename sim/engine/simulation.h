@@ -36,6 +36,9 @@ struct EngineSettings {
   // A request that can never be scheduled: an UnschedulableRequest error, or dropped, or its
   // prompt truncated to fit (traces::OversizePolicy), counted in oversize_dropped() / _truncated().
   traces::OversizePolicy oversize = traces::OversizePolicy::kError;
+  // Longest request (prompt + output tokens) the model serves; 0 = not checked. A longer
+  // request is oversize (UnschedulableRequest key "max_model_len").
+  std::int64_t max_model_len = 0;
 };
 
 // Called every few thousand iterations: virtual time, requests arrived, finished.
@@ -90,6 +93,7 @@ class Simulation {
   std::int64_t pending_swap_out_ = 0, pending_swap_in_ = 0;  // blocks moved by plans with no compute
   std::int64_t arrived_ = 0, finished_count_ = 0;
   traces::OversizePolicy oversize_;
+  std::int64_t max_model_len_;
   std::int64_t oversize_dropped_ = 0, oversize_truncated_ = 0;
 
   // Applies the oversize policy to r, which can never be scheduled as it is: false when r is
@@ -97,6 +101,9 @@ class Simulation {
   // kError.
   bool fit_oversize(Request& r, const traces::TraceRequest& t, const std::string& why, const std::string& key);
   void set_block_hashes(Request& r, const traces::TraceRequest& t) const;
+  // True when r can ever run: within max_model_len and Scheduler::can_ever_schedule.
+  // Otherwise *why says why and *key names the limiting config key.
+  bool can_ever_run(const Request& r, std::string* why, std::string* key) const;
 };
 
 }  // namespace pagesim::sim

@@ -56,10 +56,16 @@ constexpr std::int64_t kMaxBlocks = std::numeric_limits<alloc::BlockId>::max();
 // that derive it.
 std::string capacity_key(const ExperimentConfig& c) { return c.kv.slots > 0 ? "kv.slots" : "kv.gpu_memory_utilization"; }
 
+// A warning located like an error: "file:line: key: message".
+std::string warning(const ConfigOrigin& origin, const std::string& key, const std::string& message) {
+  return origin.error(key, message).what();
+}
+
 double gib(double bytes) { return bytes / std::pow(2.0, 30); }
 
 // What to change for a request that can never be scheduled, by the key that keeps it out.
-std::string unschedulable_hint(const ExperimentConfig& c, const alloc::AllocatorSpec& as, const std::string& key) {
+std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const std::string& key) {
+  const alloc::AllocatorSpec& as = run.allocator_spec;
   std::string hint;
   if (key == "allocator.max_seq_len")
     hint = fmt::format("the contiguous allocator admits at most allocator.max_seq_len = {} tokens per sequence; "
@@ -69,9 +75,16 @@ std::string unschedulable_hint(const ExperimentConfig& c, const alloc::Allocator
     hint = fmt::format("the buddy placement's largest range is allocator.max_chunk_blocks × allocator.block_size = "
                        "{} × {} = {} slots{}; raise allocator.max_chunk_blocks or allocator.block_size",
                        as.max_chunk_blocks, as.block_size, as.max_chunk_blocks * as.block_size,
-                       as.block_size < 16 ? " (with a block_size below 16 the default 128-block chunk is shorter "
-                                            "than a 2048-token sequence)"
-                                          : "");
+                       as.max_chunk_blocks * as.block_size < as.max_seq_len
+                           ? fmt::format(", shorter than allocator.max_seq_len = {} (with a block_size below 16, "
+                                         "128 blocks hold fewer than 2048 tokens)",
+                                         as.max_seq_len)
+                           : std::string());
+  else if (key == "max_model_len")
+    hint = fmt::format("{} serves at most {} tokens per request, prompt + output (max_model_len: {}; the "
+                       "model's context length is {})",
+                       run.model.name, run.max_model_len, format_max_model_len(c.max_model_len),
+                       run.model.max_seq_len);
   else if (key == "scheduler.max_num_batched_tokens")
     hint = fmt::format("raise scheduler.max_num_batched_tokens (now {}), or use a chunked-prefill scheduler "
                        "(scheduler.kind: sarathi)",
@@ -131,11 +144,13 @@ Run build_run(const ExperimentConfig& c) {
   if (c.kv.slots > 0) {
     const double kv_bytes = kv_bytes_per_token * static_cast<double>(c.kv.slots);
     if (kv_bytes > static_cast<double>(run.gpu.hbm_bytes))
-      run.warnings.push_back(fmt::format(
-          "{}: kv.slots = {} needs {:.1f} GiB of KV cache per GPU for {} (tensor_parallel = {}), more than the {:.1f} "
-          "GiB of one {}: the run simulates a pool that GPU cannot hold (kv.slots: 0 derives it from GPU memory)",
-          origin.file(), c.kv.slots, gib(kv_bytes), run.model.name, c.tensor_parallel,
-          gib(static_cast<double>(run.gpu.hbm_bytes)), run.gpu.name));
+      run.warnings.push_back(warning(
+          origin, "kv.slots",
+          fmt::format("{} slots need {:.1f} GiB of KV cache per GPU for {} (tensor_parallel = {}), more than the "
+                      "{:.1f} GiB of one {}: the run simulates a pool that GPU cannot hold (kv.slots: 0 derives it "
+                      "from GPU memory)",
+                      c.kv.slots, gib(kv_bytes), run.model.name, c.tensor_parallel,
+                      gib(static_cast<double>(run.gpu.hbm_bytes)), run.gpu.name)));
   }
 
   alloc::AllocatorSpec as = c.allocator;
@@ -151,10 +166,17 @@ Run build_run(const ExperimentConfig& c) {
                                    c.allocator.cpu_swap_gib, kv_bytes_per_block, c.allocator.block_size,
                                    run.model.name));
   // A contiguous allocator reserves up to max_seq_len per request: by default the model's
-  // context length (its longest sequence), not a fixed 2048.
+  // context length (its longest sequence), not a fixed 2048; and its buddy chunks, by default,
+  // grow to hold one such sequence (a power of two of blocks, never below 128), or with a
+  // block_size below 16 (or a longer context) every long request would fail.
   if (!paged && !origin.has("allocator.max_seq_len") && run.model.max_seq_len > 0)
     as.max_seq_len = run.model.max_seq_len;
+  if (!paged && !origin.has("allocator.max_chunk_blocks")) {
+    const std::int64_t blocks = (as.max_seq_len + as.block_size - 1) / as.block_size;
+    while (as.max_chunk_blocks < blocks && as.max_chunk_blocks < kMaxBlocks / 2) as.max_chunk_blocks *= 2;
+  }
   run.allocator_spec = as;
+  run.max_model_len = c.max_model_len == kMaxModelLenOfModel ? run.model.max_seq_len : c.max_model_len;
   bool beams = false;
   for (const auto& s : c.workload.sampling) beams |= s.beam_width > 1;
   if (beams && !paged)
@@ -206,6 +228,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   es.seed = c.seed;
   es.beam = c.beam;
   es.oversize = c.workload.oversize;
+  es.max_model_len = run.max_model_len;
   Simulation simulation(*run.source, *run.scheduler, *run.cost, es);
   simulation.add_observer(metrics);
   std::unique_ptr<BatchSampler> sampler;
@@ -219,7 +242,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   try {
     simulation.run(progress);
   } catch (const UnschedulableRequest& e) {
-    throw c.origin.error(e.key(), fmt::format("{}; {}", e.what(), unschedulable_hint(c, run.allocator_spec, e.key())));
+    throw c.origin.error(e.key(), fmt::format("{}; {}", e.what(), unschedulable_hint(c, run, e.key())));
   }
   if (sampler) sampler->finish();
 
@@ -238,15 +261,18 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   n.requests_dropped_oversize = simulation.oversize_dropped();
   n.requests_truncated_oversize = simulation.oversize_truncated();
   if (s.window_iterations == 0)
-    n.warnings.push_back(fmt::format(
-        "{}: the measurement window [{}, {}) s holds no iteration of the run, which simulated {:.3f} s: every "
-        "window average (memory_pct, batch sizes) is 0; set measure.window_start_s / window_end_s inside the run",
-        c.origin.file(), c.measure.window_start_s, c.measure.window_end_s, s.sim_time_s));
+    n.warnings.push_back(warning(
+        c.origin, "measure.window_start_s",
+        fmt::format("the measurement window [{}, {}) s holds no iteration of the run, which simulated {:.3f} s: "
+                    "every window average (memory_pct, batch sizes) is 0; set measure.window_start_s / "
+                    "window_end_s inside the run",
+                    c.measure.window_start_s, c.measure.window_end_s, s.sim_time_s)));
 
   if (requests) requests->commit();
   if (iterations) iterations->commit();
   ExperimentConfig resolved_config = c;
-  resolved_config.allocator.max_seq_len = run.allocator_spec.max_seq_len;  // as the allocator used it
+  resolved_config.allocator.max_seq_len = run.allocator_spec.max_seq_len;  // as the allocator used them
+  resolved_config.allocator.max_chunk_blocks = run.allocator_spec.max_chunk_blocks;
   YAML::Emitter resolved;
   resolved << to_yaml(resolved_config);
   write_file_atomically(out / "config.resolved.yaml", std::string(resolved.c_str()) + "\n");

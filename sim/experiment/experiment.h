@@ -44,6 +44,7 @@ struct Run {
   // The allocator's settings as built: capacity and CPU blocks derived, and a contiguous
   // allocator's max_seq_len following the model's context unless the file gives it.
   alloc::AllocatorSpec allocator_spec;
+  std::int64_t max_model_len = 0;  // tokens (prompt + output) a request may have; 0: not checked
   // Settings that run but deserve a look (e.g. a KV pool larger than the GPU); written to
   // summary.json's "warnings" and printed by the CLI.
   std::vector<std::string> warnings;
