@@ -72,6 +72,7 @@ void Simulation::on_arrival() {
   r->output_tokens = t.output_tokens;
   r->n = t.n;
   r->beam_width = t.beam_width;
+  if (!t.hash_ids.empty()) ++requests_with_token_ids_;
   set_block_hashes(*r, t);
   std::string why, key;
   if (!can_ever_run(*r, &why, &key) && !fit_oversize(*r, t, why, key)) {

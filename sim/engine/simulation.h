@@ -56,6 +56,8 @@ class Simulation {
   // Requests the oversize policy dropped or truncated so far (EngineSettings::oversize).
   std::int64_t oversize_dropped() const { return oversize_dropped_; }
   std::int64_t oversize_truncated() const { return oversize_truncated_; }
+  // Requests so far that carried token identities (hash_ids) the prefix cache can key on.
+  std::int64_t requests_with_token_ids() const { return requests_with_token_ids_; }
 
   // Runs until every request has arrived and finished. Throws SimulationError when a
   // request can never be scheduled or the run stops making progress, and whatever the
@@ -95,6 +97,7 @@ class Simulation {
   traces::OversizePolicy oversize_;
   std::int64_t max_model_len_;
   std::int64_t oversize_dropped_ = 0, oversize_truncated_ = 0;
+  std::int64_t requests_with_token_ids_ = 0;
 
   // Applies the oversize policy to r, which can never be scheduled as it is: false when r is
   // dropped; true when its prompt was cut so that it fits. Throws UnschedulableRequest under

@@ -260,6 +260,12 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   n.warnings = run.warnings;
   n.requests_dropped_oversize = simulation.oversize_dropped();
   n.requests_truncated_oversize = simulation.oversize_truncated();
+  if (c.allocator.prefix_cache && simulation.requests_with_token_ids() == 0)
+    n.warnings.push_back(warning(
+        c.origin, "allocator.prefix_cache",
+        "no request of the workload carried token identities (hash_ids), so the prefix cache never had a "
+        "prompt to match: the run is one without it; replay a trace that carries hash_ids (e.g. format: "
+        "mooncake), or set prefix_cache: false"));
   if (s.window_iterations == 0)
     n.warnings.push_back(warning(
         c.origin, "measure.window_start_s",

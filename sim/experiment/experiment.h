@@ -4,6 +4,13 @@
 // scheduler and cost model from a parsed config alone; its errors come back as ConfigError
 // naming the file, line and key through the config's origin (traces::TraceError for bad
 // trace rows passes through, naming the trace file and line).
+// A request that can never be scheduled is a ConfigError at the key that keeps it out
+// (kv.slots, allocator.max_seq_len, allocator.max_chunk_blocks,
+// scheduler.max_num_batched_tokens, max_model_len) unless workload.oversize drops or
+// truncates it; a run with no request is an error. Settings that run but deserve a look
+// (a measurement window holding no iteration, kv.slots beyond the GPU's memory, a prefix
+// cache with no token identities to match) are warnings "file:line: key: ...", listed in
+// summary.json's "warnings" only when there are some.
 // run_experiment() runs one config and writes, atomically, into `out`:
 //   summary.json  config.resolved.yaml  requests.csv (unless output.requests_csv is false)
 //   iterations.csv (unless output.iterations_stride is 0)

@@ -148,6 +148,11 @@ TEST_F(BadInput, PrefixCacheWithoutTokenIdentities) {
   expect_error(synthetic() + "allocator: {prefix_cache: true}\n", 8, "allocator.prefix_cache", {"hash_ids"});
 }
 
+TEST_F(BadInput, PrefixCacheOnATraceWithoutTokenIdentitiesWarns) {
+  expect_warning(replay() + "allocator: {prefix_cache: true}\nscheduler: {max_num_batched_tokens: 8192}\n", 5,
+                 "allocator.prefix_cache", {"hash_ids", "never had a prompt to match"});
+}
+
 TEST_F(BadInput, NanSettingsAreErrorsNotDefaults) {
   expect_error(synthetic() + "scheduler: {watermark: .nan}\n", 8, "scheduler.watermark", {"found nan"});
   expect_error(synthetic() + "cost: {compute_efficiency: .nan}\n", 8, "cost.compute_efficiency", {"found nan"});
