@@ -43,7 +43,7 @@ auto in_section(const ConfigOrigin& origin, const std::string& key, F&& build) {
     if (message.rfind(e.field() + ": ", 0) == 0) message.erase(0, e.field().size() + 2);
     throw origin.error(path, message);
   } catch (const std::bad_alloc&) {
-    throw origin.error(key, "not enough host memory to build it: lower kv.slots (or the setting that sizes it)");
+    throw;  // build_run names the setting that sized what did not fit
   } catch (const std::exception& e) {
     throw origin.error(key, e.what());
   }
@@ -181,18 +181,27 @@ Run build_run(const ExperimentConfig& c) {
   for (const auto& s : c.workload.sampling) beams |= s.beam_width > 1;
   if (beams && !paged)
     throw origin.error("allocator.kind", "beam search (workload.sampling beam_width > 1) needs the paged allocator");
+  // The pool's structures are sized by the capacity: memory running out while building them
+  // is the capacity's error (below kMaxBlocks, a pool can still exceed this host's memory).
   // Policies that drive a paged pool's own operations get the PagedAllocator itself.
-  if (traits_of(c.scheduler.kind).needs_paged_allocator) {
-    if (!paged)
-      throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
-                                                       to_string(c.scheduler.kind),
-                                                       alloc::to_string(c.allocator.kind)));
-    auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
-    run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *paged_allocator); });
-    run.allocator = std::move(paged_allocator);
-  } else {
-    run.allocator = in_section(origin, "allocator", [&] { return alloc::make_allocator(as); });
-    run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *run.allocator); });
+  try {
+    if (traits_of(c.scheduler.kind).needs_paged_allocator) {
+      if (!paged)
+        throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
+                                                         to_string(c.scheduler.kind),
+                                                         alloc::to_string(c.allocator.kind)));
+      auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
+      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *paged_allocator); });
+      run.allocator = std::move(paged_allocator);
+    } else {
+      run.allocator = in_section(origin, "allocator", [&] { return alloc::make_allocator(as); });
+      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *run.allocator); });
+    }
+  } catch (const std::bad_alloc&) {
+    throw origin.error(capacity_key(c),
+                       fmt::format("{} slots ({} blocks of {}): not enough host memory to build the allocator; "
+                                   "lower the capacity",
+                                   run.kv_slots, run.kv_slots / c.allocator.block_size, c.allocator.block_size));
   }
 
   CostModelSpec cs;

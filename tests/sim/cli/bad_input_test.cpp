@@ -72,12 +72,13 @@ class BadInput : public ::testing::Test {
 
   void write(const std::string& name, const std::string& text) const { std::ofstream(dir_ / name) << text; }
 
-  // Writes `text` to case.yaml and runs it into a fresh folder, out() afterwards.
-  Result run(const std::string& text) {
+  // Writes `text` to case.yaml and runs it into a fresh folder, out_ afterwards; `shell`
+  // (e.g. a ulimit) runs first in the same shell.
+  Result run(const std::string& text, const std::string& shell = "") {
     write("case.yaml", text);
     out_ = dir_ / ("out" + std::to_string(++runs_));
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = "cd " + quote(dir_.string()) + " && " + quote(PAGESIM_BINARY) +
+    const std::string cmd = "cd " + quote(dir_.string()) + " && " + shell + quote(PAGESIM_BINARY) +
                             " run case.yaml --out " + quote(out_.string()) + " -q >" + quote(out.string()) + " 2>" + quote(err.string());
     const int raw = std::system(cmd.c_str());
     Result r;
@@ -226,6 +227,21 @@ TEST_F(BadInput, GibSettingsOutOfRange) {
 
 TEST_F(BadInput, HugeKvSlotsIsAnErrorNotBadAlloc) {
   expect_error(synthetic() + "kv: {slots: 1000000000000}\n", 8, "kv.slots", {"block ids", "GiB"});
+}
+
+TEST_F(BadInput, KvSlotsBeyondHostMemoryNamesKvSlots) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit";
+#endif
+#endif
+  // 1.9e9 blocks fit 32-bit ids, but not 4 GB of address space.
+  const Result r = run(synthetic() + "kv: {slots: 30000000000}\n", "ulimit -v 4000000 && ");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.rfind("pagesim: error: case.yaml:8: kv.slots: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("not enough host memory"), std::string::npos) << r.err;
 }
 
 TEST_F(BadInput, KeysInSweepCasesAndAxesHaveLines) {
