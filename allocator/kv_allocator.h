@@ -74,6 +74,10 @@ class KvAllocator {
   // True if req could be admitted into an empty pool; false means it never fits
   // (longer than max_seq_len, or larger than the whole pool).
   virtual bool can_ever_admit(const AdmitRequest& req) const = 0;
+  // The setting that keeps req out when can_ever_admit(req) is false, named as the
+  // AllocatorSpec field (make_allocator.h) a user would raise: "capacity_slots" (the pool),
+  // "max_seq_len" or "max_chunk_blocks". REQUIRES: !can_ever_admit(req).
+  virtual std::string limiting_setting(const AdmitRequest&) const { return "capacity_slots"; }
   // Most slots the request may hold at once when its prompt is forked into `width`
   // sequences (parallel sampling, beam search) that each grow to req.final_tokens() - 1
   // held tokens (the last token's KV is never stored): paged pools share the prompt's full

@@ -29,12 +29,21 @@ LineReader::LineReader(std::string path) : path_(std::move(path)) {
 }
 
 bool LineReader::read_raw_line() {
-  if (!std::getline(in_, buf_)) {
-    if (in_.bad()) {
-      throw TraceError(path_, lines_read_ + 1, "", "readable text", "a read error");
-    }
-    return false;
+  // Bounded, unlike std::getline: a file without newlines (a binary file, /dev/zero) would
+  // otherwise be read into memory until it ends, or forever.
+  if (chunk_.empty()) chunk_.resize(kMaxLineBytes + 1);
+  in_.getline(chunk_.data(), static_cast<std::streamsize>(chunk_.size()));
+  const auto n = static_cast<std::size_t>(in_.gcount());
+  if (in_.bad()) throw TraceError(path_, lines_read_ + 1, "", "readable text", "a read error");
+  if (in_.fail()) {
+    if (n == 0 && in_.eof()) return false;  // nothing left
+    // getline sets failbit when it stored kMaxLineBytes characters and no newline follows.
+    throw TraceError(path_, lines_read_ + 1, "",
+                     "a line of at most " + std::to_string(kMaxLineBytes) + " bytes (a text trace file)",
+                     "a longer line");
   }
+  // n counts the newline when one ended the line (eof not reached).
+  buf_.assign(chunk_.data(), in_.eof() ? n : n - 1);
   ++lines_read_;
   if (!buf_.empty() && buf_.back() == '\r') buf_.pop_back();
   if (lines_read_ == 1 && buf_.starts_with("\xEF\xBB\xBF")) buf_.erase(0, 3);

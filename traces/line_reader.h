@@ -7,6 +7,7 @@
 // reads from pipes and FIFOs. Owns its stream; not thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -25,6 +26,11 @@ class LineReader {
   // skipped). Throws TraceError on a blank line followed by text, or on a read error.
   bool next(std::string_view* line);
 
+  // The longest line accepted (bytes, without its line ending); a longer one is a TraceError
+  // naming its line. Far above any trace row, low enough that a file without newlines
+  // (binary, /dev/zero) fails at once instead of being read into memory.
+  static constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+
   // 1-based number of the line last returned by next(); 0 before the first.
   std::int64_t line_number() const { return line_number_; }
   const std::string& path() const { return path_; }
@@ -35,6 +41,7 @@ class LineReader {
   std::string path_;
   std::ifstream in_;
   std::string buf_;
+  std::string chunk_;  // getline's buffer, kMaxLineBytes + 1 (allocated at the first read)
   std::int64_t line_number_ = 0;   // of the line in buf_
   std::int64_t lines_read_ = 0;    // physical lines consumed so far
 };

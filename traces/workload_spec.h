@@ -56,6 +56,23 @@ inline constexpr std::array<std::pair<WorkloadRng, std::string_view>, 2> kWorklo
     {WorkloadRng::kArtifact, "artifact"},
 }};
 
+// What a run does with a request that can never be scheduled (its prompt + output needs more
+// than the KV pool, the scheduler's token budget or allocator.max_seq_len allow). Applied by
+// the engine (EngineSettings), not by the request source.
+enum class OversizePolicy {
+  kError,     // stop the run with an error naming the limiting key (the default)
+  kDrop,      // skip the request, counted in summary.json (requests_dropped_oversize)
+  kTruncate,  // cut its prompt to the longest that fits (its first tokens, so prefix-cache
+              // keys stay valid), keeping its output length; dropped if even a one-token
+              // prompt does not fit. Counted (requests_truncated_oversize).
+};
+
+inline constexpr std::array<std::pair<OversizePolicy, std::string_view>, 3> kOversizePolicyNames = {{
+    {OversizePolicy::kError, "error"},
+    {OversizePolicy::kDrop, "drop"},
+    {OversizePolicy::kTruncate, "truncate"},
+}};
+
 struct TraceFileSpec {
   std::string path;                         // the trace file (relative to the working directory)
   TraceFormat format = TraceFormat::kAuto;  // kAuto: detect_format(); kLengths is refused
@@ -97,6 +114,7 @@ struct WorkloadSpec {
   // poisson_quantum + cycle_shuffle workload with seed < 2^32; the sampling mix keeps
   // pagesim's stream (the artifact gives every request of a run the same n).
   WorkloadRng rng = WorkloadRng::kPagesim;
+  OversizePolicy oversize = OversizePolicy::kError;  // requests that can never be scheduled
 };
 
 // Names as written in configs: the value's name in its table above.

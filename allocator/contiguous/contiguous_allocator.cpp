@@ -153,6 +153,12 @@ bool ContiguousAllocator::can_ever_admit(const AdmitRequest& req) const {
   return ever_fits(req);
 }
 
+std::string ContiguousAllocator::limiting_setting(const AdmitRequest& req) const {
+  if (req.tokens_at_admission() > settings_.max_seq_len) return "max_seq_len";
+  if (placement_->max_range_slots() < placement_->capacity_slots()) return "max_chunk_blocks";
+  return "capacity_slots";
+}
+
 // --- operations -----------------------------------------------------------------------------
 
 bool ContiguousAllocator::can_admit(const AdmitRequest& req) const {

@@ -66,6 +66,9 @@ class ContiguousAllocator final : public KvAllocator {
   // REQUIRES, or when a token count n < 0.
   bool can_admit(const AdmitRequest& req) const override;
   bool can_ever_admit(const AdmitRequest& req) const override;
+  // max_seq_len when the request is longer; else max_chunk_blocks when the placement's
+  // largest range (buddy: max_chunk_blocks blocks) is below the pool; else capacity_slots.
+  std::string limiting_setting(const AdmitRequest& req) const override;
   // width × the range of a fresh admission: forks copy the whole range.
   std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
   // Never finds cached tokens: contiguous ranges take no part in prefix caching.

@@ -86,6 +86,9 @@ int cmd_run(const sim::cli::CommandLine& cl) {
   }
   if (!cl.quiet && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& r : results)
+    for (const auto& w : r.notes.warnings)
+      std::cerr << "pagesim: warning: " << (r.label.empty() ? "" : r.label + ": ") << w << "\n";
   std::cout << sim::format_results_table(results);
   std::cout << fmt::format("memory: % of KV capacity averaged over scheduler iterations in the measurement window\n");
   std::cout << fmt::format("results in {} ({:.2f} s wall)\n", out.string(), wall);

@@ -1,6 +1,8 @@
 #include "sim/config/experiment_config.h"
 
+#include <charconv>
 #include <cmath>
+#include <stdexcept>
 #include <fstream>
 #include <utility>
 
@@ -60,6 +62,7 @@ void visit(V& v, traces::WorkloadSpec& w) {
   v.field("duration_s", w.duration_s);
   v.field("max_requests", w.max_requests);
   v.choice("rng", w.rng, traces::kWorkloadRngNames);
+  v.choice_omitted_at_default("oversize", w.oversize, traces::kOversizePolicyNames, traces::OversizePolicy::kError);
 }
 
 template <class V>
@@ -70,6 +73,8 @@ void visit(V& v, ExperimentConfig& c) {
   v.field("model", c.model);
   v.field("gpu", c.gpu);
   v.field("tensor_parallel", c.tensor_parallel);
+  v.parsed_omitted_at_default("max_model_len", c.max_model_len, parse_max_model_len, format_max_model_len,
+                              kMaxModelLenOff);
   v.section("kv", [&](auto& k) {
     k.field("slots", c.kv.slots);
     k.field("gpu_memory_utilization", c.kv.gpu_memory_utilization);
@@ -133,6 +138,65 @@ void visit(V& v, ExperimentConfig& c) {
 // enough that its bytes (2^50) and the sums made of them fit std::int64_t.
 constexpr double kMaxGib = 1 << 20;
 
+// The roofline overrides: a negative value (the default, -1) keeps the GPU preset's; anything
+// else must be usable: an efficiency in (0, 1] (0 would make every iteration take forever,
+// NaN would silently keep the preset), an overhead finite and >= 0.
+void check_cost(const ExperimentConfig& c) {
+  const ConfigOrigin& o = c.origin;
+  auto efficiency = [&](const char* key, double v) {
+    if (std::isnan(v) || v == 0 || v > 1)
+      throw o.error(key, fmt::format("expected a fraction in (0, 1], or a negative number to keep the GPU "
+                                     "preset's, found {}",
+                                     v));
+  };
+  efficiency("cost.compute_efficiency", c.cost.compute_efficiency);
+  efficiency("cost.memory_efficiency", c.cost.memory_efficiency);
+  const double overhead = c.cost.iteration_overhead_s;
+  if (!std::isfinite(overhead))
+    throw o.error("cost.iteration_overhead_s",
+                  fmt::format("expected a finite number of seconds >= 0, or a negative number to keep the GPU "
+                              "preset's, found {}",
+                              overhead));
+}
+
+// Settings that are valid alone but mean nothing together: each would run and report numbers
+// that do not describe what the file asks for.
+void check_combinations(const ExperimentConfig& c) {
+  const ConfigOrigin& o = c.origin;
+  check_cost(c);
+  const AllocatorConfig& a = c.allocator;
+  const bool paged = a.kind == alloc::AllocatorKind::kPaged;
+  if (c.scheduler.preemption == PreemptionMode::kSwap && a.cpu_swap_gib == 0)
+    throw o.error(o.has("allocator.cpu_swap_gib") ? "allocator.cpu_swap_gib" : "scheduler.preemption",
+                  "scheduler.preemption: swap needs CPU swap space, but allocator.cpu_swap_gib is 0 (every "
+                  "preemption would quietly recompute): set allocator.cpu_swap_gib > 0, or scheduler.preemption: "
+                  "recompute");
+  if (a.prefix_cache && !paged)
+    throw o.error("allocator.prefix_cache",
+                  fmt::format("the prefix cache shares blocks of the paged allocator; allocator.kind is '{}': "
+                              "set allocator.kind: paged, or prefix_cache: false",
+                              alloc::to_string(a.kind)));
+  if (a.prefix_cache && c.workload.kind == traces::WorkloadKind::kSynthetic)
+    throw o.error("allocator.prefix_cache",
+                  "a synthetic workload has no token identities (hash_ids), so no prompt could ever hit the "
+                  "prefix cache: replay a trace that carries them (workload.kind: trace, e.g. format: "
+                  "mooncake), or set prefix_cache: false");
+  if (a.reservation.kind() == alloc::ReservationPolicy::Kind::kFixed && a.reservation.fixed_output_tokens() == 0 &&
+      !paged)
+    throw o.error("allocator.reservation",
+                  "fixed:0 reserves no slot for any output token: every request outgrows its reservation at its "
+                  "first decode step; give the expected output length (fixed:N, N >= 1) or use max, pow2 or "
+                  "oracle");
+  for (std::size_t i = 0; i < c.workload.sampling.size(); ++i) {
+    const traces::SamplingChoice& s = c.workload.sampling[i];
+    if (s.n > 1 && s.beam_width > 1)
+      throw o.error(fmt::format("workload.sampling[{}].beam_width", i),
+                    fmt::format("n = {} and beam_width = {} are both set; a request is either parallel sampling "
+                                "(n) or beam search (beam_width): give one of them per entry",
+                                s.n, s.beam_width));
+  }
+}
+
 // Checks of values against each other or against a range, at the key's line.
 void check_values(const ExperimentConfig& c) {
   const ConfigOrigin& o = c.origin;
@@ -175,6 +239,7 @@ void check_values(const ExperimentConfig& c) {
     throw o.error("beam.mean_entropy_nats",
                   fmt::format("expected a finite number >= 0, found {}", c.beam.mean_entropy_nats));
   if (c.output.iterations_stride < 0) throw o.error("output.iterations_stride", "expected an integer >= 0");
+  check_combinations(c);
 }
 
 // A copy of `n` made of new nodes, without source marks.
@@ -214,6 +279,23 @@ std::vector<std::string> split_path(const std::string& path, const std::string& 
 }
 
 }  // namespace
+
+std::int64_t parse_max_model_len(const std::string& text) {
+  if (text == "off") return kMaxModelLenOff;
+  if (text == "model") return kMaxModelLenOfModel;
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1)
+    throw std::invalid_argument("expected off, model (the model's context length) or a number of tokens >= 1, "
+                                "found '" + text + "'");
+  return n;
+}
+
+std::string format_max_model_len(std::int64_t value) {
+  if (value == kMaxModelLenOff) return "off";
+  if (value == kMaxModelLenOfModel) return "model";
+  return std::to_string(value);
+}
 
 ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& file) {
   if (!root || !root.IsMap()) throw ConfigError(file, YamlReader::line_of(root), "", "expected a YAML map of settings");

@@ -66,6 +66,14 @@ struct OutputConfig {
   bool requests_csv = true;
 };
 
+inline constexpr std::int64_t kMaxModelLenOff = 0;
+inline constexpr std::int64_t kMaxModelLenOfModel = -1;
+
+// max_model_len's text: "off", "model" or a count of tokens >= 1 (throws std::invalid_argument
+// otherwise), and back.
+std::int64_t parse_max_model_len(const std::string& text);
+std::string format_max_model_len(std::int64_t value);
+
 struct ExperimentConfig {
   std::string name = "experiment";
   std::uint64_t seed = 0;              // every random draw of the run derives from it
@@ -73,6 +81,11 @@ struct ExperimentConfig {
   std::string model = "opt-13b";       // model preset (cost model, KV bytes per token)
   std::string gpu = "a100-40gb";       // GPU preset
   int tensor_parallel = 1;
+  // Longest request (prompt + output tokens) the model serves, as vLLM's max_model_len:
+  // kMaxModelLenOff (0, "off", the default: not checked, as every run before this key),
+  // kMaxModelLenOfModel (-1, "model": the model preset's context length), or N >= 1 tokens.
+  // A longer request goes through workload.oversize.
+  std::int64_t max_model_len = kMaxModelLenOff;
   KvConfig kv;
   AllocatorConfig allocator;
   SchedulerSettings scheduler;

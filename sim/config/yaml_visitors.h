@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -59,6 +60,18 @@ class YamlReader {
   // A value written as a string in its own syntax ("fixed:64"): `parse(text)` gives the
   // value or throws a std::exception whose message says what was wrong and what is allowed;
   // that message becomes a ConfigError at the key's line. (`format` is the writer's.)
+  // A choice (or a parsed value) added after results were published: the writer leaves it out at its default, so
+  // config.resolved.yaml of runs that do not use it stays as it was.
+  template <class E, std::size_t N>
+  void choice_omitted_at_default(const char* key, E& value, const EnumNameTable<E, N>& names, E) {
+    choice(key, value, names);
+  }
+
+  template <class T, class Parse, class Format>
+  void parsed_omitted_at_default(const char* key, T& value, Parse&& parse, Format&& format, const T&) {
+    parsed(key, value, std::forward<Parse>(parse), std::forward<Format>(format));
+  }
+
   template <class T, class Parse, class Format>
   void parsed(const char* key, T& value, Parse&& parse, Format&&) {
     std::string s;
@@ -166,6 +179,17 @@ class YamlWriter {
   template <class E, std::size_t N>
   void choice(const char* key, const E& value, const EnumNameTable<E, N>& names) {
     node_[key] = std::string(enum_name(names, value));
+  }
+
+  template <class E, std::size_t N>
+  void choice_omitted_at_default(const char* key, const E& value, const EnumNameTable<E, N>& names, E fallback) {
+    if (value != fallback) choice(key, value, names);
+  }
+
+  template <class T, class Parse, class Format>
+  void parsed_omitted_at_default(const char* key, const T& value, Parse&& parse, Format&& format,
+                                 const T& fallback) {
+    if (value != fallback) parsed(key, value, std::forward<Parse>(parse), std::forward<Format>(format));
   }
 
   template <class T, class Parse, class Format>

@@ -14,6 +14,8 @@ namespace pagesim::sim {
 namespace {
 
 // Architecture numbers from the models' published configurations (Hugging Face config.json).
+// max_seq_len is the context length, max_position_embeddings there: OPT 2048, Llama-2 4096,
+// Llama-3 8192 tokens (max_model_len: model, and a contiguous allocator's max_seq_len).
 struct ModelRow {
   std::string_view name;
   std::int64_t layers, hidden, heads, kv_heads, head_dim, ffn, vocab, max_seq_len;

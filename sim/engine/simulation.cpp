@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/simulation_error.h"
 #include "sim/engine/prefix_keys.h"
 
 namespace pagesim::sim {
@@ -13,7 +14,9 @@ Simulation::Simulation(traces::RequestSource& source, Scheduler& scheduler, cons
       cost_(cost),
       queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
       beams_(make_beam_model(settings.beam, settings.seed ^ 0x6265616d73ULL)),
-      hash_block_tokens_(source.hash_block_tokens()) {
+      hash_block_tokens_(source.hash_block_tokens()),
+      oversize_(settings.oversize),
+      max_model_len_(settings.max_model_len) {
   const alloc::KvAllocator& a = scheduler.allocator();
   if (a.caches_prefixes()) prefix_block_size_ = a.block_size();
 }
@@ -69,22 +72,71 @@ void Simulation::on_arrival() {
   r->output_tokens = t.output_tokens;
   r->n = t.n;
   r->beam_width = t.beam_width;
-  if (prefix_block_size_ > 0 && !t.hash_ids.empty()) {
-    if (hash_block_tokens_ <= 0)
-      throw SimulationError(fmt::format(
-          "request {} carries hash_ids but the trace does not say how many tokens one id covers, so the prefix "
-          "cache cannot use them: set workload.trace.hash_block_tokens (Mooncake: 512)",
-          t.id));
-    r->block_hashes = prompt_block_keys(t.hash_ids, hash_block_tokens_, t.prompt_tokens, prefix_block_size_);
+  if (!t.hash_ids.empty()) ++requests_with_token_ids_;
+  set_block_hashes(*r, t);
+  std::string why, key;
+  if (!can_ever_run(*r, &why, &key) && !fit_oversize(*r, t, why, key)) {
+    read_next();
+    return;
   }
-  std::string why;
-  if (!scheduler_.can_ever_schedule(*r, &why))
-    throw SimulationError(fmt::format("request {} (arrival {} s) can never be scheduled: {}", r->id, r->arrival_s, why));
   live_.emplace(r->id, std::move(owned));
   ++arrived_;
   scheduler_.add_request(r);
   for (IterationObserver* o : observers_) o->on_arrival(*r);
   read_next();
+}
+
+bool Simulation::can_ever_run(const Request& r, std::string* why, std::string* key) const {
+  if (max_model_len_ > 0 && r.final_tokens() > max_model_len_) {
+    *key = "max_model_len";
+    *why = fmt::format("prompt {} + output {} tokens exceed max_model_len = {} tokens", r.prompt_tokens,
+                       r.output_tokens, max_model_len_);
+    return false;
+  }
+  return scheduler_.can_ever_schedule(r, why, key);
+}
+
+void Simulation::set_block_hashes(Request& r, const traces::TraceRequest& t) const {
+  if (prefix_block_size_ <= 0 || t.hash_ids.empty()) return;
+  if (hash_block_tokens_ <= 0)
+    throw SimulationError(fmt::format(
+        "request {} carries hash_ids but the trace does not say how many tokens one id covers, so the prefix "
+        "cache cannot use them: set workload.trace.hash_block_tokens (Mooncake: 512)",
+        t.id));
+  r.block_hashes = prompt_block_keys(t.hash_ids, hash_block_tokens_, r.prompt_tokens, prefix_block_size_);
+}
+
+bool Simulation::fit_oversize(Request& r, const traces::TraceRequest& t, const std::string& why,
+                              const std::string& key) {
+  switch (oversize_) {
+    case traces::OversizePolicy::kError:
+      throw UnschedulableRequest(
+          fmt::format("request {} (arrival {} s) can never be scheduled: {}", r.id, r.arrival_s, why), key);
+    case traces::OversizePolicy::kDrop:
+      ++oversize_dropped_;
+      return false;
+    case traces::OversizePolicy::kTruncate:
+      break;
+  }
+  // The longest prompt that fits, by bisection: fitting only gets harder as the prompt grows.
+  const std::int64_t original = r.prompt_tokens;
+  std::int64_t lo = 0, hi = original;  // INVARIANT: a prompt of lo fits (0: none known), hi does not
+  std::string unused;
+  r.block_hashes.clear();  // keyed to the whole prompt; made again for the cut one below
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    r.prompt_tokens = mid;
+    (can_ever_run(r, &unused, &unused) ? lo : hi) = mid;
+  }
+  if (lo == 0) {
+    r.prompt_tokens = original;
+    ++oversize_dropped_;
+    return false;
+  }
+  r.prompt_tokens = lo;
+  set_block_hashes(r, t);
+  ++oversize_truncated_;
+  return true;
 }
 
 void Simulation::start_iteration() {

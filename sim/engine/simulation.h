@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -25,12 +26,19 @@
 #include "sim/engine/event_queue.h"
 #include "sim/scheduler/scheduler.h"
 #include "traces/request_source.h"
+#include "traces/workload_spec.h"
 
 namespace pagesim::sim {
 
 struct EngineSettings {
   std::uint64_t seed = 0;  // seeds the beam model
   BeamModelSettings beam;  // which beams survive a beam-search step (default: neutral)
+  // A request that can never be scheduled: an UnschedulableRequest error, or dropped, or its
+  // prompt truncated to fit (traces::OversizePolicy), counted in oversize_dropped() / _truncated().
+  traces::OversizePolicy oversize = traces::OversizePolicy::kError;
+  // Longest request (prompt + output tokens) the model serves; 0 = not checked. A longer
+  // request is oversize (UnschedulableRequest key "max_model_len").
+  std::int64_t max_model_len = 0;
 };
 
 // Called every few thousand iterations: virtual time, requests arrived, finished.
@@ -44,6 +52,12 @@ class Simulation {
   // Adds an observer (borrowed), called after those added before it. REQUIRES: run() has
   // not started.
   void add_observer(IterationObserver& observer) { observers_.push_back(&observer); }
+
+  // Requests the oversize policy dropped or truncated so far (EngineSettings::oversize).
+  std::int64_t oversize_dropped() const { return oversize_dropped_; }
+  std::int64_t oversize_truncated() const { return oversize_truncated_; }
+  // Requests so far that carried token identities (hash_ids) the prefix cache can key on.
+  std::int64_t requests_with_token_ids() const { return requests_with_token_ids_; }
 
   // Runs until every request has arrived and finished. Throws SimulationError when a
   // request can never be scheduled or the run stops making progress, and whatever the
@@ -80,6 +94,19 @@ class Simulation {
   std::int64_t preemptions_reported_ = 0;  // scheduler preemptions already in an IterationSample
   std::int64_t pending_swap_out_ = 0, pending_swap_in_ = 0;  // blocks moved by plans with no compute
   std::int64_t arrived_ = 0, finished_count_ = 0;
+  traces::OversizePolicy oversize_;
+  std::int64_t max_model_len_;
+  std::int64_t oversize_dropped_ = 0, oversize_truncated_ = 0;
+  std::int64_t requests_with_token_ids_ = 0;
+
+  // Applies the oversize policy to r, which can never be scheduled as it is: false when r is
+  // dropped; true when its prompt was cut so that it fits. Throws UnschedulableRequest under
+  // kError.
+  bool fit_oversize(Request& r, const traces::TraceRequest& t, const std::string& why, const std::string& key);
+  void set_block_hashes(Request& r, const traces::TraceRequest& t) const;
+  // True when r can ever run: within max_model_len and Scheduler::can_ever_schedule.
+  // Otherwise *why says why and *key names the limiting config key.
+  bool can_ever_run(const Request& r, std::string* why, std::string* key) const;
 };
 
 }  // namespace pagesim::sim

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <thread>
 
@@ -47,9 +49,57 @@ auto in_section(const ConfigOrigin& origin, const std::string& key, F&& build) {
     std::string message = e.what();
     if (message.rfind(e.field() + ": ", 0) == 0) message.erase(0, e.field().size() + 2);
     throw origin.error(path, message);
+  } catch (const std::bad_alloc&) {
+    throw;  // build_run names the setting that sized what did not fit
   } catch (const std::exception& e) {
     throw origin.error(key, e.what());
   }
+}
+
+// Block ids are 32-bit (allocator/block.h): a pool of more blocks cannot be built.
+constexpr std::int64_t kMaxBlocks = std::numeric_limits<alloc::BlockId>::max();
+
+// The key a KV pool size came from: kv.slots when the file gives it, else the settings
+// that derive it.
+std::string capacity_key(const ExperimentConfig& c) { return c.kv.slots > 0 ? "kv.slots" : "kv.gpu_memory_utilization"; }
+
+// A warning located like an error: "file:line: key: message".
+std::string warning(const ConfigOrigin& origin, const std::string& key, const std::string& message) {
+  return origin.error(key, message).what();
+}
+
+double gib(double bytes) { return bytes / std::pow(2.0, 30); }
+
+// What to change for a request that can never be scheduled, by the key that keeps it out.
+std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const std::string& key) {
+  const alloc::AllocatorSpec& as = run.allocator_spec;
+  std::string hint;
+  if (key == "allocator.max_seq_len")
+    hint = fmt::format("the contiguous allocator admits at most allocator.max_seq_len = {} tokens per sequence; "
+                       "raise it (up to the model's context length)",
+                       as.max_seq_len);
+  else if (key == "allocator.max_chunk_blocks")
+    hint = fmt::format("the buddy placement's largest range is allocator.max_chunk_blocks × allocator.block_size = "
+                       "{} × {} = {} slots{}; raise allocator.max_chunk_blocks or allocator.block_size",
+                       as.max_chunk_blocks, as.block_size, as.max_chunk_blocks * as.block_size,
+                       as.max_chunk_blocks * as.block_size < as.max_seq_len
+                           ? fmt::format(", shorter than allocator.max_seq_len = {} (with a block_size below 16, "
+                                         "128 blocks hold fewer than 2048 tokens)",
+                                         as.max_seq_len)
+                           : std::string());
+  else if (key == "max_model_len")
+    hint = fmt::format("{} serves at most {} tokens per request, prompt + output (max_model_len: {}; the "
+                       "model's context length is {})",
+                       run.model.name, run.max_model_len, format_max_model_len(c.max_model_len),
+                       run.model.max_seq_len);
+  else if (key == "scheduler.max_num_batched_tokens")
+    hint = fmt::format("raise scheduler.max_num_batched_tokens (now {}), or use a chunked-prefill scheduler "
+                       "(scheduler.kind: sarathi)",
+                       c.scheduler.max_num_batched_tokens);
+  else
+    hint = fmt::format("the KV pool holds {} slots; raise kv.slots", as.capacity_slots);
+  return hint + "; or set workload.oversize: drop (skip such requests) or truncate (cut their prompts), "
+                "counted in summary.json";
 }
 
 std::string point_folder(std::size_t index, const std::string& label) {
@@ -58,10 +108,15 @@ std::string point_folder(std::size_t index, const std::string& label) {
   return fmt::format("{:02}-{}", index, safe);
 }
 
-// config.resolved.yaml's text; --resume compares it byte for byte with a kept point's.
-std::string resolved_config_text(const ExperimentConfig& c) {
+// config.resolved.yaml's text: the config with the limits the run's allocator was built
+// with (they follow the model unless the file sets them); --resume compares it byte for
+// byte with a kept point's.
+std::string resolved_config_text(const ExperimentConfig& c, const Run& run) {
+  ExperimentConfig used = c;
+  used.allocator.max_seq_len = run.allocator_spec.max_seq_len;
+  used.allocator.max_chunk_blocks = run.allocator_spec.max_chunk_blocks;
   YAML::Emitter resolved;
-  resolved << to_yaml(c);
+  resolved << to_yaml(used);
   return std::string(resolved.c_str()) + "\n";
 }
 
@@ -79,6 +134,10 @@ Run build_run(const ExperimentConfig& c) {
   Run run;
   run.model = in_section(origin, "model", [&] { return model_preset(c.model); });
   run.gpu = in_section(origin, "gpu", [&] { return gpu_preset(c.gpu); });
+  in_section(origin, "tensor_parallel", [&] {
+    run.model.check_tensor_parallel(c.tensor_parallel);
+    return 0;
+  });
   if (c.cost.compute_efficiency >= 0) run.gpu.compute_efficiency = c.cost.compute_efficiency;
   if (c.cost.memory_efficiency >= 0) run.gpu.memory_efficiency = c.cost.memory_efficiency;
   if (c.cost.iteration_overhead_s >= 0) run.gpu.iteration_overhead_seconds = c.cost.iteration_overhead_s;
@@ -94,28 +153,74 @@ Run build_run(const ExperimentConfig& c) {
     });
   }
 
+  const double kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel));
+  if (run.kv_slots / c.allocator.block_size > kMaxBlocks)
+    throw origin.error(capacity_key(c),
+                       fmt::format("{} slots are {} blocks of allocator.block_size = {}, more than the {} block ids "
+                                   "the allocator has (32-bit); for {} that pool would need {:.0f} GiB of KV per GPU",
+                                   run.kv_slots, run.kv_slots / c.allocator.block_size, c.allocator.block_size,
+                                   kMaxBlocks, run.model.name, gib(kv_bytes_per_token * static_cast<double>(run.kv_slots))));
+  if (c.kv.slots > 0) {
+    const double kv_bytes = kv_bytes_per_token * static_cast<double>(c.kv.slots);
+    if (kv_bytes > static_cast<double>(run.gpu.hbm_bytes))
+      run.warnings.push_back(warning(
+          origin, "kv.slots",
+          fmt::format("{} slots need {:.1f} GiB of KV cache per GPU for {} (tensor_parallel = {}), more than the "
+                      "{:.1f} GiB of one {}: the run simulates a pool that GPU cannot hold (kv.slots: 0 derives it "
+                      "from GPU memory)",
+                      c.kv.slots, gib(kv_bytes), run.model.name, c.tensor_parallel,
+                      gib(static_cast<double>(run.gpu.hbm_bytes)), run.gpu.name)));
+  }
+
   alloc::AllocatorSpec as = c.allocator;
   as.capacity_slots = run.kv_slots;
-  const double kv_bytes_per_block = static_cast<double>(run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel)) *
-                                    static_cast<double>(c.allocator.block_size);
+  const double kv_bytes_per_block = kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
   as.cpu_blocks = static_cast<std::int64_t>(c.allocator.cpu_swap_gib * std::pow(2.0, 30) / kv_bytes_per_block);
   const bool paged = c.allocator.kind == alloc::AllocatorKind::kPaged;
+  if (c.scheduler.preemption == PreemptionMode::kSwap && paged && as.cpu_blocks == 0)
+    throw origin.error("allocator.cpu_swap_gib",
+                       fmt::format("scheduler.preemption: swap needs CPU swap space, but {} GiB holds no block of "
+                                   "{:.0f} bytes ({} tokens of {}): raise allocator.cpu_swap_gib, or set "
+                                   "scheduler.preemption: recompute",
+                                   c.allocator.cpu_swap_gib, kv_bytes_per_block, c.allocator.block_size,
+                                   run.model.name));
+  // A contiguous allocator reserves up to max_seq_len per request: by default the model's
+  // context length (its longest sequence), not a fixed 2048; and its buddy chunks, by default,
+  // grow to hold one such sequence (a power of two of blocks, never below 128), or with a
+  // block_size below 16 (or a longer context) every long request would fail.
+  if (!paged && !origin.has("allocator.max_seq_len") && run.model.max_seq_len > 0)
+    as.max_seq_len = run.model.max_seq_len;
+  if (!paged && !origin.has("allocator.max_chunk_blocks")) {
+    const std::int64_t blocks = (as.max_seq_len + as.block_size - 1) / as.block_size;
+    while (as.max_chunk_blocks < blocks && as.max_chunk_blocks < kMaxBlocks / 2) as.max_chunk_blocks *= 2;
+  }
+  run.allocator_spec = as;
+  run.max_model_len = c.max_model_len == kMaxModelLenOfModel ? run.model.max_seq_len : c.max_model_len;
   bool beams = false;
   for (const auto& s : c.workload.sampling) beams |= s.beam_width > 1;
   if (beams && !paged)
     throw origin.error("allocator.kind", "beam search (workload.sampling beam_width > 1) needs the paged allocator");
+  // The pool's structures are sized by the capacity: memory running out while building them
+  // is the capacity's error (below kMaxBlocks, a pool can still exceed this host's memory).
   // Policies that drive a paged pool's own operations get the PagedAllocator itself.
-  if (traits_of(c.scheduler.kind).needs_paged_allocator) {
-    if (!paged)
-      throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
-                                                       to_string(c.scheduler.kind),
-                                                       alloc::to_string(c.allocator.kind)));
-    auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
-    run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *paged_allocator); });
-    run.allocator = std::move(paged_allocator);
-  } else {
-    run.allocator = in_section(origin, "allocator", [&] { return alloc::make_allocator(as); });
-    run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *run.allocator); });
+  try {
+    if (traits_of(c.scheduler.kind).needs_paged_allocator) {
+      if (!paged)
+        throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
+                                                         to_string(c.scheduler.kind),
+                                                         alloc::to_string(c.allocator.kind)));
+      auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
+      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *paged_allocator); });
+      run.allocator = std::move(paged_allocator);
+    } else {
+      run.allocator = in_section(origin, "allocator", [&] { return alloc::make_allocator(as); });
+      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *run.allocator); });
+    }
+  } catch (const std::bad_alloc&) {
+    throw origin.error(capacity_key(c),
+                       fmt::format("{} slots ({} blocks of {}): not enough host memory to build the allocator; "
+                                   "lower the capacity",
+                                   run.kv_slots, run.kv_slots / c.allocator.block_size, c.allocator.block_size));
   }
 
   CostModelSpec cs;
@@ -130,7 +235,8 @@ Run build_run(const ExperimentConfig& c) {
   return run;
 }
 
-Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& out, const ProgressFn& progress) {
+Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& out, const ProgressFn& progress,
+                       SummaryNotes* notes) {
   const auto t0 = std::chrono::steady_clock::now();
   Run run = build_run(c);
   CreatedFolder folder(out);  // a point that fails leaves no empty folder
@@ -150,6 +256,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   EngineSettings es;
   es.seed = c.seed;
   es.beam = c.beam;
+  es.oversize = c.workload.oversize;
+  es.max_model_len = run.max_model_len;
   Simulation simulation(*run.source, *run.scheduler, *run.cost, es);
   simulation.add_observer(metrics);
   std::unique_ptr<BatchSampler> sampler;
@@ -160,16 +268,44 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     run.scheduler->set_observer(sampler.get());
     simulation.add_observer(*sampler);
   }
-  simulation.run(progress);
+  try {
+    simulation.run(progress);
+  } catch (const UnschedulableRequest& e) {
+    throw c.origin.error(e.key(), fmt::format("{}; {}", e.what(), unschedulable_hint(c, run, e.key())));
+  }
   if (sampler) sampler->finish();
 
   const double hit_rate = run.allocator->stats().prefix.hit_rate();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Summary s = metrics.finish(simulation.now(), wall, hit_rate);
+  if (s.requests_arrived == 0)
+    throw c.origin.error("workload", fmt::format("the workload gave no request to simulate{}: check "
+                                                 "workload.duration_s, workload.max_total_tokens and the trace",
+                                                 simulation.oversize_dropped() > 0
+                                                     ? fmt::format(" ({} dropped by workload.oversize)",
+                                                                   simulation.oversize_dropped())
+                                                     : std::string()));
+  SummaryNotes n;
+  n.warnings = run.warnings;
+  n.requests_dropped_oversize = simulation.oversize_dropped();
+  n.requests_truncated_oversize = simulation.oversize_truncated();
+  if (c.allocator.prefix_cache && simulation.requests_with_token_ids() == 0)
+    n.warnings.push_back(warning(
+        c.origin, "allocator.prefix_cache",
+        "no request of the workload carried token identities (hash_ids), so the prefix cache never had a "
+        "prompt to match: the run is one without it; replay a trace that carries hash_ids (e.g. format: "
+        "mooncake), or set prefix_cache: false"));
+  if (s.window_iterations == 0)
+    n.warnings.push_back(warning(
+        c.origin, "measure.window_start_s",
+        fmt::format("the measurement window [{}, {}) s holds no iteration of the run, which simulated {:.3f} s: "
+                    "every window average (memory_pct, batch sizes) is 0; set measure.window_start_s / "
+                    "window_end_s inside the run",
+                    c.measure.window_start_s, c.measure.window_end_s, s.sim_time_s)));
 
   if (requests) requests->commit();
   if (iterations) iterations->commit();
-  write_file_atomically(out / "config.resolved.yaml", resolved_config_text(c));
+  write_file_atomically(out / "config.resolved.yaml", resolved_config_text(c, run));
   nlohmann::ordered_json j;
   j["name"] = c.name;
   j["allocator"] = run.allocator->name();
@@ -179,6 +315,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   j["kv_slots"] = run.kv_slots;
   const nlohmann::ordered_json fields = s.to_json();
   for (const auto& [k, v] : fields.items()) j[k] = v;
+  n.add_to(j);
+  if (notes) *notes = std::move(n);
   write_file_atomically(out / "summary.json", j.dump(2) + "\n");  // last: its presence means complete
   folder.keep();
   return s;
@@ -190,14 +328,20 @@ namespace {
 
 // Parses and builds every point (allocator, scheduler, cost model, capacity, workload
 // source), so that a bad point fails, named with its values, before any point runs.
-void check_sweep_points(const Sweep& sweep) {
+// Returns each point's config.resolved.yaml text (for --resume to compare).
+std::vector<std::string> check_points(const Sweep& sweep) {
+  std::vector<std::string> resolved;
+  resolved.reserve(sweep.size());
   for (std::size_t i = 0; i < sweep.size(); ++i) {
+    const ExperimentConfig config = sweep.config(i);
     try {
-      build_run(sweep.config(i));
+      resolved.push_back(resolved_config_text(config, build_run(config)));
     } catch (const ConfigError& e) {
+      if (!sweep.swept()) throw;
       throw sweep.in_point(i, e);
     }
   }
+  return resolved;
 }
 
 // Runs every point not `kept` (--resume) on `jobs` threads; each point is its own simulation, its config made
@@ -236,7 +380,7 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
           inner(now, arrived, finished);
         };
       try {
-        results[i].summary = run_experiment(config, out / point_folder(i, results[i].label), report);
+        results[i].summary = run_experiment(config, out / point_folder(i, results[i].label), report, &results[i].notes);
       } catch (...) {
         errors[i] = std::current_exception();
         failed = true;
@@ -287,11 +431,11 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
                                              std::size_t jobs, ExistingResults existing) {
   const Sweep sweep = Sweep::from_file(file, overrides);
   const bool swept = sweep.swept();
-  if (swept) check_sweep_points(sweep);
+  std::vector<std::string> resolved = check_points(sweep);
   ResultFolder folder(out, existing);
   std::vector<PlannedPoint> plan;
   for (std::size_t i = 0; i < sweep.size(); ++i)
-    plan.push_back({swept ? point_folder(i, sweep.label(i)) : std::string(), resolved_config_text(sweep.config(i))});
+    plan.push_back({swept ? point_folder(i, sweep.label(i)) : std::string(), std::move(resolved[i])});
   const std::vector<std::optional<Summary>> kept = folder.prepare(plan);
   std::vector<PointResult> results;
   if (!swept) {
@@ -299,7 +443,7 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
     if (kept[0])
       r.summary = *kept[0];  // --resume: complete for this very config
     else
-      r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{});
+      r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{}, &r.notes);
     results.push_back(std::move(r));
   } else {
     results = run_sweep_points(sweep, out, progress, jobs, kept);

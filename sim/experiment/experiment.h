@@ -4,6 +4,13 @@
 // scheduler and cost model from a parsed config alone; its errors come back as ConfigError
 // naming the file, line and key through the config's origin (traces::TraceError for bad
 // trace rows passes through, naming the trace file and line).
+// A request that can never be scheduled is a ConfigError at the key that keeps it out
+// (kv.slots, allocator.max_seq_len, allocator.max_chunk_blocks,
+// scheduler.max_num_batched_tokens, max_model_len) unless workload.oversize drops or
+// truncates it; a run with no request is an error. Settings that run but deserve a look
+// (a measurement window holding no iteration, kv.slots beyond the GPU's memory, a prefix
+// cache with no token identities to match) are warnings "file:line: key: ...", listed in
+// summary.json's "warnings" only when there are some.
 // run_experiment() runs one config and writes, atomically, into `out`:
 //   summary.json  config.resolved.yaml  requests.csv (unless output.requests_csv is false)
 //   iterations.csv (unless output.iterations_stride is 0)
@@ -43,6 +50,13 @@ struct Run {
   std::unique_ptr<alloc::KvAllocator> allocator;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<CostModel> cost;
+  // The allocator's settings as built: capacity and CPU blocks derived, and a contiguous
+  // allocator's max_seq_len following the model's context unless the file gives it.
+  alloc::AllocatorSpec allocator_spec;
+  std::int64_t max_model_len = 0;  // tokens (prompt + output) a request may have; 0: not checked
+  // Settings that run but deserve a look (e.g. a KV pool larger than the GPU); written to
+  // summary.json's "warnings" and printed by the CLI.
+  std::vector<std::string> warnings;
 };
 
 // Errors name the key at the line `config.origin` recorded for it (none for a config made
@@ -51,14 +65,16 @@ Run build_run(const ExperimentConfig& config);
 
 // Runs one config; writes its files into `out` (created; removed again if the run fails while
 // it is still empty). Takes no lock and checks nothing already there: run_experiment_file()
-// claims the folder. Returns the summary.
+// claims the folder. Returns the summary; *notes (when given) receives the warnings and
+// oversize counts summary.json adds to it.
 Summary run_experiment(const ExperimentConfig& config, const std::filesystem::path& out,
-                       const ProgressFn& progress = {});
+                       const ProgressFn& progress = {}, SummaryNotes* notes = nullptr);
 
 struct PointResult {
   std::string label;  // empty for a run without sweep
   std::vector<std::pair<std::string, std::string>> assignments;
   Summary summary;
+  SummaryNotes notes;  // warnings and oversize counts (summary.json has them too)
 };
 
 // Makes the progress callback for a point (label, index, count); may return an empty fn.

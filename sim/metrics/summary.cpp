@@ -16,6 +16,12 @@ void flatten_into(const std::string& prefix, const nlohmann::ordered_json& j,
 
 nlohmann::ordered_json Summary::to_json() const { return record_json(*this); }
 
+void SummaryNotes::add_to(nlohmann::ordered_json& j) const {
+  if (requests_dropped_oversize > 0) j["requests_dropped_oversize"] = requests_dropped_oversize;
+  if (requests_truncated_oversize > 0) j["requests_truncated_oversize"] = requests_truncated_oversize;
+  if (!warnings.empty()) j["warnings"] = warnings;
+}
+
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten(const nlohmann::ordered_json& j) {
   std::vector<std::pair<std::string, nlohmann::ordered_json>> out;
   flatten_into("", j, out);

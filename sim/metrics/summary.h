@@ -89,6 +89,17 @@ struct RecordFields<Summary> {
 };
 static_assert(lists_every_member<Summary>());
 
+// What summary.json adds after the Summary's fields, each only when non-empty / non-zero, so
+// summaries of runs without them, and sweep.csv's columns, keep their bytes.
+struct SummaryNotes {
+  std::int64_t requests_dropped_oversize = 0;    // workload.oversize: drop (or a truncate that failed)
+  std::int64_t requests_truncated_oversize = 0;  // workload.oversize: truncate
+  std::vector<std::string> warnings;             // settings that ran but deserve a look
+
+  // Adds the non-empty notes to summary.json's object `j`.
+  void add_to(nlohmann::ordered_json& j) const;
+};
+
 // [("memory_pct.token_states", 12.3), ...] in summary.json's order.
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten(const nlohmann::ordered_json& j);
 

@@ -44,10 +44,15 @@ alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq,
   return a;
 }
 
-bool Scheduler::can_ever_schedule(const Request& r, std::string* why) const {
+bool Scheduler::can_ever_schedule(const Request& r, std::string* why, std::string* limiting_key) const {
+  std::string unused;
+  std::string& key = limiting_key ? *limiting_key : unused;
+  key = "kv.slots";
   alloc::AdmitRequest a = admit_request(r, 0);
   a.generated_tokens = 0;
   if (!alloc_.can_ever_admit(a)) {
+    const std::string setting = alloc_.limiting_setting(a);
+    key = setting == "capacity_slots" ? "kv.slots" : "allocator." + setting;
     *why = fmt::format("it never fits the KV pool of {} slots with allocator {} (prompt {} + output {} tokens)",
                        alloc_.capacity_slots(), alloc_.name(), r.prompt_tokens, r.output_tokens);
     return false;
@@ -62,6 +67,7 @@ bool Scheduler::can_ever_schedule(const Request& r, std::string* why) const {
   }
   // A recompute re-prefills prompt + generated tokens in one iteration unless prefill is chunked.
   if (!traits().chunked_prefill && r.final_tokens() - 1 > settings_.max_num_batched_tokens) {
+    key = "scheduler.max_num_batched_tokens";
     *why = fmt::format("its prefill (up to {} tokens after a recompute) exceeds scheduler.max_num_batched_tokens = {}",
                        r.final_tokens() - 1, settings_.max_num_batched_tokens);
     return false;

@@ -49,8 +49,10 @@ class Scheduler {
 
   // False when `r` could never be scheduled, even alone in an empty pool: its group at its
   // largest (allocator.max_group_slots) plus the policy's headroom exceeds the pool, or a
-  // prefill that must fit one iteration exceeds the token budget. *why says why.
-  bool can_ever_schedule(const Request& r, std::string* why) const;
+  // prefill that must fit one iteration exceeds the token budget. *why says why, and
+  // *limiting_key (when given) names the config key that keeps it out: kv.slots,
+  // allocator.max_seq_len, allocator.max_chunk_blocks or scheduler.max_num_batched_tokens.
+  bool can_ever_schedule(const Request& r, std::string* why, std::string* limiting_key = nullptr) const;
 
   // Queues a newly arrived request. REQUIRES: can_ever_schedule(*r).
   void add_request(Request* r);

@@ -245,6 +245,20 @@ TEST(ContiguousAllocatorTest, CanEverAdmitRespectsMaxSeqLenAndMaxChunk) {
   EXPECT_TRUE(small.can_ever_admit(request(1, 60, 40)));
 }
 
+TEST(ContiguousAllocatorTest, LimitingSettingNamesWhatKeepsARequestOut) {
+  ContiguousSettings s = settings(PlacementKind::kBuddy, "max");
+  s.max_seq_len = 4096;  // 256 blocks, but the max chunk is 128
+  EXPECT_EQ(ContiguousAllocator(s).limiting_setting(request(1, 10, 10)), "max_chunk_blocks");
+  EXPECT_EQ(ContiguousAllocator(s).limiting_setting(request(1, 4097, 0)), "max_seq_len");  // prompt > 4096
+
+  ContiguousAllocator a(settings(PlacementKind::kBuddy, "pow2"));
+  EXPECT_EQ(a.limiting_setting(request(1, 2049, 0)), "max_seq_len");
+
+  ContiguousAllocator small(settings(PlacementKind::kFirstFit, "oracle", 100));
+  ASSERT_FALSE(small.can_ever_admit(request(1, 60, 50)));
+  EXPECT_EQ(small.limiting_setting(request(1, 60, 50)), "capacity_slots");  // 110 slots > pool
+}
+
 TEST(ContiguousAllocatorTest, UnusableFreeForFitIsSlotsInShorterHoles) {
   ContiguousAllocator a(settings(PlacementKind::kFirstFit, "oracle", 100));
   ASSERT_TRUE(a.admit(request(1, 10, 0)).admitted);  // [0, 10)

@@ -182,6 +182,7 @@ TEST(PagedAllocator, CanEverAdmitComparesFinalLengthWithThePool) {
   PagedAllocator a = make(4);
   EXPECT_TRUE(a.can_ever_admit(req(1, 32, 32)));
   EXPECT_FALSE(a.can_ever_admit(req(1, 32, 33)));
+  EXPECT_EQ(a.limiting_setting(req(1, 32, 33)), "capacity_slots");  // only the pool limits it
 }
 
 TEST(PagedAllocatorMisuse, BadSettingsAreErrors) {

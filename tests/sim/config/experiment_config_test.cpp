@@ -133,6 +133,7 @@ void expect_same(const ExperimentConfig& a, const ExperimentConfig& b) {
   EXPECT_EQ(wa.lengths.path, wb.lengths.path);
   EXPECT_EQ(wa.lengths.columns.prompt, wb.lengths.columns.prompt);
   EXPECT_EQ(wa.lengths.columns.output, wb.lengths.columns.output);
+  EXPECT_EQ(wa.oversize, wb.oversize);
   ASSERT_EQ(wa.sampling.size(), wb.sampling.size());
   for (std::size_t i = 0; i < wa.sampling.size(); ++i) {
     EXPECT_EQ(wa.sampling[i].weight, wb.sampling[i].weight);
@@ -222,12 +223,13 @@ workload:
   max_total_tokens: 4096
   duration_s: 123.25
   max_requests: 77
+  oversize: truncate
 model: llama-2-7b
 gpu: h100-sxm
 tensor_parallel: 2
 kv: {slots: 4096, gpu_memory_utilization: 0.8, activation_reserve_gib: 1.5}
 allocator:
-  kind: contiguous
+  kind: paged  # contiguous would refuse prefix_cache (the other policies are parsed all the same)
   block_size: 32
   reservation: fixed:64
   placement: best_fit
@@ -263,6 +265,7 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   ASSERT_EQ(c.workload.sampling.size(), 2u);
   EXPECT_EQ(c.workload.sampling[1].beam_width, 3);
   EXPECT_EQ(c.workload.max_requests, 77u);
+  EXPECT_EQ(c.workload.oversize, traces::OversizePolicy::kTruncate);
   EXPECT_EQ(c.tensor_parallel, 2);
   EXPECT_EQ(c.kv.activation_reserve_gib, 1.5);
   EXPECT_EQ(c.allocator.reservation, alloc::ReservationPolicy::fixed(64));
@@ -521,6 +524,7 @@ TEST(Overrides, CreateNestedKeys) {
   apply_override(root, "scheduler.max_num_seqs=8");
   apply_override(root, "workload.arrival.rate=2.5");
   apply_override(root, "allocator.prefix_cache=true");
+  apply_override(root, "workload.kind=trace");  // a synthetic workload has no prefixes to cache
   const ExperimentConfig c = parse_experiment(root, kFile);
   EXPECT_EQ(c.scheduler.max_num_seqs, 8);
   EXPECT_EQ(c.workload.arrival.rate, 2.5);

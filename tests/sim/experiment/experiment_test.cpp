@@ -294,7 +294,7 @@ TEST_F(ExperimentTest, RequestThatCanNeverFitLeavesNothing) {
                                  "  max_requests: 20\n"
                                  "kv: {slots: 1024}\n"
                                  "scheduler: {max_num_batched_tokens: 4096}\n");
-  expect_failure_leaves_nothing<SimulationError>(file, dir_ / "out");
+  expect_failure_leaves_nothing<ConfigError>(file, dir_ / "out");
 }
 
 TEST_F(ExperimentTest, MalformedTraceRowMidRunLeavesNothing) {
@@ -322,7 +322,7 @@ TEST_F(ExperimentTest, FailingSweepPointKeepsFinishedPointsAndWritesNoSweepCsv) 
   const std::string file =
       write("sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [4096, 512]\n  scheduler.max_num_batched_tokens: [4096]\n");
   const std::string p0 = "00-kv.slots=4096_scheduler.max_num_batched_tokens=4096/";
-  expect_failure_leaves_nothing<SimulationError>(
+  expect_failure_leaves_nothing<ConfigError>(
       file, dir_ / "out",
       {p0 + "config.resolved.yaml", p0 + "iterations.csv", p0 + "requests.csv", p0 + "summary.json"});
   EXPECT_TRUE(fs::exists(dir_ / "out" / p0 / "summary.json"));
@@ -383,11 +383,17 @@ TEST_F(ExperimentTest, JobsWriteTheSameFilesAsOneJob) {
   }
 }
 
-// After a point fails at run time, -j N starts no new point and reports the failing one.
+// After a point fails at run time (a request that never fits its pool, found when it
+// arrives: a ConfigError naming kv.slots), -j N starts no new point and reports the failing one.
 TEST_F(ExperimentTest, JobsStopAfterAFailingPoint) {
   const std::string file = write(
       "sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [512, 4096, 4096, 4096, 4096, 4096]\n");
-  EXPECT_THROW(run_experiment_file(file, {}, dir_ / "out", {}, 2), SimulationError);
+  try {
+    run_experiment_file(file, {}, dir_ / "out", {}, 2);
+    FAIL() << "expected the 512-slot point to fail";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "kv.slots") << e.what();
+  }
   EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
   EXPECT_FALSE(fs::exists(dir_ / "out/05-kv.slots=4096"));
 }

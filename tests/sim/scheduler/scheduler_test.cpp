@@ -261,5 +261,34 @@ TEST(Scheduler, ARequestThatNeverFitsIsAnError) {
   }
 }
 
+TEST(Scheduler, CanEverScheduleNamesTheLimitingKey) {
+  Request r;
+  r.prompt_tokens = 10;
+  r.output_tokens = 20;
+  std::string why, key;
+  auto tiny = paged(4, 4);  // 16 slots
+  EXPECT_FALSE(make_scheduler(settings(SchedulerKind::kVllm), tiny)->can_ever_schedule(r, &why, &key));
+  EXPECT_EQ(key, "kv.slots");
+
+  auto big = paged(1024, 16);
+  SchedulerSettings budget = settings(SchedulerKind::kVllm);
+  budget.max_num_batched_tokens = 100;
+  r.prompt_tokens = 200;
+  r.output_tokens = 1;
+  EXPECT_FALSE(make_scheduler(budget, big)->can_ever_schedule(r, &why, &key));
+  EXPECT_EQ(key, "scheduler.max_num_batched_tokens");
+  EXPECT_NE(why.find("max_num_batched_tokens = 100"), std::string::npos) << why;
+
+  alloc::ContiguousSettings cs;
+  cs.capacity_slots = 4096;
+  cs.max_seq_len = 64;
+  alloc::ContiguousAllocator contiguous(cs);
+  EXPECT_FALSE(make_scheduler(settings(SchedulerKind::kOrca), contiguous)->can_ever_schedule(r, &why, &key));
+  EXPECT_EQ(key, "allocator.max_seq_len");
+
+  r.prompt_tokens = 10;
+  EXPECT_TRUE(make_scheduler(budget, big)->can_ever_schedule(r, &why, &key));
+}
+
 }  // namespace
 }  // namespace pagesim::sim
