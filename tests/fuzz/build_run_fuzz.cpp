@@ -11,6 +11,7 @@
 //
 // The only accepted failures are ConfigError (naming file, line and key) and TraceError (a
 // fixture in the wrong format). A config that builds must give a usable run.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -106,12 +107,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fuzz::ExperimentInput input = fuzz::split_experiment_input(fuzz::as_text(data, size));
   fuzz::ScratchFile file(input.yaml, ".yaml");
   try {
-    YAML::Node root = sim::load_yaml_file(file.path());
-    for (const auto& o : input.overrides) sim::apply_override(root, o);
-    if (fuzz::sweep_points_bound(root, kMaxPoints) > kMaxPoints) return 0;
-    const std::vector<sim::SweepPoint> points = sim::expand_sweep(root, file.path());
-    if (points.empty()) build(sim::parse_experiment(root, file.path()));
-    for (const auto& p : points) build(sim::parse_experiment(p.root, file.path()));
+    const sim::Sweep sweep = sim::Sweep::from_file(file.path(), input.overrides);
+    // Points are made on demand: only the first kMaxPoints of a large sweep are built.
+    const std::size_t n = std::min<std::size_t>(sweep.size(), kMaxPoints);
+    for (std::size_t i = 0; i < n; ++i) build(sweep.config(i));
   } catch (const sim::ConfigError& e) {
     fuzz::explain(e);
   }

@@ -1,10 +1,11 @@
 // Fuzzes the experiment loader (sim/config): load_yaml_file(), apply_override() for each
-// --set line, expand_sweep() and parse_experiment() of the file or of every sweep point —
+// --set line, the Sweep and parse_experiment() of the file or of every sweep point —
 // the path `pagesim run` takes before building anything. Input layout: experiment_input.h.
 //
 // The only accepted failure is ConfigError (it names file, line and key). A config that
 // parses must also survive its own round trip: to_yaml() (config.resolved.yaml) parses
 // again to the same YAML, else the resolved file would not reproduce the run.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -51,13 +52,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const fuzz::ExperimentInput input = fuzz::split_experiment_input(fuzz::as_text(data, size));
   fuzz::ScratchFile file(input.yaml, ".yaml");
   try {
-    YAML::Node root = sim::load_yaml_file(file.path());
-    for (const auto& o : input.overrides) sim::apply_override(root, o);
-    if (fuzz::sweep_points_bound(root, kMaxPoints) > kMaxPoints) return 0;
-    const std::vector<sim::SweepPoint> points = sim::expand_sweep(root, file.path());
-    (void)sim::swept_keys(points);
-    if (points.empty()) check_round_trip(sim::parse_experiment(root, file.path()));
-    for (const auto& p : points) check_round_trip(sim::parse_experiment(p.root, file.path()));
+    const sim::Sweep sweep = sim::Sweep::from_file(file.path(), input.overrides);
+    (void)sweep.keys();
+    // Points are made on demand: only the first kMaxPoints of a large sweep are checked.
+    const std::size_t n = std::min<std::size_t>(sweep.size(), kMaxPoints);
+    for (std::size_t i = 0; i < n; ++i) {
+      (void)sweep.label(i);
+      (void)sweep.assignments(i);
+      check_round_trip(sweep.config(i));
+    }
   } catch (const sim::ConfigError& e) {
     fuzz::explain(e);
   }

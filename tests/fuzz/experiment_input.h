@@ -14,7 +14,6 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
 
 namespace pagesim::fuzz {
 
@@ -37,24 +36,6 @@ inline ExperimentInput split_experiment_input(std::string_view text) {
     rest.remove_prefix(eol + 1);
   }
   return in;
-}
-
-// The number of points expand_sweep() would make of `root` (grid size times cases), counted
-// from the YAML without expanding; 0 without a sweep, saturating at `cap` + 1. The harnesses
-// skip inputs above their cap: a sweep's size is the user's choice and its cost is linear in
-// it by design (bench/ measures expansion speed), so a large product only slows fuzzing.
-inline std::size_t sweep_points_bound(const YAML::Node& root, std::size_t cap) {
-  if (!root.IsMap()) return 0;
-  const YAML::Node sweep = root["sweep"];
-  if (!sweep || !sweep.IsMap()) return 0;
-  std::size_t points = 1;
-  for (const auto& kv : sweep) {
-    const std::size_t n = kv.second.IsSequence() ? kv.second.size() : 1;
-    if (n == 0) continue;
-    if (points > (cap + 1) / n) return cap + 1;
-    points *= n;
-  }
-  return points > cap ? cap + 1 : points;
 }
 
 // Prints an accepted error when PAGESIM_FUZZ_VERBOSE is set, to see how far an input got
