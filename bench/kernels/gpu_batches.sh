@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_batches.sh PAGESIM OUTDIR: sampled batch files of every allocator policy, for
 # `pagesim validate --device cuda` on the GPU machine. The same eight simulations, workload
-# and `validate:` settings as tests/sim/validate_policies_test.cpp (the set CI validates on
+# and `validate:` settings as tests/sim/validate/validate_policies_test.cpp (the set CI validates on
 # the CPU reference; keep the two in step): each writes OUTDIR/<case>.jsonl with 5 batches.
 # Runs on the development machine (the GPU machine has no trace data or simulator build).
 set -euo pipefail

@@ -281,7 +281,7 @@ page=$out/kernels-$slug.md
   echo
   echo "## pagesim validate --device $validate_device (sampled batches of every allocator policy)"
   echo
-  echo "Batches from \`bench/kernels/gpu_batches.sh\` (the simulations of tests/sim/validate_policies_test.cpp);"
+  echo "Batches from \`bench/kernels/gpu_batches.sh\` (the simulations of tests/sim/validate/validate_policies_test.cpp);"
   echo "\`pagesim validate FILE --device $validate_device --dtype T\` with its defaults (4 query / 2 KV heads, head_dim 64)."
   echo
   echo '```'

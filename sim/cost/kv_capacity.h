@@ -11,7 +11,7 @@
 // 14,992 with the estimate_activation_bytes reserve for 2,560 tokens and 256 sequences
 // (261 MB): 2.6% and 4.7% below the paper's 15,728 (983 blocks of 16, 12 GiB). The paper's
 // figure matches 0.9 × the nominal 40 GiB minus the weights minus a reserve of 50-63 MB.
-// See tests/sim/cost_kv_capacity_test.cpp. Experiments that reproduce the paper state
+// See tests/sim/cost/kv_capacity_test.cpp. Experiments that reproduce the paper state
 // kv_slots explicitly. Pure functions.
 #pragma once
 

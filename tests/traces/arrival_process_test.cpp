@@ -187,7 +187,7 @@ TEST(ArrivalProcess, InvalidSpecsAreSpecErrors) {
 }
 
 // Each kind once under its own name (as TraceFormat.Names). An unknown name in a config is
-// the config's error (tests/sim/config_test.cpp, UnknownArrivalKind).
+// the config's error (tests/sim/config/experiment_config_test.cpp, UnknownArrivalKind).
 TEST(ArrivalProcess, KindNames) {
   std::set<std::string_view> names;
   for (const auto& [kind, name] : kArrivalKindNames) {

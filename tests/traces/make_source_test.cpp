@@ -205,7 +205,7 @@ TEST(MakeSource, FileProblemsAreTraceErrors) {
 }
 
 // Each value of the three workload enums once under its own name (as TraceFormat.Names).
-// An unknown name in a config is the config's error (tests/sim/config_test.cpp).
+// An unknown name in a config is the config's error (tests/sim/config/experiment_config_test.cpp).
 TEST(WorkloadSpec, KindNames) {
   std::set<std::string_view> names;
   for (const auto& [kind, name] : kWorkloadKindNames) {
