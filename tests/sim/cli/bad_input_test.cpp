@@ -15,23 +15,17 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir_test.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
 const fs::path kSource = PAGESIM_SOURCE_DIR;
 
-struct Result {
-  int status = -1;  // exit status; -1 when killed by a signal
-  std::string out, err;
-};
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-std::string quote(const std::string& s) { return "'" + s + "'"; }
+using pagesim::sim::testing::read_file;
+using pagesim::sim::testing::shell_quote;
+using Result = pagesim::sim::testing::CommandResult;
 
 // Lines 1-7 of every synthetic case; a case's own text starts at line 8.
 std::string synthetic() {
@@ -54,38 +48,20 @@ std::string replay() {
          "  trace: {path: trace.csv, format: native}\n";      // 4
 }
 
-class BadInput : public ::testing::Test {
+class BadInput : public pagesim::sim::testing::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("pagesim-test-" + std::to_string(::getpid()) + "-bad-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     // Prompts of 100, 3000 and 200 tokens, 10 output tokens each.
     write("trace.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n0.5,3000,10\n1,200,10\n");
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
-  void write(const std::string& name, const std::string& text) const { std::ofstream(dir_ / name) << text; }
-
   // Writes `text` to case.yaml and runs it into a fresh folder, out_ afterwards; `shell`
   // (e.g. a ulimit) runs first in the same shell.
   Result run(const std::string& text, const std::string& shell = "") {
     write("case.yaml", text);
     out_ = dir_ / ("out" + std::to_string(++runs_));
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = "cd " + quote(dir_.string()) + " && " + shell + quote(PAGESIM_BINARY) +
-                            " run case.yaml --out " + quote(out_.string()) + " -q >" + quote(out.string()) + " 2>" + quote(err.string());
-    const int raw = std::system(cmd.c_str());
-    Result r;
-    if (raw != -1 && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
-    r.out = read(out);
-    r.err = read(err);
-    return r;
+    return pagesim::sim::testing::run_in(
+        dir_, shell + shell_quote(PAGESIM_BINARY) + " run case.yaml --out " + shell_quote(out_.string()) + " -q");
   }
 
   // The run fails (status 1) with "case.yaml:<line>: <key>: " and every one of `says`.
@@ -107,7 +83,7 @@ class BadInput : public ::testing::Test {
     ASSERT_EQ(r.status, 0) << r.err;
     const std::string at = "case.yaml:" + std::to_string(line) + ": " + key + ": ";
     EXPECT_EQ(r.err.rfind("pagesim: warning: " + at, 0), 0u) << r.err;
-    const auto summary = nlohmann::json::parse(read(out_ / "summary.json"));
+    const auto summary = nlohmann::json::parse(read_file(out_ / "summary.json"));
     ASSERT_TRUE(summary.contains("warnings")) << summary.dump(2);
     ASSERT_EQ(summary["warnings"].size(), 1u);
     const std::string w = summary["warnings"][0];
@@ -115,9 +91,8 @@ class BadInput : public ::testing::Test {
     for (const auto& s : says) EXPECT_NE(w.find(s), std::string::npos) << "'" << s << "' missing in: " << w;
   }
 
-  nlohmann::json summary() const { return nlohmann::json::parse(read(out_ / "summary.json")); }
+  nlohmann::json summary() const { return nlohmann::json::parse(read_file(out_ / "summary.json")); }
 
-  fs::path dir_;
   fs::path out_;  // the last run's output folder
   int runs_ = 0;
 };
@@ -203,7 +178,7 @@ TEST_F(BadInput, ACleanRunHasNoNotes) {
   EXPECT_FALSE(s.contains("warnings"));
   EXPECT_FALSE(s.contains("requests_dropped_oversize"));
   EXPECT_FALSE(s.contains("requests_truncated_oversize"));
-  const std::string resolved = read(out_ / "config.resolved.yaml");
+  const std::string resolved = read_file(out_ / "config.resolved.yaml");
   EXPECT_EQ(resolved.find("oversize"), std::string::npos) << resolved;  // new keys at their default
   EXPECT_EQ(resolved.find("max_model_len"), std::string::npos) << resolved;
 }
@@ -267,7 +242,7 @@ TEST_F(BadInput, ContiguousBlockSizeBelow16HitsTheChunkLimit) {
   // By default the chunk grows with max_seq_len (2048 / 8 = 256 blocks): it runs.
   const Result r = run(replay() + "allocator: {kind: contiguous, block_size: 8}\nscheduler: {kind: orca}\n");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(read(out_ / "config.resolved.yaml").find("max_chunk_blocks: 256"), std::string::npos);
+  EXPECT_NE(read_file(out_ / "config.resolved.yaml").find("max_chunk_blocks: 256"), std::string::npos);
 }
 
 TEST_F(BadInput, ContiguousMaxSeqLenFollowsTheModel) {
@@ -279,7 +254,7 @@ TEST_F(BadInput, ContiguousMaxSeqLenFollowsTheModel) {
       run(replay() +
           "model: llama-2-13b\nallocator: {kind: contiguous}\nscheduler: {kind: orca, max_num_batched_tokens: 8192}\n");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(read(out_ / "config.resolved.yaml").find("max_seq_len: 4096"), std::string::npos);
+  EXPECT_NE(read_file(out_ / "config.resolved.yaml").find("max_seq_len: 4096"), std::string::npos);
   // A value the file gives is kept.
   expect_error(replay() +
                    "model: llama-2-13b\nallocator: {kind: contiguous, max_seq_len: 2048}\n"
@@ -311,7 +286,7 @@ TEST_F(BadInput, OversizeDropSkipsAndCounts) {
   EXPECT_EQ(s["requests_dropped_oversize"], 1);
   EXPECT_FALSE(s.contains("requests_truncated_oversize"));
   EXPECT_EQ(s["requests_finished"], 2);
-  EXPECT_NE(read(out_ / "config.resolved.yaml").find("oversize: drop"), std::string::npos);
+  EXPECT_NE(read_file(out_ / "config.resolved.yaml").find("oversize: drop"), std::string::npos);
 }
 
 TEST_F(BadInput, OversizeTruncateCutsThePromptToFit) {
@@ -322,7 +297,7 @@ TEST_F(BadInput, OversizeTruncateCutsThePromptToFit) {
   EXPECT_FALSE(s.contains("requests_dropped_oversize"));
   EXPECT_EQ(s["requests_finished"], 3);
   // prompt + output - 1 <= 2560 (a recompute re-prefills all but the last token): 2551.
-  EXPECT_NE(read(out_ / "requests.csv").find(",2551,"), std::string::npos) << read(out_ / "requests.csv");
+  EXPECT_NE(read_file(out_ / "requests.csv").find(",2551,"), std::string::npos) << read_file(out_ / "requests.csv");
 }
 
 TEST_F(BadInput, OversizeTruncateDropsWhatNeverFits) {

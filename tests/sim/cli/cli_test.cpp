@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "temp_dir_test.h"
+
 #ifdef PAGESIM_CUDA_BINARY
 #include "kernels/cuda/cuda_host.h"
 #endif
@@ -35,53 +37,20 @@ namespace fs = std::filesystem;
 
 const fs::path kSource = PAGESIM_SOURCE_DIR;
 
-struct Result {
-  int status = -1;  // exit status; -1 when killed by a signal
-  std::string out, err;
-};
+using Result = pagesim::sim::testing::CommandResult;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using pagesim::sim::testing::read_file;
 
-std::string quote(const std::string& s) { return "'" + s + "'"; }
+using pagesim::sim::testing::shell_quote;
 
-class Cli : public ::testing::Test {
+class Cli : public pagesim::sim::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("pagesim-test-" + std::to_string(::getpid()) + "-cli-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-
   // Runs `pagesim <args>` in the temporary folder.
   Result pagesim(const std::string& args) const { return run_binary(PAGESIM_BINARY, args); }
 
   // Runs `binary <args>` in the temporary folder.
   Result run_binary(const fs::path& binary, const std::string& args) const {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = "cd " + quote(dir_.string()) + " && " + quote(binary.string()) + " " + args + " >" +
-                            quote(out.string()) + " 2>" + quote(err.string());
-    const int raw = std::system(cmd.c_str());
-    Result r;
-    if (raw != -1 && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
-    r.out = read(out);
-    r.err = read(err);
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
-
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
+    return pagesim::sim::testing::run_in(dir_, shell_quote(binary.string()) + " " + args);
   }
 
   // A copy of pagesim alone in a folder of its own: no pagesim-cuda beside it.
@@ -94,8 +63,6 @@ class Cli : public ::testing::Test {
 
   // Runs a small experiment that samples two small batches; returns OUT/batches.jsonl.
   std::string sampled_batches() const;
-
-  fs::path dir_;
 };
 
 std::string small_experiment() {
@@ -114,7 +81,7 @@ std::string small_experiment() {
 
 std::string Cli::sampled_batches() const {
   const std::string file = write("small.yaml", small_experiment());
-  const Result r = pagesim("run " + quote(file) +
+  const Result r = pagesim("run " + shell_quote(file) +
                            " --out sampled -q --set validate.every_n_iterations=20 --set validate.max_batches=2 "
                            "--set workload.max_total_tokens=256");  // small batches: a quick check
   EXPECT_EQ(r.status, 0) << r.err;
@@ -154,7 +121,7 @@ TEST_F(Cli, MissingExperimentFileFails) {
 TEST_F(Cli, UnknownKeyNamesFileLineAndKey) {
   const std::string file =
       write("typo.yaml", "name: typo\nscheduler:\n  kind: vllm\n  max_num_seq: 8\n");
-  const Result r = pagesim("run " + quote(file) + " --out out -q");
+  const Result r = pagesim("run " + shell_quote(file) + " --out out -q");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(file + ":4: scheduler.max_num_seq: unknown key"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("max_num_seqs"), std::string::npos) << r.err;  // the allowed keys
@@ -165,20 +132,20 @@ TEST_F(Cli, UnknownKeyNamesFileLineAndKey) {
 TEST_F(Cli, BadSetOverrides) {
   const std::string file = write("small.yaml", small_experiment());
   // A --set key that does not exist: named, without a line of the file.
-  Result r = pagesim("run " + quote(file) + " --out out -q --set scheduler.max_num_seq=8");
+  Result r = pagesim("run " + shell_quote(file) + " --out out -q --set scheduler.max_num_seq=8");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(file + ": scheduler.max_num_seq: unknown key"), std::string::npos) << r.err;
   // A bad --set value is not blamed on line 1 of the file.
-  r = pagesim("run " + quote(file) + " --out out -q --set kv.slots=lots");
+  r = pagesim("run " + shell_quote(file) + " --out out -q --set kv.slots=lots");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(file + ": kv.slots: expected an integer, found 'lots'"), std::string::npos) << r.err;
   // A --set value found bad only while building the run: the key, no line.
-  r = pagesim("run " + quote(file) + " --out out -q --set allocator.kind=contiguous");
+  r = pagesim("run " + shell_quote(file) + " --out out -q --set allocator.kind=contiguous");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(file + ": allocator.kind: scheduler.kind 'vllm' needs the paged allocator"), std::string::npos)
       << r.err;
   // A malformed --set.
-  r = pagesim("run " + quote(file) + " --out out -q --set kv.slots");
+  r = pagesim("run " + shell_quote(file) + " --out out -q --set kv.slots");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("--set: kv.slots: expected key.path=value"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "out"));
@@ -189,22 +156,22 @@ TEST_F(Cli, BadSetOverrides) {
 TEST_F(Cli, RunSweepJobsAndSetOfSweptKeys) {
   const std::string file =
       write("sweep.yaml", small_experiment() + "sweep:\n  scheduler.max_num_seqs: [8, 32]\n  seed: [1, 2]\n");
-  Result r = pagesim("run " + quote(file) + " --out one -q -j 1");
+  Result r = pagesim("run " + shell_quote(file) + " --out one -q -j 1");
   ASSERT_EQ(r.status, 0) << r.err;
-  r = pagesim("run " + quote(file) + " --out three -q -j 3");
+  r = pagesim("run " + shell_quote(file) + " --out three -q -j 3");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(read(dir_ / "one/sweep.csv"), read(dir_ / "three/sweep.csv"));
-  EXPECT_NE(read(dir_ / "three/sweep.csv"), "");
-  r = pagesim("run " + quote(file) + " --out zero -q -j 0");
+  EXPECT_EQ(read_file(dir_ / "one/sweep.csv"), read_file(dir_ / "three/sweep.csv"));
+  EXPECT_NE(read_file(dir_ / "three/sweep.csv"), "");
+  r = pagesim("run " + shell_quote(file) + " --out zero -q -j 0");
   EXPECT_EQ(r.status, 2) << r.err;
-  r = pagesim("run " + quote(file) + " --out clash -q --set scheduler.max_num_seqs=16");
+  r = pagesim("run " + shell_quote(file) + " --out clash -q --set scheduler.max_num_seqs=16");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("--set: scheduler.max_num_seqs: the sweep also varies 'scheduler.max_num_seqs' (" + file +
                        ":"),
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "clash"));
-  r = pagesim("run " + quote(file) + " --out axis -q --set 'sweep.scheduler.max_num_seqs=[16]'");
+  r = pagesim("run " + shell_quote(file) + " --out axis -q --set 'sweep.scheduler.max_num_seqs=[16]'");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir_ / "axis/01-scheduler.max_num_seqs=16_seed=2/summary.json"));
   EXPECT_FALSE(fs::exists(dir_ / "axis/02-scheduler.max_num_seqs=32_seed=1"));
@@ -212,7 +179,7 @@ TEST_F(Cli, RunSweepJobsAndSetOfSweptKeys) {
 
 TEST_F(Cli, RunPrintsTheTableAndWritesFiles) {
   const std::string file = write("small.yaml", small_experiment());
-  const Result r = pagesim("run " + quote(file) + " --out out --set scheduler.max_num_seqs=32");
+  const Result r = pagesim("run " + shell_quote(file) + " --out out --set scheduler.max_num_seqs=32");
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* col : {"run", "tokens%", "resv%", "over%", "round%", "free%", "batch", "req/s", "norm.lat", "preempt"})
     EXPECT_NE(r.out.find(col), std::string::npos) << col << " in:\n" << r.out;
@@ -221,23 +188,23 @@ TEST_F(Cli, RunPrintsTheTableAndWritesFiles) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex("\nrun( +[0-9.]+){9}\n"))) << r.out;
   for (const char* f : {"summary.json", "config.resolved.yaml", "requests.csv", "iterations.csv"})
     EXPECT_TRUE(fs::is_regular_file(dir_ / "out" / f)) << f;
-  EXPECT_NE(read(dir_ / "out/config.resolved.yaml").find("max_num_seqs: 32"), std::string::npos);
-  EXPECT_NE(read(dir_ / "out/summary.json").find("\"requests_finished\": 60"), std::string::npos);
+  EXPECT_NE(read_file(dir_ / "out/config.resolved.yaml").find("max_num_seqs: 32"), std::string::npos);
+  EXPECT_NE(read_file(dir_ / "out/summary.json").find("\"requests_finished\": 60"), std::string::npos);
 }
 
 TEST_F(Cli, TraceStatsOfTheAzureConversationTrace) {
-  const Result r = pagesim("trace stats " + quote((kSource / "traces/data/azure2023_conv.csv").string()));
+  const Result r = pagesim("trace stats " + shell_quote((kSource / "traces/data/azure2023_conv.csv").string()));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(stat(r.out, "requests"), 19366) << r.out;
   EXPECT_NE(r.out.find("prompt"), std::string::npos);
-  const Result j = pagesim("trace stats --json " + quote((kSource / "traces/data/azure2023_conv.csv").string()));
+  const Result j = pagesim("trace stats --json " + shell_quote((kSource / "traces/data/azure2023_conv.csv").string()));
   ASSERT_EQ(j.status, 0) << j.err;
   EXPECT_NE(j.out.find("\"requests\": 19366"), std::string::npos) << j.out;
 }
 
 TEST_F(Cli, TraceStatsOfAMalformedCsvNamesFileAndLine) {
   const std::string csv = write("bad.csv", "arrival_s,prompt_tokens,output_tokens\n0,10,5\n0.5,12,6\n1.0,abc,5\n2,3,4\n");
-  const Result r = pagesim("trace stats " + quote(csv));
+  const Result r = pagesim("trace stats " + shell_quote(csv));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(csv + ":4:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("prompt_tokens"), std::string::npos) << r.err;
@@ -246,7 +213,7 @@ TEST_F(Cli, TraceStatsOfAMalformedCsvNamesFileAndLine) {
 // --format names the reader instead of detecting it; an unknown name is an error that lists
 // the formats.
 TEST_F(Cli, TraceStatsFormatOption) {
-  const std::string azure = quote((kSource / "traces/data/azure2023_conv.csv").string());
+  const std::string azure = shell_quote((kSource / "traces/data/azure2023_conv.csv").string());
   const Result r = pagesim("trace stats --format azure " + azure);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(stat(r.out, "requests"), 19366) << r.out;
@@ -270,11 +237,11 @@ TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {
                                  "  max_requests: 400\n"
                                  "sweep:\n"
                                  "  seed: [1, 2]\n");  // trace gen ignores sweeps
-  const Result g = pagesim("trace gen " + quote(file) + " --out gen.csv --set workload.max_requests=250");
+  const Result g = pagesim("trace gen " + shell_quote(file) + " --out gen.csv --set workload.max_requests=250");
   ASSERT_EQ(g.status, 0) << g.err;
   EXPECT_NE(g.out.find("wrote 250 requests"), std::string::npos) << g.out;
   ASSERT_TRUE(fs::is_regular_file(dir_ / "gen.csv"));
-  EXPECT_EQ(read(dir_ / "gen.csv").rfind("arrival_s,prompt_tokens,output_tokens", 0), 0u);
+  EXPECT_EQ(read_file(dir_ / "gen.csv").rfind("arrival_s,prompt_tokens,output_tokens", 0), 0u);
   const Result s = pagesim("trace stats gen.csv");
   ASSERT_EQ(s.status, 0) << s.err;
   EXPECT_EQ(stat(s.out, "requests"), 250) << s.out;
@@ -282,9 +249,9 @@ TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {
   EXPECT_TRUE(std::regex_search(s.out, std::regex("mean n / beam width +[12]\\.[0-9]+ / 1\\.000"))) << s.out;
   EXPECT_EQ(s.out.find("mean n / beam width   1.000"), std::string::npos) << s.out;
   // Same file, same seed: the same trace.
-  const std::string first = read(dir_ / "gen.csv");
-  ASSERT_EQ(pagesim("trace gen " + quote(file) + " --out gen.csv --set workload.max_requests=250").status, 0);
-  EXPECT_EQ(read(dir_ / "gen.csv"), first);
+  const std::string first = read_file(dir_ / "gen.csv");
+  ASSERT_EQ(pagesim("trace gen " + shell_quote(file) + " --out gen.csv --set workload.max_requests=250").status, 0);
+  EXPECT_EQ(read_file(dir_ / "gen.csv"), first);
 }
 
 // A Mooncake workload keeps its hash ids; trace gen says how many tokens each covers (the
@@ -297,10 +264,10 @@ TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
                                      "', format: mooncake}\n"
                                  "  max_total_tokens: 16384\n"
                                  "  max_requests: 100\n");
-  const Result g = pagesim("trace gen " + quote(file) + " --out mc.csv");
+  const Result g = pagesim("trace gen " + shell_quote(file) + " --out mc.csv");
   ASSERT_EQ(g.status, 0) << g.err;
   EXPECT_NE(g.err.find("workload.trace.hash_block_tokens: 512"), std::string::npos) << g.err;
-  EXPECT_NE(read(dir_ / "mc.csv").find(",hash_ids\n"), std::string::npos);
+  EXPECT_NE(read_file(dir_ / "mc.csv").find(",hash_ids\n"), std::string::npos);
   const Result s = pagesim("trace stats mc.csv");
   ASSERT_EQ(s.status, 0) << s.err;
   EXPECT_EQ(stat(s.out, "requests"), 100) << s.out;
@@ -314,9 +281,9 @@ TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
                                    "kv: {slots: 262144}\n"
                                    "allocator: {prefix_cache: true}\n"
                                    "scheduler: {max_num_batched_tokens: 16384}\n");
-  const Result r = pagesim("run " + quote(replay) + " --out out -q");
+  const Result r = pagesim("run " + shell_quote(replay) + " --out out -q");
   ASSERT_EQ(r.status, 0) << r.err;
-  const std::string summary = read(dir_ / "out/summary.json");
+  const std::string summary = read_file(dir_ / "out/summary.json");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(summary, m, std::regex("\"prefix_hit_rate\": ([0-9.e-]+)"))) << summary;
   EXPECT_GT(std::stod(m[1]), 0.0) << summary;
@@ -328,23 +295,23 @@ TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
 TEST_F(Cli, FolderWithResultsNeedsOverwriteOrResume) {
   const std::string sweep = write("sweep.yaml", small_experiment() + "sweep:\n  kv.slots: [4096, 8192]\n");
   const std::string file = write("small.yaml", small_experiment());
-  ASSERT_EQ(pagesim("run " + quote(sweep) + " --out out -q").status, 0);
-  Result r = pagesim("run " + quote(file) + " --out out -q");
+  ASSERT_EQ(pagesim("run " + shell_quote(sweep) + " --out out -q").status, 0);
+  Result r = pagesim("run " + shell_quote(file) + " --out out -q");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "pagesim: error: output folder 'out' holds the results of another run: sweep.csv, 2 point folders "
                    "(00-kv.slots=4096, 01-kv.slots=8192); pass --overwrite to replace them, or --resume to keep the "
                    "points whose results are complete for the same config and run the rest\n");
   EXPECT_FALSE(fs::exists(dir_ / "out/summary.json"));
-  r = pagesim("run " + quote(file) + " --out out -q --overwrite");
+  r = pagesim("run " + shell_quote(file) + " --out out -q --overwrite");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
   EXPECT_FALSE(fs::exists(dir_ / "out/00-kv.slots=4096"));
   EXPECT_TRUE(fs::exists(dir_ / "out/summary.json"));
-  r = pagesim("run " + quote(file) + " --out out -q --resume");
+  r = pagesim("run " + shell_quote(file) + " --out out -q --resume");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("results in out"), std::string::npos) << r.out;
-  EXPECT_EQ(pagesim("run " + quote(file) + " --out out -q --resume --overwrite").status, 2);
+  EXPECT_EQ(pagesim("run " + shell_quote(file) + " --out out -q --resume --overwrite").status, 2);
   const Result help = pagesim("run --help");
   for (const char* s : {"--overwrite", "--resume", "sweep.csv", "point folders", "locked", "SIGINT"})
     EXPECT_NE(help.out.find(s), std::string::npos) << s << " in:\n" << help.out;
@@ -404,7 +371,7 @@ std::vector<std::string> temporaries_under(const fs::path& dir) {
 TEST_F(Cli, SecondRunIntoAFolderInUseIsRefused) {
   const pid_t first = start_long_run(dir_, "busy");
   const std::string file = write("small.yaml", small_experiment());
-  const Result r = pagesim("run " + quote(file) + " --out busy -q");
+  const Result r = pagesim("run " + shell_quote(file) + " --out busy -q");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("pagesim: error: output folder 'busy' is in use by another pagesim run (pid " +
                        std::to_string(first) + ", holding 'busy/.pagesim.lock')"),
@@ -436,7 +403,7 @@ TEST_F(Cli, NextRunRemovesTheTemporariesOfAKilledRun) {
   EXPECT_EQ(wait_status(pid), -1);
   ASSERT_FALSE(temporaries_under(dir_ / "killed").empty());
   const std::string file = write("small.yaml", small_experiment());
-  const Result r = pagesim("run " + quote(file) + " --out killed -q");
+  const Result r = pagesim("run " + shell_quote(file) + " --out killed -q");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(temporaries_under(dir_ / "killed").empty());
   EXPECT_FALSE(fs::exists(dir_ / "killed/.pagesim.lock"));
@@ -467,7 +434,7 @@ TEST_F(Cli, HelpLoadsNoCudaLibrary) {
 // `validate --device cpu` runs inside pagesim: it needs no pagesim-cuda.
 TEST_F(Cli, ValidateOnTheCpuNeedsNoCudaExecutable) {
   const std::string batches = sampled_batches();
-  const Result r = run_binary(lone_pagesim(), "validate " + quote(batches) + " --device cpu");
+  const Result r = run_binary(lone_pagesim(), "validate " + shell_quote(batches) + " --device cpu");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("device cpu, f32"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("summary: 2 of 2 batches pass (0 fail)"), std::string::npos) << r.out;
@@ -479,7 +446,7 @@ TEST_F(Cli, CudaCommandsWithoutTheCudaExecutableNameItsPath) {
   const std::string batches = sampled_batches();
   const fs::path lone = lone_pagesim();
   const std::string expected_path = (lone.parent_path() / "pagesim-cuda").string();
-  Result r = run_binary(lone, "validate " + quote(batches) + " --device cuda");
+  Result r = run_binary(lone, "validate " + shell_quote(batches) + " --device cuda");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err.rfind("pagesim: error: validate --device cuda runs in pagesim-cuda, expected beside this pagesim at " +
@@ -512,7 +479,7 @@ TEST_F(Cli, CudaCommandsWithoutTheCudaExecutableNameItsPath) {
 TEST_F(Cli, CudaCommandsRunInTheCudaExecutable) {
   ASSERT_EQ(fs::path(PAGESIM_CUDA_BINARY).parent_path(), fs::path(PAGESIM_BINARY).parent_path());
   const std::string batches = sampled_batches();
-  const std::string validate = "validate " + quote(batches) + " --device cuda";
+  const std::string validate = "validate " + shell_quote(batches) + " --device cuda";
   const std::string profile =
       "profile --model llama-2-7b --out p.csv --warmup 0 --max-tokens 16 --prefill-tokens 16 "
       "--max-decode-seqs 2 --max-context 32 --max-swap-blocks 2";
@@ -527,9 +494,9 @@ TEST_F(Cli, CudaCommandsRunInTheCudaExecutable) {
     ASSERT_EQ(p.status, 0) << p.err;
     EXPECT_NE(p.out.find("wrote p.csv"), std::string::npos) << p.out;
     // The recorded command is the one typed: pagesim, not the executable it handed over to.
-    EXPECT_NE(read(dir_ / "p.csv").find("# command: " + std::string(PAGESIM_BINARY) + " " + profile),
+    EXPECT_NE(read_file(dir_ / "p.csv").find("# command: " + std::string(PAGESIM_BINARY) + " " + profile),
               std::string::npos)
-        << read(dir_ / "p.csv");
+        << read_file(dir_ / "p.csv");
     return;
   }
   EXPECT_EQ(v.status, 1);
@@ -551,7 +518,7 @@ TEST_F(Cli, CudaCommandsRunInTheCudaExecutable) {
 // A build without CUDA has no pagesim-cuda: the CUDA commands say so.
 TEST_F(Cli, CudaCommandsInABuildWithoutCudaSaySo) {
   const std::string batches = sampled_batches();
-  const Result r = pagesim("validate " + quote(batches) + " --device cuda");
+  const Result r = pagesim("validate " + shell_quote(batches) + " --device cuda");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("this pagesim was built without CUDA"), std::string::npos) << r.err;
   const Result p = pagesim("profile --model opt-13b --out p.csv");

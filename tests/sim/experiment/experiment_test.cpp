@@ -23,6 +23,7 @@
 #include "sim/metrics/metrics.h"
 #include "sim_harness.h"
 #include "traces/trace_error.h"
+#include "temp_dir_test.h"
 
 namespace pagesim::sim {
 namespace {
@@ -36,32 +37,11 @@ const std::string kShareGpt = (kSource / "traces/data/sharegpt_opt_lengths.csv")
 const std::string kMooncake = (kSource / "traces/data/mooncake_conversation_trace.jsonl").string();
 
 // A fresh folder per test process, removed at the end.
-class ExperimentTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("pagesim-test-" + std::to_string(::getpid()) + "-" + info->test_suite_name() + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-  fs::path dir_;
-};
+class ExperimentTest : public testing::TempDirTest {};
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using testing::read_file;
 
-nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read(p)); }
+nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read_file(p)); }
 
 // Every file below `dir`, relative, sorted.
 std::set<std::string> files_under(const fs::path& dir) {
@@ -141,7 +121,7 @@ TEST_F(ExperimentTest, WritesFourFilesThatParse) {
   EXPECT_DOUBLE_EQ(results[0].summary.memory_pct.token_states, s["memory_pct"]["token_states"].get<double>());
 
   // requests.csv: one row per finished request.
-  const std::string requests = read(out / "requests.csv");
+  const std::string requests = read_file(out / "requests.csv");
   EXPECT_EQ(requests.substr(0, requests.find('\n')), Metrics::requests_csv_header());
   const auto rows = parse_csv(requests);
   ASSERT_EQ(rows.size(), 120u);
@@ -154,7 +134,7 @@ TEST_F(ExperimentTest, WritesFourFilesThatParse) {
   EXPECT_EQ(ids.size(), 120u);
 
   // iterations.csv: one row per iteration (stride 1), classes summing to the capacity.
-  const std::string iterations = read(out / "iterations.csv");
+  const std::string iterations = read_file(out / "iterations.csv");
   EXPECT_EQ(iterations.substr(0, iterations.find('\n')), Metrics::iterations_csv_header());
   const auto its = parse_csv(iterations);
   ASSERT_EQ(static_cast<std::int64_t>(its.size()), s["iterations"].get<std::int64_t>());
@@ -181,9 +161,9 @@ TEST_F(ExperimentTest, SameConfigSameBytesDifferentSeedDifferentRun) {
   run_experiment_file(file, {}, dir_ / "a");
   run_experiment_file(file, {}, dir_ / "b");
   for (const char* f : {"requests.csv", "iterations.csv", "config.resolved.yaml"}) {
-    const std::string a = read(dir_ / "a" / f);
+    const std::string a = read_file(dir_ / "a" / f);
     EXPECT_FALSE(a.empty()) << f;
-    EXPECT_TRUE(a == read(dir_ / "b" / f)) << f << " differs between two runs";
+    EXPECT_TRUE(a == read_file(dir_ / "b" / f)) << f << " differs between two runs";
   }
   const nlohmann::json sa = read_json(dir_ / "a/summary.json"), sb = read_json(dir_ / "b/summary.json");
   EXPECT_TRUE(sa.contains("wall_s"));
@@ -192,8 +172,8 @@ TEST_F(ExperimentTest, SameConfigSameBytesDifferentSeedDifferentRun) {
   EXPECT_FALSE(reproducible(sa).contains("sim_seconds_per_wall_second"));
 
   run_experiment_file(file, {"seed=8"}, dir_ / "c");
-  EXPECT_NE(read(dir_ / "a/requests.csv"), read(dir_ / "c/requests.csv"));
-  EXPECT_NE(read(dir_ / "a/config.resolved.yaml"), read(dir_ / "c/config.resolved.yaml"));
+  EXPECT_NE(read_file(dir_ / "a/requests.csv"), read_file(dir_ / "c/requests.csv"));
+  EXPECT_NE(read_file(dir_ / "a/config.resolved.yaml"), read_file(dir_ / "c/config.resolved.yaml"));
 }
 
 constexpr const char* kSweep =
@@ -214,7 +194,7 @@ TEST_F(ExperimentTest, SweepRerunGivesTheSameBytes) {
     if (f.ends_with("summary.json"))
       EXPECT_EQ(reproducible(read_json(dir_ / "a" / f)), reproducible(read_json(dir_ / "b" / f))) << f;
     else
-      EXPECT_TRUE(read(dir_ / "a" / f) == read(dir_ / "b" / f)) << f << " differs between two runs";
+      EXPECT_TRUE(read_file(dir_ / "a" / f) == read_file(dir_ / "b" / f)) << f << " differs between two runs";
   }
 }
 
@@ -245,7 +225,7 @@ TEST_F(ExperimentTest, SweepWritesOneFolderPerPointAndSweepCsv) {
   }
 
   // sweep.csv: point, label, the swept keys, the flattened summary without host timings.
-  const std::string csv = read(out / "sweep.csv");
+  const std::string csv = read_file(out / "sweep.csv");
   const std::string header = csv.substr(0, csv.find('\n'));
   std::string want_header = "point,label,kv.slots,scheduler.max_num_seqs";
   for (const auto& [k, v] : flatten(results[0].summary.to_json()))
@@ -263,7 +243,7 @@ TEST_F(ExperimentTest, SweepWritesOneFolderPerPointAndSweepCsv) {
     std::string want = folders[i] + ",\"" + labels[i] + "\"," + (i < 2 ? "2048" : "8192") + "," +
                        (i % 2 == 0 ? "8" : "64");
     // The point's summary.json, flattened, minus the run description and host timings.
-    const auto sj = nlohmann::ordered_json::parse(read(out / folders[i] / "summary.json"));
+    const auto sj = nlohmann::ordered_json::parse(read_file(out / folders[i] / "summary.json"));
     const std::set<std::string> description{"name", "allocator", "scheduler", "cost_model", "workload", "kv_slots"};
     for (const auto& [k, v] : flatten(sj))
       if (!description.count(k) && !is_host_timing(k)) want += "," + v.dump();
@@ -379,7 +359,7 @@ TEST_F(ExperimentTest, JobsWriteTheSameFilesAsOneJob) {
     if (f.ends_with("summary.json"))
       EXPECT_EQ(reproducible(read_json(dir_ / "one" / f)), reproducible(read_json(dir_ / "four" / f))) << f;
     else
-      EXPECT_TRUE(read(dir_ / "one" / f) == read(dir_ / "four" / f)) << f << " differs between -j 1 and -j 4";
+      EXPECT_TRUE(read_file(dir_ / "one" / f) == read_file(dir_ / "four" / f)) << f << " differs between -j 1 and -j 4";
   }
 }
 
@@ -601,15 +581,15 @@ TEST_F(ExperimentTest, MooncakePrefixCacheHits) {
   EXPECT_EQ(read_json(dir_ / "on/summary.json")["prefix_hit_rate"].get<double>(), on[0].summary.prefix_hit_rate);
   // The hits show up per request as cached prompt tokens.
   std::int64_t cached_on = 0, cached_off = 0;
-  for (const Row& r : parse_csv(read(dir_ / "on/requests.csv"))) cached_on += std::stoll(r.at("cached_tokens"));
-  for (const Row& r : parse_csv(read(dir_ / "off/requests.csv"))) cached_off += std::stoll(r.at("cached_tokens"));
+  for (const Row& r : parse_csv(read_file(dir_ / "on/requests.csv"))) cached_on += std::stoll(r.at("cached_tokens"));
+  for (const Row& r : parse_csv(read_file(dir_ / "off/requests.csv"))) cached_off += std::stoll(r.at("cached_tokens"));
   EXPECT_GT(cached_on, 0);
   EXPECT_EQ(cached_off, 0);
   // Without preemptions every prompt is looked up once: the hit rate is the share of
   // prompt tokens served from the cache.
   ASSERT_EQ(on[0].summary.preemptions, 0);
   std::int64_t prompts = 0;
-  for (const Row& r : parse_csv(read(dir_ / "on/requests.csv"))) prompts += std::stoll(r.at("prompt_tokens"));
+  for (const Row& r : parse_csv(read_file(dir_ / "on/requests.csv"))) prompts += std::stoll(r.at("prompt_tokens"));
   EXPECT_NEAR(on[0].summary.prefix_hit_rate, static_cast<double>(cached_on) / static_cast<double>(prompts), 1e-12);
 }
 

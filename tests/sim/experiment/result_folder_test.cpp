@@ -22,6 +22,7 @@
 #include "sim/experiment/experiment.h"
 #include "sim/output/folder_lock.h"
 #include "traces/trace_error.h"
+#include "temp_dir_test.h"
 
 namespace pagesim::sim {
 namespace {
@@ -30,29 +31,9 @@ namespace fs = std::filesystem;
 
 const std::string kShareGpt = (fs::path(PAGESIM_SOURCE_DIR) / "traces/data/sharegpt_opt_lengths.csv").string();
 
-class ResultFolderTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("pagesim-test-" + std::to_string(::getpid()) + "-results-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
-  fs::path dir_;
-};
+class ResultFolderTest : public testing::TempDirTest {};
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using testing::read_file;
 
 // Every file below `dir` (hidden ones included), relative, sorted.
 std::set<std::string> files_under(const fs::path& dir) {
@@ -70,7 +51,7 @@ ino_t inode(const fs::path& p) {
 
 // summary.json without its host timings.
 nlohmann::json reproducible(const fs::path& p) {
-  nlohmann::json j = nlohmann::json::parse(read(p));
+  nlohmann::json j = nlohmann::json::parse(read_file(p));
   for (auto it = j.begin(); it != j.end();) {
     if (is_host_timing(it.key())) it = j.erase(it);
     else ++it;
@@ -86,7 +67,7 @@ void expect_same_results(const fs::path& a, const fs::path& b) {
     if (f.ends_with("summary.json"))
       EXPECT_EQ(reproducible(a / f), reproducible(b / f)) << f;
     else
-      EXPECT_TRUE(read(a / f) == read(b / f)) << f << " differs";
+      EXPECT_TRUE(read_file(a / f) == read_file(b / f)) << f << " differs";
   }
 }
 
@@ -134,13 +115,13 @@ TEST_F(ResultFolderTest, FolderWithResultsOfAnotherRunIsRefused) {
   std::ofstream(other / "notes.txt") << "mine";
   std::ofstream(other / "07-notes/todo.txt") << "mine";
   run_experiment_file(single, {}, other);
-  EXPECT_EQ(read(other / "notes.txt"), "mine");
+  EXPECT_EQ(read_file(other / "notes.txt"), "mine");
   for (const auto& name : result_file_names()) {
     const fs::path lone = dir_ / ("lone-" + name);
     fs::create_directories(lone);
     std::ofstream(lone / name) << "old";
     EXPECT_THROW(run_experiment_file(single, {}, lone), ExistingResultsError) << name;
-    EXPECT_EQ(read(lone / name), "old");
+    EXPECT_EQ(read_file(lone / name), "old");
   }
 }
 
@@ -187,11 +168,11 @@ TEST_F(ResultFolderTest, ResumeKeepsCompletePointsAndRerunsTheRest) {
   EXPECT_EQ(inode(out / "00-a/requests.csv"), a_requests) << "a complete point was rerun";
   // The changed point ran again (its old files were removed first, so a fresh file may get
   // the old inode number back: compare what it holds, not the inode).
-  EXPECT_EQ(nlohmann::ordered_json::parse(read(out / "01-b/summary.json")).at("kv_slots"), 6144)
+  EXPECT_EQ(nlohmann::ordered_json::parse(read_file(out / "01-b/summary.json")).at("kv_slots"), 6144)
       << "a changed point was kept";
   expect_same_results(want, out);
   // The kept point's summary is its run's, host timings included: the results table shows it.
-  const auto kept_file = nlohmann::ordered_json::parse(read(out / "00-a/summary.json"));
+  const auto kept_file = nlohmann::ordered_json::parse(read_file(out / "00-a/summary.json"));
   const nlohmann::ordered_json kept_summary = results[0].summary.to_json();
   for (const auto& [k, v] : kept_summary.items()) EXPECT_EQ(v, kept_file.at(k)) << k;
 

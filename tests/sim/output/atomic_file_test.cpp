@@ -2,6 +2,7 @@
 // and object ("<path>.tmp.<pid>.<k>"), removed when not committed, and those of processes
 // that no longer exist are removed by remove_stale_temporaries().
 #include "sim/output/atomic_file.h"
+#include "temp_dir_test.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -18,30 +19,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class AtomicFileTest : public ::testing::Test {
+class AtomicFileTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("pagesim-test-" + std::to_string(::getpid()) + "-atomic-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
   std::set<std::string> names() const {
     std::set<std::string> out;
     for (const auto& e : fs::directory_iterator(dir_)) out.insert(e.path().filename().string());
     return out;
   }
-  fs::path dir_;
 };
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using testing::read_file;
 
 // The pid of a process that has exited and been reaped.
 pid_t dead_pid() {
@@ -65,9 +52,9 @@ TEST_F(AtomicFileTest, TwoWritersOfOnePathHaveTheirOwnTemporaries) {
   a.stream() << "a rows\n";
   b.stream() << "b rows\n";
   a.commit();
-  EXPECT_EQ(read(path), "a rows\n");  // whole, never a mix of the two
+  EXPECT_EQ(read_file(path), "a rows\n");  // whole, never a mix of the two
   b.commit();
-  EXPECT_EQ(read(path), "b rows\n");
+  EXPECT_EQ(read_file(path), "b rows\n");
   EXPECT_EQ(names(), std::set<std::string>{"iterations.csv"});
 }
 

@@ -1,6 +1,7 @@
 // CreatedFolder: a failed run takes back the folders it created while they are empty, and
 // nothing else; a kept one stays.
 #include "sim/output/created_folder.h"
+#include "temp_dir_test.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,20 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class CreatedFolderTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("pagesim-test-" + std::to_string(::getpid()) + "-created-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path dir_;
-};
+class CreatedFolderTest : public testing::TempDirTest {};
 
 TEST_F(CreatedFolderTest, FailedRunRemovesTheEmptyFoldersItCreated) {
   { CreatedFolder f(dir_ / "a/b/c/"); EXPECT_TRUE(fs::is_directory(dir_ / "a/b/c")); }

@@ -2,6 +2,7 @@
 // another process — fails at once naming the folder and the holder's pid; the lock file is
 // gone after release; a holder killed with SIGKILL blocks nobody.
 #include "sim/output/folder_lock.h"
+#include "temp_dir_test.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -18,20 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class FolderLockTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("pagesim-test-" + std::to_string(::getpid()) + "-lock-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path dir_;
-};
+class FolderLockTest : public testing::TempDirTest {};
 
 TEST_F(FolderLockTest, SecondLockFailsNamingFolderAndHolder) {
   std::optional<FolderLock> first(std::in_place, dir_);
