@@ -74,7 +74,7 @@ void visit(V& v, ExperimentConfig& c) {
   v.field("gpu", c.gpu);
   v.field("tensor_parallel", c.tensor_parallel);
   v.parsed_omitted_at_default("max_model_len", c.max_model_len, parse_max_model_len, format_max_model_len,
-                              kMaxModelLenOff);
+                              kMaxModelLenOfModel);
   v.section("kv", [&](auto& k) {
     k.field("slots", c.kv.slots);
     k.field("gpu_memory_utilization", c.kv.gpu_memory_utilization);

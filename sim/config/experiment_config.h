@@ -82,10 +82,11 @@ struct ExperimentConfig {
   std::string gpu = "a100-40gb";       // GPU preset
   int tensor_parallel = 1;
   // Longest request (prompt + output tokens) the model serves, as vLLM's max_model_len:
-  // kMaxModelLenOff (0, "off", the default: not checked, as every run before this key),
-  // kMaxModelLenOfModel (-1, "model": the model preset's context length), or N >= 1 tokens.
-  // A longer request goes through workload.oversize.
-  std::int64_t max_model_len = kMaxModelLenOff;
+  // kMaxModelLenOfModel (-1, "model", the default: the model preset's context length, so a
+  // request the model could not serve never runs silently), kMaxModelLenOff (0, "off": not
+  // checked, for studies that use a preset as a stand-in for a longer-context model), or
+  // N >= 1 tokens. A longer request goes through workload.oversize.
+  std::int64_t max_model_len = kMaxModelLenOfModel;
   KvConfig kv;
   AllocatorConfig allocator;
   SchedulerSettings scheduler;

@@ -89,7 +89,8 @@ std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const 
                            : std::string());
   else if (key == "max_model_len")
     hint = fmt::format("{} serves at most {} tokens per request, prompt + output (max_model_len: {}; the "
-                       "model's context length is {})",
+                       "model's context length is {}); set max_model_len: off to replay the trace as if "
+                       "served by a longer-context model",
                        run.model.name, run.max_model_len, format_max_model_len(c.max_model_len),
                        run.model.max_seq_len);
   else if (key == "scheduler.max_num_batched_tokens")

@@ -41,6 +41,10 @@ std::string synthetic() {
 }
 
 // Lines 1-4 of every trace case (trace.csv in the run's folder); a case's text starts at 5.
+// The fixture's 3,000-token prompt exceeds opt-13b's 2,048-token context: tests of the other
+// limits append this (last, so the lines they name stay put).
+constexpr const char* kOff = "max_model_len: off\n";
+
 std::string replay() {
   return "name: bad\n"                                        // 1
          "workload:\n"                                        // 2
@@ -125,7 +129,7 @@ TEST_F(BadInput, PrefixCacheWithoutTokenIdentities) {
 }
 
 TEST_F(BadInput, PrefixCacheOnATraceWithoutTokenIdentitiesWarns) {
-  expect_warning(replay() + "allocator: {prefix_cache: true}\nscheduler: {max_num_batched_tokens: 8192}\n", 5,
+  expect_warning(replay() + "allocator: {prefix_cache: true}\nscheduler: {max_num_batched_tokens: 8192}\n" + kOff, 5,
                  "allocator.prefix_cache", {"hash_ids", "never had a prompt to match"});
 }
 
@@ -163,6 +167,19 @@ TEST_F(BadInput, PromptLongerThanTheModelsContext) {
   expect_error(replay() + "max_model_len: 1000\nscheduler: {max_num_batched_tokens: 8192}\n", 5, "max_model_len",
                {"exceed max_model_len = 1000"});
   expect_error(replay() + "max_model_len: many\n", 5, "max_model_len", {"expected off, model"});
+}
+
+TEST_F(BadInput, TheModelsContextIsTheDefaultLimit) {
+  // Without the key, llama-2-13b still refuses a 32k-token prompt (the model serves 4,096),
+  // and the message says how to opt out.
+  write("trace.csv", "arrival_s,prompt_tokens,output_tokens\n0,3000,10\n1,32000,10\n");
+  expect_error(replay() + "model: llama-2-13b\nscheduler: {max_num_batched_tokens: 40000}\nkv: {slots: 65536}\n", 0,
+               "max_model_len", {"prompt 32000 + output 10", "max_model_len: model", "max_model_len: off"});
+  // off replays it as if a longer-context model served it.
+  const Result r = run(replay() + "model: llama-2-13b\nmax_model_len: off\n"
+                       "scheduler: {max_num_batched_tokens: 40000}\nkv: {slots: 65536}\n");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(read_file(out_ / "config.resolved.yaml").find("max_model_len: off"), std::string::npos);
 }
 
 TEST_F(BadInput, KvSlotsBeyondTheGpuWarnsWithTheImpliedGib) {
@@ -247,7 +264,7 @@ TEST_F(BadInput, ContiguousBlockSizeBelow16HitsTheChunkLimit) {
 
 TEST_F(BadInput, ContiguousMaxSeqLenFollowsTheModel) {
   // opt-13b: 2,048 tokens; the 3,000-token prompt can never be admitted.
-  expect_error(replay() + "allocator: {kind: contiguous}\nscheduler: {kind: orca, max_num_batched_tokens: 8192}\n", 5,
+  expect_error(replay() + "allocator: {kind: contiguous}\nscheduler: {kind: orca, max_num_batched_tokens: 8192}\n" + kOff, 5,
                "allocator.max_seq_len", {"max_seq_len = 2048", "workload.oversize"});
   // llama-2-13b: 4,096 tokens; it runs, and config.resolved.yaml says what the allocator used.
   const Result r =
@@ -264,7 +281,7 @@ TEST_F(BadInput, ContiguousMaxSeqLenFollowsTheModel) {
 
 TEST_F(BadInput, TokenBudgetNamesItsKeyAndTheFile) {
   // The 3,000-token prompt exceeds the default 2,560-token budget; no scheduler section: no line.
-  expect_error(replay(), 0, "scheduler.max_num_batched_tokens", {"request 1", "sarathi", "workload.oversize"});
+  expect_error(replay() + kOff, 0, "scheduler.max_num_batched_tokens", {"request 1", "sarathi", "workload.oversize"});
 }
 
 TEST_F(BadInput, DevZeroAsATraceEnds) {
@@ -290,7 +307,7 @@ TEST_F(BadInput, OversizeDropSkipsAndCounts) {
 }
 
 TEST_F(BadInput, OversizeTruncateCutsThePromptToFit) {
-  const Result r = run(replay() + "  oversize: truncate\n");
+  const Result r = run(replay() + "  oversize: truncate\n" + kOff);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto s = summary();
   EXPECT_EQ(s["requests_truncated_oversize"], 1);

@@ -276,7 +276,7 @@ TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
                                    "workload:\n"
                                    "  kind: trace\n"
                                    "  trace: {path: mc.csv, format: native, hash_block_tokens: 512}\n"
-                                   "model: llama-2-7b\n"
+                                   "model: llama-2-7b\nmax_model_len: off\n"
                                    "gpu: a100-80gb\n"
                                    "kv: {slots: 262144}\n"
                                    "allocator: {prefix_cache: true}\n"

@@ -563,7 +563,7 @@ TEST_F(ExperimentTest, MooncakePrefixCacheHits) {
                                  "  trace: {path: '" + kMooncake + "', format: mooncake}\n"
                                  "  max_total_tokens: 16384\n"
                                  "  max_requests: 300\n"
-                                 "model: llama-2-7b\n"
+                                 "model: llama-2-7b\nmax_model_len: off\n"
                                  "gpu: a100-80gb\n"
                                  "kv: {slots: 262144}\n"
                                  "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n"
