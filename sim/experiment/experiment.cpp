@@ -128,6 +128,45 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
+
+// Why the workload gave no request, under the key that explains it. Called only on that
+// error path: it re-reads the workload without one filter at a time (each read stops at the
+// first request it yields; a trace whose requests all fail a filter was read in full anyway).
+ConfigError no_request_error(const ExperimentConfig& c, std::uint64_t oversize_dropped) {
+  const traces::WorkloadSpec& w = c.workload;
+  const std::string check = "check workload.duration_s, workload.max_total_tokens and the trace";
+  if (oversize_dropped > 0)
+    return c.origin.error("workload.oversize",
+                          fmt::format("it dropped all {} requests of the workload (none can ever be scheduled): "
+                                      "see the limits named by a run with workload.oversize: error",
+                                      oversize_dropped));
+  auto first = [&](traces::WorkloadSpec spec) { return traces::make_source(spec)->next(); };
+  traces::WorkloadSpec bare = w;
+  bare.max_total_tokens = 0;
+  bare.duration_s = 0;
+  bare.max_requests = 0;
+  if (w.kind == traces::WorkloadKind::kTrace && !first(bare))
+    return c.origin.error("workload.trace.path", fmt::format("the trace '{}' holds no request", w.trace.path));
+  if (w.max_total_tokens > 0) {
+    traces::WorkloadSpec unfiltered = w;
+    unfiltered.max_total_tokens = 0;
+    if (first(unfiltered))
+      return c.origin.error("workload.max_total_tokens",
+                            fmt::format("no request has prompt + output below max_total_tokens = {}",
+                                        w.max_total_tokens));
+  }
+  if (w.duration_s > 0) {
+    traces::WorkloadSpec unlimited = w;
+    unlimited.duration_s = 0;
+    unlimited.max_requests = 1;  // only the first is read; a generator needs a bound
+    if (const auto r = first(unlimited))
+      return c.origin.error("workload.duration_s",
+                            fmt::format("the first request arrives at {} s, not before duration_s = {} s",
+                                        r->arrival_s, w.duration_s));
+  }
+  return c.origin.error("workload", "the workload gave no request to simulate: " + check);
+}
+
 }  // namespace
 
 Run build_run(const ExperimentConfig& c) {
@@ -279,13 +318,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   const double hit_rate = run.allocator->stats().prefix.hit_rate();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Summary s = metrics.finish(simulation.now(), wall, hit_rate);
-  if (s.requests_arrived == 0)
-    throw c.origin.error("workload", fmt::format("the workload gave no request to simulate{}: check "
-                                                 "workload.duration_s, workload.max_total_tokens and the trace",
-                                                 simulation.oversize_dropped() > 0
-                                                     ? fmt::format(" ({} dropped by workload.oversize)",
-                                                                   simulation.oversize_dropped())
-                                                     : std::string()));
+  if (s.requests_arrived == 0) throw no_request_error(c, simulation.oversize_dropped());
   SummaryNotes n;
   n.warnings = run.warnings;
   n.requests_dropped_oversize = simulation.oversize_dropped();

@@ -145,12 +145,21 @@ TEST_F(BadInput, NAndBeamWidthBothSet) {
                {"n = 2 and beam_width = 2"});
 }
 
-TEST_F(BadInput, ZeroRequests) {
-  // A section's line is that of its first key (ConfigOrigin): 4 here, 3 below.
-  expect_error(synthetic() + "  duration_s: 0.00001\n", 4, "workload", {"no request"});
+TEST_F(BadInput, ZeroRequestsNamesTheKeyThatLeftNone) {
+  expect_error(synthetic() + "  duration_s: 0.00001\n", 8, "workload.duration_s",
+               {"first request arrives at", "not before duration_s = 1e-05 s"});
   write("empty.csv", "arrival_s,prompt_tokens,output_tokens\n");
-  expect_error("name: bad\nworkload:\n  kind: trace\n  trace: {path: empty.csv, format: native}\n", 3, "workload",
-               {"no request"});
+  expect_error("name: bad\nworkload:\n  kind: trace\n  trace: {path: empty.csv, format: native}\n", 4,
+               "workload.trace.path", {"'empty.csv' holds no request"});
+  expect_error(replay() + "  max_total_tokens: 50\n", 5, "workload.max_total_tokens",
+               {"below max_total_tokens = 50"});
+  expect_error(replay() + "  oversize: drop\nmax_model_len: 20\n", 5, "workload.oversize",
+               {"dropped all 3 requests"});
+  // The trace's first arrival is 0 s: a later-starting window of arrivals holds none.
+  write("late.csv", "arrival_s,prompt_tokens,output_tokens\n5,100,10\n");
+  expect_error("name: bad\nworkload:\n  kind: trace\n  trace: {path: late.csv, format: native}\n"
+               "  duration_s: 2\n",
+               5, "workload.duration_s", {"arrives at 5 s"});
 }
 
 TEST_F(BadInput, FixedZeroReservation) {
@@ -319,9 +328,9 @@ TEST_F(BadInput, OversizeTruncateCutsThePromptToFit) {
 
 TEST_F(BadInput, OversizeTruncateDropsWhatNeverFits) {
   // max_model_len 5 leaves no room for a 10-token output, whatever the prompt.
-  const Result r = run(replay() + "  oversize: truncate\nmax_model_len: 5\n");
-  ASSERT_EQ(r.status, 1) << r.err;  // every request dropped: nothing to simulate
-  EXPECT_NE(r.err.find("3 dropped by workload.oversize"), std::string::npos) << r.err;
+  // Every request dropped: nothing to simulate.
+  expect_error(replay() + "  oversize: truncate\nmax_model_len: 5\n", 5, "workload.oversize",
+               {"dropped all 3 requests"});
 }
 
 }  // namespace
