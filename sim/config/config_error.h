@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <yaml-cpp/exceptions.h>
+
 namespace pagesim::sim {
 
 class ConfigError : public std::runtime_error {
@@ -23,5 +25,9 @@ class ConfigError : public std::runtime_error {
   int line_;
   std::string key_;
 };
+
+// What a yaml-cpp parse error says, in words a user can act on: yaml-cpp reports nesting
+// beyond its recursion limit as "bad file", which names neither the cause nor the limit.
+std::string describe_yaml_error(const YAML::Exception& e);
 
 }  // namespace pagesim::sim

@@ -323,7 +323,7 @@ YAML::Node load_yaml_file(const std::string& file) {
   try {
     return YAML::Load(in);
   } catch (const YAML::ParserException& e) {
-    throw ConfigError(file, e.mark.line + 1, "", "YAML syntax error: " + e.msg);
+    throw ConfigError(file, e.mark.line + 1, "", "YAML syntax error: " + describe_yaml_error(e));
   }
 }
 
@@ -336,7 +336,7 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
   try {
     value = YAML::Load(assignment.substr(eq + 1));
   } catch (const YAML::Exception& e) {
-    throw ConfigError("--set", 0, path, "value is not valid YAML: " + e.msg);
+    throw ConfigError("--set", 0, path, "value is not valid YAML: " + describe_yaml_error(e));
   }
   // Without the marks of the --set text, which would read as lines of the experiment file.
   set_path(root, path, detached(value), "--set");

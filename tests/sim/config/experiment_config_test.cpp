@@ -502,6 +502,30 @@ TEST(ConfigFiles, YamlSyntaxErrorNamesFileAndLine) {
   EXPECT_EQ(parse_experiment(load_yaml_file(good), good).scheduler.max_num_seqs, 8);
 }
 
+TEST(ConfigFiles, DeeplyNestedValuesSayWhatIsWrong) {
+  // yaml-cpp reports nesting beyond its recursion limit as "bad file".
+  const std::string deep = std::string(50000, '[') + std::string(50000, ']');
+  YAML::Node root = YAML::Load("name: x\n");
+  try {
+    apply_override(root, "workload.duration_s=" + deep);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("--set: workload.duration_s: value is not valid YAML: collections nested ", 0), 0u) << what;
+    EXPECT_NE(what.find("levels deep"), std::string::npos) << what;
+    EXPECT_EQ(what.find("bad file"), std::string::npos) << what;
+  }
+  TempDir dir("config-deep");
+  const std::string file = dir.write("deep.yaml", "name: x\nworkload: " + deep + "\n");
+  try {
+    load_yaml_file(file);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(file + ":2: YAML syntax error: collections nested ", 0), 0u) << what;
+  }
+}
+
 TEST(ConfigFiles, MissingFile) {
   TempDir dir("config-missing");
   const std::string file = (dir.path / "nope.yaml").string();
