@@ -384,7 +384,7 @@ std::vector<std::string> check_points(const Sweep& sweep) {
 // error (by index) is rethrown once the running ones are done.
 std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesystem::path& out,
                                           const ProgressFactory& progress, std::size_t jobs,
-                                          const std::vector<std::optional<Summary>>& kept) {
+                                          const std::vector<std::optional<KeptPoint>>& kept) {
   const std::size_t n = sweep.size();
   std::vector<PointResult> results(n);
   std::vector<std::exception_ptr> errors(n);
@@ -403,7 +403,8 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
         results[i].label = sweep.label(i);
         results[i].assignments = sweep.assignments(i);
         if (kept[i]) {
-          results[i].summary = *kept[i];  // --resume: complete for this very config
+          results[i].summary = kept[i]->summary;  // --resume: complete for this very config
+          results[i].notes = kept[i]->notes;
           continue;
         }
         if (progress) report = progress(results[i].label, i, n);
@@ -470,13 +471,14 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
   std::vector<PlannedPoint> plan;
   for (std::size_t i = 0; i < sweep.size(); ++i)
     plan.push_back({swept ? point_folder(i, sweep.label(i)) : std::string(), std::move(resolved[i])});
-  const std::vector<std::optional<Summary>> kept = folder.prepare(plan);
+  const std::vector<std::optional<KeptPoint>> kept = folder.prepare(plan);
   std::vector<PointResult> results;
   if (!swept) {
     PointResult r;
-    if (kept[0])
-      r.summary = *kept[0];  // --resume: complete for this very config
-    else
+    if (kept[0]) {
+      r.summary = kept[0]->summary;  // --resume: complete for this very config
+      r.notes = kept[0]->notes;
+    } else
       r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{}, &r.notes);
     results.push_back(std::move(r));
   } else {

@@ -22,6 +22,14 @@ void SummaryNotes::add_to(nlohmann::ordered_json& j) const {
   if (!warnings.empty()) j["warnings"] = warnings;
 }
 
+SummaryNotes SummaryNotes::read_from(const nlohmann::ordered_json& j) {
+  SummaryNotes n;
+  if (j.contains("requests_dropped_oversize")) n.requests_dropped_oversize = j.at("requests_dropped_oversize");
+  if (j.contains("requests_truncated_oversize")) n.requests_truncated_oversize = j.at("requests_truncated_oversize");
+  if (j.contains("warnings")) n.warnings = j.at("warnings").get<std::vector<std::string>>();
+  return n;
+}
+
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten(const nlohmann::ordered_json& j) {
   std::vector<std::pair<std::string, nlohmann::ordered_json>> out;
   flatten_into("", j, out);

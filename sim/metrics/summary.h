@@ -98,6 +98,9 @@ struct SummaryNotes {
 
   // Adds the non-empty notes to summary.json's object `j`.
   void add_to(nlohmann::ordered_json& j) const;
+  // The notes add_to wrote into `j` (absent ones stay empty). Throws nlohmann::json::exception
+  // on a field of the wrong type.
+  static SummaryNotes read_from(const nlohmann::ordered_json& j);
 };
 
 // [("memory_pct.token_states", 12.3), ...] in summary.json's order.

@@ -317,6 +317,18 @@ TEST_F(Cli, FolderWithResultsNeedsOverwriteOrResume) {
     EXPECT_NE(help.out.find(s), std::string::npos) << s << " in:\n" << help.out;
 }
 
+// --resume reports a kept point's warnings again, as the run that made it did.
+TEST_F(Cli, ResumeRepeatsTheWarningsOfKeptPoints) {
+  const std::string sweep = write("sweep.yaml", small_experiment() + "sweep:\n  kv.slots: [4096, 100000]\n");
+  const Result first = pagesim("run " + shell_quote(sweep) + " --out out -q");
+  ASSERT_EQ(first.status, 0) << first.err;
+  ASSERT_NE(first.err.find("pagesim: warning: kv.slots=100000: "), std::string::npos) << first.err;
+  const Result resumed = pagesim("run " + shell_quote(sweep) + " --out out -q --resume");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(resumed.err, first.err);
+  EXPECT_EQ(resumed.out.substr(0, resumed.out.find("results in")), first.out.substr(0, first.out.find("results in")));
+}
+
 // A pagesim run started in the background that lasts until it is stopped: millions of
 // requests, every iteration written. Returns its pid once it writes its temporaries.
 pid_t start_long_run(const fs::path& dir, const std::string& out) {
