@@ -251,7 +251,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   ms.iterations_stride = c.output.iterations_stride;
   ms.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
   ms.block_size = run.allocator->block_size();
-  Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr);
+  Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr,
+                  run.allocator.get());
 
   EngineSettings es;
   es.seed = c.seed;
@@ -275,9 +276,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   }
   if (sampler) sampler->finish();
 
-  const double hit_rate = run.allocator->stats().prefix.hit_rate();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Summary s = metrics.finish(simulation.now(), wall, hit_rate);
+  Summary s = metrics.finish(simulation.now(), wall);
   if (s.requests_arrived == 0)
     throw c.origin.error("workload", fmt::format("the workload gave no request to simulate{}: check "
                                                  "workload.duration_s, workload.max_total_tokens and the trace",

@@ -21,14 +21,14 @@ testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::i
   std::ostringstream req_csv, it_csv;
   MetricsSettings ms;
   ms.block_size = allocator.block_size();
-  Metrics metrics(ms, &req_csv, &it_csv);
+  Metrics metrics(ms, &req_csv, &it_csv, &allocator);
   Simulation sim(source, *scheduler, cost, EngineSettings{});
   testing::InvariantChecker checker(*scheduler);
   sim.add_observer(metrics);
   sim.add_observer(checker);
   sim.run();
   testing::Outcome o;
-  o.summary = metrics.finish(sim.now(), 0, 0);
+  o.summary = metrics.finish(sim.now(), 0);
   o.requests = parse_csv(req_csv.str());
   o.iterations = parse_csv(it_csv.str());
   o.iterations_run = sim.iterations();
@@ -36,10 +36,11 @@ testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::i
 }
 
 // Budget 8 tokens, blocks of 4 with the prefix cache. r0 (16 tokens, hash ids 1..4) runs
-// first and leaves its first chunk's two blocks cached. At t = 5 r1 (12 tokens, ids 1..3)
-// and r2 (7 tokens, no ids) arrive. r1's first chunk of 8 tokens hits both cached blocks:
-// only 1 token is computed, so 7 tokens of the budget are left and r2's whole prompt fits
-// in the same iteration (it finishes at t = 6). Cached tokens cost no budget.
+// in two chunks; each chunk's full blocks are cached as they are filled, so all four are
+// cached when it finishes at t = 2. At t = 5 r1 (12 tokens, ids 1..3) and r2 (7 tokens, no
+// ids) arrive. Admission looks r1's whole prompt up: its three blocks are cached, so only its
+// last token is computed (11 cached), 7 tokens of the budget are left and r2's whole prompt
+// fits in the same iteration: both finish at t = 6. Cached tokens cost no budget.
 TEST(SarathiPrefixCache, CachedTokensDoNotSpendTheTokenBudget) {
   alloc::PagedAllocatorSettings ps;
   ps.num_blocks = 100;
@@ -56,10 +57,18 @@ TEST(SarathiPrefixCache, CachedTokensDoNotSpendTheTokenBudget) {
   r1.hash_ids = {1, 2, 3};
   auto r2 = trace_req(2, 5, 7, 1);
   auto o = simulate_hashed({r0, r1, r2}, 4, a, s);
-  EXPECT_EQ(o.request(1).at("cached_tokens"), "7");
+  EXPECT_EQ(o.request(0).at("cached_tokens"), "0");
+  EXPECT_EQ(o.request(1).at("cached_tokens"), "11");
   EXPECT_EQ(o.iterations[2].at("prefill_tokens"), "8");  // 1 of r1 + 7 of r2
+  EXPECT_EQ(o.iterations[2].at("prefix_prompt_tokens"), "19");
+  EXPECT_EQ(o.iterations[2].at("prefix_hit_tokens"), "11");
   EXPECT_DOUBLE_EQ(o.value(2, "finish_s"), 6);
-  EXPECT_DOUBLE_EQ(o.value(1, "finish_s"), 7);
+  EXPECT_DOUBLE_EQ(o.value(1, "finish_s"), 6);
+  // Hit rate over all first-admitted prompt tokens, r2's (no hash ids) included.
+  ASSERT_TRUE(o.summary.prefix_cache.has_value());
+  EXPECT_EQ(o.summary.prefix_cache->prompt_tokens, 16 + 12 + 7);
+  EXPECT_EQ(o.summary.prefix_cache->hit_tokens, 11);
+  EXPECT_DOUBLE_EQ(o.summary.prefix_hit_rate, 11.0 / 35.0);
   a.validate();
 }
 
