@@ -405,9 +405,17 @@ void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<Poi
   AtomicFile csv(out / "sweep.csv");
   std::string header = "point,label";
   for (const auto& k : keys) header += "," + csv_field(k);
-  const auto flat0 = flatten(results.front().summary.to_json());
-  for (const auto& [k, v] : flat0)
-    if (!is_host_timing(k)) header += "," + k;
+  // The columns of every point, in first-seen order: points differ only by optional objects
+  // (prefix_cache, when the sweep turns the prefix cache on and off), whose cells stay empty
+  // where a point has none.
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::pair<std::string, nlohmann::ordered_json>>> flat;
+  for (const PointResult& r : results) {
+    flat.push_back(flatten(r.summary.to_json()));
+    for (const auto& [k, v] : flat.back())
+      if (!is_host_timing(k) && std::find(columns.begin(), columns.end(), k) == columns.end()) columns.push_back(k);
+  }
+  for (const auto& k : columns) header += "," + k;
   csv.stream() << header << '\n';
   for (std::size_t i = 0; i < results.size(); ++i) {
     std::string row = fmt::format("{},{}", point_folder(i, results[i].label), csv_field(results[i].label));
@@ -417,8 +425,10 @@ void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<Poi
         if (ak == k) v = av;
       row += "," + csv_field(v);
     }
-    for (const auto& [k, v] : flatten(results[i].summary.to_json()))
-      if (!is_host_timing(k)) row += "," + v.dump();
+    for (const auto& k : columns) {
+      auto it = std::find_if(flat[i].begin(), flat[i].end(), [&](const auto& kv) { return kv.first == k; });
+      row += "," + (it == flat[i].end() ? std::string() : it->second.dump());
+    }
     csv.stream() << row << '\n';
   }
   csv.commit();

@@ -196,5 +196,21 @@ TEST_F(PrefixHitRateTest, RunsWithoutThePrefixCacheHaveNoPrefixColumns) {
   EXPECT_EQ(rq.substr(0, rq.find('\n')).find("readmission"), std::string::npos);
 }
 
+// A sweep that turns the prefix cache off and on: sweep.csv has the prefix_cache columns,
+// empty for the point without the cache.
+TEST_F(PrefixHitRateTest, SweepCsvKeepsItsColumnsWhenOnlySomePointsCachePrefixes) {
+  const std::string file = write("sweep.yaml", conversation("vllm", 65536, "  max_requests: 50\n") +
+                                                   "sweep:\n  allocator.prefix_cache: [false, true]\n");
+  const auto res = run_experiment_file(file, {}, dir_ / "sweep");
+  ASSERT_EQ(res.size(), 2u);
+  const std::vector<Row> rows = parse_csv(read_file(dir_ / "sweep/sweep.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows[0].count("prefix_cache.hit_rate"), 1u);
+  EXPECT_EQ(rows[0].at("prefix_cache.hit_rate"), "");
+  EXPECT_EQ(std::stod(rows[1].at("prefix_cache.hit_rate")), res[1].summary.prefix_hit_rate);
+  EXPECT_EQ(std::stod(rows[1].at("prefix_hit_rate")), res[1].summary.prefix_hit_rate);
+  EXPECT_GT(res[1].summary.prefix_hit_rate, 0.0);
+}
+
 }  // namespace
 }  // namespace pagesim::sim
