@@ -128,6 +128,11 @@ TEST(RecordFields, CsvHeadersArePinned) {
             "id,arrival_s,prompt_tokens,output_tokens,n,beam_width,first_scheduled_s,first_token_s,finish_s,"
             "ttft_s,tpot_s,e2e_s,normalized_latency_s_per_token,preemptions,recomputes,swapped_bytes,"
             "cached_tokens,recomputed_tokens");
+  // With the prefix cache on, its records' columns follow.
+  EXPECT_EQ(Metrics::iterations_csv_header(true),
+            Metrics::iterations_csv_header() + ",prefix_prompt_tokens,prefix_hit_tokens,readmission_hit_tokens,"
+                                               "evicted_blocks");
+  EXPECT_EQ(Metrics::requests_csv_header(true), Metrics::requests_csv_header() + ",readmission_cached_tokens");
 }
 
 TEST(RecordFields, IterationSampleRoundTripsThroughItsCsvRow) {
