@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 
@@ -36,20 +37,38 @@ struct AdmitRequest {
   SeqId seq = 0;
   std::int64_t prompt_tokens = 0;     // prompt length, >= 1
   std::int64_t output_tokens = 0;     // true output length, >= 0 (accounting; `oracle` reservation)
-  std::int64_t generated_tokens = 0;  // tokens generated before a recompute preemption, else 0;
-                                      // the sequence holds prompt + generated tokens after admit
-  // Prefix-cache keys of the prompt's full blocks, in order: hash i keys prompt tokens
-  // [i*B, (i+1)*B) for the allocator's block size B, chained so that equal hashes mean equal
-  // prefixes. Empty: the request takes no part in prefix caching. Read during the call only.
+  std::int64_t generated_tokens = 0;  // tokens generated before a recompute preemption, else 0
+  // Prefix-cache keys of all of the prompt's full blocks, in order: hash i keys prompt
+  // tokens [i*B, (i+1)*B) for the allocator's block size B, chained so that equal hashes mean
+  // equal prefixes. Empty: the request takes no part in prefix caching. Copied by a prefix-
+  // caching allocator while blocks of the prompt remain to be appended; else read during the
+  // call only.
   std::span<const BlockHash> prompt_block_hashes;
+  // Chunked prefill: at most this many tokens after the prefix-cache hits are held at
+  // admission (the chunk computed now); the rest of prompt + generated tokens is appended
+  // later, and a prefix-caching allocator caches each full prompt block as append fills it.
+  // The hits themselves never count against it (vLLM v1: the token budget applies to the
+  // tokens after the computed blocks). >= 1; default: everything at once.
+  std::int64_t max_new_tokens = std::numeric_limits<std::int64_t>::max();
+  // True when a recompute-preempted request comes back. Its hits (mostly on the blocks it
+  // held itself) are counted apart from first admissions', so that the hit rate measures
+  // sharing between requests (PrefixCacheStats::readmission_hit_tokens).
+  bool readmission = false;
 
   std::int64_t tokens_at_admission() const { return prompt_tokens + generated_tokens; }
   std::int64_t final_tokens() const { return prompt_tokens + output_tokens; }
+  // Tokens the sequence holds after admission when `cached` of them were found in the cache.
+  std::int64_t held_tokens(std::int64_t cached) const {
+    const std::int64_t total = tokens_at_admission();
+    return max_new_tokens >= total - cached ? total : cached + max_new_tokens;
+  }
 };
 
 struct AdmitResult {
   bool admitted = false;
   std::int64_t cached_tokens = 0;  // prompt tokens whose KV was found in the prefix cache
+  std::int64_t held_tokens = 0;    // tokens the sequence holds now: cached + computed in its
+                                   // first chunk (all of prompt + generated when not chunked)
 };
 
 class KvAllocator {
@@ -83,7 +102,7 @@ class KvAllocator {
   // held tokens (the last token's KV is never stored): paged pools share the prompt's full
   // blocks, contiguous policies hold one range per sequence. REQUIRES: width >= 1.
   virtual std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const = 0;
-  // Allocates room for req.tokens_at_admission() tokens (and, for contiguous policies, the
+  // Allocates room for req.held_tokens(cached) tokens (and, for contiguous policies, the
   // reservation). On failure nothing changes. REQUIRES: req.seq is not live.
   virtual AdmitResult admit(const AdmitRequest& req) = 0;
 

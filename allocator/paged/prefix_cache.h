@@ -1,6 +1,7 @@
 // PrefixCache: maps chained block hashes to GPU blocks holding that prefix's KV.
 //
-// A full prompt block is cached under its hash when a request allocates it. Cached blocks
+// A full prompt block is cached under its hash once it is filled (at admission, or by the
+// append of a later prefill chunk). Cached blocks
 // stay cached while referenced; when their last reference is dropped they become
 // *evictable*: still reusable by a later request with the same prefix, and handed out as a
 // fresh block (forgetting the hash) only when the free list is empty, in the order chosen

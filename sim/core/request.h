@@ -42,7 +42,10 @@ struct Request {
   std::int32_t preemptions = 0;        // recompute + swap
   std::int32_t recomputes = 0;
   std::int64_t swapped_blocks = 0;     // blocks moved GPU->CPU and back, summed
-  std::int64_t cached_tokens = 0;      // prompt tokens served by the prefix cache
+  std::int64_t cached_tokens = 0;      // prompt tokens served by the prefix cache at the first
+                                       // admission
+  std::int64_t readmission_cached_tokens = 0;  // tokens served by the prefix cache at
+                                               // re-admissions after recompute preemptions
   std::int64_t recomputed_tokens = 0;  // tokens prefilled again after recompute preemptions
 
   // Sequences the group has once forked (1 before the prompt is done).

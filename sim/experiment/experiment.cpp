@@ -291,7 +291,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   ms.iterations_stride = c.output.iterations_stride;
   ms.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
   ms.block_size = run.allocator->block_size();
-  Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr);
+  Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr,
+                  run.allocator.get());
 
   EngineSettings es;
   es.seed = c.seed;
@@ -315,9 +316,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   }
   if (sampler) sampler->finish();
 
-  const double hit_rate = run.allocator->stats().prefix.hit_rate();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Summary s = metrics.finish(simulation.now(), wall, hit_rate);
+  Summary s = metrics.finish(simulation.now(), wall);
   if (s.requests_arrived == 0) throw no_request_error(c, simulation.oversize_dropped());
   SummaryNotes n;
   n.warnings = run.warnings;
@@ -440,9 +440,17 @@ void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<Poi
   AtomicFile csv(out / "sweep.csv");
   std::string header = "point,label";
   for (const auto& k : keys) header += "," + csv_field(k);
-  const auto flat0 = flatten(results.front().summary.to_json());
-  for (const auto& [k, v] : flat0)
-    if (!is_host_timing(k)) header += "," + k;
+  // The columns of every point, in first-seen order: points differ only by optional objects
+  // (prefix_cache, when the sweep turns the prefix cache on and off), whose cells stay empty
+  // where a point has none.
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::pair<std::string, nlohmann::ordered_json>>> flat;
+  for (const PointResult& r : results) {
+    flat.push_back(flatten(r.summary.to_json()));
+    for (const auto& [k, v] : flat.back())
+      if (!is_host_timing(k) && std::find(columns.begin(), columns.end(), k) == columns.end()) columns.push_back(k);
+  }
+  for (const auto& k : columns) header += "," + k;
   csv.stream() << header << '\n';
   for (std::size_t i = 0; i < results.size(); ++i) {
     std::string row = fmt::format("{},{}", point_folder(i, results[i].label), csv_field(results[i].label));
@@ -452,8 +460,10 @@ void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<Poi
         if (ak == k) v = av;
       row += "," + csv_field(v);
     }
-    for (const auto& [k, v] : flatten(results[i].summary.to_json()))
-      if (!is_host_timing(k)) row += "," + v.dump();
+    for (const auto& k : columns) {
+      auto it = std::find_if(flat[i].begin(), flat[i].end(), [&](const auto& kv) { return kv.first == k; });
+      row += "," + (it == flat[i].end() ? std::string() : it->second.dump());
+    }
     csv.stream() << row << '\n';
   }
   csv.commit();

@@ -6,7 +6,10 @@
 // iterations.csv (IterationSample), their columns generated from each record's field list,
 // stream to the given sinks as they come,
 // so memory stays bounded by the per-request latency vectors (for exact percentiles:
-// 4 doubles per request). The sinks are borrowed and may be null. Not thread-safe.
+// 4 doubles per request). Given an allocator that caches prefixes, it reads the allocator's
+// prefix-cache counters at each iteration and adds the prefix-cache records
+// (prefix_cache_records.h) to each output. The sinks and the allocator are borrowed and may
+// be null. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "allocator/kv_allocator.h"
 #include "sim/core/iteration_observer.h"
 #include "sim/core/iteration_sample.h"
 #include "sim/core/request.h"
 #include "sim/metrics/memory_pct.h"
+#include "sim/metrics/prefix_cache_records.h"
 #include "sim/metrics/request_record.h"
 #include "sim/metrics/summary.h"
 
@@ -34,18 +39,23 @@ struct MetricsSettings {
 
 class Metrics final : public IterationObserver {
  public:
-  Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv);
+  // `allocator` (null: none) must outlive the Metrics; its prefix-cache counters are read
+  // only if it caches prefixes.
+  Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv,
+          const alloc::KvAllocator* allocator = nullptr);
 
   void on_arrival(const Request&) override { ++summary_.requests_arrived; }
   void on_iteration(const IterationSample& s, const IterationPlan&) override { on_iteration(s); }
   void on_iteration(const IterationSample& s);
   void on_request_finished(const Request& r) override;
-  // Closes the run at virtual time sim_time_s. prefix_hit_rate comes from the allocator.
-  Summary finish(double sim_time_s, double wall_s, double prefix_hit_rate);
+  // Closes the run at virtual time sim_time_s.
+  Summary finish(double sim_time_s, double wall_s);
 
-  // The CSV header lines (no newline), from RequestRecord's and IterationSample's fields.
-  static std::string requests_csv_header() { return csv_header<RequestRecord>(); }
-  static std::string iterations_csv_header() { return csv_header<IterationSample>(); }
+  // The CSV header lines (no newline), from RequestRecord's and IterationSample's fields,
+  // followed by the prefix-cache records' with `prefix_cache` (an allocator that caches
+  // prefixes).
+  static std::string requests_csv_header(bool prefix_cache = false);
+  static std::string iterations_csv_header(bool prefix_cache = false);
 
  private:
   // Time-weighted memory of the last sample over its iteration, up to t.
@@ -71,6 +81,12 @@ class Metrics final : public IterationObserver {
 
   std::vector<double> e2e_, ttft_, tpot_, normalized_;
   double generated_tokens_ = 0;
+
+  // Prefix cache (prefix_ null: off). The allocator's counters at the last iteration, so
+  // that each iteration reports what its scheduling added; window sums of first admissions.
+  const alloc::KvAllocator* prefix_ = nullptr;
+  alloc::PrefixCacheStats prefix_seen_;
+  std::int64_t window_prompt_tokens_ = 0, window_hit_tokens_ = 0;
 };
 
 }  // namespace pagesim::sim

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/metrics/memory_pct.h"
+#include "sim/metrics/prefix_cache_records.h"
 #include "sim/output/record_fields.h"
 
 namespace pagesim::sim {
@@ -43,7 +45,9 @@ struct Summary {
   Distribution e2e_s, ttft_s, tpot_s;
   std::int64_t preemptions = 0, recompute_preemptions = 0, swap_preemptions = 0;
   double swapped_bytes = 0;            // GPU<->CPU, both directions
-  double prefix_hit_rate = 0;          // prompt tokens served from the prefix cache
+  double prefix_hit_rate = 0;          // first admissions: prompt tokens served by the prefix
+                                       // cache / all their prompt tokens (0 without the cache)
+  std::optional<PrefixCacheSummary> prefix_cache;  // only when the allocator caches prefixes
   std::int64_t requests_arrived = 0, requests_finished = 0, iterations = 0;
   std::int64_t window_iterations = 0;
   double sim_time_s = 0;               // virtual time of the last event
@@ -77,6 +81,7 @@ struct RecordFields<Summary> {
       Field{"swap_preemptions", &S::swap_preemptions},
       Field{"swapped_bytes", &S::swapped_bytes},
       Field{"prefix_hit_rate", &S::prefix_hit_rate},
+      Field{"prefix_cache", &S::prefix_cache},
       Field{"requests_arrived", &S::requests_arrived},
       Field{"requests_finished", &S::requests_finished},
       Field{"iterations", &S::iterations},

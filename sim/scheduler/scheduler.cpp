@@ -32,15 +32,8 @@ alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq,
   a.output_tokens = r.output_tokens;
   a.generated_tokens = r.generated;
   a.prompt_block_hashes = r.block_hashes;
-  if (chunk < r.prompt_tokens + r.generated) {
-    // Hold the first chunk only; the rest is appended chunk by chunk. The final length (and
-    // so the accounting) is unchanged.
-    a.prompt_tokens = chunk;
-    a.generated_tokens = 0;
-    a.output_tokens = r.final_tokens() - chunk;
-    const auto full = static_cast<std::size_t>(chunk / alloc_.block_size());
-    a.prompt_block_hashes = a.prompt_block_hashes.first(std::min(full, a.prompt_block_hashes.size()));
-  }
+  a.max_new_tokens = chunk;
+  a.readmission = r.recomputes > 0;
   return a;
 }
 
@@ -119,10 +112,13 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
   if (observer_) observer_->on_admitted(*r, seq);
   r->to_prefill = total;
   r->prefilled = res.cached_tokens;
-  r->cached_tokens += res.cached_tokens;
+  if (a.readmission)
+    r->readmission_cached_tokens += res.cached_tokens;
+  else
+    r->cached_tokens = res.cached_tokens;
   if (r->generated > 0) r->recomputed_tokens += total - res.cached_tokens;
   if (r->first_scheduled_s < 0) r->first_scheduled_s = now;
-  const std::int64_t held = a.tokens_at_admission();
+  const std::int64_t held = res.held_tokens;
   plan.prefills.push_back({r, held - res.cached_tokens, res.cached_tokens, held == total});
   insert_running(r);
   return true;

@@ -79,9 +79,10 @@ class Scheduler {
   std::int64_t num_running_seqs() const { return running_seqs_; }
   // The head of the waiting queue, or null.
   const Request* waiting_head() const { return waiting_.empty() ? nullptr : waiting_.front(); }
-  // The admission request for `r` as the allocator would see it now. With `chunk` below
-  // r's prompt + generated tokens (chunked prefill), only the first `chunk` tokens are held
-  // and only the prefix keys of full blocks inside them are given.
+  // The admission request for `r` as the allocator would see it now: all of its prompt's
+  // prefix keys, and at most `chunk` tokens computed at admission after the cache hits
+  // (chunked prefill; the rest is appended chunk by chunk). A request that was recomputed
+  // before comes back as a re-admission (its hits are counted apart).
   alloc::AdmitRequest admit_request(const Request& r, alloc::SeqId seq,
                                     std::int64_t chunk = std::numeric_limits<std::int64_t>::max()) const;
 

@@ -75,7 +75,7 @@ TEST(PrefixCache, IdenticalPrefixHitsAndSharesBlocks) {
   EXPECT_EQ(st.hit_blocks, 2);
   EXPECT_EQ(st.miss_blocks, 2);
   EXPECT_EQ(st.hit_tokens, 8);
-  EXPECT_EQ(st.lookup_tokens, 20);
+  EXPECT_EQ(st.prompt_tokens, 20);
   EXPECT_DOUBLE_EQ(st.hit_rate(), 0.4);
   a.validate();
 }
