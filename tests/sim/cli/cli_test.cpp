@@ -272,6 +272,28 @@ TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {
   EXPECT_EQ(read_file(dir_ / "gen.csv"), first);
 }
 
+// A sessions workload written by trace gen: hash ids with their block size noted, and
+// cache-curve reads the file back given that size (sessions share prefixes: hits > 0).
+TEST_F(Cli, TraceGenOfSessionsFeedsCacheCurve) {
+  const std::string file = write("sessions.yaml",
+                                 "seed: 5\n"
+                                 "workload:\n"
+                                 "  kind: sessions\n"
+                                 "  arrival: {kind: poisson, rate: 1}\n"
+                                 "  sessions: {turns: {kind: fixed, value: 3}, system_prompts: 2}\n"
+                                 "  max_requests: 60\n");
+  const Result g = pagesim("trace gen " + shell_quote(file) + " --out s.csv");
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_NE(g.out.find("wrote 60 requests"), std::string::npos) << g.out;
+  EXPECT_NE(g.err.find("workload.trace.hash_block_tokens: 16"), std::string::npos) << g.err;
+  const Result c = pagesim("trace cache-curve s.csv --hash-block-tokens 16");
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_TRUE(std::regex_search(c.out, std::regex(R"(\(inf\) +[0-9]+ +[1-9][0-9]\.[0-9]{2}%)"))) << c.out;
+  const Result bare = pagesim("trace cache-curve s.csv");
+  EXPECT_EQ(bare.status, 1);
+  EXPECT_NE(bare.err.find("--hash-block-tokens"), std::string::npos) << bare.err;
+}
+
 // A Mooncake workload keeps its hash ids; trace gen says how many tokens each covers (the
 // native format cannot), and a replay given that size hits the prefix cache.
 TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
