@@ -119,7 +119,11 @@ std::optional<TraceRequest> SessionSource::next() {
     const bool first = s.ids.empty();
     const LengthRow turn = turn_lengths_->next();
     const std::int64_t prompt = s.context + turn.prompt_tokens;
-    if (prompt > kMaxTokens || turn.output_tokens > kMaxTokens ||
+    if (first && prompt > kMaxTokens)  // else every session would end unwritten, and next() never return
+      throw SpecError("sessions.system_prompt_tokens",
+                      fmt::format("a system prompt + first input of at most {} tokens", kMaxTokens),
+                      fmt::format("{} + {} tokens", s.context, turn.prompt_tokens));
+    if (prompt > kMaxTokens ||
         (!first && spec_.max_context_tokens > 0 && prompt + turn.output_tokens > spec_.max_context_tokens)) {
       sessions_.erase(n);  // the conversation has reached its end
       continue;

@@ -70,7 +70,9 @@ class SessionSource final : public RequestSource {
   SessionSource(const SessionsSpec& spec, std::unique_ptr<ArrivalProcess> starts,
                 std::unique_ptr<LengthModel> turn_lengths, std::uint64_t seed);
 
-  std::optional<TraceRequest> next() override;  // never nullopt
+  // Never nullopt. Throws SpecError (sessions.system_prompt_tokens) if a first turn's prompt
+  // would exceed kMaxTokens.
+  std::optional<TraceRequest> next() override;
   std::string describe() const override;
   std::int64_t hash_block_tokens() const override { return spec_.block_tokens; }
 

@@ -176,6 +176,14 @@ TEST(SessionSource, BadSettingsNameTheirField) {
   w = one_at_a_time(2, 0);
   expect_spec_error(w, "duration_s", "max_requests");
   w = one_at_a_time(2, 4);
+  w.sessions.system_prompt_tokens = fixed(kMaxTokens);  // + a 100-token input: too long
+  try {
+    drain(*make_source(w));
+    ADD_FAILURE() << "no SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "sessions.system_prompt_tokens") << e.what();
+  }
+  w = one_at_a_time(2, 4);
   w.arrival.rate = 0;
   expect_spec_error(w, "arrival.rate", "found 0");
 }
