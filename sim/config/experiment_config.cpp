@@ -53,6 +53,22 @@ void visit(V& v, traces::WorkloadSpec& w) {
     l.field("prompt_column", w.lengths.columns.prompt);
     l.field("output_column", w.lengths.columns.output);
   });
+  v.section_written_if("sessions", w.kind == traces::WorkloadKind::kSessions, [&](auto& s) {
+    s.section("turns", [&](auto& t) { visit(t, w.sessions.turns); });
+    s.section("think_time", [&](auto& t) {
+      t.choice("kind", w.sessions.think_time.kind, traces::kThinkTimeKindNames);
+      t.field("value_s", w.sessions.think_time.value_s);
+      t.field("lo_s", w.sessions.think_time.lo_s);
+      t.field("hi_s", w.sessions.think_time.hi_s);
+      t.field("mean_s", w.sessions.think_time.mean_s);
+      t.field("median_s", w.sessions.think_time.median_s);
+      t.field("sigma", w.sessions.think_time.sigma);
+    });
+    s.field("system_prompts", w.sessions.system_prompts);
+    s.section("system_prompt_tokens", [&](auto& t) { visit(t, w.sessions.system_prompt_tokens); });
+    s.field("block_tokens", w.sessions.block_tokens);
+    s.field("max_context_tokens", w.sessions.max_context_tokens);
+  });
   v.list("sampling", w.sampling, [](auto& e, traces::SamplingChoice& c) {
     e.field("weight", c.weight);
     e.field("n", c.n);

@@ -95,6 +95,13 @@ class YamlReader {
     sub.done();
   }
 
+  // A section added after results were published, used by one kind of a setting only: the
+  // writer emits it only when `written` (so config.resolved.yaml of other runs stays as it was).
+  template <class F>
+  void section_written_if(const char* key, bool, F&& visit_fn) {
+    section(key, std::forward<F>(visit_fn));
+  }
+
   template <class T, class F>
   void list(const char* key, std::vector<T>& values, F&& visit_elem) {
     known_.insert(key);
@@ -203,6 +210,11 @@ class YamlWriter {
     YamlWriter w(sub);
     visit_fn(w);
     node_[key] = sub;
+  }
+
+  template <class F>
+  void section_written_if(const char* key, bool written, F&& visit_fn) {
+    if (written) section(key, std::forward<F>(visit_fn));
   }
 
   template <class T, class F>
