@@ -15,6 +15,9 @@
 //   running_seqs() == Σ sequences of running requests
 //   Σ sequences of running + swapped requests == allocator.num_sequences()
 //   running and swapped are ordered by (arrival, id)
+//   the allocator holds each waiting request's prompt block hashes once
+//   (KvAllocator::hold_pending_prefix on joining waiting, release on leaving it), so an
+//   eviction policy can protect what the waiting queue will hit
 // Not thread-safe.
 #pragma once
 
@@ -139,6 +142,7 @@ class Scheduler {
   Request* pop_waiting() {
     Request* r = waiting_.front();
     waiting_.pop_front();
+    alloc_.release_pending_prefix(r->block_hashes);
     return r;
   }
   const std::deque<Request*>& swapped() const { return swapped_; }
