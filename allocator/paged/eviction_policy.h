@@ -11,8 +11,9 @@
 //         O(log n)
 //   lru_protect_waiting
 //         lru over the blocks no waiting request will hit, then lru over the protected
-//         ones; O(log n). The waiting-queue-informed LRU of vLLM RFC #48485, over the whole
-//         waiting queue (the RFC looks at its first max_num_seqs requests).
+//         ones; O(log n). The waiting-queue-informed LRU of vLLM RFC #48485
+//         (github.com/vllm-project/vllm/issues/48485), over the whole waiting queue
+//         (the RFC looks at its first max_num_seqs requests).
 // "Released" means the block's last reference was dropped; a request frees its blocks last
 // to first, so within one release the deepest prefix block counts as released earliest.
 // Not thread-safe.
