@@ -15,9 +15,11 @@
 //   running_seqs() == Σ sequences of running requests
 //   Σ sequences of running + swapped requests == allocator.num_sequences()
 //   running and swapped are ordered by (arrival, id)
+// Outside validate()'s reach (the allocator's side is not visible through KvAllocator):
 //   the allocator holds each waiting request's prompt block hashes once
-//   (KvAllocator::hold_pending_prefix on joining waiting, release on leaving it), so an
-//   eviction policy can protect what the waiting queue will hit
+//   (hold_pending_prefix on joining waiting, release_pending_prefix on leaving it, as
+//   add_request, preempt and pop_waiting do), so an eviction policy can protect what the
+//   waiting queue will hit; tests/sim/scheduler/waiting_prefix_test.cpp checks it
 // Not thread-safe.
 #pragma once
 
