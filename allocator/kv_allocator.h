@@ -123,6 +123,15 @@ class KvAllocator {
   // Releases seq's memory. REQUIRES: seq is live.
   virtual void free(SeqId seq) = 0;
 
+  // The scheduler's waiting queue, as far as the prefix cache cares: a request whose prompt
+  // has these block hashes (AdmitRequest::prompt_block_hashes, all of them) joined the queue
+  // (hold) or left it (release). An eviction policy may keep the blocks they will hit
+  // (`lru_protect_waiting`); every other allocator and policy ignores the calls. Each
+  // release matches an earlier hold of the same hashes (else AllocatorError where they are
+  // tracked). The span is read during the call only. O(hashes) expected.
+  virtual void hold_pending_prefix(std::span<const BlockHash>) {}
+  virtual void release_pending_prefix(std::span<const BlockHash>) {}
+
   virtual bool contains(SeqId seq) const = 0;
   virtual std::int64_t num_sequences() const = 0;
   // Tokens seq holds now. REQUIRES: seq is live.

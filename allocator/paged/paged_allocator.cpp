@@ -141,6 +141,7 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
       ++owned_blocks_;
       token_states_ += gpu_.filled(b);
     }
+    cache_->record_hit(b);
     gpu_.add_ref(b);
     s.table.push_back(b);
   }

@@ -63,6 +63,12 @@ class PagedAllocator final : public KvAllocator {
   bool append(SeqId seq, std::int64_t n) override;
   bool fork(SeqId parent, SeqId child) override;  // always succeeds for a GPU-resident parent
   void free(SeqId seq) override;
+  void hold_pending_prefix(std::span<const BlockHash> hashes) override {
+    if (cache_) cache_->hold_pending(hashes);
+  }
+  void release_pending_prefix(std::span<const BlockHash> hashes) override {
+    if (cache_) cache_->release_pending(hashes);
+  }
   bool contains(SeqId seq) const override { return seqs_.count(seq) != 0; }
   std::int64_t num_sequences() const override { return static_cast<std::int64_t>(seqs_.size()); }
   std::int64_t sequence_tokens(SeqId seq) const override { return get(seq).tokens; }
@@ -92,6 +98,9 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t blocks_to_append(SeqId seq, std::int64_t n) const;
 
   bool is_swapped(SeqId seq) const { return get(seq).swapped; }
+  // Distinct prompt block hashes held by hold_pending_prefix and not yet released (tracked
+  // only by an eviction policy that protects them; else 0).
+  std::int64_t num_pending_prefix_hashes() const { return cache_ ? cache_->num_pending() : 0; }
 
   // Moves every sequence of `group` to the CPU pool; blocks shared inside the group move
   // once. Returns the GPU->CPU moves, or nullopt (nothing changed) when the CPU pool lacks

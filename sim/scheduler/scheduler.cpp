@@ -71,6 +71,7 @@ bool Scheduler::can_ever_schedule(const Request& r, std::string* why, std::strin
 void Scheduler::add_request(Request* r) {
   r->state = RequestState::kWaiting;
   waiting_.push_back(r);
+  alloc_.hold_pending_prefix(r->block_hashes);
 }
 
 void Scheduler::begin_iteration(IterationPlan& plan) {
@@ -161,6 +162,7 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   ++plan.recompute_preemptions;
   r->state = RequestState::kWaiting;
   waiting_.push_front(r);
+  alloc_.hold_pending_prefix(r->block_hashes);
 }
 
 std::vector<Request*> Scheduler::grow_running_or_recompute(IterationPlan& plan) {
@@ -189,7 +191,7 @@ void Scheduler::admit_fcfs(double now, IterationPlan& plan, std::int64_t batched
     if (batched_tokens + tokens > settings_.max_num_batched_tokens) break;
     if (running_seqs_ + r->width() > settings_.max_num_seqs) break;
     if (!alloc_.can_admit(admit_request(*r, 0))) break;
-    waiting_.pop_front();
+    pop_waiting();
     [[maybe_unused]] const bool admitted = admit(r, now, std::numeric_limits<std::int64_t>::max(), plan);
     assert(admitted && "can_admit promised room");
     batched_tokens += tokens;

@@ -15,6 +15,11 @@
 //   running_seqs() == Σ sequences of running requests
 //   Σ sequences of running + swapped requests == allocator.num_sequences()
 //   running and swapped are ordered by (arrival, id)
+// Outside validate()'s reach (the allocator's side is not visible through KvAllocator):
+//   the allocator holds each waiting request's prompt block hashes once
+//   (hold_pending_prefix on joining waiting, release_pending_prefix on leaving it, as
+//   add_request, preempt and pop_waiting do), so an eviction policy can protect what the
+//   waiting queue will hit; tests/sim/scheduler/waiting_prefix_test.cpp checks it
 // Not thread-safe.
 #pragma once
 
@@ -140,6 +145,7 @@ class Scheduler {
   Request* pop_waiting() {
     Request* r = waiting_.front();
     waiting_.pop_front();
+    alloc_.release_pending_prefix(r->block_hashes);
     return r;
   }
   const std::deque<Request*>& swapped() const { return swapped_; }

@@ -408,8 +408,17 @@ TEST(ConfigErrors, BadReservation) {
 TEST(ConfigErrors, BadPlacementAndEviction) {
   EXPECT_TRUE(fails_with("allocator:\n  placement: worst_fit\n", 2, "allocator.placement",
                          {"worst_fit", "buddy, first_fit, best_fit"}));
-  EXPECT_TRUE(fails_with("allocator:\n  eviction: mru\n", 2, "allocator.eviction", {"mru", "lru, fifo"}));
+  EXPECT_TRUE(fails_with("allocator:\n  eviction: mru\n", 2, "allocator.eviction",
+                         {"mru", "lru, fifo, lfu, lru_protect_waiting"}));
   EXPECT_TRUE(fails_with("allocator:\n  kind: slab\n", 2, "allocator.kind", {"paged, contiguous", "'slab'"}));
+}
+
+// Every eviction policy is chosen by the name its table gives.
+TEST(ExperimentConfig, EveryEvictionPolicyByName) {
+  for (const auto& [kind, name] : alloc::kEvictionKindNames) {
+    const ExperimentConfig c = parse("allocator: {eviction: " + std::string(name) + "}\n");
+    EXPECT_EQ(c.allocator.eviction, kind) << name;
+  }
 }
 
 TEST(ConfigErrors, OutOfRangeNumbers) {
