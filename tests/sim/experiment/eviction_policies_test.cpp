@@ -25,10 +25,10 @@ const std::string kMooncake = (fs::path(PAGESIM_SOURCE_DIR) / "traces/data/moonc
 
 class EvictionPoliciesTest : public testing::TempDirTest {};
 
-// The Mooncake trace in a pool of 8,192 slots (prompts up to 16,384 tokens are cut off by
+// The Mooncake trace in a pool of 24,576 slots (prompts up to 16,384 tokens are cut off by
 // max_total_tokens 8,192): every policy finishes every request and serves some prompt
-// tokens from the cache, and the pool is small enough for the policy to matter (fifo's hit
-// rate is not lru's).
+// tokens from the cache, and the pool is small enough for the policy to matter: fifo evicts
+// other blocks than lru (more of them), and lfu's first-admission hit rate is not lru's.
 TEST_F(EvictionPoliciesTest, EveryPolicyRunsTheMooncakeTrace) {
   const std::string file = write("mooncake.yaml",
                                  "name: mooncake\n"
@@ -38,25 +38,29 @@ TEST_F(EvictionPoliciesTest, EveryPolicyRunsTheMooncakeTrace) {
                                  "  trace: {path: '" + kMooncake + "', format: mooncake}\n"
                                  "  max_total_tokens: 8192\n"
                                  "  max_requests: 200\n"
-                                 "model: llama-2-7b\n"
+                                 "model: llama-2-7b\nmax_model_len: off\n"
                                  "gpu: a100-80gb\n"
-                                 "kv: {slots: 8192}\n"
+                                 "kv: {slots: 24576}\n"
                                  "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n"
                                  "scheduler: {kind: vllm, max_num_batched_tokens: 8192}\n"
                                  "cost: {kind: roofline}\n");
   std::map<std::string, double> rate;
+  std::map<std::string, std::int64_t> evicted;
   for (const auto& [kind, name] : alloc::kEvictionKindNames) {
     SCOPED_TRACE(std::string(name));
     const fs::path out = dir_ / std::string(name);
     const auto r = run_experiment_file(file, {"allocator.eviction=" + std::string(name)}, out);
     ASSERT_EQ(r.size(), 1u);
     rate[std::string(name)] = r[0].summary.prefix_hit_rate;
+    ASSERT_TRUE(r[0].summary.prefix_cache.has_value());
+    evicted[std::string(name)] = r[0].summary.prefix_cache->evicted_blocks;
     EXPECT_EQ(r[0].summary.requests_finished, 200);
     EXPECT_GT(r[0].summary.prefix_hit_rate, 0.0);
     EXPECT_LT(r[0].summary.prefix_hit_rate, 1.0);
     EXPECT_NE(read_file(out / "config.resolved.yaml").find("eviction: " + std::string(name)), std::string::npos);
   }
-  EXPECT_NE(rate.at("fifo"), rate.at("lru"));
+  EXPECT_GT(evicted.at("fifo"), evicted.at("lru"));
+  EXPECT_NE(rate.at("lfu"), rate.at("lru"));
 }
 
 // Eight requests of 64 prompt tokens (4 blocks of 16) and 4 output tokens, one running at
@@ -89,6 +93,7 @@ TEST_F(EvictionPoliciesTest, ProtectWaitingKeepsWhatTheQueueWillHit) {
                                  "scheduler: {kind: vllm, max_num_seqs: 1}\n"
                                  "cost: {kind: constant, constant: {seconds_per_iteration: 0.1}}\n");
   std::map<std::string, double> rate;
+  std::map<std::string, std::int64_t> evicted;
   for (const auto& [kind, name] : alloc::kEvictionKindNames) {
     SCOPED_TRACE(std::string(name));
     const fs::path out = dir_ / std::string(name);
@@ -96,6 +101,8 @@ TEST_F(EvictionPoliciesTest, ProtectWaitingKeepsWhatTheQueueWillHit) {
     ASSERT_EQ(r.size(), 1u);
     ASSERT_EQ(r[0].summary.requests_finished, 8);
     rate[std::string(name)] = r[0].summary.prefix_hit_rate;
+    ASSERT_TRUE(r[0].summary.prefix_cache.has_value());
+    evicted[std::string(name)] = r[0].summary.prefix_cache->evicted_blocks;
     const bool protects = kind == alloc::EvictionKind::kLruProtectWaiting;
     for (const Row& row : parse_csv(read_file(out / "requests.csv"))) {
       const std::int64_t expected = row.at("id") == "7" && protects ? 63 : 0;

@@ -106,7 +106,7 @@ TEST_P(WaitingPrefixTest, PendingHashesAreTheWaitingQueues) {
     EXPECT_GT(pending.nonempty(), 0) << c.name << " seed " << seed;
     EXPECT_TRUE(stack.scheduler->idle());
     EXPECT_EQ(a.num_pending_prefix_hashes(), 0) << c.name << " seed " << seed;
-    const Summary s = metrics.finish(sim.now(), 0, 0);
+    const Summary s = metrics.finish(sim.now(), 0);
     EXPECT_EQ(s.requests_finished, static_cast<std::int64_t>(trace.size()));
     preempted += stack.scheduler->preemptions_total() > 0;
     hits += a.stats().prefix.hit_blocks;
