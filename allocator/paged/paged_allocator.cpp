@@ -72,6 +72,16 @@ std::int64_t PagedAllocator::count_prefix_hits(const AdmitRequest& req,
   return hits;
 }
 
+std::int64_t PagedAllocator::cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const {
+  if (!cache_) return 0;
+  std::int64_t hits = 0;
+  for (BlockHash h : prompt_block_hashes) {
+    if (cache_->lookup(h) == kNoBlock) break;  // chained keys: nothing after a miss matches
+    ++hits;
+  }
+  return hits * block_size_;
+}
+
 std::int64_t PagedAllocator::blocks_to_admit(const AdmitRequest& req) const {
   check_request(req);
   std::int64_t evictable_hits = 0;
