@@ -43,7 +43,8 @@ void write_csv_line(std::ostream& os, const R& r) {
 Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv)
     : settings_(settings), requests_csv_(requests_csv), iterations_csv_(iterations_csv) {
   if (requests_csv_) *requests_csv_ << requests_csv_header() << '\n';
-  if (iterations_csv_ && settings_.iterations_stride > 0) *iterations_csv_ << iterations_csv_header() << '\n';
+  if (iterations_csv_ && settings_.iterations_stride > 0)
+    *iterations_csv_ << (settings_.replica_column ? replica_iterations_csv_header() : iterations_csv_header()) << '\n';
 }
 
 void Metrics::integrate_until(double t) {
@@ -80,7 +81,8 @@ void Metrics::on_iteration(const IterationSample& s) {
                             static_cast<double>(settings_.block_size) * settings_.kv_bytes_per_token;
 
   if (iterations_csv_ && settings_.iterations_stride > 0 && s.index % settings_.iterations_stride == 0) {
-    write_csv_line(*iterations_csv_, s);
+    if (settings_.replica_column) write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s});
+    else write_csv_line(*iterations_csv_, s);
   }
 }
 

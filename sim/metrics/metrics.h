@@ -19,6 +19,7 @@
 #include "sim/core/iteration_sample.h"
 #include "sim/core/request.h"
 #include "sim/metrics/memory_pct.h"
+#include "sim/metrics/replica_iteration_row.h"
 #include "sim/metrics/request_record.h"
 #include "sim/metrics/summary.h"
 
@@ -30,6 +31,9 @@ struct MetricsSettings {
   std::int64_t iterations_stride = 1;  // write every Nth iteration to iterations.csv; 0: none
   double kv_bytes_per_token = 0;       // to turn swapped blocks into bytes
   std::int64_t block_size = 1;         // tokens per block, same purpose
+  // iterations.csv opens with a `replica` column (ReplicaIterationRow): for runs of several
+  // replicas, whose iterations interleave in one file. Off: the columns of one replica.
+  bool replica_column = false;
 };
 
 class Metrics final : public IterationObserver {
@@ -38,6 +42,10 @@ class Metrics final : public IterationObserver {
 
   void on_arrival(const Request&) override { ++summary_.requests_arrived; }
   void on_iteration(const IterationSample& s, const IterationPlan&) override { on_iteration(s); }
+  void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan&) override {
+    replica_ = replica;
+    on_iteration(s);
+  }
   void on_iteration(const IterationSample& s);
   void on_request_finished(const Request& r) override;
   // Closes the run at virtual time sim_time_s. prefix_hit_rate comes from the allocator.
@@ -46,6 +54,7 @@ class Metrics final : public IterationObserver {
   // The CSV header lines (no newline), from RequestRecord's and IterationSample's fields.
   static std::string requests_csv_header() { return csv_header<RequestRecord>(); }
   static std::string iterations_csv_header() { return csv_header<IterationSample>(); }
+  static std::string replica_iterations_csv_header() { return csv_header<ReplicaIterationRow>(); }
 
  private:
   // Time-weighted memory of the last sample over its iteration, up to t.
@@ -55,6 +64,7 @@ class Metrics final : public IterationObserver {
   std::ostream* requests_csv_;
   std::ostream* iterations_csv_;
   Summary summary_;
+  std::int32_t replica_ = 0;  // of the iteration being recorded (on_replica_iteration)
 
   // Window sums over iterations (the paper's per-iteration average).
   MemoryPct sum_pct_;
