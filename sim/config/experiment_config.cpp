@@ -221,7 +221,9 @@ void parse_replica_overrides(const YAML::Node& root, const std::string& file, Ex
       // Keys the entry gave are named under it; others are the experiment's own.
       const std::string top = err.key().substr(0, err.key().find_first_of(".["));
       const bool from_entry = !err.key().empty() && e[top];
-      throw ConfigError(err.file(), err.line(), from_entry ? at + "." + err.key() : err.key(),
+      // A key the overlay created anew has no mark: the line of the entry's section stands in.
+      const int line = err.line() > 0 ? err.line() : YamlReader::line_of(from_entry ? e[top] : e);
+      throw ConfigError(err.file(), line, from_entry ? at + "." + err.key() : err.key(),
                         from_entry ? err.message() : fmt::format("{} (on replica {}, with {})", err.message(), ov.index, at));
     }
     c.replicas.overrides.push_back(std::move(ov));

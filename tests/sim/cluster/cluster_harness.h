@@ -24,12 +24,13 @@ struct Placed {
   std::int32_t replica = -1;
   double first_token_s = -1, finish_s = -1;
   std::int64_t cached_tokens = 0;
+  double max_token_gap_s = 0;
 };
 
 class PlacementRecorder final : public IterationObserver {
  public:
   void on_request_finished(const Request& r) override {
-    placed[r.id] = {r.replica, r.first_token_s, r.finish_s, r.cached_tokens};
+    placed[r.id] = {r.replica, r.first_token_s, r.finish_s, r.cached_tokens, r.max_token_gap_s};
   }
   std::map<std::uint64_t, Placed> placed;
 };

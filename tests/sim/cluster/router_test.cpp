@@ -60,6 +60,9 @@ TEST(RouterTimeline, LeastOutstandingPicksTheIdleReplica) {
   expect_placed(o, 3, 0, 2.0);
   expect_placed(o, 4, 1, 2.1);
   expect_placed(o, 5, 1, 4.5);
+  // r1's tokens at 1, 2, 3, 4, 5: its longest gap (the SLO's max TBT) is one iteration.
+  EXPECT_DOUBLE_EQ(o.placed.at(1).max_token_gap_s, 1.0);
+  EXPECT_DOUBLE_EQ(o.placed.at(2).max_token_gap_s, 0.0);
 }
 
 TEST(RouterTimeline, LeastKvCountsAdmittedBlocksNotQueuedRequests) {
