@@ -25,6 +25,17 @@ struct PrefixCacheStats {
   // Blocks.
   std::int64_t evictions = 0;      // evictable blocks handed out as fresh blocks
 
+  // Adds another cache's counters (a cluster's replicas summed).
+  PrefixCacheStats& operator+=(const PrefixCacheStats& o) {
+    prompt_tokens += o.prompt_tokens;
+    hit_tokens += o.hit_tokens;
+    hit_blocks += o.hit_blocks;
+    miss_blocks += o.miss_blocks;
+    readmission_hit_tokens += o.readmission_hit_tokens;
+    evictions += o.evictions;
+    return *this;
+  }
+
   // hit_tokens / prompt_tokens, 0 before any admission.
   double hit_rate() const {
     return prompt_tokens ? static_cast<double>(hit_tokens) / static_cast<double>(prompt_tokens) : 0.0;

@@ -152,6 +152,14 @@ class KvAllocator {
   // waiting queue): for contiguous placement, free slots in holes too small for its range;
   // 0 for paged pools, where any free block serves anyone.
   virtual std::int64_t unusable_free(const AdmitRequest& head) const = 0;
+  // Prompt tokens a request with these prefix-cache keys would find cached now: the leading
+  // keys present, times block_size() (what a cache-aware router asks each replica). Changes
+  // nothing (no hit is counted, no recency touched); `prompt_block_hashes` is read during the
+  // call only. 0 for allocators that cache no prefixes.
+  virtual std::int64_t cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const {
+    (void)prompt_block_hashes;
+    return 0;
+  }
 
   // Checks every internal identity by a full scan; throws InvariantViolation naming the
   // first one broken. O(pool + sequences): for tests, not the per-iteration path.

@@ -79,6 +79,16 @@ std::int64_t PagedAllocator::cached_tokens_of(const AdmitRequest& req, std::int6
   return std::min(hits * block_size_, req.tokens_at_admission() - 1);
 }
 
+std::int64_t PagedAllocator::cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const {
+  if (!cache_) return 0;
+  std::int64_t hits = 0;
+  for (BlockHash h : prompt_block_hashes) {
+    if (cache_->lookup(h) == kNoBlock) break;  // chained keys: nothing after a miss matches
+    ++hits;
+  }
+  return hits * block_size_;
+}
+
 std::int64_t PagedAllocator::blocks_to_admit(const AdmitRequest& req) const {
   check_request(req);
   std::int64_t evictable_hits = 0;

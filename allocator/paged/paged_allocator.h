@@ -83,6 +83,7 @@ class PagedAllocator final : public KvAllocator {
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;
   std::int64_t unusable_free(const AdmitRequest&) const override { return 0; }
+  std::int64_t cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const override;
   void validate() const override;
 
   // Paged specifics

@@ -14,7 +14,7 @@ std::string render(const std::string& file, int line, const std::string& key, co
 }  // namespace
 
 ConfigError::ConfigError(const std::string& file, int line, const std::string& key, const std::string& message)
-    : std::runtime_error(render(file, line, key, message)), file_(file), line_(line), key_(key) {}
+    : std::runtime_error(render(file, line, key, message)), file_(file), line_(line), key_(key), message_(message) {}
 
 std::string describe_yaml_error(const YAML::Exception& e) {
   if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e))

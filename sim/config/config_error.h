@@ -19,11 +19,14 @@ class ConfigError : public std::runtime_error {
   const std::string& file() const { return file_; }
   int line() const { return line_; }
   const std::string& key() const { return key_; }
+  // What was wrong, without the file, line and key.
+  const std::string& message() const { return message_; }
 
  private:
   std::string file_;
   int line_;
   std::string key_;
+  std::string message_;
 };
 
 // What a yaml-cpp parse error says, in words a user can act on: yaml-cpp reports nesting

@@ -95,10 +95,12 @@ class YamlReader {
     sub.done();
   }
 
-  // A section added after results were published, used by one kind of a setting only: the
-  // writer emits it only when `written` (so config.resolved.yaml of other runs stays as it was).
+  // A section added after results were published: the writer leaves it out while
+  // `at_default` (its settings unused), so config.resolved.yaml of runs without it stays as
+  // it was. The reader reads it as any section.
   template <class F>
-  void section_written_if(const char* key, bool, F&& visit_fn) {
+  void section_omitted_at_default(const char* key, bool at_default, F&& visit_fn) {
+    (void)at_default;
     section(key, std::forward<F>(visit_fn));
   }
 
@@ -213,8 +215,8 @@ class YamlWriter {
   }
 
   template <class F>
-  void section_written_if(const char* key, bool written, F&& visit_fn) {
-    if (written) section(key, std::forward<F>(visit_fn));
+  void section_omitted_at_default(const char* key, bool at_default, F&& visit_fn) {
+    if (!at_default) section(key, std::forward<F>(visit_fn));
   }
 
   template <class T, class F>

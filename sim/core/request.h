@@ -35,10 +35,14 @@ struct Request {
   std::vector<alloc::SeqId> seqs;  // live allocator sequences; empty while waiting
   bool preempted_now = false;      // preempted in the iteration being scheduled
 
+  std::int32_t replica = 0;        // the replica the router sent it to (0 with one replica)
+
   // Measurements.
   double first_scheduled_s = -1;
   double first_token_s = -1;
   double finish_s = -1;
+  double last_token_s = -1;            // when the newest token came out
+  double max_token_gap_s = 0;          // longest time between two consecutive tokens
   std::int32_t preemptions = 0;        // recompute + swap
   std::int32_t recomputes = 0;
   std::int64_t swapped_blocks = 0;     // blocks moved GPU->CPU and back, summed

@@ -16,13 +16,17 @@
 
 #include "allocator/make_allocator.h"
 #include "allocator/paged/paged_allocator.h"
+#include "sim/cluster/router.h"
 #include "sim/config/config_error.h"
+#include "sim/config/enum_names.h"
 #include "sim/config/sweep.h"
 #include "sim/cost/cost_error.h"
 #include "sim/cost/kv_capacity.h"
 #include "sim/cost/presets.h"
 #include "sim/experiment/result_folder.h"
+#include "sim/metrics/cluster_summary.h"
 #include "sim/metrics/metrics.h"
+#include "sim/metrics/slo.h"
 #include "sim/output/atomic_file.h"
 #include "sim/output/created_folder.h"
 #include "sim/validate/batch_sampler.h"
@@ -169,7 +173,10 @@ ConfigError no_request_error(const ExperimentConfig& c, std::uint64_t oversize_d
 
 }  // namespace
 
-Run build_run(const ExperimentConfig& c) {
+namespace {
+
+// One replica's parts from its settings; the workload source too when `with_source`.
+Run build_replica(const ExperimentConfig& c, bool with_source) {
   const ConfigOrigin& origin = c.origin;
   Run run;
   run.model = in_section(origin, "model", [&] { return model_preset(c.model); });
@@ -271,7 +278,32 @@ Run build_run(const ExperimentConfig& c) {
   cs.constant = c.cost.constant;
   cs.profile_path = c.cost.profile;
   run.cost = in_section(origin, "cost", [&] { return make_cost_model(cs); });
-  run.source = in_section(origin, "workload", [&] { return traces::make_source(c.workload); });
+  if (with_source) run.source = in_section(origin, "workload", [&] { return traces::make_source(c.workload); });
+  return run;
+}
+
+}  // namespace
+
+Run build_run(const ExperimentConfig& c) {
+  // In a cluster, an error names the replica whose settings (the file's, or its override's
+  // at the line given) could not be built.
+  auto build = [&](std::int64_t i) {
+    try {
+      return build_replica(replica_config(c, i), i == 0);
+    } catch (const ConfigError& e) {
+      if (c.replicas.count == 1) throw;
+      throw ConfigError(e.file(), e.line(), e.key(), fmt::format("replica {}: {}", i, e.message()));
+    }
+  };
+  Run run = build(0);
+  for (std::int64_t i = 1; i < c.replicas.count; ++i) {
+    Run other = build(i);
+    for (std::string& w : other.warnings)
+      if (std::find(run.warnings.begin(), run.warnings.end(), w) == run.warnings.end())
+        run.warnings.push_back(std::move(w));
+    other.warnings.clear();
+    run.other_replicas.push_back(std::move(other));
+  }
   return run;
 }
 
@@ -291,16 +323,45 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   ms.iterations_stride = c.output.iterations_stride;
   ms.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
   ms.block_size = run.allocator->block_size();
+  const bool cluster = c.replicas.count > 1;
+  ms.replica_column = cluster;
+  std::vector<const alloc::KvAllocator*> allocators{run.allocator.get()};
+  for (const Run& other : run.other_replicas) allocators.push_back(other.allocator.get());
   Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr,
-                  run.allocator.get());
+                  allocators);
 
   EngineSettings es;
   es.seed = c.seed;
   es.beam = c.beam;
   es.oversize = c.workload.oversize;
   es.max_model_len = run.max_model_len;
-  Simulation simulation(*run.source, *run.scheduler, *run.cost, es);
+  for (const Run& other : run.other_replicas)  // a request must fit every replica
+    if (es.max_model_len == 0 || (other.max_model_len > 0 && other.max_model_len < es.max_model_len))
+      es.max_model_len = other.max_model_len;
+  std::vector<const Run*> parts{&run};
+  for (const Run& other : run.other_replicas) parts.push_back(&other);
+  std::vector<Replica> replicas;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    replicas.emplace_back(static_cast<std::int32_t>(i), *parts[i]->scheduler, *parts[i]->cost);
+  Simulation simulation(*run.source, std::move(replicas), cluster ? make_router(c.replicas.router) : nullptr, es);
   simulation.add_observer(metrics);
+  // Per replica, for summary.json's "replicas": the same measures over its own iterations
+  // and requests (no files).
+  std::vector<std::unique_ptr<Metrics>> replica_metrics;
+  if (cluster) {
+    MetricsSettings rms = ms;
+    rms.replica_column = false;
+    rms.iterations_stride = 0;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      rms.kv_bytes_per_token = static_cast<double>(parts[i]->model.kv_bytes_per_token());
+      rms.block_size = parts[i]->allocator->block_size();
+      replica_metrics.push_back(
+          std::make_unique<Metrics>(rms, nullptr, nullptr, std::vector<const alloc::KvAllocator*>{parts[i]->allocator.get()}));
+      simulation.add_replica_observer(static_cast<std::int32_t>(i), *replica_metrics.back());
+    }
+  }
+  std::optional<SloTracker> slo;
+  if (c.slo.enabled()) simulation.add_observer(slo.emplace(c.slo));
   std::unique_ptr<BatchSampler> sampler;
   if (c.validate.every_n_iterations > 0) {
     sampler = std::make_unique<BatchSampler>(
@@ -323,6 +384,28 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   n.warnings = run.warnings;
   n.requests_dropped_oversize = simulation.oversize_dropped();
   n.requests_truncated_oversize = simulation.oversize_truncated();
+  if (slo) n.slo = record_json(slo->finish(s.sim_time_s));
+  if (cluster) {
+    std::vector<ReplicaResult> per;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const Run& part = *parts[i];
+      const Replica& replica = simulation.replica(static_cast<std::int32_t>(i));
+      const ExperimentConfig& rc = replica_config(c, static_cast<std::int64_t>(i));
+      ReplicaResult r;
+      r.index = static_cast<std::int32_t>(i);
+      r.allocator = part.allocator->name();
+      r.scheduler = std::string(to_string(rc.scheduler.kind));
+      r.cost_model = part.cost->describe();
+      r.kv_slots = part.kv_slots;
+      r.requests_routed = replica.routed_requests;
+      r.tokens_routed = replica.routed_tokens;
+      r.summary = replica_metrics[i]->finish(s.sim_time_s, 0);
+      per.push_back(std::move(r));
+    }
+    const ClusterJson cj = cluster_json(std::string(enum_name(kRouterKindNames, c.replicas.router.kind)), per);
+    n.cluster = cj.cluster;
+    n.replicas = cj.replicas;
+  }
   if (c.allocator.prefix_cache && simulation.requests_with_token_ids() == 0)
     n.warnings.push_back(warning(
         c.origin, "allocator.prefix_cache",
@@ -343,7 +426,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   nlohmann::ordered_json j;
   j["name"] = c.name;
   j["allocator"] = run.allocator->name();
-  j["scheduler"] = std::string(to_string(c.scheduler.kind));
+  j["scheduler"] = std::string(to_string(replica_config(c, 0).scheduler.kind));
   j["cost_model"] = run.cost->describe();
   j["workload"] = run.source->describe();
   j["kv_slots"] = run.kv_slots;
@@ -435,22 +518,29 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
 }
 
 // sweep.csv: one row per point; host timings stay in each summary.json (reproducibility).
+// The notes' columns (slo.*, cluster.*) follow, their union over the points in order of
+// first appearance, empty where a point has none; without any the table is as it was.
 void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<PointResult>& results,
                      const std::filesystem::path& out) {
   AtomicFile csv(out / "sweep.csv");
   std::string header = "point,label";
   for (const auto& k : keys) header += "," + csv_field(k);
-  // The columns of every point, in first-seen order: points differ only by optional objects
-  // (prefix_cache, when the sweep turns the prefix cache on and off), whose cells stay empty
-  // where a point has none.
+  // The columns of every point, in first-seen order: the summary's, then the notes' (slo,
+  // cluster). Points differ only by optional objects (prefix_cache when the sweep turns the
+  // prefix cache on and off, slo, cluster), whose cells stay empty where a point has none.
   std::vector<std::string> columns;
-  std::vector<std::vector<std::pair<std::string, nlohmann::ordered_json>>> flat;
-  for (const PointResult& r : results) {
-    flat.push_back(flatten(r.summary.to_json()));
-    for (const auto& [k, v] : flat.back())
-      if (!is_host_timing(k) && std::find(columns.begin(), columns.end(), k) == columns.end()) columns.push_back(k);
+  std::vector<std::vector<std::pair<std::string, std::string>>> cells(results.size());
+  auto add = [&](std::size_t i, const std::string& k, std::string cell) {
+    if (std::find(columns.begin(), columns.end(), k) == columns.end()) columns.push_back(k);
+    cells[i].emplace_back(k, std::move(cell));
+  };
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    for (const auto& [k, v] : flatten(results[i].summary.to_json()))
+      if (!is_host_timing(k)) add(i, k, v.dump());
+    for (const auto& [k, v] : flatten_note_columns(results[i].notes))
+      add(i, k, v.is_string() ? csv_field(v.get<std::string>()) : v.dump());
   }
-  for (const auto& k : columns) header += "," + k;
+  for (const auto& k : columns) header += "," + csv_field(k);
   csv.stream() << header << '\n';
   for (std::size_t i = 0; i < results.size(); ++i) {
     std::string row = fmt::format("{},{}", point_folder(i, results[i].label), csv_field(results[i].label));
@@ -461,8 +551,8 @@ void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<Poi
       row += "," + csv_field(v);
     }
     for (const auto& k : columns) {
-      auto it = std::find_if(flat[i].begin(), flat[i].end(), [&](const auto& kv) { return kv.first == k; });
-      row += "," + (it == flat[i].end() ? std::string() : it->second.dump());
+      auto it = std::find_if(cells[i].begin(), cells[i].end(), [&](const auto& kv) { return kv.first == k; });
+      row += "," + (it == cells[i].end() ? std::string() : it->second);
     }
     csv.stream() << row << '\n';
   }

@@ -47,15 +47,17 @@ double ratio(std::int64_t part, std::int64_t whole) {
 }  // namespace
 
 Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv,
-                 const alloc::KvAllocator* allocator)
+                 std::vector<const alloc::KvAllocator*> allocators)
     : settings_(settings), requests_csv_(requests_csv), iterations_csv_(iterations_csv) {
-  if (allocator && allocator->caches_prefixes()) {
-    prefix_ = allocator;
-    prefix_seen_ = allocator->stats().prefix;
+  if (std::any_of(allocators.begin(), allocators.end(),
+                  [](const alloc::KvAllocator* a) { return a && a->caches_prefixes(); })) {
+    prefix_ = std::move(allocators);
+    for (const alloc::KvAllocator* a : prefix_) prefix_seen_.push_back(a->stats().prefix);
   }
-  if (requests_csv_) *requests_csv_ << requests_csv_header(prefix_ != nullptr) << '\n';
+  const bool prefix = !prefix_.empty();
+  if (requests_csv_) *requests_csv_ << requests_csv_header(prefix) << '\n';
   if (iterations_csv_ && settings_.iterations_stride > 0)
-    *iterations_csv_ << iterations_csv_header(prefix_ != nullptr) << '\n';
+    *iterations_csv_ << iterations_csv_header(prefix, settings_.replica_column) << '\n';
 }
 
 std::string Metrics::requests_csv_header(bool prefix_cache) {
@@ -64,8 +66,8 @@ std::string Metrics::requests_csv_header(bool prefix_cache) {
   return h;
 }
 
-std::string Metrics::iterations_csv_header(bool prefix_cache) {
-  std::string h = csv_header<IterationSample>();
+std::string Metrics::iterations_csv_header(bool prefix_cache, bool replica_column) {
+  std::string h = replica_column ? csv_header<ReplicaIterationRow>() : csv_header<IterationSample>();
   if (prefix_cache) append_csv_header<PrefixIterationSample>(h, false);
   return h;
 }
@@ -84,13 +86,15 @@ void Metrics::on_iteration(const IterationSample& s) {
   ++summary_.iterations;
   const bool in_window = s.start_s >= settings_.window_start_s && s.start_s < settings_.window_end_s;
   PrefixIterationSample ps;
-  if (prefix_) {
-    const alloc::PrefixCacheStats now = prefix_->stats().prefix;
-    ps.prefix_prompt_tokens = now.prompt_tokens - prefix_seen_.prompt_tokens;
-    ps.prefix_hit_tokens = now.hit_tokens - prefix_seen_.hit_tokens;
-    ps.readmission_hit_tokens = now.readmission_hit_tokens - prefix_seen_.readmission_hit_tokens;
-    ps.evicted_blocks = now.evictions - prefix_seen_.evictions;
-    prefix_seen_ = now;
+  if (!prefix_.empty()) {
+    const auto r = static_cast<std::size_t>(replica_);
+    alloc::PrefixCacheStats& seen = prefix_seen_.at(r);
+    const alloc::PrefixCacheStats now = prefix_.at(r)->stats().prefix;
+    ps.prefix_prompt_tokens = now.prompt_tokens - seen.prompt_tokens;
+    ps.prefix_hit_tokens = now.hit_tokens - seen.hit_tokens;
+    ps.readmission_hit_tokens = now.readmission_hit_tokens - seen.readmission_hit_tokens;
+    ps.evicted_blocks = now.evictions - seen.evictions;
+    seen = now;
     if (in_window) {
       window_prompt_tokens_ += ps.prefix_prompt_tokens;
       window_hit_tokens_ += ps.prefix_hit_tokens;
@@ -118,7 +122,9 @@ void Metrics::on_iteration(const IterationSample& s) {
                             static_cast<double>(settings_.block_size) * settings_.kv_bytes_per_token;
 
   if (iterations_csv_ && settings_.iterations_stride > 0 && s.index % settings_.iterations_stride == 0) {
-    write_csv_line(*iterations_csv_, s, prefix_ ? &ps : nullptr);
+    const PrefixIterationSample* extra = prefix_.empty() ? nullptr : &ps;
+    if (settings_.replica_column) write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra);
+    else write_csv_line(*iterations_csv_, s, extra);
   }
 }
 
@@ -152,7 +158,7 @@ void Metrics::on_request_finished(const Request& r) {
   if (r.output_tokens > 1) tpot_.push_back(rec.tpot_s);
   if (r.output_tokens > 0) normalized_.push_back(rec.normalized_latency_s_per_token);
   const PrefixRequestRecord prefix_rec{r.readmission_cached_tokens};
-  if (requests_csv_) write_csv_line(*requests_csv_, rec, prefix_ ? &prefix_rec : nullptr);
+  if (requests_csv_) write_csv_line(*requests_csv_, rec, prefix_.empty() ? nullptr : &prefix_rec);
 }
 
 Summary Metrics::finish(double sim_time_s, double wall_s) {
@@ -173,10 +179,11 @@ Summary Metrics::finish(double sim_time_s, double wall_s) {
   s.e2e_s = distribution(e2e_);
   s.ttft_s = distribution(ttft_);
   s.tpot_s = distribution(tpot_);
-  if (prefix_) {
-    // The run's totals from the allocator itself: admissions after the last iteration (none
-    // in practice) count too.
-    const alloc::PrefixCacheStats st = prefix_->stats().prefix;
+  if (!prefix_.empty()) {
+    // The run's totals from the allocators themselves, summed over replicas: admissions
+    // after the last iteration (none in practice) count too.
+    alloc::PrefixCacheStats st;
+    for (const alloc::KvAllocator* a : prefix_) st += a->stats().prefix;
     PrefixCacheSummary p;
     p.prompt_tokens = st.prompt_tokens;
     p.hit_tokens = st.hit_tokens;

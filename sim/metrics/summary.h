@@ -100,6 +100,9 @@ struct SummaryNotes {
   std::int64_t requests_dropped_oversize = 0;    // workload.oversize: drop (or a truncate that failed)
   std::int64_t requests_truncated_oversize = 0;  // workload.oversize: truncate
   std::vector<std::string> warnings;             // settings that ran but deserve a look
+  // Only with slo set / replicas.count > 1 (null otherwise): "slo" (slo.h), "cluster" and
+  // "replicas" (cluster_summary.h).
+  nlohmann::ordered_json slo, cluster, replicas;
 
   // Adds the non-empty notes to summary.json's object `j`.
   void add_to(nlohmann::ordered_json& j) const;
@@ -107,6 +110,10 @@ struct SummaryNotes {
   // on a field of the wrong type.
   static SummaryNotes read_from(const nlohmann::ordered_json& j);
 };
+
+// The sweep table's columns from the notes, after the Summary's: "slo.*" and "cluster.*",
+// flattened (per-replica arrays stay in each summary.json). Empty without them.
+std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns(const SummaryNotes& notes);
 
 // [("memory_pct.token_states", 12.3), ...] in summary.json's order.
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten(const nlohmann::ordered_json& j);

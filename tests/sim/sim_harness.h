@@ -120,7 +120,7 @@ Outcome simulate(std::vector<traces::TraceRequest> trace, Allocator& allocator, 
   MetricsSettings ms;
   ms.kv_bytes_per_token = 1.0;
   ms.block_size = allocator.block_size();
-  Metrics metrics(ms, &req_csv, &it_csv, &allocator);
+  Metrics metrics(ms, &req_csv, &it_csv, {&allocator});
   EngineSettings es;
   es.seed = seed;
   es.beam = beam;

@@ -22,7 +22,7 @@ testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::i
   std::ostringstream req_csv, it_csv;
   MetricsSettings ms;
   ms.block_size = allocator.block_size();
-  Metrics metrics(ms, &req_csv, &it_csv, &allocator);
+  Metrics metrics(ms, &req_csv, &it_csv, {&allocator});
   Simulation sim(source, *scheduler, cost, EngineSettings{});
   testing::InvariantChecker checker(*scheduler);
   sim.add_observer(metrics);
