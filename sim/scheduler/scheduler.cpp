@@ -34,6 +34,7 @@ alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq,
   a.prompt_block_hashes = r.block_hashes;
   a.max_new_tokens = chunk;
   a.readmission = r.recomputes > 0;
+  a.whole_block_hits = traits().whole_block_prefix_hits;
   return a;
 }
 
@@ -87,7 +88,10 @@ void Scheduler::free_seq(alloc::SeqId seq) {
 
 void Scheduler::insert_running(Request* r) {
   r->state = RequestState::kRunning;
-  running_.insert(std::upper_bound(running_.begin(), running_.end(), r, arrives_before), r);
+  if (traits().running_in_admission_order)
+    running_.push_back(r);
+  else
+    running_.insert(std::upper_bound(running_.begin(), running_.end(), r, arrives_before), r);
   running_seqs_ += static_cast<std::int64_t>(r->seqs.size());
 }
 
@@ -270,7 +274,8 @@ void Scheduler::validate() const {
     broken(fmt::format("running sequence count {} != {} sequences of running requests", running_seqs_, running_seqs));
   if (held != alloc_.num_sequences())
     broken(fmt::format("requests hold {} sequences, the allocator {}", held, alloc_.num_sequences()));
-  if (!std::is_sorted(running_.begin(), running_.end(), arrives_before)) broken("running queue out of arrival order");
+  if (!traits().running_in_admission_order && !std::is_sorted(running_.begin(), running_.end(), arrives_before))
+    broken("running queue out of arrival order");
   if (!std::is_sorted(swapped_.begin(), swapped_.end(), arrives_before)) broken("swapped queue out of arrival order");
 }
 
