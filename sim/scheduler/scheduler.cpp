@@ -88,10 +88,7 @@ void Scheduler::free_seq(alloc::SeqId seq) {
 
 void Scheduler::insert_running(Request* r) {
   r->state = RequestState::kRunning;
-  if (traits().running_in_admission_order)
-    running_.push_back(r);
-  else
-    running_.insert(std::upper_bound(running_.begin(), running_.end(), r, arrives_before), r);
+  running_.insert(std::upper_bound(running_.begin(), running_.end(), r, arrives_before), r);
   running_seqs_ += static_cast<std::int64_t>(r->seqs.size());
 }
 
@@ -274,8 +271,7 @@ void Scheduler::validate() const {
     broken(fmt::format("running sequence count {} != {} sequences of running requests", running_seqs_, running_seqs));
   if (held != alloc_.num_sequences())
     broken(fmt::format("requests hold {} sequences, the allocator {}", held, alloc_.num_sequences()));
-  if (!traits().running_in_admission_order && !std::is_sorted(running_.begin(), running_.end(), arrives_before))
-    broken("running queue out of arrival order");
+  if (!std::is_sorted(running_.begin(), running_.end(), arrives_before)) broken("running queue out of arrival order");
   if (!std::is_sorted(swapped_.begin(), swapped_.end(), arrives_before)) broken("swapped queue out of arrival order");
 }
 

@@ -14,8 +14,7 @@
 //   that queue; waiting requests hold no sequences, running and swapped ones hold some
 //   running_seqs() == Σ sequences of running requests
 //   Σ sequences of running + swapped requests == allocator.num_sequences()
-//   running and swapped are ordered by (arrival, id) (running: in admission order instead
-//   when traits().running_in_admission_order)
+//   running and swapped are ordered by (arrival, id)
 // Outside validate()'s reach (the allocator's side is not visible through KvAllocator):
 //   the allocator holds each waiting request's prompt block hashes once
 //   (hold_pending_prefix on joining waiting, release_pending_prefix on leaving it, as
@@ -128,8 +127,7 @@ class Scheduler {
   // does not, or that was preempted in this iteration.
   void admit_fcfs(double now, IterationPlan& plan, std::int64_t batched_tokens);
   void add_decode(Request* r, IterationPlan& plan);
-  // Inserts into the running queue keeping arrival order (FCFS priority), or at its end
-  // under traits().running_in_admission_order.
+  // Inserts into the running queue keeping arrival order (FCFS priority).
   void insert_running(Request* r);
   // Inserts into the swapped queue keeping arrival order. REQUIRES: r's sequences are
   // swapped out.

@@ -56,9 +56,6 @@ struct SchedulerTraits {
   // The policy drives a paged pool's own operations (free-block counts, watermark,
   // swapping): it needs a PagedAllocator, which the experiment checks before building it.
   bool needs_paged_allocator = false;
-  // The running queue keeps the order requests were (re-)admitted in, as vLLM v1's
-  // `self.running` list, so a re-admitted request is the newest; else (arrival, id) order.
-  bool running_in_admission_order = false;
   // Prefix-cache hits are whole blocks that leave the last token to compute
   // (AdmitRequest::whole_block_hits, vLLM v1); else all but the last token may hit.
   bool whole_block_prefix_hits = false;
@@ -71,8 +68,7 @@ constexpr SchedulerTraits traits_of(SchedulerKind k) {
     case SchedulerKind::kVllm: return {.chunked_prefill = false, .needs_paged_allocator = true};
     case SchedulerKind::kSarathi: return {.chunked_prefill = true, .needs_paged_allocator = true};
     case SchedulerKind::kVllmV1:
-      return {.chunked_prefill = true, .needs_paged_allocator = true, .running_in_admission_order = true,
-              .whole_block_prefix_hits = true};
+      return {.chunked_prefill = true, .needs_paged_allocator = true, .whole_block_prefix_hits = true};
   }
   return {};
 }

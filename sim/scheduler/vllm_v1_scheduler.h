@@ -1,7 +1,9 @@
 // VllmV1Scheduler: vLLM v1's scheduler (vllm/v1/core/sched/scheduler.py, Scheduler.schedule)
 // over a paged pool with prefix caching. Each step has one token budget,
 // scheduler.max_num_batched_tokens, spent in two passes:
-//   (1) running requests, in the order they were (re-)admitted: each asks for what it still
+//   (1) running requests, in the order they were (re-)admitted (v1's `self.running`; under
+//       FCFS that is arrival order, the base class's: a preempted request returns to the
+//       front of the waiting queue, ahead of every later arrival): each asks for what it still
 //       lacks, capped by the budget left — a decoding request one token per sequence, one in
 //       a (chunked) prefill the rest of its prompt (+ tokens generated before a recompute).
 //       When the pool cannot give it the blocks (KVCacheManager.allocate_slots returns None),
