@@ -54,6 +54,11 @@ struct AdmitRequest {
   // held itself) are counted apart from first admissions', so that the hit rate measures
   // sharing between requests (PrefixCacheStats::readmission_hit_tokens).
   bool readmission = false;
+  // vLLM v1's rule (KVCacheManager.get_computed_blocks caps the hit at num_tokens - 1, and
+  // only whole blocks are ever hit): at most (tokens_at_admission() - 1) / B leading blocks
+  // hit, so a prompt of exactly k full blocks recomputes its whole last block. False: every
+  // matching block is held and all but the last token are served from it.
+  bool whole_block_hits = false;
 
   std::int64_t tokens_at_admission() const { return prompt_tokens + generated_tokens; }
   std::int64_t final_tokens() const { return prompt_tokens + output_tokens; }

@@ -38,8 +38,11 @@ struct AllocatorSpec {
   AllocatorKind kind = AllocatorKind::kPaged;
   std::int64_t capacity_slots = 0;    // pool size in token slots (paged: rounded down to blocks)
   std::int64_t block_size = 16;       // tokens per block (paged, and the contiguous buddy unit)
-  bool prefix_cache = false;          // paged: reuse prompt blocks across requests
+  bool prefix_cache = false;          // paged: reuse prompt blocks across requests (the config
+                                      // defaults it to true for scheduler.kind: vllm-v1)
   EvictionKind eviction = EvictionKind::kLru;  // paged prefix cache: which cached block goes
+  bool single_free_queue = false;     // paged: vLLM v1's one free-block queue (set by the
+                                      // experiment for scheduler.kind: vllm-v1, not a config key)
   std::int64_t cpu_blocks = 0;        // paged: CPU swap pool in blocks
   ReservationPolicy reservation;      // contiguous: slots reserved up front (default: max)
   PlacementKind placement = PlacementKind::kBuddy;  // contiguous: where a range goes

@@ -38,6 +38,7 @@ class LruPolicy final : public EvictionPolicy {
     erase(b);
     return b;
   }
+  BlockId peek_victim() const override { return head_; }
   std::int64_t size() const override { return size_; }
   bool contains(BlockId b) const override { return in_[b]; }
 
@@ -70,6 +71,7 @@ class FifoPolicy final : public EvictionPolicy {
     in_[b] = false;
     return b;
   }
+  BlockId peek_victim() const override { return order_.begin()->second; }
   std::int64_t size() const override { return static_cast<std::int64_t>(order_.size()); }
   bool contains(BlockId b) const override { return in_[b]; }
 
@@ -113,6 +115,7 @@ class LfuPolicy final : public EvictionPolicy {
     in_[b] = false;
     return b;
   }
+  BlockId peek_victim() const override { return std::get<2>(*order_.begin()); }
   std::int64_t size() const override { return static_cast<std::int64_t>(order_.size()); }
   bool contains(BlockId b) const override { return in_[b]; }
 
@@ -164,6 +167,9 @@ class LruProtectWaitingPolicy final : public EvictionPolicy {
     from.erase(from.begin());
     in_[b] = false;
     return b;
+  }
+  BlockId peek_victim() const override {
+    return (unprotected_.empty() ? protected_tier_ : unprotected_).begin()->second;
   }
   std::int64_t size() const override {
     return static_cast<std::int64_t>(unprotected_.size() + protected_tier_.size());

@@ -54,6 +54,8 @@ class EvictionPolicy {
   virtual void erase(BlockId b) = 0;
   // Removes and returns the block to evict. REQUIRES: size() > 0.
   virtual BlockId pop_victim() = 0;
+  // The block pop_victim() would return now, left in place. REQUIRES: size() > 0.
+  virtual BlockId peek_victim() const = 0;
   virtual std::int64_t size() const = 0;
   virtual bool contains(BlockId b) const = 0;
 };

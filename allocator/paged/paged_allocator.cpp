@@ -18,7 +18,8 @@ std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
 PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
     : block_size_(s.block_size),
       gpu_(std::max<std::int64_t>(s.num_blocks, 0), std::max(s.block_size, 1)),
-      cpu_(std::max<std::int64_t>(s.num_cpu_blocks, 0), std::max(s.block_size, 1)) {
+      cpu_(std::max<std::int64_t>(s.num_cpu_blocks, 0), std::max(s.block_size, 1)),
+      single_free_queue_(s.single_free_queue) {
   if (s.num_blocks <= 0)
     misuse("num_blocks must be positive, got " + std::to_string(s.num_blocks));
   if (s.block_size <= 0 || (s.block_size & (s.block_size - 1)) != 0)
@@ -26,12 +27,17 @@ PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
   if (s.num_cpu_blocks < 0)
     misuse("num_cpu_blocks must be >= 0, got " + std::to_string(s.num_cpu_blocks));
   if (s.prefix_cache) cache_ = std::make_unique<PrefixCache>(s.num_blocks, s.eviction);
+  if (single_free_queue_) {
+    in_released_.assign(static_cast<std::size_t>(s.num_blocks), false);
+    released_at_.assign(static_cast<std::size_t>(s.num_blocks), 0);
+  }
 }
 
 std::string PagedAllocator::name() const {
   std::string n = cache_ ? "paged+prefix(block=" : "paged(block=";
   n.append(std::to_string(block_size_));
   if (cache_) n.append(",").append(cache_->eviction_name());
+  if (single_free_queue_) n.append(",one-free-queue");
   n.push_back(')');
   return n;
 }
@@ -65,7 +71,9 @@ std::int64_t PagedAllocator::count_prefix_hits(const AdmitRequest& req,
   *evictable_hits = 0;
   if (!cache_) return 0;
   std::int64_t hits = 0;
-  for (BlockHash h : req.prompt_block_hashes) {
+  auto n = static_cast<std::int64_t>(req.prompt_block_hashes.size());
+  if (req.whole_block_hits) n = std::min(n, (req.tokens_at_admission() - 1) / block_size_);
+  for (BlockHash h : req.prompt_block_hashes.first(static_cast<std::size_t>(n))) {
     BlockId b = cache_->lookup(h);
     if (b == kNoBlock) break;  // chained hashes: nothing after a miss can be this prefix
     ++hits;
@@ -105,10 +113,28 @@ bool PagedAllocator::can_ever_admit(const AdmitRequest& req) const {
   return blocks_for(req.final_tokens(), block_size_) <= gpu_.num_blocks();
 }
 
+BlockId PagedAllocator::take_least_recently_released() {
+  const bool victim = cache_ && cache_->num_evictable() > 0 &&
+                      (released_.empty() || released_at_[cache_->next_victim()] < released_at_[released_.front()]);
+  if (victim) {
+    BlockId b = cache_->evict();
+    gpu_.set_filled(b, 0);
+    gpu_.add_ref(b);
+    return b;
+  }
+  BlockId b = released_.front();
+  released_.pop_front();
+  in_released_[b] = false;
+  gpu_.add_ref(b);
+  return b;
+}
+
 BlockId PagedAllocator::take_gpu_block() {
   BlockId b;
   if (gpu_.num_free() > 0) {
     b = gpu_.take();
+  } else if (single_free_queue_) {
+    b = take_least_recently_released();
   } else {
     b = cache_->evict();  // REQUIRES of the caller guarantees an evictable block exists
     gpu_.set_filled(b, 0);
@@ -122,8 +148,13 @@ void PagedAllocator::release_gpu_block(BlockId b) {
   if (gpu_.drop_ref(b) != 0) return;
   --owned_blocks_;
   token_states_ -= gpu_.filled(b);
+  if (single_free_queue_) released_at_[b] = ++release_clock_;
   if (cache_ && cache_->cached(b)) {
     cache_->make_evictable(b);  // keeps its KV: a later request with this prefix reuses it
+  } else if (single_free_queue_) {
+    gpu_.set_filled(b, 0);
+    released_.push_back(b);
+    in_released_[b] = true;
   } else {
     gpu_.give_back(b);
   }
@@ -443,8 +474,15 @@ void PagedAllocator::validate() const {
     }
     return std::pair{owned, filled};
   };
+  for (BlockId b : released_)
+    if (!in_released_[b] || gpu_.filled(b) != 0 || (cache_ && cache_->cached(b)))
+      broken("released block " + std::to_string(b) + " is unmarked, filled or cached");
+  if (single_free_queue_ &&
+      static_cast<std::int64_t>(std::count(in_released_.begin(), in_released_.end(), true)) !=
+          static_cast<std::int64_t>(released_.size()))
+    broken("released-block marks disagree with the released queue of " + std::to_string(released_.size()));
   auto [owned, filled] = check_pool(gpu_, gpu_refs, "GPU", [this](BlockId b) {
-    return cache_ && cache_->evictable(b);
+    return (cache_ && cache_->evictable(b)) || (single_free_queue_ && in_released_[b]);
   });
   check_pool(cpu_, cpu_refs, "CPU", [](BlockId) { return false; });
   if (owned != owned_blocks_)

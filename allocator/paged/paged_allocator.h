@@ -13,8 +13,18 @@
 // whole prompt is looked up at admission, and blocks of a prompt admitted in chunks are
 // cached as append fills them (the sequence keeps its prompt hashes until then).
 //
+// Which free block a new owner gets: blocks never used yet go first (lowest id first). Then,
+// by default, blocks that hold no cached prefix (the free list, LIFO), and a cached block is
+// evicted (EvictionPolicy) only when none is left. With `single_free_queue` (vLLM v1's
+// FreeKVCacheBlockQueue, vllm/v1/core/kv_cache_utils.py, used by BlockPool.get_new_blocks
+// and free_blocks in vllm/v1/core/block_pool.py) every released block, cached or not, waits
+// in release order: the new owner gets the least recently released one, evicting its hash if
+// it has one. Precisely: a never-cached block released before the policy's victim goes
+// first; with `lru` that is exactly one queue.
+//
 // Invariants (validate() checks all of them):
-//   free list + owned + evictable-cached == num_blocks         (every block in one state)
+//   free list + released queue + owned + evictable-cached == num_blocks  (one state each;
+//   the released queue is empty unless single_free_queue)
 //   ref_count(b) == number of occurrences of b in GPU block tables
 //   a block on the free list has ref_count 0 and is not cached
 //   filled(b) == min(B, tokens - i*B) for every sequence holding b at index i
@@ -24,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -44,6 +55,9 @@ struct PagedAllocatorSettings {
   std::int64_t num_cpu_blocks = 0;  // CPU swap pool in blocks; 0 disables swapping
   bool prefix_cache = false;        // reuse full prompt blocks across requests by hash
   EvictionKind eviction = EvictionKind::kLru;  // which cached block to reuse first
+  // vLLM v1's single free-block queue (see above): cached blocks can be evicted while
+  // never-cached free blocks wait; false: never-cached free blocks are always used first.
+  bool single_free_queue = false;
 };
 
 class PagedAllocator final : public KvAllocator {
@@ -90,7 +104,7 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t num_blocks() const { return gpu_.num_blocks(); }
   // Blocks a new owner can get now: the free list plus evictable cached blocks.
   std::int64_t num_free_blocks() const {
-    return gpu_.num_free() + (cache_ ? cache_->num_evictable() : 0);
+    return gpu_.num_free() + static_cast<std::int64_t>(released_.size()) + (cache_ ? cache_->num_evictable() : 0);
   }
   // How much num_free_blocks() would drop if req were admitted now, holding
   // req.held_tokens(cached) tokens (cache hits on blocks referenced elsewhere cost nothing).
@@ -137,9 +151,12 @@ class PagedAllocator final : public KvAllocator {
   // New blocks (copy-on-write included) that appending n tokens to s takes.
   std::int64_t append_cost(SeqId seq, const Sequence& s, std::int64_t n) const;
 
-  // Hands out a GPU block (free list first, then the eviction victim), ref 1, filled 0.
+  // Hands out a GPU block (never-used first, then as the header says), ref 1, filled 0.
   // REQUIRES: num_free_blocks() > 0.
   BlockId take_gpu_block();
+  // single_free_queue: the released never-cached block or the eviction victim, whichever
+  // was released first. REQUIRES: !released_.empty() || the cache has an evictable block.
+  BlockId take_least_recently_released();
   // Drops one reference to GPU block b; at zero it becomes evictable (if cached) or free.
   void release_gpu_block(BlockId b);
   // Caches the full prompt blocks s has been appended up to. REQUIRES: the cache is on.
@@ -156,6 +173,13 @@ class PagedAllocator final : public KvAllocator {
   std::unique_ptr<PrefixCache> cache_;  // null when prefix caching is off
   std::unordered_map<SeqId, Sequence> seqs_;
   std::vector<BlockMove> pending_copies_;
+  // single_free_queue only: never-cached blocks released since start-up, oldest first (ref 0,
+  // filled 0, off the pool's free list), and every GPU block's release time.
+  const bool single_free_queue_;
+  std::deque<BlockId> released_;
+  std::vector<bool> in_released_;
+  std::vector<std::uint64_t> released_at_;
+  std::uint64_t release_clock_ = 0;
 
   // Incremental counters behind breakdown(): O(1) reads.
   std::int64_t owned_blocks_ = 0;    // GPU blocks with ref_count > 0

@@ -4,8 +4,9 @@
 // append of a later prefill chunk). Cached blocks
 // stay cached while referenced; when their last reference is dropped they become
 // *evictable*: still reusable by a later request with the same prefix, and handed out as a
-// fresh block (forgetting the hash) only when the free list is empty, in the order chosen
-// by the EvictionPolicy. The cache does not own block memory: the BlockPool does.
+// fresh block (forgetting the hash) only when the free list is empty (or, with the paged
+// allocator's single_free_queue, when it was released before every never-cached free
+// block), in the order chosen by the EvictionPolicy. The cache does not own block memory: the BlockPool does.
 //
 // For policies that protect what the waiting queue will hit (EvictionPolicy::
 // protects_pending), the cache counts, per hash, the waiting requests whose prompts hold it.
@@ -55,6 +56,8 @@ class PrefixCache {
   void record_hit(BlockId b) { policy_->on_hit(b); }
   // Forgets the victim's hash and returns it, unreferenced. REQUIRES: num_evictable() > 0.
   BlockId evict();
+  // The block evict() would return now. REQUIRES: num_evictable() > 0.
+  BlockId next_victim() const { return policy_->peek_victim(); }
 
   // A request whose prompt holds `hashes` joined (hold) or left (release) the waiting
   // queue; a hash held by any waiting request protects its block. No-ops unless the

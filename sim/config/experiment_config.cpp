@@ -341,6 +341,17 @@ void check_combinations(const ExperimentConfig& c) {
   check_cost(c);
   const AllocatorConfig& a = c.allocator;
   const bool paged = a.kind == alloc::AllocatorKind::kPaged;
+  if (c.scheduler.kind == SchedulerKind::kVllmV1) {
+    if (!paged)
+      throw o.error("allocator.kind", fmt::format("scheduler.kind: vllm-v1 runs vLLM v1's paged block pool (free-block "
+                                                  "queue, prefix cache); allocator.kind is '{}': set allocator.kind: "
+                                                  "paged, or use scheduler.kind: orca or static",
+                                                  alloc::to_string(a.kind)));
+    if (c.scheduler.preemption == PreemptionMode::kSwap)
+      throw o.error("scheduler.preemption",
+                    "scheduler.kind: vllm-v1 preempts by recompute only (vLLM v1 has no swap space): set "
+                    "scheduler.preemption: recompute or auto, or use scheduler.kind: vllm");
+  }
   if (c.scheduler.preemption == PreemptionMode::kSwap && a.cpu_swap_gib == 0)
     throw o.error(o.has("allocator.cpu_swap_gib") ? "allocator.cpu_swap_gib" : "scheduler.preemption",
                   "scheduler.preemption: swap needs CPU swap space, but allocator.cpu_swap_gib is 0 (every "
@@ -503,6 +514,11 @@ ExperimentConfig parse_experiment(const YAML::Node& given, const std::string& fi
   r.done();
   c.workload.seed = c.seed;
   c.replicas.router.seed = c.seed;
+  // vLLM v1 turns prefix caching on by default: so does vllm-v1, unless the file says, over
+  // a paged pool and a workload that can carry token identities (a synthetic one cannot).
+  if (c.scheduler.kind == SchedulerKind::kVllmV1 && !c.origin.has("allocator.prefix_cache"))
+    c.allocator.prefix_cache = c.allocator.kind == alloc::AllocatorKind::kPaged &&
+                               c.workload.kind != traces::WorkloadKind::kSynthetic;
   check_values(c);
   parse_replica_overrides(root, file, c);
   check_replicas(c);

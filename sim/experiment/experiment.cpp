@@ -221,6 +221,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
 
   alloc::AllocatorSpec as = c.allocator;
   as.capacity_slots = run.kv_slots;
+  as.single_free_queue = c.scheduler.kind == SchedulerKind::kVllmV1;  // v1's FreeKVCacheBlockQueue
   const double kv_bytes_per_block = kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
   as.cpu_blocks = static_cast<std::int64_t>(c.allocator.cpu_swap_gib * std::pow(2.0, 30) / kv_bytes_per_block);
   const bool paged = c.allocator.kind == alloc::AllocatorKind::kPaged;

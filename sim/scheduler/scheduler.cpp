@@ -34,6 +34,7 @@ alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq,
   a.prompt_block_hashes = r.block_hashes;
   a.max_new_tokens = chunk;
   a.readmission = r.recomputes > 0;
+  a.whole_block_hits = traits().whole_block_prefix_hits;
   return a;
 }
 

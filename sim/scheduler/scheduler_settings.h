@@ -14,6 +14,7 @@ enum class SchedulerKind {
   kOrca,     // iteration-level batching over a contiguous (reserving) allocator
   kVllm,     // continuous batching over the paged allocator, FCFS, preemption
   kSarathi,  // vllm plus chunked prefill under a per-iteration token budget
+  kVllmV1,   // vLLM v1: one token budget over running then waiting, prefix cache on
 };
 
 enum class PreemptionMode {
@@ -23,11 +24,12 @@ enum class PreemptionMode {
 };
 
 // The names configs write (a std::array of pairs, the form of every name table).
-inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 4> kSchedulerKindNames = {{
+inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 5> kSchedulerKindNames = {{
     {SchedulerKind::kStatic, "static"},
     {SchedulerKind::kOrca, "orca"},
     {SchedulerKind::kVllm, "vllm"},
     {SchedulerKind::kSarathi, "sarathi"},
+    {SchedulerKind::kVllmV1, "vllm-v1"},
 }};
 
 inline constexpr std::array<std::pair<PreemptionMode, std::string_view>, 3> kPreemptionModeNames = {{
@@ -54,6 +56,9 @@ struct SchedulerTraits {
   // The policy drives a paged pool's own operations (free-block counts, watermark,
   // swapping): it needs a PagedAllocator, which the experiment checks before building it.
   bool needs_paged_allocator = false;
+  // Prefix-cache hits are whole blocks that leave the last token to compute
+  // (AdmitRequest::whole_block_hits, vLLM v1); else all but the last token may hit.
+  bool whole_block_prefix_hits = false;
 };
 
 constexpr SchedulerTraits traits_of(SchedulerKind k) {
@@ -62,6 +67,8 @@ constexpr SchedulerTraits traits_of(SchedulerKind k) {
     case SchedulerKind::kOrca: return {.chunked_prefill = false, .needs_paged_allocator = false};
     case SchedulerKind::kVllm: return {.chunked_prefill = false, .needs_paged_allocator = true};
     case SchedulerKind::kSarathi: return {.chunked_prefill = true, .needs_paged_allocator = true};
+    case SchedulerKind::kVllmV1:
+      return {.chunked_prefill = true, .needs_paged_allocator = true, .whole_block_prefix_hits = true};
   }
   return {};
 }

@@ -175,8 +175,10 @@ void run_model(EvictionKind kind, std::uint64_t seed) {
       std::tuple<std::uint64_t, std::uint64_t, BlockId> best{~0ull, ~0ull, kNoBlock};
       for (BlockId i = 0; i < kBlocks; ++i)
         if (m[static_cast<std::size_t>(i)].evictable) best = std::min(best, model_key(kind, m[static_cast<std::size_t>(i)], i));
+      const BlockId peeked = p->peek_victim();
       const BlockId v = p->pop_victim();
       ASSERT_EQ(v, std::get<2>(best)) << to_string(kind) << " op " << op;
+      ASSERT_EQ(peeked, v) << to_string(kind) << " op " << op;  // peek names the victim, moves nothing
       protected_victims += m[static_cast<std::size_t>(v)].prot;
       m[static_cast<std::size_t>(v)] = ModelBlock{};
       ++victims;

@@ -30,6 +30,8 @@ static_assert(find_enum(kShadeNames, "dark") == Shade::kDark);
 static_assert(!find_enum(kShadeNames, "grey"));
 static_assert(enum_name(kShadeNames, Shade::kLight) == "light");
 static_assert(find_enum(kSchedulerKindNames, "sarathi") == SchedulerKind::kSarathi);
+static_assert(find_enum(kSchedulerKindNames, "vllm-v1") == SchedulerKind::kVllmV1);
+static_assert(enum_name(kSchedulerKindNames, SchedulerKind::kVllmV1) == "vllm-v1");
 
 TEST(EnumNames, FindByName) {
   EXPECT_EQ(find_enum(kShadeNames, "light"), Shade::kLight);

@@ -593,6 +593,36 @@ TEST(ConfigFiles, MissingFile) {
   }
 }
 
+// ---- scheduler.kind: vllm-v1 ----
+
+// vLLM v1 turns prefix caching on by default: so does vllm-v1 unless the file says, and the
+// resolved config says what was used. A synthetic workload has no token identities: off.
+TEST(VllmV1Config, PrefixCacheDefaultsOnUnlessTheFileSays) {
+  const ExperimentConfig on = parse("workload: {kind: trace}\nscheduler: {kind: vllm-v1}\n");
+  EXPECT_EQ(on.scheduler.kind, SchedulerKind::kVllmV1);
+  EXPECT_TRUE(on.allocator.prefix_cache);
+  EXPECT_TRUE(to_yaml(on)["allocator"]["prefix_cache"].as<bool>());
+  EXPECT_EQ(to_yaml(on)["scheduler"]["kind"].as<std::string>(), "vllm-v1");
+  const ExperimentConfig off =
+      parse("workload: {kind: trace}\nallocator: {prefix_cache: false}\nscheduler: {kind: vllm-v1}\n");
+  EXPECT_FALSE(off.allocator.prefix_cache);
+  EXPECT_FALSE(to_yaml(off)["allocator"]["prefix_cache"].as<bool>());
+  EXPECT_FALSE(parse("scheduler: {kind: vllm-v1}\n").allocator.prefix_cache);  // synthetic workload
+  EXPECT_FALSE(parse("workload: {kind: trace}\nscheduler: {kind: sarathi}\n").allocator.prefix_cache);
+  // --set counts as the file saying.
+  YAML::Node root = YAML::Load("workload: {kind: trace}\nscheduler: {kind: vllm-v1}\n");
+  apply_override(root, "allocator.prefix_cache=false");
+  EXPECT_FALSE(parse_experiment(root, kFile).allocator.prefix_cache);
+}
+
+// Settings vLLM v1 has no meaning for are errors on the key that asks for them.
+TEST(VllmV1Config, ContiguousAllocatorAndSwapAreErrors) {
+  EXPECT_TRUE(fails_with("workload: {kind: trace}\nallocator:\n  kind: contiguous\nscheduler: {kind: vllm-v1}\n", 3,
+                         "allocator.kind", {"vllm-v1", "paged", "'contiguous'"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: vllm-v1\n  preemption: swap\n", 3, "scheduler.preemption",
+                         {"vllm-v1", "recompute"}));
+}
+
 // ---- --set overrides ----
 
 TEST(Overrides, CreateNestedKeys) {

@@ -58,6 +58,7 @@ testing::Stack build(const Case& c, const SchedulerSettings& ss) {
     s.block_size = 4;
     s.num_cpu_blocks = 24;
     s.prefix_cache = c.prefix;
+    s.single_free_queue = c.kind == SchedulerKind::kVllmV1;  // as the experiment builds it
     return testing::make_stack(std::make_unique<alloc::PagedAllocator>(s), ss);
   }
   alloc::ContiguousSettings s;
@@ -115,6 +116,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"vllm_prefix_recompute", SchedulerKind::kVllm, true, true, false, PreemptionMode::kRecompute},
                       Case{"sarathi_paged", SchedulerKind::kSarathi, true},
                       Case{"sarathi_prefix_sharing", SchedulerKind::kSarathi, true, true, true},
+                      Case{"vllm_v1_paged", SchedulerKind::kVllmV1, true},
+                      Case{"vllm_v1_prefix_sharing", SchedulerKind::kVllmV1, true, true, true},
                       Case{"orca_paged", SchedulerKind::kOrca, true, false, true},
                       Case{"orca_contiguous", SchedulerKind::kOrca, false},
                       Case{"orca_contiguous_forks", SchedulerKind::kOrca, false, false, true},

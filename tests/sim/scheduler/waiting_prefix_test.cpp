@@ -80,6 +80,7 @@ TEST_P(WaitingPrefixTest, PendingHashesAreTheWaitingQueues) {
     as.num_cpu_blocks = 24;
     as.prefix_cache = true;
     as.eviction = alloc::EvictionKind::kLruProtectWaiting;
+    as.single_free_queue = c.kind == SchedulerKind::kVllmV1;  // as the experiment builds it
     auto owned = std::make_unique<alloc::PagedAllocator>(as);
     alloc::PagedAllocator& a = *owned;
     SchedulerSettings ss;
@@ -120,6 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"vllm_recompute", SchedulerKind::kVllm, PreemptionMode::kRecompute},
                       Case{"vllm_swap_sharing", SchedulerKind::kVllm, PreemptionMode::kSwap, true},
                       Case{"sarathi", SchedulerKind::kSarathi},
+                      Case{"vllm_v1", SchedulerKind::kVllmV1, PreemptionMode::kRecompute, true},
                       Case{"orca", SchedulerKind::kOrca},
                       Case{"static", SchedulerKind::kStatic}),
     [](const ::testing::TestParamInfo<Case>& param_info) { return param_info.param.name; });

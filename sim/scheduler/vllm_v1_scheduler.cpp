@@ -1,0 +1,72 @@
+#include "sim/scheduler/vllm_v1_scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace pagesim::sim {
+
+VllmV1Scheduler::VllmV1Scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator)
+    : Scheduler(settings, allocator), paged_(allocator) {}
+
+bool VllmV1Scheduler::grow(Request* r, std::int64_t tokens) {
+  if (r->in_prefill()) return paged_.append(r->seqs.front(), tokens);
+  return append_slots(r);
+}
+
+std::int64_t VllmV1Scheduler::schedule_running(IterationPlan& plan, bool* preempted) {
+  std::int64_t budget = settings_.max_num_batched_tokens;
+  std::vector<Request*> running = this->running();  // admission order: victims leave from the end
+  std::size_t next = 0;
+  while (next < running.size() && budget > 0) {
+    Request* r = running[next];
+    const bool prefill = r->in_prefill();
+    const auto width = static_cast<std::int64_t>(r->seqs.size());
+    // A group decodes whole; alone in a step it may overrun a budget smaller than its width.
+    if (!prefill && width > budget && next > 0) break;
+    const std::int64_t tokens = prefill ? std::min(r->to_prefill - r->prefilled, budget) : width;
+    bool self_preempted = false;
+    while (!grow(r, tokens)) {
+      // Everything before `next` is planned; the victim is the newest admission, maybe r.
+      Request* victim = running.back();
+      running.pop_back();
+      preempt(victim, plan);
+      *preempted = true;
+      if (victim == r) {
+        self_preempted = true;
+        break;
+      }
+    }
+    if (self_preempted) break;
+    if (prefill)
+      plan.prefills.push_back({r, tokens, r->prefilled, r->prefilled + tokens == r->to_prefill});
+    else
+      add_decode(r, plan);
+    budget = std::max<std::int64_t>(budget - tokens, 0);
+    ++next;
+  }
+  set_running(std::move(running));
+  return budget;
+}
+
+void VllmV1Scheduler::admit_waiting(double now, IterationPlan& plan, std::int64_t budget) {
+  while (!waiting().empty() && budget > 0) {
+    Request* r = waiting().front();
+    if (num_running_seqs() + r->width() > settings_.max_num_seqs) break;
+    if (paged_.blocks_to_admit(admit_request(*r, 0, budget)) > paged_.num_free_blocks()) break;
+    pop_waiting();
+    [[maybe_unused]] const bool admitted = admit(r, now, budget, plan);
+    assert(admitted && "blocks_to_admit promised room");
+    budget -= plan.prefills.back().new_tokens;
+  }
+}
+
+void VllmV1Scheduler::schedule(double now, IterationPlan& plan) {
+  begin_iteration(plan);
+  bool preempted = false;
+  const std::int64_t budget = schedule_running(plan, &preempted);
+  // vLLM v1 admits nothing in a step that preempted (`if not preempted_reqs:`).
+  if (preempted) return;
+  admit_waiting(now, plan, budget);
+}
+
+}  // namespace pagesim::sim

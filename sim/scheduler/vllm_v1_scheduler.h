@@ -1,0 +1,53 @@
+// VllmV1Scheduler: vLLM v1's scheduler (vllm/v1/core/sched/scheduler.py, Scheduler.schedule)
+// over a paged pool with prefix caching. Each step has one token budget,
+// scheduler.max_num_batched_tokens, spent in two passes:
+//   (1) running requests, in the order they were (re-)admitted (v1's `self.running`; under
+//       FCFS that is arrival order, the base class's: a preempted request returns to the
+//       front of the waiting queue, ahead of every later arrival): each asks for what it still
+//       lacks, capped by the budget left — a decoding request one token per sequence, one in
+//       a (chunked) prefill the rest of its prompt (+ tokens generated before a recompute).
+//       When the pool cannot give it the blocks (KVCacheManager.allocate_slots returns None),
+//       the *last* running request is preempted by recompute (`self.running.pop()`), until
+//       the request fits or was itself the last; then the pass ends.
+//   (2) only if nothing was preempted in this step: waiting requests, FCFS, while budget is
+//       left, the sequence limit allows and the pool can hold the prompt's cached blocks plus
+//       the new chunk (allocate_slots again; no watermark in v1). A prompt is looked up
+//       whole; hits are whole blocks and leave its last token to compute
+//       (KVCacheManager.get_computed_blocks caps them at num_tokens - 1); the budget pays
+//       only for the tokens computed after the hits; the last admitted prompt is cut to
+//       the budget left (chunked prefill is always on in v1).
+// A recompute-preempted request goes to the front of the waiting queue and keeps its block
+// hashes; its freed blocks keep theirs until evicted, so re-admission hits what is still
+// cached. The pool must be built with PagedAllocatorSettings::single_free_queue (v1's
+// FreeKVCacheBlockQueue); the experiment does so for this scheduler.
+// Not modelled: long_prefill_token_threshold (v1's default 0: off), speculative decoding,
+// encoder budgets, priority scheduling, swapping (v1 has none), v1's reserved null block.
+// Parallel sampling and beams decode as one group in lockstep (one token per sequence, the
+// group scheduled only whole: v1 fans n > 1 out into separate requests instead).
+// Borrows the PagedAllocator. Not thread-safe.
+#pragma once
+
+#include "allocator/paged/paged_allocator.h"
+#include "sim/scheduler/scheduler.h"
+
+namespace pagesim::sim {
+
+class VllmV1Scheduler final : public Scheduler {
+ public:
+  VllmV1Scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);
+  void schedule(double now, IterationPlan& plan) override;
+
+ private:
+  // Pass (1). Returns the budget left; *preempted says whether anything was preempted.
+  std::int64_t schedule_running(IterationPlan& plan, bool* preempted);
+  // Pass (2).
+  void admit_waiting(double now, IterationPlan& plan, std::int64_t budget);
+  // Gives running request r the room for `tokens` more tokens (a prefill chunk of its one
+  // sequence, or one token per sequence when decoding). False, changing nothing, when the
+  // pool lacks the blocks.
+  bool grow(Request* r, std::int64_t tokens);
+
+  alloc::PagedAllocator& paged_;
+};
+
+}  // namespace pagesim::sim
