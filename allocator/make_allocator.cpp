@@ -32,6 +32,7 @@ std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec) 
   s.num_cpu_blocks = spec.cpu_blocks;
   s.prefix_cache = spec.prefix_cache;
   s.eviction = spec.eviction;
+  s.offload = spec.offload;
   return std::make_unique<PagedAllocator>(s);
 }
 

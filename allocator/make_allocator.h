@@ -13,6 +13,7 @@
 #include "allocator/contiguous/reservation_policy.h"
 #include "allocator/kv_allocator.h"
 #include "allocator/paged/eviction_policy.h"
+#include "allocator/tier/tier_settings.h"
 
 namespace pagesim::alloc {
 
@@ -40,7 +41,8 @@ struct AllocatorSpec {
   std::int64_t block_size = 16;       // tokens per block (paged, and the contiguous buddy unit)
   bool prefix_cache = false;          // paged: reuse prompt blocks across requests
   EvictionKind eviction = EvictionKind::kLru;  // paged prefix cache: which cached block goes
-  std::int64_t cpu_blocks = 0;        // paged: CPU swap pool in blocks
+  std::int64_t cpu_blocks = 0;        // paged: CPU swap pool in blocks (shared with a CPU tier)
+  OffloadSettings offload;            // paged + prefix cache: tiers below the GPU; empty: none
   ReservationPolicy reservation;      // contiguous: slots reserved up front (default: max)
   PlacementKind placement = PlacementKind::kBuddy;  // contiguous: where a range goes
   std::int64_t max_seq_len = 2048;    // contiguous: reservation cap, tokens
