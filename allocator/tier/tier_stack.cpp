@@ -45,12 +45,13 @@ std::int32_t TierStack::find(BlockHash h) const {
   return -1;
 }
 
-void TierStack::put(std::size_t t, BlockHash h) {
+void TierStack::put(std::size_t t, BlockHash h, bool from_gpu) {
   for (; t < tiers_.size(); ++t) {
     KvTier& k = tiers_[t];
     if (k.room() == 0) continue;  // the CPU budget is all swapped out: pass it on
     ++counters_[t].stored_blocks;
-    ++pending_[t].writes;
+    if (from_gpu) ++pending_[t].writes;
+    from_gpu = false;  // what moves on down is a victim, moved by the host
     const auto victim = k.store(h);
     if (!victim) return;
     ++counters_[t].evicted_blocks;
@@ -63,7 +64,7 @@ void TierStack::on_gpu_cached(BlockHash h) {
   ++cached_count_;
   const std::int32_t t = find(h);
   if (settings_.write_policy == TierWritePolicy::kWriteThrough) {
-    if (t < 0) put(0, h);
+    if (t < 0) put(0, h, true);
   } else if (t >= 0) {
     // The GPU computed this block again (an earlier prompt block was nowhere): the GPU's
     // copy is the one that now moves down on eviction.
@@ -73,7 +74,7 @@ void TierStack::on_gpu_cached(BlockHash h) {
 }
 
 void TierStack::on_gpu_evicted(BlockHash h) {
-  if (settings_.write_policy == TierWritePolicy::kWriteBack) put(0, h);
+  if (settings_.write_policy == TierWritePolicy::kWriteBack) put(0, h, true);
 }
 
 void TierStack::load(BlockHash h, std::int32_t t, std::int64_t tokens, bool readmission) {
@@ -94,7 +95,7 @@ void TierStack::reclaim_cpu(std::int64_t n) {
     const BlockHash h = tiers_[ci].evict();
     ++counters_[ci].evicted_blocks;
     // Never back into the CPU tier: the swap-out is about to take the freed blocks.
-    put(ci + 1, h);
+    put(ci + 1, h, false);
   }
 }
 

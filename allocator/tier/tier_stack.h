@@ -81,8 +81,11 @@ class TierStack {
   // True when CPU pool block b holds a CPU-tier block.
   bool holds_cpu_block(BlockId b) const { return cpu_ >= 0 && tier(cpu_).holds_block(b); }
 
-  // Prices the loads and stores since the last call and forgets them: per tier that moved
-  // blocks, latency + blocks × bytes_per_block / bandwidth for each direction, summed.
+  // Prices the transfers that touch GPU memory since the last call and forgets them: loads
+  // into the GPU and stores of GPU blocks (the first tier a block from the GPU lands in).
+  // Per tier that moved blocks, latency + blocks × bytes_per_block / bandwidth for each
+  // direction, summed. Moves between tiers (a victim going down, a CPU block reclaimed for
+  // swap) are the host's background work: counted in counters(), never charged to the GPU.
   TierTransfer take_transfer();
 
   // Throws InvariantViolation when an identity above (except the GPU's) is broken.
@@ -90,10 +93,11 @@ class TierStack {
 
  private:
   // Stores h in tier t or, when t has no room, the first tier below with room; a victim
-  // moves on down; what leaves the last tier is dropped.
-  void put(std::size_t t, BlockHash h);
+  // moves on down; what leaves the last tier is dropped. `from_gpu`: h comes from GPU
+  // memory (its first store is charged by take_transfer).
+  void put(std::size_t t, BlockHash h, bool from_gpu);
 
-  struct Pending {  // blocks moved since the last take_transfer
+  struct Pending {  // GPU-side blocks moved since the last take_transfer
     std::int64_t reads = 0, writes = 0;
   };
 
