@@ -1,6 +1,7 @@
 #include "allocator/tier/kv_tier.h"
 
 #include <algorithm>
+#include <cassert>
 #include <string>
 
 namespace pagesim::alloc {
@@ -27,6 +28,7 @@ KvTier::KvTier(const TierSettings& settings, std::int32_t block_size, BlockPool*
 std::int64_t KvTier::room() const { return std::min(settings_.capacity_blocks, size() + pool_->num_free()); }
 
 std::optional<BlockHash> KvTier::store(BlockHash h) {
+  assert(!contains(h) && room() > 0);
   std::optional<BlockHash> victim;
   if (size() >= room()) victim = evict();
   const BlockId b = pool_->take();
@@ -47,6 +49,7 @@ void KvTier::free_block(BlockId b) {
 
 void KvTier::erase(BlockHash h) {
   auto it = by_hash_.find(h);
+  assert(it != by_hash_.end());
   const BlockId b = it->second;
   by_hash_.erase(it);
   policy_->erase(b);
@@ -61,6 +64,7 @@ void KvTier::touch(BlockHash h) {
 }
 
 BlockHash KvTier::evict() {
+  assert(size() > 0);
   const BlockId b = policy_->pop_victim();
   const BlockHash h = hash_of_[b];
   by_hash_.erase(h);

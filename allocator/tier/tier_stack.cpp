@@ -1,5 +1,6 @@
 #include "allocator/tier/tier_stack.h"
 
+#include <cassert>
 #include <cmath>
 #include <string>
 #include <unordered_set>
@@ -78,6 +79,7 @@ void TierStack::on_gpu_evicted(BlockHash h) {
 }
 
 void TierStack::load(BlockHash h, std::int32_t t, std::int64_t tokens, bool readmission) {
+  assert(t >= 0 && find(h) == t);
   auto ti = static_cast<std::size_t>(t);
   if (settings_.write_policy == TierWritePolicy::kWriteBack) tiers_[ti].erase(h);
   else tiers_[ti].touch(h);
@@ -90,6 +92,7 @@ void TierStack::load(BlockHash h, std::int32_t t, std::int64_t tokens, bool read
 std::int64_t TierStack::cpu_reclaimable() const { return cpu_ < 0 ? 0 : tier(cpu_).size(); }
 
 void TierStack::reclaim_cpu(std::int64_t n) {
+  assert(n <= cpu_reclaimable());
   auto ci = static_cast<std::size_t>(cpu_);
   for (std::int64_t i = 0; i < n; ++i) {
     const BlockHash h = tiers_[ci].evict();
