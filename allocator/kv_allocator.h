@@ -27,8 +27,11 @@
 #include "allocator/allocator_stats.h"
 #include "allocator/block.h"
 #include "allocator/memory_breakdown.h"
+#include "allocator/tier/tier_transfer.h"
 
 namespace pagesim::alloc {
+
+class TierStack;
 
 using SeqId = std::uint64_t;     // chosen by the caller; unique among live sequences
 using BlockHash = std::uint64_t; // prefix-cache key of one full block (chained, see block_hash.h)
@@ -165,6 +168,14 @@ class KvAllocator {
     (void)prompt_block_hashes;
     return 0;
   }
+
+  // The offload tiers below the prefix cache (allocator/tier/tier_stack.h): their settings
+  // and counters. Null when none are configured (every allocator but a paged one given
+  // tiers). Valid as long as the allocator.
+  virtual const TierStack* tiers() const { return nullptr; }
+  // The tier loads and stores since the last call, priced, and forgets them: what the engine
+  // charges the iteration it has just planned. Empty without tiers.
+  virtual TierTransfer take_tier_transfer() { return {}; }
 
   // Checks every internal identity by a full scan; throws InvariantViolation naming the
   // first one broken. O(pool + sequences): for tests, not the per-iteration path.

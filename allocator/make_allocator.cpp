@@ -33,6 +33,7 @@ std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec) 
   s.prefix_cache = spec.prefix_cache;
   s.eviction = spec.eviction;
   s.single_free_queue = spec.single_free_queue;
+  s.offload = spec.offload;
   return std::make_unique<PagedAllocator>(s);
 }
 

@@ -13,6 +13,7 @@
 #include "allocator/contiguous/reservation_policy.h"
 #include "allocator/kv_allocator.h"
 #include "allocator/paged/eviction_policy.h"
+#include "allocator/tier/tier_settings.h"
 
 namespace pagesim::alloc {
 
@@ -43,7 +44,8 @@ struct AllocatorSpec {
   EvictionKind eviction = EvictionKind::kLru;  // paged prefix cache: which cached block goes
   bool single_free_queue = false;     // paged: vLLM v1's one free-block queue (set by the
                                       // experiment for scheduler.kind: vllm-v1, not a config key)
-  std::int64_t cpu_blocks = 0;        // paged: CPU swap pool in blocks
+  std::int64_t cpu_blocks = 0;        // paged: CPU swap pool in blocks (shared with a CPU tier)
+  OffloadSettings offload;            // paged + prefix cache: tiers below the GPU; empty: none
   ReservationPolicy reservation;      // contiguous: slots reserved up front (default: max)
   PlacementKind placement = PlacementKind::kBuddy;  // contiguous: where a range goes
   std::int64_t max_seq_len = 2048;    // contiguous: reservation cap, tokens

@@ -31,6 +31,10 @@ PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
     in_released_.assign(static_cast<std::size_t>(s.num_blocks), false);
     released_at_.assign(static_cast<std::size_t>(s.num_blocks), 0);
   }
+  if (!s.offload.tiers.empty()) {
+    if (!cache_) misuse("offload tiers store prefix-cache blocks; turn the prefix cache on");
+    tiers_ = std::make_unique<TierStack>(s.offload, s.block_size, cpu_);
+  }
 }
 
 std::string PagedAllocator::name() const {
@@ -66,20 +70,28 @@ void PagedAllocator::check_request(const AdmitRequest& req) const {
            " full prompt blocks");
 }
 
-std::int64_t PagedAllocator::count_prefix_hits(const AdmitRequest& req,
-                                               std::int64_t* evictable_hits) const {
-  *evictable_hits = 0;
+std::int64_t PagedAllocator::count_prefix_hits(const AdmitRequest& req, std::int64_t* evictable_hits,
+                                               std::int64_t* tier_hits) const {
+  *evictable_hits = *tier_hits = 0;
   if (!cache_) return 0;
   std::int64_t hits = 0;
   auto n = static_cast<std::int64_t>(req.prompt_block_hashes.size());
   if (req.whole_block_hits) n = std::min(n, (req.tokens_at_admission() - 1) / block_size_);
   for (BlockHash h : req.prompt_block_hashes.first(static_cast<std::size_t>(n))) {
     BlockId b = cache_->lookup(h);
-    if (b == kNoBlock) break;  // chained hashes: nothing after a miss can be this prefix
+    if (b == kNoBlock) {
+      if (!tiers_ || tiers_->find(h) < 0) break;  // chained hashes: nothing after a miss can be this prefix
+      ++*tier_hits;
+    } else if (cache_->evictable(b)) {
+      ++*evictable_hits;
+    }
     ++hits;
-    if (cache_->evictable(b)) ++*evictable_hits;
   }
   return hits;
+}
+
+void PagedAllocator::cache_block(BlockId b, BlockHash h) {
+  if (cache_->add(b, h) && tiers_) tiers_->on_gpu_cached(h);
 }
 
 std::int64_t PagedAllocator::cached_tokens_of(const AdmitRequest& req, std::int64_t hits) const {
@@ -91,7 +103,8 @@ std::int64_t PagedAllocator::cached_prefix_tokens(std::span<const BlockHash> pro
   if (!cache_) return 0;
   std::int64_t hits = 0;
   for (BlockHash h : prompt_block_hashes) {
-    if (cache_->lookup(h) == kNoBlock) break;  // chained keys: nothing after a miss matches
+    // chained keys: nothing after a miss matches
+    if (cache_->lookup(h) == kNoBlock && (!tiers_ || tiers_->find(h) < 0)) break;
     ++hits;
   }
   return hits * block_size_;
@@ -99,10 +112,11 @@ std::int64_t PagedAllocator::cached_prefix_tokens(std::span<const BlockHash> pro
 
 std::int64_t PagedAllocator::blocks_to_admit(const AdmitRequest& req) const {
   check_request(req);
-  std::int64_t evictable_hits = 0;
-  std::int64_t hits = count_prefix_hits(req, &evictable_hits);
+  std::int64_t evictable_hits = 0, tier_hits = 0;
+  std::int64_t hits = count_prefix_hits(req, &evictable_hits, &tier_hits);
   // Every hit is held: held_tokens >= cached + 1 covers all hit blocks (cached_tokens_of).
-  return blocks_for(req.held_tokens(cached_tokens_of(req, hits)), block_size_) - hits + evictable_hits;
+  // A lower-tier hit is loaded into a fresh block.
+  return blocks_for(req.held_tokens(cached_tokens_of(req, hits)), block_size_) - hits + tier_hits + evictable_hits;
 }
 
 bool PagedAllocator::can_admit(const AdmitRequest& req) const {
@@ -113,15 +127,19 @@ bool PagedAllocator::can_ever_admit(const AdmitRequest& req) const {
   return blocks_for(req.final_tokens(), block_size_) <= gpu_.num_blocks();
 }
 
+BlockId PagedAllocator::evict_cached_block() {
+  BlockHash evicted;
+  const BlockId b = cache_->evict(evicted);
+  if (tiers_) tiers_->on_gpu_evicted(evicted);  // written down a tier (write_back)
+  gpu_.set_filled(b, 0);
+  gpu_.add_ref(b);
+  return b;
+}
+
 BlockId PagedAllocator::take_least_recently_released() {
   const bool victim = cache_ && cache_->num_evictable() > 0 &&
                       (released_.empty() || released_at_[cache_->next_victim()] < released_at_[released_.front()]);
-  if (victim) {
-    BlockId b = cache_->evict();
-    gpu_.set_filled(b, 0);
-    gpu_.add_ref(b);
-    return b;
-  }
+  if (victim) return evict_cached_block();
   BlockId b = released_.front();
   released_.pop_front();
   in_released_[b] = false;
@@ -136,9 +154,7 @@ BlockId PagedAllocator::take_gpu_block() {
   } else if (single_free_queue_) {
     b = take_least_recently_released();
   } else {
-    b = cache_->evict();  // REQUIRES of the caller guarantees an evictable block exists
-    gpu_.set_filled(b, 0);
-    gpu_.add_ref(b);
+    b = evict_cached_block();  // REQUIRES of the caller guarantees an evictable block exists
   }
   ++owned_blocks_;
   return b;
@@ -161,22 +177,29 @@ void PagedAllocator::release_gpu_block(BlockId b) {
 }
 
 AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
-  std::int64_t evictable_hits = 0;
+  std::int64_t evictable_hits = 0, tier_hits = 0;
   check_request(req);
-  const std::int64_t hits = count_prefix_hits(req, &evictable_hits);
+  const std::int64_t hits = count_prefix_hits(req, &evictable_hits, &tier_hits);
   const std::int64_t cached = cached_tokens_of(req, hits);
   const std::int64_t tokens = req.held_tokens(cached);
   const std::int64_t n_blocks = blocks_for(tokens, block_size_);
-  if (n_blocks - hits + evictable_hits > num_free_blocks()) return {};
+  if (n_blocks - hits + tier_hits + evictable_hits > num_free_blocks()) return {};
 
   Sequence s;
   s.tokens = tokens;
   s.final_tokens = std::max(req.final_tokens(), req.tokens_at_admission());
   // Reserve for the known final length (no regrowth on the append path), within reason.
   s.table.reserve(static_cast<std::size_t>(std::min<std::int64_t>(blocks_for(s.final_tokens, block_size_), 1024)));
-  // Reuse hits first, so that taking fresh blocks below cannot evict them.
+  // Reuse GPU hits and claim lower-tier hits first, so that taking fresh blocks below can
+  // evict neither (the GPU's victims move into the tiers).
   for (std::int64_t i = 0; i < hits; ++i) {
-    BlockId b = cache_->lookup(req.prompt_block_hashes[static_cast<std::size_t>(i)]);
+    const BlockHash h = req.prompt_block_hashes[static_cast<std::size_t>(i)];
+    BlockId b = cache_->lookup(h);
+    if (b == kNoBlock) {  // in a lower tier: loaded into a block taken below
+      tiers_->load(h, tiers_->find(h), std::min<std::int64_t>(block_size_, cached - i * block_size_), req.readmission);
+      s.table.push_back(kNoBlock);
+      continue;
+    }
     if (cache_->evictable(b)) {
       cache_->reuse(b);
       ++owned_blocks_;
@@ -186,6 +209,14 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
     gpu_.add_ref(b);
     s.table.push_back(b);
   }
+  for (std::int64_t i = 0; tier_hits > 0 && i < hits; ++i) {
+    BlockId& slot = s.table[static_cast<std::size_t>(i)];
+    if (slot != kNoBlock) continue;
+    slot = take_gpu_block();
+    gpu_.set_filled(slot, block_size_);
+    token_states_ += block_size_;
+    cache_block(slot, req.prompt_block_hashes[static_cast<std::size_t>(i)]);
+  }
   const auto n_hashes = static_cast<std::int64_t>(req.prompt_block_hashes.size());
   // Full prompt blocks held now are cached at once; those of later chunks as append fills them.
   const std::int64_t hashed_now = std::min(n_hashes, tokens / block_size_);
@@ -194,7 +225,7 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
     auto fill = static_cast<std::int32_t>(std::min<std::int64_t>(block_size_, tokens - i * block_size_));
     gpu_.set_filled(b, fill);
     token_states_ += fill;
-    if (cache_ && i < hashed_now) cache_->add(b, req.prompt_block_hashes[static_cast<std::size_t>(i)]);
+    if (cache_ && i < hashed_now) cache_block(b, req.prompt_block_hashes[static_cast<std::size_t>(i)]);
     s.table.push_back(b);
   }
   logical_blocks_ += n_blocks;
@@ -221,7 +252,7 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
 void PagedAllocator::cache_filled_prompt_blocks(Sequence& s) {
   const std::size_t full = std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.tokens / block_size_));
   for (; s.hashed_blocks < full; ++s.hashed_blocks)
-    cache_->add(s.table[s.hashed_blocks], s.prompt_hashes[s.hashed_blocks]);
+    cache_block(s.table[s.hashed_blocks], s.prompt_hashes[s.hashed_blocks]);
   if (s.hashed_blocks == s.prompt_hashes.size()) {
     s.prompt_hashes = {};  // the prompt is complete: nothing left to cache
     s.hashed_blocks = 0;
@@ -347,7 +378,9 @@ std::optional<std::vector<BlockMove>> PagedAllocator::swap_out(std::span<const S
     for (BlockId b : s.table)
       if (to_cpu.emplace(b, kNoBlock).second) order.push_back(b);
   }
-  if (static_cast<std::int64_t>(order.size()) > cpu_.num_free()) return std::nullopt;
+  const auto need = static_cast<std::int64_t>(order.size());
+  if (need > cpu_.num_free() + (tiers_ ? tiers_->cpu_reclaimable() : 0)) return std::nullopt;
+  if (need > cpu_.num_free()) tiers_->reclaim_cpu(need - cpu_.num_free());  // swapping comes first
 
   std::vector<BlockMove> moves;
   moves.reserve(order.size());
@@ -484,15 +517,42 @@ void PagedAllocator::validate() const {
   auto [owned, filled] = check_pool(gpu_, gpu_refs, "GPU", [this](BlockId b) {
     return (cache_ && cache_->evictable(b)) || (single_free_queue_ && in_released_[b]);
   });
-  check_pool(cpu_, cpu_refs, "CPU", [](BlockId) { return false; });
+  check_pool(cpu_, cpu_refs, "CPU", [this](BlockId b) { return tiers_ && tiers_->holds_cpu_block(b); });
   if (owned != owned_blocks_)
     broken("owned block counter " + std::to_string(owned_blocks_) + " != " + std::to_string(owned));
   if (filled != token_states_)
     broken("token_states counter " + std::to_string(token_states_) + " != " + std::to_string(filled));
   if (cache_) cache_->validate(gpu_);
+  if (tiers_) validate_tiers();
   MemoryBreakdown br = breakdown();
   if (br.total() != capacity_slots())
     broken("breakdown sums to " + std::to_string(br.total()) + ", capacity is " + std::to_string(capacity_slots()));
+}
+
+}  // namespace pagesim::alloc
+
+namespace pagesim::alloc {
+
+void PagedAllocator::validate_tiers() const {
+  tiers_->validate();
+  if (tiers_->settings().write_policy != TierWritePolicy::kWriteBack) return;
+  std::int64_t stored = 0, loaded = 0;
+  for (std::int32_t t = 0; t < tiers_->num_tiers(); ++t) {
+    const KvTier& k = tiers_->tier(t);
+    stored += k.size();
+    loaded += tiers_->counters(t).loaded_blocks;
+    k.for_each_hash([&](BlockHash h) {
+      if (cache_->lookup(h) != kNoBlock)
+        broken("hash " + std::to_string(h) + " is cached on the GPU and stored in the " +
+               std::string(to_string(k.settings().kind)) + " tier under write_back");
+    });
+  }
+  const std::int64_t placed = cache_->num_cached() + stored + tiers_->dropped_blocks() + tiers_->superseded_blocks();
+  if (placed != tiers_->cached_count() - loaded)
+    broken("offload tiers: GPU-cached " + std::to_string(cache_->num_cached()) + " + stored " + std::to_string(stored) +
+           " + dropped " + std::to_string(tiers_->dropped_blocks()) + " + superseded " +
+           std::to_string(tiers_->superseded_blocks()) + " != cached " + std::to_string(tiers_->cached_count()) +
+           " - loaded " + std::to_string(loaded) + ": a block was lost or duplicated");
 }
 
 }  // namespace pagesim::alloc

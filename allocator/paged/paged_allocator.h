@@ -12,6 +12,10 @@
 // cache on, full prompt blocks are keyed by chained hashes and reused across requests: the
 // whole prompt is looked up at admission, and blocks of a prompt admitted in chunks are
 // cached as append fills them (the sequence keeps its prompt hashes until then).
+// Optional offload tiers below the prefix cache (allocator/tier/tier_stack.h) take the
+// blocks it evicts and serve prompt blocks the GPU no longer holds: a lower-tier hit is
+// loaded into a fresh GPU block at admission (and priced by take_tier_transfer). The CPU
+// tier stores into the CPU swap pool: swapped blocks and tier blocks share its budget.
 //
 // Which free block a new owner gets: blocks never used yet go first (lowest id first). Then,
 // by default, blocks that hold no cached prefix (the free list, LIFO), and a cached block is
@@ -29,7 +33,9 @@
 //   a block on the free list has ref_count 0 and is not cached
 //   filled(b) == min(B, tokens - i*B) for every sequence holding b at index i
 //   token_states == Σ filled over owned blocks; breakdown classes sum to capacity
-//   the same identities for the CPU pool and swapped sequences
+//   the same identities for the CPU pool and swapped sequences, a CPU block held by the
+//   CPU tier counting as kept (swapped + tier + free CPU blocks == num_cpu_blocks)
+//   the tier stack's own identities (tier_stack.h)
 // Not thread-safe.
 #pragma once
 
@@ -45,6 +51,7 @@
 #include "allocator/paged/block_pool.h"
 #include "allocator/paged/eviction_policy.h"
 #include "allocator/paged/prefix_cache.h"
+#include "allocator/tier/tier_stack.h"
 
 namespace pagesim::alloc {
 
@@ -58,12 +65,14 @@ struct PagedAllocatorSettings {
   // vLLM v1's single free-block queue (see above): cached blocks can be evicted while
   // never-cached free blocks wait; false: never-cached free blocks are always used first.
   bool single_free_queue = false;
+  OffloadSettings offload;          // tiers below the prefix cache; empty: none
 };
 
 class PagedAllocator final : public KvAllocator {
  public:
   // Throws AllocatorError on num_blocks <= 0, a block size that is not a power of two,
-  // or num_cpu_blocks < 0.
+  // num_cpu_blocks < 0, offload tiers without the prefix cache, or bad tier settings
+  // (TierStack's constructor).
   explicit PagedAllocator(const PagedAllocatorSettings& settings);
 
   // KvAllocator
@@ -97,7 +106,10 @@ class PagedAllocator final : public KvAllocator {
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;
   std::int64_t unusable_free(const AdmitRequest&) const override { return 0; }
+  // Lower-tier blocks count as cached: they are loaded, not recomputed.
   std::int64_t cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const override;
+  const TierStack* tiers() const override { return tiers_.get(); }
+  TierTransfer take_tier_transfer() override { return tiers_ ? tiers_->take_transfer() : TierTransfer{}; }
   void validate() const override;
 
   // Paged specifics
@@ -119,7 +131,7 @@ class PagedAllocator final : public KvAllocator {
 
   // Moves every sequence of `group` to the CPU pool; blocks shared inside the group move
   // once. Returns the GPU->CPU moves, or nullopt (nothing changed) when the CPU pool lacks
-  // room. REQUIRES: every sequence live and GPU-resident; ids distinct.
+  // room, counting the CPU tier's blocks as room (they are evicted down first). REQUIRES: every sequence live and GPU-resident; ids distinct.
   std::optional<std::vector<BlockMove>> swap_out(std::span<const SeqId> group);
   // CPU blocks the group holds (what swap_out needed), and whether they fit on the GPU now.
   std::int64_t blocks_to_swap_in(std::span<const SeqId> group) const;
@@ -157,20 +169,30 @@ class PagedAllocator final : public KvAllocator {
   // single_free_queue: the released never-cached block or the eviction victim, whichever
   // was released first. REQUIRES: !released_.empty() || the cache has an evictable block.
   BlockId take_least_recently_released();
+  // Evicts the prefix cache's victim (its hash goes down the offload tiers, if any) and
+  // returns it, ref 1, filled 0. REQUIRES: the cache has an evictable block.
+  BlockId evict_cached_block();
   // Drops one reference to GPU block b; at zero it becomes evictable (if cached) or free.
   void release_gpu_block(BlockId b);
   // Caches the full prompt blocks s has been appended up to. REQUIRES: the cache is on.
   void cache_filled_prompt_blocks(Sequence& s);
   // Prompt tokens served by `hits` leading cached blocks: all but the last token at most.
   std::int64_t cached_tokens_of(const AdmitRequest& req, std::int64_t hits) const;
-  // Cache hits for req's prompt: the leading blocks found, in order.
-  std::int64_t count_prefix_hits(const AdmitRequest& req, std::int64_t* evictable_hits) const;
+  // Cache hits for req's prompt: the leading blocks found on the GPU or in a tier, in
+  // order; *evictable_hits of them are unreferenced GPU blocks, *tier_hits in a tier.
+  std::int64_t count_prefix_hits(const AdmitRequest& req, std::int64_t* evictable_hits,
+                                 std::int64_t* tier_hits) const;
+  // Caches GPU block b under h (unless h is cached) and tells the tiers.
+  void cache_block(BlockId b, BlockHash h);
   void check_request(const AdmitRequest& req) const;
+  // validate()'s checks of the tiers against the GPU cache. REQUIRES: tiers_.
+  void validate_tiers() const;
 
   std::int32_t block_size_;
   BlockPool gpu_;
   BlockPool cpu_;
   std::unique_ptr<PrefixCache> cache_;  // null when prefix caching is off
+  std::unique_ptr<TierStack> tiers_;    // null without offload tiers (needs cache_)
   std::unordered_map<SeqId, Sequence> seqs_;
   std::vector<BlockMove> pending_copies_;
   // single_free_queue only: never-cached blocks released since start-up, oldest first (ref 0,

@@ -11,12 +11,13 @@ PrefixCache::PrefixCache(std::int64_t num_blocks, EvictionKind eviction)
   by_hash_.reserve(static_cast<std::size_t>(num_blocks));
 }
 
-void PrefixCache::add(BlockId b, BlockHash h) {
-  if (!by_hash_.emplace(h, b).second) return;  // same prefix cached in another block
+bool PrefixCache::add(BlockId b, BlockHash h) {
+  if (!by_hash_.emplace(h, b).second) return false;  // same prefix cached in another block
   hash_of_[b] = h;
   cached_[b] = true;
   policy_->on_cached(b);
   if (policy_->protects_pending() && pending_.count(h)) policy_->set_protected(b, true);
+  return true;
 }
 
 void PrefixCache::hold_pending(std::span<const BlockHash> hashes) {
@@ -40,8 +41,9 @@ void PrefixCache::release_pending(std::span<const BlockHash> hashes) {
   }
 }
 
-BlockId PrefixCache::evict() {
+BlockId PrefixCache::evict(BlockHash& evicted_hash) {
   BlockId b = policy_->pop_victim();
+  evicted_hash = hash_of_[b];
   by_hash_.erase(hash_of_[b]);
   cached_[b] = false;
   ++stats_.evictions;

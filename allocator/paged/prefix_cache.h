@@ -40,8 +40,9 @@ class PrefixCache {
     auto it = by_hash_.find(h);
     return it == by_hash_.end() ? kNoBlock : it->second;
   }
-  // Caches block b under h unless h is cached already. REQUIRES: !cached(b).
-  void add(BlockId b, BlockHash h);
+  // Caches block b under h unless h is cached already; true when b was cached.
+  // REQUIRES: !cached(b).
+  bool add(BlockId b, BlockHash h);
 
   bool cached(BlockId b) const { return cached_[b]; }
   bool evictable(BlockId b) const { return policy_->contains(b); }
@@ -55,7 +56,12 @@ class PrefixCache {
   // A prompt lookup hit b (after reuse(b) if b was evictable).
   void record_hit(BlockId b) { policy_->on_hit(b); }
   // Forgets the victim's hash and returns it, unreferenced. REQUIRES: num_evictable() > 0.
-  BlockId evict();
+  BlockId evict() {
+    BlockHash forgotten;
+    return evict(forgotten);
+  }
+  // The same, telling the victim's hash (what an offload tier stores).
+  BlockId evict(BlockHash& evicted_hash);
   // The block evict() would return now. REQUIRES: num_evictable() > 0.
   BlockId next_victim() const { return policy_->peek_victim(); }
 

@@ -107,6 +107,19 @@ void visit(V& v, ExperimentConfig& c) {
     a.field("prefix_cache", c.allocator.prefix_cache);
     a.choice("eviction", c.allocator.eviction, alloc::kEvictionKindNames);
     a.field("cpu_swap_gib", c.allocator.cpu_swap_gib);
+    OffloadConfig& off = c.allocator.offload_config;
+    a.section_omitted_at_default("offload", off.at_default(), [&](auto& q) {
+      q.choice("write_policy", off.write_policy, alloc::kTierWritePolicyNames);
+      q.field("overlap", off.overlap);
+      q.list("tiers", off.tiers, [](auto& e, TierConfig& t) {
+        e.choice("kind", t.kind, alloc::kTierKindNames);
+        e.field("capacity_gib", t.capacity_gib);
+        e.field("read_gbps", t.read_gbps);
+        e.field("write_gbps", t.write_gbps);
+        e.field("latency_us", t.latency_us);
+        e.choice("eviction", t.eviction, alloc::kEvictionKindNames);
+      });
+    });
   });
   v.section("scheduler", [&](auto& s) {
     s.choice("kind", c.scheduler.kind, kSchedulerKindNames);
@@ -357,6 +370,7 @@ void check_combinations(const ExperimentConfig& c) {
                   "scheduler.preemption: swap needs CPU swap space, but allocator.cpu_swap_gib is 0 (every "
                   "preemption would quietly recompute): set allocator.cpu_swap_gib > 0, or scheduler.preemption: "
                   "recompute");
+  check_offload(a.offload_config, paged, a.prefix_cache, a.cpu_swap_gib, o);
   if (a.prefix_cache && !paged)
     throw o.error("allocator.prefix_cache",
                   fmt::format("the prefix cache shares blocks of the paged allocator; allocator.kind is '{}': "

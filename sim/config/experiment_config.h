@@ -24,6 +24,7 @@
 #include "sim/beam/beam_model_settings.h"
 #include "sim/cluster/router_settings.h"
 #include "sim/config/config_origin.h"
+#include "sim/config/offload_config.h"
 #include "sim/cost/cost_model_factory.h"
 #include "sim/metrics/slo.h"
 #include "sim/scheduler/scheduler_settings.h"
@@ -41,7 +42,10 @@ struct KvConfig {
 // capacity_slots and cpu_blocks are not config keys: the run derives them from kv and
 // cpu_swap_gib (experiment.h).
 struct AllocatorConfig : alloc::AllocatorSpec {
-  double cpu_swap_gib = 20;  // paged: CPU swap space (the vLLM artifact's 20 GiB)
+  double cpu_swap_gib = 20;  // paged: CPU swap space (the vLLM artifact's 20 GiB), shared
+                             // with a CPU offload tier
+  OffloadConfig offload_config;  // allocator.offload as written; the run derives
+                                 // AllocatorSpec::offload (in blocks) from it
 };
 
 struct CostConfig {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/core/request.h"
+#include "sim/core/tier_cost.h"
 
 namespace pagesim::sim {
 
@@ -27,12 +28,14 @@ struct IterationPlan {
   std::int64_t swap_in_blocks = 0;
   std::int32_t recompute_preemptions = 0;
   std::int32_t swap_preemptions = 0;
+  TierCost tier;  // set by the engine when it prices the plan (offload tiers only)
 
   void clear() {
     prefills.clear();
     decodes.clear();
     decode_seqs = swap_out_blocks = swap_in_blocks = 0;
     recompute_preemptions = swap_preemptions = 0;
+    tier = {};
   }
   bool has_compute() const { return !prefills.empty() || !decodes.empty(); }
   // Something happened even without compute (a preemption moved or freed memory).

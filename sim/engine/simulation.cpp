@@ -212,8 +212,9 @@ void Simulation::start_iteration(Replica& p) {
   alloc::KvAllocator& a = scheduler.allocator();
   const std::int64_t block_size = a.block_size();
   const CostModel& cost = p.cost();
-  const double dt = cost.iteration_seconds(shape) + cost.swap_seconds(swap_out, block_size) +
-                    cost.swap_seconds(swap_in, block_size);
+  const double swap_s = cost.swap_seconds(swap_out, block_size) + cost.swap_seconds(swap_in, block_size);
+  double dt = cost.iteration_seconds(shape) + swap_s;
+  if (const alloc::TierTransfer moved = a.take_tier_transfer(); !moved.empty()) price_tiers(p, shape, swap_s, moved, dt);
 
   IterationSample s;
   s.index = p.iterations;
@@ -243,6 +244,19 @@ void Simulation::start_iteration(Replica& p) {
   ++iterations_;
   p.busy = true;
   queue_->push(now_s + dt, EventKind::kIterationEnd, p.index());
+}
+
+void Simulation::price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,
+                             double& dt) const {
+  TierCost& c = p.plan.tier;
+  const double base = dt;
+  c.transfer_s = moved.seconds;
+  dt = moved.overlap ? std::max(base, moved.seconds) : base + moved.seconds;
+  c.added_s = moved.overlap ? std::max(0.0, moved.seconds - base) : moved.seconds;
+  c.loaded_tokens = moved.loaded_blocks * p.allocator().block_size();
+  BatchShape recompute = shape;
+  if (c.loaded_tokens > 0) recompute.add_prefill_chunk(c.loaded_tokens, 0, false);
+  c.prefill_saved_s = p.cost().iteration_seconds(recompute) + swap_s - dt;
 }
 
 void Simulation::emit_token(Request* r, double t) {

@@ -105,6 +105,10 @@ class Simulation {
   void start_iteration(Replica& p);
   void apply_plan(Replica& p, double end);
   void emit_token(Request* r, double t);
+  // Charges the tier transfers `moved` to p's iteration of duration dt (compute + swaps
+  // `swap_s`): dt grows by them (serial) or to them (overlap), and p.plan.tier records it.
+  void price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,
+                   double& dt) const;
   bool read_next();  // reads the next request into next_; false at the end
 
   traces::RequestSource& source_;

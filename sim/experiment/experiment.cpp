@@ -225,6 +225,8 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   const double kv_bytes_per_block = kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
   as.cpu_blocks = static_cast<std::int64_t>(c.allocator.cpu_swap_gib * std::pow(2.0, 30) / kv_bytes_per_block);
   const bool paged = c.allocator.kind == alloc::AllocatorKind::kPaged;
+  if (!c.allocator.offload_config.tiers.empty())
+    as.offload = offload_settings(c.allocator.offload_config, kv_bytes_per_block, kMaxBlocks, origin);
   if (c.scheduler.preemption == PreemptionMode::kSwap && paged && as.cpu_blocks == 0)
     throw origin.error("allocator.cpu_swap_gib",
                        fmt::format("scheduler.preemption: swap needs CPU swap space, but {} GiB holds no block of "

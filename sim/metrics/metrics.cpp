@@ -29,13 +29,13 @@ Distribution distribution(std::vector<double>& v) {
   return d;
 }
 
-// Writes one CSV line of r, then of `extra` when given, to os, formatted on the stack (no
-// heap allocation).
-template <Record R, Record X>
-void write_csv_line(std::ostream& os, const R& r, const X* extra) {
+// Writes one CSV line of r, then of each `extra` given (not null), to os, formatted on the
+// stack (no heap allocation).
+template <Record R, Record... X>
+void write_csv_line(std::ostream& os, const R& r, const X*... extra) {
   fmt::memory_buffer line;
   append_csv_row(line, r);
-  if (extra) append_csv_row(line, *extra, false);
+  ((extra ? append_csv_row(line, *extra, false) : void()), ...);
   line.push_back('\n');
   os.write(line.data(), static_cast<std::streamsize>(line.size()));
 }
@@ -55,9 +55,12 @@ Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, st
     for (const alloc::KvAllocator* a : prefix_) prefix_seen_.push_back(a->stats().prefix);
   }
   const bool prefix = !prefix_.empty();
+  tiers_ = std::any_of(prefix_.begin(), prefix_.end(), [](const alloc::KvAllocator* a) { return a->tiers(); });
+  if (tiers_)
+    for (const alloc::KvAllocator* a : prefix_) tier_seen_.push_back(tier_counters(*a));
   if (requests_csv_) *requests_csv_ << requests_csv_header(prefix) << '\n';
   if (iterations_csv_ && settings_.iterations_stride > 0)
-    *iterations_csv_ << iterations_csv_header(prefix, settings_.replica_column) << '\n';
+    *iterations_csv_ << iterations_csv_header(prefix, settings_.replica_column, tiers_) << '\n';
 }
 
 std::string Metrics::requests_csv_header(bool prefix_cache) {
@@ -66,10 +69,19 @@ std::string Metrics::requests_csv_header(bool prefix_cache) {
   return h;
 }
 
-std::string Metrics::iterations_csv_header(bool prefix_cache, bool replica_column) {
+std::string Metrics::iterations_csv_header(bool prefix_cache, bool replica_column, bool tiers) {
   std::string h = replica_column ? csv_header<ReplicaIterationRow>() : csv_header<IterationSample>();
   if (prefix_cache) append_csv_header<PrefixIterationSample>(h, false);
+  if (tiers) append_csv_header<TierIterationSample>(h, false);
   return h;
+}
+
+Metrics::KindCounters Metrics::tier_counters(const alloc::KvAllocator& a) {
+  KindCounters k;
+  if (const alloc::TierStack* t = a.tiers())
+    for (std::int32_t i = 0; i < t->num_tiers(); ++i)
+      (t->tier(i).settings().kind == alloc::TierKind::kCpu ? k.cpu : k.disk) = t->counters(i);
+  return k;
 }
 
 void Metrics::integrate_until(double t) {
@@ -82,7 +94,7 @@ void Metrics::integrate_until(double t) {
   tw_seconds_ += b - a;
 }
 
-void Metrics::on_iteration(const IterationSample& s) {
+void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
   ++summary_.iterations;
   const bool in_window = s.start_s >= settings_.window_start_s && s.start_s < settings_.window_end_s;
   PrefixIterationSample ps;
@@ -98,6 +110,29 @@ void Metrics::on_iteration(const IterationSample& s) {
     if (in_window) {
       window_prompt_tokens_ += ps.prefix_prompt_tokens;
       window_hit_tokens_ += ps.prefix_hit_tokens;
+    }
+  }
+  TierIterationSample ts;
+  if (tiers_) {
+    const auto r = static_cast<std::size_t>(replica_);
+    KindCounters& seen = tier_seen_.at(r);
+    const KindCounters now = tier_counters(*prefix_.at(r));
+    const double bytes_per_block = static_cast<double>(settings_.block_size) * settings_.kv_bytes_per_token;
+    ts.cpu_hit_tokens = now.cpu.hit_tokens - seen.cpu.hit_tokens;
+    ts.disk_hit_tokens = now.disk.hit_tokens - seen.disk.hit_tokens;
+    ts.gpu_hit_tokens = ps.prefix_hit_tokens - ts.cpu_hit_tokens - ts.disk_hit_tokens;
+    ts.cpu_read_bytes = static_cast<double>(now.cpu.loaded_blocks - seen.cpu.loaded_blocks) * bytes_per_block;
+    ts.cpu_write_bytes = static_cast<double>(now.cpu.stored_blocks - seen.cpu.stored_blocks) * bytes_per_block;
+    ts.disk_read_bytes = static_cast<double>(now.disk.loaded_blocks - seen.disk.loaded_blocks) * bytes_per_block;
+    ts.disk_write_bytes = static_cast<double>(now.disk.stored_blocks - seen.disk.stored_blocks) * bytes_per_block;
+    seen = now;
+    if (tier) {
+      ts.tier_transfer_s = tier->transfer_s;
+      ts.tier_added_s = tier->added_s;
+      ts.prefill_saved_s = tier->prefill_saved_s;
+      tier_sums_.transfer_s += tier->transfer_s;
+      tier_sums_.added_s += tier->added_s;
+      tier_sums_.prefill_saved_s += tier->prefill_saved_s;
     }
   }
   const MemoryPct pct = memory_pct_of(s);
@@ -123,8 +158,9 @@ void Metrics::on_iteration(const IterationSample& s) {
 
   if (iterations_csv_ && settings_.iterations_stride > 0 && s.index % settings_.iterations_stride == 0) {
     const PrefixIterationSample* extra = prefix_.empty() ? nullptr : &ps;
-    if (settings_.replica_column) write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra);
-    else write_csv_line(*iterations_csv_, s, extra);
+    const TierIterationSample* tier_extra = tiers_ ? &ts : nullptr;
+    if (settings_.replica_column) write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra, tier_extra);
+    else write_csv_line(*iterations_csv_, s, extra, tier_extra);
   }
 }
 
@@ -197,6 +233,31 @@ Summary Metrics::finish(double sim_time_s, double wall_s) {
     p.evicted_blocks = st.evictions;
     s.prefix_hit_rate = p.hit_rate;
     s.prefix_cache = p;
+  }
+  if (tiers_) {
+    const double bytes_per_block = static_cast<double>(settings_.block_size) * settings_.kv_bytes_per_token;
+    TierSummary t = tier_sums_;
+    const std::int64_t prompt_tokens = s.prefix_cache->prompt_tokens;
+    auto level = [&](TierLevelSummary& out, const alloc::TierCounters& c) {
+      out.hit_tokens += c.hit_tokens;
+      out.readmission_hit_tokens += c.readmission_hit_tokens;
+      out.read_bytes += static_cast<double>(c.loaded_blocks) * bytes_per_block;
+      out.write_bytes += static_cast<double>(c.stored_blocks) * bytes_per_block;
+      out.loaded_blocks += c.loaded_blocks;
+      out.stored_blocks += c.stored_blocks;
+      out.evicted_blocks += c.evicted_blocks;
+    };
+    for (const alloc::KvAllocator* a : prefix_) {
+      const KindCounters k = tier_counters(*a);
+      level(t.cpu, k.cpu);
+      level(t.disk, k.disk);
+      if (const alloc::TierStack* st = a->tiers()) t.dropped_blocks += st->dropped_blocks();
+    }
+    t.cpu.hit_rate = ratio(t.cpu.hit_tokens, prompt_tokens);
+    t.disk.hit_rate = ratio(t.disk.hit_tokens, prompt_tokens);
+    t.gpu_hit_tokens = s.prefix_cache->hit_tokens - t.cpu.hit_tokens - t.disk.hit_tokens;
+    t.gpu_hit_rate = ratio(t.gpu_hit_tokens, prompt_tokens);
+    s.tiers = t;
   }
   s.wall_s = wall_s;
   s.sim_seconds_per_wall_second = wall_s > 0 ? sim_time_s / wall_s : 0;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "allocator/kv_allocator.h"
+#include "allocator/tier/tier_stack.h"
 #include "sim/core/iteration_observer.h"
 #include "sim/core/iteration_sample.h"
 #include "sim/core/request.h"
@@ -27,6 +28,7 @@
 #include "sim/metrics/replica_iteration_row.h"
 #include "sim/metrics/request_record.h"
 #include "sim/metrics/summary.h"
+#include "sim/metrics/tier_records.h"
 
 namespace pagesim::sim {
 
@@ -51,21 +53,24 @@ class Metrics final : public IterationObserver {
           std::vector<const alloc::KvAllocator*> allocators = {});
 
   void on_arrival(const Request&) override { ++summary_.requests_arrived; }
-  void on_iteration(const IterationSample& s, const IterationPlan&) override { on_iteration(s); }
-  void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan&) override {
+  void on_iteration(const IterationSample& s, const IterationPlan& plan) override { on_iteration(s, &plan.tier); }
+  void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) override {
     replica_ = replica;
-    on_iteration(s);
+    on_iteration(s, &plan.tier);
   }
-  void on_iteration(const IterationSample& s);
+  // `tier`: what the offload tiers cost the iteration (null: nothing).
+  void on_iteration(const IterationSample& s, const TierCost* tier = nullptr);
   void on_request_finished(const Request& r) override;
   // Closes the run at virtual time sim_time_s.
   Summary finish(double sim_time_s, double wall_s);
 
   // The CSV header lines (no newline), from RequestRecord's and IterationSample's fields
   // (after ReplicaIterationRow's `replica` with `replica_column`), followed by the
-  // prefix-cache records' with `prefix_cache` (an allocator that caches prefixes).
+  // prefix-cache records' with `prefix_cache` (an allocator that caches prefixes), then the
+  // offload-tier records' with `tiers` (tier_records.h).
   static std::string requests_csv_header(bool prefix_cache = false);
-  static std::string iterations_csv_header(bool prefix_cache = false, bool replica_column = false);
+  static std::string iterations_csv_header(bool prefix_cache = false, bool replica_column = false,
+                                           bool tiers = false);
 
  private:
   // Time-weighted memory of the last sample over its iteration, up to t.
@@ -99,6 +104,16 @@ class Metrics final : public IterationObserver {
   std::vector<const alloc::KvAllocator*> prefix_;
   std::vector<alloc::PrefixCacheStats> prefix_seen_;
   std::int64_t window_prompt_tokens_ = 0, window_hit_tokens_ = 0;
+
+  // Offload tiers (tiers_ false: none). Per replica, the tier counters by kind at its last
+  // iteration; the run's sums of TierCost.
+  struct KindCounters {
+    alloc::TierCounters cpu, disk;
+  };
+  static KindCounters tier_counters(const alloc::KvAllocator& a);
+  bool tiers_ = false;
+  std::vector<KindCounters> tier_seen_;
+  TierSummary tier_sums_;  // transfer_s, added_s, prefill_saved_s only
 };
 
 }  // namespace pagesim::sim

@@ -16,6 +16,7 @@
 
 #include "sim/metrics/memory_pct.h"
 #include "sim/metrics/prefix_cache_records.h"
+#include "sim/metrics/tier_records.h"
 #include "sim/output/record_fields.h"
 
 namespace pagesim::sim {
@@ -48,6 +49,7 @@ struct Summary {
   double prefix_hit_rate = 0;          // first admissions: prompt tokens served by the prefix
                                        // cache / all their prompt tokens (0 without the cache)
   std::optional<PrefixCacheSummary> prefix_cache;  // only when the allocator caches prefixes
+  std::optional<TierSummary> tiers;                 // only with allocator.offload tiers
   std::int64_t requests_arrived = 0, requests_finished = 0, iterations = 0;
   std::int64_t window_iterations = 0;
   double sim_time_s = 0;               // virtual time of the last event
@@ -82,6 +84,7 @@ struct RecordFields<Summary> {
       Field{"swapped_bytes", &S::swapped_bytes},
       Field{"prefix_hit_rate", &S::prefix_hit_rate},
       Field{"prefix_cache", &S::prefix_cache},
+      Field{"tiers", &S::tiers},
       Field{"requests_arrived", &S::requests_arrived},
       Field{"requests_finished", &S::requests_finished},
       Field{"iterations", &S::iterations},
