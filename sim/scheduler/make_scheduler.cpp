@@ -6,6 +6,7 @@
 #include "sim/scheduler/scheduler.h"
 #include "sim/scheduler/static_scheduler.h"
 #include "sim/scheduler/vllm_scheduler.h"
+#include "sim/scheduler/vllm_v0_scheduler.h"
 
 namespace pagesim::sim {
 
@@ -14,6 +15,7 @@ std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, all
     case SchedulerKind::kStatic: return std::make_unique<StaticScheduler>(settings, allocator);
     case SchedulerKind::kOrca: return std::make_unique<OrcaScheduler>(settings, allocator);
     case SchedulerKind::kVllm:
+    case SchedulerKind::kVllmV0:
     case SchedulerKind::kSarathi: break;
   }
   throw std::invalid_argument("scheduler.kind '" + std::string(to_string(settings.kind)) +
@@ -24,6 +26,7 @@ std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, all
   switch (settings.kind) {
     case SchedulerKind::kVllm: return std::make_unique<VllmScheduler>(settings, allocator);
     case SchedulerKind::kSarathi: return std::make_unique<SarathiScheduler>(settings, allocator);
+    case SchedulerKind::kVllmV0: return std::make_unique<VllmV0Scheduler>(settings, allocator);
     case SchedulerKind::kStatic:
     case SchedulerKind::kOrca: break;
   }

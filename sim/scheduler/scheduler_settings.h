@@ -14,6 +14,7 @@ enum class SchedulerKind {
   kOrca,     // iteration-level batching over a contiguous (reserving) allocator
   kVllm,     // continuous batching over the paged allocator, FCFS, preemption
   kSarathi,  // vllm plus chunked prefill under a per-iteration token budget
+  kVllmV0,   // vLLM 0.2-0.5: prefill-only iterations whenever a waiting group can be admitted
 };
 
 enum class PreemptionMode {
@@ -23,11 +24,12 @@ enum class PreemptionMode {
 };
 
 // The names configs write (a std::array of pairs, the form of every name table).
-inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 4> kSchedulerKindNames = {{
+inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 5> kSchedulerKindNames = {{
     {SchedulerKind::kStatic, "static"},
     {SchedulerKind::kOrca, "orca"},
     {SchedulerKind::kVllm, "vllm"},
     {SchedulerKind::kSarathi, "sarathi"},
+    {SchedulerKind::kVllmV0, "vllm-v0"},
 }};
 
 inline constexpr std::array<std::pair<PreemptionMode, std::string_view>, 3> kPreemptionModeNames = {{
@@ -60,7 +62,8 @@ constexpr SchedulerTraits traits_of(SchedulerKind k) {
   switch (k) {
     case SchedulerKind::kStatic:
     case SchedulerKind::kOrca: return {.chunked_prefill = false, .needs_paged_allocator = false};
-    case SchedulerKind::kVllm: return {.chunked_prefill = false, .needs_paged_allocator = true};
+    case SchedulerKind::kVllm:
+    case SchedulerKind::kVllmV0: return {.chunked_prefill = false, .needs_paged_allocator = true};
     case SchedulerKind::kSarathi: return {.chunked_prefill = true, .needs_paged_allocator = true};
   }
   return {};

@@ -113,6 +113,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"vllm_sharing_auto", SchedulerKind::kVllm, true, false, true},
                       Case{"vllm_sharing_swap", SchedulerKind::kVllm, true, false, true, PreemptionMode::kSwap},
                       Case{"vllm_prefix_recompute", SchedulerKind::kVllm, true, true, false, PreemptionMode::kRecompute},
+                      Case{"vllm_v0_sharing_swap", SchedulerKind::kVllmV0, true, true, true, PreemptionMode::kSwap},
                       Case{"sarathi_paged", SchedulerKind::kSarathi, true},
                       Case{"sarathi_prefix_sharing", SchedulerKind::kSarathi, true, true, true},
                       Case{"orca_paged", SchedulerKind::kOrca, true, false, true},
