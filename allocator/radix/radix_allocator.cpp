@@ -80,7 +80,7 @@ void RadixAllocator::add_page(Sequence& s, std::span<const BlockHash> keys) {
   if (s.tree_pages == i && i < static_cast<std::int64_t>(keys.size())) {
     const BlockId parent = i == 0 ? RadixTree::kRoot : s.table.back();
     const BlockHash key = keys[static_cast<std::size_t>(i)];
-    if (tree_.child(parent, key) == kNoBlock) {
+    if (tree_.find(key) == kNoBlock) {
       tree_.insert(p, parent, key);
       ++s.tree_pages;
     }

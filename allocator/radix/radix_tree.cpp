@@ -13,20 +13,25 @@ RadixTree::RadixTree(std::int64_t num_pages) : pages_(static_cast<std::size_t>(n
   for (std::int64_t p = num_pages - 1; p >= 0; --p) free_list_.push_back(static_cast<BlockId>(p));
 }
 
+BlockId RadixTree::find(BlockHash key) const {
+  auto it = nodes_.find(key);
+  return it == nodes_.end() ? kNoBlock : it->second;
+}
+
 BlockId RadixTree::child(BlockId parent, BlockHash key) const {
-  auto it = edges_.find({parent, key});
-  return it == edges_.end() ? kNoBlock : it->second;
+  const BlockId p = find(key);
+  return p != kNoBlock && at(p).parent == parent ? p : kNoBlock;
 }
 
 std::int64_t RadixTree::match(std::span<const BlockHash> keys) const {
-  BlockId node = kRoot;
-  std::int64_t n = 0;
-  for (BlockHash k : keys) {
-    node = child(node, k);
-    if (node == kNoBlock) break;
-    ++n;
+  // Largest n with keys[n - 1] in the tree (n = 0 always qualifies).
+  std::size_t lo = 0, hi = keys.size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo + 1) / 2;
+    if (find(keys[mid - 1]) != kNoBlock) lo = mid;
+    else hi = mid - 1;
   }
-  return n;
+  return static_cast<std::int64_t>(lo);
 }
 
 std::int64_t RadixTree::unreferenced_in_path(std::span<const BlockHash> keys, std::int64_t n) const {
@@ -63,7 +68,7 @@ BlockId RadixTree::evict_one() {
   const BlockId p = lru_leaves_.begin()->second;
   lru_leaves_.erase(lru_leaves_.begin());
   Page& pg = at(p);
-  edges_.erase({pg.parent, pg.key});
+  nodes_.erase(pg.key);
   pg.in_tree = false;
   --tree_pages_;
   --unreferenced_;
@@ -78,12 +83,12 @@ BlockId RadixTree::evict_one() {
 
 void RadixTree::insert(BlockId p, BlockId parent, BlockHash key) {
   Page& pg = at(p);
-  assert(!pg.in_tree && pg.ref == 1 && child(parent, key) == kNoBlock);
+  assert(!pg.in_tree && pg.ref == 1 && find(key) == kNoBlock);
   pg.in_tree = true;
   pg.key = key;
   pg.parent = parent;
   pg.last_access = clock_;
-  edges_.emplace(std::make_pair(parent, key), p);
+  nodes_.emplace(key, p);
   ++tree_pages_;
   if (parent != kRoot) {
     Page& up = at(parent);
@@ -154,7 +159,7 @@ void RadixTree::validate(std::span<const std::vector<BlockId>* const> tables) co
     }
     ++tree;
     unref += pg.ref == 0;
-    if (child(pg.parent, pg.key) != p) broken(name + " is not found under its (parent, key)");
+    if (find(pg.key) != p) broken(name + " is not found under its key");
     if (pg.parent != kRoot) {
       const Page& up = at(pg.parent);
       if (!up.in_tree) broken(name + "'s parent " + std::to_string(pg.parent) + " is not in the tree");
@@ -175,7 +180,7 @@ void RadixTree::validate(std::span<const std::vector<BlockId>* const> tables) co
   if (unref != unreferenced_)
     broken("unreferenced count " + std::to_string(unreferenced_) + " != " + std::to_string(unref));
   if (leaves != static_cast<std::int64_t>(lru_leaves_.size())) broken("LRU order holds pages that are not evictable leaves");
-  if (static_cast<std::int64_t>(edges_.size()) != tree_pages_) broken("edge map size != tree pages");
+  if (static_cast<std::int64_t>(nodes_.size()) != tree_pages_) broken("key map size != tree pages");
 }
 
 }  // namespace pagesim::alloc

@@ -8,10 +8,13 @@
 //   tree      a node of the tree: a full page of prompt tokens with an identity key, child
 //             of the page before it in the prompt (or of the root). Referenced (ref > 0)
 //             while a table holds it, else cached-but-free: reusable KV, evicted on demand
-// A node is found by (parent, key): keys are the chained page keys of prefix_keys.h, so a
-// path from the root is a prompt prefix and the longest matching path is the longest cached
-// prefix (SGLang python/sglang/srt/mem_cache/radix_cache.py, RadixCache.match_prefix /
-// _match_prefix_helper). ref(node) counts the tables holding the node; a table holds the
+// Keys are the chained page keys of prefix_keys.h (KvAllocator's contract: equal keys mean
+// equal prefixes), so a key names one node: the child of the node keyed by the page before.
+// A path from the root is a prompt prefix and the longest matching path is the longest
+// cached prefix (SGLang python/sglang/srt/mem_cache/radix_cache.py, RadixCache.match_prefix
+// / _match_prefix_helper). Because every ancestor of a tree node is in the tree, "page i's
+// key is in the tree" is monotone in i, and match() binary-searches it: O(log pages) key
+// lookups, not one per page (SGLang walks the tree token by token; a simulator must not). ref(node) counts the tables holding the node; a table holds the
 // whole path to each node it holds, so ref(parent) >= ref(child) and the unreferenced nodes
 // form whole subtrees. This ref is SGLang's lock_ref (inc_lock_ref / dec_lock_ref along the
 // path of a request's last node).
@@ -25,7 +28,7 @@
 // Invariants (validate() checks them, with the tables the caller passes):
 //   free + private + tree pages == num_pages; a free page has ref 0
 //   ref(p) == occurrences of p in the callers' tables; private pages have ref 1
-//   for every tree node: its (parent, key) entry maps to it, children == its child count,
+//   for every tree node: its key maps to it, children == its child count,
 //     ref(parent) >= ref(node)
 //   evictable leaves == tree nodes with ref 0 and no children; unreferenced == tree nodes
 //     with ref 0
@@ -60,9 +63,12 @@ class RadixTree {
   std::int64_t num_available() const { return num_free() + unreferenced_; }
   std::int64_t evictions() const { return evictions_; }
 
+  // The tree page keyed `key`, or kNoBlock.
+  BlockId find(BlockHash key) const;
   // The child of `parent` keyed `key`, or kNoBlock.
   BlockId child(BlockId parent, BlockHash key) const;
   // Number of leading `keys` whose path is in the tree (the longest cached prefix, pages).
+  // REQUIRES: chained keys (see above).
   std::int64_t match(std::span<const BlockHash> keys) const;
   // How many of the first `n` matched pages are unreferenced (cost nothing to reuse but
   // leave the evictable pool when locked). REQUIRES: n <= match(keys).
@@ -72,7 +78,7 @@ class RadixTree {
   // unreferenced leaf) with ref 1, private. REQUIRES: num_available() > 0.
   BlockId take();
   // Makes private page `p` (just taken) the tree child of `parent` keyed `key`.
-  // REQUIRES: p private; parent is kRoot or a tree page; child(parent, key) == kNoBlock.
+  // REQUIRES: p private; parent is kRoot or a tree page; find(key) == kNoBlock.
   void insert(BlockId p, BlockId parent, BlockHash key);
   // One more table holds tree page p (a hit or a fork).
   void lock(BlockId p);
@@ -102,11 +108,6 @@ class RadixTree {
     bool in_tree = false;
     bool on_free_list = true;
   };
-  struct EdgeHash {
-    std::size_t operator()(const std::pair<BlockId, BlockHash>& e) const {
-      return static_cast<std::size_t>(e.second ^ (static_cast<std::uint64_t>(e.first) * 0x9e3779b97f4a7c15ULL));
-    }
-  };
 
   Page& at(BlockId p) { return pages_[static_cast<std::size_t>(p)]; }
   const Page& at(BlockId p) const { return pages_[static_cast<std::size_t>(p)]; }
@@ -116,7 +117,7 @@ class RadixTree {
 
   std::vector<Page> pages_;
   std::vector<BlockId> free_list_;  // LIFO after the initial ascending order
-  std::unordered_map<std::pair<BlockId, BlockHash>, BlockId, EdgeHash> edges_;  // (parent, key) -> node
+  std::unordered_map<BlockHash, BlockId> nodes_;  // key -> tree page
   std::set<std::pair<std::uint64_t, BlockId>> lru_leaves_;  // (last_access, page) of evictable leaves
   std::int64_t unreferenced_ = 0;
   std::int64_t tree_pages_ = 0;

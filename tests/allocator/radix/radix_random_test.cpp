@@ -39,11 +39,14 @@ TEST_P(RadixRandomTest, InvariantsHoldAfterEveryOperation) {
         // A prompt from one of 3 families (shared prefixes), cut at a random length.
         const std::int64_t prompt = 1 + static_cast<std::int64_t>(rng() % (12 * page));
         const BlockHash family = rng() % 3;
+        // Chained keys (equal keys mean equal prefixes), as prefix_keys.h makes them.
         std::vector<BlockHash> keys;
-        BlockHash h = family * 1000;
+        BlockHash content = family * 1000;
+        BlockHash key = 0x9e3779b97f4a7c15ULL;
         for (std::int64_t i = 0; i < prompt / page; ++i) {
-          if (i >= 3 && rng() % 4 == 0) h += 1 + rng() % 50;  // diverge from the family
-          keys.push_back(h * 131 + static_cast<BlockHash>(i));
+          if (i >= 3 && rng() % 4 == 0) content += 1 + rng() % 50;  // diverge from the family
+          key = (key ^ (content + static_cast<BlockHash>(i))) * 0xff51afd7ed558ccdULL;
+          keys.push_back(key);
         }
         // Sometimes hold only a first chunk (page-aligned), as chunked prefill does.
         std::int64_t chunk = prompt;
