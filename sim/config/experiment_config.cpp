@@ -99,6 +99,8 @@ void visit(V& v, ExperimentConfig& c) {
     s.field("watermark", c.scheduler.watermark);
     s.choice("preemption", c.scheduler.preemption, kPreemptionModeNames);
     s.field("chunk_tokens", c.scheduler.chunk_tokens);
+    s.choice_omitted_at_default("schedule_policy", c.scheduler.schedule_policy, kSchedulePolicyNames,
+                                SchedulePolicy::kLpm);
   });
   v.section("beam", [&](auto& b) {
     b.choice("model", c.beam.model, kBeamModelNames);
@@ -171,6 +173,28 @@ void check_combinations(const ExperimentConfig& c) {
                   "scheduler.preemption: swap needs CPU swap space, but allocator.cpu_swap_gib is 0 (every "
                   "preemption would quietly recompute): set allocator.cpu_swap_gib > 0, or scheduler.preemption: "
                   "recompute");
+  const bool radix = a.kind == alloc::AllocatorKind::kRadix;
+  if (c.scheduler.kind == SchedulerKind::kSglang && !radix)
+    throw o.error("allocator.kind", fmt::format("scheduler.kind: sglang runs over SGLang's radix-tree cache; found "
+                                                "allocator.kind '{}': set allocator.kind: radix (or leave it out)",
+                                                alloc::to_string(a.kind)));
+  if (o.has("scheduler.schedule_policy") && c.scheduler.kind != SchedulerKind::kSglang)
+    throw o.error("scheduler.schedule_policy",
+                  fmt::format("schedule_policy orders the waiting queue of scheduler.kind: sglang; scheduler.kind is "
+                              "'{}'",
+                              to_string(c.scheduler.kind)));
+  if (c.scheduler.kind == SchedulerKind::kSglang && c.scheduler.preemption == PreemptionMode::kSwap)
+    throw o.error("scheduler.preemption",
+                  "sglang retracts requests by recompute only (their cached prefix stays in the radix tree); set "
+                  "scheduler.preemption: auto or recompute");
+  if (radix && o.has("allocator.prefix_cache"))
+    throw o.error("allocator.prefix_cache",
+                  "the radix allocator always caches prompt prefixes (its radix tree is the cache); leave "
+                  "allocator.prefix_cache out, or use allocator.kind: paged");
+  if (radix && o.has("allocator.eviction"))
+    throw o.error("allocator.eviction",
+                  "the radix allocator evicts unreferenced leaves least recently used first (SGLang's default); "
+                  "leave allocator.eviction out, or use allocator.kind: paged");
   if (a.prefix_cache && !paged)
     throw o.error("allocator.prefix_cache",
                   fmt::format("the prefix cache shares blocks of the paged allocator; allocator.kind is '{}': "
@@ -297,6 +321,16 @@ std::string format_max_model_len(std::int64_t value) {
   return std::to_string(value);
 }
 
+// scheduler.kind: sglang drives the radix-tree pool: it implies allocator.kind: radix, and
+// SGLang's default page of 1 token, unless the file gives them (a kind other than radix is
+// refused by check_combinations).
+void apply_implied_settings(ExperimentConfig& c) {
+  if (c.scheduler.kind != SchedulerKind::kSglang) return;
+  if (!c.origin.has("allocator.kind")) c.allocator.kind = alloc::AllocatorKind::kRadix;
+  if (!c.origin.has("allocator.block_size") && c.allocator.kind == alloc::AllocatorKind::kRadix)
+    c.allocator.block_size = 1;
+}
+
 ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& file) {
   if (!root || !root.IsMap()) throw ConfigError(file, YamlReader::line_of(root), "", "expected a YAML map of settings");
   ExperimentConfig c;
@@ -305,6 +339,7 @@ ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& fil
   visit(r, c);
   r.done();
   c.workload.seed = c.seed;
+  apply_implied_settings(c);
   check_values(c);
   return c;
 }
