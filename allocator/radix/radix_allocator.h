@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -88,8 +89,14 @@ class RadixAllocator final : public KvAllocator {
   std::int64_t num_pages() const { return tree_.num_pages(); }
   // Pages a new owner can get now: free + cached-but-free (SGLang: available + evictable).
   std::int64_t num_available_pages() const { return tree_.num_available(); }
-  // Longest cached prefix of `keys`, in pages (SGLang match_prefix). O(pages matched).
-  std::int64_t match_pages(std::span<const BlockHash> keys) const { return tree_.match(keys); }
+  // Longest cached prefix of `keys`, in pages (SGLang match_prefix), counting only pages
+  // inserted by logical time `inserted_by` (clock()). O(log pages).
+  std::int64_t match_pages(std::span<const BlockHash> keys,
+                           std::uint64_t inserted_by = std::numeric_limits<std::uint64_t>::max()) const {
+    return tree_.match(keys, inserted_by);
+  }
+  // The logical clock: advanced by every admit, append and free.
+  std::uint64_t clock() const { return tree_.clock(); }
   // Pages admitting req with at most `max_hit_pages` reused pages would take out of
   // num_available_pages() (new pages + reused pages that were unreferenced).
   std::int64_t pages_to_admit(const AdmitRequest& req, std::int64_t max_hit_pages) const;

@@ -23,12 +23,13 @@ BlockId RadixTree::child(BlockId parent, BlockHash key) const {
   return p != kNoBlock && at(p).parent == parent ? p : kNoBlock;
 }
 
-std::int64_t RadixTree::match(std::span<const BlockHash> keys) const {
-  // Largest n with keys[n - 1] in the tree (n = 0 always qualifies).
+std::int64_t RadixTree::match(std::span<const BlockHash> keys, std::uint64_t inserted_by) const {
+  // Largest n with keys[n - 1] in the tree by `inserted_by` (n = 0 always qualifies).
   std::size_t lo = 0, hi = keys.size();
   while (lo < hi) {
     const std::size_t mid = lo + (hi - lo + 1) / 2;
-    if (find(keys[mid - 1]) != kNoBlock) lo = mid;
+    const BlockId p = find(keys[mid - 1]);
+    if (p != kNoBlock && at(p).inserted_at <= inserted_by) lo = mid;
     else hi = mid - 1;
   }
   return static_cast<std::int64_t>(lo);
@@ -88,6 +89,7 @@ void RadixTree::insert(BlockId p, BlockId parent, BlockHash key) {
   pg.key = key;
   pg.parent = parent;
   pg.last_access = clock_;
+  pg.inserted_at = clock_;
   nodes_.emplace(key, p);
   ++tree_pages_;
   if (parent != kRoot) {

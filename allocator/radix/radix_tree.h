@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <span>
 #include <unordered_map>
@@ -67,9 +68,11 @@ class RadixTree {
   BlockId find(BlockHash key) const;
   // The child of `parent` keyed `key`, or kNoBlock.
   BlockId child(BlockId parent, BlockHash key) const;
-  // Number of leading `keys` whose path is in the tree (the longest cached prefix, pages).
+  // Number of leading `keys` whose path is in the tree (the longest cached prefix, pages),
+  // counting only pages inserted at or before logical time `inserted_by` (clock()).
   // REQUIRES: chained keys (see above).
-  std::int64_t match(std::span<const BlockHash> keys) const;
+  std::int64_t match(std::span<const BlockHash> keys,
+                     std::uint64_t inserted_by = std::numeric_limits<std::uint64_t>::max()) const;
   // How many of the first `n` matched pages are unreferenced (cost nothing to reuse but
   // leave the evictable pool when locked). REQUIRES: n <= match(keys).
   std::int64_t unreferenced_in_path(std::span<const BlockHash> keys, std::int64_t n) const;
@@ -89,6 +92,7 @@ class RadixTree {
   void touch(BlockId p);
   // Advances the logical clock; every touch until the next tick shares one time.
   void tick() { ++clock_; }
+  std::uint64_t clock() const { return clock_; }
 
   bool in_tree(BlockId p) const { return pages_[static_cast<std::size_t>(p)].in_tree; }
   std::int32_t ref(BlockId p) const { return pages_[static_cast<std::size_t>(p)].ref; }
@@ -105,6 +109,7 @@ class RadixTree {
     std::int32_t ref = 0;
     std::int32_t children = 0;
     std::uint64_t last_access = 0;
+    std::uint64_t inserted_at = 0;  // clock() when it joined the tree (a page's ancestors are older)
     bool in_tree = false;
     bool on_free_list = true;
   };

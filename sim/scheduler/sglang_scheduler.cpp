@@ -12,7 +12,7 @@ SglangScheduler::SglangScheduler(const SchedulerSettings& settings, alloc::Radix
 std::int64_t SglangScheduler::matched_tokens(const Request& r) const {
   const std::int64_t page = radix_.block_size();
   const std::int64_t tokens = r.prompt_tokens + r.generated;
-  return std::min(radix_.match_pages(r.block_hashes) * page, (tokens - 1) / page * page);
+  return std::min(radix_.match_pages(r.block_hashes, batch_clock_) * page, (tokens - 1) / page * page);
 }
 
 double SglangScheduler::running_reservation() const {
@@ -24,10 +24,8 @@ double SglangScheduler::running_reservation() const {
   return tokens;
 }
 
-alloc::AdmitResult SglangScheduler::allocate_admission(const alloc::AdmitRequest& a, const Request& r) {
-  auto it = matched_pages_.find(&r);
-  assert(it != matched_pages_.end() && "every admitted request was matched at the start of the iteration");
-  return radix_.admit_matched(a, it->second);
+alloc::AdmitResult SglangScheduler::allocate_admission(const alloc::AdmitRequest& a, const Request&) {
+  return radix_.admit_matched(a, admit_hit_pages_);
 }
 
 void SglangScheduler::schedule(double now, IterationPlan& plan) {
@@ -42,6 +40,7 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
   std::int64_t budget = settings_.max_num_batched_tokens;
   double reserved = running_reservation();
   auto room = [&] { return static_cast<double>(radix_.num_available_pages() * page) - reserved; };
+  batch_clock_ = radix_.clock();
 
   // The request in a chunked prefill goes first (PrefillAdder.add_chunked_req).
   bool chunk_in_progress = false;
@@ -64,25 +63,22 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
   }
 
   if (waiting().empty() || num_running_seqs() >= settings_.max_num_seqs) return;
-  // Matches are taken before any admission: a page inserted by this batch is computed by
-  // it, not hit by another request of the same batch.
-  // Without sorting, only the requests that max_num_seqs still lets in can be admitted:
-  // matching the rest of a long queue would change nothing.
+  // Matches count only pages inserted before this batch (batch_clock_): a page this batch
+  // inserts is computed by it, not hit by another request of the same batch. lpm matches
+  // the whole queue to sort it; fcfs matches each request as admission reaches it.
   const bool lpm = settings_.schedule_policy == SchedulePolicy::kLpm && waiting().size() <= sglang::kLpmMaxQueue;
-  const auto slots = static_cast<std::size_t>(settings_.max_num_seqs - num_running_seqs());
-  const std::size_t n_match = lpm ? waiting().size() : std::min(waiting().size(), slots);
-  matched_pages_.clear();
-  for (std::size_t i = 0; i < n_match; ++i) matched_pages_[waiting()[i]] = matched_tokens(*waiting()[i]) / page;
-  if (lpm) reorder_waiting([this](const Request* a, const Request* b) { return matched_pages_[a] > matched_pages_[b]; });
+  if (lpm) {
+    matched_pages_.clear();
+    for (const Request* r : waiting()) matched_pages_[r] = matched_tokens(*r) / page;
+    reorder_waiting([this](const Request* a, const Request* b) { return matched_pages_[a] > matched_pages_[b]; });
+  }
 
   while (!waiting().empty() && budget > 0) {
     Request* r = waiting().front();
     if (r->preempted_now) break;
     if (num_running_seqs() + r->width() > settings_.max_num_seqs) break;
     const std::int64_t total = r->prompt_tokens + r->generated;
-    const auto it = matched_pages_.find(r);
-    if (it == matched_pages_.end()) break;  // beyond the requests max_num_seqs lets in
-    const std::int64_t matched_pages = it->second;
+    const std::int64_t matched_pages = lpm ? matched_pages_[r] : matched_tokens(*r) / page;
     const std::int64_t matched = matched_pages * page;
     const std::int64_t extend = total - matched;
     const std::int64_t output = std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens);
@@ -99,6 +95,7 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
     const alloc::AdmitRequest a = admit_request(*r, 0, held);
     if (radix_.pages_to_admit(a, matched_pages) > radix_.num_available_pages()) break;
     pop_waiting();
+    admit_hit_pages_ = matched_pages;
     [[maybe_unused]] const bool admitted = admit(r, now, held, plan);
     assert(admitted && "pages_to_admit promised room");
     const PrefillWork& w = plan.prefills.back();

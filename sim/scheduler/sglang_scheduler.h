@@ -65,7 +65,8 @@ class SglangScheduler final : public Scheduler {
   void schedule_prefill(double now, IterationPlan& plan);
   // update_running_batch: retracts if needed, then decodes every running request.
   void schedule_decode(IterationPlan& plan);
-  // Tokens of r's prompt + generated found in the tree (at most all but the last).
+  // Tokens of r's prompt + generated found in the tree before this iteration's prefill
+  // batch inserted any page (at most all but the last).
   std::int64_t matched_tokens(const Request& r) const;
   // Tokens the running requests are expected to still generate (rem_total_token_offset).
   double running_reservation() const;
@@ -73,8 +74,13 @@ class SglangScheduler final : public Scheduler {
 
   alloc::RadixAllocator& radix_;
   double new_token_ratio_ = sglang::kInitNewTokenRatio;
-  // Pages matched per waiting request before this iteration's admissions.
+  // The radix pool's clock when this iteration's prefill batch started: pages inserted
+  // later are computed by this batch, not hits for another of its requests.
+  std::uint64_t batch_clock_ = 0;
+  // lpm: pages matched per waiting request, for the sort.
   std::unordered_map<const Request*, std::int64_t> matched_pages_;
+  // The hits the admission in progress may take (allocate_admission).
+  std::int64_t admit_hit_pages_ = 0;
 };
 
 }  // namespace pagesim::sim

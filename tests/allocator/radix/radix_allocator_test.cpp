@@ -136,7 +136,10 @@ TEST(RadixAllocator, AdmitMatchedIgnoresPagesInsertedSince) {
   auto a = pool(16);
   const std::vector<BlockHash> k{1, 2, 3, 4};
   const std::int64_t matched_before = a.match_pages(k);
+  const std::uint64_t clock_before = a.clock();
   ASSERT_TRUE(a.admit(req(1, 4, 1, k)).admitted);
+  EXPECT_EQ(a.match_pages(k), 4);
+  EXPECT_EQ(a.match_pages(k, clock_before), 0);  // inserted after the clock reading
   AdmitResult r = a.admit_matched(req(2, 4, 1, k), matched_before);
   ASSERT_TRUE(r.admitted);
   EXPECT_EQ(r.cached_tokens, 0);
