@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 
@@ -36,20 +37,38 @@ struct AdmitRequest {
   SeqId seq = 0;
   std::int64_t prompt_tokens = 0;     // prompt length, >= 1
   std::int64_t output_tokens = 0;     // true output length, >= 0 (accounting; `oracle` reservation)
-  std::int64_t generated_tokens = 0;  // tokens generated before a recompute preemption, else 0;
-                                      // the sequence holds prompt + generated tokens after admit
-  // Prefix-cache keys of the prompt's full blocks, in order: hash i keys prompt tokens
-  // [i*B, (i+1)*B) for the allocator's block size B, chained so that equal hashes mean equal
-  // prefixes. Empty: the request takes no part in prefix caching. Read during the call only.
+  std::int64_t generated_tokens = 0;  // tokens generated before a recompute preemption, else 0
+  // Prefix-cache keys of all of the prompt's full blocks, in order: hash i keys prompt
+  // tokens [i*B, (i+1)*B) for the allocator's block size B, chained so that equal hashes mean
+  // equal prefixes. Empty: the request takes no part in prefix caching. Copied by a prefix-
+  // caching allocator while blocks of the prompt remain to be appended; else read during the
+  // call only.
   std::span<const BlockHash> prompt_block_hashes;
+  // Chunked prefill: at most this many tokens after the prefix-cache hits are held at
+  // admission (the chunk computed now); the rest of prompt + generated tokens is appended
+  // later, and a prefix-caching allocator caches each full prompt block as append fills it.
+  // The hits themselves never count against it (vLLM v1: the token budget applies to the
+  // tokens after the computed blocks). >= 1; default: everything at once.
+  std::int64_t max_new_tokens = std::numeric_limits<std::int64_t>::max();
+  // True when a recompute-preempted request comes back. Its hits (mostly on the blocks it
+  // held itself) are counted apart from first admissions', so that the hit rate measures
+  // sharing between requests (PrefixCacheStats::readmission_hit_tokens).
+  bool readmission = false;
 
   std::int64_t tokens_at_admission() const { return prompt_tokens + generated_tokens; }
   std::int64_t final_tokens() const { return prompt_tokens + output_tokens; }
+  // Tokens the sequence holds after admission when `cached` of them were found in the cache.
+  std::int64_t held_tokens(std::int64_t cached) const {
+    const std::int64_t total = tokens_at_admission();
+    return max_new_tokens >= total - cached ? total : cached + max_new_tokens;
+  }
 };
 
 struct AdmitResult {
   bool admitted = false;
   std::int64_t cached_tokens = 0;  // prompt tokens whose KV was found in the prefix cache
+  std::int64_t held_tokens = 0;    // tokens the sequence holds now: cached + computed in its
+                                   // first chunk (all of prompt + generated when not chunked)
 };
 
 class KvAllocator {
@@ -83,7 +102,7 @@ class KvAllocator {
   // held tokens (the last token's KV is never stored): paged pools share the prompt's full
   // blocks, contiguous policies hold one range per sequence. REQUIRES: width >= 1.
   virtual std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const = 0;
-  // Allocates room for req.tokens_at_admission() tokens (and, for contiguous policies, the
+  // Allocates room for req.held_tokens(cached) tokens (and, for contiguous policies, the
   // reservation). On failure nothing changes. REQUIRES: req.seq is not live.
   virtual AdmitResult admit(const AdmitRequest& req) = 0;
 
@@ -103,6 +122,15 @@ class KvAllocator {
 
   // Releases seq's memory. REQUIRES: seq is live.
   virtual void free(SeqId seq) = 0;
+
+  // The scheduler's waiting queue, as far as the prefix cache cares: a request whose prompt
+  // has these block hashes (AdmitRequest::prompt_block_hashes, all of them) joined the queue
+  // (hold) or left it (release). An eviction policy may keep the blocks they will hit
+  // (`lru_protect_waiting`); every other allocator and policy ignores the calls. Each
+  // release matches an earlier hold of the same hashes (else AllocatorError where they are
+  // tracked). The span is read during the call only. O(hashes) expected.
+  virtual void hold_pending_prefix(std::span<const BlockHash>) {}
+  virtual void release_pending_prefix(std::span<const BlockHash>) {}
 
   virtual bool contains(SeqId seq) const = 0;
   virtual std::int64_t num_sequences() const = 0;
@@ -124,6 +152,14 @@ class KvAllocator {
   // waiting queue): for contiguous placement, free slots in holes too small for its range;
   // 0 for paged pools, where any free block serves anyone.
   virtual std::int64_t unusable_free(const AdmitRequest& head) const = 0;
+  // Prompt tokens a request with these prefix-cache keys would find cached now: the leading
+  // keys present, times block_size() (what a cache-aware router asks each replica). Changes
+  // nothing (no hit is counted, no recency touched); `prompt_block_hashes` is read during the
+  // call only. 0 for allocators that cache no prefixes.
+  virtual std::int64_t cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const {
+    (void)prompt_block_hashes;
+    return 0;
+  }
 
   // Checks every internal identity by a full scan; throws InvariantViolation naming the
   // first one broken. O(pool + sequences): for tests, not the per-iteration path.

@@ -53,6 +53,22 @@ void validate(const WorkloadSpec& spec) {
   }
 
   validate(spec.arrival, "arrival");
+  if (spec.kind == WorkloadKind::kSessions) {
+    if (spec.rng == WorkloadRng::kArtifact)
+      throw SpecError("rng", "pagesim for a sessions workload (artifact reproduces the vLLM artifact's synthetic "
+                      "workload)", "artifact");
+    if (spec.max_total_tokens != 0)
+      throw SpecError("max_total_tokens",
+                      "0 for a sessions workload (a session's prompts grow turn by turn: limit them with "
+                      "sessions.max_context_tokens)",
+                      fmt::format("{}", spec.max_total_tokens));
+    if (spec.lengths.kind != LengthsKind::kDistributions && spec.lengths.kind != LengthsKind::kEmpirical)
+      throw SpecError("lengths.kind",
+                      "distributions or empirical for a sessions workload (each turn draws its new input and "
+                      "output)",
+                      std::string(to_string(spec.lengths.kind)));
+    validate(spec.sessions, "sessions");
+  }
   if (spec.rng == WorkloadRng::kArtifact) {
     if (spec.lengths.kind != LengthsKind::kCycleShuffle) {
       throw SpecError("lengths.kind",
@@ -87,6 +103,20 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
     if (spec.max_total_tokens > 0) {
       source = std::make_unique<MaxTotalFilter>(std::move(source), spec.max_total_tokens);
     }
+  } else if (spec.kind == WorkloadKind::kSessions) {
+    const LengthsSpec& l = spec.lengths;
+    std::unique_ptr<LengthModel> turns;
+    if (l.kind == LengthsKind::kDistributions)
+      turns = std::make_unique<IndependentLengths>(
+          make_length_distribution(l.prompt, derive_seed(spec.seed, SeedStream::kPromptLengths), "lengths.prompt", 1),
+          make_length_distribution(l.output, derive_seed(spec.seed, SeedStream::kOutputLengths), "lengths.output", 0),
+          0);
+    else
+      turns = std::make_unique<EmpiricalLengths>(load_lengths(l.path, l.columns, 0),
+                                                 derive_seed(spec.seed, SeedStream::kRowDraws));
+    source = std::make_unique<SessionSource>(
+        spec.sessions, make_arrival_process(spec.arrival, derive_seed(spec.seed, SeedStream::kArrivals)),
+        std::move(turns), spec.seed);
   } else {
     const LengthsSpec& l = spec.lengths;
     const std::uint64_t arrival_seed = derive_seed(spec.seed, SeedStream::kArrivals);

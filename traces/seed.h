@@ -19,6 +19,10 @@ enum class SeedStream : std::uint64_t {
   kRowDraws = 4,
   kShuffle = 5,
   kSampling = 6,
+  kSessionTurns = 7,       // sessions: turns per session
+  kThinkTimes = 8,         // sessions: pauses between turns
+  kSystemPrompts = 9,      // sessions: system prompt lengths
+  kSystemPromptChoice = 10,  // sessions: which system prompt a session uses
 };
 
 // Which generators a synthetic workload draws from:

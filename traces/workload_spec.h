@@ -1,8 +1,12 @@
 // WorkloadSpec: the plain settings struct a workload config (YAML) is parsed into, and the
 // names its enum fields take in a config. make_source.h turns it into a RequestSource.
 //
-// Two kinds:
+// Three kinds:
 //   trace      replay a trace file (TraceFileSpec): its arrival times and lengths.
+//   sessions   multi-turn sessions (session_source.h): sessions start at the ArrivalSpec
+//              process's times, each turn's new input and output come from the LengthsSpec
+//              (distributions or empirical), the rest from SessionsSpec; requests carry
+//              hash ids, so the prefix cache sees what turns and sessions share.
 //   synthetic  arrival times from an ArrivalSpec process and lengths from a LengthsSpec:
 //                distributions  prompt and output drawn independently (length_distribution.h)
 //                empirical      rows of a lengths file drawn at random, with replacement
@@ -31,15 +35,17 @@
 #include "traces/lengths_csv_reader.h"
 #include "traces/sampling_mix.h"
 #include "traces/seed.h"
+#include "traces/session_source.h"
 #include "traces/trace_format.h"
 
 namespace pagesim::traces {
 
-enum class WorkloadKind { kTrace, kSynthetic };
+enum class WorkloadKind { kTrace, kSynthetic, kSessions };
 
-inline constexpr std::array<std::pair<WorkloadKind, std::string_view>, 2> kWorkloadKindNames = {{
+inline constexpr std::array<std::pair<WorkloadKind, std::string_view>, 3> kWorkloadKindNames = {{
     {WorkloadKind::kTrace, "trace"},
     {WorkloadKind::kSynthetic, "synthetic"},
+    {WorkloadKind::kSessions, "sessions"},
 }};
 
 enum class LengthsKind { kDistributions, kEmpirical, kFileOrder, kCycleShuffle };
@@ -93,21 +99,22 @@ struct LengthsSpec {
 struct WorkloadSpec {
   WorkloadKind kind = WorkloadKind::kSynthetic;
   TraceFileSpec trace;    // kind == kTrace
-  ArrivalSpec arrival;    // kind == kSynthetic
-  LengthsSpec lengths;    // kind == kSynthetic
+  ArrivalSpec arrival;    // kind == kSynthetic: request arrivals; kSessions: session starts
+  LengthsSpec lengths;    // kind == kSynthetic; kSessions: each turn's new input and output
+  SessionsSpec sessions;  // kind == kSessions
   // Each request's n and beam_width drawn from this weighted mix, replacing the values from
   // the trace or generator. Empty: keep them (generators: n = beam_width = 1).
   std::vector<SamplingChoice> sampling;
   // Keep only requests with prompt + output < max_total_tokens (strict; the vLLM paper:
   // 2048). 0 = keep all. Lengths files are filtered row by row before the rows meet the
   // arrival process and independent lengths are redrawn, so synthetic arrivals are never
-  // thinned; trace replay drops requests.
+  // thinned; trace replay drops requests. Sessions: 0 only (sessions.max_context_tokens).
   std::int64_t max_total_tokens = 0;
   // Seconds: only requests arriving before duration_s (0 = no limit). Trace replay: on the
   // trace's clock after time_scale.
   double duration_s = 0.0;
-  // At most this many requests (0 = no limit). A synthetic workload needs duration_s or
-  // max_requests, except file_order, which ends with its file.
+  // At most this many requests (0 = no limit). A synthetic or sessions workload needs
+  // duration_s or max_requests, except file_order, which ends with its file.
   std::uint64_t max_requests = 0;
   std::uint64_t seed = 0;  // every random draw derives from it (seed.h)
   // kArtifact: the artifact's generators, bit for bit (seed.h). Only for a synthetic

@@ -102,6 +102,9 @@ void ContiguousAllocator::check_request(const AdmitRequest& req, const char* op)
   if (req.generated_tokens < 0) {
     fail("generated_tokens must be >= 0, got " + std::to_string(req.generated_tokens));
   }
+  if (req.max_new_tokens < 1) {
+    fail("max_new_tokens must be >= 1, got " + std::to_string(req.max_new_tokens));
+  }
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   if (req.prompt_tokens > kMax - std::max(req.output_tokens, req.generated_tokens)) {
     fail("prompt + output/generated tokens overflow a 64-bit count");
@@ -177,7 +180,7 @@ AdmitResult ContiguousAllocator::admit(const AdmitRequest& req) {
   const std::optional<std::int64_t> offset = placement_->place(s.range.slots);
   if (!offset) return {};
   s.range.offset = *offset;
-  s.tokens = req.tokens_at_admission();
+  s.tokens = req.held_tokens(0);
   s.final_tokens = req.final_tokens();
   assert(1 <= s.tokens && s.tokens <= s.reservation && s.reservation <= s.range.slots);
   try {
@@ -188,7 +191,7 @@ AdmitResult ContiguousAllocator::admit(const AdmitRequest& req) {
   }
   add_to_totals(s);
   check_expensive();
-  return {.admitted = true, .cached_tokens = 0};
+  return {.admitted = true, .cached_tokens = 0, .held_tokens = s.tokens};
 }
 
 bool ContiguousAllocator::can_append(SeqId seq, std::int64_t n) const {

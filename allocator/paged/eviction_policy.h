@@ -1,10 +1,21 @@
 // EvictionPolicy: which unreferenced prefix-cache block to reuse when the free list is empty.
 //
 // The prefix cache tells the policy when a cached block becomes evictable (its last
-// reference was dropped) and when it stops being evictable (a new request reused it); the
-// policy names the victim on demand. Policies:
+// reference was dropped), when it stops being evictable (a new request reused it), when a
+// prompt lookup hits it, and (for policies that ask, protects_pending()) whether a waiting
+// request's prompt will hit it; the policy names the victim on demand. Policies (n = the
+// evictable blocks; every operation's cost):
 //   lru   least recently released first (vLLM's default); O(1) via an intrusive list
 //   fifo  earliest cached first, regardless of reuse; O(log n)
+//   lfu   fewest hits since the block was cached first; ties: least recently released;
+//         O(log n)
+//   lru_protect_waiting
+//         lru over the blocks no waiting request will hit, then lru over the protected
+//         ones; O(log n). The waiting-queue-informed LRU of vLLM RFC #48485
+//         (github.com/vllm-project/vllm/issues/48485), over the whole waiting queue
+//         (the RFC looks at its first max_num_seqs requests).
+// "Released" means the block's last reference was dropped; a request frees its blocks last
+// to first, so within one release the deepest prefix block counts as released earliest.
 // Not thread-safe.
 #pragma once
 
@@ -24,8 +35,19 @@ class EvictionPolicy {
   virtual ~EvictionPolicy() = default;
   // The policy's name in kEvictionKindNames.
   virtual std::string name() const = 0;
-  // b was just cached under a hash (called once per caching of b).
+  // b was just cached under a hash (called once per caching of b): it starts with no hits
+  // and unprotected. REQUIRES: !contains(b).
   virtual void on_cached(BlockId b) = 0;
+  // A prompt lookup hit b (b is referenced: erase(b) came first if it was evictable).
+  // Counts toward lfu's frequency; others ignore it. REQUIRES: !contains(b).
+  virtual void on_hit(BlockId) {}
+  // True when the policy uses set_protected; the cache keeps no waiting-queue bookkeeping
+  // for policies that do not.
+  virtual bool protects_pending() const { return false; }
+  // Whether a waiting request's prompt will hit cached block b; b may be evictable or
+  // referenced. Ignored unless protects_pending().
+  virtual void set_protected(BlockId, bool) {}
+  virtual bool is_protected(BlockId) const { return false; }
   // b became evictable. REQUIRES: !contains(b).
   virtual void insert(BlockId b) = 0;
   // b is referenced again. REQUIRES: contains(b).
@@ -36,15 +58,17 @@ class EvictionPolicy {
   virtual bool contains(BlockId b) const = 0;
 };
 
-enum class EvictionKind { kLru, kFifo };
+enum class EvictionKind { kLru, kFifo, kLfu, kLruProtectWaiting };
 
 // The names configs write (a std::array of pairs, the form of every name table).
-inline constexpr std::array<std::pair<EvictionKind, std::string_view>, 2> kEvictionKindNames = {{
+inline constexpr std::array<std::pair<EvictionKind, std::string_view>, 4> kEvictionKindNames = {{
     {EvictionKind::kLru, "lru"},
     {EvictionKind::kFifo, "fifo"},
+    {EvictionKind::kLfu, "lfu"},
+    {EvictionKind::kLruProtectWaiting, "lru_protect_waiting"},
 }};
 
-// "lru", "fifo"; "?" for a value outside the enum.
+// "lru", "fifo", "lfu", "lru_protect_waiting"; "?" for a value outside the enum.
 constexpr std::string_view to_string(EvictionKind kind) {
   for (const auto& [k, name] : kEvictionKindNames)
     if (k == kind) return name;

@@ -52,6 +52,8 @@ void PagedAllocator::check_request(const AdmitRequest& req) const {
     misuse(seq_name(req.seq) + ": prompt_tokens must be >= 1, got " + std::to_string(req.prompt_tokens));
   if (req.output_tokens < 0 || req.generated_tokens < 0)
     misuse(seq_name(req.seq) + ": output_tokens and generated_tokens must be >= 0");
+  if (req.max_new_tokens < 1)
+    misuse(seq_name(req.seq) + ": max_new_tokens must be >= 1, got " + std::to_string(req.max_new_tokens));
   if (static_cast<std::int64_t>(req.prompt_block_hashes.size()) > req.prompt_tokens / block_size_)
     misuse(seq_name(req.seq) + ": " + std::to_string(req.prompt_block_hashes.size()) +
            " prompt block hashes for only " + std::to_string(req.prompt_tokens / block_size_) +
@@ -72,11 +74,27 @@ std::int64_t PagedAllocator::count_prefix_hits(const AdmitRequest& req,
   return hits;
 }
 
+std::int64_t PagedAllocator::cached_tokens_of(const AdmitRequest& req, std::int64_t hits) const {
+  // At least one token is always computed: its logits produce the next token.
+  return std::min(hits * block_size_, req.tokens_at_admission() - 1);
+}
+
+std::int64_t PagedAllocator::cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const {
+  if (!cache_) return 0;
+  std::int64_t hits = 0;
+  for (BlockHash h : prompt_block_hashes) {
+    if (cache_->lookup(h) == kNoBlock) break;  // chained keys: nothing after a miss matches
+    ++hits;
+  }
+  return hits * block_size_;
+}
+
 std::int64_t PagedAllocator::blocks_to_admit(const AdmitRequest& req) const {
   check_request(req);
   std::int64_t evictable_hits = 0;
   std::int64_t hits = count_prefix_hits(req, &evictable_hits);
-  return blocks_for(req.tokens_at_admission(), block_size_) - hits + evictable_hits;
+  // Every hit is held: held_tokens >= cached + 1 covers all hit blocks (cached_tokens_of).
+  return blocks_for(req.held_tokens(cached_tokens_of(req, hits)), block_size_) - hits + evictable_hits;
 }
 
 bool PagedAllocator::can_admit(const AdmitRequest& req) const {
@@ -115,13 +133,14 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
   std::int64_t evictable_hits = 0;
   check_request(req);
   const std::int64_t hits = count_prefix_hits(req, &evictable_hits);
-  const std::int64_t tokens = req.tokens_at_admission();
+  const std::int64_t cached = cached_tokens_of(req, hits);
+  const std::int64_t tokens = req.held_tokens(cached);
   const std::int64_t n_blocks = blocks_for(tokens, block_size_);
   if (n_blocks - hits + evictable_hits > num_free_blocks()) return {};
 
   Sequence s;
   s.tokens = tokens;
-  s.final_tokens = std::max(req.final_tokens(), tokens);
+  s.final_tokens = std::max(req.final_tokens(), req.tokens_at_admission());
   // Reserve for the known final length (no regrowth on the append path), within reason.
   s.table.reserve(static_cast<std::size_t>(std::min<std::int64_t>(blocks_for(s.final_tokens, block_size_), 1024)));
   // Reuse hits first, so that taking fresh blocks below cannot evict them.
@@ -132,32 +151,50 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
       ++owned_blocks_;
       token_states_ += gpu_.filled(b);
     }
+    cache_->record_hit(b);
     gpu_.add_ref(b);
     s.table.push_back(b);
   }
   const auto n_hashes = static_cast<std::int64_t>(req.prompt_block_hashes.size());
+  // Full prompt blocks held now are cached at once; those of later chunks as append fills them.
+  const std::int64_t hashed_now = std::min(n_hashes, tokens / block_size_);
   for (std::int64_t i = hits; i < n_blocks; ++i) {
     BlockId b = take_gpu_block();
     auto fill = static_cast<std::int32_t>(std::min<std::int64_t>(block_size_, tokens - i * block_size_));
     gpu_.set_filled(b, fill);
     token_states_ += fill;
-    if (cache_ && i < n_hashes) cache_->add(b, req.prompt_block_hashes[static_cast<std::size_t>(i)]);
+    if (cache_ && i < hashed_now) cache_->add(b, req.prompt_block_hashes[static_cast<std::size_t>(i)]);
     s.table.push_back(b);
   }
   logical_blocks_ += n_blocks;
+  if (cache_ && hashed_now < n_hashes) {
+    s.prompt_hashes.assign(req.prompt_block_hashes.begin(), req.prompt_block_hashes.end());
+    s.hashed_blocks = static_cast<std::size_t>(hashed_now);
+  }
 
-  AdmitResult r{true, 0};
-  if (cache_ && n_hashes > 0) {
-    // At least one token is always computed: its logits produce the next token.
-    r.cached_tokens = std::min(hits * block_size_, tokens - 1);
+  if (cache_) {
     auto& st = cache_->stats();
-    st.lookup_tokens += req.prompt_tokens;
-    st.hit_tokens += r.cached_tokens;
-    st.hit_blocks += hits;
-    st.miss_blocks += n_hashes - hits;
+    if (req.readmission) {
+      st.readmission_hit_tokens += cached;
+    } else {
+      st.prompt_tokens += req.prompt_tokens;
+      st.hit_tokens += cached;
+      st.hit_blocks += hits;
+      st.miss_blocks += n_hashes - hits;
+    }
   }
   seqs_.emplace(req.seq, std::move(s));
-  return r;
+  return {.admitted = true, .cached_tokens = cached, .held_tokens = tokens};
+}
+
+void PagedAllocator::cache_filled_prompt_blocks(Sequence& s) {
+  const std::size_t full = std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.tokens / block_size_));
+  for (; s.hashed_blocks < full; ++s.hashed_blocks)
+    cache_->add(s.table[s.hashed_blocks], s.prompt_hashes[s.hashed_blocks]);
+  if (s.hashed_blocks == s.prompt_hashes.size()) {
+    s.prompt_hashes = {};  // the prompt is complete: nothing left to cache
+    s.hashed_blocks = 0;
+  }
 }
 
 std::int64_t PagedAllocator::append_cost(SeqId seq, const Sequence& s, std::int64_t n) const {
@@ -225,6 +262,7 @@ bool PagedAllocator::append(SeqId seq, std::int64_t n) {
     n -= w;
   }
   s.final_tokens = std::max(s.final_tokens, s.tokens);
+  if (!s.prompt_hashes.empty()) cache_filled_prompt_blocks(s);
   return true;
 }
 
@@ -233,6 +271,8 @@ bool PagedAllocator::fork(SeqId parent, SeqId child) {
   if (p.swapped) misuse("cannot fork swapped-out " + seq_name(parent));
   if (seqs_.count(child)) misuse("fork target " + seq_name(child) + " is already live");
   Sequence c = p;
+  c.prompt_hashes = {};  // the parent caches its prompt's blocks; the child shares them
+  c.hashed_blocks = 0;
   for (BlockId b : c.table) gpu_.add_ref(b);
   logical_blocks_ += static_cast<std::int64_t>(c.table.size());
   seqs_.emplace(child, std::move(c));
@@ -369,6 +409,11 @@ void PagedAllocator::validate() const {
                " but " + seq_name(id) + " expects " + std::to_string(expect) + " at index " + std::to_string(i));
     }
     if (!s.swapped) logical += static_cast<std::int64_t>(s.table.size());
+    if (!s.prompt_hashes.empty() &&
+        (s.swapped || s.hashed_blocks != std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.tokens / block_size_))))
+      broken(seq_name(id) + " has cached " + std::to_string(s.hashed_blocks) + " of " +
+             std::to_string(s.prompt_hashes.size()) + " prompt blocks but holds " + std::to_string(s.tokens) +
+             " tokens" + (s.swapped ? " swapped out" : ""));
   }
   if (logical != logical_blocks_)
     broken("logical block counter " + std::to_string(logical_blocks_) + " != " + std::to_string(logical));

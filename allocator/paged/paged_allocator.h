@@ -9,7 +9,9 @@
 // last block copies it (copy-on-write) and queues the copy for the kernels
 // (take_pending_copies). swap_out/swap_in move a group of sequences to and from a CPU pool
 // of its own capacity and return the block moves a kernel would perform. With the prefix
-// cache on, full prompt blocks are keyed by chained hashes and reused across requests.
+// cache on, full prompt blocks are keyed by chained hashes and reused across requests: the
+// whole prompt is looked up at admission, and blocks of a prompt admitted in chunks are
+// cached as append fills them (the sequence keeps its prompt hashes until then).
 //
 // Invariants (validate() checks all of them):
 //   free list + owned + evictable-cached == num_blocks         (every block in one state)
@@ -61,6 +63,12 @@ class PagedAllocator final : public KvAllocator {
   bool append(SeqId seq, std::int64_t n) override;
   bool fork(SeqId parent, SeqId child) override;  // always succeeds for a GPU-resident parent
   void free(SeqId seq) override;
+  void hold_pending_prefix(std::span<const BlockHash> hashes) override {
+    if (cache_) cache_->hold_pending(hashes);
+  }
+  void release_pending_prefix(std::span<const BlockHash> hashes) override {
+    if (cache_) cache_->release_pending(hashes);
+  }
   bool contains(SeqId seq) const override { return seqs_.count(seq) != 0; }
   std::int64_t num_sequences() const override { return static_cast<std::int64_t>(seqs_.size()); }
   std::int64_t sequence_tokens(SeqId seq) const override { return get(seq).tokens; }
@@ -75,6 +83,7 @@ class PagedAllocator final : public KvAllocator {
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;
   std::int64_t unusable_free(const AdmitRequest&) const override { return 0; }
+  std::int64_t cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const override;
   void validate() const override;
 
   // Paged specifics
@@ -83,13 +92,16 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t num_free_blocks() const {
     return gpu_.num_free() + (cache_ ? cache_->num_evictable() : 0);
   }
-  // How much num_free_blocks() would drop if req were admitted now (cache hits on blocks
-  // that are referenced elsewhere cost nothing).
+  // How much num_free_blocks() would drop if req were admitted now, holding
+  // req.held_tokens(cached) tokens (cache hits on blocks referenced elsewhere cost nothing).
   std::int64_t blocks_to_admit(const AdmitRequest& req) const;
   // New blocks append(seq, n) would take now (including a copy-on-write copy).
   std::int64_t blocks_to_append(SeqId seq, std::int64_t n) const;
 
   bool is_swapped(SeqId seq) const { return get(seq).swapped; }
+  // Distinct prompt block hashes held by hold_pending_prefix and not yet released (tracked
+  // only by an eviction policy that protects them; else 0).
+  std::int64_t num_pending_prefix_hashes() const { return cache_ ? cache_->num_pending() : 0; }
 
   // Moves every sequence of `group` to the CPU pool; blocks shared inside the group move
   // once. Returns the GPU->CPU moves, or nullopt (nothing changed) when the CPU pool lacks
@@ -112,6 +124,11 @@ class PagedAllocator final : public KvAllocator {
     std::int64_t tokens = 0;
     std::int64_t final_tokens = 0;  // accounting only
     bool swapped = false;
+    // Chunked prefill with the prefix cache: the prompt's block hashes while some of its full
+    // blocks are still to be appended (empty otherwise). Blocks [0, hashed_blocks) were
+    // offered to the cache; INVARIANT: hashed_blocks == min(|prompt_hashes|, tokens / B).
+    std::vector<BlockHash> prompt_hashes;
+    std::size_t hashed_blocks = 0;
   };
 
   const Sequence& get(SeqId seq) const;
@@ -125,6 +142,10 @@ class PagedAllocator final : public KvAllocator {
   BlockId take_gpu_block();
   // Drops one reference to GPU block b; at zero it becomes evictable (if cached) or free.
   void release_gpu_block(BlockId b);
+  // Caches the full prompt blocks s has been appended up to. REQUIRES: the cache is on.
+  void cache_filled_prompt_blocks(Sequence& s);
+  // Prompt tokens served by `hits` leading cached blocks: all but the last token at most.
+  std::int64_t cached_tokens_of(const AdmitRequest& req, std::int64_t hits) const;
   // Cache hits for req's prompt: the leading blocks found, in order.
   std::int64_t count_prefix_hits(const AdmitRequest& req, std::int64_t* evictable_hits) const;
   void check_request(const AdmitRequest& req) const;

@@ -16,6 +16,28 @@ void PrefixCache::add(BlockId b, BlockHash h) {
   hash_of_[b] = h;
   cached_[b] = true;
   policy_->on_cached(b);
+  if (policy_->protects_pending() && pending_.count(h)) policy_->set_protected(b, true);
+}
+
+void PrefixCache::hold_pending(std::span<const BlockHash> hashes) {
+  if (!policy_->protects_pending()) return;
+  for (BlockHash h : hashes) {
+    if (++pending_[h] != 1) continue;
+    if (BlockId b = lookup(h); b != kNoBlock) policy_->set_protected(b, true);
+  }
+}
+
+void PrefixCache::release_pending(std::span<const BlockHash> hashes) {
+  if (!policy_->protects_pending()) return;
+  for (BlockHash h : hashes) {
+    auto it = pending_.find(h);
+    if (it == pending_.end())
+      throw AllocatorError("prefix cache: released waiting-prompt hash " + std::to_string(h) +
+                           " that no waiting request holds");
+    if (--it->second != 0) continue;
+    pending_.erase(it);
+    if (BlockId b = lookup(h); b != kNoBlock) policy_->set_protected(b, false);
+  }
 }
 
 BlockId PrefixCache::evict() {
@@ -44,6 +66,10 @@ void PrefixCache::validate(const BlockPool& pool) const {
       throw InvariantViolation("prefix cache: block " + std::to_string(b) + " is not indexed by its hash");
     if (pool.filled(b) != pool.block_size())
       throw InvariantViolation("prefix cache: cached block " + std::to_string(b) + " is not full");
+    if (policy_->protects_pending() && policy_->is_protected(b) != (pending_.count(hash_of_[b]) != 0))
+      throw InvariantViolation("prefix cache: block " + std::to_string(b) + " is " +
+                               (policy_->is_protected(b) ? "" : "not ") + "protected but its hash is " +
+                               (pending_.count(hash_of_[b]) ? "" : "not ") + "held by a waiting request");
   }
   if (n_cached != num_cached())
     throw InvariantViolation("prefix cache: hash index has " + std::to_string(num_cached()) +

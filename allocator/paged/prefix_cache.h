@@ -1,19 +1,25 @@
 // PrefixCache: maps chained block hashes to GPU blocks holding that prefix's KV.
 //
-// A full prompt block is cached under its hash when a request allocates it. Cached blocks
+// A full prompt block is cached under its hash once it is filled (at admission, or by the
+// append of a later prefill chunk). Cached blocks
 // stay cached while referenced; when their last reference is dropped they become
 // *evictable*: still reusable by a later request with the same prefix, and handed out as a
 // fresh block (forgetting the hash) only when the free list is empty, in the order chosen
 // by the EvictionPolicy. The cache does not own block memory: the BlockPool does.
 //
+// For policies that protect what the waiting queue will hit (EvictionPolicy::
+// protects_pending), the cache counts, per hash, the waiting requests whose prompts hold it.
+//
 // Invariants (checked by validate):
 //   by_hash_[h] == b  <=>  cached(b) && hash_of(b) == h
 //   evictable(b) => cached(b) && the pool's ref_count(b) == 0
+//   protects_pending(): cached(b) => (policy's is_protected(b) <=> pending_[hash_of(b)] > 0)
 // Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -45,8 +51,19 @@ class PrefixCache {
   void make_evictable(BlockId b) { policy_->insert(b); }
   // b is referenced again. REQUIRES: evictable(b).
   void reuse(BlockId b) { policy_->erase(b); }
+  // A prompt lookup hit b (after reuse(b) if b was evictable).
+  void record_hit(BlockId b) { policy_->on_hit(b); }
   // Forgets the victim's hash and returns it, unreferenced. REQUIRES: num_evictable() > 0.
   BlockId evict();
+
+  // A request whose prompt holds `hashes` joined (hold) or left (release) the waiting
+  // queue; a hash held by any waiting request protects its block. No-ops unless the
+  // policy protects_pending(). O(hashes) expected, O(log n) per protection change.
+  // release throws AllocatorError for a hash that no hold left pending.
+  void hold_pending(std::span<const BlockHash> hashes);
+  void release_pending(std::span<const BlockHash> hashes);
+  // Distinct hashes some waiting request holds (0 unless the policy protects_pending()).
+  std::int64_t num_pending() const { return static_cast<std::int64_t>(pending_.size()); }
 
   PrefixCacheStats& stats() { return stats_; }
   const PrefixCacheStats& stats() const { return stats_; }
@@ -60,6 +77,7 @@ class PrefixCache {
   std::vector<BlockHash> hash_of_;  // per block; meaningful while cached_
   std::vector<bool> cached_;
   std::unique_ptr<EvictionPolicy> policy_;
+  std::unordered_map<BlockHash, std::int32_t> pending_;  // waiting prompts holding each hash (> 0)
   PrefixCacheStats stats_;
 };
 

@@ -114,13 +114,13 @@ AdmitResult RadixAllocator::admit_matched(const AdmitRequest& req, std::int64_t 
   token_states_ += tokens - hits * page_size_;
   logical_pages_ += n_pages;
   if (!keys.empty()) {
-    prefix_.lookup_tokens += req.prompt_tokens;
+    prefix_.prompt_tokens += req.prompt_tokens;
     prefix_.hit_tokens += hits * page_size_;
     prefix_.hit_blocks += hits;
     prefix_.miss_blocks += static_cast<std::int64_t>(keys.size()) - hits;
   }
   seqs_.emplace(req.seq, std::move(s));
-  return {.admitted = true, .cached_tokens = hits * page_size_};
+  return {.admitted = true, .cached_tokens = hits * page_size_, .held_tokens = tokens};
 }
 
 std::int64_t RadixAllocator::pages_to_append(SeqId seq, std::int64_t n) const {

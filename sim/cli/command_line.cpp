@@ -43,6 +43,32 @@ TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl) {
       ->check(CLI::ExistingFile);
   t.gen->add_option("--out,-o", cl.out, "Destination CSV")->required();
   t.gen->add_option("--set,-s", cl.sets, "Override a setting")->take_all();
+  t.cache_curve = trace->add_subcommand(
+      "cache-curve",
+      "Hit rate against prefix-cache capacity, idealised (no timing, no pinned blocks): LRU at every capacity in one "
+      "pass (stack distances), other policies simulated at --capacity");
+  t.cache_curve->add_option("file", cl.file, "Trace file with hash ids (mooncake, or native with a hash_ids column)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  t.cache_curve->add_option("--format", cl.format, "Trace format (default: detected)");
+  t.cache_curve->add_option("--out,-o", cl.out, "Write every point of the curve to this CSV");
+  t.cache_curve->add_option("--capacity,-c", cl.capacities,
+                            "Capacities in tokens for the direct runs, e.g. 3M 50M or 3000000,50000000 (k, M, G: "
+                            "10^3, 10^6, 10^9)")
+      ->delimiter(',');
+  t.cache_curve->add_option("--policy,-p", cl.policies, "Policies simulated at each capacity (lru, fifo, lfu)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"lru", "fifo", "lfu"}));
+  t.cache_curve->add_option("--block-size", cl.block_size, "Tokens per cache block (default: the trace's hash block)")
+      ->check(CLI::PositiveNumber);
+  t.cache_curve->add_option("--hash-block-tokens", cl.hash_block_tokens,
+                            "Tokens per hash id (default: the format's; mooncake 512; needed for native CSV)")
+      ->check(CLI::PositiveNumber);
+  t.cache_curve->add_flag("--full-blocks-only", cl.full_blocks_only,
+                          "Cache full blocks only, as the simulator's paged allocator does (default: a prompt's "
+                          "last, partial block too, as the Mooncake paper counts hash ids)");
+  t.cache_curve->add_option("--points-per-decade", cl.points_per_decade, "LRU curve points per factor of 10")
+      ->check(CLI::Range(1, 1000));
   return t;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ namespace pagesim::sim::cli {
 
 // Every value a pagesim command line can set, with the defaults the commands document.
 struct CommandLine {
-  // run, trace stats, trace gen
+  // run, trace stats, trace gen, trace cache-curve
   std::string file;               // experiment YAML (run, trace gen) or trace file (trace stats)
   std::string out;                // output folder (run) or CSV (trace gen); run: empty = out/<name>
   std::vector<std::string> sets;  // --set key.path=value overrides, in order
@@ -32,6 +33,14 @@ struct CommandLine {
   bool resume = false;            // run: keep the complete points of a sweep there, run the rest
   std::string format;             // trace stats: trace format; empty = detected
   bool json = false;              // trace stats: JSON instead of a table
+
+  // trace cache-curve (also file, format; out = the CSV, empty = none)
+  std::vector<std::string> capacities;  // tokens, with an optional k / M / G suffix (10^3, 10^6, 10^9)
+  std::vector<std::string> policies = {"fifo", "lfu"};  // simulated directly at each capacity
+  std::int64_t block_size = 0;          // tokens per cache block; 0 = the trace's hash block
+  std::int64_t hash_block_tokens = 0;   // tokens per hash id; 0 = the format's default
+  bool full_blocks_only = false;        // cache full blocks only (the simulator's allocator)
+  int points_per_decade = 20;           // LRU curve points per factor of 10
 
   // validate (options.file is set from batches_file after the parse)
   ValidateOptions validate;
@@ -45,6 +54,7 @@ struct CommandLine {
 struct TraceCommands {
   CLI::App* stats = nullptr;
   CLI::App* gen = nullptr;
+  CLI::App* cache_curve = nullptr;
 };
 
 CLI::App* add_run_command(CLI::App& app, CommandLine& cl);

@@ -2,6 +2,7 @@
 //   pagesim run EXP.yaml [--out DIR] [--set key.path=value]... [-j N] [--overwrite | --resume]
 //   pagesim trace stats FILE [--format F] [--json]
 //   pagesim trace gen EXP.yaml --out FILE [--set key.path=value]...
+//   pagesim trace cache-curve FILE [--out CSV] [--capacity T,...] [--policy P,...] [--block-size B]
 //   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
 //   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
 // Errors print one line naming the file, line or key and exit with status 1 (2 for usage);
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -22,6 +24,7 @@
 #include "sim/cli/command_line.h"
 #include "sim/cli/cuda_handoff.h"
 #include "sim/cli/interrupt_watcher.h"
+#include "sim/analysis/cache_curve.h"
 #include "sim/cli/summary_table.h"
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
@@ -127,6 +130,56 @@ int cmd_trace_stats(const std::string& file, const std::string& format, bool jso
   return 0;
 }
 
+// "3000000", "3M", "512k", "1.5G": tokens (k, M, G = 10^3, 10^6, 10^9).
+std::int64_t parse_token_count(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0.0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  double scale = 1.0;
+  const std::string suffix = used > 0 ? text.substr(used) : "";
+  if (suffix == "k" || suffix == "K") scale = 1e3;
+  else if (suffix == "M") scale = 1e6;
+  else if (suffix == "G") scale = 1e9;
+  else if (!suffix.empty()) used = 0;
+  const double tokens = v * scale;
+  if (used == 0 || !std::isfinite(tokens) || tokens < 0 || tokens > 9e18 || tokens != std::floor(tokens))
+    throw std::invalid_argument("--capacity: expected a whole number of tokens >= 0, optionally with a k, M or G "
+                                "suffix (e.g. 3M), found " +
+                                traces::quote_found(text));
+  return static_cast<std::int64_t>(tokens);
+}
+
+int cmd_trace_cache_curve(const sim::cli::CommandLine& cl) {
+  traces::TraceFileOptions opt;
+  if (!cl.format.empty()) {
+    const auto named = sim::find_enum(traces::kTraceFormatNames, cl.format);
+    if (!named)
+      throw std::invalid_argument("--format: expected one of " + sim::enum_name_list(traces::kTraceFormatNames) +
+                                  ", found " + traces::quote_found(cl.format));
+    opt.format = *named;
+  }
+  opt.hash_block_tokens = cl.hash_block_tokens;
+  sim::CacheCurveOptions o;
+  o.block_size = cl.block_size;
+  o.partial_tail = !cl.full_blocks_only;
+  o.points_per_decade = cl.points_per_decade;
+  for (const std::string& c : cl.capacities) o.capacities_tokens.push_back(parse_token_count(c));
+  o.policies.clear();
+  for (const std::string& p : cl.policies) o.policies.push_back(*sim::find_enum(sim::kIdealPolicyNames, p));
+  auto source = traces::open_trace(cl.file, opt);
+  const sim::CacheCurve curve = sim::compute_cache_curve(*source, o);
+  std::cout << sim::format_cache_curve_table(curve);
+  if (!cl.out.empty()) {
+    sim::write_cache_curve_csv(curve, cl.out);
+    std::cout << fmt::format("wrote {} points to {}\n", curve.points.size(), cl.out);
+  }
+  return 0;
+}
+
 int cmd_trace_gen(const std::string& file, const std::string& out, const std::vector<std::string>& sets) {
   YAML::Node root = sim::load_yaml_file(file);
   for (const auto& s : sets) sim::apply_override(root, s);
@@ -176,6 +229,7 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(cl);
     if (*trace.stats) return cmd_trace_stats(cl.file, cl.format, cl.json);
     if (*trace.gen) return cmd_trace_gen(cl.file, cl.out, cl.sets);
+    if (*trace.cache_curve) return cmd_trace_cache_curve(cl);
     // The GPU commands run in pagesim-cuda (cuda_handoff.h); on success this never returns.
     if (*validate && cl.validate.device == "cuda") {
       const std::string why = sim::cli::exec_cuda_executable(sim::cli::cuda_executable_path(), "validate --device cuda",

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <yaml-cpp/exceptions.h>
+
 namespace pagesim::sim {
 
 class ConfigError : public std::runtime_error {
@@ -17,11 +19,18 @@ class ConfigError : public std::runtime_error {
   const std::string& file() const { return file_; }
   int line() const { return line_; }
   const std::string& key() const { return key_; }
+  // What was wrong, without the file, line and key.
+  const std::string& message() const { return message_; }
 
  private:
   std::string file_;
   int line_;
   std::string key_;
+  std::string message_;
 };
+
+// What a yaml-cpp parse error says, in words a user can act on: yaml-cpp reports nesting
+// beyond its recursion limit as "bad file", which names neither the cause nor the limit.
+std::string describe_yaml_error(const YAML::Exception& e);
 
 }  // namespace pagesim::sim

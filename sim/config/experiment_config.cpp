@@ -53,6 +53,22 @@ void visit(V& v, traces::WorkloadSpec& w) {
     l.field("prompt_column", w.lengths.columns.prompt);
     l.field("output_column", w.lengths.columns.output);
   });
+  v.section_omitted_at_default("sessions", w.kind != traces::WorkloadKind::kSessions, [&](auto& s) {
+    s.section("turns", [&](auto& t) { visit(t, w.sessions.turns); });
+    s.section("think_time", [&](auto& t) {
+      t.choice("kind", w.sessions.think_time.kind, traces::kThinkTimeKindNames);
+      t.field("value_s", w.sessions.think_time.value_s);
+      t.field("lo_s", w.sessions.think_time.lo_s);
+      t.field("hi_s", w.sessions.think_time.hi_s);
+      t.field("mean_s", w.sessions.think_time.mean_s);
+      t.field("median_s", w.sessions.think_time.median_s);
+      t.field("sigma", w.sessions.think_time.sigma);
+    });
+    s.field("system_prompts", w.sessions.system_prompts);
+    s.section("system_prompt_tokens", [&](auto& t) { visit(t, w.sessions.system_prompt_tokens); });
+    s.field("block_tokens", w.sessions.block_tokens);
+    s.field("max_context_tokens", w.sessions.max_context_tokens);
+  });
   v.list("sampling", w.sampling, [](auto& e, traces::SamplingChoice& c) {
     e.field("weight", c.weight);
     e.field("n", c.n);
@@ -74,7 +90,7 @@ void visit(V& v, ExperimentConfig& c) {
   v.field("gpu", c.gpu);
   v.field("tensor_parallel", c.tensor_parallel);
   v.parsed_omitted_at_default("max_model_len", c.max_model_len, parse_max_model_len, format_max_model_len,
-                              kMaxModelLenOff);
+                              kMaxModelLenOfModel);
   v.section("kv", [&](auto& k) {
     k.field("slots", c.kv.slots);
     k.field("gpu_memory_utilization", c.kv.gpu_memory_utilization);
@@ -133,7 +149,166 @@ void visit(V& v, ExperimentConfig& c) {
     q.field("every_n_iterations", c.validate.every_n_iterations);
     q.field("max_batches", c.validate.max_batches);
   });
+  v.section_omitted_at_default("replicas", c.replicas.at_default(), [&](auto& r) {
+    r.field("count", c.replicas.count);
+    r.choice("router", c.replicas.router.kind, kRouterKindNames);
+    r.section("prefix_aware", [&](auto& q) {
+      q.field("balance_abs_threshold", c.replicas.router.balance_abs_threshold);
+      q.field("balance_rel_threshold", c.replicas.router.balance_rel_threshold);
+      q.field("cache_threshold", c.replicas.router.cache_threshold);
+    });
+    r.ignore("overrides");  // parse_replica_overrides(), after the rest
+  });
+  v.section_omitted_at_default("slo", !c.slo.enabled() && c.slo.tbt == TbtMetric::kMean, [&](auto& q) {
+    q.field("ttft_s", c.slo.ttft_s);
+    q.field("tbt_s", c.slo.tbt_s);
+    q.choice("tbt", c.slo.tbt, kTbtMetricNames);
+  });
   v.ignore("sweep");
+}
+
+// ---- replicas and slo ----
+
+// The top-level keys a replicas.overrides entry may set besides `index`: what one serving
+// instance is (its hardware, model, pool and policies), not what the cluster serves.
+constexpr const char* kOverridableKeys[] = {"model", "gpu", "tensor_parallel", "max_model_len",
+                                            "kv", "allocator", "scheduler", "cost"};
+
+// Lays `value` over `root` at `path`, key by key for maps, so that an override's
+// `kv: {slots: N}` changes kv.slots and keeps the experiment's other kv keys.
+void overlay(YAML::Node& root, const std::string& path, const YAML::Node& value, const std::string& file) {
+  if (value.IsMap() && value.size() > 0) {
+    for (const auto& kv : value) overlay(root, path + "." + kv.first.Scalar(), kv.second, file);
+    return;
+  }
+  set_path(root, path, value, file);
+}
+
+// Parses replicas.overrides of `root` into c.replicas.overrides: each entry's keys laid over
+// the experiment and the result parsed as a whole experiment, so every key is checked as it
+// would be at the top level; errors name the entry's key path.
+void parse_replica_overrides(const YAML::Node& root, const std::string& file, ExperimentConfig& c) {
+  const YAML::Node section = root["replicas"];
+  if (!section || !section.IsMap() || !section["overrides"]) return;
+  const YAML::Node list = section["overrides"];
+  const ConfigOrigin& o = c.origin;
+  c.origin.record("replicas.overrides", YamlReader::line_of(list));
+  if (!list.IsSequence())
+    throw o.error("replicas.overrides", "expected a list of per-replica settings ({index: i, gpu: ..., kv: ...})");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node e = list[i];
+    const std::string at = fmt::format("replicas.overrides[{}]", i);
+    c.origin.record(at, YamlReader::line_of(e));
+    if (!e.IsMap()) throw o.error(at, "expected a map with an index and the settings that replica changes");
+    std::string allowed = "index";
+    for (const char* k : kOverridableKeys) allowed += std::string(", ") + k;
+    for (const auto& kv : e) {
+      const std::string k = kv.first.Scalar();
+      bool known = k == "index";
+      for (const char* a : kOverridableKeys) known |= k == a;
+      if (!known)
+        throw ConfigError(file, YamlReader::line_of(kv.first), at + "." + k,
+                          "unknown key (allowed here: " + allowed + "; the workload, seed and outputs are the "
+                          "cluster's, not a replica's)");
+    }
+    const YAML::Node index = e["index"];
+    if (!index) throw o.error(at, "expected an index: the replica (0 to replicas.count - 1) these settings apply to");
+    ReplicaOverride ov;
+    try {
+      ov.index = index.as<std::int64_t>();
+    } catch (const YAML::Exception&) {
+      throw ConfigError(file, YamlReader::line_of(index), at + ".index",
+                        "expected an integer, found '" + (index.IsScalar() ? index.Scalar() : std::string("a collection")) + "'");
+    }
+    if (ov.index < 0 || ov.index >= c.replicas.count)
+      throw ConfigError(file, YamlReader::line_of(index), at + ".index",
+                        fmt::format("expected a replica index in [0, {}] (replicas.count = {}), found {}",
+                                    c.replicas.count - 1, c.replicas.count, ov.index));
+    for (const ReplicaOverride& earlier : c.replicas.overrides)
+      if (earlier.index == ov.index)
+        throw ConfigError(file, YamlReader::line_of(index), at + ".index",
+                          fmt::format("replica {} already has an override: give each replica one entry", ov.index));
+    YAML::Node replica_root = fork_root(root);
+    replica_root.remove("replicas");
+    replica_root.remove("sweep");
+    for (const auto& kv : e)
+      if (kv.first.Scalar() != "index") overlay(replica_root, kv.first.Scalar(), kv.second, file);
+    try {
+      ov.config = std::make_shared<const ExperimentConfig>(parse_experiment(replica_root, file));
+    } catch (const ConfigError& err) {
+      // Keys the entry gave are named under it; others are the experiment's own.
+      const std::string top = err.key().substr(0, err.key().find_first_of(".["));
+      const bool from_entry = !err.key().empty() && e[top];
+      // A key the overlay created anew has no mark: the line of the entry's section stands in.
+      const int line = err.line() > 0 ? err.line() : YamlReader::line_of(from_entry ? e[top] : e);
+      throw ConfigError(err.file(), line, from_entry ? at + "." + err.key() : err.key(),
+                        from_entry ? err.message() : fmt::format("{} (on replica {}, with {})", err.message(), ov.index, at));
+    }
+    c.replicas.overrides.push_back(std::move(ov));
+  }
+}
+
+// The cluster's and the objectives' values, and the combinations that mean nothing.
+void check_cluster(const ExperimentConfig& c) {
+  const ConfigOrigin& o = c.origin;
+  const ReplicasConfig& r = c.replicas;
+  if (r.count < 1 || r.count > kMaxReplicas)
+    throw o.error("replicas.count", fmt::format("expected an integer in [1, {}] (serving instances), found {}",
+                                                kMaxReplicas, r.count));
+  const RouterSettings& rs = r.router;
+  if (rs.balance_abs_threshold < 0)
+    throw o.error("replicas.prefix_aware.balance_abs_threshold",
+                  fmt::format("expected an integer >= 0 (requests), found {}", rs.balance_abs_threshold));
+  if (!(rs.balance_rel_threshold >= 1 && std::isfinite(rs.balance_rel_threshold)))
+    throw o.error("replicas.prefix_aware.balance_rel_threshold",
+                  fmt::format("expected a finite ratio >= 1, found {}", rs.balance_rel_threshold));
+  if (!(rs.cache_threshold >= 0 && rs.cache_threshold <= 1))
+    throw o.error("replicas.prefix_aware.cache_threshold",
+                  fmt::format("expected a fraction in [0, 1], found {}", rs.cache_threshold));
+  if (o.has("replicas.prefix_aware") && rs.kind != RouterKind::kPrefixAware)
+    throw o.error("replicas.prefix_aware",
+                  fmt::format("these settings tune the prefix_aware router, but replicas.router is '{}': set "
+                              "replicas.router: prefix_aware, or remove them",
+                              enum_name(kRouterKindNames, rs.kind)));
+  if (r.count > 1 && c.validate.every_n_iterations > 0)
+    throw o.error("validate.every_n_iterations",
+                  fmt::format("sampling batches for kernel validation follows one allocator; with replicas.count = "
+                              "{} set it to 0 (validate a single-replica run of the same settings)",
+                              r.count));
+  const auto ttft = c.slo.ttft_s, tbt = c.slo.tbt_s;
+  if (!(ttft >= 0 && std::isfinite(ttft)))
+    throw o.error("slo.ttft_s", fmt::format("expected a finite number of seconds > 0 (0: no TTFT objective), found {}", ttft));
+  if (!(tbt >= 0 && std::isfinite(tbt)))
+    throw o.error("slo.tbt_s", fmt::format("expected a finite number of seconds > 0 (0: no TBT objective), found {}", tbt));
+  if (o.has("slo") && !c.slo.enabled())
+    throw o.error("slo", "no objective is set: give slo.ttft_s and/or slo.tbt_s (seconds > 0), or remove the section");
+}
+
+// After the overrides are parsed: settings that cannot hold across replicas.
+void check_replicas(const ExperimentConfig& c) {
+  const ConfigOrigin& o = c.origin;
+  const ReplicasConfig& r = c.replicas;
+  if (r.count == 1 && o.has("replicas.router") && r.router.kind != RouterKind::kRoundRobin)
+    throw o.error("replicas.router", fmt::format("a router spreads requests over replicas, and replicas.count is 1: "
+                                                 "raise replicas.count, or remove replicas.router"));
+  bool any_prefix_cache = false;
+  std::int64_t block_size = 0;
+  for (std::int64_t i = 0; i < r.count; ++i) {
+    const ExperimentConfig& rc = replica_config(c, i);
+    if (!rc.allocator.prefix_cache) continue;
+    any_prefix_cache = true;
+    if (block_size > 0 && rc.allocator.block_size != block_size)
+      throw o.error(fmt::format("replicas.overrides"),
+                    fmt::format("replica {} caches prefixes in blocks of {} tokens, another replica in blocks of {}: "
+                                "replicas with a prefix cache must share allocator.block_size (a request's block keys "
+                                "are made once)",
+                                i, rc.allocator.block_size, block_size));
+    block_size = rc.allocator.block_size;
+  }
+  if (r.router.kind == RouterKind::kPrefixAware && !any_prefix_cache)
+    throw o.error("replicas.router",
+                  "prefix_aware routes by the prompt tokens each replica has cached, but no replica has a prefix cache "
+                  "(allocator.prefix_cache: false): turn it on, or pick another router");
 }
 
 // The most memory a setting in GiB may give: 2^20 GiB = 1 PiB, beyond any machine, and small
@@ -264,6 +439,7 @@ void check_values(const ExperimentConfig& c) {
                   fmt::format("expected a finite number >= 0, found {}", c.beam.mean_entropy_nats));
   if (c.output.iterations_stride < 0) throw o.error("output.iterations_stride", "expected an integer >= 0");
   check_combinations(c);
+  check_cluster(c);
 }
 
 // A copy of `n` made of new nodes, without source marks.
@@ -331,8 +507,29 @@ void apply_implied_settings(ExperimentConfig& c) {
     c.allocator.block_size = 1;
 }
 
-ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& file) {
-  if (!root || !root.IsMap()) throw ConfigError(file, YamlReader::line_of(root), "", "expected a YAML map of settings");
+bool ReplicasConfig::at_default() const {
+  const RouterSettings d;
+  return count == 1 && overrides.empty() && router.kind == d.kind &&
+         router.balance_abs_threshold == d.balance_abs_threshold &&
+         router.balance_rel_threshold == d.balance_rel_threshold && router.cache_threshold == d.cache_threshold;
+}
+
+const ExperimentConfig& replica_config(const ExperimentConfig& config, std::int64_t i) {
+  for (const ReplicaOverride& o : config.replicas.overrides)
+    if (o.index == i) return *o.config;
+  return config;
+}
+
+ExperimentConfig parse_experiment(const YAML::Node& given, const std::string& file) {
+  if (!given || !given.IsMap()) throw ConfigError(file, YamlReader::line_of(given), "", "expected a YAML map of settings");
+  YAML::Node root = given;
+  if (const YAML::Node n = given["replicas"]; n && n.IsScalar()) {
+    // `replicas: N` is short for `replicas: {count: N}` (the value keeps its line).
+    root = fork_root(given);
+    YAML::Node section(YAML::NodeType::Map);
+    section["count"] = n;
+    root["replicas"] = section;
+  }
   ExperimentConfig c;
   c.origin = ConfigOrigin(file);
   YamlReader r(root, "", c.origin);
@@ -340,7 +537,10 @@ ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& fil
   r.done();
   c.workload.seed = c.seed;
   apply_implied_settings(c);
+  c.replicas.router.seed = c.seed;
   check_values(c);
+  parse_replica_overrides(root, file, c);
+  check_replicas(c);
   return c;
 }
 
@@ -349,6 +549,19 @@ YAML::Node to_yaml(const ExperimentConfig& config) {
   YAML::Node root(YAML::NodeType::Map);
   YamlWriter w(root);
   visit(w, c);
+  if (!c.replicas.overrides.empty()) {
+    // Each replica's settings in full (not only the keys its entry gave).
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (const ReplicaOverride& o : c.replicas.overrides) {
+      const YAML::Node all = to_yaml(*o.config);
+      YAML::Node entry(YAML::NodeType::Map);
+      entry["index"] = o.index;
+      for (const char* k : kOverridableKeys)
+        if (all[k]) entry[k] = all[k];
+      list.push_back(entry);
+    }
+    root["replicas"]["overrides"] = list;
+  }
   return root;
 }
 
@@ -358,7 +571,7 @@ YAML::Node load_yaml_file(const std::string& file) {
   try {
     return YAML::Load(in);
   } catch (const YAML::ParserException& e) {
-    throw ConfigError(file, e.mark.line + 1, "", "YAML syntax error: " + e.msg);
+    throw ConfigError(file, e.mark.line + 1, "", "YAML syntax error: " + describe_yaml_error(e));
   }
 }
 
@@ -371,7 +584,7 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
   try {
     value = YAML::Load(assignment.substr(eq + 1));
   } catch (const YAML::Exception& e) {
-    throw ConfigError("--set", 0, path, "value is not valid YAML: " + e.msg);
+    throw ConfigError("--set", 0, path, "value is not valid YAML: " + describe_yaml_error(e));
   }
   // Without the marks of the --set text, which would read as lines of the experiment file.
   set_path(root, path, detached(value), "--set");

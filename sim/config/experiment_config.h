@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,10 @@
 
 #include "allocator/make_allocator.h"
 #include "sim/beam/beam_model_settings.h"
+#include "sim/cluster/router_settings.h"
 #include "sim/config/config_origin.h"
 #include "sim/cost/cost_model_factory.h"
+#include "sim/metrics/slo.h"
 #include "sim/scheduler/scheduler_settings.h"
 #include "traces/workload_spec.h"
 
@@ -66,6 +69,27 @@ struct OutputConfig {
   bool requests_csv = true;
 };
 
+struct ExperimentConfig;
+
+// One entry of replicas.overrides: replica `index` runs `config`, the experiment's settings
+// with the entry's model, gpu, tensor_parallel, max_model_len, kv, allocator, scheduler and
+// cost keys laid over them (parsed and checked as a whole experiment).
+struct ReplicaOverride {
+  std::int64_t index = 0;
+  std::shared_ptr<const ExperimentConfig> config;  // never null once parsed
+};
+
+// replicas: how many serving instances, the router in front of them, and which differ.
+struct ReplicasConfig {
+  std::int64_t count = 1;  // replicas, >= 1; 1 is the single-GPU-pool run of old
+  RouterSettings router;   // kind from replicas.router, knobs from replicas.prefix_aware.*
+                           // (its seed is the experiment's, set by the run)
+  std::vector<ReplicaOverride> overrides;  // at most one per index, in file order
+  bool at_default() const;
+};
+
+inline constexpr std::int64_t kMaxReplicas = 4096;  // a bound on the cluster, not a model of one
+
 inline constexpr std::int64_t kMaxModelLenOff = 0;
 inline constexpr std::int64_t kMaxModelLenOfModel = -1;
 
@@ -82,10 +106,11 @@ struct ExperimentConfig {
   std::string gpu = "a100-40gb";       // GPU preset
   int tensor_parallel = 1;
   // Longest request (prompt + output tokens) the model serves, as vLLM's max_model_len:
-  // kMaxModelLenOff (0, "off", the default: not checked, as every run before this key),
-  // kMaxModelLenOfModel (-1, "model": the model preset's context length), or N >= 1 tokens.
-  // A longer request goes through workload.oversize.
-  std::int64_t max_model_len = kMaxModelLenOff;
+  // kMaxModelLenOfModel (-1, "model", the default: the model preset's context length, so a
+  // request the model could not serve never runs silently), kMaxModelLenOff (0, "off": not
+  // checked, for studies that use a preset as a stand-in for a longer-context model), or
+  // N >= 1 tokens. A longer request goes through workload.oversize.
+  std::int64_t max_model_len = kMaxModelLenOfModel;
   KvConfig kv;
   AllocatorConfig allocator;
   SchedulerSettings scheduler;
@@ -94,6 +119,8 @@ struct ExperimentConfig {
   MeasureConfig measure;
   OutputConfig output;
   ValidateConfig validate;  // sampled batches for `pagesim validate`
+  ReplicasConfig replicas;  // serving instances behind a router (default: one)
+  SloSettings slo;          // service-level objectives (default: none, no "slo" output)
   ConfigOrigin origin;      // the file and line of each key given (not a setting: not written)
 };
 
@@ -101,6 +128,10 @@ struct ExperimentConfig {
 // the wrong type or out of range and unknown names throw ConfigError naming file:line and
 // the key path. The key "sweep" is ignored here (see sweep.h).
 ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& file);
+
+// The settings replica i runs: its override's config, else `config` itself.
+// REQUIRES: 0 <= i < config.replicas.count.
+const ExperimentConfig& replica_config(const ExperimentConfig& config, std::int64_t i);
 
 // The config with every field, as YAML.
 YAML::Node to_yaml(const ExperimentConfig& config);

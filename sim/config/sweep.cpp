@@ -61,7 +61,7 @@ YAML::Node load_text(const std::string& text, const std::string& file) {
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    throw ConfigError(file, e.mark.line + 1, "", "YAML syntax error: " + e.msg);
+    throw ConfigError(file, e.mark.line + 1, "", "YAML syntax error: " + describe_yaml_error(e));
   }
 }
 
@@ -148,7 +148,7 @@ Sweep Sweep::from_text(const std::string& text, const std::string& file, const s
     try {
       value = fresh_copy(YAML::Load(o.substr(eq + 1)));
     } catch (const YAML::Exception& e) {
-      throw ConfigError("--set", 0, path, "value is not valid YAML: " + e.msg);
+      throw ConfigError("--set", 0, path, "value is not valid YAML: " + describe_yaml_error(e));
     }
     if (path == "sweep") {
       root["sweep"] = value;

@@ -95,6 +95,15 @@ class YamlReader {
     sub.done();
   }
 
+  // A section added after results were published: the writer leaves it out while
+  // `at_default` (its settings unused), so config.resolved.yaml of runs without it stays as
+  // it was. The reader reads it as any section.
+  template <class F>
+  void section_omitted_at_default(const char* key, bool at_default, F&& visit_fn) {
+    (void)at_default;
+    section(key, std::forward<F>(visit_fn));
+  }
+
   template <class T, class F>
   void list(const char* key, std::vector<T>& values, F&& visit_elem) {
     known_.insert(key);
@@ -203,6 +212,11 @@ class YamlWriter {
     YamlWriter w(sub);
     visit_fn(w);
     node_[key] = sub;
+  }
+
+  template <class F>
+  void section_omitted_at_default(const char* key, bool at_default, F&& visit_fn) {
+    if (!at_default) section(key, std::forward<F>(visit_fn));
   }
 
   template <class T, class F>

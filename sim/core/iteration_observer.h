@@ -8,6 +8,8 @@
 // simulation or its scheduler (reading the allocator is fine).
 #pragma once
 
+#include <cstdint>
+
 #include "sim/core/iteration_plan.h"
 #include "sim/core/iteration_sample.h"
 #include "sim/core/request.h"
@@ -23,6 +25,13 @@ class IterationObserver {
   virtual void on_iteration(const IterationSample& s, const IterationPlan& plan) {
     (void)s;
     (void)plan;
+  }
+  // The same, in a run of several replicas: `replica` (its index) scheduled the iteration;
+  // s.index counts that replica's iterations. The engine calls this one; by default it
+  // forwards to on_iteration, for observers that do not tell replicas apart.
+  virtual void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) {
+    (void)replica;
+    on_iteration(s, plan);
   }
   // `r` generated its last token; its memory is already released.
   virtual void on_request_finished(const Request& r) { (void)r; }

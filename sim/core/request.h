@@ -35,14 +35,21 @@ struct Request {
   std::vector<alloc::SeqId> seqs;  // live allocator sequences; empty while waiting
   bool preempted_now = false;      // preempted in the iteration being scheduled
 
+  std::int32_t replica = 0;        // the replica the router sent it to (0 with one replica)
+
   // Measurements.
   double first_scheduled_s = -1;
   double first_token_s = -1;
   double finish_s = -1;
+  double last_token_s = -1;            // when the newest token came out
+  double max_token_gap_s = 0;          // longest time between two consecutive tokens
   std::int32_t preemptions = 0;        // recompute + swap
   std::int32_t recomputes = 0;
   std::int64_t swapped_blocks = 0;     // blocks moved GPU->CPU and back, summed
-  std::int64_t cached_tokens = 0;      // prompt tokens served by the prefix cache
+  std::int64_t cached_tokens = 0;      // prompt tokens served by the prefix cache at the first
+                                       // admission
+  std::int64_t readmission_cached_tokens = 0;  // tokens served by the prefix cache at
+                                               // re-admissions after recompute preemptions
   std::int64_t recomputed_tokens = 0;  // tokens prefilled again after recompute preemptions
 
   // Sequences the group has once forked (1 before the prompt is done).

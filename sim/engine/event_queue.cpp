@@ -4,9 +4,9 @@
 
 namespace pagesim::sim {
 
-void BinaryHeapEventQueue::push(double time, EventKind kind) {
+void BinaryHeapEventQueue::push(double time, EventKind kind, std::int32_t replica) {
   assert(time >= now_ && "events cannot be scheduled in the past");
-  heap_.push(Event{time, next_order_++, kind});
+  heap_.push(Event{time, next_order_++, kind, replica});
 }
 
 std::optional<Event> BinaryHeapEventQueue::pop() {

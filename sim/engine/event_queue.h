@@ -1,6 +1,7 @@
 // EventQueue: the simulation's future events, ordered by (time, insertion number).
 //
-// Ties resolve by insertion order, so a run is reproducible bit for bit. Popping an event
+// Ties resolve by insertion order, so a run is reproducible bit for bit. A cluster's
+// replicas share one queue: an iteration end carries the replica it belongs to. Popping an event
 // earlier than the last one popped is a broken contract (time never goes backwards) and
 // asserts. The queue is an interface so that other orderings (calendar queues, ...) can be
 // dropped in; BinaryHeapEventQueue is the default. Not thread-safe; owned by one Simulation.
@@ -20,13 +21,14 @@ struct Event {
   double time = 0;
   std::uint64_t order = 0;  // insertion number, set by the queue
   EventKind kind = EventKind::kArrival;
+  std::int32_t replica = 0;  // kIterationEnd: whose iteration ended
 };
 
 class EventQueue {
  public:
   virtual ~EventQueue() = default;
   // REQUIRES: time >= now() (events cannot be scheduled in the past).
-  virtual void push(double time, EventKind kind) = 0;
+  virtual void push(double time, EventKind kind, std::int32_t replica = 0) = 0;
   // The earliest event, removed; nullopt when empty. Advances now().
   virtual std::optional<Event> pop() = 0;
   virtual bool empty() const = 0;
@@ -35,7 +37,7 @@ class EventQueue {
 
 class BinaryHeapEventQueue final : public EventQueue {
  public:
-  void push(double time, EventKind kind) override;
+  void push(double time, EventKind kind, std::int32_t replica = 0) override;
   std::optional<Event> pop() override;
   bool empty() const override { return heap_.empty(); }
   double now() const override { return now_; }

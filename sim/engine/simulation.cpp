@@ -1,5 +1,8 @@
 #include "sim/engine/simulation.h"
 
+#include <algorithm>
+#include <cassert>
+
 #include <fmt/format.h>
 
 #include "sim/core/simulation_error.h"
@@ -9,16 +12,30 @@ namespace pagesim::sim {
 
 Simulation::Simulation(traces::RequestSource& source, Scheduler& scheduler, const CostModel& cost,
                        const EngineSettings& settings, std::unique_ptr<EventQueue> queue)
+    : Simulation(source, std::vector<Replica>{Replica(0, scheduler, cost)}, nullptr, settings, std::move(queue)) {}
+
+Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> replicas, std::unique_ptr<Router> router,
+                       const EngineSettings& settings, std::unique_ptr<EventQueue> queue)
     : source_(source),
-      scheduler_(scheduler),
-      cost_(cost),
+      replicas_(std::move(replicas)),
+      router_(std::move(router)),
+      replica_observers_(replicas_.size()),
       queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
       beams_(make_beam_model(settings.beam, settings.seed ^ 0x6265616d73ULL)),
       hash_block_tokens_(source.hash_block_tokens()),
       oversize_(settings.oversize),
       max_model_len_(settings.max_model_len) {
-  const alloc::KvAllocator& a = scheduler.allocator();
-  if (a.caches_prefixes()) prefix_block_size_ = a.block_size();
+  assert(!replicas_.empty() && (router_ || replicas_.size() == 1));
+  for (const Replica& p : replicas_) {
+    assert(p.index() == &p - replicas_.data());
+    const alloc::KvAllocator& a = p.allocator();
+    if (!a.caches_prefixes()) continue;
+    if (prefix_block_size_ > 0 && a.block_size() != prefix_block_size_)
+      throw SimulationError(fmt::format("replica {} caches prefixes in blocks of {} tokens, an earlier replica in "
+                                        "blocks of {}: replicas with a prefix cache must share one block size",
+                                        p.index(), a.block_size(), prefix_block_size_));
+    prefix_block_size_ = a.block_size();
+  }
 }
 
 bool Simulation::read_next() {
@@ -43,22 +60,27 @@ void Simulation::run(const ProgressFn& progress) {
   while (auto e = queue_->pop()) {
     if (e->kind == EventKind::kArrival) {
       on_arrivals();
-      if (!busy_) start_iteration();
+      for (Replica& p : replicas_)
+        if (!p.busy) start_iteration(p);
     } else {
-      busy_ = false;
-      apply_plan(e->time);
-      start_iteration();
+      Replica& p = replicas_[static_cast<std::size_t>(e->replica)];
+      p.busy = false;
+      apply_plan(p, e->time);
+      start_iteration(p);
       if (progress && iterations_ >= next_report) {
         progress(now(), arrived_, finished_count_);
         next_report = iterations_ + 4096;
       }
     }
   }
-  if (!scheduler_.idle())
-    throw SimulationError(fmt::format("simulation stopped at t = {:.3f} s with {} waiting, {} running, {} swapped "
-                                      "requests and nothing schedulable",
-                                      now(), scheduler_.num_waiting(), scheduler_.num_running(),
-                                      scheduler_.num_swapped()));
+  for (const Replica& p : replicas_) {
+    const Scheduler& sched = p.scheduler();
+    if (!sched.idle())
+      throw SimulationError(fmt::format("simulation stopped at t = {:.3f} s with {} waiting, {} running, {} swapped "
+                                        "requests{} and nothing schedulable",
+                                        now(), sched.num_waiting(), sched.num_running(), sched.num_swapped(),
+                                        replicas_.size() > 1 ? fmt::format(" on replica {}", p.index()) : ""));
+  }
   if (progress) progress(now(), arrived_, finished_count_);
 }
 
@@ -79,10 +101,15 @@ void Simulation::on_arrival() {
     read_next();
     return;
   }
+  if (router_) r->replica = router_->route(*r, replicas_);
+  Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
+  ++p.routed_requests;
+  p.routed_tokens += r->final_tokens();
   live_.emplace(r->id, std::move(owned));
   ++arrived_;
-  scheduler_.add_request(r);
+  p.scheduler().add_request(r);
   for (IterationObserver* o : observers_) o->on_arrival(*r);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_arrival(*r);
   read_next();
 }
 
@@ -93,7 +120,12 @@ bool Simulation::can_ever_run(const Request& r, std::string* why, std::string* k
                        r.output_tokens, max_model_len_);
     return false;
   }
-  return scheduler_.can_ever_schedule(r, why, key);
+  for (const Replica& p : replicas_) {
+    if (p.scheduler().can_ever_schedule(r, why, key)) continue;
+    if (replicas_.size() > 1) *why = fmt::format("on replica {}: {}", p.index(), *why);
+    return false;
+  }
+  return true;
 }
 
 void Simulation::set_block_hashes(Request& r, const traces::TraceRequest& t) const {
@@ -139,34 +171,37 @@ bool Simulation::fit_oversize(Request& r, const traces::TraceRequest& t, const s
   return true;
 }
 
-void Simulation::start_iteration() {
+void Simulation::start_iteration(Replica& p) {
   const double now_s = now();
+  Scheduler& scheduler = p.scheduler();
+  IterationPlan& plan_ = p.plan;
   // Swaps of plans that ran no compute are charged to the next iteration that runs.
-  std::int64_t swap_out = pending_swap_out_, swap_in = pending_swap_in_;
+  std::int64_t swap_out = p.pending_swap_out, swap_in = p.pending_swap_in;
   // A plan with no compute but preemptions changed the state: plan again at once.
   for (int attempt = 0; attempt < 4; ++attempt) {
-    scheduler_.schedule(now_s, plan_);
+    scheduler.schedule(now_s, plan_);
     swap_out += plan_.swap_out_blocks;
     swap_in += plan_.swap_in_blocks;
     if (plan_.has_compute()) break;
     if (!plan_.changed_state()) break;
   }
-  pending_swap_out_ = pending_swap_in_ = 0;
+  p.pending_swap_out = p.pending_swap_in = 0;
   if (!plan_.has_compute()) {
-    pending_swap_out_ = swap_out;
-    pending_swap_in_ = swap_in;
-    if (!scheduler_.idle() && !next_)
-      throw SimulationError(fmt::format("no progress at t = {:.3f} s: {} waiting, {} running, {} swapped requests, "
+    p.pending_swap_out = swap_out;
+    p.pending_swap_in = swap_in;
+    if (!scheduler.idle() && !next_)
+      throw SimulationError(fmt::format("no progress at t = {:.3f} s: {} waiting, {} running, {} swapped requests{}, "
                                         "but nothing fits in the KV pool",
-                                        now_s, scheduler_.num_waiting(), scheduler_.num_running(),
-                                        scheduler_.num_swapped()));
+                                        now_s, scheduler.num_waiting(), scheduler.num_running(),
+                                        scheduler.num_swapped(),
+                                        replicas_.size() > 1 ? fmt::format(" on replica {}", p.index()) : ""));
     return;  // idle until the next arrival
   }
 
   BatchShape shape;
   std::int64_t batch_seqs = 0;
-  for (const PrefillWork& p : plan_.prefills) {
-    shape.add_prefill_chunk(p.new_tokens, p.cached_before, p.completes);
+  for (const PrefillWork& w : plan_.prefills) {
+    shape.add_prefill_chunk(w.new_tokens, w.cached_before, w.completes);
     ++batch_seqs;
   }
   for (const Request* r : plan_.decodes) {
@@ -174,42 +209,47 @@ void Simulation::start_iteration() {
     for (std::size_t i = 0; i < r->seqs.size(); ++i) shape.add_decode_seq(context);
     batch_seqs += static_cast<std::int64_t>(r->seqs.size());
   }
-  alloc::KvAllocator& a = scheduler_.allocator();
+  alloc::KvAllocator& a = scheduler.allocator();
   const std::int64_t block_size = a.block_size();
-  const double dt = cost_.iteration_seconds(shape) + cost_.swap_seconds(swap_out, block_size) +
-                    cost_.swap_seconds(swap_in, block_size);
+  const CostModel& cost = p.cost();
+  const double dt = cost.iteration_seconds(shape) + cost.swap_seconds(swap_out, block_size) +
+                    cost.swap_seconds(swap_in, block_size);
 
   IterationSample s;
-  s.index = iterations_;
+  s.index = p.iterations;
   s.start_s = now_s;
   s.duration_s = dt;
   s.batch_requests = plan_.batched_requests();
   s.batch_seqs = batch_seqs;
   s.prefill_tokens = shape.prefill_tokens;
   s.decode_tokens = shape.decode_seqs;
-  s.waiting = static_cast<std::int64_t>(scheduler_.num_waiting());
-  s.running = static_cast<std::int64_t>(scheduler_.num_running());
-  s.swapped = static_cast<std::int64_t>(scheduler_.num_swapped());
+  s.waiting = static_cast<std::int64_t>(scheduler.num_waiting());
+  s.running = static_cast<std::int64_t>(scheduler.num_running());
+  s.swapped = static_cast<std::int64_t>(scheduler.num_swapped());
   s.memory = a.breakdown();
-  if (const Request* head = scheduler_.waiting_head()) s.unusable_free = a.unusable_free(scheduler_.admit_request(*head, 0));
+  if (const Request* head = scheduler.waiting_head()) s.unusable_free = a.unusable_free(scheduler.admit_request(*head, 0));
   const alloc::AllocatorStats st = a.stats();
   s.logical_blocks = st.logical_blocks;
   s.physical_blocks = st.physical_blocks;
   a.take_pending_copies();  // the kernels would run these copies now
   s.swap_out_blocks = swap_out;
   s.swap_in_blocks = swap_in;
-  s.preemptions = static_cast<std::int32_t>(scheduler_.preemptions_total() - preemptions_reported_);
-  preemptions_reported_ = scheduler_.preemptions_total();
-  for (IterationObserver* o : observers_) o->on_iteration(s, plan_);
+  s.preemptions = static_cast<std::int32_t>(scheduler.preemptions_total() - p.preemptions_reported);
+  p.preemptions_reported = scheduler.preemptions_total();
+  for (IterationObserver* o : observers_) o->on_replica_iteration(p.index(), s, plan_);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, plan_);
 
+  ++p.iterations;
   ++iterations_;
-  busy_ = true;
-  queue_->push(now_s + dt, EventKind::kIterationEnd);
+  p.busy = true;
+  queue_->push(now_s + dt, EventKind::kIterationEnd, p.index());
 }
 
 void Simulation::emit_token(Request* r, double t) {
   ++r->generated;
   if (r->first_token_s < 0) r->first_token_s = t;
+  else r->max_token_gap_s = std::max(r->max_token_gap_s, t - r->last_token_s);
+  r->last_token_s = t;
   if (r->generated >= r->output_tokens) {
     r->finish_s = t;
     r->state = RequestState::kFinished;
@@ -217,15 +257,17 @@ void Simulation::emit_token(Request* r, double t) {
   }
 }
 
-void Simulation::apply_plan(double end) {
+void Simulation::apply_plan(Replica& p, double end) {
+  Scheduler& scheduler = p.scheduler();
+  const IterationPlan& plan_ = p.plan;
   finished_.clear();
-  for (const PrefillWork& p : plan_.prefills) {
-    Request* r = p.request;
-    r->prefilled += p.new_tokens;
-    if (!p.completes) continue;
+  for (const PrefillWork& w : plan_.prefills) {
+    Request* r = w.request;
+    r->prefilled += w.new_tokens;
+    if (!w.completes) continue;
     r->to_prefill = r->prefilled = 0;
     if (r->output_tokens == 0) {  // nothing to generate: done once the prompt is processed
-      r->first_token_s = r->finish_s = end;
+      r->first_token_s = r->finish_s = r->last_token_s = end;
       r->state = RequestState::kFinished;
       finished_.push_back(r);
       continue;
@@ -233,7 +275,7 @@ void Simulation::apply_plan(double end) {
     emit_token(r, end);
     if (r->state != RequestState::kFinished && static_cast<std::int32_t>(r->seqs.size()) < r->width()) {
       // A failed fork preempted r; it forks again after its re-prefill.
-      const bool forked = scheduler_.fork_to_width(r);
+      const bool forked = scheduler.fork_to_width(r);
       if (forked && r->beam_width > 1) beams_->on_group_forked(r->id, static_cast<std::int32_t>(r->seqs.size()));
     }
   }
@@ -241,13 +283,14 @@ void Simulation::apply_plan(double end) {
     emit_token(r, end);
     if (r->state != RequestState::kFinished && r->beam_width > 1) {
       beams_->draw_parents(r->id, static_cast<std::int32_t>(r->seqs.size()), parents_);
-      scheduler_.reshape_beams(r, parents_);
+      scheduler.reshape_beams(r, parents_);
     }
   }
   for (Request* r : finished_) {
     if (r->beam_width > 1) beams_->on_finished(r->id);
-    scheduler_.on_finished(r);
+    scheduler.on_finished(r);
     for (IterationObserver* o : observers_) o->on_request_finished(*r);
+    for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_request_finished(*r);
     ++finished_count_;
     live_.erase(r->id);
   }

@@ -1,4 +1,5 @@
-// Simulation: one run of a workload through a scheduler, its allocator and a cost model.
+// Simulation: one run of a workload through one or more replicas (each a scheduler, its
+// allocator and a cost model) behind a router.
 //
 // A discrete-event loop on a virtual clock: an event is a request arrival or the end of a
 // model iteration (one forward pass over a batch), never a token. When the GPU is free the
@@ -9,6 +10,19 @@
 // batch sampler of kernel validation). Everything borrowed must outlive the Simulation; it
 // owns the Requests in flight and its event queue. Runs are deterministic given the settings' seed. Not
 // thread-safe; many Simulations may run in one process.
+//
+// Several replicas share the one event queue and clock. Each arriving request is routed
+// once, at its arrival, and stays on its replica (preempted requests re-queue there). The
+// order of simultaneous events, which makes a run reproducible:
+//   1. events pop in (time, insertion order);
+//   2. an arrival event takes in every request arriving at that instant, in trace order,
+//      routing each on the state left by the one before; then every idle replica, in index
+//      order, plans an iteration;
+//   3. an iteration end applies that replica's plan and lets that replica alone plan again;
+//      iteration ends at one instant pop in the order their iterations were scheduled.
+// A request must be servable by every replica (a heterogeneous cluster's smallest limits
+// apply); one that is not goes through the oversize policy. Replicas with a prefix cache
+// must share one block size (the request's block keys are made once).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +34,8 @@
 #include <vector>
 
 #include "sim/beam/beam_model.h"
+#include "sim/cluster/replica.h"
+#include "sim/cluster/router.h"
 #include "sim/core/iteration_observer.h"
 #include "sim/core/request.h"
 #include "sim/cost/cost_model.h"
@@ -46,12 +62,28 @@ using ProgressFn = std::function<void(double sim_now_s, std::int64_t arrived, st
 
 class Simulation {
  public:
+  // One replica.
   Simulation(traces::RequestSource& source, Scheduler& scheduler, const CostModel& cost,
              const EngineSettings& settings, std::unique_ptr<EventQueue> queue = nullptr);
+  // A cluster. REQUIRES: replicas non-empty, replicas[i].index() == i; a router when there
+  // is more than one replica (with one, a null router sends everything to it). Throws
+  // SimulationError when replicas with prefix caches differ in block size.
+  Simulation(traces::RequestSource& source, std::vector<Replica> replicas, std::unique_ptr<Router> router,
+             const EngineSettings& settings, std::unique_ptr<EventQueue> queue = nullptr);
 
-  // Adds an observer (borrowed), called after those added before it. REQUIRES: run() has
-  // not started.
+  // Adds an observer (borrowed) of the whole run, called after those added before it.
+  // REQUIRES: run() has not started.
   void add_observer(IterationObserver& observer) { observers_.push_back(&observer); }
+  // Adds an observer (borrowed) told only of replica `replica`'s arrivals, iterations and
+  // finished requests, after the whole run's observers. REQUIRES: run() has not started,
+  // replica < num_replicas().
+  void add_replica_observer(std::int32_t replica, IterationObserver& observer) {
+    replica_observers_[static_cast<std::size_t>(replica)].push_back(&observer);
+  }
+
+  std::int32_t num_replicas() const { return static_cast<std::int32_t>(replicas_.size()); }
+  // Replica i: its scheduler, cost model and counters (routed requests and tokens).
+  const Replica& replica(std::int32_t i) const { return replicas_[static_cast<std::size_t>(i)]; }
 
   // Requests the oversize policy dropped or truncated so far (EngineSettings::oversize).
   std::int64_t oversize_dropped() const { return oversize_dropped_; }
@@ -70,15 +102,16 @@ class Simulation {
  private:
   void on_arrival();   // takes next_ in
   void on_arrivals();  // on_arrival for every request arriving now
-  void start_iteration();
-  void apply_plan(double end);
+  void start_iteration(Replica& p);
+  void apply_plan(Replica& p, double end);
   void emit_token(Request* r, double t);
   bool read_next();  // reads the next request into next_; false at the end
 
   traces::RequestSource& source_;
-  Scheduler& scheduler_;
-  const CostModel& cost_;
+  std::vector<Replica> replicas_;
+  std::unique_ptr<Router> router_;  // null with one replica
   std::vector<IterationObserver*> observers_;
+  std::vector<std::vector<IterationObserver*>> replica_observers_;  // per replica
   std::unique_ptr<EventQueue> queue_;
   std::unique_ptr<BeamModel> beams_;
   std::int64_t hash_block_tokens_;
@@ -86,13 +119,9 @@ class Simulation {
 
   std::optional<traces::TraceRequest> next_;  // the one request read ahead
   std::unordered_map<std::uint64_t, std::unique_ptr<Request>> live_;
-  IterationPlan plan_;
   std::vector<Request*> finished_;
   std::vector<std::int32_t> parents_;
-  bool busy_ = false;
-  std::int64_t iterations_ = 0;
-  std::int64_t preemptions_reported_ = 0;  // scheduler preemptions already in an IterationSample
-  std::int64_t pending_swap_out_ = 0, pending_swap_in_ = 0;  // blocks moved by plans with no compute
+  std::int64_t iterations_ = 0;  // over all replicas
   std::int64_t arrived_ = 0, finished_count_ = 0;
   traces::OversizePolicy oversize_;
   std::int64_t max_model_len_;
@@ -104,7 +133,8 @@ class Simulation {
   // kError.
   bool fit_oversize(Request& r, const traces::TraceRequest& t, const std::string& why, const std::string& key);
   void set_block_hashes(Request& r, const traces::TraceRequest& t) const;
-  // True when r can ever run: within max_model_len and Scheduler::can_ever_schedule.
+  // True when r can ever run: within max_model_len and Scheduler::can_ever_schedule of
+  // every replica.
   // Otherwise *why says why and *key names the limiting config key.
   bool can_ever_run(const Request& r, std::string* why, std::string* key) const;
 };

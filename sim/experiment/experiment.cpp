@@ -17,13 +17,17 @@
 #include "allocator/make_allocator.h"
 #include "allocator/paged/paged_allocator.h"
 #include "allocator/radix/radix_allocator.h"
+#include "sim/cluster/router.h"
 #include "sim/config/config_error.h"
+#include "sim/config/enum_names.h"
 #include "sim/config/sweep.h"
 #include "sim/cost/cost_error.h"
 #include "sim/cost/kv_capacity.h"
 #include "sim/cost/presets.h"
 #include "sim/experiment/result_folder.h"
+#include "sim/metrics/cluster_summary.h"
 #include "sim/metrics/metrics.h"
+#include "sim/metrics/slo.h"
 #include "sim/output/atomic_file.h"
 #include "sim/output/created_folder.h"
 #include "sim/validate/batch_sampler.h"
@@ -90,7 +94,8 @@ std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const 
                            : std::string());
   else if (key == "max_model_len")
     hint = fmt::format("{} serves at most {} tokens per request, prompt + output (max_model_len: {}; the "
-                       "model's context length is {})",
+                       "model's context length is {}); set max_model_len: off to replay the trace as if "
+                       "served by a longer-context model",
                        run.model.name, run.max_model_len, format_max_model_len(c.max_model_len),
                        run.model.max_seq_len);
   else if (key == "scheduler.max_num_batched_tokens")
@@ -128,9 +133,51 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
+
+// Why the workload gave no request, under the key that explains it. Called only on that
+// error path: it re-reads the workload without one filter at a time (each read stops at the
+// first request it yields; a trace whose requests all fail a filter was read in full anyway).
+ConfigError no_request_error(const ExperimentConfig& c, std::uint64_t oversize_dropped) {
+  const traces::WorkloadSpec& w = c.workload;
+  const std::string check = "check workload.duration_s, workload.max_total_tokens and the trace";
+  if (oversize_dropped > 0)
+    return c.origin.error("workload.oversize",
+                          fmt::format("it dropped all {} requests of the workload (none can ever be scheduled): "
+                                      "see the limits named by a run with workload.oversize: error",
+                                      oversize_dropped));
+  auto first = [&](traces::WorkloadSpec spec) { return traces::make_source(spec)->next(); };
+  traces::WorkloadSpec bare = w;
+  bare.max_total_tokens = 0;
+  bare.duration_s = 0;
+  bare.max_requests = 0;
+  if (w.kind == traces::WorkloadKind::kTrace && !first(bare))
+    return c.origin.error("workload.trace.path", fmt::format("the trace '{}' holds no request", w.trace.path));
+  if (w.max_total_tokens > 0) {
+    traces::WorkloadSpec unfiltered = w;
+    unfiltered.max_total_tokens = 0;
+    if (first(unfiltered))
+      return c.origin.error("workload.max_total_tokens",
+                            fmt::format("no request has prompt + output below max_total_tokens = {}",
+                                        w.max_total_tokens));
+  }
+  if (w.duration_s > 0) {
+    traces::WorkloadSpec unlimited = w;
+    unlimited.duration_s = 0;
+    unlimited.max_requests = 1;  // only the first is read; a generator needs a bound
+    if (const auto r = first(unlimited))
+      return c.origin.error("workload.duration_s",
+                            fmt::format("the first request arrives at {} s, not before duration_s = {} s",
+                                        r->arrival_s, w.duration_s));
+  }
+  return c.origin.error("workload", "the workload gave no request to simulate: " + check);
+}
+
 }  // namespace
 
-Run build_run(const ExperimentConfig& c) {
+namespace {
+
+// One replica's parts from its settings; the workload source too when `with_source`.
+Run build_replica(const ExperimentConfig& c, bool with_source) {
   const ConfigOrigin& origin = c.origin;
   Run run;
   run.model = in_section(origin, "model", [&] { return model_preset(c.model); });
@@ -237,7 +284,32 @@ Run build_run(const ExperimentConfig& c) {
   cs.constant = c.cost.constant;
   cs.profile_path = c.cost.profile;
   run.cost = in_section(origin, "cost", [&] { return make_cost_model(cs); });
-  run.source = in_section(origin, "workload", [&] { return traces::make_source(c.workload); });
+  if (with_source) run.source = in_section(origin, "workload", [&] { return traces::make_source(c.workload); });
+  return run;
+}
+
+}  // namespace
+
+Run build_run(const ExperimentConfig& c) {
+  // In a cluster, an error names the replica whose settings (the file's, or its override's
+  // at the line given) could not be built.
+  auto build = [&](std::int64_t i) {
+    try {
+      return build_replica(replica_config(c, i), i == 0);
+    } catch (const ConfigError& e) {
+      if (c.replicas.count == 1) throw;
+      throw ConfigError(e.file(), e.line(), e.key(), fmt::format("replica {}: {}", i, e.message()));
+    }
+  };
+  Run run = build(0);
+  for (std::int64_t i = 1; i < c.replicas.count; ++i) {
+    Run other = build(i);
+    for (std::string& w : other.warnings)
+      if (std::find(run.warnings.begin(), run.warnings.end(), w) == run.warnings.end())
+        run.warnings.push_back(std::move(w));
+    other.warnings.clear();
+    run.other_replicas.push_back(std::move(other));
+  }
   return run;
 }
 
@@ -257,15 +329,45 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   ms.iterations_stride = c.output.iterations_stride;
   ms.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
   ms.block_size = run.allocator->block_size();
-  Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr);
+  const bool cluster = c.replicas.count > 1;
+  ms.replica_column = cluster;
+  std::vector<const alloc::KvAllocator*> allocators{run.allocator.get()};
+  for (const Run& other : run.other_replicas) allocators.push_back(other.allocator.get());
+  Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr,
+                  allocators);
 
   EngineSettings es;
   es.seed = c.seed;
   es.beam = c.beam;
   es.oversize = c.workload.oversize;
   es.max_model_len = run.max_model_len;
-  Simulation simulation(*run.source, *run.scheduler, *run.cost, es);
+  for (const Run& other : run.other_replicas)  // a request must fit every replica
+    if (es.max_model_len == 0 || (other.max_model_len > 0 && other.max_model_len < es.max_model_len))
+      es.max_model_len = other.max_model_len;
+  std::vector<const Run*> parts{&run};
+  for (const Run& other : run.other_replicas) parts.push_back(&other);
+  std::vector<Replica> replicas;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    replicas.emplace_back(static_cast<std::int32_t>(i), *parts[i]->scheduler, *parts[i]->cost);
+  Simulation simulation(*run.source, std::move(replicas), cluster ? make_router(c.replicas.router) : nullptr, es);
   simulation.add_observer(metrics);
+  // Per replica, for summary.json's "replicas": the same measures over its own iterations
+  // and requests (no files).
+  std::vector<std::unique_ptr<Metrics>> replica_metrics;
+  if (cluster) {
+    MetricsSettings rms = ms;
+    rms.replica_column = false;
+    rms.iterations_stride = 0;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      rms.kv_bytes_per_token = static_cast<double>(parts[i]->model.kv_bytes_per_token());
+      rms.block_size = parts[i]->allocator->block_size();
+      replica_metrics.push_back(
+          std::make_unique<Metrics>(rms, nullptr, nullptr, std::vector<const alloc::KvAllocator*>{parts[i]->allocator.get()}));
+      simulation.add_replica_observer(static_cast<std::int32_t>(i), *replica_metrics.back());
+    }
+  }
+  std::optional<SloTracker> slo;
+  if (c.slo.enabled()) simulation.add_observer(slo.emplace(c.slo));
   std::unique_ptr<BatchSampler> sampler;
   if (c.validate.every_n_iterations > 0) {
     sampler = std::make_unique<BatchSampler>(
@@ -281,20 +383,35 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   }
   if (sampler) sampler->finish();
 
-  const double hit_rate = run.allocator->stats().prefix.hit_rate();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Summary s = metrics.finish(simulation.now(), wall, hit_rate);
-  if (s.requests_arrived == 0)
-    throw c.origin.error("workload", fmt::format("the workload gave no request to simulate{}: check "
-                                                 "workload.duration_s, workload.max_total_tokens and the trace",
-                                                 simulation.oversize_dropped() > 0
-                                                     ? fmt::format(" ({} dropped by workload.oversize)",
-                                                                   simulation.oversize_dropped())
-                                                     : std::string()));
+  Summary s = metrics.finish(simulation.now(), wall);
+  if (s.requests_arrived == 0) throw no_request_error(c, simulation.oversize_dropped());
   SummaryNotes n;
   n.warnings = run.warnings;
   n.requests_dropped_oversize = simulation.oversize_dropped();
   n.requests_truncated_oversize = simulation.oversize_truncated();
+  if (slo) n.slo = record_json(slo->finish(s.sim_time_s));
+  if (cluster) {
+    std::vector<ReplicaResult> per;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const Run& part = *parts[i];
+      const Replica& replica = simulation.replica(static_cast<std::int32_t>(i));
+      const ExperimentConfig& rc = replica_config(c, static_cast<std::int64_t>(i));
+      ReplicaResult r;
+      r.index = static_cast<std::int32_t>(i);
+      r.allocator = part.allocator->name();
+      r.scheduler = std::string(to_string(rc.scheduler.kind));
+      r.cost_model = part.cost->describe();
+      r.kv_slots = part.kv_slots;
+      r.requests_routed = replica.routed_requests;
+      r.tokens_routed = replica.routed_tokens;
+      r.summary = replica_metrics[i]->finish(s.sim_time_s, 0);
+      per.push_back(std::move(r));
+    }
+    const ClusterJson cj = cluster_json(std::string(enum_name(kRouterKindNames, c.replicas.router.kind)), per);
+    n.cluster = cj.cluster;
+    n.replicas = cj.replicas;
+  }
   if (c.allocator.prefix_cache && simulation.requests_with_token_ids() == 0)
     n.warnings.push_back(warning(
         c.origin, "allocator.prefix_cache",
@@ -315,7 +432,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   nlohmann::ordered_json j;
   j["name"] = c.name;
   j["allocator"] = run.allocator->name();
-  j["scheduler"] = std::string(to_string(c.scheduler.kind));
+  j["scheduler"] = std::string(to_string(replica_config(c, 0).scheduler.kind));
   j["cost_model"] = run.cost->describe();
   j["workload"] = run.source->describe();
   j["kv_slots"] = run.kv_slots;
@@ -356,7 +473,7 @@ std::vector<std::string> check_points(const Sweep& sweep) {
 // error (by index) is rethrown once the running ones are done.
 std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesystem::path& out,
                                           const ProgressFactory& progress, std::size_t jobs,
-                                          const std::vector<std::optional<Summary>>& kept) {
+                                          const std::vector<std::optional<KeptPoint>>& kept) {
   const std::size_t n = sweep.size();
   std::vector<PointResult> results(n);
   std::vector<std::exception_ptr> errors(n);
@@ -375,7 +492,8 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
         results[i].label = sweep.label(i);
         results[i].assignments = sweep.assignments(i);
         if (kept[i]) {
-          results[i].summary = *kept[i];  // --resume: complete for this very config
+          results[i].summary = kept[i]->summary;  // --resume: complete for this very config
+          results[i].notes = kept[i]->notes;
           continue;
         }
         if (progress) report = progress(results[i].label, i, n);
@@ -406,14 +524,29 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
 }
 
 // sweep.csv: one row per point; host timings stay in each summary.json (reproducibility).
+// The notes' columns (slo.*, cluster.*) follow, their union over the points in order of
+// first appearance, empty where a point has none; without any the table is as it was.
 void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<PointResult>& results,
                      const std::filesystem::path& out) {
   AtomicFile csv(out / "sweep.csv");
   std::string header = "point,label";
   for (const auto& k : keys) header += "," + csv_field(k);
-  const auto flat0 = flatten(results.front().summary.to_json());
-  for (const auto& [k, v] : flat0)
-    if (!is_host_timing(k)) header += "," + k;
+  // The columns of every point, in first-seen order: the summary's, then the notes' (slo,
+  // cluster). Points differ only by optional objects (prefix_cache when the sweep turns the
+  // prefix cache on and off, slo, cluster), whose cells stay empty where a point has none.
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::pair<std::string, std::string>>> cells(results.size());
+  auto add = [&](std::size_t i, const std::string& k, std::string cell) {
+    if (std::find(columns.begin(), columns.end(), k) == columns.end()) columns.push_back(k);
+    cells[i].emplace_back(k, std::move(cell));
+  };
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    for (const auto& [k, v] : flatten(results[i].summary.to_json()))
+      if (!is_host_timing(k)) add(i, k, v.dump());
+    for (const auto& [k, v] : flatten_note_columns(results[i].notes))
+      add(i, k, v.is_string() ? csv_field(v.get<std::string>()) : v.dump());
+  }
+  for (const auto& k : columns) header += "," + csv_field(k);
   csv.stream() << header << '\n';
   for (std::size_t i = 0; i < results.size(); ++i) {
     std::string row = fmt::format("{},{}", point_folder(i, results[i].label), csv_field(results[i].label));
@@ -423,8 +556,10 @@ void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<Poi
         if (ak == k) v = av;
       row += "," + csv_field(v);
     }
-    for (const auto& [k, v] : flatten(results[i].summary.to_json()))
-      if (!is_host_timing(k)) row += "," + v.dump();
+    for (const auto& k : columns) {
+      auto it = std::find_if(cells[i].begin(), cells[i].end(), [&](const auto& kv) { return kv.first == k; });
+      row += "," + (it == cells[i].end() ? std::string() : it->second);
+    }
     csv.stream() << row << '\n';
   }
   csv.commit();
@@ -442,13 +577,14 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
   std::vector<PlannedPoint> plan;
   for (std::size_t i = 0; i < sweep.size(); ++i)
     plan.push_back({swept ? point_folder(i, sweep.label(i)) : std::string(), std::move(resolved[i])});
-  const std::vector<std::optional<Summary>> kept = folder.prepare(plan);
+  const std::vector<std::optional<KeptPoint>> kept = folder.prepare(plan);
   std::vector<PointResult> results;
   if (!swept) {
     PointResult r;
-    if (kept[0])
-      r.summary = *kept[0];  // --resume: complete for this very config
-    else
+    if (kept[0]) {
+      r.summary = kept[0]->summary;  // --resume: complete for this very config
+      r.notes = kept[0]->notes;
+    } else
       r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{}, &r.notes);
     results.push_back(std::move(r));
   } else {

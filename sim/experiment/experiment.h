@@ -11,6 +11,10 @@
 // (a measurement window holding no iteration, kv.slots beyond the GPU's memory, a prefix
 // cache with no token identities to match) are warnings "file:line: key: ...", listed in
 // summary.json's "warnings" only when there are some.
+// With replicas.count > 1 every replica is built (its override's settings, else the file's)
+// and the run goes through the router; summary.json's top-level numbers are the cluster's
+// (every request, every replica's iterations) and it adds "cluster" and "replicas"
+// (cluster_summary.h); with slo set it adds "slo" (slo.h).
 // run_experiment() runs one config and writes, atomically, into `out`:
 //   summary.json  config.resolved.yaml  requests.csv (unless output.requests_csv is false)
 //   iterations.csv (unless output.iterations_stride is 0)
@@ -57,6 +61,10 @@ struct Run {
   // Settings that run but deserve a look (e.g. a KV pool larger than the GPU); written to
   // summary.json's "warnings" and printed by the CLI.
   std::vector<std::string> warnings;
+  // With replicas.count > 1: replicas 1 .. count-1, each built from its own settings
+  // (replica_config); the fields above are replica 0's. Their `source` is null: the
+  // cluster reads one workload.
+  std::vector<Run> other_replicas;
 };
 
 // Errors name the key at the line `config.origin` recorded for it (none for a config made

@@ -60,13 +60,14 @@ std::string read_file(const fs::path& p) {
 }
 
 // The summary of a complete result for `resolved_config` in `dir`, or nullopt.
-std::optional<Summary> complete_result(const fs::path& dir, const std::string& resolved_config) {
+std::optional<KeptPoint> complete_result(const fs::path& dir, const std::string& resolved_config) {
   std::error_code ec;
   if (!fs::is_regular_file(dir / "summary.json", ec) || !fs::is_regular_file(dir / "config.resolved.yaml", ec))
     return std::nullopt;
   if (read_file(dir / "config.resolved.yaml") != resolved_config) return std::nullopt;
   try {
-    return read_record_json<Summary>(nlohmann::ordered_json::parse(read_file(dir / "summary.json")));
+    const auto j = nlohmann::ordered_json::parse(read_file(dir / "summary.json"));
+    return KeptPoint{read_record_json<Summary>(j), SummaryNotes::read_from(j)};
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // cut short or edited: run the point again
   }
@@ -102,8 +103,8 @@ ResultFolder::ResultFolder(const fs::path& dir, ExistingResults policy)
 
 ResultFolder::~ResultFolder() = default;
 
-std::vector<std::optional<Summary>> ResultFolder::prepare(const std::vector<PlannedPoint>& points) {
-  std::vector<std::optional<Summary>> kept(points.size());
+std::vector<std::optional<KeptPoint>> ResultFolder::prepare(const std::vector<PlannedPoint>& points) {
+  std::vector<std::optional<KeptPoint>> kept(points.size());
   std::set<std::string> keep_folders;
   if (policy_ == ExistingResults::kResume) {
     for (std::size_t i = 0; i < points.size(); ++i) {

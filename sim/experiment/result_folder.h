@@ -51,6 +51,12 @@ struct PlannedPoint {
   std::string resolved_config;
 };
 
+// A complete point of an earlier run that --resume keeps: its summary.json read back.
+struct KeptPoint {
+  Summary summary;
+  SummaryNotes notes;  // its warnings and oversize counts, reported again
+};
+
 class ResultFolder {
  public:
   // Claims `dir` as described above. Throws FolderBusy, ExistingResultsError, or
@@ -64,9 +70,9 @@ class ResultFolder {
   // Makes room for `points`: removes every result of the old run except, under kResume, the
   // points whose folder holds config.resolved.yaml equal byte for byte to the planned text
   // and a summary.json that reads back (written last, so its presence means complete).
-  // Returns, per point, the kept point's summary, or nullopt for a point to run.
+  // Returns, per point, what the kept point's summary.json holds, or nullopt for a point to run.
   // REQUIRES: called once, before anything is written into the folder.
-  std::vector<std::optional<Summary>> prepare(const std::vector<PlannedPoint>& points);
+  std::vector<std::optional<KeptPoint>> prepare(const std::vector<PlannedPoint>& points);
 
   // The run completed: the folder stays.
   void finish() { created_.keep(); }

@@ -29,21 +29,47 @@ Distribution distribution(std::vector<double>& v) {
   return d;
 }
 
-// Writes one CSV line of r to os, formatted on the stack (no heap allocation).
-template <Record R>
-void write_csv_line(std::ostream& os, const R& r) {
+// Writes one CSV line of r, then of `extra` when given, to os, formatted on the stack (no
+// heap allocation).
+template <Record R, Record X>
+void write_csv_line(std::ostream& os, const R& r, const X* extra) {
   fmt::memory_buffer line;
   append_csv_row(line, r);
+  if (extra) append_csv_row(line, *extra, false);
   line.push_back('\n');
   os.write(line.data(), static_cast<std::streamsize>(line.size()));
 }
 
+double ratio(std::int64_t part, std::int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
 }  // namespace
 
-Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv)
+Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv,
+                 std::vector<const alloc::KvAllocator*> allocators)
     : settings_(settings), requests_csv_(requests_csv), iterations_csv_(iterations_csv) {
-  if (requests_csv_) *requests_csv_ << requests_csv_header() << '\n';
-  if (iterations_csv_ && settings_.iterations_stride > 0) *iterations_csv_ << iterations_csv_header() << '\n';
+  if (std::any_of(allocators.begin(), allocators.end(),
+                  [](const alloc::KvAllocator* a) { return a && a->caches_prefixes(); })) {
+    prefix_ = std::move(allocators);
+    for (const alloc::KvAllocator* a : prefix_) prefix_seen_.push_back(a->stats().prefix);
+  }
+  const bool prefix = !prefix_.empty();
+  if (requests_csv_) *requests_csv_ << requests_csv_header(prefix) << '\n';
+  if (iterations_csv_ && settings_.iterations_stride > 0)
+    *iterations_csv_ << iterations_csv_header(prefix, settings_.replica_column) << '\n';
+}
+
+std::string Metrics::requests_csv_header(bool prefix_cache) {
+  std::string h = csv_header<RequestRecord>();
+  if (prefix_cache) append_csv_header<PrefixRequestRecord>(h, false);
+  return h;
+}
+
+std::string Metrics::iterations_csv_header(bool prefix_cache, bool replica_column) {
+  std::string h = replica_column ? csv_header<ReplicaIterationRow>() : csv_header<IterationSample>();
+  if (prefix_cache) append_csv_header<PrefixIterationSample>(h, false);
+  return h;
 }
 
 void Metrics::integrate_until(double t) {
@@ -58,6 +84,22 @@ void Metrics::integrate_until(double t) {
 
 void Metrics::on_iteration(const IterationSample& s) {
   ++summary_.iterations;
+  const bool in_window = s.start_s >= settings_.window_start_s && s.start_s < settings_.window_end_s;
+  PrefixIterationSample ps;
+  if (!prefix_.empty()) {
+    const auto r = static_cast<std::size_t>(replica_);
+    alloc::PrefixCacheStats& seen = prefix_seen_.at(r);
+    const alloc::PrefixCacheStats now = prefix_.at(r)->stats().prefix;
+    ps.prefix_prompt_tokens = now.prompt_tokens - seen.prompt_tokens;
+    ps.prefix_hit_tokens = now.hit_tokens - seen.hit_tokens;
+    ps.readmission_hit_tokens = now.readmission_hit_tokens - seen.readmission_hit_tokens;
+    ps.evicted_blocks = now.evictions - seen.evictions;
+    seen = now;
+    if (in_window) {
+      window_prompt_tokens_ += ps.prefix_prompt_tokens;
+      window_hit_tokens_ += ps.prefix_hit_tokens;
+    }
+  }
   const MemoryPct pct = memory_pct_of(s);
   integrate_until(s.start_s);
   have_last_ = true;
@@ -65,7 +107,7 @@ void Metrics::on_iteration(const IterationSample& s) {
   last_duration_ = s.duration_s;
   last_pct_ = pct;
 
-  if (s.start_s >= settings_.window_start_s && s.start_s < settings_.window_end_s) {
+  if (in_window) {
     ++summary_.window_iterations;
     add(sum_pct_, pct);
     sum_batched_requests_ += static_cast<double>(s.batch_requests);
@@ -80,7 +122,9 @@ void Metrics::on_iteration(const IterationSample& s) {
                             static_cast<double>(settings_.block_size) * settings_.kv_bytes_per_token;
 
   if (iterations_csv_ && settings_.iterations_stride > 0 && s.index % settings_.iterations_stride == 0) {
-    write_csv_line(*iterations_csv_, s);
+    const PrefixIterationSample* extra = prefix_.empty() ? nullptr : &ps;
+    if (settings_.replica_column) write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra);
+    else write_csv_line(*iterations_csv_, s, extra);
   }
 }
 
@@ -113,10 +157,11 @@ void Metrics::on_request_finished(const Request& r) {
   ttft_.push_back(rec.ttft_s);
   if (r.output_tokens > 1) tpot_.push_back(rec.tpot_s);
   if (r.output_tokens > 0) normalized_.push_back(rec.normalized_latency_s_per_token);
-  if (requests_csv_) write_csv_line(*requests_csv_, rec);
+  const PrefixRequestRecord prefix_rec{r.readmission_cached_tokens};
+  if (requests_csv_) write_csv_line(*requests_csv_, rec, prefix_.empty() ? nullptr : &prefix_rec);
 }
 
-Summary Metrics::finish(double sim_time_s, double wall_s, double prefix_hit_rate) {
+Summary Metrics::finish(double sim_time_s, double wall_s) {
   integrate_until(sim_time_s);
   Summary& s = summary_;
   const auto n = static_cast<double>(s.window_iterations);
@@ -134,7 +179,25 @@ Summary Metrics::finish(double sim_time_s, double wall_s, double prefix_hit_rate
   s.e2e_s = distribution(e2e_);
   s.ttft_s = distribution(ttft_);
   s.tpot_s = distribution(tpot_);
-  s.prefix_hit_rate = prefix_hit_rate;
+  if (!prefix_.empty()) {
+    // The run's totals from the allocators themselves, summed over replicas: admissions
+    // after the last iteration (none in practice) count too.
+    alloc::PrefixCacheStats st;
+    for (const alloc::KvAllocator* a : prefix_) st += a->stats().prefix;
+    PrefixCacheSummary p;
+    p.prompt_tokens = st.prompt_tokens;
+    p.hit_tokens = st.hit_tokens;
+    p.hit_rate = st.hit_rate();
+    p.window_prompt_tokens = window_prompt_tokens_;
+    p.window_hit_tokens = window_hit_tokens_;
+    p.window_hit_rate = ratio(window_hit_tokens_, window_prompt_tokens_);
+    p.readmission_hit_tokens = st.readmission_hit_tokens;
+    p.hit_blocks = st.hit_blocks;
+    p.miss_blocks = st.miss_blocks;
+    p.evicted_blocks = st.evictions;
+    s.prefix_hit_rate = p.hit_rate;
+    s.prefix_cache = p;
+  }
   s.wall_s = wall_s;
   s.sim_seconds_per_wall_second = wall_s > 0 ? sim_time_s / wall_s : 0;
   s.iterations_per_wall_second = wall_s > 0 ? static_cast<double>(s.iterations) / wall_s : 0;

@@ -6,7 +6,10 @@
 // iterations.csv (IterationSample), their columns generated from each record's field list,
 // stream to the given sinks as they come,
 // so memory stays bounded by the per-request latency vectors (for exact percentiles:
-// 4 doubles per request). The sinks are borrowed and may be null. Not thread-safe.
+// 4 doubles per request). Given an allocator that caches prefixes, it reads the allocator's
+// prefix-cache counters at each iteration and adds the prefix-cache records
+// (prefix_cache_records.h) to each output. The sinks and the allocator are borrowed and may
+// be null. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "allocator/kv_allocator.h"
 #include "sim/core/iteration_observer.h"
 #include "sim/core/iteration_sample.h"
 #include "sim/core/request.h"
 #include "sim/metrics/memory_pct.h"
+#include "sim/metrics/prefix_cache_records.h"
+#include "sim/metrics/replica_iteration_row.h"
 #include "sim/metrics/request_record.h"
 #include "sim/metrics/summary.h"
 
@@ -30,22 +36,36 @@ struct MetricsSettings {
   std::int64_t iterations_stride = 1;  // write every Nth iteration to iterations.csv; 0: none
   double kv_bytes_per_token = 0;       // to turn swapped blocks into bytes
   std::int64_t block_size = 1;         // tokens per block, same purpose
+  // iterations.csv opens with a `replica` column (ReplicaIterationRow): for runs of several
+  // replicas, whose iterations interleave in one file. Off: the columns of one replica.
+  bool replica_column = false;
 };
 
 class Metrics final : public IterationObserver {
  public:
-  Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv);
+  // `allocators`: the allocator of each replica whose iterations this Metrics observes, by
+  // replica index (one for a single replica, or for a per-replica Metrics fed on_iteration);
+  // they must outlive the Metrics. Their prefix-cache counters are read if any caches
+  // prefixes (then all must: one block size, one prefix cache per replica).
+  Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv,
+          std::vector<const alloc::KvAllocator*> allocators = {});
 
   void on_arrival(const Request&) override { ++summary_.requests_arrived; }
   void on_iteration(const IterationSample& s, const IterationPlan&) override { on_iteration(s); }
+  void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan&) override {
+    replica_ = replica;
+    on_iteration(s);
+  }
   void on_iteration(const IterationSample& s);
   void on_request_finished(const Request& r) override;
-  // Closes the run at virtual time sim_time_s. prefix_hit_rate comes from the allocator.
-  Summary finish(double sim_time_s, double wall_s, double prefix_hit_rate);
+  // Closes the run at virtual time sim_time_s.
+  Summary finish(double sim_time_s, double wall_s);
 
-  // The CSV header lines (no newline), from RequestRecord's and IterationSample's fields.
-  static std::string requests_csv_header() { return csv_header<RequestRecord>(); }
-  static std::string iterations_csv_header() { return csv_header<IterationSample>(); }
+  // The CSV header lines (no newline), from RequestRecord's and IterationSample's fields
+  // (after ReplicaIterationRow's `replica` with `replica_column`), followed by the
+  // prefix-cache records' with `prefix_cache` (an allocator that caches prefixes).
+  static std::string requests_csv_header(bool prefix_cache = false);
+  static std::string iterations_csv_header(bool prefix_cache = false, bool replica_column = false);
 
  private:
   // Time-weighted memory of the last sample over its iteration, up to t.
@@ -55,6 +75,7 @@ class Metrics final : public IterationObserver {
   std::ostream* requests_csv_;
   std::ostream* iterations_csv_;
   Summary summary_;
+  std::int32_t replica_ = 0;  // of the iteration being recorded (on_replica_iteration)
 
   // Window sums over iterations (the paper's per-iteration average).
   MemoryPct sum_pct_;
@@ -71,6 +92,13 @@ class Metrics final : public IterationObserver {
 
   std::vector<double> e2e_, ttft_, tpot_, normalized_;
   double generated_tokens_ = 0;
+
+  // Prefix cache (prefix_ empty: off). Per replica, its allocator and the counters at its
+  // last iteration, so that each iteration reports what its scheduling added; window sums
+  // of first admissions.
+  std::vector<const alloc::KvAllocator*> prefix_;
+  std::vector<alloc::PrefixCacheStats> prefix_seen_;
+  std::int64_t window_prompt_tokens_ = 0, window_hit_tokens_ = 0;
 };
 
 }  // namespace pagesim::sim

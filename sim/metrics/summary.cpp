@@ -20,6 +20,29 @@ void SummaryNotes::add_to(nlohmann::ordered_json& j) const {
   if (requests_dropped_oversize > 0) j["requests_dropped_oversize"] = requests_dropped_oversize;
   if (requests_truncated_oversize > 0) j["requests_truncated_oversize"] = requests_truncated_oversize;
   if (!warnings.empty()) j["warnings"] = warnings;
+  if (!slo.is_null()) j["slo"] = slo;
+  if (!cluster.is_null()) j["cluster"] = cluster;
+  if (!replicas.is_null()) j["replicas"] = replicas;
+}
+
+std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns(const SummaryNotes& notes) {
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> out;
+  for (const auto& [name, j] : {std::pair{"slo", &notes.slo}, std::pair{"cluster", &notes.cluster}}) {
+    if (j->is_null()) continue;
+    for (auto& [k, v] : flatten(*j)) out.emplace_back(std::string(name) + "." + k, std::move(v));
+  }
+  return out;
+}
+
+SummaryNotes SummaryNotes::read_from(const nlohmann::ordered_json& j) {
+  SummaryNotes n;
+  if (j.contains("requests_dropped_oversize")) n.requests_dropped_oversize = j.at("requests_dropped_oversize");
+  if (j.contains("requests_truncated_oversize")) n.requests_truncated_oversize = j.at("requests_truncated_oversize");
+  if (j.contains("warnings")) n.warnings = j.at("warnings").get<std::vector<std::string>>();
+  if (j.contains("slo")) n.slo = j.at("slo");
+  if (j.contains("cluster")) n.cluster = j.at("cluster");
+  if (j.contains("replicas")) n.replicas = j.at("replicas");
+  return n;
 }
 
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten(const nlohmann::ordered_json& j) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/metrics/memory_pct.h"
+#include "sim/metrics/prefix_cache_records.h"
 #include "sim/output/record_fields.h"
 
 namespace pagesim::sim {
@@ -43,7 +45,9 @@ struct Summary {
   Distribution e2e_s, ttft_s, tpot_s;
   std::int64_t preemptions = 0, recompute_preemptions = 0, swap_preemptions = 0;
   double swapped_bytes = 0;            // GPU<->CPU, both directions
-  double prefix_hit_rate = 0;          // prompt tokens served from the prefix cache
+  double prefix_hit_rate = 0;          // first admissions: prompt tokens served by the prefix
+                                       // cache / all their prompt tokens (0 without the cache)
+  std::optional<PrefixCacheSummary> prefix_cache;  // only when the allocator caches prefixes
   std::int64_t requests_arrived = 0, requests_finished = 0, iterations = 0;
   std::int64_t window_iterations = 0;
   double sim_time_s = 0;               // virtual time of the last event
@@ -77,6 +81,7 @@ struct RecordFields<Summary> {
       Field{"swap_preemptions", &S::swap_preemptions},
       Field{"swapped_bytes", &S::swapped_bytes},
       Field{"prefix_hit_rate", &S::prefix_hit_rate},
+      Field{"prefix_cache", &S::prefix_cache},
       Field{"requests_arrived", &S::requests_arrived},
       Field{"requests_finished", &S::requests_finished},
       Field{"iterations", &S::iterations},
@@ -95,10 +100,20 @@ struct SummaryNotes {
   std::int64_t requests_dropped_oversize = 0;    // workload.oversize: drop (or a truncate that failed)
   std::int64_t requests_truncated_oversize = 0;  // workload.oversize: truncate
   std::vector<std::string> warnings;             // settings that ran but deserve a look
+  // Only with slo set / replicas.count > 1 (null otherwise): "slo" (slo.h), "cluster" and
+  // "replicas" (cluster_summary.h).
+  nlohmann::ordered_json slo, cluster, replicas;
 
   // Adds the non-empty notes to summary.json's object `j`.
   void add_to(nlohmann::ordered_json& j) const;
+  // The notes add_to wrote into `j` (absent ones stay empty). Throws nlohmann::json::exception
+  // on a field of the wrong type.
+  static SummaryNotes read_from(const nlohmann::ordered_json& j);
 };
+
+// The sweep table's columns from the notes, after the Summary's: "slo.*" and "cluster.*",
+// flattened (per-replica arrays stay in each summary.json). Empty without them.
+std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns(const SummaryNotes& notes);
 
 // [("memory_pct.token_states", 12.3), ...] in summary.json's order.
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten(const nlohmann::ordered_json& j);

@@ -9,13 +9,17 @@
 // `member` will do). The list names the members in output order, each exactly once;
 // `static_assert(lists_every_member<R>())` beside it stops a member added to R without a
 // field. A field whose type is itself a record is nested: its columns stand in its place in
-// CSV under their own names (no prefix), and it is a nested object in JSON.
+// CSV under their own names (no prefix), and it is a nested object in JSON. A field of type
+// std::optional<record> is JSON only (a record holding one has no CSV form): a nested
+// object when engaged, no key at all when empty, so outputs of runs without it keep their
+// bytes.
 //
 // Header-only, stateless and safe from any thread. The CSV row is formatted into a
 // caller-provided fmt::memory_buffer, so a row costs no heap allocation.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -43,6 +47,11 @@ struct RecordFields;
 template <class R>
 concept Record = requires { RecordFields<R>::fields; };
 
+template <class T>
+inline constexpr bool is_optional_record = false;
+template <Record T>
+inline constexpr bool is_optional_record<std::optional<T>> = true;
+
 // Calls f(field) for each field of R, in order.
 template <Record R, class F>
 constexpr void for_each_field(F&& f) {
@@ -52,8 +61,12 @@ constexpr void for_each_field(F&& f) {
 namespace detail {
 
 struct AnyValue {  // converts to any member type; only named in unevaluated contexts
+  // Defined (never run) because std::optional's constexpr converting constructor, which a
+  // std::optional<record> member brings in, instantiates the conversion to the record.
   template <class T>
-  constexpr operator T() const;
+  constexpr operator T() const {
+    return T{};
+  }
 };
 
 // The number of members of aggregate R: the longest brace initialiser it accepts.
@@ -81,6 +94,7 @@ constexpr std::size_t csv_column_count() {
   std::size_t n = 0;
   for_each_field<R>([&](const auto& field) {
     using T = std::remove_cvref_t<decltype(std::declval<const R&>().*field.member)>;
+    static_assert(!is_optional_record<T>, "an optional record has no CSV form");
     if constexpr (Record<T>)
       n += csv_column_count<T>();
     else
@@ -94,6 +108,7 @@ template <Record R>
 void append_csv_header(std::string& out, bool first = true) {
   for_each_field<R>([&](const auto& field) {
     using T = std::remove_cvref_t<decltype(std::declval<const R&>().*field.member)>;
+    static_assert(!is_optional_record<T>, "an optional record has no CSV form");
     if constexpr (Record<T>) {
       append_csv_header<T>(out, first);
     } else {
@@ -119,6 +134,7 @@ void append_csv_row(fmt::memory_buffer& out, const R& r, bool first = true) {
   for_each_field<R>([&](const auto& field) {
     const auto& value = r.*field.member;
     using T = std::remove_cvref_t<decltype(value)>;
+    static_assert(!is_optional_record<T>, "an optional record has no CSV form");
     if constexpr (Record<T>) {
       append_csv_row(out, value, first);
     } else {
@@ -129,14 +145,17 @@ void append_csv_row(fmt::memory_buffer& out, const R& r, bool first = true) {
   });
 }
 
-// r as a JSON object, keys in field order; nested records become nested objects.
+// r as a JSON object, keys in field order; nested records become nested objects, empty
+// optional records are left out.
 template <Record R>
 nlohmann::ordered_json record_json(const R& r) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for_each_field<R>([&](const auto& field) {
     const auto& value = r.*field.member;
     using T = std::remove_cvref_t<decltype(value)>;
-    if constexpr (Record<T>)
+    if constexpr (is_optional_record<T>) {
+      if (value) j[std::string(field.name)] = record_json(*value);
+    } else if constexpr (Record<T>)
       j[std::string(field.name)] = record_json(value);
     else
       j[std::string(field.name)] = value;
@@ -145,8 +164,8 @@ nlohmann::ordered_json record_json(const R& r) {
 }
 
 // Reads back what record_json() wrote: each field from the key of its name (nested records
-// from nested objects). Throws nlohmann::json::exception if a key is missing or holds another
-// type. Doubles written by nlohmann's dump() read back to the same bits, so
+// from nested objects; an optional record is empty when its key is absent). Throws
+// nlohmann::json::exception if a key is missing or holds another type. Doubles written by nlohmann's dump() read back to the same bits, so
 // record_json(read_record_json<R>(record_json(r))) dumps to the same text.
 template <Record R>
 R read_record_json(const nlohmann::ordered_json& j) {
@@ -154,11 +173,14 @@ R read_record_json(const nlohmann::ordered_json& j) {
   for_each_field<R>([&](const auto& field) {
     auto& value = r.*field.member;
     using T = std::remove_cvref_t<decltype(value)>;
-    const auto& v = j.at(std::string(field.name));
-    if constexpr (Record<T>)
-      value = read_record_json<T>(v);
-    else
-      value = v.template get<T>();
+    if constexpr (is_optional_record<T>) {
+      if (j.contains(std::string(field.name)))
+        value = read_record_json<typename T::value_type>(j.at(std::string(field.name)));
+    } else if constexpr (Record<T>) {
+      value = read_record_json<T>(j.at(std::string(field.name)));
+    } else {
+      value = j.at(std::string(field.name)).template get<T>();
+    }
   });
   return r;
 }

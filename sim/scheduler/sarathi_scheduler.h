@@ -2,10 +2,10 @@
 // (Sarathi-Serve). Each iteration spends `chunk_tokens` tokens: first one per decoding
 // sequence (with vLLM's preemption and swap-in rules), then the next chunks of prefills in
 // progress (oldest first), then new admissions, the last one cut to the remaining budget.
-// Decodes are never stalled behind a long prompt.
-// Limitation: with the prefix cache, only a request's first chunk looks up and registers
-// cached blocks; later chunks are plain appends (the allocator has no keyed append yet), so
-// hits beyond the first chunk are missed and prefix_hit_rate is a lower bound.
+// Decodes are never stalled behind a long prompt. With the prefix cache, admission looks the
+// whole prompt up and holds its cached blocks; the budget pays only for the tokens computed
+// after them (as vLLM v1's scheduler does), and each later chunk's full prompt blocks are
+// cached as they are filled.
 #pragma once
 
 #include "sim/scheduler/vllm_scheduler.h"

@@ -32,15 +32,8 @@ alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq,
   a.output_tokens = r.output_tokens;
   a.generated_tokens = r.generated;
   a.prompt_block_hashes = r.block_hashes;
-  if (chunk < r.prompt_tokens + r.generated) {
-    // Hold the first chunk only; the rest is appended chunk by chunk. The final length (and
-    // so the accounting) is unchanged.
-    a.prompt_tokens = chunk;
-    a.generated_tokens = 0;
-    a.output_tokens = r.final_tokens() - chunk;
-    const auto full = static_cast<std::size_t>(chunk / alloc_.block_size());
-    a.prompt_block_hashes = a.prompt_block_hashes.first(std::min(full, a.prompt_block_hashes.size()));
-  }
+  a.max_new_tokens = chunk;
+  a.readmission = r.recomputes > 0;
   return a;
 }
 
@@ -78,6 +71,7 @@ bool Scheduler::can_ever_schedule(const Request& r, std::string* why, std::strin
 void Scheduler::add_request(Request* r) {
   r->state = RequestState::kWaiting;
   waiting_.push_back(r);
+  alloc_.hold_pending_prefix(r->block_hashes);
 }
 
 void Scheduler::begin_iteration(IterationPlan& plan) {
@@ -119,10 +113,13 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
   if (observer_) observer_->on_admitted(*r, seq);
   r->to_prefill = total;
   r->prefilled = res.cached_tokens;
-  r->cached_tokens += res.cached_tokens;
+  if (a.readmission)
+    r->readmission_cached_tokens += res.cached_tokens;
+  else
+    r->cached_tokens = res.cached_tokens;
   if (r->generated > 0) r->recomputed_tokens += total - res.cached_tokens;
   if (r->first_scheduled_s < 0) r->first_scheduled_s = now;
-  const std::int64_t held = a.tokens_at_admission();
+  const std::int64_t held = res.held_tokens;
   plan.prefills.push_back({r, held - res.cached_tokens, res.cached_tokens, held == total});
   insert_running(r);
   return true;
@@ -173,6 +170,7 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   ++plan.recompute_preemptions;
   r->state = RequestState::kWaiting;
   waiting_.push_front(r);
+  alloc_.hold_pending_prefix(r->block_hashes);
 }
 
 std::vector<Request*> Scheduler::grow_running_or_recompute(IterationPlan& plan) {
@@ -201,7 +199,7 @@ void Scheduler::admit_fcfs(double now, IterationPlan& plan, std::int64_t batched
     if (batched_tokens + tokens > settings_.max_num_batched_tokens) break;
     if (running_seqs_ + r->width() > settings_.max_num_seqs) break;
     if (!alloc_.can_admit(admit_request(*r, 0))) break;
-    waiting_.pop_front();
+    pop_waiting();
     [[maybe_unused]] const bool admitted = admit(r, now, std::numeric_limits<std::int64_t>::max(), plan);
     assert(admitted && "can_admit promised room");
     batched_tokens += tokens;

@@ -15,6 +15,11 @@
 //   running_seqs() == Σ sequences of running requests
 //   Σ sequences of running + swapped requests == allocator.num_sequences()
 //   running and swapped are ordered by (arrival, id)
+// Outside validate()'s reach (the allocator's side is not visible through KvAllocator):
+//   the allocator holds each waiting request's prompt block hashes once
+//   (hold_pending_prefix on joining waiting, release_pending_prefix on leaving it, as
+//   add_request, preempt and pop_waiting do), so an eviction policy can protect what the
+//   waiting queue will hit; tests/sim/scheduler/waiting_prefix_test.cpp checks it
 // Not thread-safe.
 #pragma once
 
@@ -81,9 +86,10 @@ class Scheduler {
   std::int64_t num_running_seqs() const { return running_seqs_; }
   // The head of the waiting queue, or null.
   const Request* waiting_head() const { return waiting_.empty() ? nullptr : waiting_.front(); }
-  // The admission request for `r` as the allocator would see it now. With `chunk` below
-  // r's prompt + generated tokens (chunked prefill), only the first `chunk` tokens are held
-  // and only the prefix keys of full blocks inside them are given.
+  // The admission request for `r` as the allocator would see it now: all of its prompt's
+  // prefix keys, and at most `chunk` tokens computed at admission after the cache hits
+  // (chunked prefill; the rest is appended chunk by chunk). A request that was recomputed
+  // before comes back as a re-admission (its hits are counted apart).
   alloc::AdmitRequest admit_request(const Request& r, alloc::SeqId seq,
                                     std::int64_t chunk = std::numeric_limits<std::int64_t>::max()) const;
 
@@ -141,6 +147,7 @@ class Scheduler {
   Request* pop_waiting() {
     Request* r = waiting_.front();
     waiting_.pop_front();
+    alloc_.release_pending_prefix(r->block_hashes);
     return r;
   }
   const std::deque<Request*>& swapped() const { return swapped_; }

@@ -120,7 +120,7 @@ Outcome simulate(std::vector<traces::TraceRequest> trace, Allocator& allocator, 
   MetricsSettings ms;
   ms.kv_bytes_per_token = 1.0;
   ms.block_size = allocator.block_size();
-  Metrics metrics(ms, &req_csv, &it_csv);
+  Metrics metrics(ms, &req_csv, &it_csv, {&allocator});
   EngineSettings es;
   es.seed = seed;
   es.beam = beam;
@@ -132,7 +132,7 @@ Outcome simulate(std::vector<traces::TraceRequest> trace, Allocator& allocator, 
   scheduler->validate();
   allocator.validate();
   Outcome o;
-  o.summary = metrics.finish(sim.now(), 0, 0);
+  o.summary = metrics.finish(sim.now(), 0);
   o.requests = parse_csv(req_csv.str());
   o.iterations = parse_csv(it_csv.str());
   o.iterations_run = sim.iterations();

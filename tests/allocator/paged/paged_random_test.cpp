@@ -33,21 +33,25 @@ class PagedShadow {
 
   PagedAllocator& alloc() { return a_; }
 
-  // A prompt drawn from one of a few documents, so prefixes repeat across requests.
-  void admit(SeqId id, std::int64_t doc, std::int64_t prompt, std::int64_t output, std::int64_t generated) {
-    std::vector<Ident> ident;
+  // The chained hashes of the full blocks of document `doc`'s first `prompt` tokens.
+  std::vector<BlockHash> doc_hashes(std::int64_t doc, std::int64_t prompt) const {
     std::vector<std::int32_t> toks;
-    for (std::int64_t i = 0; i < prompt; ++i) {
-      ident.push_back(doc * 1'000'000 + i);
-      toks.push_back(static_cast<std::int32_t>(doc * 1'000'000 + i));
-    }
-    for (std::int64_t i = 0; i < generated; ++i) ident.push_back(fresh_--);
+    for (std::int64_t i = 0; i < prompt; ++i) toks.push_back(static_cast<std::int32_t>(doc * 1'000'000 + i));
     std::vector<BlockHash> hashes;
     BlockHash h = kRootBlockHash;
     for (std::int64_t i = 0; i + bs_ <= prompt; i += bs_) {
       h = chain_block_hash(h, std::span(toks).subspan(static_cast<std::size_t>(i), static_cast<std::size_t>(bs_)));
       hashes.push_back(h);
     }
+    return hashes;
+  }
+
+  // A prompt drawn from one of a few documents, so prefixes repeat across requests.
+  void admit(SeqId id, std::int64_t doc, std::int64_t prompt, std::int64_t output, std::int64_t generated) {
+    std::vector<Ident> ident;
+    for (std::int64_t i = 0; i < prompt; ++i) ident.push_back(doc * 1'000'000 + i);
+    for (std::int64_t i = 0; i < generated; ++i) ident.push_back(fresh_--);
+    const std::vector<BlockHash> hashes = doc_hashes(doc, prompt);
     AdmitRequest r;
     r.seq = id;
     r.prompt_tokens = prompt;
@@ -108,6 +112,18 @@ class PagedShadow {
     idents_.erase(id);
   }
 
+  // A waiting request with document doc's prompt joins (hold) or leaves (release) the queue.
+  void hold(std::int64_t doc, std::int64_t prompt) {
+    waiting_.push_back(doc_hashes(doc, prompt));
+    a_.hold_pending_prefix(waiting_.back());
+    ++counts.holds;
+  }
+  void release(std::size_t i) {
+    a_.release_pending_prefix(waiting_[i]);
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  std::size_t num_waiting() const { return waiting_.size(); }
+
   void swap_out(const std::vector<SeqId>& group) {
     auto moves = a_.swap_out(group);
     if (!moves) return;
@@ -140,7 +156,7 @@ class PagedShadow {
   // What the run exercised; the test asserts each path was taken.
   struct {
     std::int64_t admits = 0, admit_failures = 0, appends = 0, append_failures = 0;
-    std::int64_t cow_copies = 0, swap_outs = 0, swap_ins = 0, hit_tokens = 0;
+    std::int64_t cow_copies = 0, swap_outs = 0, swap_ins = 0, hit_tokens = 0, holds = 0;
   } counts;
 
  private:
@@ -148,6 +164,7 @@ class PagedShadow {
   std::int64_t bs_;
   std::vector<std::vector<Ident>> gpu_, cpu_;
   std::map<SeqId, std::vector<Ident>> idents_;
+  std::vector<std::vector<BlockHash>> waiting_;  // prompt hashes of the simulated waiting queue
   Ident fresh_ = -2;
 };
 
@@ -183,6 +200,12 @@ void run_random(const PagedAllocatorSettings& s, std::uint64_t seed) {
       if (!sh.alloc().is_swapped(id)) sh.fork(id, next_id++);
     } else if (kind < 90) {
       sh.free(random_live());
+    } else if (kind < 95 && s.eviction == EvictionKind::kLruProtectWaiting) {
+      // The waiting queue changes: a prompt joins, or a random waiting one leaves.
+      if (sh.num_waiting() < 8 && (sh.num_waiting() == 0 || pick(0, 1) == 0))
+        sh.hold(pick(0, 5), pick(1, 6 * s.block_size));
+      else
+        sh.release(static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(sh.num_waiting()) - 1)));
     } else if (s.num_cpu_blocks > 0) {
       SeqId id = random_live();
       std::vector<SeqId> group{id};
@@ -216,6 +239,9 @@ void run_random(const PagedAllocatorSettings& s, std::uint64_t seed) {
   if (s.num_cpu_blocks > 0) {
     EXPECT_GT(c.swap_outs, 0);
     EXPECT_GT(c.swap_ins, 0);
+  }
+  if (s.eviction == EvictionKind::kLruProtectWaiting) {
+    EXPECT_GT(c.holds, ops / 50);
   }
   if (s.prefix_cache) {
     EXPECT_GT(c.hit_tokens, 0);
@@ -255,6 +281,29 @@ TEST(PagedRandom, PrefixCacheFifoBlockSize1) {
   s.prefix_cache = true;
   s.eviction = EvictionKind::kFifo;
   run_random(s, 4);
+}
+
+TEST(PagedRandom, PrefixCacheLfu) {
+  PagedAllocatorSettings s;
+  s.num_blocks = 96;
+  s.block_size = 4;
+  s.num_cpu_blocks = 32;
+  s.prefix_cache = true;
+  s.eviction = EvictionKind::kLfu;
+  run_random(s, 5);
+}
+
+// Random holds and releases of the waiting queue's prompt hashes between the operations;
+// validate() checks after each that exactly the cached blocks whose hash is held are
+// protected.
+TEST(PagedRandom, PrefixCacheLruProtectWaiting) {
+  PagedAllocatorSettings s;
+  s.num_blocks = 96;
+  s.block_size = 4;
+  s.num_cpu_blocks = 32;
+  s.prefix_cache = true;
+  s.eviction = EvictionKind::kLruProtectWaiting;
+  run_random(s, 6);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ TEST(PrefixCache, IdenticalPrefixHitsAndSharesBlocks) {
   EXPECT_EQ(st.hit_blocks, 2);
   EXPECT_EQ(st.miss_blocks, 2);
   EXPECT_EQ(st.hit_tokens, 8);
-  EXPECT_EQ(st.lookup_tokens, 20);
+  EXPECT_EQ(st.prompt_tokens, 20);
   EXPECT_DOUBLE_EQ(st.hit_rate(), 0.4);
   a.validate();
 }
@@ -162,10 +162,135 @@ TEST(PrefixCache, LruRefreshesOnReuseButFifoDoesNot) {
   }
 }
 
+// One block A hit once after its first use, one block B never hit and released last:
+// LRU and FIFO evict A (released / cached earlier), LFU evicts B (fewer hits).
+TEST(PrefixCache, LfuKeepsTheMoreUsedBlock) {
+  for (EvictionKind ev : {EvictionKind::kLru, EvictionKind::kFifo, EvictionKind::kLfu}) {
+    PagedAllocator a = make_cached(4, ev);
+    auto ha = hashes(seq_tokens(0, 4), 4);
+    auto hb = hashes(seq_tokens(50, 4), 4);
+    ASSERT_TRUE(a.admit(req(1, 4, ha)).admitted);  // block 0 cached under A, 0 hits
+    a.free(1);
+    ASSERT_EQ(a.admit(req(2, 4, ha)).cached_tokens, 3);  // hit: A has 1 hit
+    a.free(2);
+    ASSERT_TRUE(a.admit(req(3, 4, hb)).admitted);  // block 1 cached under B, 0 hits
+    a.free(3);                                     // B released after A
+    AdmitRequest plain;
+    plain.seq = 9;
+    plain.prompt_tokens = 12;  // blocks 2, 3 from the free list, then one victim
+    ASSERT_TRUE(a.admit(plain).admitted);
+    EXPECT_EQ(a.block_table(9)[2], ev == EvictionKind::kLfu ? 1 : 0) << to_string(ev);
+    a.validate();
+  }
+}
+
+// A hit on a block another request still holds counts too.
+TEST(PrefixCache, LfuCountsHitsOnReferencedBlocks) {
+  PagedAllocator a = make_cached(3, EvictionKind::kLfu);
+  auto ha = hashes(seq_tokens(0, 4), 4);
+  auto hb = hashes(seq_tokens(50, 4), 4);
+  ASSERT_TRUE(a.admit(req(1, 4, ha)).admitted);        // block 0
+  ASSERT_EQ(a.admit(req(2, 4, ha)).cached_tokens, 3);  // shares block 0 while 1 holds it
+  a.free(1);
+  a.free(2);  // A released first, with 1 hit
+  ASSERT_TRUE(a.admit(req(3, 4, hb)).admitted);  // block 1
+  a.free(3);
+  AdmitRequest plain;
+  plain.seq = 9;
+  plain.prompt_tokens = 8;  // block 2, then the victim
+  ASSERT_TRUE(a.admit(plain).admitted);
+  EXPECT_EQ(a.block_table(9)[1], 1);
+  a.validate();
+}
+
+// With equal counts LFU is LRU: the deepest block of the earliest freed prompt goes first.
+TEST(PrefixCache, LfuTiesGoToTheLeastRecentlyReleased) {
+  PagedAllocator a = make_cached(4, EvictionKind::kLfu);
+  auto ha = hashes(seq_tokens(0, 8), 4);
+  auto hb = hashes(seq_tokens(100, 8), 4);
+  ASSERT_TRUE(a.admit(req(1, 8, ha)).admitted);  // blocks 0,1
+  ASSERT_TRUE(a.admit(req(2, 8, hb)).admitted);  // blocks 2,3
+  a.free(1);  // releases 1 then 0
+  a.free(2);  // releases 3 then 2
+  AdmitRequest plain;
+  plain.seq = 3;
+  plain.prompt_tokens = 12;  // three victims: 1, 0, 3
+  ASSERT_TRUE(a.admit(plain).admitted);
+  EXPECT_EQ(a.block_table(3), (std::vector<BlockId>{1, 0, 3}));
+  a.validate();
+}
+
+// Two cached blocks, A released before B. LRU evicts A; once a waiting request holds A's
+// hash, lru_protect_waiting evicts B instead; when it leaves the queue, A again.
+TEST(PrefixCache, ProtectWaitingSparesWhatTheQueueWillHit) {
+  auto ha = hashes(seq_tokens(0, 4), 4);
+  auto hb = hashes(seq_tokens(50, 4), 4);
+  for (int held : {0, 1, 2}) {  // 2: held, then released
+    PagedAllocator a = make_cached(2, EvictionKind::kLruProtectWaiting);
+    ASSERT_TRUE(a.admit(req(1, 4, ha)).admitted);  // block 0
+    ASSERT_TRUE(a.admit(req(2, 4, hb)).admitted);  // block 1
+    a.free(1);
+    a.free(2);
+    if (held >= 1) a.hold_pending_prefix(ha);
+    if (held == 2) a.release_pending_prefix(ha);
+    EXPECT_EQ(a.num_pending_prefix_hashes(), held == 1 ? 1 : 0);
+    a.validate();
+    AdmitRequest plain;
+    plain.seq = 9;
+    plain.prompt_tokens = 4;
+    ASSERT_TRUE(a.admit(plain).admitted);
+    EXPECT_EQ(a.block_table(9)[0], held == 1 ? 1 : 0) << "held " << held;
+    if (held == 1) {
+      EXPECT_EQ(a.admit(req(3, 4, ha)).cached_tokens, 3);  // the waiting request hits
+    }
+    a.validate();
+  }
+}
+
+TEST(PrefixCache, ProtectWaitingCountsHoldersAndProtectsBlocksCachedLater) {
+  PagedAllocator a = make_cached(3, EvictionKind::kLruProtectWaiting);
+  auto ha = hashes(seq_tokens(0, 4), 4);
+  auto hb = hashes(seq_tokens(50, 4), 4);
+  auto hc = hashes(seq_tokens(90, 4), 4);
+  a.hold_pending_prefix(ha);  // two waiting requests with prompt A, before A is cached
+  a.hold_pending_prefix(ha);
+  a.release_pending_prefix(ha);  // one of them left: A still held once
+  ASSERT_TRUE(a.admit(req(1, 4, ha)).admitted);  // block 0, protected as it is cached
+  ASSERT_TRUE(a.admit(req(2, 4, hb)).admitted);  // block 1
+  ASSERT_TRUE(a.admit(req(3, 4, hc)).admitted);  // block 2
+  a.hold_pending_prefix(hc);
+  a.free(1);
+  a.free(2);
+  a.free(3);  // release order 0, 1, 2; protected 0 and 2
+  a.validate();
+  AdmitRequest plain;
+  plain.seq = 9;
+  plain.prompt_tokens = 12;  // all three: unprotected 1, then protected by LRU: 0, 2
+  ASSERT_TRUE(a.admit(plain).admitted);
+  EXPECT_EQ(a.block_table(9), (std::vector<BlockId>{1, 0, 2}));
+  a.validate();
+  a.release_pending_prefix(ha);
+  a.release_pending_prefix(hc);
+  EXPECT_EQ(a.num_pending_prefix_hashes(), 0);
+  EXPECT_THROW(a.release_pending_prefix(ha), AllocatorError);  // no waiting request holds it
+}
+
+TEST(PrefixCache, OtherPoliciesIgnoreTheWaitingQueue) {
+  PagedAllocator a = make_cached(2, EvictionKind::kLru);
+  auto ha = hashes(seq_tokens(0, 4), 4);
+  a.hold_pending_prefix(ha);
+  EXPECT_EQ(a.num_pending_prefix_hashes(), 0);
+  a.release_pending_prefix(ha);
+  a.release_pending_prefix(ha);  // not tracked, so not checked
+  a.validate();
+}
+
 TEST(PrefixCache, EvictionKindNames) {
-  ASSERT_EQ(kEvictionKindNames.size(), 2u);
+  ASSERT_EQ(kEvictionKindNames.size(), 4u);
   EXPECT_EQ(to_string(EvictionKind::kLru), "lru");
   EXPECT_EQ(to_string(EvictionKind::kFifo), "fifo");
+  EXPECT_EQ(to_string(EvictionKind::kLfu), "lfu");
+  EXPECT_EQ(to_string(EvictionKind::kLruProtectWaiting), "lru_protect_waiting");
   EXPECT_EQ(to_string(static_cast<EvictionKind>(7)), "?");
   // Each table entry is its value's name, and the policies call themselves by it.
   for (const auto& [kind, name] : kEvictionKindNames) {

@@ -52,7 +52,7 @@ TEST(RadixAllocator, MatchesTheLongestPrefixTokenByToken) {
   EXPECT_EQ(a.block_table(2)[2], a.block_table(1)[2]);
   EXPECT_NE(a.block_table(2)[3], a.block_table(1)[3]);
   EXPECT_EQ(a.stats().prefix.hit_tokens, 3);
-  EXPECT_EQ(a.stats().prefix.lookup_tokens, 10);
+  EXPECT_EQ(a.stats().prefix.prompt_tokens, 10);
 }
 
 // A fully cached prompt still computes its last token (SGLang's input_len - 1 cap).

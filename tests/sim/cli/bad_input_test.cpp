@@ -41,6 +41,10 @@ std::string synthetic() {
 }
 
 // Lines 1-4 of every trace case (trace.csv in the run's folder); a case's text starts at 5.
+// The fixture's 3,000-token prompt exceeds opt-13b's 2,048-token context: tests of the other
+// limits append this (last, so the lines they name stay put).
+constexpr const char* kOff = "max_model_len: off\n";
+
 std::string replay() {
   return "name: bad\n"                                        // 1
          "workload:\n"                                        // 2
@@ -125,7 +129,7 @@ TEST_F(BadInput, PrefixCacheWithoutTokenIdentities) {
 }
 
 TEST_F(BadInput, PrefixCacheOnATraceWithoutTokenIdentitiesWarns) {
-  expect_warning(replay() + "allocator: {prefix_cache: true}\nscheduler: {max_num_batched_tokens: 8192}\n", 5,
+  expect_warning(replay() + "allocator: {prefix_cache: true}\nscheduler: {max_num_batched_tokens: 8192}\n" + kOff, 5,
                  "allocator.prefix_cache", {"hash_ids", "never had a prompt to match"});
 }
 
@@ -141,12 +145,21 @@ TEST_F(BadInput, NAndBeamWidthBothSet) {
                {"n = 2 and beam_width = 2"});
 }
 
-TEST_F(BadInput, ZeroRequests) {
-  // A section's line is that of its first key (ConfigOrigin): 4 here, 3 below.
-  expect_error(synthetic() + "  duration_s: 0.00001\n", 4, "workload", {"no request"});
+TEST_F(BadInput, ZeroRequestsNamesTheKeyThatLeftNone) {
+  expect_error(synthetic() + "  duration_s: 0.00001\n", 8, "workload.duration_s",
+               {"first request arrives at", "not before duration_s = 1e-05 s"});
   write("empty.csv", "arrival_s,prompt_tokens,output_tokens\n");
-  expect_error("name: bad\nworkload:\n  kind: trace\n  trace: {path: empty.csv, format: native}\n", 3, "workload",
-               {"no request"});
+  expect_error("name: bad\nworkload:\n  kind: trace\n  trace: {path: empty.csv, format: native}\n", 4,
+               "workload.trace.path", {"'empty.csv' holds no request"});
+  expect_error(replay() + "  max_total_tokens: 50\n", 5, "workload.max_total_tokens",
+               {"below max_total_tokens = 50"});
+  expect_error(replay() + "  oversize: drop\nmax_model_len: 20\n", 5, "workload.oversize",
+               {"dropped all 3 requests"});
+  // The trace's first arrival is 0 s: a later-starting window of arrivals holds none.
+  write("late.csv", "arrival_s,prompt_tokens,output_tokens\n5,100,10\n");
+  expect_error("name: bad\nworkload:\n  kind: trace\n  trace: {path: late.csv, format: native}\n"
+               "  duration_s: 2\n",
+               5, "workload.duration_s", {"arrives at 5 s"});
 }
 
 TEST_F(BadInput, FixedZeroReservation) {
@@ -163,6 +176,19 @@ TEST_F(BadInput, PromptLongerThanTheModelsContext) {
   expect_error(replay() + "max_model_len: 1000\nscheduler: {max_num_batched_tokens: 8192}\n", 5, "max_model_len",
                {"exceed max_model_len = 1000"});
   expect_error(replay() + "max_model_len: many\n", 5, "max_model_len", {"expected off, model"});
+}
+
+TEST_F(BadInput, TheModelsContextIsTheDefaultLimit) {
+  // Without the key, llama-2-13b still refuses a 32k-token prompt (the model serves 4,096),
+  // and the message says how to opt out.
+  write("trace.csv", "arrival_s,prompt_tokens,output_tokens\n0,3000,10\n1,32000,10\n");
+  expect_error(replay() + "model: llama-2-13b\nscheduler: {max_num_batched_tokens: 40000}\nkv: {slots: 65536}\n", 0,
+               "max_model_len", {"prompt 32000 + output 10", "max_model_len: model", "max_model_len: off"});
+  // off replays it as if a longer-context model served it.
+  const Result r = run(replay() + "model: llama-2-13b\nmax_model_len: off\n"
+                       "scheduler: {max_num_batched_tokens: 40000}\nkv: {slots: 65536}\n");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(read_file(out_ / "config.resolved.yaml").find("max_model_len: off"), std::string::npos);
 }
 
 TEST_F(BadInput, KvSlotsBeyondTheGpuWarnsWithTheImpliedGib) {
@@ -247,7 +273,7 @@ TEST_F(BadInput, ContiguousBlockSizeBelow16HitsTheChunkLimit) {
 
 TEST_F(BadInput, ContiguousMaxSeqLenFollowsTheModel) {
   // opt-13b: 2,048 tokens; the 3,000-token prompt can never be admitted.
-  expect_error(replay() + "allocator: {kind: contiguous}\nscheduler: {kind: orca, max_num_batched_tokens: 8192}\n", 5,
+  expect_error(replay() + "allocator: {kind: contiguous}\nscheduler: {kind: orca, max_num_batched_tokens: 8192}\n" + kOff, 5,
                "allocator.max_seq_len", {"max_seq_len = 2048", "workload.oversize"});
   // llama-2-13b: 4,096 tokens; it runs, and config.resolved.yaml says what the allocator used.
   const Result r =
@@ -264,7 +290,7 @@ TEST_F(BadInput, ContiguousMaxSeqLenFollowsTheModel) {
 
 TEST_F(BadInput, TokenBudgetNamesItsKeyAndTheFile) {
   // The 3,000-token prompt exceeds the default 2,560-token budget; no scheduler section: no line.
-  expect_error(replay(), 0, "scheduler.max_num_batched_tokens", {"request 1", "sarathi", "workload.oversize"});
+  expect_error(replay() + kOff, 0, "scheduler.max_num_batched_tokens", {"request 1", "sarathi", "workload.oversize"});
 }
 
 TEST_F(BadInput, DevZeroAsATraceEnds) {
@@ -290,7 +316,7 @@ TEST_F(BadInput, OversizeDropSkipsAndCounts) {
 }
 
 TEST_F(BadInput, OversizeTruncateCutsThePromptToFit) {
-  const Result r = run(replay() + "  oversize: truncate\n");
+  const Result r = run(replay() + "  oversize: truncate\n" + kOff);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto s = summary();
   EXPECT_EQ(s["requests_truncated_oversize"], 1);
@@ -302,9 +328,9 @@ TEST_F(BadInput, OversizeTruncateCutsThePromptToFit) {
 
 TEST_F(BadInput, OversizeTruncateDropsWhatNeverFits) {
   // max_model_len 5 leaves no room for a 10-token output, whatever the prompt.
-  const Result r = run(replay() + "  oversize: truncate\nmax_model_len: 5\n");
-  ASSERT_EQ(r.status, 1) << r.err;  // every request dropped: nothing to simulate
-  EXPECT_NE(r.err.find("3 dropped by workload.oversize"), std::string::npos) << r.err;
+  // Every request dropped: nothing to simulate.
+  expect_error(replay() + "  oversize: truncate\nmax_model_len: 5\n", 5, "workload.oversize",
+               {"dropped all 3 requests"});
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The pagesim command line: help, exit statuses, error lines naming file:line and key, a
 // run that prints its table and writes its files, trace stats on the bundled Azure trace
 // (detected or named by --format) and on a malformed file, trace gen read back by trace
-// stats; and the hand-over of the CUDA commands to pagesim-cuda (sim/cli/cuda_handoff.h):
+// stats, trace cache-curve on the bundled Mooncake trace; and the hand-over of the CUDA commands to pagesim-cuda (sim/cli/cuda_handoff.h):
 // pagesim loads no CUDA library, runs `validate --device cpu` itself, and `validate --device
 // cuda` / `profile` reach the CUDA code through pagesim-cuda (or name the missing
 // executable); the output folder: results of another run refused unless --overwrite or
@@ -224,6 +224,24 @@ TEST_F(Cli, TraceStatsFormatOption) {
       << bad.err;
 }
 
+// cache-curve on the bundled Mooncake trace: the table (infinite capacity: 37.36% of prompt
+// tokens, the rate the simulator's vllm scheduler reports with an unbounded pool), the CSV,
+// and a capacity that is not a number of tokens.
+TEST_F(Cli, TraceCacheCurveOfTheMooncakeTrace) {
+  const std::string trace = shell_quote((kSource / "traces/data/mooncake_conversation_trace.jsonl").string());
+  const Result r = pagesim("trace cache-curve " + trace + " --capacity 3M,50M --policy lru,fifo --out curve.csv");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("93588480 (inf)        182790     37.36%     36.64%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fifo    direct"), std::string::npos) << r.out;
+  const std::string csv = read_file(dir_ / "curve.csv");
+  EXPECT_EQ(csv.rfind("policy,method,capacity_blocks,capacity_tokens,", 0), 0u) << csv;
+  EXPECT_NE(csv.find("\nlru,direct,97656,49999872,"), std::string::npos) << csv;
+  const Result bad = pagesim("trace cache-curve " + trace + " --capacity 3X");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--capacity: expected a whole number of tokens >= 0"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("found '3X'"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {
   const std::string file = write("gen.yaml",
                                  "workload:\n"
@@ -254,6 +272,28 @@ TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {
   EXPECT_EQ(read_file(dir_ / "gen.csv"), first);
 }
 
+// A sessions workload written by trace gen: hash ids with their block size noted, and
+// cache-curve reads the file back given that size (sessions share prefixes: hits > 0).
+TEST_F(Cli, TraceGenOfSessionsFeedsCacheCurve) {
+  const std::string file = write("sessions.yaml",
+                                 "seed: 5\n"
+                                 "workload:\n"
+                                 "  kind: sessions\n"
+                                 "  arrival: {kind: poisson, rate: 1}\n"
+                                 "  sessions: {turns: {kind: fixed, value: 3}, system_prompts: 2}\n"
+                                 "  max_requests: 60\n");
+  const Result g = pagesim("trace gen " + shell_quote(file) + " --out s.csv");
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_NE(g.out.find("wrote 60 requests"), std::string::npos) << g.out;
+  EXPECT_NE(g.err.find("workload.trace.hash_block_tokens: 16"), std::string::npos) << g.err;
+  const Result c = pagesim("trace cache-curve s.csv --hash-block-tokens 16");
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_TRUE(std::regex_search(c.out, std::regex(R"(\(inf\) +[0-9]+ +[1-9][0-9]\.[0-9]{2}%)"))) << c.out;
+  const Result bare = pagesim("trace cache-curve s.csv");
+  EXPECT_EQ(bare.status, 1);
+  EXPECT_NE(bare.err.find("--hash-block-tokens"), std::string::npos) << bare.err;
+}
+
 // A Mooncake workload keeps its hash ids; trace gen says how many tokens each covers (the
 // native format cannot), and a replay given that size hits the prefix cache.
 TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
@@ -276,7 +316,7 @@ TEST_F(Cli, TraceGenOfMooncakeKeepsHashIds) {
                                    "workload:\n"
                                    "  kind: trace\n"
                                    "  trace: {path: mc.csv, format: native, hash_block_tokens: 512}\n"
-                                   "model: llama-2-7b\n"
+                                   "model: llama-2-7b\nmax_model_len: off\n"
                                    "gpu: a100-80gb\n"
                                    "kv: {slots: 262144}\n"
                                    "allocator: {prefix_cache: true}\n"
@@ -315,6 +355,18 @@ TEST_F(Cli, FolderWithResultsNeedsOverwriteOrResume) {
   const Result help = pagesim("run --help");
   for (const char* s : {"--overwrite", "--resume", "sweep.csv", "point folders", "locked", "SIGINT"})
     EXPECT_NE(help.out.find(s), std::string::npos) << s << " in:\n" << help.out;
+}
+
+// --resume reports a kept point's warnings again, as the run that made it did.
+TEST_F(Cli, ResumeRepeatsTheWarningsOfKeptPoints) {
+  const std::string sweep = write("sweep.yaml", small_experiment() + "sweep:\n  kv.slots: [4096, 100000]\n");
+  const Result first = pagesim("run " + shell_quote(sweep) + " --out out -q");
+  ASSERT_EQ(first.status, 0) << first.err;
+  ASSERT_NE(first.err.find("pagesim: warning: kv.slots=100000: "), std::string::npos) << first.err;
+  const Result resumed = pagesim("run " + shell_quote(sweep) + " --out out -q --resume");
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(resumed.err, first.err);
+  EXPECT_EQ(resumed.out.substr(0, resumed.out.find("results in")), first.out.substr(0, first.out.find("results in")));
 }
 
 // A pagesim run started in the background that lasts until it is stopped: millions of

@@ -287,6 +287,40 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   EXPECT_EQ(emit(to_yaml(c)), emit(to_yaml(round_trip(c))));
 }
 
+// The sessions section: read, written back for a sessions workload, and left out of every
+// other workload's config.resolved.yaml (which therefore stays as it was before sessions).
+TEST(ExperimentConfig, SessionsSectionRoundTripsAndIsOmittedForOtherKinds) {
+  const ExperimentConfig c = parse(
+      "workload:\n"
+      "  kind: sessions\n"
+      "  max_requests: 10\n"
+      "  sessions:\n"
+      "    turns: {kind: uniform, lo: 2, hi: 9}\n"
+      "    think_time: {kind: lognormal, median_s: 12.5, sigma: 0.5, hi_s: 300}\n"
+      "    system_prompts: 4\n"
+      "    system_prompt_tokens: {kind: fixed, value: 700}\n"
+      "    block_tokens: 32\n"
+      "    max_context_tokens: 8192\n");
+  const traces::SessionsSpec& s = c.workload.sessions;
+  EXPECT_EQ(c.workload.kind, traces::WorkloadKind::kSessions);
+  EXPECT_EQ(s.turns.hi, 9);
+  EXPECT_EQ(s.think_time.kind, traces::ThinkTimeKind::kLognormal);
+  EXPECT_EQ(s.think_time.median_s, 12.5);
+  EXPECT_EQ(s.think_time.hi_s, 300);
+  EXPECT_EQ(s.system_prompts, 4);
+  EXPECT_EQ(s.system_prompt_tokens.value, 700);
+  EXPECT_EQ(s.block_tokens, 32);
+  EXPECT_EQ(s.max_context_tokens, 8192);
+  const ExperimentConfig back = round_trip(c);
+  EXPECT_EQ(back.workload.sessions.turns.lo, 2);
+  EXPECT_EQ(back.workload.sessions.think_time.sigma, 0.5);
+  EXPECT_EQ(back.workload.sessions.system_prompts, 4);
+  EXPECT_EQ(back.workload.sessions.max_context_tokens, 8192);
+  EXPECT_TRUE(to_yaml(c)["workload"]["sessions"]);
+  EXPECT_FALSE(to_yaml(parse("workload: {kind: synthetic}\n"))["workload"]["sessions"]);
+  EXPECT_FALSE(to_yaml(parse("workload: {kind: trace}\n"))["workload"]["sessions"]);
+}
+
 // ---- Errors: file:line, the dotted key, what was expected ----
 
 TEST(ConfigErrors, UnknownTopLevelKey) {
@@ -301,6 +335,15 @@ TEST(ConfigErrors, UnknownNestedKeyListsTheAllowedKeys) {
                          {"unknown key", "rate", "quantum_s"}));
   EXPECT_TRUE(fails_with("workload:\n  sampling:\n    - {weight: 1, beams: 2}\n", 3, "workload.sampling[0].beams",
                          {"unknown key", "beam_width"}));
+  EXPECT_TRUE(fails_with("workload:\n  kind: sessions\n  sessions:\n    turn: {kind: fixed}\n", 4,
+                         "workload.sessions.turn", {"unknown key", "turns", "think_time", "system_prompts"}));
+  EXPECT_TRUE(fails_with("workload:\n  sessions:\n    think_time:\n      mean: 3\n", 4,
+                         "workload.sessions.think_time.mean", {"unknown key", "mean_s", "median_s"}));
+  EXPECT_TRUE(fails_with("workload:\n  sessions:\n    think_time: {kind: gaussian}\n", 3,
+                         "workload.sessions.think_time.kind",
+                         {"expected one of fixed, uniform, exponential, lognormal", "found 'gaussian'"}));
+  EXPECT_TRUE(fails_with("workload:\n  sessions:\n    block_tokens: many\n", 3, "workload.sessions.block_tokens",
+                         {"expected an integer", "found 'many'"}));
 }
 
 TEST(ConfigErrors, StringForInteger) {
@@ -365,8 +408,17 @@ TEST(ConfigErrors, BadReservation) {
 TEST(ConfigErrors, BadPlacementAndEviction) {
   EXPECT_TRUE(fails_with("allocator:\n  placement: worst_fit\n", 2, "allocator.placement",
                          {"worst_fit", "buddy, first_fit, best_fit"}));
-  EXPECT_TRUE(fails_with("allocator:\n  eviction: mru\n", 2, "allocator.eviction", {"mru", "lru, fifo"}));
+  EXPECT_TRUE(fails_with("allocator:\n  eviction: mru\n", 2, "allocator.eviction",
+                         {"mru", "lru, fifo, lfu, lru_protect_waiting"}));
   EXPECT_TRUE(fails_with("allocator:\n  kind: slab\n", 2, "allocator.kind", {"paged, contiguous", "'slab'"}));
+}
+
+// Every eviction policy is chosen by the name its table gives.
+TEST(ExperimentConfig, EveryEvictionPolicyByName) {
+  for (const auto& [kind, name] : alloc::kEvictionKindNames) {
+    const ExperimentConfig c = parse("allocator: {eviction: " + std::string(name) + "}\n");
+    EXPECT_EQ(c.allocator.eviction, kind) << name;
+  }
 }
 
 TEST(ConfigErrors, OutOfRangeNumbers) {
@@ -500,6 +552,30 @@ TEST(ConfigFiles, YamlSyntaxErrorNamesFileAndLine) {
   }
   const std::string good = dir.write("good.yaml", "name: x\nscheduler:\n  max_num_seqs: 8\n");
   EXPECT_EQ(parse_experiment(load_yaml_file(good), good).scheduler.max_num_seqs, 8);
+}
+
+TEST(ConfigFiles, DeeplyNestedValuesSayWhatIsWrong) {
+  // yaml-cpp reports nesting beyond its recursion limit as "bad file".
+  const std::string deep = std::string(50000, '[') + std::string(50000, ']');
+  YAML::Node root = YAML::Load("name: x\n");
+  try {
+    apply_override(root, "workload.duration_s=" + deep);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("--set: workload.duration_s: value is not valid YAML: collections nested ", 0), 0u) << what;
+    EXPECT_NE(what.find("levels deep"), std::string::npos) << what;
+    EXPECT_EQ(what.find("bad file"), std::string::npos) << what;
+  }
+  TempDir dir("config-deep");
+  const std::string file = dir.write("deep.yaml", "name: x\nworkload: " + deep + "\n");
+  try {
+    load_yaml_file(file);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(file + ":2: YAML syntax error: collections nested ", 0), 0u) << what;
+  }
 }
 
 TEST(ConfigFiles, MissingFile) {

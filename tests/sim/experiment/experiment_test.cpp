@@ -426,6 +426,45 @@ TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
+// A sessions workload: a value error names workload.sessions.<key> at its line; a valid one
+// runs with the prefix cache on (its hash ids are what the cache keys on) and hits it.
+TEST_F(ExperimentTest, SessionsWorkloadRunsWithThePrefixCacheAndNamesBadKeys) {
+  const std::string bad = write("bad.yaml",
+                                "name: bad\n"
+                                "workload:\n"
+                                "  kind: sessions\n"
+                                "  max_requests: 10\n"
+                                "  sessions:\n"
+                                "    turns: {kind: uniform, lo: 0, hi: 3}\n");
+  try {
+    run_experiment_file(bad, {}, dir_ / "bad");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "workload.sessions.turns.lo") << e.what();
+    EXPECT_EQ(e.line(), 6) << e.what();
+  }
+  const std::string good = write("sessions.yaml",
+                                 "name: sessions\n"
+                                 "workload:\n"
+                                 "  kind: sessions\n"
+                                 "  arrival: {kind: poisson, rate: 1}\n"
+                                 "  lengths:\n"
+                                 "    prompt: {kind: uniform, lo: 20, hi: 200}\n"
+                                 "    output: {kind: uniform, lo: 10, hi: 100}\n"
+                                 "  sessions:\n"
+                                 "    turns: {kind: uniform, lo: 2, hi: 5}\n"
+                                 "    think_time: {kind: fixed, value_s: 30}\n"
+                                 "    system_prompts: 2\n"
+                                 "    system_prompt_tokens: {kind: fixed, value: 256}\n"
+                                 "  max_requests: 120\n"
+                                 "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n"
+                                 "kv: {slots: 65536}\n");
+  run_experiment_file(good, {}, dir_ / "good");
+  const nlohmann::json s = read_json(dir_ / "good/summary.json");
+  EXPECT_GT(s["prefix_hit_rate"].get<double>(), 0.3) << s.dump();
+  EXPECT_TRUE(YAML::LoadFile((dir_ / "good/config.resolved.yaml").string())["workload"]["sessions"]);
+}
+
 // kv.slots = 0 (the default) derives the pool from GPU memory: for OPT-13B on an A100-40GB
 // within a few percent of the paper's 15,728 slots, in whole blocks; a bigger GPU holds more.
 TEST(BuildRun, DefaultKvSlotsAreDerivedFromGpuMemory) {
@@ -563,7 +602,7 @@ TEST_F(ExperimentTest, MooncakePrefixCacheHits) {
                                  "  trace: {path: '" + kMooncake + "', format: mooncake}\n"
                                  "  max_total_tokens: 16384\n"
                                  "  max_requests: 300\n"
-                                 "model: llama-2-7b\n"
+                                 "model: llama-2-7b\nmax_model_len: off\n"
                                  "gpu: a100-80gb\n"
                                  "kv: {slots: 262144}\n"
                                  "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n"

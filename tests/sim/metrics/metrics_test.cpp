@@ -23,7 +23,7 @@ TEST(Metrics, TimeWeightedMemoryDoesNotStretchASampleOverIdleTime) {
   Metrics m(MetricsSettings{}, nullptr, nullptr);
   m.on_iteration(sample(0, 0, 1, 10));
   m.on_iteration(sample(1, 99, 1, 50));
-  Summary s = m.finish(100, 0, 0);
+  Summary s = m.finish(100, 0);
   EXPECT_DOUBLE_EQ(s.memory_pct.token_states, 30);
   EXPECT_DOUBLE_EQ(s.memory_pct_time_weighted.token_states, 30);
 }
@@ -33,7 +33,7 @@ TEST(Metrics, TimeWeightedMemoryWeighsByDuration) {
   Metrics m(MetricsSettings{}, nullptr, nullptr);
   m.on_iteration(sample(0, 0, 1, 10));
   m.on_iteration(sample(1, 1, 3, 50));
-  Summary s = m.finish(4, 0, 0);
+  Summary s = m.finish(4, 0);
   EXPECT_DOUBLE_EQ(s.memory_pct_time_weighted.token_states, 40);
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -127,6 +128,11 @@ TEST(RecordFields, CsvHeadersArePinned) {
             "id,arrival_s,prompt_tokens,output_tokens,n,beam_width,first_scheduled_s,first_token_s,finish_s,"
             "ttft_s,tpot_s,e2e_s,normalized_latency_s_per_token,preemptions,recomputes,swapped_bytes,"
             "cached_tokens,recomputed_tokens");
+  // With the prefix cache on, its records' columns follow.
+  EXPECT_EQ(Metrics::iterations_csv_header(true),
+            Metrics::iterations_csv_header() + ",prefix_prompt_tokens,prefix_hit_tokens,readmission_hit_tokens,"
+                                               "evicted_blocks");
+  EXPECT_EQ(Metrics::requests_csv_header(true), Metrics::requests_csv_header() + ",readmission_cached_tokens");
 }
 
 TEST(RecordFields, IterationSampleRoundTripsThroughItsCsvRow) {
@@ -252,6 +258,32 @@ TEST(RecordFields, SummaryReadsBackFromItsJsonText) {
   EXPECT_THROW(read_record_json<Summary>(cut), nlohmann::json::exception);
   nlohmann::ordered_json wrong = s.to_json();
   wrong["e2e_s"]["p99"] = "slow";
+  EXPECT_THROW(read_record_json<Summary>(wrong), nlohmann::json::exception);
+}
+
+// An optional record is a nested object when present and no key at all when empty (runs
+// without the prefix cache keep their summary.json bytes); both read back as they were.
+TEST(RecordFields, OptionalRecordIsLeftOutWhenEmpty) {
+  Summary s;
+  s.prefix_hit_rate = 0.25;
+  const nlohmann::ordered_json without = s.to_json();
+  EXPECT_FALSE(without.contains("prefix_cache"));
+  EXPECT_FALSE(read_record_json<Summary>(without).prefix_cache.has_value());
+  s.prefix_cache = PrefixCacheSummary{};
+  s.prefix_cache->hit_tokens = 5;
+  s.prefix_cache->hit_rate = 0.25;
+  const nlohmann::ordered_json with = s.to_json();
+  ASSERT_TRUE(with.contains("prefix_cache"));
+  EXPECT_EQ(with["prefix_cache"]["hit_tokens"], 5);
+  // The object sits in the field list's place, right after prefix_hit_rate.
+  auto it = with.find("prefix_hit_rate");
+  EXPECT_EQ(std::next(it).key(), "prefix_cache");
+  const Summary back = read_record_json<Summary>(with);
+  ASSERT_TRUE(back.prefix_cache.has_value());
+  EXPECT_EQ(back.prefix_cache->hit_tokens, 5);
+  EXPECT_EQ(back.to_json().dump(), with.dump());
+  nlohmann::ordered_json wrong = with;
+  wrong["prefix_cache"]["hit_blocks"] = "many";
   EXPECT_THROW(read_record_json<Summary>(wrong), nlohmann::json::exception);
 }
 

@@ -109,7 +109,7 @@ TEST_P(SchedulerRandomTest, InvariantsHoldAfterEveryIteration) {
     EXPECT_TRUE(stack.scheduler->idle());
     EXPECT_EQ(stack.allocator->num_sequences(), 0);
     stack.allocator->validate();
-    const Summary s = metrics.finish(sim.now(), 0, 0);
+    const Summary s = metrics.finish(sim.now(), 0);
     EXPECT_EQ(s.requests_finished, static_cast<std::int64_t>(trace.size())) << c.name << " seed " << seed;
     EXPECT_EQ(s.preemptions, stack.scheduler->preemptions_total());
     preempted_runs += stack.scheduler->preemptions_total() > 0;

@@ -37,7 +37,7 @@ testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::i
   std::ostringstream req_csv, it_csv;
   MetricsSettings ms;
   ms.block_size = allocator.block_size();
-  Metrics metrics(ms, &req_csv, &it_csv);
+  Metrics metrics(ms, &req_csv, &it_csv, {&allocator});
   Simulation sim(source, *scheduler, cost, EngineSettings{});
   testing::InvariantChecker checker(*scheduler);
   sim.add_observer(metrics);
@@ -46,7 +46,7 @@ testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::i
   scheduler->validate();
   allocator.validate();
   testing::Outcome o;
-  o.summary = metrics.finish(sim.now(), 0, 0);
+  o.summary = metrics.finish(sim.now(), 0);
   o.requests = parse_csv(req_csv.str());
   o.iterations = parse_csv(it_csv.str());
   o.iterations_run = sim.iterations();

@@ -1,0 +1,59 @@
+// Replica: one serving instance of a cluster — a scheduler (with its KV allocator) and the
+// cost model that prices its iterations — plus the engine's per-replica state: whether its
+// GPU is busy, the plan of the iteration in flight, swaps not yet charged, and what the
+// router has sent it.
+//
+// The Simulation owns its Replicas; scheduler and cost model are borrowed and must outlive
+// it. The load queries (outstanding(), free_kv_slots(), cached_prefix_tokens()) are what
+// routers read; they change nothing. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "allocator/kv_allocator.h"
+#include "sim/core/iteration_plan.h"
+#include "sim/cost/cost_model.h"
+#include "sim/scheduler/scheduler.h"
+
+namespace pagesim::sim {
+
+class Replica {
+ public:
+  Replica(std::int32_t index, Scheduler& scheduler, const CostModel& cost)
+      : index_(index), scheduler_(&scheduler), cost_(&cost) {}
+
+  std::int32_t index() const { return index_; }
+  Scheduler& scheduler() const { return *scheduler_; }
+  const CostModel& cost() const { return *cost_; }
+  alloc::KvAllocator& allocator() const { return scheduler_->allocator(); }
+
+  // Requests routed here and not finished: waiting, running or swapped.
+  std::int64_t outstanding() const {
+    return static_cast<std::int64_t>(scheduler_->num_waiting() + scheduler_->num_running() +
+                                     scheduler_->num_swapped());
+  }
+  // Slots a new request could take now: free, unreferenced cached blocks included (they are
+  // evicted on demand).
+  std::int64_t free_kv_slots() const { return allocator().breakdown().free; }
+  // Prompt tokens of a request with these keys the replica holds in its prefix cache now.
+  std::int64_t cached_prefix_tokens(std::span<const alloc::BlockHash> keys) const {
+    return allocator().cached_prefix_tokens(keys);
+  }
+
+  // ---- The engine's state of this replica (simulation.cpp). ----
+  bool busy = false;                  // an iteration is in flight
+  IterationPlan plan;                 // the iteration in flight (valid while busy)
+  std::int64_t iterations = 0;        // iterations started
+  std::int64_t preemptions_reported = 0;  // scheduler preemptions already in a sample
+  std::int64_t pending_swap_out = 0, pending_swap_in = 0;  // swaps of plans with no compute
+  std::int64_t routed_requests = 0;   // requests the router sent here
+  std::int64_t routed_tokens = 0;     // their prompt + output tokens (per sequence group)
+
+ private:
+  std::int32_t index_;
+  Scheduler* scheduler_;
+  const CostModel* cost_;
+};
+
+}  // namespace pagesim::sim

@@ -1,0 +1,119 @@
+#include "sim/cluster/router.h"
+
+#include <algorithm>
+#include <random>
+
+namespace pagesim::sim {
+namespace {
+
+// The lowest index among those with the smallest key(replica).
+template <class Key>
+std::int32_t argmin(std::span<const Replica> replicas, Key&& key) {
+  std::int32_t best = 0;
+  auto best_key = key(replicas[0]);
+  for (std::size_t i = 1; i < replicas.size(); ++i) {
+    const auto k = key(replicas[i]);
+    if (k < best_key) {
+      best_key = k;
+      best = static_cast<std::int32_t>(i);
+    }
+  }
+  return best;
+}
+
+class RoundRobinRouter final : public Router {
+ public:
+  std::int32_t route(const Request&, std::span<const Replica> replicas) override {
+    const auto i = static_cast<std::int32_t>(next_ % replicas.size());
+    ++next_;
+    return i;
+  }
+  std::string name() const override { return "round_robin"; }
+
+ private:
+  std::uint64_t next_ = 0;
+};
+
+class LeastOutstandingRouter final : public Router {
+ public:
+  std::int32_t route(const Request&, std::span<const Replica> replicas) override {
+    return argmin(replicas, [](const Replica& p) { return p.outstanding(); });
+  }
+  std::string name() const override { return "least_outstanding"; }
+};
+
+class LeastKvRouter final : public Router {
+ public:
+  std::int32_t route(const Request&, std::span<const Replica> replicas) override {
+    return argmin(replicas, [](const Replica& p) { return -p.free_kv_slots(); });
+  }
+  std::string name() const override { return "least_kv"; }
+};
+
+// SGLang's cache_aware policy over the replicas' real caches (SGLang keeps an approximate
+// radix tree of what it sent; a simulator can ask the allocators exactly).
+class PrefixAwareRouter final : public Router {
+ public:
+  explicit PrefixAwareRouter(const RouterSettings& s) : s_(s) {}
+  std::int32_t route(const Request& r, std::span<const Replica> replicas) override {
+    std::int64_t lo = replicas[0].outstanding(), hi = lo;
+    for (const Replica& p : replicas) {
+      lo = std::min(lo, p.outstanding());
+      hi = std::max(hi, p.outstanding());
+    }
+    const bool imbalanced = hi - lo > s_.balance_abs_threshold &&
+                            static_cast<double>(hi) > s_.balance_rel_threshold * static_cast<double>(lo);
+    if (imbalanced) return argmin(replicas, [](const Replica& p) { return p.outstanding(); });
+    std::int32_t best = 0;
+    std::int64_t best_cached = -1;
+    for (const Replica& p : replicas) {
+      const std::int64_t cached = p.cached_prefix_tokens(r.block_hashes);
+      if (cached > best_cached) {
+        best_cached = cached;
+        best = p.index();
+      }
+    }
+    const double match = r.prompt_tokens > 0 ? static_cast<double>(best_cached) / static_cast<double>(r.prompt_tokens) : 0;
+    if (best_cached > 0 && match > s_.cache_threshold) return best;
+    return argmin(replicas, [](const Replica& p) { return -p.free_kv_slots(); });
+  }
+  std::string name() const override { return "prefix_aware"; }
+
+ private:
+  RouterSettings s_;
+};
+
+class RandomRouter final : public Router {
+ public:
+  explicit RandomRouter(std::uint64_t seed) : rng_(seed) {}
+  std::int32_t route(const Request&, std::span<const Replica> replicas) override {
+    // A plain modulo, not std::uniform_int_distribution, whose algorithm is
+    // implementation-defined: the same seed routes the same way with every standard library
+    // (the bias, below 2^-50 for any cluster size, does not matter here).
+    return static_cast<std::int32_t>(rng_() % replicas.size());
+  }
+  std::string name() const override { return "random"; }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+}  // namespace
+
+std::unique_ptr<Router> make_router(const RouterSettings& settings) {
+  switch (settings.kind) {
+    case RouterKind::kRoundRobin:
+      return std::make_unique<RoundRobinRouter>();
+    case RouterKind::kLeastOutstanding:
+      return std::make_unique<LeastOutstandingRouter>();
+    case RouterKind::kLeastKv:
+      return std::make_unique<LeastKvRouter>();
+    case RouterKind::kPrefixAware:
+      return std::make_unique<PrefixAwareRouter>(settings);
+    case RouterKind::kRandom:
+      return std::make_unique<RandomRouter>(settings.seed ^ 0x726f75746572ULL);  // "router"
+  }
+  return std::make_unique<RoundRobinRouter>();
+}
+
+}  // namespace pagesim::sim

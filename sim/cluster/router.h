@@ -1,0 +1,34 @@
+// Router: picks the replica an arriving request goes to (RouterSettings names the policies).
+//
+// route() is called once per request, at its arrival, before it joins the chosen replica's
+// waiting queue; it reads the replicas' state at that instant (the cluster's single event
+// queue orders every arrival against every iteration end, see simulation.h). Every policy
+// breaks ties towards the lowest replica index, so a run is reproducible; random draws from
+// its own generator seeded by RouterSettings::seed. A router is owned by one Simulation;
+// not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "sim/cluster/replica.h"
+#include "sim/cluster/router_settings.h"
+#include "sim/core/request.h"
+
+namespace pagesim::sim {
+
+class Router {
+ public:
+  virtual ~Router() = default;
+  // The index of the replica `r` goes to. REQUIRES: replicas is non-empty; r.block_hashes
+  // are keyed to the replicas' block size (prefix_aware).
+  virtual std::int32_t route(const Request& r, std::span<const Replica> replicas) = 0;
+  virtual std::string name() const = 0;
+};
+
+// REQUIRES: settings checked (thresholds as RouterSettings documents).
+std::unique_ptr<Router> make_router(const RouterSettings& settings);
+
+}  // namespace pagesim::sim

@@ -1,0 +1,44 @@
+// Cluster summary: what summary.json adds for a run of several replicas — "cluster" (totals
+// and load balance) and "replicas" (each replica's own measures).
+//
+//   cluster.replicas, .router, .kv_slots (Σ of the replicas' pools)
+//   cluster.memory_slots_time_weighted.<class>  Σ over replicas of the time-weighted mean
+//       slots in that class (memory_pct_time_weighted × kv_slots / 100): memory classes summed
+//   cluster.memory_pct_time_weighted.<class>    the same as a % of cluster.kv_slots
+//   cluster.load_balance.{requests,tokens}.{max,mean,max_over_mean}
+//       requests routed to each replica and their prompt + output tokens: max over
+//       replicas, mean, and max / mean (1 = perfectly even; N = all on one of N replicas)
+//   replicas[i]: index, allocator, scheduler, cost_model, kv_slots, requests_routed,
+//       tokens_routed, then the Summary's fields over that replica's iterations and the
+//       requests routed to it (host timings left out: they are the run's).
+// Pure functions of their inputs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/metrics/summary.h"
+
+namespace pagesim::sim {
+
+struct ReplicaResult {
+  std::int32_t index = 0;
+  std::string allocator, scheduler, cost_model;  // as summary.json names them
+  std::int64_t kv_slots = 0;
+  std::int64_t requests_routed = 0;
+  std::int64_t tokens_routed = 0;
+  Summary summary;  // its own Metrics
+};
+
+struct ClusterJson {
+  nlohmann::ordered_json cluster;   // summary.json's "cluster"
+  nlohmann::ordered_json replicas;  // summary.json's "replicas" (an array)
+};
+
+// REQUIRES: replicas non-empty, in index order.
+ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaResult>& replicas);
+
+}  // namespace pagesim::sim

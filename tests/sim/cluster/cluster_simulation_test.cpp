@@ -1,0 +1,92 @@
+// Randomized multi-replica runs: every replica's scheduler and allocator invariants hold
+// after every one of its iterations, under every router, on heterogeneous replicas (pool
+// sizes, block sizes without a prefix cache, iteration times); every request is routed
+// once and finishes; the same seed gives byte-identical iterations and requests.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "cluster_harness.h"
+
+namespace pagesim::sim {
+namespace {
+
+using testing::ClusterOutcome;
+using testing::ReplicaShape;
+using testing::simulate_cluster;
+
+// Bursty arrivals, prompts sharing a few prefixes (hash ids from a small alphabet), mixed
+// output lengths and parallel sampling, from `seed`.
+std::vector<traces::TraceRequest> random_trace(std::uint64_t seed, int n) {
+  std::mt19937_64 rng(seed);
+  std::vector<traces::TraceRequest> trace;
+  double t = 0;
+  for (int i = 0; i < n; ++i) {
+    t += (rng() % 4 == 0) ? 0.0 : static_cast<double>(rng() % 1000) / 2000.0;
+    const std::int64_t blocks = 1 + static_cast<std::int64_t>(rng() % 6);
+    traces::TraceRequest r = testing::trace_req(static_cast<std::uint64_t>(i), t, blocks * 4 - static_cast<std::int64_t>(rng() % 3),
+                                                1 + static_cast<std::int64_t>(rng() % 12),
+                                                rng() % 5 == 0 ? 2 : 1);
+    const std::uint64_t family = rng() % 3;
+    for (std::int64_t b = 0; b < blocks; ++b) r.hash_ids.push_back(family * 100 + static_cast<std::uint64_t>(b));
+    trace.push_back(std::move(r));
+  }
+  return trace;
+}
+
+std::vector<ReplicaShape> heterogeneous(bool prefix_cache) {
+  std::vector<ReplicaShape> shapes(3);
+  shapes[0].slots = 96;
+  shapes[1].slots = 160;
+  shapes[1].seconds_per_iteration = 0.5;
+  shapes[2].slots = 128;
+  shapes[2].seconds_per_iteration = 0.75;
+  if (!prefix_cache) shapes[2].block_size = 8;
+  for (auto& s : shapes) s.prefix_cache = prefix_cache;
+  return shapes;
+}
+
+class ClusterRandomized : public ::testing::TestWithParam<RouterKind> {};
+
+TEST_P(ClusterRandomized, InvariantsAfterEveryIterationAndEveryRequestFinishes) {
+  std::int64_t preemptions = 0;  // the pools are small enough that some replica preempts
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    RouterSettings rs;
+    rs.kind = GetParam();
+    rs.seed = seed;
+    rs.balance_abs_threshold = 2;  // let the guard fire now and then
+    const bool cached = GetParam() == RouterKind::kPrefixAware || seed % 2 == 0;
+    const int n = 150;
+    const ClusterOutcome o = simulate_cluster(random_trace(seed, n), heterogeneous(cached), rs, cached ? 4 : 0);
+    EXPECT_EQ(static_cast<int>(o.placed.size()), n) << "seed " << seed;
+    std::int64_t routed = 0;
+    for (std::int64_t r : o.routed_requests) routed += r;
+    EXPECT_EQ(routed, n);
+    EXPECT_GT(o.invariant_checks, 0);
+    for (const auto& [id, p] : o.placed) {
+      EXPECT_GE(p.replica, 0);
+      EXPECT_LT(p.replica, 3);
+      EXPECT_GE(p.finish_s, p.first_token_s);
+    }
+    // Determinism: the same seed, byte for byte.
+    const ClusterOutcome again = simulate_cluster(random_trace(seed, n), heterogeneous(cached), rs, cached ? 4 : 0);
+    EXPECT_EQ(again.iterations_csv, o.iterations_csv) << "seed " << seed;
+    EXPECT_EQ(again.requests_csv, o.requests_csv) << "seed " << seed;
+    for (const auto& row : testing::parse_csv(o.iterations_csv)) preemptions += std::stoll(row.at("preemptions"));
+  }
+  EXPECT_GT(preemptions, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryRouter, ClusterRandomized,
+                         ::testing::Values(RouterKind::kRoundRobin, RouterKind::kLeastOutstanding, RouterKind::kLeastKv,
+                                           RouterKind::kPrefixAware, RouterKind::kRandom));
+
+TEST(ClusterSimulation, ReplicasWithPrefixCachesMustShareABlockSize) {
+  std::vector<ReplicaShape> shapes = heterogeneous(true);
+  shapes[2].block_size = 8;
+  RouterSettings rs;
+  EXPECT_THROW(simulate_cluster(random_trace(1, 4), shapes, rs, 4), SimulationError);
+}
+
+}  // namespace
+}  // namespace pagesim::sim

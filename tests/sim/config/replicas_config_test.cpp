@@ -1,0 +1,150 @@
+// replicas: and slo: in the experiment YAML — the shorthand, per-replica overrides laid over
+// the experiment, the resolved config written only when used, and every bad input named by
+// file:line and key path.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/config/config_error.h"
+#include "sim/config/experiment_config.h"
+
+namespace pagesim::sim {
+namespace {
+
+constexpr const char* kFile = "exp.yaml";
+
+ExperimentConfig parse(const std::string& yaml) { return parse_experiment(YAML::Load(yaml), kFile); }
+
+std::string emit(const YAML::Node& n) {
+  YAML::Emitter e;
+  e << n;
+  return e.c_str();
+}
+
+// Expects a ConfigError on `key` at `line` whose text holds every one of `words`.
+::testing::AssertionResult fails_with(const std::string& yaml, int line, const std::string& key,
+                                      const std::vector<std::string>& words) {
+  try {
+    parse(yaml);
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    if (e.line() != line) return ::testing::AssertionFailure() << "line " << e.line() << " in: " << what;
+    if (e.key() != key) return ::testing::AssertionFailure() << "key '" << e.key() << "' in: " << what;
+    for (const auto& w : words)
+      if (what.find(w) == std::string::npos) return ::testing::AssertionFailure() << "no '" << w << "' in: " << what;
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "parsed without error";
+}
+
+const std::string kCached = "workload: {kind: trace, trace: {path: t.jsonl, format: mooncake}}\n"
+                            "allocator: {kind: paged, prefix_cache: true}\n";
+
+TEST(ReplicasConfig, DefaultsAreOneReplicaAndNoObjective) {
+  const ExperimentConfig c = parse("name: x\n");
+  EXPECT_EQ(c.replicas.count, 1);
+  EXPECT_TRUE(c.replicas.at_default());
+  EXPECT_FALSE(c.slo.enabled());
+  EXPECT_EQ(&replica_config(c, 0), &c);
+  // Written back without either section: config.resolved.yaml of existing runs is unchanged.
+  const YAML::Node y = to_yaml(c);
+  EXPECT_FALSE(y["replicas"]);
+  EXPECT_FALSE(y["slo"]);
+}
+
+TEST(ReplicasConfig, ScalarIsShortForCount) {
+  const ExperimentConfig c = parse("replicas: 4\n");
+  EXPECT_EQ(c.replicas.count, 4);
+  EXPECT_EQ(c.replicas.router.kind, RouterKind::kRoundRobin);
+  EXPECT_EQ(to_yaml(c)["replicas"]["count"].as<int>(), 4);
+}
+
+TEST(ReplicasConfig, OverridesLayOverTheExperiment) {
+  const ExperimentConfig c = parse(kCached +
+                                   "seed: 9\n"
+                                   "gpu: a100-40gb\n"
+                                   "kv: {slots: 4096, gpu_memory_utilization: 0.8}\n"
+                                   "replicas:\n"
+                                   "  count: 3\n"
+                                   "  router: prefix_aware\n"
+                                   "  prefix_aware: {balance_abs_threshold: 4, cache_threshold: 0.25}\n"
+                                   "  overrides:\n"
+                                   "    - {index: 2, gpu: h100-sxm, kv: {slots: 8192}, scheduler: {kind: sarathi}}\n");
+  EXPECT_EQ(c.replicas.router.kind, RouterKind::kPrefixAware);
+  EXPECT_EQ(c.replicas.router.balance_abs_threshold, 4);
+  EXPECT_DOUBLE_EQ(c.replicas.router.cache_threshold, 0.25);
+  EXPECT_EQ(c.replicas.router.seed, 9u);  // the experiment's seed
+  ASSERT_EQ(c.replicas.overrides.size(), 1u);
+  const ExperimentConfig& r2 = replica_config(c, 2);
+  EXPECT_EQ(r2.gpu, "h100-sxm");
+  EXPECT_EQ(r2.kv.slots, 8192);
+  EXPECT_DOUBLE_EQ(r2.kv.gpu_memory_utilization, 0.8);  // kept from the experiment
+  EXPECT_EQ(r2.scheduler.kind, SchedulerKind::kSarathi);
+  EXPECT_TRUE(r2.allocator.prefix_cache);
+  EXPECT_EQ(&replica_config(c, 1), &c);
+  // The resolved config lists replica 2's settings in full, and reads back the same.
+  const ExperimentConfig back = parse_experiment(YAML::Load(emit(to_yaml(c))), kFile);
+  EXPECT_EQ(back.replicas.count, 3);
+  EXPECT_EQ(replica_config(back, 2).gpu, "h100-sxm");
+  EXPECT_EQ(replica_config(back, 2).kv.slots, 8192);
+  EXPECT_EQ(emit(to_yaml(back)), emit(to_yaml(c)));
+}
+
+TEST(ReplicasConfig, Slo) {
+  const ExperimentConfig c = parse("slo: {ttft_s: 0.5, tbt_s: 0.05, tbt: max}\n");
+  EXPECT_TRUE(c.slo.enabled());
+  EXPECT_DOUBLE_EQ(c.slo.ttft_s, 0.5);
+  EXPECT_EQ(c.slo.tbt, TbtMetric::kMax);
+  EXPECT_EQ(to_yaml(c)["slo"]["tbt"].as<std::string>(), "max");
+  EXPECT_TRUE(parse("slo: {ttft_s: 1}\n").slo.enabled());
+}
+
+TEST(ReplicasConfigErrors, CountAndRouter) {
+  EXPECT_TRUE(fails_with("replicas: 0\n", 1, "replicas.count", {"expected an integer in [1, 4096]", "found 0"}));
+  EXPECT_TRUE(fails_with("replicas: {count: -2}\n", 1, "replicas.count", {"found -2"}));
+  EXPECT_TRUE(fails_with("replicas:\n  count: 2\n  router: fastest\n", 3, "replicas.router",
+                         {"expected one of", "round_robin", "prefix_aware", "found 'fastest'"}));
+  EXPECT_TRUE(fails_with("replicas:\n  count: 2\n  routr: random\n", 3, "replicas.routr", {"unknown key", "router"}));
+  EXPECT_TRUE(fails_with("replicas: [1, 2]\n", 1, "replicas", {"expected a map"}));
+}
+
+TEST(ReplicasConfigErrors, CombinationsThatMeanNothing) {
+  EXPECT_TRUE(fails_with("replicas: {count: 1, router: least_kv}\n", 1, "replicas.router",
+                         {"replicas.count is 1"}));
+  EXPECT_TRUE(fails_with("replicas: {count: 2, router: prefix_aware}\n", 1, "replicas.router",
+                         {"no replica has a prefix cache"}));
+  EXPECT_TRUE(fails_with("replicas:\n  count: 2\n  prefix_aware: {balance_abs_threshold: 3}\n", 3,
+                         "replicas.prefix_aware", {"replicas.router is 'round_robin'"}));
+  EXPECT_TRUE(fails_with("validate: {every_n_iterations: 5}\nreplicas: 2\n", 1, "validate.every_n_iterations",
+                         {"replicas.count = 2"}));
+  EXPECT_TRUE(fails_with("slo: {tbt: max}\n", 1, "slo", {"no objective is set"}));
+  EXPECT_TRUE(fails_with("slo:\n  ttft_s: -1\n", 2, "slo.ttft_s", {"found -1"}));
+  EXPECT_TRUE(fails_with("slo: {tbt_s: .inf}\n", 1, "slo.tbt_s", {"finite"}));
+  EXPECT_TRUE(fails_with("slo: {tbt: p99, ttft_s: 1}\n", 1, "slo.tbt", {"expected one of", "mean", "max"}));
+  EXPECT_TRUE(fails_with(kCached + "replicas:\n  count: 2\n  router: prefix_aware\n  prefix_aware:\n"
+                                   "    balance_rel_threshold: 0.5\n",
+                         7, "replicas.prefix_aware.balance_rel_threshold", {"ratio >= 1"}));
+}
+
+TEST(ReplicasConfigErrors, Overrides) {
+  const std::string head = "replicas:\n  count: 2\n  overrides:\n";
+  EXPECT_TRUE(fails_with(head + "    - {index: 1, workload: {kind: synthetic}}\n", 4,
+                         "replicas.overrides[0].workload", {"unknown key", "gpu", "the cluster's"}));
+  EXPECT_TRUE(fails_with(head + "    - {index: 1, kv: {slotz: 5}}\n", 4, "replicas.overrides[0].kv.slotz",
+                         {"unknown key"}));
+  EXPECT_TRUE(fails_with(head + "    - {index: 1, scheduler: {kind: fifo}}\n", 4,
+                         "replicas.overrides[0].scheduler.kind", {"expected one of"}));
+  EXPECT_TRUE(fails_with(head + "    - {index: 2, gpu: h200}\n", 4, "replicas.overrides[0].index",
+                         {"[0, 1]", "found 2"}));
+  EXPECT_TRUE(fails_with(head + "    - {gpu: h200}\n", 4, "replicas.overrides[0]", {"expected an index"}));
+  EXPECT_TRUE(fails_with(head + "    - {index: 1, gpu: h200}\n    - {index: 1, gpu: a100-80gb}\n", 5,
+                         "replicas.overrides[1].index", {"already has an override"}));
+  EXPECT_TRUE(fails_with(head + "    - 3\n", 4, "replicas.overrides[0]", {"expected a map"}));
+  // Prefix caches of different block sizes could not share the request's block keys.
+  EXPECT_TRUE(fails_with(kCached + head + "    - {index: 1, allocator: {block_size: 32}}\n", 6, "replicas.overrides",
+                         {"replica 1 caches prefixes in blocks of 32", "must share allocator.block_size"}));
+}
+
+}  // namespace
+}  // namespace pagesim::sim

@@ -1,0 +1,131 @@
+// Experiments of several replicas end to end: summary.json's cluster, replicas and slo
+// sections and their identities (routed requests and iterations sum to the cluster's,
+// summed memory classes fill the summed pools), iterations.csv's replica column, sweep.csv's
+// slo.* and cluster.* columns, byte-identical reruns, and one-replica runs with none of it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "sim/experiment/experiment.h"
+#include "sim/metrics/summary.h"
+#include "sim_harness.h"
+#include "temp_dir_test.h"
+
+namespace pagesim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_file;
+
+const std::string kShareGpt = (fs::path(PAGESIM_SOURCE_DIR) / "traces/data/sharegpt_opt_lengths.csv").string();
+
+class ClusterExperimentTest : public testing::TempDirTest {};
+
+std::string config(const std::string& extra) {
+  return "name: small\n"
+         "seed: 3\n"
+         "workload:\n"
+         "  kind: synthetic\n"
+         "  arrival: {kind: poisson, rate: 30}\n"
+         "  lengths: {kind: empirical, path: '" + kShareGpt + "'}\n"
+         "  max_total_tokens: 2048\n"
+         "  max_requests: 300\n"
+         "model: opt-13b\n"
+         "gpu: a100-40gb\n"
+         "kv: {slots: 4096}\n"
+         "allocator: {kind: paged, block_size: 16}\n"
+         "scheduler: {kind: vllm}\n"
+         "cost: {kind: roofline}\n" + extra;
+}
+
+TEST_F(ClusterExperimentTest, SummaryHasClusterReplicasAndSlo) {
+  const std::string file = write("c.yaml", config("replicas:\n  count: 3\n  router: least_outstanding\n"
+                                                  "  overrides:\n    - {index: 1, kv: {slots: 8192}}\n"
+                                                  "slo: {ttft_s: 0.5, tbt_s: 0.05}\n"));
+  run_experiment_file(file, {}, dir_ / "out");
+  const auto j = nlohmann::json::parse(read_file(dir_ / "out/summary.json"));
+  ASSERT_TRUE(j.contains("cluster") && j.contains("replicas") && j.contains("slo"));
+  const auto& c = j["cluster"];
+  EXPECT_EQ(c["replicas"], 3);
+  EXPECT_EQ(c["router"], "least_outstanding");
+  EXPECT_EQ(c["kv_slots"], 4096 + 8192 + 4096);
+  std::int64_t routed = 0, iterations = 0, finished = 0;
+  for (const auto& r : j["replicas"]) {
+    routed += r["requests_routed"].get<std::int64_t>();
+    iterations += r["iterations"].get<std::int64_t>();
+    finished += r["requests_finished"].get<std::int64_t>();
+    EXPECT_FALSE(r.contains("wall_s"));
+  }
+  EXPECT_EQ(j["replicas"][1]["kv_slots"], 8192);
+  EXPECT_EQ(routed, j["requests_arrived"].get<std::int64_t>());
+  EXPECT_EQ(finished, j["requests_finished"].get<std::int64_t>());
+  EXPECT_EQ(iterations, j["iterations"].get<std::int64_t>());
+  // The time-weighted classes of each pool sum to it, so the summed classes fill the cluster.
+  const auto& m = c["memory_slots_time_weighted"];
+  const double sum = m["token_states"].get<double>() + m["reserved"].get<double>() + m["over_reserved"].get<double>() +
+                     m["rounding"].get<double>() + m["free"].get<double>();
+  EXPECT_NEAR(sum, 16384.0, 1e-6);
+  const auto& lb = c["load_balance"]["requests"];
+  EXPECT_NEAR(lb["mean"].get<double>() * 3, static_cast<double>(routed), 1e-9);
+  EXPECT_GE(lb["max_over_mean"].get<double>(), 1.0);
+  const auto& slo = j["slo"];
+  EXPECT_EQ(slo["requests_finished"], j["requests_finished"]);
+  EXPECT_LE(slo["requests_meeting_both"].get<std::int64_t>(), slo["requests_meeting_ttft"].get<std::int64_t>());
+  EXPECT_NEAR(slo["goodput_rps"].get<double>(),
+              slo["requests_meeting_both"].get<double>() / j["sim_time_s"].get<double>(), 1e-12);
+  // iterations.csv opens with the replica, and all three replicas ran.
+  const auto rows = testing::parse_csv(read_file(dir_ / "out/iterations.csv"));
+  ASSERT_FALSE(rows.empty());
+  std::set<std::string> seen;
+  for (const auto& r : rows) seen.insert(r.at("replica"));
+  EXPECT_EQ(seen, (std::set<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(read_file(dir_ / "out/iterations.csv").rfind("replica,index,", 0), 0u);
+}
+
+TEST_F(ClusterExperimentTest, SameSeedSameBytes) {
+  const std::string file = write("c.yaml", config("replicas: {count: 4, router: random}\nslo: {ttft_s: 1}\n"));
+  run_experiment_file(file, {}, dir_ / "a");
+  run_experiment_file(file, {}, dir_ / "b");
+  for (const char* f : {"iterations.csv", "requests.csv", "config.resolved.yaml"})
+    EXPECT_EQ(read_file(dir_ / "a" / f), read_file(dir_ / "b" / f)) << f;
+  auto strip = [](nlohmann::json j) {
+    for (const char* k : {"wall_s", "sim_seconds_per_wall_second", "iterations_per_wall_second"}) j.erase(k);
+    return j;
+  };
+  EXPECT_EQ(strip(nlohmann::json::parse(read_file(dir_ / "a/summary.json"))),
+            strip(nlohmann::json::parse(read_file(dir_ / "b/summary.json"))));
+  // Another seed routes otherwise.
+  run_experiment_file(file, {"seed=4"}, dir_ / "c");
+  EXPECT_NE(read_file(dir_ / "a/iterations.csv"), read_file(dir_ / "c/iterations.csv"));
+}
+
+TEST_F(ClusterExperimentTest, OneReplicaWritesNoneOfIt) {
+  const std::string file = write("c.yaml", config(""));
+  run_experiment_file(file, {}, dir_ / "out");
+  const std::string summary = read_file(dir_ / "out/summary.json");
+  for (const char* k : {"\"cluster\"", "\"replicas\"", "\"slo\""}) EXPECT_EQ(summary.find(k), std::string::npos) << k;
+  EXPECT_EQ(read_file(dir_ / "out/iterations.csv").rfind("index,", 0), 0u);
+  EXPECT_EQ(read_file(dir_ / "out/config.resolved.yaml").find("replicas"), std::string::npos);
+  // `replicas: 1` is the same run, byte for byte.
+  const std::string one = write("one.yaml", config("replicas: 1\n"));
+  run_experiment_file(one, {}, dir_ / "one");
+  for (const char* f : {"iterations.csv", "requests.csv", "config.resolved.yaml"})
+    EXPECT_EQ(read_file(dir_ / "out" / f), read_file(dir_ / "one" / f)) << f;
+}
+
+TEST_F(ClusterExperimentTest, SweepTableGainsSloAndClusterColumns) {
+  const std::string file = write("s.yaml", config("slo: {ttft_s: 0.5}\nsweep:\n  replicas.count: [1, 2]\n"));
+  run_experiment_file(file, {}, dir_ / "out");
+  const auto rows = testing::parse_csv(read_file(dir_ / "out/sweep.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].at("slo.goodput_rps").empty());
+  EXPECT_TRUE(rows[0].at("cluster.replicas").empty());  // one replica: no cluster section
+  EXPECT_EQ(rows[1].at("cluster.replicas"), "2");
+  EXPECT_FALSE(rows[1].at("cluster.load_balance.requests.max_over_mean").empty());
+}
+
+}  // namespace
+}  // namespace pagesim::sim
