@@ -40,18 +40,26 @@ void RadixAllocator::check_request(const AdmitRequest& req) const {
   if (req.prompt_tokens < 1) misuse(seq_name(req.seq) + ": prompt_tokens must be >= 1, got " + std::to_string(req.prompt_tokens));
   if (req.output_tokens < 0 || req.generated_tokens < 0)
     misuse(seq_name(req.seq) + ": output_tokens and generated_tokens must be >= 0");
+  if (req.max_new_tokens < 1)
+    misuse(seq_name(req.seq) + ": max_new_tokens must be >= 1, got " + std::to_string(req.max_new_tokens));
   if (static_cast<std::int64_t>(req.prompt_block_hashes.size()) > req.prompt_tokens / page_size_)
     misuse(seq_name(req.seq) + ": " + std::to_string(req.prompt_block_hashes.size()) + " prompt page keys for only " +
            std::to_string(req.prompt_tokens / page_size_) + " full prompt pages");
 }
 
+std::int64_t RadixAllocator::hit_pages(const AdmitRequest& req, std::int64_t max_hit_pages) const {
+  // At least the last token is computed, so that the model has logits to sample from
+  // (SGLang schedule_batch.py, Req._compute_max_prefix_len: input_len - 1), and the match
+  // is cut to whole pages of those tokens (RadixCache.match_prefix with page_size > 1).
+  return std::min({tree_.match(req.prompt_block_hashes), max_hit_pages, (req.tokens_at_admission() - 1) / page_size_});
+}
+
 std::int64_t RadixAllocator::pages_to_admit(const AdmitRequest& req, std::int64_t max_hit_pages) const {
   check_request(req);
-  const std::int64_t tokens = req.tokens_at_admission();
-  // At least the last token is computed, so that the model has logits to sample from
-  // (SGLang schedule_batch.py, Req._compute_max_prefix_len: input_len - 1).
-  const std::int64_t hits = std::min({tree_.match(req.prompt_block_hashes), max_hit_pages, (tokens - 1) / page_size_});
-  return pages_for(tokens) - hits + tree_.unreferenced_in_path(req.prompt_block_hashes, hits);
+  const std::int64_t hits = hit_pages(req, max_hit_pages);
+  // Every hit is held: held_tokens >= cached + 1 (hit_pages leaves the last token out). A
+  // later page that settle_prompt_pages swaps for a tree page only lowers the cost.
+  return pages_for(req.held_tokens(hits * page_size_)) - hits + tree_.unreferenced_in_path(req.prompt_block_hashes, hits);
 }
 
 bool RadixAllocator::can_admit(const AdmitRequest& req) const {
@@ -69,30 +77,48 @@ std::int64_t RadixAllocator::max_group_slots(const AdmitRequest& req, std::int32
   return width * pages_for(longest) * page_size_;
 }
 
+std::int64_t RadixAllocator::cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const {
+  return tree_.match(prompt_block_hashes) * page_size_;
+}
+
 AdmitResult RadixAllocator::admit(const AdmitRequest& req) {
   return admit_matched(req, std::numeric_limits<std::int64_t>::max());
 }
 
-void RadixAllocator::add_page(Sequence& s, std::span<const BlockHash> keys) {
-  const auto i = static_cast<std::int64_t>(s.table.size());
-  const BlockId p = tree_.take();
-  ++owned_pages_;
-  if (s.tree_pages == i && i < static_cast<std::int64_t>(keys.size())) {
-    const BlockId parent = i == 0 ? RadixTree::kRoot : s.table.back();
-    const BlockHash key = keys[static_cast<std::size_t>(i)];
-    if (tree_.find(key) == kNoBlock) {
-      tree_.insert(p, parent, key);
-      ++s.tree_pages;
+void RadixAllocator::settle_prompt_pages(Sequence& s) {
+  const auto full = std::min(s.prompt_keys.size(), static_cast<std::size_t>(s.tokens / page_size_));
+  for (auto i = static_cast<std::size_t>(s.tree_pages); i < full; ++i, ++s.tree_pages) {
+    const BlockId parent = i == 0 ? RadixTree::kRoot : s.table[i - 1];
+    const BlockHash key = s.prompt_keys[i];
+    const BlockId mine = s.table[i];
+    const BlockId cached = tree_.child(parent, key);
+    if (cached == kNoBlock) {
+      tree_.insert(mine, parent, key);
+      continue;
     }
+    // Another sequence inserted this page first (SGLang's in-batch duplicate): as SGLang's
+    // insert does, the table takes the tree's page and the computed copy is freed, so the
+    // rest of the prompt can still join the tree below it.
+    if (tree_.ref(cached) == 0) {
+      ++owned_pages_;
+      token_states_ += page_size_;
+    }
+    tree_.lock(cached);
+    tree_.touch(cached);
+    tree_.release(mine);
+    --owned_pages_;
+    token_states_ -= page_size_;
+    s.table[i] = cached;
   }
-  s.table.push_back(p);
+  if (s.tree_pages == static_cast<std::int64_t>(s.prompt_keys.size())) s.prompt_keys = {};  // nothing left to insert
 }
 
 AdmitResult RadixAllocator::admit_matched(const AdmitRequest& req, std::int64_t max_hit_pages) {
   if (pages_to_admit(req, max_hit_pages) > tree_.num_available()) return {};
   const std::span<const BlockHash> keys = req.prompt_block_hashes;
-  const std::int64_t tokens = req.tokens_at_admission();
-  const std::int64_t hits = std::min({tree_.match(keys), max_hit_pages, (tokens - 1) / page_size_});
+  const std::int64_t hits = hit_pages(req, max_hit_pages);
+  const std::int64_t cached = hits * page_size_;
+  const std::int64_t tokens = req.held_tokens(cached);
   tree_.tick();
   Sequence s;
   s.tokens = tokens;
@@ -110,17 +136,26 @@ AdmitResult RadixAllocator::admit_matched(const AdmitRequest& req, std::int64_t 
   }
   s.tree_pages = hits;
   const std::int64_t n_pages = pages_for(tokens);
-  while (static_cast<std::int64_t>(s.table.size()) < n_pages) add_page(s, keys);
-  token_states_ += tokens - hits * page_size_;
+  while (static_cast<std::int64_t>(s.table.size()) < n_pages) {
+    s.table.push_back(tree_.take());
+    ++owned_pages_;
+  }
+  token_states_ += tokens - cached;
   logical_pages_ += n_pages;
-  if (!keys.empty()) {
+  // Full prompt pages held now join the tree at once; those of later chunks as append()
+  // fills them, so the keys are kept until then.
+  s.prompt_keys.assign(keys.begin(), keys.end());
+  settle_prompt_pages(s);
+  if (req.readmission) {
+    prefix_.readmission_hit_tokens += cached;
+  } else {
     prefix_.prompt_tokens += req.prompt_tokens;
-    prefix_.hit_tokens += hits * page_size_;
+    prefix_.hit_tokens += cached;
     prefix_.hit_blocks += hits;
     prefix_.miss_blocks += static_cast<std::int64_t>(keys.size()) - hits;
   }
   seqs_.emplace(req.seq, std::move(s));
-  return {.admitted = true, .cached_tokens = hits * page_size_, .held_tokens = tokens};
+  return {.admitted = true, .cached_tokens = cached, .held_tokens = tokens};
 }
 
 std::int64_t RadixAllocator::pages_to_append(SeqId seq, std::int64_t n) const {
@@ -138,22 +173,21 @@ bool RadixAllocator::can_append_all(std::span<const SeqId> group, std::int64_t n
   return need <= tree_.num_available();
 }
 
-bool RadixAllocator::append_prompt(SeqId seq, std::int64_t n, std::span<const BlockHash> keys) {
+bool RadixAllocator::append(SeqId seq, std::int64_t n) {
   if (!can_append(seq, n)) return false;
   Sequence& s = get(seq);
   tree_.tick();
-  // Only pages the grown sequence fills get a key.
-  const auto full = static_cast<std::size_t>((s.tokens + n) / page_size_);
-  const std::span<const BlockHash> full_keys = keys.first(std::min(full, keys.size()));
   const std::int64_t n_pages = pages_for(s.tokens + n);
   logical_pages_ += n_pages - static_cast<std::int64_t>(s.table.size());
-  while (static_cast<std::int64_t>(s.table.size()) < n_pages) add_page(s, full_keys);
+  while (static_cast<std::int64_t>(s.table.size()) < n_pages) {
+    s.table.push_back(tree_.take());
+    ++owned_pages_;
+  }
   s.tokens += n;
   token_states_ += n;
+  if (!s.prompt_keys.empty()) settle_prompt_pages(s);
   return true;
 }
-
-bool RadixAllocator::append(SeqId seq, std::int64_t n) { return append_prompt(seq, n, {}); }
 
 bool RadixAllocator::fork(SeqId parent, SeqId child) {
   if (seqs_.count(child)) misuse(seq_name(child) + " is already live");
@@ -255,6 +289,10 @@ void RadixAllocator::validate() const {
       if (counted.insert(p).second)
         tokens += tree ? page_size_ : std::min<std::int64_t>(page_size_, s.tokens - i * page_size_);
     }
+    if (!s.prompt_keys.empty() &&
+        s.tree_pages != std::min(static_cast<std::int64_t>(s.prompt_keys.size()), s.tokens / page_size_))
+      broken(name + " has " + std::to_string(s.tree_pages) + " tree pages, expected its full keyed prompt pages (" +
+             std::to_string(s.prompt_keys.size()) + " keys, " + std::to_string(s.tokens) + " tokens)");
   }
   tree_.validate(tables);
   const auto owned = static_cast<std::int64_t>(counted.size());

@@ -11,14 +11,24 @@
 // token by token exactly as far as their hash ids agree.
 //
 // A sequence's table is a run of tree pages (its cached or inserted prompt prefix, a path
-// from the root) followed by private pages. A new full prompt page joins the tree when the
-// page before it is a tree page and its key is not there yet; otherwise (another sequence
-// inserted the same key meanwhile, SGLang's in-batch duplicate) it stays private: the
-// sequence computed it itself, and it is freed with the sequence. Pages enter the tree
-// when they are allocated (at admit, or append_prompt for a later chunk); SGLang inserts
-// them after the chunk's forward pass, which the caller models by matching before it
+// from the root) followed by private pages. admit() looks the whole prompt up (all of
+// AdmitRequest::prompt_block_hashes) and holds the hits plus at most max_new_tokens more
+// (chunked prefill); the keys are kept while prompt pages remain to be filled. Each full
+// prompt page joins the tree as soon as the sequence holds it (at admit, or when append()
+// fills it); when another sequence inserted the same key meanwhile (SGLang's in-batch
+// duplicate), the table takes that tree page and the computed copy is freed, as SGLang's
+// RadixCache.insert does, so the rest of the prompt still joins the tree. SGLang inserts
+// pages after the chunk's forward pass, which the caller models by matching before it
 // admits anything in an iteration (admit_matched). Generated tokens are never inserted:
 // the trace gives them no identity (SGLang's cache_finished_req inserts them too).
+// Hits are whole pages of all but the last token held (SGLang computes at least one token
+// and matches whole pages); the paged pool instead keeps its last full hit block and
+// recomputes one token, so a prompt found whole in both counts up to page_size - 1 more
+// cached tokens there. Prefix statistics follow PrefixCacheStats: a first admission counts
+// every prompt token in prompt_tokens and its hits in hit_tokens; a re-admission after a
+// recompute preemption counts its hits in readmission_hit_tokens only.
+// The waiting queue's pending-prefix holds (KvAllocator::hold_pending_prefix) are ignored:
+// eviction is SGLang's LRU over unreferenced leaves, with no policy that protects them.
 // fork() shares the tree pages and copies the private ones (queued block moves): no
 // copy-on-write bookkeeping, at the price of copying a partly filled last page at once.
 // No swapping.
@@ -30,8 +40,10 @@
 // ahead. stats().prefix counts pages as blocks.
 //
 // Invariants (validate()): those of RadixTree; table size == ceil(tokens / page_size);
-// the first tree_pages entries of a table are a root path, the rest private; token_states
-// and owned-page counters match a full scan; breakdown classes sum to capacity.
+// the first tree_pages entries of a table are a root path, the rest private; while a
+// sequence keeps its prompt keys, its tree pages are exactly its full keyed pages;
+// token_states and owned-page counters match a full scan; breakdown classes sum to
+// capacity.
 // Not thread-safe.
 #pragma once
 
@@ -66,11 +78,13 @@ class RadixAllocator final : public KvAllocator {
   bool can_admit(const AdmitRequest& req) const override;
   bool can_ever_admit(const AdmitRequest& req) const override;
   std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
-  // Reuses the longest cached prefix of req's page keys (at most the full pages of the
-  // tokens it holds) and allocates the rest.
+  // Reuses the longest cached prefix of req's page keys (whole pages of all but the last
+  // token) and allocates req.held_tokens(cached) - cached more tokens.
   AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
   bool can_append_all(std::span<const SeqId> group, std::int64_t n) const override;
+  // Grows seq by n tokens; full prompt pages among them join the tree (or are swapped for
+  // the tree's copy). False (nothing changed) when the pages do not fit.
   bool append(SeqId seq, std::int64_t n) override;
   // False (nothing changed) when the private pages cannot be copied.
   bool fork(SeqId parent, SeqId child) override;
@@ -83,6 +97,8 @@ class RadixAllocator final : public KvAllocator {
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;
   std::int64_t unusable_free(const AdmitRequest&) const override { return 0; }
+  // match() of the keys, in tokens; touches nothing.
+  std::int64_t cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const override;
   void validate() const override;
 
   // Radix specifics
@@ -104,10 +120,6 @@ class RadixAllocator final : public KvAllocator {
   // this iteration's admissions, so pages inserted by them are not hit in the same
   // iteration. False (nothing changed) when the pages do not fit.
   AdmitResult admit_matched(const AdmitRequest& req, std::int64_t max_hit_pages);
-  // Grows seq by n prompt tokens of a later prefill chunk; full pages among them whose
-  // keys (`keys` = all the prompt's page keys) can join the tree do. False (nothing
-  // changed) when the pages do not fit.
-  bool append_prompt(SeqId seq, std::int64_t n, std::span<const BlockHash> keys);
   // New pages append(seq, n) would take.
   std::int64_t pages_to_append(SeqId seq, std::int64_t n) const;
 
@@ -116,14 +128,21 @@ class RadixAllocator final : public KvAllocator {
     std::vector<BlockId> table;
     std::int64_t tokens = 0;
     std::int64_t tree_pages = 0;  // leading table entries that are tree pages
+    // All the prompt's page keys while some keyed page is not yet full; then empty.
+    // Invariant: non-empty => tree_pages == min(keys, tokens / page_size).
+    std::vector<BlockHash> prompt_keys;
   };
 
   const Sequence& get(SeqId seq) const;
   Sequence& get(SeqId seq);
   std::int64_t pages_for(std::int64_t tokens) const { return (tokens + page_size_ - 1) / page_size_; }
-  // Takes a page for s's next table entry, inserting it in the tree when page index i has
-  // a key in `keys` and s's table so far is all tree pages.
-  void add_page(Sequence& s, std::span<const BlockHash> keys);
+  // Pages of req's match it may reuse: at most max_hit_pages, and whole pages of all but
+  // the last token it holds.
+  std::int64_t hit_pages(const AdmitRequest& req, std::int64_t max_hit_pages) const;
+  // Puts s's full keyed prompt pages past its tree prefix into the tree (or swaps each for
+  // the tree page another sequence inserted under the same key), then drops the keys
+  // once none is left.
+  void settle_prompt_pages(Sequence& s);
   void check_request(const AdmitRequest& req) const;
 
   std::int32_t page_size_;

@@ -52,7 +52,7 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
     const bool last = chunk == remaining;
     if (!last) chunk = chunk / page * page;  // cut at a page boundary, so its pages can join the tree
     chunk_in_progress = !last;
-    if (chunk > 0 && radix_.append_prompt(r->seqs.front(), chunk, r->block_hashes)) {
+    if (chunk > 0 && radix_.append(r->seqs.front(), chunk)) {
       plan.prefills.push_back({r, chunk, r->prefilled, last});
       budget -= chunk;
       if (last) reserved += static_cast<double>(std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens));
@@ -85,18 +85,18 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
     // With nothing running, the head only needs its pages (else a request as large as the
     // pool would wait forever behind the reservation estimate).
     if (!running().empty() && static_cast<double>(extend + output) > room()) break;
-    std::int64_t held = total;
+    // The tokens computed now, after the matched ones (all of them, or a chunk cut at a page).
+    std::int64_t chunk = extend;
     if (extend > budget) {
       if (chunk_in_progress) break;
-      const std::int64_t cut = budget / page * page;
-      if (cut <= 0) break;
-      held = matched + cut;
+      chunk = budget / page * page;
+      if (chunk <= 0) break;
     }
-    const alloc::AdmitRequest a = admit_request(*r, 0, held);
+    const alloc::AdmitRequest a = admit_request(*r, 0, chunk);
     if (radix_.pages_to_admit(a, matched_pages) > radix_.num_available_pages()) break;
     pop_waiting();
     admit_hit_pages_ = matched_pages;
-    [[maybe_unused]] const bool admitted = admit(r, now, held, plan);
+    [[maybe_unused]] const bool admitted = admit(r, now, chunk, plan);
     assert(admitted && "pages_to_admit promised room");
     const PrefillWork& w = plan.prefills.back();
     budget -= w.new_tokens;

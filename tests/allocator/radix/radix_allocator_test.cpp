@@ -66,10 +66,11 @@ TEST(RadixAllocator, LastPromptTokenIsAlwaysComputed) {
   AdmitResult r = a.admit(req(2, 4, 1, k));
   EXPECT_EQ(r.cached_tokens, 3);
   a.validate();
-  // Page 3 is still in the tree (cached, unreferenced): the new sequence's last token went
-  // to a private page, which the tree keeps out (its key is already there).
-  EXPECT_EQ(a.breakdown().cached_free, 1);
+  // The last token is computed again, and its page, keyed like the cached page 3, is
+  // swapped for it (SGLang's insert keeps the tree's copy): nothing is left cached-free.
+  EXPECT_EQ(a.breakdown().cached_free, 0);
   EXPECT_EQ(a.breakdown().token_states, 4);
+  EXPECT_EQ(a.block_table(2), std::vector<BlockId>({0, 1, 2, 3}));
 }
 
 // Freed prompts stay cached (cached_free, inside free). A new prompt needing more pages
@@ -131,7 +132,8 @@ TEST(RadixAllocator, PagesMatchWhole) {
 }
 
 // admit_matched caps the hits at a match made earlier: pages inserted since then (this
-// iteration's other admissions) are computed again, and the duplicate stays private.
+// iteration's other admissions) are computed again, then swapped for the tree's copies
+// (SGLang's insert frees the duplicate KV), so only one copy stays.
 TEST(RadixAllocator, AdmitMatchedIgnoresPagesInsertedSince) {
   auto a = pool(16);
   const std::vector<BlockHash> k{1, 2, 3, 4};
@@ -143,27 +145,100 @@ TEST(RadixAllocator, AdmitMatchedIgnoresPagesInsertedSince) {
   AdmitResult r = a.admit_matched(req(2, 4, 1, k), matched_before);
   ASSERT_TRUE(r.admitted);
   EXPECT_EQ(r.cached_tokens, 0);
+  EXPECT_EQ(r.held_tokens, 4);
   a.validate();
-  EXPECT_EQ(a.breakdown().token_states, 8);
-  a.free(2);  // its private duplicates go back to the free list
+  EXPECT_EQ(a.breakdown().token_states, 4);
+  EXPECT_EQ(a.block_table(2), a.block_table(1));
+  a.free(2);
   a.validate();
   EXPECT_EQ(a.breakdown().free, 12);
   EXPECT_EQ(a.breakdown().cached_free, 0);
 }
 
-// Chunked prefill: a later chunk's full pages join the tree and are matched afterwards.
-TEST(RadixAllocator, AppendPromptInsertsLaterChunks) {
+// The duplicate swap happens page by page along the path: a prompt that extends one
+// inserted in the same iteration takes the shared pages and inserts its own beyond them.
+TEST(RadixAllocator, InBatchDuplicateLetsTheRestJoinTheTree) {
+  auto a = pool(16);
+  const std::vector<BlockHash> ka{1, 2}, kb{1, 2, 3, 4};
+  const std::uint64_t clock_before = a.clock();
+  ASSERT_TRUE(a.admit(req(1, 3, 1, ka)).admitted);
+  ASSERT_TRUE(a.admit_matched(req(2, 5, 1, kb), a.match_pages(kb, clock_before)).admitted);
+  a.validate();
+  EXPECT_EQ(a.match_pages(kb), 4);
+  EXPECT_EQ(a.stats().physical_blocks, 6);  // A's 3 pages, B's pages 3, 4 and its last
+}
+
+// Chunked prefill: admit() looks up the whole prompt and holds the hits plus at most
+// max_new_tokens; append() inserts later chunks' full pages, even a page filled across two
+// chunks.
+TEST(RadixAllocator, LaterChunksJoinTheTreeAsTheyFillPages) {
   auto a = pool(16, 2);
-  const std::vector<BlockHash> k{1, 2, 3, 4};  // 8-token prompt, 4 pages of 2
-  AdmitRequest first = req(1, 4, 1, std::vector<BlockHash>(k.begin(), k.begin() + 2));
-  first.output_tokens = 5;
-  const std::vector<BlockHash> first_keys(k.begin(), k.begin() + 2);
-  first.prompt_block_hashes = first_keys;
-  ASSERT_TRUE(a.admit(first).admitted);
+  const std::vector<BlockHash> k{1, 2, 3, 4};  // 9-token prompt, 4 full pages of 2
+  AdmitRequest first = req(1, 9, 5, k);
+  first.max_new_tokens = 3;
+  AdmitResult r = a.admit(first);
+  ASSERT_TRUE(r.admitted);
+  EXPECT_EQ(r.held_tokens, 3);
+  EXPECT_EQ(a.match_pages(k), 1);  // page 1 is half full
+  ASSERT_TRUE(a.append(1, 2));     // 5 tokens: pages 0 and 1 full
+  a.validate();
   EXPECT_EQ(a.match_pages(k), 2);
-  ASSERT_TRUE(a.append_prompt(1, 4, k));
+  ASSERT_TRUE(a.append(1, 4));
   a.validate();
   EXPECT_EQ(a.match_pages(k), 4);
+  // Another request with this prompt hits all 4 pages (8 tokens, all but the last); the one
+  // token left fits its 2-token chunk, so it holds the whole prompt.
+  AdmitRequest second = req(2, 9, 5, k);
+  second.max_new_tokens = 2;
+  r = a.admit(second);
+  EXPECT_EQ(r.cached_tokens, 8);
+  EXPECT_EQ(r.held_tokens, 9);
+  a.validate();
+}
+
+// First admissions count every prompt token (hash-less and sub-page prompts too) and their
+// hits; a re-admission after a recompute preemption counts its hits apart.
+TEST(RadixAllocator, ReadmissionHitsAreCountedApart) {
+  auto a = pool(32, 2);
+  const std::vector<BlockHash> k{1, 2, 3};
+  ASSERT_TRUE(a.admit(req(1, 7, 4, k)).admitted);
+  ASSERT_TRUE(a.admit(req(2, 1, 4, {})).admitted);  // shorter than a page, no keys
+  a.free(1);
+  AdmitRequest back = req(3, 7, 4, k);
+  back.generated_tokens = 2;
+  back.readmission = true;
+  AdmitResult r = a.admit(back);
+  EXPECT_EQ(r.cached_tokens, 6);
+  EXPECT_EQ(r.held_tokens, 9);
+  a.validate();
+  const PrefixCacheStats st = a.stats().prefix;
+  EXPECT_EQ(st.prompt_tokens, 8);
+  EXPECT_EQ(st.hit_tokens, 0);
+  EXPECT_EQ(st.miss_blocks, 3);
+  EXPECT_EQ(st.hit_blocks, 0);
+  EXPECT_EQ(st.readmission_hit_tokens, 6);
+  EXPECT_DOUBLE_EQ(st.hit_rate(), 0.0);
+}
+
+// cached_prefix_tokens (the prefix_aware router's question) is the match in tokens, and
+// changes nothing: no hit counted, no recency touched (the LRU victim stays the same).
+TEST(RadixAllocator, CachedPrefixTokensTouchesNothing) {
+  auto a = pool(4);
+  const std::vector<BlockHash> ka{1, 2}, kb{5, 6};
+  ASSERT_TRUE(a.admit(req(1, 2, 1, ka)).admitted);
+  ASSERT_TRUE(a.admit(req(2, 2, 1, kb)).admitted);
+  a.free(1);
+  a.free(2);
+  const std::vector<BlockHash> probe{1, 2, 9};
+  EXPECT_EQ(a.cached_prefix_tokens(probe), 2);
+  EXPECT_EQ(a.cached_prefix_tokens(kb), 2);
+  EXPECT_EQ(a.stats().prefix.prompt_tokens, 4);
+  EXPECT_EQ(a.stats().prefix.hit_tokens, 0);
+  // Two fresh pages: A's path, the least recently used, goes.
+  ASSERT_TRUE(a.admit(req(3, 2, 1, {})).admitted);
+  a.validate();
+  EXPECT_EQ(a.cached_prefix_tokens(ka), 0);
+  EXPECT_EQ(a.cached_prefix_tokens(kb), 2);
 }
 
 // fork shares tree pages and copies private ones, queueing the copies.

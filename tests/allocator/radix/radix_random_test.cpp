@@ -1,6 +1,6 @@
-// RadixAllocator under random admissions (with shared prefixes), appends, prompt chunks,
-// forks and frees: validate() after every operation, and the memory classes checked
-// against the pool size. The invariants are the tree's (ref counts, lock counts, child
+// RadixAllocator under random admissions (with shared prefixes, first chunks of any
+// length, re-admissions), appends, prompt chunks, forks and frees: validate() after every
+// operation, and the memory classes checked against the pool size. The invariants are the tree's (ref counts, lock counts, child
 // counts, LRU leaves, sizes) and the allocator's (tables, counters).
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@ namespace {
 struct Live {
   SeqId seq;
   std::vector<BlockHash> keys;  // every full prompt page's key
-  std::int64_t prompt = 0;
+  std::int64_t prompt = 0;      // prompt + generated tokens at admission
   std::int64_t held = 0;        // tokens held
 };
 
@@ -48,34 +48,52 @@ TEST_P(RadixRandomTest, InvariantsHoldAfterEveryOperation) {
           key = (key ^ (content + static_cast<BlockHash>(i))) * 0xff51afd7ed558ccdULL;
           keys.push_back(key);
         }
-        // Sometimes hold only a first chunk (page-aligned), as chunked prefill does.
-        std::int64_t chunk = prompt;
-        if (prompt > page && rng() % 3 == 0) chunk = std::max<std::int64_t>(page, (prompt / 2) / page * page);
+        // Sometimes hold only a first chunk of any length (chunked prefill: max_new_tokens
+        // after the hits); sometimes a re-admission after a recompute preemption, holding
+        // generated tokens too.
         AdmitRequest r;
         r.seq = next;
-        r.prompt_tokens = chunk;
+        r.prompt_tokens = prompt;
         r.output_tokens = 1 + static_cast<std::int64_t>(rng() % 8);
-        const std::vector<BlockHash> chunk_keys(keys.begin(), keys.begin() + chunk / page);
-        r.prompt_block_hashes = chunk_keys;
+        r.prompt_block_hashes = keys;
+        if (rng() % 3 == 0) r.max_new_tokens = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(prompt));
+        if (rng() % 5 == 0) {
+          r.readmission = true;
+          r.generated_tokens = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(r.output_tokens));
+        }
         const bool could = a.can_admit(r);
         const bool plain = rng() % 2;
         const std::int64_t cap = static_cast<std::int64_t>(rng() % 6);
         const bool could_capped = a.pages_to_admit(r, cap) <= a.num_available_pages();
+        const std::int64_t cached_before = a.cached_prefix_tokens(keys);
+        const PrefixCacheStats before = a.stats().prefix;
         AdmitResult res = plain ? a.admit(r) : a.admit_matched(r, cap);
+        const PrefixCacheStats after = a.stats().prefix;
         if (res.admitted) {
           ++admitted;
           hits += res.cached_tokens;
-          EXPECT_LT(res.cached_tokens, chunk);
-          live.push_back({next, keys, prompt, chunk});
+          EXPECT_LT(res.cached_tokens, r.tokens_at_admission());
+          EXPECT_LE(res.cached_tokens, cached_before);
+          EXPECT_EQ(res.cached_tokens % page, 0);
+          EXPECT_EQ(res.held_tokens, r.held_tokens(res.cached_tokens));
+          EXPECT_EQ(a.sequence_tokens(next), res.held_tokens);
+          // First admissions count every prompt token; re-admissions only their hits, apart.
+          EXPECT_EQ(after.prompt_tokens - before.prompt_tokens, r.readmission ? 0 : prompt);
+          EXPECT_EQ(after.hit_tokens - before.hit_tokens, r.readmission ? 0 : res.cached_tokens);
+          EXPECT_EQ(after.readmission_hit_tokens - before.readmission_hit_tokens,
+                    r.readmission ? res.cached_tokens : 0);
+          live.push_back({next, keys, r.tokens_at_admission(), res.held_tokens});
           ++next;
         } else {
           EXPECT_FALSE(plain ? could : could_capped);
+          EXPECT_EQ(after.prompt_tokens, before.prompt_tokens);
         }
+        EXPECT_EQ(a.cached_prefix_tokens(keys), a.match_pages(keys) * page);
       } else if (what < 6) {
         Live& l = live[pick(live.size())];
-        if (l.held < l.prompt) {  // next prompt chunk
-          const std::int64_t n = l.prompt - l.held;
-          if (a.append_prompt(l.seq, n, l.keys)) l.held += n;
+        if (l.held < l.prompt) {  // a next chunk of the prompt, of any length
+          const std::int64_t n = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(l.prompt - l.held));
+          if (a.append(l.seq, n)) l.held += n;
         } else {
           const std::int64_t n = 1 + static_cast<std::int64_t>(rng() % 3);
           const bool could = a.can_append(l.seq, n);
