@@ -65,7 +65,8 @@ struct RadixAllocatorSettings {
                                   // token; larger pages match only whole pages
 };
 
-class RadixAllocator final : public KvAllocator {
+// Not final: a test derives from it to count the pending-prefix holds it ignores.
+class RadixAllocator : public KvAllocator {
  public:
   // Throws AllocatorError on num_pages <= 0 or page_size < 1.
   explicit RadixAllocator(const RadixAllocatorSettings& settings);
