@@ -48,6 +48,10 @@ struct AllocatorSpec {
   PlacementKind placement = PlacementKind::kBuddy;  // contiguous: where a range goes
   std::int64_t max_seq_len = 2048;    // contiguous: reservation cap, tokens
   std::int64_t max_chunk_blocks = 128;  // contiguous buddy: largest chunk, blocks
+
+  // Whether the pool reuses prompt prefixes across requests: a paged pool with its prefix
+  // cache on, or the radix pool (its tree is the cache).
+  bool caches_prefixes() const { return kind == AllocatorKind::kRadix || (kind == AllocatorKind::kPaged && prefix_cache); }
 };
 
 class PagedAllocator;

@@ -295,7 +295,7 @@ void check_replicas(const ExperimentConfig& c) {
   std::int64_t block_size = 0;
   for (std::int64_t i = 0; i < r.count; ++i) {
     const ExperimentConfig& rc = replica_config(c, i);
-    if (!rc.allocator.prefix_cache) continue;
+    if (!rc.allocator.caches_prefixes()) continue;
     any_prefix_cache = true;
     if (block_size > 0 && rc.allocator.block_size != block_size)
       throw o.error(fmt::format("replicas.overrides"),
@@ -308,7 +308,8 @@ void check_replicas(const ExperimentConfig& c) {
   if (r.router.kind == RouterKind::kPrefixAware && !any_prefix_cache)
     throw o.error("replicas.router",
                   "prefix_aware routes by the prompt tokens each replica has cached, but no replica has a prefix cache "
-                  "(allocator.prefix_cache: false): turn it on, or pick another router");
+                  "(allocator.prefix_cache: false, and no allocator.kind: radix): turn it on, or pick another "
+                  "router");
 }
 
 // The most memory a setting in GiB may give: 2^20 GiB = 1 PiB, beyond any machine, and small
@@ -362,15 +363,18 @@ void check_combinations(const ExperimentConfig& c) {
     throw o.error("scheduler.preemption",
                   "sglang retracts requests by recompute only (their cached prefix stays in the radix tree); set "
                   "scheduler.preemption: auto or recompute");
-  if (radix && o.has("allocator.prefix_cache"))
+  // prefix_cache: true is redundant there but true (a replica override of a prefix-caching
+  // cluster keeps the key); false cannot hold.
+  if (radix && o.has("allocator.prefix_cache") && !a.prefix_cache)
     throw o.error("allocator.prefix_cache",
-                  "the radix allocator always caches prompt prefixes (its radix tree is the cache); leave "
-                  "allocator.prefix_cache out, or use allocator.kind: paged");
+                  "the radix allocator always caches prompt prefixes (its radix tree is the cache), so "
+                  "prefix_cache: false cannot turn it off; leave allocator.prefix_cache out, or use "
+                  "allocator.kind: paged");
   if (radix && o.has("allocator.eviction"))
     throw o.error("allocator.eviction",
                   "the radix allocator evicts unreferenced leaves least recently used first (SGLang's default); "
                   "leave allocator.eviction out, or use allocator.kind: paged");
-  if (a.prefix_cache && !paged)
+  if (a.prefix_cache && !paged && !radix)
     throw o.error("allocator.prefix_cache",
                   fmt::format("the prefix cache shares blocks of the paged allocator; allocator.kind is '{}': "
                               "set allocator.kind: paged, or prefix_cache: false",

@@ -41,6 +41,15 @@ TEST(SglangConfig, PageSizeAndOrderAreKeys) {
   EXPECT_NE(YAML::Dump(to_yaml(c)).find("schedule_policy: fcfs"), std::string::npos);
 }
 
+// prefix_cache: true says what the radix pool does anyway (a replica override of a
+// prefix-caching cluster keeps the key); false is refused (below).
+TEST(SglangConfig, PrefixCacheTrueIsRedundant) {
+  const ExperimentConfig c = parse("workload: {kind: trace, trace: {path: t.jsonl, format: mooncake}}\n"
+                                   "scheduler: {kind: sglang}\nallocator: {prefix_cache: true}\n");
+  EXPECT_EQ(c.allocator.kind, alloc::AllocatorKind::kRadix);
+  EXPECT_TRUE(c.allocator.caches_prefixes());
+}
+
 TEST(SglangConfig, VllmV0IsANameOfItsOwn) {
   EXPECT_EQ(parse("scheduler: {kind: vllm-v0}\n").scheduler.kind, SchedulerKind::kVllmV0);
   EXPECT_EQ(parse("scheduler: {kind: vllm-v0}\n").allocator.kind, alloc::AllocatorKind::kPaged);
@@ -51,7 +60,7 @@ TEST(SglangConfig, MeaninglessCombinationsNameTheirKey) {
   EXPECT_EQ(error_key("scheduler: {kind: vllm, schedule_policy: lpm}\n", "sglang"), "scheduler.schedule_policy");
   EXPECT_EQ(error_key("scheduler: {kind: sglang, preemption: swap}\nallocator: {cpu_swap_gib: 1}\n", "recompute"),
             "scheduler.preemption");
-  EXPECT_EQ(error_key("scheduler: {kind: sglang}\nallocator: {prefix_cache: true}\n", "always"),
+  EXPECT_EQ(error_key("scheduler: {kind: sglang}\nallocator: {prefix_cache: false}\n", "always"),
             "allocator.prefix_cache");
   EXPECT_EQ(error_key("scheduler: {kind: sglang}\nallocator: {eviction: fifo}\n", "least recently"),
             "allocator.eviction");
