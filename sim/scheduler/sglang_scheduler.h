@@ -32,6 +32,9 @@
 // another waiting request is not deprioritised), the separate max_prefill_tokens budget,
 // mixed prefill/decode batches, priority scheduling. Retracted requests rejoin the front
 // of the waiting queue (SGLang appends them; under lpm the sort reorders them anyway).
+// Requests leave the waiting queue only through pop_waiting() and rejoin it through
+// preempt(), so the allocator's pending-prefix holds follow the queue; lpm's sort only
+// permutes it (the radix pool ignores the holds; waiting_prefix_test counts them).
 // Borrows the RadixAllocator. Not thread-safe.
 #pragma once
 
