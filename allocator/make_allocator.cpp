@@ -7,6 +7,7 @@
 #include "allocator/allocator_error.h"
 #include "allocator/contiguous/contiguous_allocator.h"
 #include "allocator/paged/paged_allocator.h"
+#include "allocator/radix/radix_allocator.h"
 
 namespace pagesim::alloc {
 namespace {
@@ -37,9 +38,20 @@ std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec) 
   return std::make_unique<PagedAllocator>(s);
 }
 
+std::unique_ptr<RadixAllocator> make_radix_allocator(const AllocatorSpec& spec) {
+  if (spec.kind != AllocatorKind::kRadix)
+    throw AllocatorError("allocator kind: expected radix, got '" + std::string(to_string(spec.kind)) + "'");
+  check_block_size_fits(spec);
+  RadixAllocatorSettings s;
+  s.page_size = static_cast<std::int32_t>(spec.block_size);
+  s.num_pages = spec.block_size > 0 ? spec.capacity_slots / spec.block_size : 0;
+  return std::make_unique<RadixAllocator>(s);
+}
+
 std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
   switch (spec.kind) {
     case AllocatorKind::kPaged: return make_paged_allocator(spec);
+    case AllocatorKind::kRadix: return make_radix_allocator(spec);
     case AllocatorKind::kContiguous: {
       if (spec.placement == PlacementKind::kBuddy) check_block_size_fits(spec);  // others report 1
       ContiguousSettings s;
@@ -52,7 +64,7 @@ std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
       return std::make_unique<ContiguousAllocator>(s);
     }
   }
-  throw AllocatorError("allocator kind: not one of paged, contiguous");  // unreachable: every kind is handled
+  throw AllocatorError("allocator kind: not one of paged, contiguous, radix");  // unreachable: every kind is handled
 }
 
 }  // namespace pagesim::alloc

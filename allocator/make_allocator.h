@@ -20,15 +20,17 @@ namespace pagesim::alloc {
 enum class AllocatorKind {
   kPaged,       // fixed-size blocks, block tables, copy-on-write, optional prefix cache
   kContiguous,  // one reserved range per request (the vLLM paper's Orca baselines)
+  kRadix,       // SGLang's radix-tree prefix cache over pages of block_size tokens
 };
 
 // The names configs write (a std::array of pairs, the form of every name table).
-inline constexpr std::array<std::pair<AllocatorKind, std::string_view>, 2> kAllocatorKindNames = {{
+inline constexpr std::array<std::pair<AllocatorKind, std::string_view>, 3> kAllocatorKindNames = {{
     {AllocatorKind::kPaged, "paged"},
     {AllocatorKind::kContiguous, "contiguous"},
+    {AllocatorKind::kRadix, "radix"},
 }};
 
-// "paged", "contiguous"; "?" for a value outside the enum.
+// "paged", "contiguous", "radix"; "?" for a value outside the enum.
 constexpr std::string_view to_string(AllocatorKind kind) {
   for (const auto& [k, name] : kAllocatorKindNames)
     if (k == kind) return name;
@@ -38,7 +40,8 @@ constexpr std::string_view to_string(AllocatorKind kind) {
 struct AllocatorSpec {
   AllocatorKind kind = AllocatorKind::kPaged;
   std::int64_t capacity_slots = 0;    // pool size in token slots (paged: rounded down to blocks)
-  std::int64_t block_size = 16;       // tokens per block (paged, and the contiguous buddy unit)
+  std::int64_t block_size = 16;       // tokens per block (paged, and the contiguous buddy unit;
+                                      // radix: tokens per page)
   bool prefix_cache = false;          // paged: reuse prompt blocks across requests (the config
                                       // defaults it to true for scheduler.kind: vllm-v1)
   EvictionKind eviction = EvictionKind::kLru;  // paged prefix cache: which cached block goes
@@ -50,13 +53,21 @@ struct AllocatorSpec {
   PlacementKind placement = PlacementKind::kBuddy;  // contiguous: where a range goes
   std::int64_t max_seq_len = 2048;    // contiguous: reservation cap, tokens
   std::int64_t max_chunk_blocks = 128;  // contiguous buddy: largest chunk, blocks
+
+  // Whether the pool reuses prompt prefixes across requests: a paged pool with its prefix
+  // cache on, or the radix pool (its tree is the cache).
+  bool caches_prefixes() const { return kind == AllocatorKind::kRadix || (kind == AllocatorKind::kPaged && prefix_cache); }
 };
 
 class PagedAllocator;
+class RadixAllocator;
 
 std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec);
 // The paged pool `spec` describes, for callers that drive its own operations (swapping,
 // free-block counts). REQUIRES: spec.kind == kPaged (else AllocatorError).
 std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec);
+// The radix-tree pool `spec` describes (pages of spec.block_size tokens), for the sglang
+// scheduler. REQUIRES: spec.kind == kRadix (else AllocatorError).
+std::unique_ptr<RadixAllocator> make_radix_allocator(const AllocatorSpec& spec);
 
 }  // namespace pagesim::alloc

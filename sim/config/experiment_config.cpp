@@ -128,6 +128,8 @@ void visit(V& v, ExperimentConfig& c) {
     s.field("watermark", c.scheduler.watermark);
     s.choice("preemption", c.scheduler.preemption, kPreemptionModeNames);
     s.field("chunk_tokens", c.scheduler.chunk_tokens);
+    s.choice_omitted_at_default("schedule_policy", c.scheduler.schedule_policy, kSchedulePolicyNames,
+                                SchedulePolicy::kLpm);
   });
   v.section("beam", [&](auto& b) {
     b.choice("model", c.beam.model, kBeamModelNames);
@@ -306,7 +308,7 @@ void check_replicas(const ExperimentConfig& c) {
   std::int64_t block_size = 0;
   for (std::int64_t i = 0; i < r.count; ++i) {
     const ExperimentConfig& rc = replica_config(c, i);
-    if (!rc.allocator.prefix_cache) continue;
+    if (!rc.allocator.caches_prefixes()) continue;
     any_prefix_cache = true;
     if (block_size > 0 && rc.allocator.block_size != block_size)
       throw o.error(fmt::format("replicas.overrides"),
@@ -319,7 +321,8 @@ void check_replicas(const ExperimentConfig& c) {
   if (r.router.kind == RouterKind::kPrefixAware && !any_prefix_cache)
     throw o.error("replicas.router",
                   "prefix_aware routes by the prompt tokens each replica has cached, but no replica has a prefix cache "
-                  "(allocator.prefix_cache: false): turn it on, or pick another router");
+                  "(allocator.prefix_cache: false, and no allocator.kind: radix): turn it on, or pick another "
+                  "router");
 }
 
 // The most memory a setting in GiB may give: 2^20 GiB = 1 PiB, beyond any machine, and small
@@ -371,7 +374,32 @@ void check_combinations(const ExperimentConfig& c) {
                   "preemption would quietly recompute): set allocator.cpu_swap_gib > 0, or scheduler.preemption: "
                   "recompute");
   check_offload(a.offload_config, paged, a.prefix_cache, a.cpu_swap_gib, o);
-  if (a.prefix_cache && !paged)
+  const bool radix = a.kind == alloc::AllocatorKind::kRadix;
+  if (c.scheduler.kind == SchedulerKind::kSglang && !radix)
+    throw o.error("allocator.kind", fmt::format("scheduler.kind: sglang runs over SGLang's radix-tree cache; found "
+                                                "allocator.kind '{}': set allocator.kind: radix (or leave it out)",
+                                                alloc::to_string(a.kind)));
+  if (o.has("scheduler.schedule_policy") && c.scheduler.kind != SchedulerKind::kSglang)
+    throw o.error("scheduler.schedule_policy",
+                  fmt::format("schedule_policy orders the waiting queue of scheduler.kind: sglang; scheduler.kind is "
+                              "'{}'",
+                              to_string(c.scheduler.kind)));
+  if (c.scheduler.kind == SchedulerKind::kSglang && c.scheduler.preemption == PreemptionMode::kSwap)
+    throw o.error("scheduler.preemption",
+                  "sglang retracts requests by recompute only (their cached prefix stays in the radix tree); set "
+                  "scheduler.preemption: auto or recompute");
+  // prefix_cache: true is redundant there but true (a replica override of a prefix-caching
+  // cluster keeps the key); false cannot hold.
+  if (radix && o.has("allocator.prefix_cache") && !a.prefix_cache)
+    throw o.error("allocator.prefix_cache",
+                  "the radix allocator always caches prompt prefixes (its radix tree is the cache), so "
+                  "prefix_cache: false cannot turn it off; leave allocator.prefix_cache out, or use "
+                  "allocator.kind: paged");
+  if (radix && o.has("allocator.eviction"))
+    throw o.error("allocator.eviction",
+                  "the radix allocator evicts unreferenced leaves least recently used first (SGLang's default); "
+                  "leave allocator.eviction out, or use allocator.kind: paged");
+  if (a.prefix_cache && !paged && !radix)
     throw o.error("allocator.prefix_cache",
                   fmt::format("the prefix cache shares blocks of the paged allocator; allocator.kind is '{}': "
                               "set allocator.kind: paged, or prefix_cache: false",
@@ -498,6 +526,16 @@ std::string format_max_model_len(std::int64_t value) {
   return std::to_string(value);
 }
 
+// scheduler.kind: sglang drives the radix-tree pool: it implies allocator.kind: radix, and
+// SGLang's default page of 1 token, unless the file gives them (a kind other than radix is
+// refused by check_combinations).
+void apply_implied_settings(ExperimentConfig& c) {
+  if (c.scheduler.kind != SchedulerKind::kSglang) return;
+  if (!c.origin.has("allocator.kind")) c.allocator.kind = alloc::AllocatorKind::kRadix;
+  if (!c.origin.has("allocator.block_size") && c.allocator.kind == alloc::AllocatorKind::kRadix)
+    c.allocator.block_size = 1;
+}
+
 bool ReplicasConfig::at_default() const {
   const RouterSettings d;
   return count == 1 && overrides.empty() && router.kind == d.kind &&
@@ -527,6 +565,7 @@ ExperimentConfig parse_experiment(const YAML::Node& given, const std::string& fi
   visit(r, c);
   r.done();
   c.workload.seed = c.seed;
+  apply_implied_settings(c);
   c.replicas.router.seed = c.seed;
   // vLLM v1 turns prefix caching on by default: so does vllm-v1, unless the file says, over
   // a paged pool and a workload that can carry token identities (a synthetic one cannot).

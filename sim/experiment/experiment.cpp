@@ -16,6 +16,7 @@
 
 #include "allocator/make_allocator.h"
 #include "allocator/paged/paged_allocator.h"
+#include "allocator/radix/radix_allocator.h"
 #include "sim/cluster/router.h"
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
@@ -254,7 +255,12 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   // is the capacity's error (below kMaxBlocks, a pool can still exceed this host's memory).
   // Policies that drive a paged pool's own operations get the PagedAllocator itself.
   try {
-    if (traits_of(c.scheduler.kind).needs_paged_allocator) {
+    if (traits_of(c.scheduler.kind).needs_radix_allocator) {
+      // The config refuses any other allocator.kind for sglang (check_combinations).
+      auto radix_allocator = in_section(origin, "allocator", [&] { return alloc::make_radix_allocator(as); });
+      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *radix_allocator); });
+      run.allocator = std::move(radix_allocator);
+    } else if (traits_of(c.scheduler.kind).needs_paged_allocator) {
       if (!paged)
         throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
                                                          to_string(c.scheduler.kind),

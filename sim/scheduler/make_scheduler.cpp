@@ -3,10 +3,12 @@
 
 #include "sim/scheduler/orca_scheduler.h"
 #include "sim/scheduler/sarathi_scheduler.h"
+#include "sim/scheduler/sglang_scheduler.h"
 #include "sim/scheduler/scheduler.h"
 #include "sim/scheduler/static_scheduler.h"
 #include "sim/scheduler/vllm_scheduler.h"
 #include "sim/scheduler/vllm_v1_scheduler.h"
+#include "sim/scheduler/vllm_v0_scheduler.h"
 
 namespace pagesim::sim {
 
@@ -15,8 +17,12 @@ std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, all
     case SchedulerKind::kStatic: return std::make_unique<StaticScheduler>(settings, allocator);
     case SchedulerKind::kOrca: return std::make_unique<OrcaScheduler>(settings, allocator);
     case SchedulerKind::kVllm:
+    case SchedulerKind::kVllmV0:
     case SchedulerKind::kSarathi:
     case SchedulerKind::kVllmV1: break;
+    case SchedulerKind::kSglang:
+      throw std::invalid_argument("scheduler.kind 'sglang' needs the radix allocator (allocator.kind: radix), got " +
+                                  allocator.name());
   }
   throw std::invalid_argument("scheduler.kind '" + std::string(to_string(settings.kind)) +
                               "' needs a paged allocator (allocator.kind: paged), got " + allocator.name());
@@ -27,9 +33,16 @@ std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, all
     case SchedulerKind::kVllm: return std::make_unique<VllmScheduler>(settings, allocator);
     case SchedulerKind::kSarathi: return std::make_unique<SarathiScheduler>(settings, allocator);
     case SchedulerKind::kVllmV1: return std::make_unique<VllmV1Scheduler>(settings, allocator);
+    case SchedulerKind::kVllmV0: return std::make_unique<VllmV0Scheduler>(settings, allocator);
     case SchedulerKind::kStatic:
-    case SchedulerKind::kOrca: break;
+    case SchedulerKind::kOrca:
+    case SchedulerKind::kSglang: break;
   }
+  return make_scheduler(settings, static_cast<alloc::KvAllocator&>(allocator));
+}
+
+std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::RadixAllocator& allocator) {
+  if (settings.kind == SchedulerKind::kSglang) return std::make_unique<SglangScheduler>(settings, allocator);
   return make_scheduler(settings, static_cast<alloc::KvAllocator&>(allocator));
 }
 

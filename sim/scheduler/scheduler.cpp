@@ -108,7 +108,7 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
   const std::int64_t total = r->prompt_tokens + r->generated;
   const auto seq = static_cast<alloc::SeqId>(new_seq_id());
   const alloc::AdmitRequest a = admit_request(*r, seq, max_new_tokens);
-  alloc::AdmitResult res = alloc_.admit(a);
+  alloc::AdmitResult res = allocate_admission(a, *r);
   if (!res.admitted) return false;
   r->seqs.assign(1, seq);
   if (observer_) observer_->on_admitted(*r, seq);
@@ -141,6 +141,14 @@ void Scheduler::add_decode(Request* r, IterationPlan& plan) {
 }
 
 bool Scheduler::try_swap_out(Request*, IterationPlan&) { return false; }
+
+alloc::AdmitResult Scheduler::allocate_admission(const alloc::AdmitRequest& a, const Request&) {
+  return alloc_.admit(a);
+}
+
+void Scheduler::reorder_waiting(const std::function<bool(const Request*, const Request*)>& before) {
+  std::stable_sort(waiting_.begin(), waiting_.end(), before);
+}
 
 std::int64_t Scheduler::headroom_slots(const Request&) const { return 0; }
 

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -39,6 +40,7 @@
 
 namespace pagesim::alloc {
 class PagedAllocator;
+class RadixAllocator;
 }
 
 namespace pagesim::sim {
@@ -155,6 +157,13 @@ class Scheduler {
     return r;
   }
 
+  // Stable-sorts the waiting queue by `before` (cache-aware orderings, sglang).
+  void reorder_waiting(const std::function<bool(const Request*, const Request*)>& before);
+  // The allocation behind admit(): alloc_.admit(a) by default; a policy whose allocator
+  // takes more than the request (sglang: the prefix matched before this iteration's
+  // admissions) overrides it.
+  virtual alloc::AdmitResult allocate_admission(const alloc::AdmitRequest& a, const Request& r);
+
   // Slots the policy keeps free beside a request's group at its largest (default none).
   virtual std::int64_t headroom_slots(const Request& r) const;
   // The policy's swap preemption: moves r's memory out and returns true, or returns false
@@ -178,9 +187,12 @@ class Scheduler {
 };
 
 // Builds the policy `settings.kind` over `allocator`. REQUIRES:
-// !traits_of(settings.kind).needs_paged_allocator (else std::invalid_argument).
+// !traits_of(settings.kind).needs_paged_allocator and !needs_radix_allocator (else
+// std::invalid_argument).
 std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
 // Builds any policy over a paged pool.
 std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);
+// Builds sglang (or a policy that needs no particular pool) over a radix-tree pool.
+std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::RadixAllocator& allocator);
 
 }  // namespace pagesim::sim

@@ -15,6 +15,14 @@ enum class SchedulerKind {
   kVllm,     // continuous batching over the paged allocator, FCFS, preemption
   kSarathi,  // vllm plus chunked prefill under a per-iteration token budget
   kVllmV1,   // vLLM v1: one token budget over running then waiting, prefix cache on
+  kVllmV0,   // vLLM 0.2-0.5: prefill-only iterations whenever a waiting group can be admitted
+  kSglang,   // SGLang: radix-tree prefix cache, cache-aware order, chunked prefill, retraction
+};
+
+// sglang: the order of the waiting queue (SGLang's --schedule-policy).
+enum class SchedulePolicy {
+  kLpm,   // longest cached prefix first (FCFS beyond 128 waiting requests, as SGLang does)
+  kFcfs,  // queue order: arrival, retracted requests in front
 };
 
 enum class PreemptionMode {
@@ -24,12 +32,19 @@ enum class PreemptionMode {
 };
 
 // The names configs write (a std::array of pairs, the form of every name table).
-inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 5> kSchedulerKindNames = {{
+inline constexpr std::array<std::pair<SchedulerKind, std::string_view>, 7> kSchedulerKindNames = {{
     {SchedulerKind::kStatic, "static"},
     {SchedulerKind::kOrca, "orca"},
     {SchedulerKind::kVllm, "vllm"},
     {SchedulerKind::kSarathi, "sarathi"},
     {SchedulerKind::kVllmV1, "vllm-v1"},
+    {SchedulerKind::kVllmV0, "vllm-v0"},
+    {SchedulerKind::kSglang, "sglang"},
+}};
+
+inline constexpr std::array<std::pair<SchedulePolicy, std::string_view>, 2> kSchedulePolicyNames = {{
+    {SchedulePolicy::kLpm, "lpm"},
+    {SchedulePolicy::kFcfs, "fcfs"},
 }};
 
 inline constexpr std::array<std::pair<PreemptionMode, std::string_view>, 3> kPreemptionModeNames = {{
@@ -46,6 +61,9 @@ struct SchedulerSettings {
                             // higher = fewer preemptions, fewer requests in flight
   PreemptionMode preemption = PreemptionMode::kAuto;
   std::int64_t chunk_tokens = 512;  // sarathi: token budget per iteration (decodes + chunks)
+  // sglang: waiting-queue order. (sglang's prefill budget per iteration, SGLang's
+  // chunked_prefill_size, is max_num_batched_tokens.)
+  SchedulePolicy schedule_policy = SchedulePolicy::kLpm;
 };
 
 // What a policy is, as far as the mechanics shared by every policy need to know.
@@ -59,16 +77,22 @@ struct SchedulerTraits {
   // Prefix-cache hits are whole blocks that leave the last token to compute
   // (AdmitRequest::whole_block_hits, vLLM v1); else all but the last token may hit.
   bool whole_block_prefix_hits = false;
+  // The policy drives the radix-tree cache (sim/scheduler/sglang_scheduler.h): it needs a
+  // RadixAllocator.
+  bool needs_radix_allocator = false;
 };
 
 constexpr SchedulerTraits traits_of(SchedulerKind k) {
   switch (k) {
     case SchedulerKind::kStatic:
     case SchedulerKind::kOrca: return {.chunked_prefill = false, .needs_paged_allocator = false};
-    case SchedulerKind::kVllm: return {.chunked_prefill = false, .needs_paged_allocator = true};
+    case SchedulerKind::kVllm:
+    case SchedulerKind::kVllmV0: return {.chunked_prefill = false, .needs_paged_allocator = true};
     case SchedulerKind::kSarathi: return {.chunked_prefill = true, .needs_paged_allocator = true};
     case SchedulerKind::kVllmV1:
       return {.chunked_prefill = true, .needs_paged_allocator = true, .whole_block_prefix_hits = true};
+    case SchedulerKind::kSglang:
+      return {.chunked_prefill = true, .needs_paged_allocator = false, .needs_radix_allocator = true};
   }
   return {};
 }
@@ -77,6 +101,11 @@ constexpr SchedulerTraits traits_of(SchedulerKind k) {
 constexpr std::string_view to_string(SchedulerKind k) {
   for (const auto& [kind, name] : kSchedulerKindNames)
     if (kind == k) return name;
+  return "?";
+}
+constexpr std::string_view to_string(SchedulePolicy p) {
+  for (const auto& [policy, name] : kSchedulePolicyNames)
+    if (policy == p) return name;
   return "?";
 }
 constexpr std::string_view to_string(PreemptionMode m) {

@@ -9,14 +9,16 @@
 #include "allocator/allocator_error.h"
 #include "allocator/contiguous/contiguous_allocator.h"
 #include "allocator/paged/paged_allocator.h"
+#include "allocator/radix/radix_allocator.h"
 
 namespace pagesim::alloc {
 namespace {
 
 TEST(MakeAllocator, KindNames) {
-  ASSERT_EQ(kAllocatorKindNames.size(), 2u);
+  ASSERT_EQ(kAllocatorKindNames.size(), 3u);
   EXPECT_EQ(to_string(AllocatorKind::kPaged), "paged");
   EXPECT_EQ(to_string(AllocatorKind::kContiguous), "contiguous");
+  EXPECT_EQ(to_string(AllocatorKind::kRadix), "radix");
   EXPECT_EQ(to_string(static_cast<AllocatorKind>(5)), "?");
   for (const auto& [kind, name] : kAllocatorKindNames) EXPECT_EQ(to_string(kind), name);
 }
@@ -27,6 +29,14 @@ TEST(MakeAllocator, BuildsTheKindItIsGiven) {
   EXPECT_NE(dynamic_cast<PagedAllocator*>(make_allocator(spec).get()), nullptr);
   spec.kind = AllocatorKind::kContiguous;
   EXPECT_NE(dynamic_cast<ContiguousAllocator*>(make_allocator(spec).get()), nullptr);
+  spec.kind = AllocatorKind::kRadix;
+  spec.block_size = 1;
+  auto radix = make_allocator(spec);
+  ASSERT_NE(dynamic_cast<RadixAllocator*>(radix.get()), nullptr);
+  EXPECT_EQ(radix->capacity_slots(), 1024);
+  EXPECT_EQ(radix->name(), "radix(page=1)");
+  spec.kind = AllocatorKind::kPaged;
+  EXPECT_THROW(make_radix_allocator(spec), AllocatorError);
 }
 
 TEST(MakeAllocator, PagedBuilderNamesTheKindItRefuses) {

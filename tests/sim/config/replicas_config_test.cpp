@@ -100,6 +100,25 @@ TEST(ReplicasConfig, Slo) {
   EXPECT_TRUE(parse("slo: {ttft_s: 1}\n").slo.enabled());
 }
 
+// sglang's radix pool always caches prefixes: prefix_aware can route over it, and its page
+// of 1 token (SGLang's default) cannot share a request's keys with a paged cache's blocks.
+TEST(ReplicasConfig, RadixReplicasCachePrefixes) {
+  const ExperimentConfig c = parse("workload: {kind: trace, trace: {path: t.jsonl, format: mooncake}}\n"
+                                   "scheduler: {kind: sglang}\n"
+                                   "replicas: {count: 2, router: prefix_aware}\n");
+  EXPECT_EQ(c.replicas.router.kind, RouterKind::kPrefixAware);
+  EXPECT_TRUE(c.allocator.caches_prefixes());
+  EXPECT_TRUE(fails_with(kCached + "replicas:\n  count: 2\n  overrides:\n"
+                                   "    - {index: 1, scheduler: {kind: sglang}, allocator: {kind: radix, block_size: 1}}\n",
+                         6, "replicas.overrides", {"must share allocator.block_size"}));
+  // With pages of the cluster's block size (given: sglang implies pages of 1 token), vllm and
+  // sglang replicas share the keys.
+  const ExperimentConfig mixed = parse(kCached + "replicas:\n  count: 2\n  router: prefix_aware\n  overrides:\n"
+                                                 "    - {index: 1, scheduler: {kind: sglang}, allocator: {kind: radix, block_size: 16}}\n");
+  EXPECT_EQ(replica_config(mixed, 1).allocator.kind, alloc::AllocatorKind::kRadix);
+  EXPECT_EQ(replica_config(mixed, 1).allocator.block_size, 16);
+}
+
 TEST(ReplicasConfigErrors, CountAndRouter) {
   EXPECT_TRUE(fails_with("replicas: 0\n", 1, "replicas.count", {"expected an integer in [1, 4096]", "found 0"}));
   EXPECT_TRUE(fails_with("replicas: {count: -2}\n", 1, "replicas.count", {"found -2"}));

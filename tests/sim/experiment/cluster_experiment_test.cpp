@@ -1,7 +1,8 @@
 // Experiments of several replicas end to end: summary.json's cluster, replicas and slo
 // sections and their identities (routed requests and iterations sum to the cluster's,
 // summed memory classes fill the summed pools), iterations.csv's replica column, sweep.csv's
-// slo.* and cluster.* columns, byte-identical reruns, and one-replica runs with none of it.
+// slo.* and cluster.* columns, byte-identical reruns, one-replica runs with none of it, and
+// prefix_aware routing over sglang's radix pools.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -21,6 +22,7 @@ namespace fs = std::filesystem;
 using testing::read_file;
 
 const std::string kShareGpt = (fs::path(PAGESIM_SOURCE_DIR) / "traces/data/sharegpt_opt_lengths.csv").string();
+const std::string kMooncake = (fs::path(PAGESIM_SOURCE_DIR) / "traces/data/mooncake_conversation_trace.jsonl").string();
 
 class ClusterExperimentTest : public testing::TempDirTest {};
 
@@ -125,6 +127,37 @@ TEST_F(ClusterExperimentTest, SweepTableGainsSloAndClusterColumns) {
   EXPECT_TRUE(rows[0].at("cluster.replicas").empty());  // one replica: no cluster section
   EXPECT_EQ(rows[1].at("cluster.replicas"), "2");
   EXPECT_FALSE(rows[1].at("cluster.load_balance.requests.max_over_mean").empty());
+}
+
+// prefix_aware asks each replica's pool how much of a prompt it holds
+// (KvAllocator::cached_prefix_tokens): over three sglang replicas, radix pools in pages of
+// 16, on 300 requests of the Mooncake conversation trace, it sends turns after the replica
+// that served their conversation and hits more than round_robin (5.8% against 4.1%).
+TEST_F(ClusterExperimentTest, PrefixAwareRoutesOverRadixPools) {
+  auto run = [&](const std::string& router) {
+    const std::string yaml = "name: radix\n"
+                             "seed: 1\n"
+                             "workload:\n"
+                             "  kind: trace\n"
+                             "  trace: {path: '" + kMooncake + "', format: mooncake}\n"
+                             "  max_requests: 300\n"
+                             "model: llama-2-7b\n"
+                             "gpu: a100-80gb\n"
+                             "max_model_len: off\n"
+                             "kv: {slots: 200000}\n"
+                             "allocator: {kind: radix, block_size: 16}\n"
+                             "scheduler: {kind: sglang}\n"
+                             "cost: {kind: roofline}\n"
+                             "replicas: {count: 3, router: " + router + "}\n";
+    const auto res = run_experiment_file(write(router + ".yaml", yaml), {}, dir_ / router);
+    EXPECT_EQ(res.size(), 1u);
+    EXPECT_TRUE(res[0].summary.prefix_cache.has_value());
+    EXPECT_EQ(res[0].summary.requests_finished, 300);
+    return res[0].summary.prefix_hit_rate;
+  };
+  const double aware = run("prefix_aware"), spread = run("round_robin");
+  EXPECT_GT(spread, 0.0);
+  EXPECT_GT(aware, spread + 0.01) << "prefix_aware " << aware << " vs round_robin " << spread;
 }
 
 }  // namespace

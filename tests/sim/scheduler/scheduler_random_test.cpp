@@ -10,6 +10,7 @@
 
 #include "allocator/contiguous/contiguous_allocator.h"
 #include "allocator/paged/paged_allocator.h"
+#include "allocator/radix/radix_allocator.h"
 #include "sim_harness.h"
 
 namespace pagesim::sim {
@@ -22,6 +23,8 @@ struct Case {
   bool prefix = false;      // paged prefix cache, with shared hashed prefixes in the trace
   bool sharing = false;     // parallel sampling and beam search in the trace
   PreemptionMode preemption = PreemptionMode::kAuto;
+  std::int32_t radix_page = 0;  // > 0: a radix-tree pool (sglang) with pages of this many tokens
+  SchedulePolicy order = SchedulePolicy::kLpm;
 };
 
 constexpr std::int64_t kHashTokens = 8;  // tokens one trace hash id covers
@@ -52,6 +55,12 @@ std::vector<traces::TraceRequest> workload(const Case& c, std::uint64_t seed) {
 }
 
 testing::Stack build(const Case& c, const SchedulerSettings& ss) {
+  if (c.radix_page > 0) {
+    alloc::RadixAllocatorSettings s;
+    s.num_pages = 384 / c.radix_page;
+    s.page_size = c.radix_page;
+    return testing::make_stack(std::make_unique<alloc::RadixAllocator>(s), ss);
+  }
   if (c.paged) {
     alloc::PagedAllocatorSettings s;
     s.num_blocks = 96;  // 384 slots: a handful of requests at a time
@@ -83,6 +92,7 @@ TEST_P(SchedulerRandomTest, InvariantsHoldAfterEveryIteration) {
     ss.watermark = 0.01;
     ss.preemption = c.preemption;
     ss.chunk_tokens = 48;
+    ss.schedule_policy = c.order;
     testing::Stack stack = build(c, ss);
     const auto trace = workload(c, seed);
     traces::VectorSource source(trace, c.prefix ? kHashTokens : 0);
@@ -114,6 +124,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"vllm_sharing_auto", SchedulerKind::kVllm, true, false, true},
                       Case{"vllm_sharing_swap", SchedulerKind::kVllm, true, false, true, PreemptionMode::kSwap},
                       Case{"vllm_prefix_recompute", SchedulerKind::kVllm, true, true, false, PreemptionMode::kRecompute},
+                      Case{"vllm_v0_sharing_swap", SchedulerKind::kVllmV0, true, true, true, PreemptionMode::kSwap},
+                      Case{"sglang_prefix_sharing", SchedulerKind::kSglang, true, true, true, PreemptionMode::kAuto, 1},
+                      Case{"sglang_page4_fcfs", SchedulerKind::kSglang, true, true, false, PreemptionMode::kAuto, 4,
+                           SchedulePolicy::kFcfs},
                       Case{"sarathi_paged", SchedulerKind::kSarathi, true},
                       Case{"sarathi_prefix_sharing", SchedulerKind::kSarathi, true, true, true},
                       Case{"vllm_v1_paged", SchedulerKind::kVllmV1, true},

@@ -1,0 +1,157 @@
+#include "sim/scheduler/sglang_scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+#include <vector>
+
+namespace pagesim::sim {
+
+SglangScheduler::SglangScheduler(const SchedulerSettings& settings, alloc::RadixAllocator& allocator)
+    : Scheduler(settings, allocator), radix_(allocator) {}
+
+std::int64_t SglangScheduler::matched_tokens(const Request& r) const {
+  const std::int64_t page = radix_.block_size();
+  const std::int64_t tokens = r.prompt_tokens + r.generated;
+  return std::min(radix_.match_pages(r.block_hashes, batch_clock_) * page, (tokens - 1) / page * page);
+}
+
+double SglangScheduler::running_reservation() const {
+  double tokens = 0;
+  for (const Request* r : running())
+    if (!r->in_prefill())
+      tokens += static_cast<double>(std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens)) *
+                new_token_ratio_;
+  return tokens;
+}
+
+alloc::AdmitResult SglangScheduler::allocate_admission(const alloc::AdmitRequest& a, const Request&) {
+  return radix_.admit_matched(a, admit_hit_pages_);
+}
+
+void SglangScheduler::schedule(double now, IterationPlan& plan) {
+  begin_iteration(plan);
+  schedule_prefill(now, plan);
+  if (!plan.prefills.empty()) return;  // decodes wait for a prefill batch (no mixed batches)
+  schedule_decode(plan);
+}
+
+void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
+  const std::int64_t page = radix_.block_size();
+  std::int64_t budget = settings_.max_num_batched_tokens;
+  double reserved = running_reservation();
+  auto room = [&] { return static_cast<double>(radix_.num_available_pages() * page) - reserved; };
+  batch_clock_ = radix_.clock();
+
+  // The request in a chunked prefill goes first (PrefillAdder.add_chunked_req).
+  bool chunk_in_progress = false;
+  for (Request* r : running()) {
+    if (!r->in_prefill()) continue;
+    const std::int64_t remaining = r->to_prefill - r->prefilled;
+    std::int64_t chunk = std::min(budget, remaining);
+    chunk = std::min(chunk, static_cast<std::int64_t>(std::max(0.0, room())));
+    const bool last = chunk == remaining;
+    if (!last) chunk = chunk / page * page;  // cut at a page boundary, so its pages can join the tree
+    chunk_in_progress = !last;
+    if (chunk > 0 && radix_.append(r->seqs.front(), chunk)) {
+      plan.prefills.push_back({r, chunk, r->prefilled, last});
+      budget -= chunk;
+      if (last) reserved += static_cast<double>(std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens));
+    } else {
+      chunk_in_progress = true;
+    }
+    break;  // one request at a time is in a chunked prefill
+  }
+
+  if (waiting().empty() || num_running_seqs() >= settings_.max_num_seqs) return;
+  // Matches count only pages inserted before this batch (batch_clock_): a page this batch
+  // inserts is computed by it, not hit by another request of the same batch. lpm matches
+  // the whole queue to sort it; fcfs matches each request as admission reaches it.
+  const bool lpm = settings_.schedule_policy == SchedulePolicy::kLpm && waiting().size() <= sglang::kLpmMaxQueue;
+  if (lpm) {
+    matched_pages_.clear();
+    for (const Request* r : waiting()) matched_pages_[r] = matched_tokens(*r) / page;
+    reorder_waiting([this](const Request* a, const Request* b) { return matched_pages_[a] > matched_pages_[b]; });
+  }
+
+  while (!waiting().empty() && budget > 0) {
+    Request* r = waiting().front();
+    if (r->preempted_now) break;
+    if (num_running_seqs() + r->width() > settings_.max_num_seqs) break;
+    const std::int64_t total = r->prompt_tokens + r->generated;
+    const std::int64_t matched_pages = lpm ? matched_pages_[r] : matched_tokens(*r) / page;
+    const std::int64_t matched = matched_pages * page;
+    const std::int64_t extend = total - matched;
+    const std::int64_t output = std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens);
+    // With nothing running, the head only needs its pages (else a request as large as the
+    // pool would wait forever behind the reservation estimate).
+    if (!running().empty() && static_cast<double>(extend + output) > room()) break;
+    // The tokens computed now, after the matched ones (all of them, or a chunk cut at a page).
+    std::int64_t chunk = extend;
+    if (extend > budget) {
+      if (chunk_in_progress) break;
+      chunk = budget / page * page;
+      if (chunk <= 0) break;
+    }
+    const alloc::AdmitRequest a = admit_request(*r, 0, chunk);
+    if (radix_.pages_to_admit(a, matched_pages) > radix_.num_available_pages()) break;
+    pop_waiting();
+    admit_hit_pages_ = matched_pages;
+    [[maybe_unused]] const bool admitted = admit(r, now, chunk, plan);
+    assert(admitted && "pages_to_admit promised room");
+    const PrefillWork& w = plan.prefills.back();
+    budget -= w.new_tokens;
+    if (w.completes) {
+      reserved += static_cast<double>(output);
+    } else {
+      chunk_in_progress = true;
+    }
+  }
+}
+
+void SglangScheduler::schedule_decode(IterationPlan& plan) {
+  std::vector<Request*> decoding;
+  for (Request* r : running())
+    if (!r->in_prefill()) decoding.push_back(r);
+  if (decoding.empty()) return;
+  const std::int64_t page = radix_.block_size();
+  auto fits = [&] {
+    std::int64_t need = 0;
+    for (const Request* r : decoding)
+      for (alloc::SeqId s : r->seqs) need += radix_.pages_to_append(s, 1);
+    return need <= radix_.num_available_pages();
+  };
+  if (!fits()) {
+    // retract_decode: the last of (most generated, then shortest prompt) goes first.
+    std::stable_sort(decoding.begin(), decoding.end(), [](const Request* a, const Request* b) {
+      return a->generated != b->generated ? a->generated > b->generated : a->prompt_tokens < b->prompt_tokens;
+    });
+    bool first = true;
+    while (decoding.size() > 1 &&
+           (first || !fits() ||
+            radix_.num_available_pages() * page <
+                static_cast<std::int64_t>(decoding.size()) * sglang::kRetractDecodeSteps)) {
+      Request* victim = decoding.back();
+      decoding.pop_back();
+      preempt_running(victim, plan);
+      first = false;
+    }
+    std::int64_t generated = 0, outputs = 0;
+    for (const Request* r : decoding) {
+      generated += r->generated;
+      outputs += r->output_tokens;
+    }
+    new_token_ratio_ = std::min(1.0, static_cast<double>(generated + sglang::kRetractDecodeSteps *
+                                                                          static_cast<std::int64_t>(decoding.size())) /
+                                         static_cast<double>(std::max<std::int64_t>(outputs, 1)));
+  } else {
+    new_token_ratio_ = std::max(new_token_ratio_ - sglang::kNewTokenRatioDecay, sglang::kMinNewTokenRatio);
+  }
+  for (Request* r : running()) {
+    if (r->in_prefill()) continue;
+    [[maybe_unused]] const bool grown = append_slots(r);
+    assert(grown && "retraction left room for every decode");
+    add_decode(r, plan);
+  }
+}
+
+}  // namespace pagesim::sim

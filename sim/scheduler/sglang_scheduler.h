@@ -1,0 +1,89 @@
+// SglangScheduler: SGLang's scheduling loop over its radix-tree KV cache (RadixAllocator).
+//
+// Each iteration is a prefill batch when one can be formed, else a decode of every running
+// request (SGLang Scheduler.get_next_batch_to_run without mixed chunks: get_new_batch_prefill
+// first, update_running_batch otherwise). Rules and their sources (sgl-project/sglang,
+// python/sglang/srt/):
+//   ordering   managers/schedule_policy.py, SchedulePolicy.calc_priority: with `lpm` the
+//              waiting queue is stably sorted by longest cached prefix (match_prefix of each
+//              request, made before any admission of the iteration); beyond 128 waiting
+//              requests LPM turns into FCFS (_determine_active_policy). `fcfs` keeps queue
+//              order.
+//   admission  schedule_policy.py, PrefillAdder: a request in a chunked prefill continues
+//              first (add_chunked_req); then waiting requests in order while running
+//              requests < max_num_seqs and the prefill budget (chunked_prefill_size, here
+//              max_num_batched_tokens) lasts; a request is taken only when its uncached
+//              tokens + min(remaining output, 4096) stay below available + evictable tokens
+//              minus the reservation of running requests (remaining output × new_token_ratio)
+//              and of those admitted before it (add_one_req, rem_total_tokens); a request
+//              longer than the remaining budget is cut at a page boundary and becomes the
+//              one chunked request. Admission stops at the first request refused.
+//   decode     managers/schedule_batch.py, ScheduleBatch.check_decode_mem / retract_decode:
+//              every running request needs its next token's page (cached pages are evicted
+//              for it); if they do not fit, requests are retracted (recompute preemption,
+//              their cached prefix stays in the tree) in order of fewest generated tokens,
+//              then longest prompt, until the pool has room for retract_decode_steps (20)
+//              tokens per remaining request or one is left; new_token_ratio is then reset to
+//              (generated + 20 × remaining) / Σ output of the remaining requests (<= 1), and
+//              otherwise decays by (0.7 − 0.098) / 600 per decode step from 0.7 to 0.098
+//              (global_config / environment defaults: init 0.7, min factor 0.14, 600 steps).
+// max_new_tokens is the request's true output length (SGLang's benchmarks set it so).
+// Not modelled: in-batch prefix caching (a waiting request that shares a prefix only with
+// another waiting request is not deprioritised), the separate max_prefill_tokens budget,
+// mixed prefill/decode batches, priority scheduling. Retracted requests rejoin the front
+// of the waiting queue (SGLang appends them; under lpm the sort reorders them anyway).
+// Requests leave the waiting queue only through pop_waiting() and rejoin it through
+// preempt(), so the allocator's pending-prefix holds follow the queue; lpm's sort only
+// permutes it (the radix pool ignores the holds; waiting_prefix_test counts them).
+// Borrows the RadixAllocator. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "allocator/radix/radix_allocator.h"
+#include "sim/scheduler/scheduler.h"
+
+namespace pagesim::sim {
+
+// SGLang's constants (see above); kept together.
+namespace sglang {
+inline constexpr std::int64_t kClipMaxNewTokens = 4096;  // CLIP_MAX_NEW_TOKENS_ESTIMATION
+inline constexpr std::int64_t kRetractDecodeSteps = 20;  // global_config.retract_decode_steps
+inline constexpr double kInitNewTokenRatio = 0.7;
+inline constexpr double kMinNewTokenRatio = 0.7 * 0.14;
+inline constexpr double kNewTokenRatioDecay = (kInitNewTokenRatio - kMinNewTokenRatio) / 600;
+inline constexpr std::size_t kLpmMaxQueue = 128;  // beyond it lpm falls back to fcfs
+}  // namespace sglang
+
+class SglangScheduler final : public Scheduler {
+ public:
+  SglangScheduler(const SchedulerSettings& settings, alloc::RadixAllocator& allocator);
+  void schedule(double now, IterationPlan& plan) override;
+
+  double new_token_ratio() const { return new_token_ratio_; }
+
+ private:
+  // get_new_batch_prefill: fills plan.prefills (possibly nothing).
+  void schedule_prefill(double now, IterationPlan& plan);
+  // update_running_batch: retracts if needed, then decodes every running request.
+  void schedule_decode(IterationPlan& plan);
+  // Tokens of r's prompt + generated found in the tree before this iteration's prefill
+  // batch inserted any page (at most all but the last).
+  std::int64_t matched_tokens(const Request& r) const;
+  // Tokens the running requests are expected to still generate (rem_total_token_offset).
+  double running_reservation() const;
+  alloc::AdmitResult allocate_admission(const alloc::AdmitRequest& a, const Request& r) override;
+
+  alloc::RadixAllocator& radix_;
+  double new_token_ratio_ = sglang::kInitNewTokenRatio;
+  // The radix pool's clock when this iteration's prefill batch started: pages inserted
+  // later are computed by this batch, not hits for another of its requests.
+  std::uint64_t batch_clock_ = 0;
+  // lpm: pages matched per waiting request, for the sort.
+  std::unordered_map<const Request*, std::int64_t> matched_pages_;
+  // The hits the admission in progress may take (allocate_admission).
+  std::int64_t admit_hit_pages_ = 0;
+};
+
+}  // namespace pagesim::sim
