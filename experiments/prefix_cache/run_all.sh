@@ -7,8 +7,8 @@ set -euo pipefail
 
 # The schedulers of part (b), swept on the conversation trace and on the sessions workload:
 # every scheduler.kind pagesim knows (kSchedulerKindNames) that runs with the paged prefix
-# cache. Adding a scheduler to the report is adding its name here.
-SCHEDULERS="vllm, sarathi, orca, static"
+# cache (sglang over its radix tree, pages of 16). Adding a scheduler is adding its name here.
+SCHEDULERS="vllm, vllm-v0, vllm-v1, sarathi, sglang, orca, static"
 # The pool sizes (kv.slots, tokens) of part (c), and the same capacities for the idealised
 # cache curve: 1M, 3M (the Mooncake paper's local cache: 5,859 hash blocks of 512) and 10M.
 CAPACITIES="1048576, 2999808, 9999872"
@@ -43,6 +43,11 @@ run "$here/mooncake_unbounded.yaml" --out "$out/mooncake_unbounded"
 # (b) Schedulers.
 run "$here/schedulers_conversation.yaml" --out "$out/schedulers_conversation" --set "sweep.scheduler.kind=[$SCHEDULERS]"
 run "$here/schedulers_sessions.yaml" --out "$out/schedulers_sessions" --set "sweep.scheduler.kind=[$SCHEDULERS]"
+# sglang's waiting-queue order: lpm (its default, above) against fcfs, on both workloads.
+for w in conversation sessions; do
+  run "$here/schedulers_$w.yaml" --out "$out/sglang_fcfs_$w" --set "sweep.scheduler.kind=[sglang]" \
+    --set scheduler.schedule_policy=fcfs
+done
 # (c) Eviction policies at the same three pool sizes.
 run "$here/eviction.yaml" --out "$out/eviction" --set "sweep.kv.slots=[$CAPACITIES]"
 

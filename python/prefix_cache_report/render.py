@@ -5,6 +5,8 @@ to a pagesim_report.render.Report; the paper's numbers come from paper.py. Every
 printed is read from the results; comparisons and verdicts are computed from them. Figures are
 written through pagesim_report.render.save (atomic, deterministic: same results => same bytes).
 """
+import os
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -309,11 +311,24 @@ def schedulers(rep, res, figs):
                 "The hit rate is mostly the workload's and the pool's: every scheduler admits the same prompts "
                 "in nearly the same order; what differs is when blocks are computed (a chunked prefill "
                 "caches a prompt's blocks chunk by chunk, so a request arriving meanwhile finds less) and "
-                "how many requests hold blocks at once (fewer evictable cached blocks). A chunked-prefill "
-                "scheduler spends a budget of `chunk_tokens` per iteration on decodes and prompt chunks: a "
-                "long prompt takes several iterations (longer TTFT when prompts are long) but never stalls "
-                "the running decodes (shorter TPOT p99). `static` runs a batch to completion before "
-                "admitting the next, so requests queue: its TTFT is queueing, not prefill.", "")
+                "how many requests hold blocks at once (fewer evictable cached blocks). `sarathi` spends a "
+                "budget of `chunk_tokens` per iteration on decodes and prompt chunks: a long prompt takes "
+                "several iterations (longer TTFT when prompts are long) but never stalls the running decodes "
+                "(shorter TPOT p99). `vllm-v1` and `sglang` chunk under `max_num_batched_tokens` instead "
+                "(vLLM v1's token budget, SGLang's chunked_prefill_size), which here holds the longest "
+                "prompt; `vllm-v1` preempts the last running request when a running one cannot grow (no "
+                "watermark), hence its preemptions. `vllm-v0` runs prefill-only iterations while a prompt "
+                "can be admitted. `static` runs a batch to completion before admitting the next, so "
+                "requests queue: its TTFT is queueing, not prefill.", "")
+        fcfs_dir = f"sglang_fcfs_{name}"
+        if os.path.isdir(os.path.join(res.root, fcfs_dir)) and any(
+                r.axis("scheduler.kind") == "sglang" for r in runs):
+            lpm = next(r for r in runs if r.axis("scheduler.kind") == "sglang")
+            fcfs = res.runs(fcfs_dir)[0]
+            rep.add(f"`sglang` orders its waiting queue by longest cached prefix (SGLang's `lpm`), admitting "
+                    "first the requests whose blocks are cached now, before they are evicted: with "
+                    f"`scheduler.schedule_policy: fcfs` (`{fcfs_dir}`) its hit rate is "
+                    f"{fcfs.get('prefix_hit_rate'):.2%} against {lpm.get('prefix_hit_rate'):.2%} with `lpm`.", "")
     rep.add("![Schedulers](figures/schedulers.png)", "")
     plot_schedulers(res, figs)
 
