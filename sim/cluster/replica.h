@@ -28,10 +28,11 @@ class Replica {
   const CostModel& cost() const { return *cost_; }
   alloc::KvAllocator& allocator() const { return scheduler_->allocator(); }
 
-  // Requests routed here and not finished: waiting, running or swapped.
+  // Requests routed here and not finished: waiting, running or swapped, or holding KV here
+  // in transfer (disaggregated prefill/decode).
   std::int64_t outstanding() const {
     return static_cast<std::int64_t>(scheduler_->num_waiting() + scheduler_->num_running() +
-                                     scheduler_->num_swapped());
+                                     scheduler_->num_swapped() + scheduler_->num_in_transfer());
   }
   // Slots a new request could take now: free, unreferenced cached blocks included (they are
   // evicted on demand).
@@ -49,6 +50,7 @@ class Replica {
   std::int64_t pending_swap_out = 0, pending_swap_in = 0;  // swaps of plans with no compute
   std::int64_t routed_requests = 0;   // requests the router sent here
   std::int64_t routed_tokens = 0;     // their prompt + output tokens (per sequence group)
+  std::int64_t handed_in = 0;         // disaggregated: KV transfers received (decode replica)
 
  private:
   std::int32_t index_;

@@ -51,6 +51,10 @@ struct Request {
   std::int64_t readmission_cached_tokens = 0;  // tokens served by the prefix cache at
                                                // re-admissions after recompute preemptions
   std::int64_t recomputed_tokens = 0;  // tokens prefilled again after recompute preemptions
+  // Disaggregated prefill/decode (simulation.h), -1 otherwise: the prefill replica, and when
+  // the KV transfer to the decode replica (then `replica`) started and ended.
+  std::int32_t prefill_replica = -1;
+  double transfer_start_s = -1, transfer_end_s = -1;
 
   // Sequences the group has once forked (1 before the prompt is done).
   std::int32_t width() const { return beam_width > 1 ? beam_width : n; }

@@ -4,9 +4,9 @@
 
 namespace pagesim::sim {
 
-void BinaryHeapEventQueue::push(double time, EventKind kind, std::int32_t replica) {
+void BinaryHeapEventQueue::push(double time, EventKind kind, std::int32_t replica, std::uint64_t request) {
   assert(time >= now_ && "events cannot be scheduled in the past");
-  heap_.push(Event{time, next_order_++, kind, replica});
+  heap_.push(Event{time, next_order_++, kind, replica, request});
 }
 
 std::optional<Event> BinaryHeapEventQueue::pop() {

@@ -15,20 +15,22 @@
 
 namespace pagesim::sim {
 
-enum class EventKind : std::uint8_t { kArrival, kIterationEnd };
+// kTransferEnd: a request's KV has reached its decode replica (disaggregated prefill/decode).
+enum class EventKind : std::uint8_t { kArrival, kIterationEnd, kTransferEnd };
 
 struct Event {
   double time = 0;
   std::uint64_t order = 0;  // insertion number, set by the queue
   EventKind kind = EventKind::kArrival;
   std::int32_t replica = 0;  // kIterationEnd: whose iteration ended
+  std::uint64_t request = 0;  // kTransferEnd: whose KV arrived
 };
 
 class EventQueue {
  public:
   virtual ~EventQueue() = default;
   // REQUIRES: time >= now() (events cannot be scheduled in the past).
-  virtual void push(double time, EventKind kind, std::int32_t replica = 0) = 0;
+  virtual void push(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0) = 0;
   // The earliest event, removed; nullopt when empty. Advances now().
   virtual std::optional<Event> pop() = 0;
   virtual bool empty() const = 0;
@@ -37,7 +39,7 @@ class EventQueue {
 
 class BinaryHeapEventQueue final : public EventQueue {
  public:
-  void push(double time, EventKind kind, std::int32_t replica = 0) override;
+  void push(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0) override;
   std::optional<Event> pop() override;
   bool empty() const override { return heap_.empty(); }
   double now() const override { return now_; }

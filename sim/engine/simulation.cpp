@@ -23,9 +23,17 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
       queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
       beams_(make_beam_model(settings.beam, settings.seed ^ 0x6265616d73ULL)),
       hash_block_tokens_(source.hash_block_tokens()),
+      disagg_(settings.disaggregation),
       oversize_(settings.oversize),
       max_model_len_(settings.max_model_len) {
   assert(!replicas_.empty() && (router_ || replicas_.size() == 1));
+  if (disagg_.enabled()) {
+    if (static_cast<std::size_t>(disagg_.prefill_replicas) >= replicas_.size())
+      throw SimulationError(fmt::format("{} prefill replicas of {} leave none to decode", disagg_.prefill_replicas,
+                                        replicas_.size()));
+    assert(disagg_.transfer_bytes_per_s > 0 && disagg_.kv_bytes_per_token > 0 && disagg_.transfer_latency_s >= 0);
+    decode_router_ = make_router(disagg_.decode_router);
+  }
   for (const Replica& p : replicas_) {
     assert(p.index() == &p - replicas_.data());
     const alloc::KvAllocator& a = p.allocator();
@@ -62,10 +70,13 @@ void Simulation::run(const ProgressFn& progress) {
       on_arrivals();
       for (Replica& p : replicas_)
         if (!p.busy) start_iteration(p);
+    } else if (e->kind == EventKind::kTransferEnd) {
+      on_transfer_end(*e);
     } else {
       Replica& p = replicas_[static_cast<std::size_t>(e->replica)];
       p.busy = false;
       apply_plan(p, e->time);
+      if (!handoffs_.empty()) start_transfers(e->time);
       start_iteration(p);
       if (progress && iterations_ >= next_report) {
         progress(now(), arrived_, finished_count_);
@@ -81,7 +92,51 @@ void Simulation::run(const ProgressFn& progress) {
                                         now(), sched.num_waiting(), sched.num_running(), sched.num_swapped(),
                                         replicas_.size() > 1 ? fmt::format(" on replica {}", p.index()) : ""));
   }
+  if (!handoffs_.empty())
+    throw SimulationError(fmt::format("simulation stopped at t = {:.3f} s with {} requests prefilled and no decode "
+                                      "replica with room for their KV (request {} first)",
+                                      now(), handoffs_.size(), handoffs_.front()->id));
   if (progress) progress(now(), arrived_, finished_count_);
+}
+
+std::span<Replica> Simulation::prefill_replicas() {
+  std::span<Replica> all(replicas_);
+  return disagg_.enabled() ? all.first(static_cast<std::size_t>(disagg_.prefill_replicas)) : all;
+}
+
+void Simulation::hand_off(Replica& p, Request* r) {
+  p.scheduler().hand_off(r);
+  r->prefill_replica = p.index();
+  handoffs_.push_back(r);
+}
+
+void Simulation::start_transfers(double now_s) {
+  const std::span<const Replica> decode =
+      std::span<const Replica>(replicas_).subspan(static_cast<std::size_t>(disagg_.prefill_replicas));
+  while (!handoffs_.empty()) {
+    Request* r = handoffs_.front();
+    const std::int32_t d = disagg_.prefill_replicas + decode_router_->route(*r, decode);
+    Replica& q = replicas_[static_cast<std::size_t>(d)];
+    if (!q.scheduler().reserve_hand_in(r)) return;  // the head waits; so does everyone behind it
+    handoffs_.pop_front();
+    ++q.handed_in;
+    ++transfers_in_flight_;
+    r->transfer_start_s = now_s;
+    queue_->push(now_s + disagg_.transfer_seconds(r->prompt_tokens), EventKind::kTransferEnd, d, r->id);
+  }
+}
+
+void Simulation::on_transfer_end(const Event& e) {
+  Request* r = live_.at(e.request).get();
+  Replica& from = replicas_[static_cast<std::size_t>(r->replica)];
+  Replica& to = replicas_[static_cast<std::size_t>(e.replica)];
+  from.scheduler().release_handed_off(r);
+  to.scheduler().take_handed_in(r);
+  r->replica = to.index();
+  r->transfer_end_s = e.time;
+  --transfers_in_flight_;
+  if (!from.busy) start_iteration(from);
+  if (!to.busy) start_iteration(to);
 }
 
 void Simulation::on_arrival() {
@@ -101,7 +156,11 @@ void Simulation::on_arrival() {
     read_next();
     return;
   }
-  if (router_) r->replica = router_->route(*r, replicas_);
+  if (disagg_.enabled() && r->width() > 1)
+    throw SimulationError(fmt::format("request {} asks for {} sequences (n or beam_width); a disaggregated run "
+                                      "hands one sequence's KV from prefill to decode and serves width 1 only",
+                                      r->id, r->width()));
+  if (router_) r->replica = router_->route(*r, prefill_replicas());
   Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
   ++p.routed_requests;
   p.routed_tokens += r->final_tokens();
@@ -189,7 +248,7 @@ void Simulation::start_iteration(Replica& p) {
   if (!plan_.has_compute()) {
     p.pending_swap_out = swap_out;
     p.pending_swap_in = swap_in;
-    if (!scheduler.idle() && !next_)
+    if (!scheduler.idle() && !next_ && handoffs_.empty() && transfers_in_flight_ == 0)
       throw SimulationError(fmt::format("no progress at t = {:.3f} s: {} waiting, {} running, {} swapped requests{}, "
                                         "but nothing fits in the KV pool",
                                         now_s, scheduler.num_waiting(), scheduler.num_running(),
@@ -287,6 +346,10 @@ void Simulation::apply_plan(Replica& p, double end) {
       continue;
     }
     emit_token(r, end);
+    if (disagg_.enabled() && p.index() < disagg_.prefill_replicas && r->state != RequestState::kFinished) {
+      hand_off(p, r);
+      continue;
+    }
     if (r->state != RequestState::kFinished && static_cast<std::int32_t>(r->seqs.size()) < r->width()) {
       // A failed fork preempted r; it forks again after its re-prefill.
       const bool forked = scheduler.fork_to_width(r);

@@ -26,14 +26,17 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "sim/beam/beam_model.h"
+#include "sim/cluster/disaggregation_settings.h"
 #include "sim/cluster/replica.h"
 #include "sim/cluster/router.h"
 #include "sim/core/iteration_observer.h"
@@ -55,6 +58,10 @@ struct EngineSettings {
   // Longest request (prompt + output tokens) the model serves; 0 = not checked. A longer
   // request is oversize (UnschedulableRequest key "max_model_len").
   std::int64_t max_model_len = 0;
+  // Prefill replicas, decode replicas and the KV transfer between them (default:
+  // co-located). REQUIRES when enabled: a cluster with prefill_replicas < its replicas,
+  // bandwidth and KV bytes per token > 0, latency >= 0 (the config checks them).
+  DisaggregationSettings disaggregation;
 };
 
 // Called every few thousand iterations: virtual time, requests arrived, finished.
@@ -110,10 +117,20 @@ class Simulation {
   void price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,
                    double& dt) const;
   bool read_next();  // reads the next request into next_; false at the end
+  // Disaggregated: hands r (prefill just completed on prefill replica p) off for transfer.
+  void hand_off(Replica& p, Request* r);
+  // Starts the transfers of the hand-off queue's head while its decode replica has room.
+  void start_transfers(double now_s);
+  void on_transfer_end(const Event& e);
+  std::span<Replica> prefill_replicas();
 
   traces::RequestSource& source_;
   std::vector<Replica> replicas_;
   std::unique_ptr<Router> router_;  // null with one replica
+  DisaggregationSettings disagg_;
+  std::unique_ptr<Router> decode_router_;  // disaggregated only
+  std::deque<Request*> handoffs_;          // prefill done, waiting for decode memory, FIFO
+  std::int64_t transfers_in_flight_ = 0;
   std::vector<IterationObserver*> observers_;
   std::vector<std::vector<IterationObserver*>> replica_observers_;  // per replica
   std::unique_ptr<EventQueue> queue_;

@@ -214,6 +214,46 @@ void Scheduler::on_finished(Request* r) {
   running_.erase(std::find(running_.begin(), running_.end(), r));
 }
 
+void Scheduler::hand_off(Request* r) {
+  running_.erase(std::find(running_.begin(), running_.end(), r));
+  running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
+  in_transfer_.push_back({r, std::move(r->seqs)});
+  r->seqs.clear();
+}
+
+std::vector<Scheduler::InTransfer>::iterator Scheduler::find_in_transfer(const Request* r) {
+  auto it = std::find_if(in_transfer_.begin(), in_transfer_.end(), [r](const InTransfer& t) { return t.request == r; });
+  assert(it != in_transfer_.end() && "the request holds no KV in transfer here");
+  return it;
+}
+
+void Scheduler::release_handed_off(const Request* r) {
+  auto it = find_in_transfer(r);
+  for (alloc::SeqId s : it->seqs) free_seq(s);
+  in_transfer_.erase(it);
+}
+
+bool Scheduler::reserve_hand_in(const Request* r) {
+  assert(r->width() == 1);
+  alloc::AdmitRequest a;
+  a.seq = static_cast<alloc::SeqId>(next_seq_);
+  a.prompt_tokens = r->prompt_tokens;
+  a.output_tokens = r->output_tokens;
+  if (!alloc_.admit(a).admitted) return false;
+  ++next_seq_;
+  if (observer_) observer_->on_admitted(*r, a.seq);
+  in_transfer_.push_back({r, {a.seq}});
+  return true;
+}
+
+void Scheduler::take_handed_in(Request* r) {
+  auto it = find_in_transfer(r);
+  r->seqs = std::move(it->seqs);
+  in_transfer_.erase(it);
+  r->to_prefill = r->prefilled = 0;
+  insert_running(r);
+}
+
 bool Scheduler::fork_to_width(Request* r) {
   const std::size_t first_new = r->seqs.size();
   while (r->seqs.size() < static_cast<std::size_t>(r->width())) {
@@ -275,6 +315,12 @@ void Scheduler::validate() const {
   for (const Request* r : running_) running_seqs += static_cast<std::int64_t>(r->seqs.size());
   held = running_seqs;
   for (const Request* r : swapped_) held += static_cast<std::int64_t>(r->seqs.size());
+  for (const InTransfer& t : in_transfer_) {
+    if (!seen.insert(t.request).second)
+      broken(fmt::format("request {} is queued and in transfer at once", t.request->id));
+    if (t.seqs.empty()) broken(fmt::format("request {} is in transfer holding no sequences", t.request->id));
+    held += static_cast<std::int64_t>(t.seqs.size());
+  }
   if (running_seqs != running_seqs_)
     broken(fmt::format("running sequence count {} != {} sequences of running requests", running_seqs_, running_seqs));
   if (held != alloc_.num_sequences())

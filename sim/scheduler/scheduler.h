@@ -15,6 +15,8 @@
 //   running_seqs() == Σ sequences of running requests
 //   Σ sequences of running + swapped requests == allocator.num_sequences()
 //   running and swapped are ordered by (arrival, id)
+//   (disaggregated prefill/decode) a request whose KV is in transfer is in no queue; the
+//   allocator sequences it holds here are counted with the running and swapped ones
 // Outside validate()'s reach (the allocator's side is not visible through KvAllocator):
 //   the allocator holds each waiting request's prompt block hashes once
 //   (hold_pending_prefix on joining waiting, release_pending_prefix on leaving it, as
@@ -92,6 +94,23 @@ class Scheduler {
   // before comes back as a re-admission (its hits are counted apart).
   alloc::AdmitRequest admit_request(const Request& r, alloc::SeqId seq,
                                     std::int64_t chunk = std::numeric_limits<std::int64_t>::max()) const;
+
+  // ---- Disaggregated prefill/decode (simulation.h): a request's KV in transfer. ----
+  // While its KV moves from a prefill replica to a decode replica, a request holds
+  // allocator sequences on both sides and is in neither side's queues (nothing plans it).
+  // Prefill side: takes `r`, running with its prefill complete, out of the running queue;
+  // its sequences stay allocated until release_handed_off(r) frees them (transfer done).
+  void hand_off(Request* r);
+  void release_handed_off(const Request* r);
+  // Decode side: allocates r's prompt KV (prompt_tokens slots, one sequence, outside the
+  // prefix cache: the blocks are received, not computed here) and holds it for r. False,
+  // changing nothing, when the allocator has no room. take_handed_in(r) then makes r a
+  // running request whose prefill is done (its next step is a decode).
+  // REQUIRES: r->width() == 1.
+  bool reserve_hand_in(const Request* r);
+  void take_handed_in(Request* r);
+  // Requests holding sequences here while their KV is in transfer (either direction).
+  std::size_t num_in_transfer() const { return in_transfer_.size(); }
 
   // Reports sequence creation, forks and frees to `observer` (borrowed; null: nobody).
   void set_observer(SequenceObserver* observer) { observer_ = observer; }
@@ -184,6 +203,13 @@ class Scheduler {
   std::int64_t preemptions_total_ = 0;  // every preempt() so far, whatever plan it went to
   std::int64_t next_seq_ = 1;
   SequenceObserver* observer_ = nullptr;
+  // Requests whose KV is in transfer and the sequences they hold here, in hand-off order.
+  struct InTransfer {
+    const Request* request;
+    std::vector<alloc::SeqId> seqs;
+  };
+  std::vector<InTransfer> in_transfer_;
+  std::vector<InTransfer>::iterator find_in_transfer(const Request* r);
 };
 
 // Builds the policy `settings.kind` over `allocator`. REQUIRES:

@@ -4,6 +4,7 @@
 // request went and when it finished.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -25,12 +26,15 @@ struct Placed {
   double first_token_s = -1, finish_s = -1;
   std::int64_t cached_tokens = 0;
   double max_token_gap_s = 0;
+  std::int32_t prefill_replica = -1;  // disaggregated runs
+  double transfer_start_s = -1, transfer_end_s = -1;
 };
 
 class PlacementRecorder final : public IterationObserver {
  public:
   void on_request_finished(const Request& r) override {
-    placed[r.id] = {r.replica, r.first_token_s, r.finish_s, r.cached_tokens, r.max_token_gap_s};
+    placed[r.id] = {r.replica,         r.first_token_s,    r.finish_s,       r.cached_tokens,
+                    r.max_token_gap_s, r.prefill_replica,  r.transfer_start_s, r.transfer_end_s};
   }
   std::map<std::uint64_t, Placed> placed;
 };
@@ -41,6 +45,25 @@ struct ClusterOutcome {
   std::string requests_csv;
   std::vector<std::int64_t> routed_requests;
   std::int64_t invariant_checks = 0;
+  std::vector<std::int64_t> handed_in;  // KV transfers each replica received
+};
+
+// Called after every iteration starts, with the replica and the pools of every replica
+// (to look at both sides of a KV transfer).
+using IterationProbe = std::function<void(std::int32_t replica, const IterationSample& s,
+                                          const std::vector<std::unique_ptr<alloc::PagedAllocator>>& pools)>;
+
+class ProbeObserver final : public IterationObserver {
+ public:
+  ProbeObserver(const IterationProbe& probe, const std::vector<std::unique_ptr<alloc::PagedAllocator>>& pools)
+      : probe_(probe), pools_(pools) {}
+  void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan&) override {
+    if (probe_) probe_(replica, s, pools_);
+  }
+
+ private:
+  const IterationProbe& probe_;
+  const std::vector<std::unique_ptr<alloc::PagedAllocator>>& pools_;
 };
 
 struct ReplicaShape {
@@ -51,7 +74,9 @@ struct ReplicaShape {
 };
 
 inline ClusterOutcome simulate_cluster(std::vector<traces::TraceRequest> trace, const std::vector<ReplicaShape>& shapes,
-                                       const RouterSettings& router, std::int64_t hash_block_tokens = 0) {
+                                       const RouterSettings& router, std::int64_t hash_block_tokens = 0,
+                                       const DisaggregationSettings& disaggregation = {},
+                                       const IterationProbe& probe = {}) {
   traces::VectorSource source(std::move(trace), hash_block_tokens);
   std::vector<std::unique_ptr<alloc::PagedAllocator>> allocators;
   std::vector<std::unique_ptr<Scheduler>> schedulers;
@@ -76,9 +101,13 @@ inline ClusterOutcome simulate_cluster(std::vector<traces::TraceRequest> trace, 
   Metrics metrics(ms, &req_csv, &it_csv);
   PlacementRecorder recorder;
   std::vector<std::unique_ptr<InvariantChecker>> checkers;
-  Simulation sim(source, std::move(replicas), make_router(router), EngineSettings{});
+  EngineSettings es;
+  es.disaggregation = disaggregation;
+  Simulation sim(source, std::move(replicas), make_router(router), es);
+  ProbeObserver prober(probe, allocators);
   sim.add_observer(metrics);
   sim.add_observer(recorder);
+  sim.add_observer(prober);
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     checkers.push_back(std::make_unique<InvariantChecker>(*schedulers[i]));
     sim.add_replica_observer(static_cast<std::int32_t>(i), *checkers.back());
@@ -92,6 +121,7 @@ inline ClusterOutcome simulate_cluster(std::vector<traces::TraceRequest> trace, 
     schedulers[i]->validate();
     allocators[i]->validate();
     o.routed_requests.push_back(sim.replica(static_cast<std::int32_t>(i)).routed_requests);
+    o.handed_in.push_back(sim.replica(static_cast<std::int32_t>(i)).handed_in);
     o.invariant_checks += checkers[i]->checks();
   }
   return o;
