@@ -170,6 +170,13 @@ void visit(V& v, ExperimentConfig& c) {
       q.field("balance_rel_threshold", c.replicas.router.balance_rel_threshold);
       q.field("cache_threshold", c.replicas.router.cache_threshold);
     });
+    DisaggregatedConfig& d = c.replicas.disaggregated;
+    r.section_omitted_at_default("disaggregated", !d.enabled(), [&](auto& q) {
+      q.field("prefill", d.prefill);
+      q.field("transfer_gbps", d.transfer_gbps);
+      q.field("transfer_latency_us", d.transfer_latency_us);
+      q.choice("decode_router", d.decode_router, kRouterKindNames);
+    });
     r.ignore("overrides");  // parse_replica_overrides(), after the rest
   });
   v.section_omitted_at_default("slo", !c.slo.enabled() && c.slo.tbt == TbtMetric::kMean, [&](auto& q) {
@@ -283,6 +290,30 @@ void check_cluster(const ExperimentConfig& c) {
                   fmt::format("these settings tune the prefix_aware router, but replicas.router is '{}': set "
                               "replicas.router: prefix_aware, or remove them",
                               enum_name(kRouterKindNames, rs.kind)));
+  if (o.has("replicas.disaggregated")) {
+    const DisaggregatedConfig& d = r.disaggregated;
+    if (d.prefill < 1 || d.prefill > r.count - 1)
+      throw o.error("replicas.disaggregated.prefill",
+                    r.count < 2 ? fmt::format("disaggregation needs a prefill and a decode replica, and replicas.count "
+                                              "is {}: raise it to 2 or more, or remove replicas.disaggregated",
+                                              r.count)
+                                : fmt::format("expected the number of prefill replicas in [1, {}] (the rest, of "
+                                              "replicas.count = {}, decode), found {}",
+                                              r.count - 1, r.count, d.prefill));
+    if (!(d.transfer_gbps > 0 && std::isfinite(d.transfer_gbps)))
+      throw o.error(o.has("replicas.disaggregated.transfer_gbps") ? "replicas.disaggregated.transfer_gbps"
+                                                                   : "replicas.disaggregated",
+                    fmt::format("expected transfer_gbps, the prefill-to-decode link's bandwidth in gigabits per "
+                                "second, finite and > 0, found {}",
+                                d.transfer_gbps));
+    if (!(d.transfer_latency_us >= 0 && std::isfinite(d.transfer_latency_us)))
+      throw o.error("replicas.disaggregated.transfer_latency_us",
+                    fmt::format("expected a finite number of microseconds >= 0, found {}", d.transfer_latency_us));
+    if (d.decode_router == RouterKind::kPrefixAware)
+      throw o.error("replicas.disaggregated.decode_router",
+                    "prefix_aware routes by cached prompt tokens, but a decode replica receives the whole prompt's KV "
+                    "and never hits its prefix cache for it: pick least_kv, least_outstanding, round_robin or random");
+  }
   if (r.count > 1 && c.validate.every_n_iterations > 0)
     throw o.error("validate.every_n_iterations",
                   fmt::format("sampling batches for kernel validation follows one allocator; with replicas.count = "
@@ -318,6 +349,13 @@ void check_replicas(const ExperimentConfig& c) {
                                 i, rc.allocator.block_size, block_size));
     block_size = rc.allocator.block_size;
   }
+  if (r.disaggregated.enabled())
+    for (const ReplicaOverride& ov : r.overrides)
+      if (ov.config->model != c.model)
+        throw o.error(fmt::format("replicas.overrides[{}].model", &ov - r.overrides.data()),
+                      fmt::format("replica {} runs model '{}', the others '{}': a disaggregated cluster hands one "
+                                  "model's KV from prefill to decode replicas, so all run the same model",
+                                  ov.index, ov.config->model, c.model));
   if (r.router.kind == RouterKind::kPrefixAware && !any_prefix_cache)
     throw o.error("replicas.router",
                   "prefix_aware routes by the prompt tokens each replica has cached, but no replica has a prefix cache "
@@ -538,7 +576,7 @@ void apply_implied_settings(ExperimentConfig& c) {
 
 bool ReplicasConfig::at_default() const {
   const RouterSettings d;
-  return count == 1 && overrides.empty() && router.kind == d.kind &&
+  return count == 1 && overrides.empty() && !disaggregated.enabled() && router.kind == d.kind &&
          router.balance_abs_threshold == d.balance_abs_threshold &&
          router.balance_rel_threshold == d.balance_rel_threshold && router.cache_threshold == d.cache_threshold;
 }

@@ -83,12 +83,24 @@ struct ReplicaOverride {
   std::shared_ptr<const ExperimentConfig> config;  // never null once parsed
 };
 
+// replicas.disaggregated: prefill replicas [0, prefill) and decode replicas [prefill, count)
+// with a KV transfer link between them (DisaggregationSettings, simulation.h). Absent or
+// prefill 0: co-located.
+struct DisaggregatedConfig {
+  std::int64_t prefill = 0;          // prefill replicas, in [1, count - 1] when given
+  double transfer_gbps = 0;          // link bandwidth, gigabits (10^9 bits) per second, > 0
+  double transfer_latency_us = 0;    // fixed cost per transfer, microseconds, >= 0
+  RouterKind decode_router = RouterKind::kLeastKv;  // picks the decode replica of each hand-off
+  bool enabled() const { return prefill > 0; }
+};
+
 // replicas: how many serving instances, the router in front of them, and which differ.
 struct ReplicasConfig {
   std::int64_t count = 1;  // replicas, >= 1; 1 is the single-GPU-pool run of old
   RouterSettings router;   // kind from replicas.router, knobs from replicas.prefix_aware.*
                            // (its seed is the experiment's, set by the run)
   std::vector<ReplicaOverride> overrides;  // at most one per index, in file order
+  DisaggregatedConfig disaggregated;       // default: co-located
   bool at_default() const;
 };
 

@@ -347,6 +347,16 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   for (const Run& other : run.other_replicas)  // a request must fit every replica
     if (es.max_model_len == 0 || (other.max_model_len > 0 && other.max_model_len < es.max_model_len))
       es.max_model_len = other.max_model_len;
+  if (const DisaggregatedConfig& d = c.replicas.disaggregated; d.enabled()) {
+    DisaggregationSettings& ds = es.disaggregation;
+    ds.prefill_replicas = static_cast<std::int32_t>(d.prefill);
+    ds.transfer_bytes_per_s = d.transfer_gbps * 1e9 / 8;  // gigabits to bytes
+    ds.transfer_latency_s = d.transfer_latency_us * 1e-6;
+    // The whole model's KV (every tensor-parallel shard moves): all replicas run one model.
+    ds.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
+    ds.decode_router.kind = d.decode_router;
+    ds.decode_router.seed = c.seed ^ 0x6465636f6465ULL;  // "decode": apart from the prefill router's draws
+  }
   std::vector<const Run*> parts{&run};
   for (const Run& other : run.other_replicas) parts.push_back(&other);
   std::vector<Replica> replicas;
@@ -408,6 +418,10 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
       r.kv_slots = part.kv_slots;
       r.requests_routed = replica.routed_requests;
       r.tokens_routed = replica.routed_tokens;
+      if (c.replicas.disaggregated.enabled()) {
+        r.role = static_cast<std::int64_t>(i) < c.replicas.disaggregated.prefill ? "prefill" : "decode";
+        r.kv_transfers_in = replica.handed_in;
+      }
       r.summary = replica_metrics[i]->finish(s.sim_time_s, 0);
       per.push_back(std::move(r));
     }

@@ -34,8 +34,10 @@ ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaRes
       const double mean_slots = v.get<double>() * static_cast<double>(r.kv_slots) / 100.0;
       slots[k] = (slots.contains(k) ? slots[k].get<double>() : 0.0) + mean_slots;
     }
-    requests.push_back(static_cast<double>(r.requests_routed));
-    tokens.push_back(static_cast<double>(r.tokens_routed));
+    if (r.role != "decode") {
+      requests.push_back(static_cast<double>(r.requests_routed));
+      tokens.push_back(static_cast<double>(r.tokens_routed));
+    }
     nlohmann::ordered_json j;
     j["index"] = r.index;
     j["allocator"] = r.allocator;
@@ -44,6 +46,10 @@ ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaRes
     j["kv_slots"] = r.kv_slots;
     j["requests_routed"] = r.requests_routed;
     j["tokens_routed"] = r.tokens_routed;
+    if (!r.role.empty()) {
+      j["role"] = r.role;
+      j["kv_transfers_in"] = r.kv_transfers_in;
+    }
     const nlohmann::ordered_json fields = r.summary.to_json();
     for (const auto& [k, v] : fields.items())
       if (!is_host_timing(k)) j[k] = v;

@@ -8,8 +8,11 @@
 //   cluster.load_balance.{requests,tokens}.{max,mean,max_over_mean}
 //       requests routed to each replica and their prompt + output tokens: max over
 //       replicas, mean, and max / mean (1 = perfectly even; N = all on one of N replicas)
+//       Disaggregated prefill/decode: over the prefill replicas only (arrivals are routed to
+//       them alone; a decode replica's load is its kv_transfers_in)
 //   replicas[i]: index, allocator, scheduler, cost_model, kv_slots, requests_routed,
-//       tokens_routed, then the Summary's fields over that replica's iterations and the
+//       tokens_routed, (disaggregated only: role "prefill" or "decode", kv_transfers_in:
+//       requests whose KV it received), then the Summary's fields over that replica's iterations and the
 //       requests routed to it (host timings left out: they are the run's).
 // Pure functions of their inputs.
 #pragma once
@@ -30,6 +33,8 @@ struct ReplicaResult {
   std::int64_t kv_slots = 0;
   std::int64_t requests_routed = 0;
   std::int64_t tokens_routed = 0;
+  std::string role;                  // "prefill" / "decode"; empty: co-located (not written)
+  std::int64_t kv_transfers_in = 0;  // disaggregated: hand-offs received
   Summary summary;  // its own Metrics
 };
 

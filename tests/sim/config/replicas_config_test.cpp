@@ -165,5 +165,50 @@ TEST(ReplicasConfigErrors, Overrides) {
                          {"replica 1 caches prefixes in blocks of 32", "must share allocator.block_size"}));
 }
 
+TEST(ReplicasConfig, Disaggregated) {
+  const ExperimentConfig c = parse(
+      "replicas:\n  count: 4\n  disaggregated: {prefill: 1, transfer_gbps: 100, transfer_latency_us: 30, "
+      "decode_router: least_outstanding}\n");
+  const DisaggregatedConfig& d = c.replicas.disaggregated;
+  EXPECT_TRUE(d.enabled());
+  EXPECT_EQ(d.prefill, 1);
+  EXPECT_EQ(d.transfer_gbps, 100);
+  EXPECT_EQ(d.transfer_latency_us, 30);
+  EXPECT_EQ(d.decode_router, RouterKind::kLeastOutstanding);
+  EXPECT_FALSE(c.replicas.at_default());
+  const YAML::Node y = to_yaml(c)["replicas"]["disaggregated"];
+  EXPECT_EQ(y["prefill"].as<int>(), 1);
+  EXPECT_EQ(y["decode_router"].as<std::string>(), "least_outstanding");
+  // The default decode router; co-located clusters write no disaggregated section.
+  EXPECT_EQ(parse("replicas: {count: 2, disaggregated: {prefill: 1, transfer_gbps: 1}}\n").replicas.disaggregated
+                .decode_router,
+            RouterKind::kLeastKv);
+  EXPECT_FALSE(to_yaml(parse("replicas: 2\n"))["replicas"]["disaggregated"]);
+}
+
+TEST(ReplicasConfigErrors, Disaggregated) {
+  const std::string head = "replicas:\n  count: 3\n  disaggregated:\n";
+  EXPECT_TRUE(fails_with(head + "    prefill: 3\n    transfer_gbps: 10\n", 4, "replicas.disaggregated.prefill",
+                         {"[1, 2]", "found 3"}));
+  EXPECT_TRUE(fails_with(head + "    prefill: 0\n    transfer_gbps: 10\n", 4, "replicas.disaggregated.prefill",
+                         {"found 0"}));
+  EXPECT_TRUE(fails_with("replicas:\n  count: 1\n  disaggregated: {prefill: 1, transfer_gbps: 10}\n", 3,
+                         "replicas.disaggregated.prefill", {"replicas.count is 1"}));
+  EXPECT_TRUE(fails_with(head + "    prefill: 1\n", 4, "replicas.disaggregated", {"expected transfer_gbps"}));
+  EXPECT_TRUE(fails_with(head + "    prefill: 1\n    transfer_gbps: -5\n", 5,
+                         "replicas.disaggregated.transfer_gbps", {"> 0", "found -5"}));
+  EXPECT_TRUE(fails_with(head + "    prefill: 1\n    transfer_gbps: 5\n    transfer_latency_us: -1\n", 6,
+                         "replicas.disaggregated.transfer_latency_us", {">= 0", "found -1"}));
+  EXPECT_TRUE(fails_with(head + "    prefill: 1\n    transfer_gbps: 5\n    decode_router: prefix_aware\n", 6,
+                         "replicas.disaggregated.decode_router", {"least_kv"}));
+  EXPECT_TRUE(fails_with(head + "    prefill: 1\n    transfer_gbps: 5\n    decode_routr: least_kv\n", 6,
+                         "replicas.disaggregated.decode_routr", {"unknown key"}));
+  EXPECT_TRUE(fails_with(head + "    prefill: 1\n    transfer_gbps: 5\n    decode_router: fastest\n", 6,
+                         "replicas.disaggregated.decode_router", {"expected one of", "found 'fastest'"}));
+  // One model's KV moves between the replicas: they all run it.
+  EXPECT_TRUE(fails_with(head + "    {prefill: 1, transfer_gbps: 5}\n  overrides:\n    - {index: 2, model: opt-66b}\n",
+                         6, "replicas.overrides[0].model", {"replica 2 runs model 'opt-66b'", "same model"}));
+}
+
 }  // namespace
 }  // namespace pagesim::sim
