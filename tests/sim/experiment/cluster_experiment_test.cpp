@@ -160,5 +160,44 @@ TEST_F(ClusterExperimentTest, PrefixAwareRoutesOverRadixPools) {
   EXPECT_GT(aware, spread + 0.01) << "prefix_aware " << aware << " vs round_robin " << spread;
 }
 
+// Disaggregated: arrivals go to the prefill replicas only, every request with more than one
+// token is handed to a decode replica and finishes there, and the KV transfer of the model's
+// bytes at the configured link is inside every such request's first-to-last-token time.
+TEST_F(ClusterExperimentTest, DisaggregatedHandsEveryMultiTokenRequestToADecodeReplica) {
+  const std::string file = write("d.yaml", config("replicas:\n  count: 4\n  router: least_outstanding\n"
+                                                  "  disaggregated: {prefill: 2, transfer_gbps: 100, "
+                                                  "transfer_latency_us: 20}\n"));
+  run_experiment_file(file, {}, dir_ / "out");
+  const auto j = nlohmann::json::parse(read_file(dir_ / "out/summary.json"));
+  std::int64_t routed = 0, transfers = 0, finished_on_decode = 0, finished = 0;
+  for (const auto& r : j["replicas"]) {
+    const bool prefill = r["index"].get<int>() < 2;
+    EXPECT_EQ(r["role"], prefill ? "prefill" : "decode");
+    routed += r["requests_routed"].get<std::int64_t>();
+    transfers += r["kv_transfers_in"].get<std::int64_t>();
+    finished += r["requests_finished"].get<std::int64_t>();
+    if (prefill) {
+      EXPECT_EQ(r["kv_transfers_in"], 0);
+    } else {
+      EXPECT_EQ(r["requests_routed"], 0);
+      finished_on_decode += r["requests_finished"].get<std::int64_t>();
+    }
+  }
+  EXPECT_EQ(routed, j["requests_arrived"].get<std::int64_t>());
+  EXPECT_EQ(finished, j["requests_finished"].get<std::int64_t>());
+  EXPECT_EQ(finished_on_decode, transfers);
+  // OPT-13B: 2 (K, V) x 40 layers x 5,120 hidden x 2 bytes = 819,200 bytes per token.
+  const double bytes_per_s = 100e9 / 8, bytes_per_token = 819200;
+  std::int64_t multi = 0;
+  for (const auto& row : testing::parse_csv(read_file(dir_ / "out/requests.csv"))) {
+    if (std::stoll(row.at("output_tokens")) < 2) continue;
+    ++multi;
+    const double transfer = 20e-6 + std::stod(row.at("prompt_tokens")) * bytes_per_token / bytes_per_s;
+    EXPECT_GT(std::stod(row.at("finish_s")) - std::stod(row.at("first_token_s")), transfer) << row.at("id");
+  }
+  EXPECT_EQ(multi, transfers);
+  EXPECT_GT(transfers, 200);
+}
+
 }  // namespace
 }  // namespace pagesim::sim
