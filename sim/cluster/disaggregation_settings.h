@@ -2,8 +2,9 @@
 // KV moves between them.
 //
 // Disaggregated (prefill_replicas > 0): replicas [0, prefill_replicas) only prefill, the rest
-// only decode (DistServe, Zhong et al., OSDI 2024, §2-3; Mooncake, Qin et al., FAST 2025,
-// §3). An arriving request is routed among the prefill replicas; its prefill iteration
+// only decode (DistServe, Zhong et al., OSDI 2024; Mooncake, Qin et al., FAST 2025: a
+// prefill instance computes the prompt and the first token, a decode instance receives the
+// KV cache and generates the rest). An arriving request is routed among the prefill replicas; its prefill iteration
 // produces its first token there (both papers count time-to-first-token at the prefill
 // instance); then its prompt's KV, prompt_tokens × kv_bytes_per_token bytes, moves to a
 // decode replica picked by decode_router, taking

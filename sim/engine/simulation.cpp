@@ -19,11 +19,11 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
     : source_(source),
       replicas_(std::move(replicas)),
       router_(std::move(router)),
+      disagg_(settings.disaggregation),
       replica_observers_(replicas_.size()),
       queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
       beams_(make_beam_model(settings.beam, settings.seed ^ 0x6265616d73ULL)),
       hash_block_tokens_(source.hash_block_tokens()),
-      disagg_(settings.disaggregation),
       oversize_(settings.oversize),
       max_model_len_(settings.max_model_len) {
   assert(!replicas_.empty() && (router_ || replicas_.size() == 1));

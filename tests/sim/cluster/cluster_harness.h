@@ -71,6 +71,7 @@ struct ReplicaShape {
   std::int32_t block_size = 4;
   bool prefix_cache = false;
   double seconds_per_iteration = 1.0;
+  SchedulerKind scheduler = SchedulerKind::kVllm;  // any policy over a paged pool
 };
 
 inline ClusterOutcome simulate_cluster(std::vector<traces::TraceRequest> trace, const std::vector<ReplicaShape>& shapes,
@@ -89,6 +90,7 @@ inline ClusterOutcome simulate_cluster(std::vector<traces::TraceRequest> trace, 
     spec.block_size = shapes[i].block_size;
     spec.prefix_cache = shapes[i].prefix_cache;
     allocators.push_back(std::make_unique<alloc::PagedAllocator>(spec));
+    ss.kind = shapes[i].scheduler;
     schedulers.push_back(make_scheduler(ss, *allocators.back()));
     costs.push_back(std::make_unique<ConstantCostModel>(shapes[i].seconds_per_iteration));
     replicas.emplace_back(static_cast<std::int32_t>(i), *schedulers.back(), *costs.back());

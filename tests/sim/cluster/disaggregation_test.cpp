@@ -171,6 +171,8 @@ std::vector<traces::TraceRequest> random_trace(std::uint64_t seed, int n) {
 struct RandomCase {
   RouterKind prefill_router;
   RouterKind decode_router;
+  SchedulerKind prefill_scheduler = SchedulerKind::kVllm;
+  SchedulerKind decode_scheduler = SchedulerKind::kVllm;
 };
 
 class DisaggregationRandomized : public ::testing::TestWithParam<RandomCase> {};
@@ -188,6 +190,8 @@ TEST_P(DisaggregationRandomized, InvariantsAfterEveryIterationHandOffsInOrderAnd
     shapes[2].seconds_per_iteration = 0.25;
     shapes[3].slots = 48;
     shapes[3].seconds_per_iteration = 0.5;
+    shapes[0].scheduler = shapes[1].scheduler = GetParam().prefill_scheduler;
+    shapes[2].scheduler = shapes[3].scheduler = GetParam().decode_scheduler;
     const bool cached = seed % 2 == 0;
     for (auto& s : shapes) s.prefix_cache = cached;
     RouterSettings rs;
@@ -239,7 +243,14 @@ INSTANTIATE_TEST_SUITE_P(Routers, DisaggregationRandomized,
                          ::testing::Values(RandomCase{RouterKind::kRoundRobin, RouterKind::kLeastKv},
                                            RandomCase{RouterKind::kLeastOutstanding, RouterKind::kLeastOutstanding},
                                            RandomCase{RouterKind::kPrefixAware, RouterKind::kRoundRobin},
-                                           RandomCase{RouterKind::kRandom, RouterKind::kRandom}));
+                                           RandomCase{RouterKind::kRandom, RouterKind::kRandom},
+                                           // Other batching policies on either side.
+                                           RandomCase{RouterKind::kRoundRobin, RouterKind::kLeastKv,
+                                                      SchedulerKind::kSarathi, SchedulerKind::kVllmV1},
+                                           RandomCase{RouterKind::kLeastKv, RouterKind::kLeastOutstanding,
+                                                      SchedulerKind::kVllmV1, SchedulerKind::kSarathi},
+                                           RandomCase{RouterKind::kRoundRobin, RouterKind::kRoundRobin,
+                                                      SchedulerKind::kVllmV0, SchedulerKind::kOrca}));
 
 }  // namespace
 }  // namespace pagesim::sim
