@@ -135,6 +135,12 @@ void Simulation::on_transfer_end(const Event& e) {
   r->replica = to.index();
   r->transfer_end_s = e.time;
   --transfers_in_flight_;
+  // Only the prompt's KV moved: parallel samples and beams fork from it here, sharing its
+  // blocks, as they would have on the prefill replica (a failed fork recomputes there).
+  if (r->width() > 1) {
+    const bool forked = to.scheduler().fork_to_width(r);
+    if (forked && r->beam_width > 1) beams_->on_group_forked(r->id, static_cast<std::int32_t>(r->seqs.size()));
+  }
   if (!from.busy) start_iteration(from);
   if (!to.busy) start_iteration(to);
 }
@@ -156,10 +162,6 @@ void Simulation::on_arrival() {
     read_next();
     return;
   }
-  if (disagg_.enabled() && r->width() > 1)
-    throw SimulationError(fmt::format("request {} asks for {} sequences (n or beam_width); a disaggregated run "
-                                      "hands one sequence's KV from prefill to decode and serves width 1 only",
-                                      r->id, r->width()));
   if (router_) r->replica = router_->route(*r, prefill_replicas());
   Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
   ++p.routed_requests;

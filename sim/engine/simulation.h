@@ -23,6 +23,28 @@
 // A request must be servable by every replica (a heterogeneous cluster's smallest limits
 // apply); one that is not goes through the oversize policy. Replicas with a prefix cache
 // must share one block size (the request's block keys are made once).
+//
+// Disaggregated prefill/decode (EngineSettings::disaggregation, DisaggregationSettings):
+// arrivals are routed among the prefill replicas [0, P) only. At the end of the iteration
+// that completes a request's prefill, its first token comes out (time-to-first-token ends
+// there) and, unless that token was its last, the request is handed off: it leaves the
+// prefill scheduler's queues still holding its blocks, and joins the cluster's hand-off
+// queue (FIFO). The head of that queue is routed among the decode replicas [P, N) by the
+// decode router; when the chosen replica's allocator has room for the prompt's KV, it
+// allocates it then and the transfer starts (its end is an event at
+//     start + DisaggregationSettings::transfer_seconds(prompt_tokens));
+// when it has no room, the head and everything behind it wait, their KV still held on
+// their prefill replicas, and the head is routed again after every iteration end of any
+// replica (before that replica plans again), which is when decode memory can free up.
+// During a transfer the KV is held on both sides (each pool's token_states: it is real KV
+// on both GPUs) by a request in neither scheduler's queues. At the transfer's end the
+// prefill replica frees its blocks, the request joins the decode replica's running queue
+// with its prefill done (Request::replica becomes the decode replica), and both replicas,
+// if idle, plan at once. Its next token comes from its first decode iteration there, so
+// that token's gap (Request::max_token_gap_s) includes the wait and the transfer. A
+// request preempted by recompute on the decode replica re-prefills there. A request of
+// width > 1 (parallel sampling, beam search) hands off its one prompt sequence and forks
+// to its width on the decode replica when the transfer ends.
 #pragma once
 
 #include <cstdint>

@@ -234,7 +234,6 @@ void Scheduler::release_handed_off(const Request* r) {
 }
 
 bool Scheduler::reserve_hand_in(const Request* r) {
-  assert(r->width() == 1);
   alloc::AdmitRequest a;
   a.seq = static_cast<alloc::SeqId>(next_seq_);
   a.prompt_tokens = r->prompt_tokens;

@@ -105,8 +105,9 @@ class Scheduler {
   // Decode side: allocates r's prompt KV (prompt_tokens slots, one sequence, outside the
   // prefix cache: the blocks are received, not computed here) and holds it for r. False,
   // changing nothing, when the allocator has no room. take_handed_in(r) then makes r a
-  // running request whose prefill is done (its next step is a decode).
-  // REQUIRES: r->width() == 1.
+  // running request whose prefill is done (its next step is a decode); the engine then
+  // forks it to its width (fork_to_width): only the prompt's sequence is handed off, before
+  // any fork.
   bool reserve_hand_in(const Request* r);
   void take_handed_in(Request* r);
   // Requests holding sequences here while their KV is in transfer (either direction).

@@ -1,5 +1,6 @@
 // Cluster test harness: runs a Simulation of several replicas (each a PagedAllocator, a
-// vllm scheduler and a ConstantCostModel) over a hand-written trace, checks every replica's
+// scheduler (vllm unless the shape says) and a ConstantCostModel), co-located or
+// disaggregated, over a hand-written trace, checks every replica's
 // scheduler and allocator invariants after every one of its iterations, and keeps where each
 // request went and when it finished.
 #pragma once

@@ -1,6 +1,7 @@
 // Disaggregated prefill/decode (simulation.h): hand-traced timelines of the hand-off (first
 // token at the prefill replica, transfer start and end, the first decode iteration, the
-// finish), including a decode replica too full to take the KV at once; randomized runs with
+// finish), including a decode replica too full to take the KV at once and parallel samples
+// forking on the decode side; randomized runs (several batching policies) with
 // every replica's invariants checked after every one of its iterations; determinism.
 #include <gtest/gtest.h>
 
@@ -138,10 +139,32 @@ TEST(Disaggregation, FullDecodeReplicaKeepsTheKvOnThePrefillSide) {
   EXPECT_EQ(rows_of(o, "0").size(), 1u);
 }
 
-TEST(Disaggregation, RefusesRequestsOfWidthAboveOne) {
+TEST(Disaggregation, ParallelSamplesForkOnTheDecodeReplica) {
+  // HandOffTimeline's request 0 with n = 2: the prompt's one sequence (8 slots) is handed
+  // off, then forks into 2 on the decode replica at 3.25, sharing the prompt's blocks; the
+  // decode iterations batch 2 sequences. The times are those of n = 1 (constant cost).
   std::vector<ReplicaShape> shapes(2);
-  EXPECT_THROW(simulate_cluster({trace_req(0, 0.0, 8, 3, 2)}, shapes, RouterSettings{}, 0, one_to_one()),
-               SimulationError);
+  shapes[1].seconds_per_iteration = 0.5;
+  int probed = 0;
+  testing::IterationProbe probe = [&](std::int32_t replica, const IterationSample& s, const auto&) {
+    if (replica == 1 && s.start_s == 3.25) {
+      EXPECT_EQ(s.batch_seqs, 2);
+      EXPECT_EQ(s.physical_blocks, 2 + 2);  // the shared prompt blocks + each sample's new block
+      ++probed;
+    }
+  };
+  const ClusterOutcome o =
+      simulate_cluster({trace_req(0, 0.0, 8, 3, 2)}, shapes, RouterSettings{}, 0, one_to_one(), probe);
+  EXPECT_EQ(probed, 1);
+  const testing::Placed& a = o.placed.at(0);
+  EXPECT_EQ(a.replica, 1);
+  EXPECT_DOUBLE_EQ(a.first_token_s, 1.0);
+  EXPECT_DOUBLE_EQ(a.transfer_end_s, 3.25);
+  EXPECT_DOUBLE_EQ(a.max_token_gap_s, 2.75);
+  EXPECT_DOUBLE_EQ(a.finish_s, 4.25);
+  const auto r0 = rows_of(o, "0");
+  ASSERT_EQ(r0.size(), 1u);
+  EXPECT_EQ(r0[0].at("batch_seqs"), "1");  // the prefill replica never forks
 }
 
 TEST(Disaggregation, NeedsADecodeReplica) {
@@ -151,7 +174,7 @@ TEST(Disaggregation, NeedsADecodeReplica) {
   EXPECT_THROW(simulate_cluster({trace_req(0, 0.0, 8, 3)}, shapes, RouterSettings{}, 0, d), SimulationError);
 }
 
-// Bursty arrivals, width 1, prompts sharing a few prefixes, mixed output lengths.
+// Bursty arrivals, some parallel sampling (n = 2), prompts sharing a few prefixes, mixed output lengths.
 std::vector<traces::TraceRequest> random_trace(std::uint64_t seed, int n) {
   std::mt19937_64 rng(seed);
   std::vector<traces::TraceRequest> trace;
@@ -160,7 +183,7 @@ std::vector<traces::TraceRequest> random_trace(std::uint64_t seed, int n) {
     t += (rng() % 4 == 0) ? 0.0 : static_cast<double>(rng() % 1000) / 4000.0;
     const std::int64_t blocks = 1 + static_cast<std::int64_t>(rng() % 6);
     traces::TraceRequest r = trace_req(static_cast<std::uint64_t>(i), t, blocks * 4 - static_cast<std::int64_t>(rng() % 3),
-                                       1 + static_cast<std::int64_t>(rng() % 16));
+                                       1 + static_cast<std::int64_t>(rng() % 16), rng() % 6 == 0 ? 2 : 1);
     const std::uint64_t family = rng() % 3;
     for (std::int64_t b = 0; b < blocks; ++b) r.hash_ids.push_back(family * 100 + static_cast<std::uint64_t>(b));
     trace.push_back(std::move(r));
@@ -186,9 +209,9 @@ TEST_P(DisaggregationRandomized, InvariantsAfterEveryIterationHandOffsInOrderAnd
     shapes[0].slots = 128;
     shapes[1].slots = 96;
     shapes[1].seconds_per_iteration = 0.75;
-    shapes[2].slots = 64;
+    shapes[2].slots = 80;
     shapes[2].seconds_per_iteration = 0.25;
-    shapes[3].slots = 48;
+    shapes[3].slots = 72;
     shapes[3].seconds_per_iteration = 0.5;
     shapes[0].scheduler = shapes[1].scheduler = GetParam().prefill_scheduler;
     shapes[2].scheduler = shapes[3].scheduler = GetParam().decode_scheduler;
