@@ -165,7 +165,9 @@ void visit(V& v, ExperimentConfig& c) {
   v.section_omitted_at_default("replicas", c.replicas.at_default(), [&](auto& r) {
     r.field("count", c.replicas.count);
     r.choice("router", c.replicas.router.kind, kRouterKindNames);
-    r.section("prefix_aware", [&](auto& q) {
+    // Written for the prefix_aware router only: under another router the reader refuses the
+    // section, so a config.resolved.yaml that held it could not be run again.
+    r.section_omitted_at_default("prefix_aware", c.replicas.router.kind != RouterKind::kPrefixAware, [&](auto& q) {
       q.field("balance_abs_threshold", c.replicas.router.balance_abs_threshold);
       q.field("balance_rel_threshold", c.replicas.router.balance_rel_threshold);
       q.field("cache_threshold", c.replicas.router.cache_threshold);

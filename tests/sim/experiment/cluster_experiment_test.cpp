@@ -104,6 +104,20 @@ TEST_F(ClusterExperimentTest, SameSeedSameBytes) {
   EXPECT_NE(read_file(dir_ / "a/iterations.csv"), read_file(dir_ / "c/iterations.csv"));
 }
 
+// A cluster run's config.resolved.yaml runs again to the same results, under every router
+// (it once held replicas.prefix_aware whatever the router, which the reader refuses).
+TEST_F(ClusterExperimentTest, ResolvedConfigRunsAgain) {
+  for (const char* router : {"round_robin", "least_kv", "random"}) {
+    SCOPED_TRACE(router);
+    const std::string file = write("c.yaml", config("replicas: {count: 2, router: " + std::string(router) + "}\n"));
+    run_experiment_file(file, {}, dir_ / router / "a");
+    const std::string resolved = read_file(dir_ / router / "a/config.resolved.yaml");
+    EXPECT_EQ(resolved.find("prefix_aware"), std::string::npos) << resolved;
+    run_experiment_file((dir_ / router / "a/config.resolved.yaml").string(), {}, dir_ / router / "b");
+    EXPECT_EQ(read_file(dir_ / router / "a/requests.csv"), read_file(dir_ / router / "b/requests.csv"));
+  }
+}
+
 TEST_F(ClusterExperimentTest, OneReplicaWritesNoneOfIt) {
   const std::string file = write("c.yaml", config(""));
   run_experiment_file(file, {}, dir_ / "out");
