@@ -104,13 +104,14 @@ struct Outcome {
   double value(std::uint64_t id, const char* column) const { return std::stod(request(id).at(column)); }
 };
 
-// Runs `trace` through `kind` over `allocator` (a PagedAllocator for policies that need
-// one) with a ConstantCostModel (seconds per iteration `a`, per swapped block `swap_s`) and
-// beam model `beam`.
+// Runs `source` through `kind` over `allocator` (a PagedAllocator or RadixAllocator for
+// policies that need one) with a ConstantCostModel (seconds per iteration `a`, per swapped
+// block `swap_s`) and beam model `beam`; checks the invariants after every iteration and
+// validates scheduler and allocator at the end.
 template <class Allocator>
-Outcome simulate(std::vector<traces::TraceRequest> trace, Allocator& allocator, const SchedulerSettings& settings,
-                 double a = 1.0, double swap_s = 0.0, std::uint64_t seed = 0, const BeamModelSettings& beam = {}) {
-  traces::VectorSource source(std::move(trace));
+Outcome simulate_source(traces::RequestSource& source, Allocator& allocator, const SchedulerSettings& settings,
+                        double a = 1.0, double swap_s = 0.0, std::uint64_t seed = 0,
+                        const BeamModelSettings& beam = {}) {
   auto scheduler = make_scheduler(settings, allocator);
   ConstantCostCoefficients k;
   k.seconds_per_iteration = a;
@@ -137,6 +138,22 @@ Outcome simulate(std::vector<traces::TraceRequest> trace, Allocator& allocator, 
   o.iterations = parse_csv(it_csv.str());
   o.iterations_run = sim.iterations();
   return o;
+}
+
+// simulate_source over `trace` (requests without token identities, or with their own).
+template <class Allocator>
+Outcome simulate(std::vector<traces::TraceRequest> trace, Allocator& allocator, const SchedulerSettings& settings,
+                 double a = 1.0, double swap_s = 0.0, std::uint64_t seed = 0, const BeamModelSettings& beam = {}) {
+  traces::VectorSource source(std::move(trace));
+  return simulate_source(source, allocator, settings, a, swap_s, seed, beam);
+}
+
+// simulate over a trace whose hash ids cover `hash_block_tokens` tokens each.
+template <class Allocator>
+Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::int64_t hash_block_tokens, Allocator& allocator,
+                        const SchedulerSettings& settings) {
+  traces::VectorSource source(std::move(trace), hash_block_tokens);
+  return simulate_source(source, allocator, settings);
 }
 
 }  // namespace pagesim::sim::testing

@@ -11,31 +11,6 @@ namespace {
 using testing::parse_csv;
 using testing::trace_req;
 
-// Like testing::simulate, with a trace whose hash ids cover `hash_block_tokens` tokens each.
-testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::int64_t hash_block_tokens,
-                                 alloc::PagedAllocator& allocator, const SchedulerSettings& settings) {
-  traces::VectorSource source(std::move(trace), hash_block_tokens);
-  auto scheduler = make_scheduler(settings, allocator);
-  ConstantCostCoefficients k;
-  k.seconds_per_iteration = 1.0;
-  ConstantCostModel cost(k);
-  std::ostringstream req_csv, it_csv;
-  MetricsSettings ms;
-  ms.block_size = allocator.block_size();
-  Metrics metrics(ms, &req_csv, &it_csv, {&allocator});
-  Simulation sim(source, *scheduler, cost, EngineSettings{});
-  testing::InvariantChecker checker(*scheduler);
-  sim.add_observer(metrics);
-  sim.add_observer(checker);
-  sim.run();
-  testing::Outcome o;
-  o.summary = metrics.finish(sim.now(), 0);
-  o.requests = parse_csv(req_csv.str());
-  o.iterations = parse_csv(it_csv.str());
-  o.iterations_run = sim.iterations();
-  return o;
-}
-
 // Budget 8 tokens, blocks of 4 with the prefix cache. r0 (16 tokens, hash ids 1..4) runs
 // in two chunks; each chunk's full blocks are cached as they are filled, so all four are
 // cached when it finishes at t = 2. At t = 5 r1 (12 tokens, ids 1..3) and r2 (7 tokens, no
@@ -57,7 +32,7 @@ TEST(SarathiPrefixCache, CachedTokensDoNotSpendTheTokenBudget) {
   auto r1 = trace_req(1, 5, 12, 1);
   r1.hash_ids = {1, 2, 3};
   auto r2 = trace_req(2, 5, 7, 1);
-  auto o = simulate_hashed({r0, r1, r2}, 4, a, s);
+  auto o = testing::simulate_hashed({r0, r1, r2}, 4, a, s);
   EXPECT_EQ(o.request(0).at("cached_tokens"), "0");
   EXPECT_EQ(o.request(1).at("cached_tokens"), "11");
   EXPECT_EQ(o.iterations[2].at("prefill_tokens"), "8");  // 1 of r1 + 7 of r2
@@ -95,7 +70,7 @@ TEST(VllmPrefixCache, ReadmissionHitsOnItsOwnBlocksAreNotHits) {
   r0.hash_ids = {1, 2};
   auto r1 = trace_req(1, 0, 8, 8);
   r1.hash_ids = {3, 4};
-  auto o = simulate_hashed({r0, r1}, 4, a, s);
+  auto o = testing::simulate_hashed({r0, r1}, 4, a, s);
   EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 8);
   EXPECT_DOUBLE_EQ(o.value(1, "finish_s"), 15);
   EXPECT_EQ(o.request(1).at("preemptions"), "1");

@@ -26,33 +26,6 @@ SchedulerSettings sglang(std::int64_t budget, SchedulePolicy policy = SchedulePo
   return s;
 }
 
-// Like testing::simulate, with a trace whose hash ids cover `hash_block_tokens` tokens each.
-testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::int64_t hash_block_tokens,
-                                 alloc::RadixAllocator& allocator, const SchedulerSettings& settings) {
-  traces::VectorSource source(std::move(trace), hash_block_tokens);
-  auto scheduler = make_scheduler(settings, allocator);
-  ConstantCostCoefficients k;
-  k.seconds_per_iteration = 1.0;
-  ConstantCostModel cost(k);
-  std::ostringstream req_csv, it_csv;
-  MetricsSettings ms;
-  ms.block_size = allocator.block_size();
-  Metrics metrics(ms, &req_csv, &it_csv, {&allocator});
-  Simulation sim(source, *scheduler, cost, EngineSettings{});
-  testing::InvariantChecker checker(*scheduler);
-  sim.add_observer(metrics);
-  sim.add_observer(checker);
-  sim.run();
-  scheduler->validate();
-  allocator.validate();
-  testing::Outcome o;
-  o.summary = metrics.finish(sim.now(), 0);
-  o.requests = parse_csv(req_csv.str());
-  o.iterations = parse_csv(it_csv.str());
-  o.iterations_run = sim.iterations();
-  return o;
-}
-
 // Page size 1, hash blocks of 4 tokens, a prefill budget of 8 tokens. r0 (prompt 8, ids
 // {1,2}, output 2) runs it0. At 0.5 r1 (ids {5,6}) and r2 (ids {1,2}: r0's prompt) arrive,
 // prompt 8, output 1. At it1 r2 matches 7 tokens (its last is always computed), r1 none.
@@ -73,7 +46,7 @@ TEST(SglangScheduler, LongestPrefixFirstOrdersTheWaitingQueue) {
   };
   {
     auto a = radix(64);
-    auto o = simulate_hashed(trace(), 4, a, sglang(8));
+    auto o = testing::simulate_hashed(trace(), 4, a, sglang(8));
     EXPECT_EQ(o.iterations_run, 4);
     EXPECT_EQ(o.request(2).at("cached_tokens"), "7");
     EXPECT_DOUBLE_EQ(o.value(2, "finish_s"), 2);
@@ -86,7 +59,7 @@ TEST(SglangScheduler, LongestPrefixFirstOrdersTheWaitingQueue) {
   }
   {
     auto a = radix(64);
-    auto o = simulate_hashed(trace(), 4, a, sglang(8, SchedulePolicy::kFcfs));
+    auto o = testing::simulate_hashed(trace(), 4, a, sglang(8, SchedulePolicy::kFcfs));
     EXPECT_EQ(o.iterations_run, 4);
     EXPECT_EQ(o.request(2).at("cached_tokens"), "7");
     EXPECT_DOUBLE_EQ(o.value(1, "finish_s"), 2);
@@ -131,7 +104,7 @@ TEST(SglangScheduler, ChunkedPrefillInsertsEveryChunkIntoTheTree) {
   r0.hash_ids = {1, 2, 3, 4, 5};
   auto r1 = trace_req(1, 2.5, 10, 1);
   r1.hash_ids = {1, 2, 3, 4, 9};
-  auto o = simulate_hashed({r0, r1}, 2, a, sglang(4));
+  auto o = testing::simulate_hashed({r0, r1}, 2, a, sglang(4));
   EXPECT_EQ(o.iterations_run, 4);
   EXPECT_EQ(o.iterations[0].at("prefill_tokens"), "4");
   EXPECT_EQ(o.iterations[1].at("prefill_tokens"), "4");

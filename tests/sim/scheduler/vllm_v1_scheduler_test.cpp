@@ -30,33 +30,6 @@ SchedulerSettings v1(std::int64_t budget) {
   return s;
 }
 
-// Like testing::simulate, with a trace whose hash ids cover `hash_block_tokens` tokens each.
-testing::Outcome simulate_hashed(std::vector<traces::TraceRequest> trace, std::int64_t hash_block_tokens,
-                                 alloc::PagedAllocator& allocator, const SchedulerSettings& settings) {
-  traces::VectorSource source(std::move(trace), hash_block_tokens);
-  auto scheduler = make_scheduler(settings, allocator);
-  ConstantCostCoefficients k;
-  k.seconds_per_iteration = 1.0;
-  ConstantCostModel cost(k);
-  std::ostringstream req_csv, it_csv;
-  MetricsSettings ms;
-  ms.block_size = allocator.block_size();
-  Metrics metrics(ms, &req_csv, &it_csv, {&allocator});
-  Simulation sim(source, *scheduler, cost, EngineSettings{});
-  testing::InvariantChecker checker(*scheduler);
-  sim.add_observer(metrics);
-  sim.add_observer(checker);
-  sim.run();
-  scheduler->validate();
-  allocator.validate();
-  testing::Outcome o;
-  o.summary = metrics.finish(sim.now(), 0);
-  o.requests = parse_csv(req_csv.str());
-  o.iterations = parse_csv(it_csv.str());
-  o.iterations_run = sim.iterations();
-  return o;
-}
-
 // Budget 8, blocks of 4. r0 (20, 2) and r1 (4, 2) at 0. it0: waiting FCFS: r0 takes the
 // whole budget (chunk 8), r1 waits. it1: running r0 gets its next 8. it2: r0's last 4, then
 // the 4 left admit r1 whole: both sample their first token at t = 3. it3 decodes both; they
@@ -115,7 +88,7 @@ TEST(VllmV1Scheduler, HitsAreWholeBlocksLeavingTheLastTokenToCompute) {
   r1.hash_ids = {1, 2};
   auto r2 = trace_req(2, 4, 9, 1);
   r2.hash_ids = {1, 2, 3};
-  auto o = simulate_hashed({r0, r1, r2}, 4, a, v1(100));
+  auto o = testing::simulate_hashed({r0, r1, r2}, 4, a, v1(100));
   EXPECT_EQ(o.request(0).at("cached_tokens"), "0");
   EXPECT_EQ(o.request(1).at("cached_tokens"), "4");
   EXPECT_EQ(o.request(2).at("cached_tokens"), "8");
@@ -144,7 +117,7 @@ TEST(VllmV1Scheduler, ReadmissionHitsItsFreedBlocksSoPreemptionsAreBounded) {
   r1.hash_ids = {1, 2};
   {
     auto a = v1_pool(3, 64, true);
-    auto o = simulate_hashed({r0, r1}, 64, a, v1(65));
+    auto o = testing::simulate_hashed({r0, r1}, 64, a, v1(65));
     EXPECT_EQ(o.request(1).at("preemptions"), "1");
     EXPECT_EQ(o.request(1).at("cached_tokens"), "0");
     EXPECT_EQ(o.request(1).at("readmission_cached_tokens"), "64");
@@ -158,7 +131,7 @@ TEST(VllmV1Scheduler, ReadmissionHitsItsFreedBlocksSoPreemptionsAreBounded) {
   {
     r1.hash_ids.clear();
     auto a = v1_pool(3, 64, true);
-    auto o = simulate_hashed({r0, r1}, 64, a, v1(65));
+    auto o = testing::simulate_hashed({r0, r1}, 64, a, v1(65));
     // Preempted at it2, it4, ..., it58 (re-admitted at each odd iteration in between).
     EXPECT_EQ(o.request(1).at("preemptions"), "29") << "without hits the re-admissions thrash";
     EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 60);
