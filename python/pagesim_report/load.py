@@ -98,6 +98,17 @@ def _as_float(value, dotted, path):
     return float(value)
 
 
+def read_json(path):
+    """The JSON file at `path`, parsed; ResultsError naming the file (and line) otherwise."""
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except OSError as e:
+        raise ResultsError(f"{path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path}:{e.lineno}: {e.msg}") from None
+
+
 class Results:
     """One run_all.sh output folder (REQUIRES: it exists; missing files raise ResultsError)."""
 
@@ -127,14 +138,7 @@ class Results:
 
     def summary(self, experiment, row):
         """The summary.json of the run of `row`, parsed."""
-        path = os.path.join(self.root, experiment, row["point"], "summary.json")
-        try:
-            with open(path) as fh:
-                return json.load(fh)
-        except OSError as e:
-            raise ResultsError(f"{path}: {e.strerror}") from None
-        except json.JSONDecodeError as e:
-            raise ResultsError(f"{path}:{e.lineno}: {e.msg}") from None
+        return read_json(os.path.join(self.root, experiment, row["point"], "summary.json"))
 
     def config(self, experiment, row):
         """The config.resolved.yaml of the run of `row`, parsed."""

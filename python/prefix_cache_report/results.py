@@ -9,11 +9,10 @@ ResultsError naming the file and the key.
 """
 import csv
 import dataclasses
-import json
 import os
 
 import plot_cache_curve
-from pagesim_report.load import Results, ResultsError
+from pagesim_report.load import Results, ResultsError, read_json
 
 EXPERIMENTS = ("mooncake_unbounded", "schedulers_conversation", "schedulers_sessions", "eviction")
 CURVES = {"512": "cache_curve_512.csv", "16": "cache_curve_16.csv"}
@@ -66,14 +65,7 @@ class PrefixResults:
 
     def trace_stats(self):
         """trace_stats.json, parsed."""
-        path = os.path.join(self.root, "trace_stats.json")
-        try:
-            with open(path) as fh:
-                return json.load(fh)
-        except OSError as e:
-            raise ResultsError(f"{path}: {e.strerror}") from None
-        except json.JSONDecodeError as e:
-            raise ResultsError(f"{path}:{e.lineno}: {e.msg}") from None
+        return read_json(os.path.join(self.root, "trace_stats.json"))
 
     def curve(self, blocks):
         """The cache curve with `blocks` = "512" or "16" (see CURVES), as plot_cache_curve.read_curve
