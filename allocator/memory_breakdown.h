@@ -9,10 +9,25 @@
 //   rounding      allocated only because allocation is rounded up (unfilled part of the last
 //                 paged block; block and power-of-two rounding of a buddy chunk)
 //   free          not allocated (holes between contiguous ranges included)
+// Three more classes exist only for models whose layers differ (allocator/layer_group.h); every
+// allocator of a single-group model leaves them 0:
+//   out_of_window   holds the KV of a token that no future query attends (a sliding-window or
+//                   chunked-local layer's token that fell out of its window or chunk) but is
+//                   still allocated
+//   recurrent_state the fixed-size state of a recurrent (Mamba / linear-attention) layer group,
+//                   per sequence
+//   unused_layers   allocated for a (token, layer) pair that the layer never stores: a uniform
+//                   allocator's per-token room in a cross-attention or recurrent layer for a
+//                   decoder token, or in a self-attention layer for an encoder token
+// Units: token slots (one token's K and V, all layers) for single-group pools; an allocator of
+// a heterogeneous model states its unit (KvAllocator::name and its header), and every class,
+// capacity included, is in that unit, so shares of capacity stay exact.
 // `cached_free` is informational and already inside `free`: unreferenced prefix-cache blocks
 // that still hold reusable KV and are evicted on demand. Shared blocks count once.
-// kMemoryBreakdownFields lists the members once, in output order; sums, differences and the
-// metrics' CSV columns are generated from it.
+// kMemoryBreakdownFields lists the members every run writes, in output order (the metrics' CSV
+// columns are generated from it); kLayerClassFields lists the three classes above, written only
+// by runs of a heterogeneous model. Together they list every member once; sums and differences
+// are generated from both.
 #pragma once
 
 #include <algorithm>
@@ -29,8 +44,13 @@ struct MemoryBreakdown {
   std::int64_t rounding = 0;
   std::int64_t free = 0;
   std::int64_t cached_free = 0;  // subset of free; not part of total()
+  std::int64_t out_of_window = 0;
+  std::int64_t recurrent_state = 0;
+  std::int64_t unused_layers = 0;
 
-  std::int64_t allocated() const { return token_states + reserved + over_reserved + rounding; }
+  std::int64_t allocated() const {
+    return token_states + reserved + over_reserved + rounding + out_of_window + recurrent_state + unused_layers;
+  }
   std::int64_t total() const { return allocated() + free; }
 
   MemoryBreakdown& operator+=(const MemoryBreakdown& o);
@@ -53,16 +73,25 @@ inline constexpr std::array<MemoryBreakdownField, 6> kMemoryBreakdownFields{{
     {"free", &MemoryBreakdown::free},
     {"cached_free", &MemoryBreakdown::cached_free},
 }};
-static_assert(sizeof(MemoryBreakdown) == kMemoryBreakdownFields.size() * sizeof(std::int64_t),
-              "a MemoryBreakdown member is missing from kMemoryBreakdownFields");
+// The classes only heterogeneous models have (see the header comment), in output order.
+inline constexpr std::array<MemoryBreakdownField, 3> kLayerClassFields{{
+    {"out_of_window", &MemoryBreakdown::out_of_window},
+    {"recurrent_state", &MemoryBreakdown::recurrent_state},
+    {"unused_layers", &MemoryBreakdown::unused_layers},
+}};
+static_assert(sizeof(MemoryBreakdown) ==
+                  (kMemoryBreakdownFields.size() + kLayerClassFields.size()) * sizeof(std::int64_t),
+              "a MemoryBreakdown member is missing from kMemoryBreakdownFields or kLayerClassFields");
 
 inline MemoryBreakdown& MemoryBreakdown::operator+=(const MemoryBreakdown& o) {
   for (const auto& f : kMemoryBreakdownFields) this->*f.member += o.*f.member;
+  for (const auto& f : kLayerClassFields) this->*f.member += o.*f.member;
   return *this;
 }
 
 inline MemoryBreakdown& MemoryBreakdown::operator-=(const MemoryBreakdown& o) {
   for (const auto& f : kMemoryBreakdownFields) this->*f.member -= o.*f.member;
+  for (const auto& f : kLayerClassFields) this->*f.member -= o.*f.member;
   return *this;
 }
 

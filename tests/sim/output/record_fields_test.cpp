@@ -229,12 +229,15 @@ TEST(MemoryPct, SumsAndMeansGoClassByClass) {
 }
 
 TEST(MemoryBreakdown, SumAndDifferenceCoverEveryClass) {
-  alloc::MemoryBreakdown a{1, 2, 3, 4, 5, 6};
-  const alloc::MemoryBreakdown b{10, 20, 30, 40, 50, 60};
+  alloc::MemoryBreakdown a{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const alloc::MemoryBreakdown b{10, 20, 30, 40, 50, 60, 70, 80, 90};
   a += b;
-  EXPECT_EQ(a, (alloc::MemoryBreakdown{11, 22, 33, 44, 55, 66}));
+  EXPECT_EQ(a, (alloc::MemoryBreakdown{11, 22, 33, 44, 55, 66, 77, 88, 99}));
   a -= b;
-  EXPECT_EQ(a, (alloc::MemoryBreakdown{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(a, (alloc::MemoryBreakdown{1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  // The layer classes are allocated memory: they count in total(), cached_free does not.
+  EXPECT_EQ(a.allocated(), 1 + 2 + 3 + 4 + 7 + 8 + 9);
+  EXPECT_EQ(a.total(), a.allocated() + 5);
 }
 
 // --resume rebuilds a kept point's Summary from its summary.json: reading the dumped text back
