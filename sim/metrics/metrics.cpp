@@ -60,7 +60,8 @@ Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, st
     for (const alloc::KvAllocator* a : prefix_) tier_seen_.push_back(tier_counters(*a));
   if (requests_csv_) *requests_csv_ << requests_csv_header(prefix) << '\n';
   if (iterations_csv_ && settings_.iterations_stride > 0)
-    *iterations_csv_ << iterations_csv_header(prefix, settings_.replica_column, tiers_) << '\n';
+    *iterations_csv_ << iterations_csv_header(prefix, settings_.replica_column, tiers_, settings_.layer_classes)
+                     << '\n';
 }
 
 std::string Metrics::requests_csv_header(bool prefix_cache) {
@@ -69,10 +70,11 @@ std::string Metrics::requests_csv_header(bool prefix_cache) {
   return h;
 }
 
-std::string Metrics::iterations_csv_header(bool prefix_cache, bool replica_column, bool tiers) {
+std::string Metrics::iterations_csv_header(bool prefix_cache, bool replica_column, bool tiers, bool layer_classes) {
   std::string h = replica_column ? csv_header<ReplicaIterationRow>() : csv_header<IterationSample>();
   if (prefix_cache) append_csv_header<PrefixIterationSample>(h, false);
   if (tiers) append_csv_header<TierIterationSample>(h, false);
+  if (layer_classes) append_csv_header<LayerClassIterationSample>(h, false);
   return h;
 }
 
@@ -91,6 +93,11 @@ void Metrics::integrate_until(double t) {
   const double b = std::min({t, last_time_ + last_duration_, settings_.window_end_s});
   if (b <= a) return;
   add_weighted(tw_pct_, last_pct_, b - a);
+  if (settings_.layer_classes) {
+    tw_layer_.out_of_window += last_layer_.out_of_window * (b - a);
+    tw_layer_.recurrent_state += last_layer_.recurrent_state * (b - a);
+    tw_layer_.unused_layers += last_layer_.unused_layers * (b - a);
+  }
   tw_seconds_ += b - a;
 }
 
@@ -141,10 +148,14 @@ void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
   last_time_ = s.start_s;
   last_duration_ = s.duration_s;
   last_pct_ = pct;
+  if (settings_.layer_classes) last_layer_ = layer_class_pct(s.memory);
 
   if (in_window) {
     ++summary_.window_iterations;
     add(sum_pct_, pct);
+    sum_layer_.out_of_window += last_layer_.out_of_window;
+    sum_layer_.recurrent_state += last_layer_.recurrent_state;
+    sum_layer_.unused_layers += last_layer_.unused_layers;
     sum_batched_requests_ += static_cast<double>(s.batch_requests);
     sum_batched_seqs_ += static_cast<double>(s.batch_seqs);
     if (s.physical_blocks > 0) {
@@ -159,8 +170,11 @@ void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
   if (iterations_csv_ && settings_.iterations_stride > 0 && s.index % settings_.iterations_stride == 0) {
     const PrefixIterationSample* extra = prefix_.empty() ? nullptr : &ps;
     const TierIterationSample* tier_extra = tiers_ ? &ts : nullptr;
-    if (settings_.replica_column) write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra, tier_extra);
-    else write_csv_line(*iterations_csv_, s, extra, tier_extra);
+    const LayerClassIterationSample ls = layer_class_sample(s.memory);
+    const LayerClassIterationSample* layer_extra = settings_.layer_classes ? &ls : nullptr;
+    if (settings_.replica_column)
+      write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra, tier_extra, layer_extra);
+    else write_csv_line(*iterations_csv_, s, extra, tier_extra, layer_extra);
   }
 }
 
@@ -203,6 +217,13 @@ Summary Metrics::finish(double sim_time_s, double wall_s) {
   const auto n = static_cast<double>(s.window_iterations);
   s.memory_pct = divided(sum_pct_, n);
   s.memory_pct_time_weighted = divided(tw_pct_, tw_seconds_);
+  if (settings_.layer_classes) {
+    const auto mean = [](LayerClassPct sum, double denom) {
+      if (denom <= 0) return LayerClassPct{};
+      return LayerClassPct{sum.out_of_window / denom, sum.recurrent_state / denom, sum.unused_layers / denom};
+    };
+    s.layer_classes = LayerClassSummary{mean(sum_layer_, n), mean(tw_layer_, tw_seconds_)};
+  }
   s.mean_batched_requests = n > 0 ? sum_batched_requests_ / n : 0;
   s.mean_batched_seqs = n > 0 ? sum_batched_seqs_ / n : 0;
   s.sharing_saving_pct =

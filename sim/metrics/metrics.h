@@ -41,6 +41,9 @@ struct MetricsSettings {
   // iterations.csv opens with a `replica` column (ReplicaIterationRow): for runs of several
   // replicas, whose iterations interleave in one file. Off: the columns of one replica.
   bool replica_column = false;
+  // The allocator's pool holds a heterogeneous model's KV: write the layer classes
+  // (layer_class_records.h) to iterations.csv and summary.json.
+  bool layer_classes = false;
 };
 
 class Metrics final : public IterationObserver {
@@ -69,8 +72,9 @@ class Metrics final : public IterationObserver {
   // prefix-cache records' with `prefix_cache` (an allocator that caches prefixes), then the
   // offload-tier records' with `tiers` (tier_records.h).
   static std::string requests_csv_header(bool prefix_cache = false);
+  // then the layer classes' with `layer_classes`.
   static std::string iterations_csv_header(bool prefix_cache = false, bool replica_column = false,
-                                           bool tiers = false);
+                                           bool tiers = false, bool layer_classes = false);
 
  private:
   // Time-weighted memory of the last sample over its iteration, up to t.
@@ -114,6 +118,9 @@ class Metrics final : public IterationObserver {
   bool tiers_ = false;
   std::vector<KindCounters> tier_seen_;
   TierSummary tier_sums_;  // transfer_s, added_s, prefill_saved_s only
+
+  // Layer classes (settings_.layer_classes): window sum, time-weighted integral, last sample.
+  LayerClassPct sum_layer_, tw_layer_, last_layer_;
 };
 
 }  // namespace pagesim::sim
