@@ -181,6 +181,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   const ConfigOrigin& origin = c.origin;
   Run run;
   run.model = in_section(origin, "model", [&] { return model_preset(c.model); });
+  run.model.kv_dtype = c.kv_dtype;
   run.gpu = in_section(origin, "gpu", [&] { return gpu_preset(c.gpu); });
   in_section(origin, "tensor_parallel", [&] {
     run.model.check_tensor_parallel(c.tensor_parallel);
