@@ -32,6 +32,11 @@ constexpr std::array kModelRows{
     ModelRow{"llama-2-70b", 80, 8192,  64,  8,  128, 28672, 32000,  4096, true},
     ModelRow{"llama-3-8b",  32, 4096,  32,  8,  128, 14336, 128256, 8192, true},
     ModelRow{"llama-3-70b", 80, 8192,  64,  8,  128, 28672, 128256, 8192, true},
+    // The vAttention paper's models (ASPLOS'25, Table 8), Llama architecture:
+    // https://huggingface.co/01-ai/Yi-6B/blob/main/config.json and
+    // https://huggingface.co/01-ai/Yi-34B/blob/main/config.json (4096 positions).
+    ModelRow{"yi-6b",       32, 4096,  32,  4,  128, 11008, 64000,  4096, true},
+    ModelRow{"yi-34b",      60, 7168,  56,  8,  128, 20480, 64000,  4096, true},
 };
 
 // OPT's learned position embedding has max_seq_len + 2 rows (an offset of 2 in the model).

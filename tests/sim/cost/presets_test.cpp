@@ -24,6 +24,8 @@ TEST(CostPresets, KvBytesPerTokenOfEveryModel) {
       {"llama-2-70b", 2 * 80 * 8 * 128 * 2},   // 327,680 (GQA, 8 KV heads)
       {"llama-3-8b", 2 * 32 * 8 * 128 * 2},    // 131,072
       {"llama-3-70b", 2 * 80 * 8 * 128 * 2},   // 327,680
+      {"yi-6b", 2 * 32 * 4 * 128 * 2},        // 65,536
+      {"yi-34b", 2 * 60 * 8 * 128 * 2},       // 245,760
   };
   // The single-group presets come first, then the ones with layer groups.
   ASSERT_EQ(model_preset_names().size(), std::size(expected) + 8);
@@ -73,7 +75,8 @@ TEST(CostPresets, ParameterCountsMatchPublishedSizes) {
       // With layer groups / MoE (published totals; text models only: Llama 4 Scout's 109B and
       // Gemma 3's 27B include their image encoders, ~1.3% and ~1.6%, so they sit at 2%).
       {"gemma-2-9b", 9.24e9},   {"gemma-2-27b", 27.2e9},  {"ministral-8b", 8.02e9},
-      {"jamba-v0.1", 51.6e9},   {"gpt-oss-120b", 116.8e9},
+      {"jamba-v0.1", 51.6e9},   {"gpt-oss-120b", 116.8e9}, {"yi-6b", 6.06e9},
+      {"yi-34b", 34.39e9},
   };
   for (const auto& p : published) {
     const ModelSpec m = model_preset(p.name);
