@@ -145,7 +145,9 @@ ModelSpec gemma_3_27b() {
 
 // Ministral 8B: interleaved sliding-window attention, one full layer (128k) per three of
 // window 32768 (params.json "sliding_window": [131072, 32768, 32768, 32768], the pattern
-// vLLM implements, vllm-project/vllm#9464), so 9 full and 27 windowed of 36; 128k context.
+// vLLM implements, vllm-project/vllm#9464; Hugging Face's Ministral docs, transformers
+// docs/source/en/model_doc/ministral.md: "1 full attention layer followed by 3 sliding window
+// attention layers ... 128K context"), so 9 full and 27 windowed of 36; 128k context.
 // https://huggingface.co/mistralai/Ministral-8B-Instruct-2410/blob/main/config.json : 36
 // layers, hidden 4096, 32 heads, 8 KV heads, head_dim 128, intermediate 12288, vocab 131072.
 ModelSpec ministral_8b() {
