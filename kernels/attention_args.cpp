@@ -48,6 +48,15 @@ void check_queries(const TensorView& query, const TensorView& out, const TensorV
   require(std::isfinite(scale), fn, [&] { return "scale must be finite, got " + std::to_string(scale); });
 }
 
+void check_mask(const AttentionMask& mask, const char* fn) {
+  const bool windowed = !mask.causal();
+  require(windowed ? mask.window >= 1 : mask.window == 0, fn, [&] {
+    return std::string("mask.window is ") + std::to_string(mask.window) +
+           (windowed ? ", expected >= 1 tokens for a sliding-window or chunked-local mask"
+                     : ", expected 0 for the causal mask");
+  });
+}
+
 void check_group(const char* fn, AttentionShape& shape) {
   require(shape.num_kv_heads >= 1 && shape.num_q_heads % shape.num_kv_heads == 0, fn,
           [&] { return "num_q_heads (" + std::to_string(shape.num_q_heads) +
@@ -74,6 +83,7 @@ AttentionShape check_paged_attention_args(const PagedAttentionArgs& a, const cha
                                           Backend backend) {
   AttentionShape shape;
   check_queries(a.query, a.out, a.alibi_slopes, a.scale, fn, shape);
+  check_mask(a.mask, fn);
 
   expect_float_tensor(a.k_cache, fn, "k_cache", 4);
   expect_float_tensor(a.v_cache, fn, "v_cache", 4);
@@ -106,6 +116,8 @@ AttentionShape check_paged_attention_args(const PagedAttentionArgs& a, const cha
   check_query_starts(a.query_starts, fn, shape);
 
   if (backend == Backend::kCuda) {
+    require(a.mask.causal(), fn, "the CUDA kernels have the causal mask only; a sliding-window or "
+                                 "chunked-local mask needs the CPU reference");
     const DType t = a.query.dtype;
     for (const TensorView* v : {&a.out, &a.k_cache, &a.v_cache}) {
       require(v->dtype == t, fn,
@@ -131,6 +143,7 @@ AttentionShape check_paged_attention_args(const PagedAttentionArgs& a, const cha
 AttentionShape check_dense_attention_args(const DenseAttentionArgs& a, const char* fn) {
   AttentionShape shape;
   check_queries(a.query, a.out, a.alibi_slopes, a.scale, fn, shape);
+  check_mask(a.mask, fn);
   expect_float_tensor(a.keys, fn, "keys", 3);
   expect_float_tensor(a.values, fn, "values", 3);
   for (int d = 0; d < 3; ++d) {

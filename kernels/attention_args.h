@@ -9,12 +9,17 @@
 // Semantics (both): for sequence s with kv_len L and query_len q, query i (0 <= i < q) is at
 // position p = L - q + i and attends keys 0..p. Scores are scale * (q . k) plus, with ALiBi,
 // slope[head] * (key_pos - p) (<= 0). Softmax over the visible keys, then the weighted sum of
-// values. A query that sees no key (decode with kv_len 0) outputs zeros. Query head h reads KV
+// values. A query that sees no key (decode with kv_len 0) outputs zeros. `mask` narrows the
+// visible keys further (sliding window, chunked local: attention_mask.h); the default is the
+// causal mask above, and only the CPU reference supports the others (the CUDA launchers'
+// argument check refuses them). With a mask, a paged kernel reads only attended_blocks: the
+// block-table entries of blocks before them are not read (a windowed allocator frees them). Query head h reads KV
 // head h / (num_q_heads / num_kv_heads) (GQA; MQA when num_kv_heads = 1).
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/attention_mask.h"
 #include "kernels/dtype.h"
 #include "kernels/tensor_view.h"
 
@@ -30,6 +35,7 @@ struct PagedAttentionArgs {
   TensorView query_starts;  // i32 [num_seqs + 1]; empty: decode, row s is sequence s's query
   TensorView alibi_slopes;  // f32 [num_q_heads]; empty: no ALiBi
   float scale = 1.0f;       // multiplies q . k; usually 1 / sqrt(head_dim)
+  AttentionMask mask;       // default causal
 };
 
 struct DenseAttentionArgs {
@@ -41,6 +47,7 @@ struct DenseAttentionArgs {
   TensorView query_starts;  // i32 [num_seqs + 1]; empty: decode, row s is sequence s's query
   TensorView alibi_slopes;  // f32 [num_q_heads]; empty: no ALiBi
   float scale = 1.0f;
+  AttentionMask mask;       // default causal
 };
 
 // Sizes read off validated arguments.

@@ -56,8 +56,10 @@ Matrix load_rows(const TensorView& t, std::int64_t base, std::int64_t row_stride
   return m;
 }
 
-// Adds the causal mask and ALiBi to scores of keys [key0, key0 + cols) for the rows of sg.
-void mask_and_bias(Matrix& s, const SeqGroup& sg, std::int64_t key0, const TensorView& alibi) {
+// Adds the mask (causal, and the window or chunk of `mask`) and ALiBi to scores of keys
+// [key0, key0 + cols) for the rows of sg.
+void mask_and_bias(Matrix& s, const SeqGroup& sg, std::int64_t key0, const TensorView& alibi,
+                   const AttentionMask& mask) {
   for (Eigen::Index r = 0; r < s.rows(); ++r) {
     const std::int32_t g = static_cast<std::int32_t>(r / sg.query_len);
     const std::int64_t pos = sg.kv_len - sg.query_len + r % sg.query_len;
@@ -65,7 +67,7 @@ void mask_and_bias(Matrix& s, const SeqGroup& sg, std::int64_t key0, const Tenso
         alibi.empty() ? 0.0 : alibi.as<const float>()[static_cast<std::int64_t>(sg.kv_head) * sg.group + g];
     for (Eigen::Index c = 0; c < s.cols(); ++c) {
       const std::int64_t key = key0 + c;
-      if (key > pos) {
+      if (!mask.visible(key, pos)) {
         s(r, c) = kNegInf;
       } else if (slope != 0.0) {
         s(r, c) += slope * static_cast<double>(key - pos);
@@ -136,7 +138,13 @@ void reference_paged_attention(const PagedAttentionArgs& a) {
             [&] { return "sequence " + std::to_string(s) + ": kv_len " + std::to_string(kv_len(s)) + " needs " +
                 std::to_string(blocks) + " blocks; block_table has " + std::to_string(table_cols) +
                 " columns"; });
-    for (std::int64_t b = 0; b < blocks; ++b) {
+    // Only the blocks some query attends are read (a window lets earlier ones be freed).
+    std::int64_t row0 = 0;
+    std::int32_t qlen = 0;
+    query_range(a.query_starts, s, row0, qlen);
+    const BlockRange read =
+        a.mask.causal() ? BlockRange{0, blocks} : attended_blocks(a.mask, kv_len(s), qlen, geo.block_size);
+    for (std::int64_t b = read.first; b < read.end; ++b) {
       const std::int32_t id = table.physical_block(s, b);
       require(id >= 0 && id < geo.num_blocks, fn,
               [&] { return "block_table[" + std::to_string(s) + "][" + std::to_string(b) + "] = " +
@@ -156,13 +164,14 @@ void reference_paged_attention(const PagedAttentionArgs& a) {
       Vector m = Vector::Constant(rows, kNegInf);
       Vector l = Vector::Zero(rows);
       Matrix acc = Matrix::Zero(rows, shape.head_dim);
-      for (std::int64_t key0 = 0; key0 < sg.kv_len; key0 += geo.block_size) {
+      const BlockRange read = attended_blocks(a.mask, sg.kv_len, sg.query_len, geo.block_size);
+      for (std::int64_t key0 = read.first * geo.block_size; key0 < sg.kv_len; key0 += geo.block_size) {
         const std::int64_t n = std::min<std::int64_t>(geo.block_size, sg.kv_len - key0);
         const std::int64_t base = geo.offset(table.physical_block(s, key0 / geo.block_size), sg.kv_head, 0);
         const Matrix k = load_rows(a.k_cache, base, geo.slot_stride, n, shape.head_dim);
         const Matrix v = load_rows(a.v_cache, base, geo.slot_stride, n, shape.head_dim);
         Matrix sc = q * k.transpose();
-        mask_and_bias(sc, sg, key0, a.alibi_slopes);
+        mask_and_bias(sc, sg, key0, a.alibi_slopes, a.mask);
         for (Eigen::Index r = 0; r < rows; ++r) {
           const double m_new = std::max(m(r), sc.row(r).maxCoeff());
           if (m_new == kNegInf) continue;  // no visible key yet
@@ -212,7 +221,7 @@ void reference_dense_attention(const DenseAttentionArgs& a) {
       const std::int64_t vbase = read_i32(a.kv_starts, s) * a.values.stride[0] + sg.kv_head * a.values.stride[1];
       const Matrix v = load_rows(a.values, vbase, a.values.stride[0], sg.kv_len, shape.head_dim);
       Matrix p = (q * k.transpose()) * static_cast<double>(a.scale);
-      mask_and_bias(p, sg, 0, a.alibi_slopes);
+      mask_and_bias(p, sg, 0, a.alibi_slopes, a.mask);
       Matrix o = Matrix::Zero(q.rows(), shape.head_dim);
       for (Eigen::Index r = 0; r < p.rows(); ++r) {
         if (p.cols() == 0) continue;

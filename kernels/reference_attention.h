@@ -6,6 +6,9 @@
 // reference_dense_attention computes the same function on the logical contiguous token
 // sequence with a plain two-pass softmax over the full score matrix. The two paths share no
 // code beyond element conversion, so their agreement checks the paging logic.
+// With a sliding-window or chunked-local mask (args.mask), the paged walk starts at the first
+// attended block (attention_mask.h attended_blocks) and never reads, nor checks, the block
+// table entries before it: a windowed allocator may have freed those blocks.
 //
 // Inputs may be f32, f16 or bf16 (mixed); every element is widened to double and all
 // arithmetic (dot products, softmax, weighted sums) is done in double, so the reference's own

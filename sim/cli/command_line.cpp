@@ -72,6 +72,16 @@ TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl) {
   return t;
 }
 
+CLI::App* add_model_command(CLI::App& app, CommandLine& cl) {
+  auto* model = app.add_subcommand(
+      "model", "Print a model preset's numbers as pagesim uses them (layer groups per GPU, KV bytes) as JSON");
+  model->add_option("name", cl.model_name, "Model preset")->required();
+  model->add_option("--tp", cl.model_tp, "Tensor-parallel degree")->check(CLI::PositiveNumber);
+  model->add_option("--kv-dtype", cl.model_kv_dtype, "KV cache format")
+      ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp8", "int4"}));
+  return model;
+}
+
 CLI::App* add_validate_command(CLI::App& app, CommandLine& cl) {
   ValidateOptions& v = cl.validate;
   auto* validate = app.add_subcommand(

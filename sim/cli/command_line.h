@@ -46,6 +46,11 @@ struct CommandLine {
   ValidateOptions validate;
   std::string batches_file;
 
+  // model (a preset's numbers as JSON)
+  std::string model_name;
+  int model_tp = 1;
+  std::string model_kv_dtype = "auto";
+
   // profile (options.out is set from profile_out after the parse)
   ProfileOptions profile;
   std::string profile_out;
@@ -61,6 +66,7 @@ CLI::App* add_run_command(CLI::App& app, CommandLine& cl);
 TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl);
 CLI::App* add_validate_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_profile_command(CLI::App& app, CommandLine& cl);
+CLI::App* add_model_command(CLI::App& app, CommandLine& cl);
 
 // Copies the values CLI11 holds as strings into the commands' options (validate.file,
 // profile.out) and records the command as typed (profile.command_line).

@@ -24,11 +24,13 @@
 #include "sim/cli/command_line.h"
 #include "sim/cli/cuda_handoff.h"
 #include "sim/cli/interrupt_watcher.h"
+#include "sim/cli/model_info.h"
 #include "sim/analysis/cache_curve.h"
 #include "sim/cli/summary_table.h"
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
 #include "sim/config/experiment_config.h"
+#include "sim/cost/presets.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/result_folder.h"
 #include "sim/validate/cpu_paged_attention.h"
@@ -217,6 +219,7 @@ int main(int argc, char** argv) {
   const sim::cli::TraceCommands trace = sim::cli::add_trace_commands(app, cl);
   auto* validate = sim::cli::add_validate_command(app, cl);
   auto* profile = sim::cli::add_profile_command(app, cl);
+  auto* model = sim::cli::add_model_command(app, cl);
 
   try {
     app.parse(argc, argv);
@@ -230,6 +233,12 @@ int main(int argc, char** argv) {
     if (*trace.stats) return cmd_trace_stats(cl.file, cl.format, cl.json);
     if (*trace.gen) return cmd_trace_gen(cl.file, cl.out, cl.sets);
     if (*trace.cache_curve) return cmd_trace_cache_curve(cl);
+    if (*model) {
+      sim::ModelSpec m = sim::model_preset(cl.model_name);
+      m.kv_dtype = *sim::find_enum(sim::kKvDtypeNames, cl.model_kv_dtype);  // checked by the parser
+      std::cout << sim::cli::model_info_json(m, cl.model_tp);
+      return 0;
+    }
     // The GPU commands run in pagesim-cuda (cuda_handoff.h); on success this never returns.
     if (*validate && cl.validate.device == "cuda") {
       const std::string why = sim::cli::exec_cuda_executable(sim::cli::cuda_executable_path(), "validate --device cuda",

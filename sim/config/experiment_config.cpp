@@ -87,6 +87,7 @@ void visit(V& v, ExperimentConfig& c) {
   v.field("seed", c.seed);
   v.section("workload", [&](auto& w) { visit(w, c.workload); });
   v.field("model", c.model);
+  v.choice_omitted_at_default("kv_dtype", c.kv_dtype, kKvDtypeNames, KvDtype::kAuto);
   v.field("gpu", c.gpu);
   v.field("tensor_parallel", c.tensor_parallel);
   v.parsed_omitted_at_default("max_model_len", c.max_model_len, parse_max_model_len, format_max_model_len,

@@ -26,6 +26,7 @@
 #include "sim/config/config_origin.h"
 #include "sim/config/offload_config.h"
 #include "sim/cost/cost_model_factory.h"
+#include "sim/cost/kv_dtype.h"
 #include "sim/metrics/slo.h"
 #include "sim/scheduler/scheduler_settings.h"
 #include "traces/workload_spec.h"
@@ -119,6 +120,11 @@ struct ExperimentConfig {
   std::uint64_t seed = 0;              // every random draw of the run derives from it
   traces::WorkloadSpec workload;       // its seed is set from `seed`
   std::string model = "opt-13b";       // model preset (cost model, KV bytes per token)
+  // KV cache number format (sim/cost/kv_dtype.h): auto (the model's dtype, fp16/bf16: the
+  // default, not written when left so), fp16, bf16, fp8 (half the bytes per token) or int4
+  // (4 bits + an fp16 scale and zero per 32 elements). Sets the KV capacity and the cost
+  // model's KV traffic.
+  KvDtype kv_dtype = KvDtype::kAuto;
   std::string gpu = "a100-40gb";       // GPU preset
   int tensor_parallel = 1;
   // Longest request (prompt + output tokens) the model serves, as vLLM's max_model_len:

@@ -1,24 +1,99 @@
 #include "sim/cost/model_spec.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "sim/cost/cost_error.h"
 
 namespace pagesim::sim {
 
-std::int64_t ModelSpec::attention_params_per_layer() const {
-  const std::int64_t weights = hidden * q_width()          // q
-                               + 2 * hidden * kv_width()   // k, v
-                               + q_width() * hidden;       // o
-  const std::int64_t biases = linear_bias ? q_width() + 2 * kv_width() + hidden : 0;
+namespace {
+
+using alloc::LayerGroupKind;
+
+// q, k, v, o of one layer whose KV heads are kv × hd (q and o keep the model's query heads).
+std::int64_t attention_params(const ModelSpec& m, std::int64_t kv, std::int64_t hd) {
+  const std::int64_t q = m.heads * hd;
+  const std::int64_t weights = m.hidden * q + 2 * m.hidden * kv * hd + q * m.hidden;
+  const std::int64_t biases = m.linear_bias ? q + 2 * kv * hd + m.hidden : 0;
   return weights + biases;
 }
+
+// The blocks + final norm with `experts_per_moe_block` experts in each MoE block.
+std::int64_t block_params(const ModelSpec& m, std::int64_t experts_per_moe_block) {
+  std::int64_t mixers = 0;
+  for (const ModelLayerGroup& g : m.layer_groups_or_uniform())
+    mixers += g.layers * (g.attends() ? attention_params(m, g.kv_heads, g.head_dim) : g.mixer_params);
+  const std::int64_t dense_mlps = (m.layers - m.moe_layers) * m.mlp_params_per_layer();
+  const std::int64_t moe_mlps = m.moe_layers * (experts_per_moe_block * m.expert_params() + m.router_params());
+  const std::int64_t final_norm = m.linear_bias ? 2 * m.hidden : m.hidden;
+  return mixers + dense_mlps + moe_mlps + m.layers * m.norm_params_per_layer() + final_norm;
+}
+
+[[noreturn]] void throw_group(const ModelSpec& m, std::size_t i, const ModelLayerGroup& g, std::string_view what) {
+  throw CostModelError(fmt::format("model '{}': groups[{}] ({}, {} layers): {}", m.name, i,
+                                   alloc::to_string(g.kind), g.layers, what));
+}
+
+void validate_group(const ModelSpec& m, std::size_t i, const ModelLayerGroup& g) {
+  if (g.layers <= 0) throw_group(m, i, g, fmt::format("layers is {}, expected >= 1", g.layers));
+  const bool windowed = g.kind == LayerGroupKind::kSlidingWindow || g.kind == LayerGroupKind::kChunkedLocal;
+  const bool cross = g.kind == LayerGroupKind::kCrossAttention;
+  if (g.attends()) {
+    if (g.kv_heads <= 0 || g.head_dim <= 0)
+      throw_group(m, i, g, fmt::format("kv_heads {} and head_dim {}, expected both positive", g.kv_heads, g.head_dim));
+    if (m.heads % g.kv_heads != 0)
+      throw_group(m, i, g, fmt::format("kv_heads {} does not divide heads {}, expected a divisor (GQA groups)",
+                                       g.kv_heads, m.heads));
+    if (g.state_elements != 0 || g.mixer_params != 0)
+      throw_group(m, i, g, "state_elements and mixer_params are for recurrent groups, expected 0");
+  } else {
+    if (g.state_elements <= 0 || g.mixer_params <= 0)
+      throw_group(m, i, g, fmt::format("state_elements {} and mixer_params {}, expected both positive",
+                                       g.state_elements, g.mixer_params));
+    if (g.kv_heads != 0 || g.head_dim != 0)
+      throw_group(m, i, g, "a recurrent group keeps no KV, expected kv_heads 0 and head_dim 0");
+  }
+  if (windowed != (g.window_tokens > 0) || g.window_tokens < 0)
+    throw_group(m, i, g, fmt::format("window_tokens is {}, expected {}", g.window_tokens,
+                                     windowed ? ">= 1 (the window or chunk)" : "0 (only windowed kinds have one)"));
+  if (cross != (g.encoder_tokens > 0) || g.encoder_tokens < 0)
+    throw_group(m, i, g, fmt::format("encoder_tokens is {}, expected {}", g.encoder_tokens,
+                                     cross ? ">= 1" : "0 (only cross-attention has encoder keys)"));
+}
+
+}  // namespace
+
+std::vector<ModelLayerGroup> ModelSpec::layer_groups_or_uniform() const {
+  if (!groups.empty()) return groups;
+  ModelLayerGroup g;
+  g.kind = LayerGroupKind::kFull;
+  g.layers = layers;
+  g.kv_heads = kv_heads;
+  g.head_dim = head_dim;
+  return {g};
+}
+
+std::int64_t ModelSpec::attention_layers() const {
+  std::int64_t n = 0;
+  for (const ModelLayerGroup& g : layer_groups_or_uniform()) n += g.attends() ? g.layers : 0;
+  return n;
+}
+
+std::int64_t ModelSpec::attention_params_per_layer() const { return attention_params(*this, kv_heads, head_dim); }
 
 std::int64_t ModelSpec::mlp_params_per_layer() const {
   const std::int64_t in_matrices = gated_mlp ? 2 : 1;  // (gate,) up
   const std::int64_t weights = in_matrices * hidden * ffn + ffn * hidden;
   const std::int64_t biases = linear_bias ? in_matrices * ffn + hidden : 0;
   return weights + biases;
+}
+
+std::int64_t ModelSpec::expert_params() const {
+  const std::int64_t in_matrices = gated_mlp ? 2 : 1;
+  return in_matrices * hidden * expert_ffn + expert_ffn * hidden;
 }
 
 std::int64_t ModelSpec::norm_params_per_layer() const {
@@ -30,9 +105,14 @@ std::int64_t ModelSpec::params_per_layer() const {
   return attention_params_per_layer() + mlp_params_per_layer() + norm_params_per_layer();
 }
 
-std::int64_t ModelSpec::nonembedding_params() const {
-  const std::int64_t final_norm = linear_bias ? 2 * hidden : hidden;
-  return layers * params_per_layer() + final_norm;
+std::int64_t ModelSpec::nonembedding_params() const { return block_params(*this, experts + shared_experts); }
+
+std::int64_t ModelSpec::active_nonembedding_params() const {
+  return block_params(*this, active_experts + shared_experts);
+}
+
+std::int64_t ModelSpec::all_expert_params() const {
+  return moe_layers * (experts + shared_experts) * expert_params();
 }
 
 std::int64_t ModelSpec::embedding_params() const {
@@ -41,6 +121,35 @@ std::int64_t ModelSpec::embedding_params() const {
 
 std::int64_t ModelSpec::parameter_count() const {
   return nonembedding_params() + embedding_params() + (tied_lm_head ? 0 : lm_head_params());
+}
+
+namespace {
+// `params` of which `expert` are experts, in bytes.
+std::int64_t bytes_of(const ModelSpec& m, std::int64_t params, std::int64_t expert) {
+  if (m.expert_weight_bytes <= 0) return params * m.dtype_bytes;
+  return (params - expert) * m.dtype_bytes +
+         static_cast<std::int64_t>(std::ceil(static_cast<double>(expert) * m.expert_weight_bytes));
+}
+}  // namespace
+
+std::int64_t ModelSpec::weight_bytes() const { return bytes_of(*this, parameter_count(), all_expert_params()); }
+
+std::int64_t ModelSpec::nonembedding_weight_bytes() const {
+  return bytes_of(*this, nonembedding_params(), all_expert_params());
+}
+
+std::int64_t ModelSpec::kv_bytes_per_token() const {
+  std::int64_t widest = 0;
+  for (const ModelLayerGroup& g : layer_groups_or_uniform())
+    if (g.attends()) widest = std::max(widest, kv_bytes_per_token_per_layer(g.kv_heads, g.head_dim));
+  return attention_layers() * widest;
+}
+
+std::int64_t ModelSpec::kv_bytes_per_token_per_gpu(int tp) const {
+  std::int64_t widest = 0;
+  for (const ModelLayerGroup& g : layer_groups_or_uniform())
+    if (g.attends()) widest = std::max(widest, kv_bytes_per_token_per_layer(kv_heads_per_gpu(g.kv_heads, tp), g.head_dim));
+  return attention_layers() * widest;
 }
 
 void ModelSpec::validate() const {
@@ -66,6 +175,27 @@ void ModelSpec::validate() const {
     throw CostModelError(fmt::format("model '{}': learned_positions is {}, expected >= 0", name,
                                      learned_positions));
   }
+  if (!groups.empty()) {
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      validate_group(*this, i, groups[i]);
+      total += groups[i].layers;
+    }
+    if (total != layers)
+      throw CostModelError(fmt::format("model '{}': groups hold {} layers, expected layers = {}", name, total, layers));
+    if (attention_layers() == 0)
+      throw CostModelError(fmt::format("model '{}': no group attends, expected at least one attention group", name));
+  }
+  if (moe_layers < 0 || moe_layers > layers)
+    throw CostModelError(fmt::format("model '{}': moe_layers is {}, expected 0..layers ({})", name, moe_layers, layers));
+  if (moe_layers > 0 && !(experts >= 1 && active_experts >= 1 && active_experts <= experts && expert_ffn >= 1 &&
+                          shared_experts >= 0))
+    throw CostModelError(fmt::format("model '{}': {} MoE layers with experts {}, active_experts {}, shared_experts {}, "
+                                     "expert_ffn {}: expected 1 <= active_experts <= experts, shared_experts >= 0, "
+                                     "expert_ffn >= 1",
+                                     name, moe_layers, experts, active_experts, shared_experts, expert_ffn));
+  if (expert_weight_bytes < 0)
+    throw CostModelError(fmt::format("model '{}': expert_weight_bytes is {}, expected >= 0", name, expert_weight_bytes));
 }
 
 void ModelSpec::check_tensor_parallel(int tp) const {
@@ -77,11 +207,31 @@ void ModelSpec::check_tensor_parallel(int tp) const {
         "model '{}': tensor-parallel degree {} does not divide heads {}, expected a divisor",
         name, tp, heads));
   }
-  if (kv_heads % tp != 0 && tp % kv_heads != 0) {
-    throw CostModelError(fmt::format(
-        "model '{}': tensor-parallel degree {} and kv_heads {}: expected one to divide the other",
-        name, tp, kv_heads));
+  for (const ModelLayerGroup& g : layer_groups_or_uniform()) {
+    if (!g.attends()) continue;
+    if (g.kv_heads % tp != 0 && tp % g.kv_heads != 0) {
+      throw CostModelError(fmt::format(
+          "model '{}': tensor-parallel degree {} and kv_heads {}: expected one to divide the other",
+          name, tp, g.kv_heads));
+    }
   }
+}
+
+alloc::LayerGroups layer_groups(const ModelSpec& model, int tp) {
+  alloc::LayerGroups out;
+  for (const ModelLayerGroup& g : model.layer_groups_or_uniform()) {
+    alloc::LayerGroup a;
+    a.kind = g.kind;
+    a.layers = static_cast<std::int32_t>(g.layers);
+    if (g.attends())
+      a.kv_bytes_per_token =
+          g.layers * model.kv_bytes_per_token_per_layer(ModelSpec::kv_heads_per_gpu(g.kv_heads, tp), g.head_dim);
+    a.window_tokens = g.window_tokens;
+    a.encoder_tokens = g.encoder_tokens;
+    a.state_bytes = g.layers * ((g.state_elements + tp - 1) / tp) * model.dtype_bytes;
+    out.push_back(a);
+  }
+  return out;
 }
 
 }  // namespace pagesim::sim

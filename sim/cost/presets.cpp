@@ -32,6 +32,11 @@ constexpr std::array kModelRows{
     ModelRow{"llama-2-70b", 80, 8192,  64,  8,  128, 28672, 32000,  4096, true},
     ModelRow{"llama-3-8b",  32, 4096,  32,  8,  128, 14336, 128256, 8192, true},
     ModelRow{"llama-3-70b", 80, 8192,  64,  8,  128, 28672, 128256, 8192, true},
+    // The vAttention paper's models (ASPLOS'25, Table 8), Llama architecture:
+    // https://huggingface.co/01-ai/Yi-6B/blob/main/config.json and
+    // https://huggingface.co/01-ai/Yi-34B/blob/main/config.json (4096 positions).
+    ModelRow{"yi-6b",       32, 4096,  32,  4,  128, 11008, 64000,  4096, true},
+    ModelRow{"yi-34b",      60, 7168,  56,  8,  128, 20480, 64000,  4096, true},
 };
 
 // OPT's learned position embedding has max_seq_len + 2 rows (an offset of 2 in the model).
@@ -64,8 +69,197 @@ constexpr std::array<std::string_view, N> names_of(const std::array<Row, N>& row
   return out;
 }
 
-constexpr auto kModelNames = names_of(kModelRows);
 constexpr auto kGpuNames = names_of(kGpuRows);
+
+// Models whose layers are not all alike (and MoE models), one function each: the groups need a
+// vector. Numbers from each model's Hugging Face config.json (URL beside each); derived
+// sizes (encoder tokens, recurrent state, layer counts per kind) are worked out in comments.
+using alloc::LayerGroupKind;
+
+ModelSpec llama_flavour(std::string_view name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                        std::int64_t kv_heads, std::int64_t head_dim, std::int64_t ffn, std::int64_t vocab,
+                        std::int64_t max_seq_len, bool tied_lm_head) {
+  ModelSpec m;
+  m.name = std::string(name);
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = kv_heads;
+  m.head_dim = head_dim;
+  m.ffn = ffn;
+  m.vocab = vocab;
+  m.dtype_bytes = 2;  // bf16
+  m.max_seq_len = max_seq_len;
+  m.gated_mlp = true;  // SwiGLU / GeGLU
+  m.linear_bias = false;
+  m.tied_lm_head = tied_lm_head;
+  return m;
+}
+
+ModelLayerGroup attention_group(LayerGroupKind kind, std::int64_t layers, std::int64_t kv_heads,
+                                std::int64_t head_dim, std::int64_t window_tokens = 0,
+                                std::int64_t encoder_tokens = 0) {
+  ModelLayerGroup g;
+  g.kind = kind;
+  g.layers = layers;
+  g.kv_heads = kv_heads;
+  g.head_dim = head_dim;
+  g.window_tokens = window_tokens;
+  g.encoder_tokens = encoder_tokens;
+  return g;
+}
+
+// Gemma 2: local (sliding window 4096) and global layers alternate, so half of each.
+// https://huggingface.co/google/gemma-2-9b/blob/main/config.json : 42 layers, hidden 3584,
+// 16 heads, 8 KV heads, head_dim 256, intermediate 14336, vocab 256000, 8192 positions,
+// sliding_window 4096, tied embeddings.
+ModelSpec gemma_2_9b() {
+  ModelSpec m = llama_flavour("gemma-2-9b", 42, 3584, 16, 8, 256, 14336, 256000, 8192, true);
+  m.groups = {attention_group(LayerGroupKind::kSlidingWindow, 21, 8, 256, 4096),
+              attention_group(LayerGroupKind::kFull, 21, 8, 256)};
+  return m;
+}
+
+// https://huggingface.co/google/gemma-2-27b/blob/main/config.json : 46 layers, hidden 4608,
+// 32 heads, 16 KV heads, head_dim 128, intermediate 36864, vocab 256000, 8192 positions,
+// sliding_window 4096.
+ModelSpec gemma_2_27b() {
+  ModelSpec m = llama_flavour("gemma-2-27b", 46, 4608, 32, 16, 128, 36864, 256000, 8192, true);
+  m.groups = {attention_group(LayerGroupKind::kSlidingWindow, 23, 16, 128, 4096),
+              attention_group(LayerGroupKind::kFull, 23, 16, 128)};
+  return m;
+}
+
+// Gemma 3: five local layers (sliding window 1024) per global one (sliding_window_pattern 6:
+// layers 6, 12, ..., 60 of 62 are global, so 10 global, 52 local). Text model only (the
+// SigLIP image encoder's tokens enter as ordinary prompt tokens).
+// https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json (text_config): 62
+// layers, hidden 5376, 32 heads, 16 KV heads, head_dim 128, intermediate 21504, vocab 262208,
+// 131072 positions, sliding_window 1024.
+ModelSpec gemma_3_27b() {
+  ModelSpec m = llama_flavour("gemma-3-27b", 62, 5376, 32, 16, 128, 21504, 262208, 131072, true);
+  m.groups = {attention_group(LayerGroupKind::kSlidingWindow, 52, 16, 128, 1024),
+              attention_group(LayerGroupKind::kFull, 10, 16, 128)};
+  return m;
+}
+
+// Ministral 8B: interleaved sliding-window attention, one full layer (128k) per three of
+// window 32768 (params.json "sliding_window": [131072, 32768, 32768, 32768], the pattern
+// vLLM implements, vllm-project/vllm#9464; Hugging Face's Ministral docs, transformers
+// docs/source/en/model_doc/ministral.md: "1 full attention layer followed by 3 sliding window
+// attention layers ... 128K context"), so 9 full and 27 windowed of 36; 128k context.
+// https://huggingface.co/mistralai/Ministral-8B-Instruct-2410/blob/main/config.json : 36
+// layers, hidden 4096, 32 heads, 8 KV heads, head_dim 128, intermediate 12288, vocab 131072.
+ModelSpec ministral_8b() {
+  ModelSpec m = llama_flavour("ministral-8b", 36, 4096, 32, 8, 128, 12288, 131072, 131072, false);
+  m.groups = {attention_group(LayerGroupKind::kFull, 9, 8, 128),
+              attention_group(LayerGroupKind::kSlidingWindow, 27, 8, 128, 32768)};
+  return m;
+}
+
+// Llama 3.2 Vision: 40 decoder layers of which 8 (cross_attention_layers 3, 8, ..., 38)
+// attend to the image encoder's output instead of the text. Encoder keys per request: up to
+// max_num_tiles 4 tiles of (image_size 560 / patch_size 14)² = 1600 patches + 1 class token:
+// 4 · 1601 = 6404 (what vLLM's mllama reserves per image).
+// https://huggingface.co/meta-llama/Llama-3.2-11B-Vision/blob/main/config.json : text_config
+// hidden 4096, 32 heads, 8 KV heads, intermediate 14336, vocab 128256, 131072 positions;
+// vision_config image_size 560, patch_size 14, max_num_tiles 4.
+ModelSpec llama_3_2_11b_vision() {
+  ModelSpec m = llama_flavour("llama-3.2-11b-vision", 40, 4096, 32, 8, 128, 14336, 128256, 131072, false);
+  m.groups = {attention_group(LayerGroupKind::kFull, 32, 8, 128),
+              attention_group(LayerGroupKind::kCrossAttention, 8, 8, 128, 0, 4 * (40 * 40 + 1))};
+  return m;
+}
+
+// gpt-oss-120b: sliding (window 128) and full layers alternate (layer_types), 18 each; MoE in
+// every layer, 128 experts of width 2880, 4 per token; experts ship in MXFP4 (4-bit values
+// in blocks of 32 sharing one 8-bit scale: 17 bytes per 32 weights), the rest bf16.
+// https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json : 36 layers, hidden 2880,
+// 64 heads, 8 KV heads, head_dim 64, intermediate 2880, num_local_experts 128,
+// num_experts_per_tok 4, vocab 201088, 131072 positions, sliding_window 128, untied.
+// (Attention biases and sinks, ~0.01% of the weights, are left out.)
+ModelSpec gpt_oss_120b() {
+  ModelSpec m = llama_flavour("gpt-oss-120b", 36, 2880, 64, 8, 64, 2880, 201088, 131072, false);
+  m.groups = {attention_group(LayerGroupKind::kSlidingWindow, 18, 8, 64, 128),
+              attention_group(LayerGroupKind::kFull, 18, 8, 64)};
+  m.moe_layers = 36;
+  m.experts = 128;
+  m.active_experts = 4;
+  m.expert_ffn = 2880;
+  m.expert_weight_bytes = 17.0 / 32.0;
+  return m;
+}
+
+// Llama 4 Scout: chunked local attention (attention_chunk_size 8192) with rope, and every
+// fourth layer global full attention without rope (no_rope_layers / interval 4): 12 full, 36
+// chunked of 48. MoE in every layer (interleave_moe_layer_step 1): 16 routed experts of width
+// 8192, 1 per token, plus one shared expert. 10M-token context. Text model only.
+// https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json : text_config
+// 48 layers, hidden 5120, 40 heads, 8 KV heads, head_dim 128, intermediate_size 8192,
+// intermediate_size_mlp 16384, num_local_experts 16, num_experts_per_tok 1, vocab 202048,
+// max_position_embeddings 10485760.
+ModelSpec llama_4_scout() {
+  ModelSpec m = llama_flavour("llama-4-scout", 48, 5120, 40, 8, 128, 16384, 202048, 10485760, false);
+  m.groups = {attention_group(LayerGroupKind::kChunkedLocal, 36, 8, 128, 8192),
+              attention_group(LayerGroupKind::kFull, 12, 8, 128)};
+  m.moe_layers = 48;
+  m.experts = 16;
+  m.active_experts = 1;
+  m.shared_experts = 1;
+  m.expert_ffn = 8192;
+  return m;
+}
+
+// Jamba v0.1: one attention layer per 8 (attn_layer_period 8, offset 4: 4 of 32), the other
+// 28 Mamba layers; MoE every other layer (expert_layer_period 2: 16 of 32), 16 experts, 2 per
+// token. Mamba with d_inner = expand 2 · hidden 4096 = 8192, d_state 16, d_conv 4, dt_rank
+// 256 keeps per layer and sequence a conv state of d_inner · (d_conv − 1) = 24576 and an SSM
+// state of d_inner · d_state = 131072 elements: 155648, 311,296 bytes in bf16 (vLLM keeps
+// both in the model dtype by default). Its mixer: in_proj 4096·16384 + conv 8192·4 + 8192 +
+// x_proj 8192·288 + dt_proj 256·8192 + 8192 + A_log 8192·16 + D 8192 + out_proj 8192·4096 +
+// inner norms 288 = 105,308,448 parameters.
+// https://huggingface.co/ai21labs/Jamba-v0.1/blob/main/config.json : 32 layers, hidden 4096,
+// 32 heads, 8 KV heads, intermediate 14336, num_experts 16, num_experts_per_tok 2, vocab
+// 65536, max_position_embeddings 262144, mamba_d_state 16, mamba_d_conv 4, mamba_expand 2,
+// mamba_dt_rank 256, untied.
+ModelSpec jamba_v0_1() {
+  ModelSpec m = llama_flavour("jamba-v0.1", 32, 4096, 32, 8, 128, 14336, 65536, 262144, false);
+  ModelLayerGroup mamba;
+  mamba.kind = LayerGroupKind::kRecurrent;
+  mamba.layers = 28;
+  mamba.state_elements = 8192 * (4 - 1) + 8192 * 16;
+  mamba.mixer_params = 105'308'448;
+  m.groups = {mamba, attention_group(LayerGroupKind::kFull, 4, 8, 128)};
+  m.moe_layers = 16;
+  m.experts = 16;
+  m.active_experts = 2;
+  m.expert_ffn = 14336;
+  return m;
+}
+
+struct HeteroPreset {
+  std::string_view name;
+  ModelSpec (*make)();
+};
+
+constexpr std::array kHeteroPresets{
+    HeteroPreset{"gemma-2-9b", gemma_2_9b},
+    HeteroPreset{"gemma-2-27b", gemma_2_27b},
+    HeteroPreset{"gemma-3-27b", gemma_3_27b},
+    HeteroPreset{"ministral-8b", ministral_8b},
+    HeteroPreset{"llama-3.2-11b-vision", llama_3_2_11b_vision},
+    HeteroPreset{"gpt-oss-120b", gpt_oss_120b},
+    HeteroPreset{"llama-4-scout", llama_4_scout},
+    HeteroPreset{"jamba-v0.1", jamba_v0_1},
+};
+
+constexpr auto kModelNames = [] {
+  std::array<std::string_view, kModelRows.size() + kHeteroPresets.size()> out{};
+  std::size_t i = 0;
+  for (const ModelRow& r : kModelRows) out[i++] = r.name;
+  for (const HeteroPreset& p : kHeteroPresets) out[i++] = p.name;
+  return out;
+}();
 
 [[noreturn]] void throw_unknown(std::string_view what, std::string_view name,
                                 std::span<const std::string_view> valid) {
@@ -95,6 +289,8 @@ ModelSpec model_preset(std::string_view name) {
     m.learned_positions = r.llama ? 0 : r.max_seq_len + kOptPositionOffset;
     return m;
   }
+  for (const HeteroPreset& p : kHeteroPresets)
+    if (p.name == name) return p.make();
   throw_unknown("model", name, kModelNames);
 }
 

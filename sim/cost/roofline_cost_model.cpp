@@ -1,5 +1,6 @@
 #include "sim/cost/roofline_cost_model.h"
 
+#include <algorithm>
 #include <cassert>
 #include <utility>
 
@@ -23,10 +24,11 @@ RooflineCostModel::RooflineCostModel(ModelSpec model, GpuSpec gpu, int tp)
   const double q_width = static_cast<double>(model_.heads_per_gpu(tp_) * model_.head_dim);
   const double kv_width = static_cast<double>(model_.kv_heads_per_gpu(tp_) * model_.head_dim);
   const double ffn = static_cast<double>(model_.ffn) / t;
-  const double nonembedding = static_cast<double>(model_.nonembedding_params());
+  const double active = static_cast<double>(model_.active_nonembedding_params());
+  const double weight_bytes = static_cast<double>(model_.nonembedding_weight_bytes());
 
-  linear_c_per_token_ = 2 * nonembedding / t / flops;
-  linear_m_weights_ = nonembedding * d / t / bw;
+  linear_c_per_token_ = 2 * active / t / flops;
+  linear_m_weights_ = weight_bytes / t / bw;
   // Per layer and token, elements in and out of each projection on one GPU: column-parallel
   // projections (qkv, gate/up) read the full hidden vector and write their shard; row-parallel
   // ones (o, down) read their shard and write a full hidden vector (then all-reduced).
@@ -37,9 +39,24 @@ RooflineCostModel::RooflineCostModel(ModelSpec model, GpuSpec gpu, int tp)
                            + (ffn + hidden);                  // down
   linear_m_per_token_ = layers * act_elems * d / bw;
 
-  attn_c_per_pair_ = 4 * layers * q_width / flops;
-  attn_m_per_kv_token_ = static_cast<double>(model_.kv_bytes_per_token_per_gpu(tp_)) / bw;
-  attn_m_per_query_ = 2 * layers * q_width * d / bw;
+  const std::vector<ModelLayerGroup> specs = model_.layer_groups_or_uniform();
+  const alloc::LayerGroups per_gpu = layer_groups(model_, tp_);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (!specs[i].attends()) {
+      state_m_per_seq_ += 2 * static_cast<double>(per_gpu[i].state_bytes) / bw;
+      continue;
+    }
+    const double group_layers = static_cast<double>(specs[i].layers);
+    const double group_q_width = static_cast<double>(model_.heads_per_gpu(tp_) * specs[i].head_dim);
+    AttentionGroupCost g;
+    g.kind = specs[i].kind;
+    g.window = static_cast<double>(specs[i].window_tokens);
+    g.encoder_tokens = static_cast<double>(specs[i].encoder_tokens);
+    g.c_per_pair = 4 * group_layers * group_q_width / flops;
+    g.m_per_kv_token = static_cast<double>(per_gpu[i].kv_bytes_per_token) / bw;
+    g.m_per_query = 2 * group_layers * group_q_width * d / bw;
+    attention_groups_.push_back(g);
+  }
 
   lm_c_per_seq_ = 2 * hidden * vocab / t / flops;
   lm_m_weights_ = hidden * vocab * d / t / bw;
@@ -64,15 +81,40 @@ RooflineBreakdown RooflineCostModel::breakdown(const BatchShape& batch) const {
 
   if (batch.prefill_seqs > 0) {
     const double q = static_cast<double>(batch.prefill_tokens);
-    const double kv = static_cast<double>(batch.prefill_context_tokens) + q;
-    out.prefill_attention = {batch.prefill_attention_pairs * attn_c_per_pair_,
-                             kv * attn_m_per_kv_token_ + q * attn_m_per_query_};
+    const double chunks = static_cast<double>(batch.prefill_seqs);
+    const double context = static_cast<double>(batch.prefill_context_tokens);
+    for (const AttentionGroupCost& g : attention_groups_) {
+      // Pairs computed and KV tokens read + written by this group (see the header).
+      double pairs = batch.prefill_attention_pairs;
+      double kv = context + q;
+      if (g.kind == alloc::LayerGroupKind::kCrossAttention) {
+        pairs = q * g.encoder_tokens;
+        kv = chunks * g.encoder_tokens;
+      } else if (g.window > 0) {
+        pairs = std::min(pairs, q * g.window);
+        kv = std::min(context, chunks * (g.window - 1) + q) + q;
+      }
+      out.prefill_attention.compute_seconds += pairs * g.c_per_pair;
+      out.prefill_attention.memory_seconds += kv * g.m_per_kv_token + q * g.m_per_query;
+    }
+    out.prefill_attention.memory_seconds += chunks * state_m_per_seq_;
   }
   if (batch.decode_seqs > 0) {
     const double seqs = static_cast<double>(batch.decode_seqs);
     const double ctx = static_cast<double>(batch.decode_context_tokens);
-    out.decode_attention = {ctx * attn_c_per_pair_,
-                            (ctx + seqs) * attn_m_per_kv_token_ + seqs * attn_m_per_query_};
+    for (const AttentionGroupCost& g : attention_groups_) {
+      double pairs = ctx;         // keys read = query-key pairs (one query per sequence)
+      double written = seqs;      // the new token's KV
+      if (g.kind == alloc::LayerGroupKind::kCrossAttention) {
+        pairs = seqs * g.encoder_tokens;
+        written = 0;
+      } else if (g.window > 0) {
+        pairs = std::min(ctx, seqs * g.window);
+      }
+      out.decode_attention.compute_seconds += pairs * g.c_per_pair;
+      out.decode_attention.memory_seconds += (pairs + written) * g.m_per_kv_token + seqs * g.m_per_query;
+    }
+    out.decode_attention.memory_seconds += seqs * state_m_per_seq_;
   }
   const double sampled = static_cast<double>(batch.sampling_seqs());
   if (sampled > 0) {

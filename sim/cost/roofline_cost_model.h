@@ -21,6 +21,23 @@
 //            algorithm: 2·L·(allreduce_latency + 2·(t−1)/t·N·hidden·d / (NVLink bw·nvlink_eff))
 // Left out as small: embedding lookup (N rows), norms and activations' elementwise kernels,
 // the logits gather across GPUs, sampling (inside overhead).
+//
+// Layer groups (ModelSpec::groups; a uniform model is one full group and the formulas above):
+// the attention terms are summed over the attending groups, each with its own L, head_dim and
+// KV bytes per token (in the model's kv_dtype), and each reads only the keys it attends:
+//   sliding window W / chunked local C: a query reads at most W (C) keys, so decode reads
+//            min(Σc, seqs·W) keys and computes as many pairs; a prefill chunk reads at most
+//            min(Σ(h+q), chunks·(W−1) + Σq) keys and computes min(pairs, Σq·W) pairs. These
+//            batch-level minima bound Σ min(c_i, W) from above and equal it when every
+//            sequence is on the same side of W (BatchShape keeps sums, not per-sequence values)
+//   cross-attention over E encoder keys: each query reads the request's E keys (decode
+//            seqs·E, prefill chunks·E keys; Σq·E pairs); no KV written per token
+//   recurrent: each sequence in the batch reads and writes its state once (2·state_bytes),
+//            as memory traffic of the attention part; the scan's FLOPs are left out
+// Mixture of experts: the linear FLOPs use the active parameters (active_nonembedding_params),
+// the weight read all of them (nonembedding_weight_bytes: a batch of many tokens touches
+// every expert; a batch of one reads only active_experts of them, so small batches are
+// costed high).
 // Swap: each GPU copies its share of the KV over its own PCIe link, in parallel:
 //   blocks·block_size·Dkv / pcie + blocks·swap_block_overhead.
 //
@@ -31,6 +48,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/cost/batch_shape.h"
 #include "sim/cost/cost_model.h"
@@ -90,9 +108,17 @@ class RooflineCostModel final : public CostModel {
   double linear_c_per_token_ = 0;       // 2·P/t FLOPs per token
   double linear_m_weights_ = 0;         // weight read, once per iteration
   double linear_m_per_token_ = 0;       // activations per token
-  double attn_c_per_pair_ = 0;          // 4·L·Hq·head_dim FLOPs per query-key pair
-  double attn_m_per_kv_token_ = 0;      // Dkv bytes per token of KV read or written
-  double attn_m_per_query_ = 0;         // Q read + O written per query token
+  // One attending layer group's attention, seconds per unit.
+  struct AttentionGroupCost {
+    alloc::LayerGroupKind kind = alloc::LayerGroupKind::kFull;
+    double window = 0;           // W or C keys a query reads at most; 0 = unbounded
+    double encoder_tokens = 0;   // kCrossAttention: keys per request
+    double c_per_pair = 0;       // 4·L_g·Hq·head_dim_g FLOPs per query-key pair
+    double m_per_kv_token = 0;   // the group's KV bytes per token, read or written
+    double m_per_query = 0;      // Q read + O written per query token
+  };
+  std::vector<AttentionGroupCost> attention_groups_;  // in the model's group order
+  double state_m_per_seq_ = 0;          // recurrent state read + written per sequence
   double lm_c_per_seq_ = 0;             // 2·hidden·vocab/t FLOPs per sampled sequence
   double lm_m_weights_ = 0;             // LM head weight read, once per iteration
   double lm_m_per_seq_ = 0;             // hidden in + logits out per sampled sequence

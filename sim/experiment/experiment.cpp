@@ -181,6 +181,14 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   const ConfigOrigin& origin = c.origin;
   Run run;
   run.model = in_section(origin, "model", [&] { return model_preset(c.model); });
+  run.model.kv_dtype = c.kv_dtype;
+  // A measured profile timed the kernels at the model's own dtype: its attention times do not
+  // follow kv_dtype (the capacity does).
+  if (c.kv_dtype != KvDtype::kAuto && c.cost.kind == CostModelKind::profile)
+    run.warnings.push_back(warning(origin, "kv_dtype",
+                                   fmt::format("kv_dtype {} sets the KV capacity, but cost.kind profile keeps the "
+                                               "attention timings it measured at the model's dtype",
+                                               enum_name(kKvDtypeNames, c.kv_dtype))));
   run.gpu = in_section(origin, "gpu", [&] { return gpu_preset(c.gpu); });
   in_section(origin, "tensor_parallel", [&] {
     run.model.check_tensor_parallel(c.tensor_parallel);

@@ -35,6 +35,11 @@ std::string to_json_line(const BatchFileHeader& h) {
   j["num_blocks"] = h.num_blocks;
   j["allocator"] = h.allocator;
   j["experiment"] = h.experiment;
+  if (!h.mask.causal()) {
+    for (const auto& [kind, name] : kernels::kMaskKindNames)
+      if (kind == h.mask.kind) j["mask"] = name;
+    j["window"] = h.mask.window;
+  }
   return j.dump();
 }
 
@@ -83,6 +88,20 @@ BatchFile read_batch_file(const std::filesystem::path& path) {
         bad(path, line, "block_size and num_blocks must be positive");
       f.header.allocator = j.value("allocator", "");
       f.header.experiment = j.value("experiment", "");
+      if (j.contains("mask")) {
+        const std::string name = need<std::string>(j, "mask", path, line, "causal, sliding_window or chunked_local");
+        bool known = false;
+        for (const auto& [kind, n] : kernels::kMaskKindNames)
+          if (n == name) {
+            f.header.mask.kind = kind;
+            known = true;
+          }
+        if (!known) bad(path, line, "mask is '" + name + "', expected causal, sliding_window or chunked_local");
+        if (!f.header.mask.causal()) {
+          f.header.mask.window = need<std::int32_t>(j, "window", path, line, "a window of >= 1 tokens");
+          if (f.header.mask.window < 1) bad(path, line, "window must be >= 1 tokens for a windowed mask");
+        }
+      }
       continue;
     }
     SampledBatch b;

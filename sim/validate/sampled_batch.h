@@ -18,7 +18,7 @@
 //
 // File format (JSON Lines, written atomically as OUT/batches.jsonl):
 //   line 1: {"format": "pagesim-batches", "version": 1, "block_size": B, "num_blocks": N,
-//            "allocator": "...", "experiment": "..."}
+//            "allocator": "...", "experiment": "..."[, "mask": "sliding_window", "window": W]}
 //   then one line per batch:
 //     {"iteration": i, "time_s": t, "sequences": [
 //        {"request": r, "seq": s, "kv_len": n, "query_len": q, "block_table": [b0, b1, ...],
@@ -29,6 +29,8 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "kernels/attention_mask.h"
 
 namespace pagesim::sim {
 
@@ -65,6 +67,11 @@ struct BatchFileHeader {
   std::int64_t num_blocks = 0;
   std::string allocator;
   std::string experiment;
+  // The attention of the layer group the batches were sampled from: causal (the default, not
+  // written), or a sliding window / chunk ("mask": "sliding_window" | "chunked_local",
+  // "window": W in the header line). With a window, block-table entries before a sequence's
+  // attended blocks (kernels::attended_blocks) may be -1: the allocator freed them.
+  kernels::AttentionMask mask;
 };
 
 // Serialises one batch or the header as a single JSON line (no newline).

@@ -160,6 +160,7 @@ struct BatchLayout {
   kernels::PackedBatch packed;          // block tables, kv_lens, query_starts
   std::int32_t num_blocks = 0;          // physical blocks the batch reads: largest id + 1
   std::vector<std::int32_t> kv_starts;  // [sequences + 1]: first dense K/V row of each sequence
+  std::vector<std::int64_t> first_block;  // per sequence: first attended logical block (0 causal)
 };
 
 // A batch's K and V twice: in the paged cache, NaN in every slot no sequence wrote, and
@@ -180,11 +181,13 @@ TensorView cache_view(HostTensor& cache, const BatchLayout& layout, std::int32_t
 
 // Checks the batch against the file header and the kernels' int32 lengths (BatchProblem
 // naming the sequence otherwise) and packs it. Only the first ceil(kv_len / B) entries of a
-// block table are read, so only those must name blocks of the pool.
+// block table are read, so only those must name blocks of the pool; with a windowed mask only
+// the attended ones (from first_block on): every key some query attends must have a block.
 BatchLayout layout_batch(const std::vector<SampledSequence>& seqs, const BatchFileHeader& header) {
   const std::int32_t block_size = header.block_size;
   to_i32(static_cast<std::int64_t>(seqs.size()), "sequences in the batch");
   std::vector<kernels::BatchSequence> kseqs(seqs.size());
+  std::vector<std::int64_t> first_block(seqs.size(), 0);
   std::int32_t max_block = -1;
   for (std::size_t i = 0; i < seqs.size(); ++i) {
     const SampledSequence& s = seqs[i];
@@ -197,19 +200,34 @@ BatchLayout layout_batch(const std::vector<SampledSequence>& seqs, const BatchFi
       throw BatchProblem(fmt::format("{}: {} block table entries cannot hold kv_len {} (block size {})", who,
                                      s.block_table.size(), s.kv_len, block_size));
     }
-    for (std::int64_t b = 0; b < needed; ++b) {
+    const std::int64_t first =
+        header.mask.causal() ? 0 : kernels::attended_blocks(header.mask, s.kv_len, s.query_len, block_size).first;
+    first_block[i] = first;
+    for (std::int64_t b = first; b < needed; ++b) {
       const std::int32_t id = s.block_table[static_cast<std::size_t>(b)];
       if (id < 0 || id >= header.num_blocks) {
-        throw BatchProblem(fmt::format("{}: block_table[{}] = {} is outside [0, {}) (num_blocks of the file header)",
-                                       who, b, id, header.num_blocks));
+        throw BatchProblem(fmt::format("{}: block_table[{}] = {} is outside [0, {}) (num_blocks of the file header){}",
+                                       who, b, id, header.num_blocks,
+                                       first > 0 ? fmt::format(", yet the window attends blocks {}..{}", first, needed - 1)
+                                                 : std::string()));
       }
       max_block = std::max(max_block, id);
     }
   }
+  // Entries before the attended blocks (freed by a windowed allocator, or stale) point at one
+  // extra block that nothing writes: all NaN, so a kernel that reads one fails the check.
+  const std::int32_t poison_block = max_block + 1;
+  bool poisoned = false;
+  for (std::size_t i = 0; i < seqs.size(); ++i)
+    for (std::int64_t b = 0; b < first_block[i]; ++b) {
+      kseqs[i].block_ids[static_cast<std::size_t>(b)] = poison_block;
+      poisoned = true;
+    }
   BatchLayout layout;
+  layout.first_block = std::move(first_block);
   layout.packed = kernels::pack_batch(kseqs, block_size);
   to_i32(layout.packed.total_kv_tokens, "total kv tokens of the batch");
-  layout.num_blocks = max_block + 1;
+  layout.num_blocks = poisoned ? poison_block + 1 : max_block + 1;
   layout.kv_starts.assign(seqs.size() + 1, 0);
   for (std::size_t i = 0; i < seqs.size(); ++i) {
     layout.kv_starts[i + 1] = layout.kv_starts[i] + static_cast<std::int32_t>(seqs[i].kv_len);
@@ -240,7 +258,10 @@ KvContent fill_kv(const std::vector<SampledSequence>& seqs, const BatchLayout& l
         const std::int64_t identity_offset = run.offset + (t - run.start);
         const std::uint64_t k_seed = kv_token_seed(st.seed, KvPart::kKey, origin, identity_offset);
         const std::uint64_t v_seed = kv_token_seed(st.seed, KvPart::kValue, origin, identity_offset);
-        const std::int32_t block = s.block_table[static_cast<std::size_t>(t / block_size)];
+        // A token before the attended blocks has no slot (its block may be freed); its dense
+        // row is still written, and the dense reference masks it out.
+        const bool cached = t / block_size >= layout.first_block[i];
+        const std::int32_t block = cached ? s.block_table[static_cast<std::size_t>(t / block_size)] : 0;
         const std::int64_t slot = t % block_size;
         for (std::int32_t h = 0; h < kvh; ++h) {
           const std::int64_t cache_row = geo.offset(block, h, slot);
@@ -250,6 +271,7 @@ KvContent fill_kv(const std::vector<SampledSequence>& seqs, const BatchLayout& l
             const float vx = content_value(v_seed, h, x);
             kv.keys.store(dense_row + x, kx);
             kv.values.store(dense_row + x, vx);
+            if (!cached) continue;
             kv.k_cache.store(cache_row + x, kx);
             kv.v_cache.store(cache_row + x, vx);
           }
@@ -285,7 +307,7 @@ HostTensor make_queries(const std::vector<SampledSequence>& seqs, const kernels:
 // Decode (no query_starts) when every query_len is 1.
 HostTensor run_paged(const PagedAttentionBackend& backend, const HostTensor& query, KvContent& kv,
                      const BatchLayout& layout, std::int32_t block_size, bool decode, float scale,
-                     const ValidatorSettings& st) {
+                     const kernels::AttentionMask& mask, const ValidatorSettings& st) {
   const std::int64_t nq = layout.packed.num_query_tokens;
   HostTensor out(backend.output_dtype(st.dtype), nq * st.num_q_heads * st.head_dim);
   out.fill_nan();
@@ -298,13 +320,14 @@ HostTensor run_paged(const PagedAttentionBackend& backend, const HostTensor& que
   a.kv_lens = layout.packed.kv_lens_view();
   if (!decode) a.query_starts = layout.packed.query_starts_view();
   a.scale = scale;
+  a.mask = mask;
   backend.run(a, layout.packed.max_query_len);
   return out;
 }
 
 // The ground truth, in f32: dense attention over each sequence's logical token list.
 HostTensor dense_reference(const HostTensor& query, const KvContent& kv, const BatchLayout& layout, bool decode,
-                           float scale, const ValidatorSettings& st) {
+                           float scale, const kernels::AttentionMask& mask, const ValidatorSettings& st) {
   const std::int64_t nq = layout.packed.num_query_tokens;
   const std::int64_t total_kv = layout.packed.total_kv_tokens;
   HostTensor ref(DType::kFloat32, nq * st.num_q_heads * st.head_dim);
@@ -317,6 +340,7 @@ HostTensor dense_reference(const HostTensor& query, const KvContent& kv, const B
                                         {static_cast<std::int64_t>(layout.kv_starts.size())});
   if (!decode) da.query_starts = layout.packed.query_starts_view();
   da.scale = scale;
+  da.mask = mask;
   kernels::reference_dense_attention(da);
   return ref;
 }
@@ -370,8 +394,8 @@ void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
   KvContent kv = fill_kv(seqs, layout, block_size, settings_);
   const HostTensor query = make_queries(seqs, layout.packed, settings_);
   const float scale = 1.0f / std::sqrt(static_cast<float>(settings_.head_dim));
-  const HostTensor out = run_paged(*backend_, query, kv, layout, block_size, c.decode, scale, settings_);
-  const HostTensor ref = dense_reference(query, kv, layout, c.decode, scale, settings_);
+  const HostTensor out = run_paged(*backend_, query, kv, layout, block_size, c.decode, scale, header_.mask, settings_);
+  const HostTensor ref = dense_reference(query, kv, layout, c.decode, scale, header_.mask, settings_);
   compare(seqs, layout.packed, out, ref, tolerance_, settings_, c);
 }
 

@@ -22,6 +22,13 @@
 // ~10^5 tokens on the CPU and ~10^4 on CUDA; f16/bf16 exercise the production dtypes but
 // only catch faults in short contexts or touching many tokens.
 //
+// Windowed layer groups (header.mask a sliding window or chunk): block-table entries before a
+// sequence's attended blocks (kernels::attended_blocks) are neither checked nor written — a
+// windowed allocator frees them — and point, for the kernel, at one extra all-NaN block, so
+// a kernel that reads out of the window fails; every attended key must have a block of the
+// pool (else a batch error naming the entry); paged and dense both apply the mask. The CUDA
+// kernels have no window mask, so such batches need the CPU device.
+//
 // A Validator is immutable after construction and refers to its backend, which must outlive
 // it; check() allocates per batch and may run on several threads at once for the CPU device
 // (CUDA: one thread; it uses the current device).

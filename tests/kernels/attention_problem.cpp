@@ -184,6 +184,7 @@ PagedAttentionArgs AttentionProblem::paged_args(const TensorView& out) const {
   if (!decode()) a.query_starts = batch_.query_starts_view();
   a.alibi_slopes = alibi_view();
   a.scale = scale();
+  a.mask = spec_.mask;
   return a;
 }
 
@@ -197,6 +198,7 @@ DenseAttentionArgs AttentionProblem::dense_args(const TensorView& out) const {
   if (!decode()) a.query_starts = batch_.query_starts_view();
   a.alibi_slopes = alibi_view();
   a.scale = scale();
+  a.mask = spec_.mask;
   return a;
 }
 

@@ -36,6 +36,7 @@ struct ProblemSpec {
   DType dtype = DType::kFloat32;
   KvLayout layout = KvLayout::kHND;
   bool alibi = false;
+  AttentionMask mask;               // default causal; both paged_args and dense_args carry it
   float scale = 0;                  // 0: 1 / sqrt(head_dim)
   float query_magnitude = 1;        // queries uniform in [-m, m] (larger: peakier softmax)
   std::int32_t shared_prefix_blocks = 0;  // full blocks sequences share with sequence 0

@@ -228,5 +228,151 @@ TEST(Reference, BadTableEntriesAreNamed) {
   EXPECT_EQ(too_many_queries.out[0], -7.0f);  // nothing written
 }
 
+// Masks, by hand: one token per block, one head, q = 0 so every visible key weighs the same
+// and the output is the mean of the visible values (1, 2, 3, ... for keys 0, 1, 2, ...).
+
+TEST(ReferenceMask, SlidingWindowDecodeSeesTheLastWKeys) {
+  // kv_len 4, decode at position 3, W = 2: keys 2 and 3. Blocks 0 and 1 were freed (-1).
+  Tiny t{{0}, {0, 0, 0, 0}, {1, 2, 3, 4}, {}, {-1, -1, 2, 3}, {4}, {}, {}};
+  PagedAttentionArgs a = t.args(1, 1, 4);
+  a.mask = {MaskKind::kSlidingWindow, 2};
+  reference_paged_attention(a);
+  EXPECT_FLOAT_EQ(t.out[0], 3.5f);
+  // W = 3: keys 1..3; W >= kv_len: the causal result.
+  Tiny t3{{0}, {0, 0, 0, 0}, {1, 2, 3, 4}, {}, {-1, 1, 2, 3}, {4}, {}, {}};
+  a = t3.args(1, 1, 4);
+  a.mask = {MaskKind::kSlidingWindow, 3};
+  reference_paged_attention(a);
+  EXPECT_FLOAT_EQ(t3.out[0], 3.0f);
+  Tiny all{{0}, {0, 0, 0, 0}, {1, 2, 3, 4}, {}, {0, 1, 2, 3}, {4}, {}, {}};
+  a = all.args(1, 1, 4);
+  a.mask = {MaskKind::kSlidingWindow, 9};
+  reference_paged_attention(a);
+  EXPECT_FLOAT_EQ(all.out[0], 2.5f);
+}
+
+TEST(ReferenceMask, SlidingWindowPrefillMovesWithEachQuery) {
+  // kv_len 4, 2 queries at positions 2, 3, W = 2: keys {1, 2} and {2, 3}; block 0 freed.
+  Tiny t{{0, 0}, {0, 0, 0, 0}, {1, 2, 3, 4}, {}, {-1, 1, 2, 3}, {4}, {0, 2}, {}};
+  PagedAttentionArgs a = t.args(2, 1, 4);
+  a.mask = {MaskKind::kSlidingWindow, 2};
+  reference_paged_attention(a);
+  EXPECT_FLOAT_EQ(t.out[0], 2.5f);
+  EXPECT_FLOAT_EQ(t.out[1], 3.5f);
+}
+
+TEST(ReferenceMask, ChunkedLocalSeesOnlyItsOwnChunk) {
+  // kv_len 5, C = 2, 3 queries at positions 2, 3, 4: chunk [2, 4) for 2 and 3 (keys {2},
+  // {2, 3}), chunk [4, 6) for 4 (key {4}). Blocks 0 and 1 (chunk 0) freed.
+  Tiny t{{0, 0, 0}, {0, 0, 0, 0, 0}, {1, 2, 3, 4, 5}, {}, {-1, -1, 2, 3, 4}, {5}, {0, 3}, {}};
+  PagedAttentionArgs a = t.args(3, 1, 5);
+  a.mask = {MaskKind::kChunkedLocal, 2};
+  reference_paged_attention(a);
+  EXPECT_FLOAT_EQ(t.out[0], 3.0f);
+  EXPECT_FLOAT_EQ(t.out[1], 3.5f);
+  EXPECT_FLOAT_EQ(t.out[2], 5.0f);
+}
+
+TEST(ReferenceMask, FirstVisibleKeyAndAttendedBlocks) {
+  const AttentionMask w{MaskKind::kSlidingWindow, 4};
+  EXPECT_EQ(w.first_visible_key(2), 0);
+  EXPECT_EQ(w.first_visible_key(3), 0);
+  EXPECT_EQ(w.first_visible_key(4), 1);
+  EXPECT_EQ(w.first_visible_key(10), 7);
+  EXPECT_TRUE(w.visible(7, 10));
+  EXPECT_FALSE(w.visible(6, 10));
+  EXPECT_FALSE(w.visible(11, 10));
+  const AttentionMask c{MaskKind::kChunkedLocal, 4};
+  EXPECT_EQ(c.first_visible_key(3), 0);
+  EXPECT_EQ(c.first_visible_key(4), 4);
+  EXPECT_EQ(c.first_visible_key(10), 8);
+  EXPECT_EQ(AttentionMask{}.first_visible_key(1000), 0);
+  // Decode at position 40 (kv_len 41), W = 4, blocks of 8: keys 37..40 are in block 4 and 5.
+  EXPECT_EQ(attended_blocks(w, 41, 1, 8).first, 4);
+  EXPECT_EQ(attended_blocks(w, 41, 1, 8).end, 6);
+  // A prefill of 10 tokens after 31 cached: the first query (31) sees from 28, block 3.
+  EXPECT_EQ(attended_blocks(w, 41, 10, 8).first, 3);
+  // Chunk of 16 holding position 40 starts at 32: block 4.
+  EXPECT_EQ(attended_blocks({MaskKind::kChunkedLocal, 16}, 41, 1, 8).first, 4);
+  EXPECT_EQ(attended_blocks(w, 0, 1, 8).end, 0);
+}
+
+// Random problems: paged with each mask matches dense with the same mask, and blocks before
+// the attended range, freed (-1) or pointing at NaN-filled blocks, are never read.
+class ReferenceMaskGrid : public ::testing::TestWithParam<std::tuple<MaskKind, int, int, bool>> {};
+
+TEST_P(ReferenceMaskGrid, PagedMatchesDenseAndSkipsFreedBlocks) {
+  const auto [kind, window, bs, prefill] = GetParam();
+  ProblemSpec spec;
+  spec.num_q_heads = 4;
+  spec.num_kv_heads = 2;
+  spec.head_dim = 12;
+  spec.block_size = bs;
+  spec.mask = {kind, window};
+  spec.query_magnitude = 3;
+  spec.seed = static_cast<std::uint64_t>(window * 17 + bs + (prefill ? 500 : 0));
+  if (prefill) {
+    spec.kv_lens = {1, window, window + 1, 3 * window + 2, 70};
+    spec.query_lens = {1, 1, 2, window + 1, 5};
+  } else {
+    spec.kv_lens = {0, 1, window - 1 > 0 ? window - 1 : 1, window, window + 1, 2 * window + 3, 101};
+  }
+  const AttentionProblem p(spec);
+  const std::vector<float> dense = run_dense(p);
+  expect_close(run_paged(p), dense, 1e-6);
+
+  // Free every block before the attended range: the same output, no error.
+  PackedBatch freed = p.batch();
+  for (std::int32_t s = 0; s < freed.num_seqs; ++s) {
+    const std::int64_t q = p.decode() ? 1 : freed.query_starts[static_cast<std::size_t>(s) + 1] -
+                                                freed.query_starts[static_cast<std::size_t>(s)];
+    const BlockRange r = attended_blocks(spec.mask, freed.kv_lens[static_cast<std::size_t>(s)], q, bs);
+    for (std::int64_t b = 0; b < r.first; ++b)
+      freed.block_table[static_cast<std::size_t>(s * freed.max_blocks_per_seq + b)] = -1;
+  }
+  std::vector<float> out(dense.size(), std::numeric_limits<float>::quiet_NaN());
+  PagedAttentionArgs a = p.paged_args(TensorView::contiguous(
+      out.data(), DType::kFloat32, {p.num_query_tokens(), spec.num_q_heads, spec.head_dim}));
+  a.block_table = freed.block_table_view();
+  reference_paged_attention(a);
+  expect_close(out, dense, 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Masks, ReferenceMaskGrid,
+                         ::testing::Combine(::testing::Values(MaskKind::kSlidingWindow, MaskKind::kChunkedLocal),
+                                            ::testing::Values(1, 4, 7, 16), ::testing::Values(1, 3, 8),
+                                            ::testing::Bool()));
+
+TEST(ReferenceMask, BadWindowAndCudaAreRefused) {
+  Tiny t{{1}, {1}, {1}, {}, {0}, {1}, {}, {}};
+  PagedAttentionArgs a = t.args(1, 1, 1);
+  a.mask = {MaskKind::kSlidingWindow, 0};
+  try {
+    reference_paged_attention(a);
+    FAIL();
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("mask.window is 0, expected >= 1"), std::string::npos) << e.what();
+  }
+  a.mask = {MaskKind::kCausal, 3};
+  EXPECT_THROW(reference_paged_attention(a), KernelError);
+  a.mask = {MaskKind::kChunkedLocal, 4};
+  try {
+    (void)check_paged_attention_args(a, "cuda_paged_attention", Backend::kCuda);
+    FAIL();
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("causal mask only"), std::string::npos) << e.what();
+  }
+  // A freed block inside the window is still an error, named.
+  Tiny w{{0}, {0, 0}, {1, 2}, {}, {0, -1}, {2}, {}, {}};
+  a = w.args(1, 1, 2);
+  a.mask = {MaskKind::kSlidingWindow, 2};
+  try {
+    reference_paged_attention(a);
+    FAIL();
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("block_table[0][1] = -1"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace pagesim::kernels

@@ -192,6 +192,21 @@ TEST_F(Cli, RunPrintsTheTableAndWritesFiles) {
   EXPECT_NE(read_file(dir_ / "out/summary.json").find("\"requests_finished\": 60"), std::string::npos);
 }
 
+// `pagesim model`: the layer groups per GPU, the KV dtype applied; an unknown preset is a
+// one-line error listing the valid names.
+TEST_F(Cli, ModelPrintsLayerGroupsAsJson) {
+  const Result r = pagesim("model llama-3.2-11b-vision --tp 2 --kv-dtype fp8");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"kind\": \"cross_attention\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"encoder_tokens\": 6404"), std::string::npos) << r.out;
+  // 8 layers · 2 · 4 KV heads per GPU · 128 · 1 byte
+  EXPECT_NE(r.out.find("\"kv_bytes_per_token\": 8192"), std::string::npos) << r.out;
+  const Result bad = pagesim("model opt-14b");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("unknown model preset 'opt-14b'"), std::string::npos) << bad.err;
+  EXPECT_NE(pagesim("model opt-13b --kv-dtype fp4").status, 0);
+}
+
 TEST_F(Cli, TraceStatsOfTheAzureConversationTrace) {
   const Result r = pagesim("trace stats " + shell_quote((kSource / "traces/data/azure2023_conv.csv").string()));
   ASSERT_EQ(r.status, 0) << r.err;

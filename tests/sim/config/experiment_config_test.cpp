@@ -147,6 +147,7 @@ void expect_same(const ExperimentConfig& a, const ExperimentConfig& b) {
   EXPECT_EQ(a.model, b.model);
   EXPECT_EQ(a.gpu, b.gpu);
   EXPECT_EQ(a.tensor_parallel, b.tensor_parallel);
+  EXPECT_EQ(a.kv_dtype, b.kv_dtype);
   EXPECT_EQ(a.kv.slots, b.kv.slots);
   EXPECT_EQ(a.kv.gpu_memory_utilization, b.kv.gpu_memory_utilization);
   EXPECT_EQ(a.kv.activation_reserve_gib, b.kv.activation_reserve_gib);
@@ -372,6 +373,18 @@ TEST(ConfigErrors, WrongBoolAndNumber) {
                          {"expected true or false", "'maybe'"}));
   EXPECT_TRUE(fails_with("measure:\n  window_start_s: soon\n", 2, "measure.window_start_s",
                          {"expected a number", "'soon'"}));
+}
+
+// kv_dtype: absent is auto and is not written (so the resolved config of every run before it
+// is unchanged); a set value round-trips; an unknown one lists the formats.
+TEST(ExperimentConfig, KvDtypeIsOmittedAtAutoAndRoundTrips) {
+  EXPECT_EQ(parse("{}").kv_dtype, KvDtype::kAuto);
+  EXPECT_FALSE(to_yaml(parse("{}"))["kv_dtype"]);
+  const ExperimentConfig fp8 = parse("kv_dtype: fp8\n");
+  EXPECT_EQ(fp8.kv_dtype, KvDtype::kFp8);
+  EXPECT_EQ(to_yaml(fp8)["kv_dtype"].as<std::string>(), "fp8");
+  EXPECT_EQ(round_trip(parse("kv_dtype: int4\n")).kv_dtype, KvDtype::kInt4);
+  EXPECT_TRUE(fails_with("kv_dtype: fp4\n", 1, "kv_dtype", {"auto, fp16, bf16, fp8, int4", "'fp4'"}));
 }
 
 TEST(ConfigErrors, UnknownSchedulerKind) {

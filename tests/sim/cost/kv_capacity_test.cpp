@@ -136,5 +136,24 @@ TEST(CostKvCapacity, RejectsABlockLargerThanAnyMemory) {
   }
 }
 
+// fp8 KV halves the bytes per token, so the same memory holds twice the slots, up to the
+// rounding down to whole blocks; int4 (80 B per 128-element head vector) 3.2×.
+TEST(CostKvCapacity, KvDtypeSetsSlots) {
+  ModelSpec m = model_preset("llama-3-8b");
+  const GpuSpec g = gpu_preset("a100-80gb");
+  const KvCapacity fp16 = kv_capacity(m, g, 1);
+  m.kv_dtype = KvDtype::kFp8;
+  const KvCapacity fp8 = kv_capacity(m, g, 1);
+  m.kv_dtype = KvDtype::kInt4;
+  const KvCapacity int4 = kv_capacity(m, g, 1);
+  EXPECT_EQ(fp16.kv_bytes, fp8.kv_bytes);
+  EXPECT_EQ(fp8.kv_bytes_per_token * 2, fp16.kv_bytes_per_token);
+  EXPECT_EQ(int4.kv_bytes_per_token, 40'960);
+  EXPECT_GE(fp8.blocks, 2 * fp16.blocks);
+  EXPECT_LE(fp8.blocks, 2 * fp16.blocks + 1);
+  EXPECT_EQ(int4.blocks, int4.kv_bytes / (16 * 40'960));
+  EXPECT_NEAR(static_cast<double>(int4.slots) / static_cast<double>(fp16.slots), 3.2, 0.001);
+}
+
 }  // namespace
 }  // namespace pagesim::sim

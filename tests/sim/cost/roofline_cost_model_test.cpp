@@ -94,6 +94,79 @@ TEST(CostRoofline, HandComputedTermsOfAToyModel) {
                    2 * 1064 / 2 / 1000.0);
 }
 
+// The toy model split into two one-layer groups: per layer and token 32 B of KV (2 · 2 heads
+// · 4 dims · 2 B), Q + O 32 B, 4 · 1 layer · 8 = 32 FLOPs per query-key pair.
+ModelSpec toy_with_groups(alloc::LayerGroupKind first_kind, std::int64_t window, std::int64_t encoder) {
+  ModelSpec m = toy_model();
+  ModelLayerGroup a;
+  a.kind = first_kind;
+  a.layers = 1;
+  a.kv_heads = 2;
+  a.head_dim = 4;
+  a.window_tokens = window;
+  a.encoder_tokens = encoder;
+  ModelLayerGroup full = a;
+  full.kind = alloc::LayerGroupKind::kFull;
+  full.window_tokens = 0;
+  full.encoder_tokens = 0;
+  m.groups = {a, full};
+  return m;
+}
+
+TEST(CostRoofline, SlidingWindowGroupReadsAtMostWKeys) {
+  const RooflineCostModel r(toy_with_groups(alloc::LayerGroupKind::kSlidingWindow, 4, 0), toy_gpu());
+  const RooflineBreakdown b = r.breakdown(decode_batch(1, 10));
+  // Full layer: 10 pairs, 10 keys read + 1 written; windowed layer: 4 pairs, 4 read + 1.
+  EXPECT_DOUBLE_EQ(b.decode_attention.compute_seconds, (10 + 4) * 32 / 1000.0);
+  EXPECT_DOUBLE_EQ(b.decode_attention.memory_seconds, (11 * 32 + 32 + 5 * 32 + 32) / 100.0);
+  // Within the window both layers read alike: the uniform model's numbers.
+  const RooflineBreakdown inside = r.breakdown(decode_batch(1, 3));
+  const RooflineBreakdown uniform = RooflineCostModel(toy_model(), toy_gpu()).breakdown(decode_batch(1, 3));
+  EXPECT_DOUBLE_EQ(inside.decode_attention.memory_seconds, uniform.decode_attention.memory_seconds);
+  EXPECT_DOUBLE_EQ(inside.decode_attention.compute_seconds, uniform.decode_attention.compute_seconds);
+  // Prefill of 3 new tokens after 6 cached (pairs 3·6 + 6 = 24): the windowed layer's queries
+  // at 6, 7, 8 attend 4 keys each (12 pairs) and read keys 3..8 (6) + write 3.
+  BatchShape p;
+  p.add_prefill_chunk(3, 6, false);
+  const RooflineBreakdown bp = r.breakdown(p);
+  EXPECT_DOUBLE_EQ(bp.prefill_attention.compute_seconds, (24 + 12) * 32 / 1000.0);
+  EXPECT_DOUBLE_EQ(bp.prefill_attention.memory_seconds, (12 * 32 + 96 + 9 * 32 + 96) / 100.0);
+}
+
+TEST(CostRoofline, KvDtypeScalesKvTrafficNotQueries) {
+  ModelSpec m = toy_with_groups(alloc::LayerGroupKind::kSlidingWindow, 4, 0);
+  m.kv_dtype = KvDtype::kFp8;  // 16 B per layer and token
+  const RooflineBreakdown b = RooflineCostModel(m, toy_gpu()).breakdown(decode_batch(1, 10));
+  EXPECT_DOUBLE_EQ(b.decode_attention.memory_seconds, (11 * 16 + 32 + 5 * 16 + 32) / 100.0);
+  ModelSpec u = toy_model();
+  u.kv_dtype = KvDtype::kFp8;
+  EXPECT_DOUBLE_EQ(RooflineCostModel(u, toy_gpu()).breakdown(decode_batch(1, 10)).decode_attention.memory_seconds,
+                   (32 * 11 + 64) / 100.0);
+}
+
+TEST(CostRoofline, CrossAttentionReadsEncoderKeysAndRecurrentStateOncePerSequence) {
+  const RooflineCostModel cross(toy_with_groups(alloc::LayerGroupKind::kCrossAttention, 0, 5), toy_gpu());
+  const RooflineBreakdown b = cross.breakdown(decode_batch(2, 10));
+  // Full: 20 pairs, 20 read + 2 written; cross: 2 · 5 encoder keys, nothing written.
+  EXPECT_DOUBLE_EQ(b.decode_attention.compute_seconds, (20 + 10) * 32 / 1000.0);
+  EXPECT_DOUBLE_EQ(b.decode_attention.memory_seconds, (22 * 32 + 64 + 10 * 32 + 64) / 100.0);
+
+  ModelSpec rec = toy_model();
+  ModelLayerGroup state;
+  state.kind = alloc::LayerGroupKind::kRecurrent;
+  state.layers = 1;
+  state.state_elements = 10;  // 20 B per sequence, read and written
+  state.mixer_params = 100;
+  ModelLayerGroup full;
+  full.layers = 1;
+  full.kv_heads = 2;
+  full.head_dim = 4;
+  rec.groups = {state, full};
+  const RooflineBreakdown br = RooflineCostModel(rec, toy_gpu()).breakdown(decode_batch(2, 10));
+  EXPECT_DOUBLE_EQ(br.decode_attention.compute_seconds, 20 * 32 / 1000.0);
+  EXPECT_DOUBLE_EQ(br.decode_attention.memory_seconds, (22 * 32 + 64 + 2 * 2 * 20) / 100.0);
+}
+
 TEST(CostRoofline, EmptyBatchCostsNothing) {
   const RooflineCostModel r(model_preset("opt-13b"), gpu_preset("a100-40gb"));
   EXPECT_EQ(r.iteration_seconds(BatchShape{}), 0.0);

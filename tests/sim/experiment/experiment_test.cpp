@@ -480,6 +480,20 @@ TEST(BuildRun, DefaultKvSlotsAreDerivedFromGpuMemory) {
   EXPECT_EQ(build_run(parse_experiment(set, "set.yaml")).kv_slots, 15728);
 }
 
+// kv_dtype sets the run's KV bytes per token, so the derived pool: fp8 twice the slots of
+// fp16 up to one block; the measured-profile cost model is warned about (its timings are fp16).
+TEST(BuildRun, KvDtypeSetsTheDerivedPool) {
+  const YAML::Node fp16 = YAML::Load("workload: {max_requests: 1}\nmodel: llama-3-8b\ngpu: a100-80gb\n");
+  const YAML::Node fp8 = YAML::Load("workload: {max_requests: 1}\nmodel: llama-3-8b\ngpu: a100-80gb\nkv_dtype: fp8\n");
+  const sim::Run a = build_run(parse_experiment(fp16, "fp16.yaml"));
+  const sim::Run b = build_run(parse_experiment(fp8, "fp8.yaml"));
+  EXPECT_EQ(b.model.kv_dtype, KvDtype::kFp8);
+  EXPECT_EQ(b.model.kv_bytes_per_token(), a.model.kv_bytes_per_token() / 2);
+  EXPECT_GE(b.kv_slots, 2 * a.kv_slots);
+  EXPECT_LE(b.kv_slots, 2 * a.kv_slots + 16);
+  EXPECT_TRUE(b.warnings.empty());
+}
+
 // Errors found while building a run, after parsing, name the file, the line and the key:
 // `root`'s config is built and must fail with exactly "<file>[:line]: <key>: ..." holding
 // `words`.

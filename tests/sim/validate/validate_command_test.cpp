@@ -176,6 +176,29 @@ TEST(ValidateCommand, MalformedFilesAreOneLineErrors) {
   EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
 }
 
+// A windowed header goes through the file (absent for causal, as every file before masks).
+TEST(ValidateCommand, WindowedHeaderRoundTripsAndValidates) {
+  EXPECT_EQ(to_json_line(header()).find("mask"), std::string::npos);
+  TempDir dir("validate_cmd_window");
+  BatchFileHeader h = header();
+  h.mask = {kernels::MaskKind::kSlidingWindow, 5};
+  EXPECT_NE(to_json_line(h).find(R"("mask":"sliding_window","window":5)"), std::string::npos) << to_json_line(h);
+  SampledBatch b = correct_batch();
+  b.sequences[0].block_table[0] = -1;
+  const auto file = write_batch_file(dir.path(), "w.jsonl", h, {b});
+  const BatchFile back = read_batch_file(file);
+  EXPECT_EQ(back.header.mask.kind, kernels::MaskKind::kSlidingWindow);
+  EXPECT_EQ(back.header.mask.window, 5);
+  const Result r = run(options_for(file));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  const std::string head = R"({"format": "pagesim-batches", "version": 1, "block_size": 4, "num_blocks": 64, )";
+  const auto bad_kind = write_text(dir.path(), "k.jsonl", head + R"("mask": "diagonal", "window": 3})" "\n");
+  EXPECT_NE(run(options_for(bad_kind)).err.find("mask is 'diagonal', expected causal, sliding_window or chunked_local"),
+            std::string::npos);
+  const auto bad_window = write_text(dir.path(), "w0.jsonl", head + R"("mask": "chunked_local", "window": 0})" "\n");
+  EXPECT_NE(run(options_for(bad_window)).err.find("window must be >= 1"), std::string::npos);
+}
+
 TEST(ValidateCommand, HeaderOnlyFileHasNothingToValidate) {
   TempDir dir("validate_cmd_header_only");
   const auto file = write_batch_file(dir.path(), "h.jsonl", header(), {});

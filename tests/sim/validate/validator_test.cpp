@@ -294,6 +294,63 @@ TEST(ValidateValidator, BlockIdOutsideThePoolIsABatchError) {
   EXPECT_NE(check_cpu(b).error.find("= -1 is outside"), std::string::npos);
 }
 
+// ---- windowed layer groups ----------------------------------------------------------------
+
+BatchFileHeader windowed_header(kernels::MaskKind kind, std::int32_t window) {
+  BatchFileHeader h = header();
+  h.mask = {kind, window};
+  return h;
+}
+
+TEST(ValidateValidator, SlidingWindowBatchWithFreedBlocksPasses) {
+  // Window 5, blocks of 4: r1 (kv_len 10, decode at 9) attends keys 5..9, blocks 1 and 2;
+  // r3's sequences (kv_len 9, at 8) keys 4..8, blocks 1 and 2. Their block 0 was freed.
+  SampledBatch b = correct_batch();
+  b.sequences[0].block_table[0] = -1;
+  b.sequences[2].block_table[0] = -1;
+  b.sequences[3].block_table[0] = -1;
+  const BatchFileHeader h = windowed_header(kernels::MaskKind::kSlidingWindow, 5);
+  const BatchCheck c = check_cpu(b, {}, h);
+  EXPECT_TRUE(c.passed) << c.error << " max err " << c.max_abs_error;
+  // A stale entry out of the window pointing at another sequence's block is not read either.
+  b.sequences[0].block_table[0] = 12;
+  EXPECT_TRUE(check_cpu(b, {}, h).passed);
+  // The same batch under the causal mask reads block 0: a batch error naming the entry.
+  b.sequences[0].block_table[0] = -1;
+  EXPECT_NE(check_cpu(b).error.find("block_table[0] = -1 is outside"), std::string::npos);
+}
+
+TEST(ValidateValidator, FreedBlockInsideTheWindowIsNamed) {
+  // Block 1 of r1 holds keys 4..7; window 5 at position 9 attends 5..9, so it must be there.
+  SampledBatch b = correct_batch();
+  b.sequences[0].block_table[1] = -1;
+  const BatchCheck c = check_cpu(b, {}, windowed_header(kernels::MaskKind::kSlidingWindow, 5));
+  EXPECT_FALSE(c.passed);
+  EXPECT_NE(c.error.find("block_table[1] = -1 is outside [0, 64) (num_blocks of the file header), yet the window "
+                         "attends blocks 1..2"),
+            std::string::npos)
+      << c.error;
+}
+
+TEST(ValidateValidator, WindowedBatchStillCatchesAWrongBlock) {
+  // r2's third block (in its window) points at r1's tail block 9: r2 overwrites r1's keys.
+  SampledBatch b = correct_batch();
+  b.sequences[1].block_table[2] = 9;
+  const BatchCheck c = check_cpu(b, {}, windowed_header(kernels::MaskKind::kSlidingWindow, 6));
+  EXPECT_FALSE(c.passed);
+  EXPECT_TRUE(c.error.empty()) << c.error;
+  EXPECT_EQ(c.worst_request, 1u);
+}
+
+TEST(ValidateValidator, ChunkedLocalBatchPasses) {
+  // Chunks of 8: r1 at 9 attends 8..9 (block 2), r2 at 12 attends 8..12 (blocks 2, 3),
+  // r3 at 8 attends 8 (block 2): blocks 0 and 1 freed everywhere.
+  SampledBatch b = correct_batch();
+  for (SampledSequence& s : b.sequences) s.block_table[0] = s.block_table[1] = -1;
+  const BatchCheck c = check_cpu(b, {}, windowed_header(kernels::MaskKind::kChunkedLocal, 8));
+  EXPECT_TRUE(c.passed) << c.error << " max err " << c.max_abs_error;
+}
+
 TEST(ValidateValidator, ToleranceSettings) {
   const testing::TestBackends backends;
   EXPECT_EQ(Validator(ValidatorSettings{}, header(), backends.all()).tolerance().atol, 1e-6);

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Regenerates REPORT.md beside this file: the memory tables of parts (a) and (c) from the
+# presets' layer groups (`pagesim model`), and part (d)'s KV-precision runs.
+#   experiments/heterogeneous_kv/run_all.sh            (results in out/heterogeneous_kv/)
+# PAGESIM=path/to/pagesim to use an existing binary; otherwise build-main/ is built.
+# A few CPU-seconds once built. Part (b), the allocator comparison, is added by the lead
+# after the heterogeneous allocators are merged.
+set -euo pipefail
+
+# Part (a): the RFC's three models and the other presets with layer groups; part (c): the
+# vAttention paper's models at TP-1 and TP-2; part (d): llama-3-8b in each KV dtype.
+HETERO="llama-3.2-11b-vision gemma-2-9b ministral-8b gemma-2-27b gemma-3-27b gpt-oss-120b llama-4-scout jamba-v0.1"
+VATTENTION="yi-6b llama-3-8b yi-34b"
+
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+out=${OUT:-out/heterogeneous_kv}
+if [ -z "${PAGESIM:-}" ]; then
+  cmake -S . -B build-main -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_BUILD_TESTS=OFF \
+    -DPAGESIM_ENABLE_CUDA=OFF >/dev/null
+  cmake --build build-main --target pagesim >/dev/null
+  PAGESIM=build-main/pagesim
+fi
+rm -rf "$out/models"
+mkdir -p "$out/models"
+model() { "$PAGESIM" model "$1" --tp "$2" --kv-dtype "$3" >"$out/models/$1.tp$2.$3.json"; }
+for m in $HETERO; do model "$m" 1 auto; done
+for m in $VATTENTION; do model "$m" 1 auto; model "$m" 2 auto; done
+for d in fp8 int4; do model llama-3-8b 1 "$d"; done
+
+echo "== pagesim run $here/kv_dtype.yaml"
+"$PAGESIM" run "$here/kv_dtype.yaml" --out "$out/kv_dtype" -q --overwrite -j 2 >/dev/null
+
+bash .ci/python python/make_heterogeneous_kv_report.py "$out" "$here"
