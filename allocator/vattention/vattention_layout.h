@@ -2,8 +2,9 @@
 // physical pages one request maps for a given length.
 //
 // vAttention (Prabhu et al., "vAttention: Dynamic Memory Management for Serving LLMs without
-// PagedAttention", ASPLOS'25, arXiv 2405.04437, §5.1) keeps the KV cache in virtually
-// contiguous tensors: one virtual buffer per layer for K and one for V, each shaped
+// PagedAttention", ASPLOS'25, arXiv 2405.04437; sections as the arXiv version numbers them)
+// keeps the KV cache in virtually contiguous tensors (§5.1): one virtual buffer per layer for
+// K and one for V, each shaped
 // [max_batch_size, max_context_length, kv_heads, head_dim]; a request owns one row of every
 // buffer (its reqId), sized for the maximum context, and physical pages are mapped into that
 // row from its start as tokens arrive (§5.2–5.3). The authors' implementation
@@ -103,6 +104,8 @@ class VattentionLayout {
 // (gcd(bytes_per_token, page) — one token when the token size divides the page); for the
 // fixed-size buffers (cross-attention, recurrent) their exact rounding. For one full-attention
 // group this is 2 × layers × (page − bytes_per_token): one page per buffer, less one token.
+// The paper's per-request figures (Llama-3-8B at TP-1: 128 MB with 2 MB pages, 4 MB with
+// 64 KB) count a whole page per buffer, 2 × layers × page; this is one token per buffer less.
 // Throws AllocatorError as VattentionLayout does.
 std::int64_t worst_case_rounding_bytes(const LayerGroups& groups, std::int64_t page_bytes);
 

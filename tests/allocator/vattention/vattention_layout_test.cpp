@@ -152,6 +152,22 @@ TEST(VattentionLayout, WorstCaseRoundingIsAPageLessOneTokenPerBuffer) {
   EXPECT_EQ(worst_case_rounding_bytes(full_model(32, 2 * kKiB), 2 * kMiB), 64 * (2 * kMiB - 2 * kKiB));
 }
 
+TEST(VattentionLayout, WorstCaseRoundingBesideThePapersLlama3Numbers) {
+  // The paper gives, for Llama-3-8B at TP-1, up to 128 MB of physical memory wasted per
+  // request with 2 MB pages and 4 MB with 64 KB pages (as quoted in antgroup/glake issue
+  // #24; the paper's §6.1 motivates its smaller pages with them). That is one whole page in
+  // each of its 2 × 32 buffers. A request holds at least one token (2 KiB) in each buffer's
+  // last page, so pagesim's exact worst case is one token per buffer below the paper's bound.
+  const LayerGroups llama_3_8b = full_model(32, 2 * kKiB);
+  EXPECT_EQ(64 * 2 * kMiB, 128 * kMiB);
+  EXPECT_EQ(worst_case_rounding_bytes(llama_3_8b, 2 * kMiB), 128 * kMiB - 64 * 2 * kKiB);
+  EXPECT_EQ(64 * 64 * kKiB, 4 * kMiB);
+  EXPECT_EQ(worst_case_rounding_bytes(llama_3_8b, 64 * kKiB), 4 * kMiB - 64 * 2 * kKiB);
+  // The largest rounding a real length reaches is exactly that: one token in the last page.
+  const VattentionLayout l(llama_3_8b, 64 * kKiB, 4096);
+  EXPECT_EQ(l.classify(33).rounding, 4 * kMiB - 64 * 2 * kKiB);  // 32 tokens fill a 64 KiB page
+}
+
 TEST(VattentionLayout, WorstCaseRoundingMatchesTheWorstLengthWhenTheTokenSizeDoesNotDivideThePage) {
   // 1,536 B per buffer and token over 4 KiB pages: fills are multiples of gcd = 512 B, so the
   // worst unfilled end is 3,584 B per buffer. Check against every length up to 1,000.
