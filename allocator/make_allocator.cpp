@@ -63,8 +63,9 @@ std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
       s.max_chunk_blocks = spec.max_chunk_blocks;
       return std::make_unique<ContiguousAllocator>(s);
     }
+    case AllocatorKind::kVattention: return std::make_unique<VattentionAllocator>(spec.vattention);
   }
-  throw AllocatorError("allocator kind: not one of paged, contiguous, radix");  // unreachable: every kind is handled
+  throw AllocatorError("allocator kind: not one of paged, contiguous, radix, vattention");  // unreachable: every kind is handled
 }
 
 }  // namespace pagesim::alloc

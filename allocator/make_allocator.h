@@ -14,6 +14,7 @@
 #include "allocator/kv_allocator.h"
 #include "allocator/paged/eviction_policy.h"
 #include "allocator/tier/tier_settings.h"
+#include "allocator/vattention/vattention_allocator.h"
 
 namespace pagesim::alloc {
 
@@ -21,16 +22,18 @@ enum class AllocatorKind {
   kPaged,       // fixed-size blocks, block tables, copy-on-write, optional prefix cache
   kContiguous,  // one reserved range per request (the vLLM paper's Orca baselines)
   kRadix,       // SGLang's radix-tree prefix cache over pages of block_size tokens
+  kVattention,  // vAttention: virtually contiguous KV per request, pages mapped on demand
 };
 
 // The names configs write (a std::array of pairs, the form of every name table).
-inline constexpr std::array<std::pair<AllocatorKind, std::string_view>, 3> kAllocatorKindNames = {{
+inline constexpr std::array<std::pair<AllocatorKind, std::string_view>, 4> kAllocatorKindNames = {{
     {AllocatorKind::kPaged, "paged"},
     {AllocatorKind::kContiguous, "contiguous"},
     {AllocatorKind::kRadix, "radix"},
+    {AllocatorKind::kVattention, "vattention"},
 }};
 
-// "paged", "contiguous", "radix"; "?" for a value outside the enum.
+// "paged", "contiguous", "radix", "vattention"; "?" for a value outside the enum.
 constexpr std::string_view to_string(AllocatorKind kind) {
   for (const auto& [k, name] : kAllocatorKindNames)
     if (k == kind) return name;
@@ -53,6 +56,9 @@ struct AllocatorSpec {
   PlacementKind placement = PlacementKind::kBuddy;  // contiguous: where a range goes
   std::int64_t max_seq_len = 2048;    // contiguous: reservation cap, tokens
   std::int64_t max_chunk_blocks = 128;  // contiguous buddy: largest chunk, blocks
+  // vattention: every setting of its own (layer groups, pool bytes, page size, slots, row
+  // length); the fields above do not apply, and its capacity and breakdown are in bytes.
+  VattentionSettings vattention;
 
   // Whether the pool reuses prompt prefixes across requests: a paged pool with its prefix
   // cache on, or the radix pool (its tree is the cache).

@@ -15,11 +15,12 @@ namespace pagesim::alloc {
 namespace {
 
 TEST(MakeAllocator, KindNames) {
-  ASSERT_EQ(kAllocatorKindNames.size(), 3u);
+  ASSERT_EQ(kAllocatorKindNames.size(), 4u);
   EXPECT_EQ(to_string(AllocatorKind::kPaged), "paged");
   EXPECT_EQ(to_string(AllocatorKind::kContiguous), "contiguous");
   EXPECT_EQ(to_string(AllocatorKind::kRadix), "radix");
-  EXPECT_EQ(to_string(static_cast<AllocatorKind>(5)), "?");
+  EXPECT_EQ(to_string(AllocatorKind::kVattention), "vattention");
+  EXPECT_EQ(to_string(static_cast<AllocatorKind>(99)), "?");
   for (const auto& [kind, name] : kAllocatorKindNames) EXPECT_EQ(to_string(kind), name);
 }
 
@@ -37,6 +38,19 @@ TEST(MakeAllocator, BuildsTheKindItIsGiven) {
   EXPECT_EQ(radix->name(), "radix(page=1)");
   spec.kind = AllocatorKind::kPaged;
   EXPECT_THROW(make_radix_allocator(spec), AllocatorError);
+}
+
+TEST(MakeAllocator, BuildsVattentionFromItsOwnSettings) {
+  AllocatorSpec spec;
+  spec.kind = AllocatorKind::kVattention;
+  EXPECT_THROW((void)make_allocator(spec), AllocatorError);  // no layer group given
+  spec.vattention.groups = {LayerGroup{.kind = LayerGroupKind::kFull, .layers = 2, .kv_bytes_per_token = 4096}};
+  spec.vattention.pool_bytes = 10 * vattention_pages::k64KiB;
+  spec.vattention.page_bytes = vattention_pages::k64KiB;
+  const auto a = make_allocator(spec);
+  ASSERT_NE(dynamic_cast<VattentionAllocator*>(a.get()), nullptr);
+  EXPECT_EQ(a->capacity_slots(), 10 * vattention_pages::k64KiB);
+  EXPECT_EQ(a->name(), "vattention(page=64KiB,slots=256)");
 }
 
 TEST(MakeAllocator, PagedBuilderNamesTheKindItRefuses) {
