@@ -40,6 +40,18 @@ constexpr std::string_view to_string(AllocatorKind kind) {
   return "?";
 }
 
+// What the pool is, in a line (`pagesim presets`).
+constexpr std::string_view describe(AllocatorKind kind) {
+  switch (kind) {
+    case AllocatorKind::kPaged:
+      return "fixed-size blocks, block tables, copy-on-write; optional prefix cache and offload tiers (vLLM)";
+    case AllocatorKind::kContiguous:
+      return "one reserved range per request, by reservation and placement policy (the vLLM paper's Orca)";
+    case AllocatorKind::kRadix: return "radix-tree prefix cache over pages of block_size tokens (SGLang)";
+  }
+  return "?";
+}
+
 struct AllocatorSpec {
   AllocatorKind kind = AllocatorKind::kPaged;
   std::int64_t capacity_slots = 0;    // pool size in token slots (paged: rounded down to blocks)

@@ -77,6 +77,18 @@ constexpr std::string_view to_string(EvictionKind kind) {
   return "?";
 }
 
+// Which cached block goes first, in a line (`pagesim presets`).
+constexpr std::string_view describe(EvictionKind kind) {
+  switch (kind) {
+    case EvictionKind::kLru: return "the least recently released block (vLLM's prefix cache; the default)";
+    case EvictionKind::kFifo: return "the block cached earliest; reuse does not refresh it";
+    case EvictionKind::kLfu: return "the block with the fewest prompt hits since cached; ties: least recently released";
+    case EvictionKind::kLruProtectWaiting:
+      return "lru over blocks no waiting request's prompt will hit, then over those it will";
+  }
+  return "?";
+}
+
 // A policy over block ids [0, num_blocks).
 std::unique_ptr<EvictionPolicy> make_eviction_policy(EvictionKind kind, std::int64_t num_blocks);
 

@@ -5,15 +5,17 @@ namespace pagesim::sim::cli {
 CLI::App* add_run_command(CLI::App& app, CommandLine& cl) {
   auto* run = app.add_subcommand("run", "Run an experiment (or its sweep) and write results");
   run->add_option("experiment", cl.file, "Experiment YAML file")->required()->check(CLI::ExistingFile);
-  run->add_option("--out,-o", cl.out, "Output folder (default: out/<experiment name>)");
+  run->add_option("--out,-o", cl.out, "Output folder (default: out/<file name without .yaml>, under the current folder)");
   run->add_option("--set,-s", cl.sets, "Override a setting, e.g. --set scheduler.max_num_seqs=128")->take_all();
-  run->add_flag("--quiet,-q", cl.quiet, "No progress line");
+  run->add_flag("--quiet,-q", cl.quiet,
+                "No progress on stderr (otherwise: a bar with percentage and ETA on a terminal, a plain line every "
+                "10 s in a log)");
   run->add_option("--jobs,-j", cl.jobs, "Sweep points to run at once, each on its own thread (same results for any N)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
   auto* overwrite = run->add_flag(
       "--overwrite", cl.overwrite,
       "Replace the results of another run in the output folder (its summary.json, config.resolved.yaml, "
-      "requests.csv, iterations.csv, batches.jsonl, sweep.csv and NN-label point folders; other files stay). "
+      "requests.csv, iterations.csv, batches.jsonl, timeline.json, sweep.csv and NN-label point folders; other files stay). "
       "Without --overwrite or --resume such a folder is refused");
   run->add_flag("--resume", cl.resume,
                 "Keep the sweep points whose results are complete for the same resolved config (config.resolved.yaml "
@@ -21,6 +23,11 @@ CLI::App* add_run_command(CLI::App& app, CommandLine& cl) {
                 "run")
       ->excludes(overwrite);
   run->footer(
+      "Outputs: into --out, else out/<file name without .yaml> under the current folder: summary.json, "
+      "config.resolved.yaml, requests.csv and iterations.csv (unless output.requests_csv: false / "
+      "output.iterations_stride: 0), batches.jsonl (validate.every_n_iterations > 0) and timeline.json "
+      "(output.timeline: true); a sweep writes sweep.csv there and each point's files in NN-label/ folders. "
+      "stdout gets the results table; progress and warnings go to stderr. "
       "The output folder is locked while a run writes it: a second run into it fails at once, naming the first's "
       "pid. SIGINT or SIGTERM stops a run, removes its temporary files and exits with 128 + the signal's number; "
       "finished sweep points stay (continue with --resume).");
@@ -117,6 +124,31 @@ CLI::App* add_profile_command(CLI::App& app, CommandLine& cl) {
   profile->add_option("--block-size", p.grid.block_size, "KV block size of the attention kernels");
   profile->add_option("--max-swap-blocks", p.grid.max_swap_blocks, "Largest swap of the copy grid");
   return profile;
+}
+
+CLI::App* add_presets_command(CLI::App& app) {
+  return app.add_subcommand("presets",
+                            "List the model and GPU presets, schedulers, allocators and eviction policies a config "
+                            "may name, with their key facts");
+}
+
+CLI::App* add_plot_command(CLI::App& app, CommandLine& cl) {
+  auto* plot = app.add_subcommand(
+      "plot",
+      "Plot the results in a run's folder: a single run's memory classes over time and latency CDFs; a sweep's "
+      "metrics against its swept keys and memory bars per point. Writes PNG and SVG into the folder (Python with "
+      "matplotlib: <repo>/.venv, else python3)");
+  plot->add_option("folder", cl.file, "Results folder of pagesim run (its summary.json or sweep.csv)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  plot->add_option("--metric,-m", cl.metrics,
+                   "Sweep: summary metrics to draw, e.g. throughput_rps,memory_pct.token_states (sweep.csv columns; "
+                   "default: throughput_rps, normalized_latency_s_per_token, memory_pct.token_states)")
+      ->delimiter(',');
+  plot->add_option("--format", cl.plot_formats, "Image formats (png, svg)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"png", "svg"}));
+  return plot;
 }
 
 void finish_parse(CommandLine& cl, int argc, const char* const* argv) {

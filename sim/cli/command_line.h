@@ -50,6 +50,9 @@ struct CommandLine {
   std::string model_name;
   int model_tp = 1;
   std::string model_kv_dtype = "auto";
+  // plot (file = the results folder)
+  std::vector<std::string> metrics;  // summary metrics drawn against the swept keys
+  std::vector<std::string> plot_formats = {"png", "svg"};
 
   // profile (options.out is set from profile_out after the parse)
   ProfileOptions profile;
@@ -67,6 +70,8 @@ TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl);
 CLI::App* add_validate_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_profile_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_model_command(CLI::App& app, CommandLine& cl);
+CLI::App* add_presets_command(CLI::App& app);
+CLI::App* add_plot_command(CLI::App& app, CommandLine& cl);
 
 // Copies the values CLI11 holds as strings into the commands' options (validate.file,
 // profile.out) and records the command as typed (profile.command_line).

@@ -5,6 +5,8 @@
 //   pagesim trace cache-curve FILE [--out CSV] [--capacity T,...] [--policy P,...] [--block-size B]
 //   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
 //   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
+//   pagesim presets
+//   pagesim plot OUT [--metric a,b] [--format png,svg]
 // Errors print one line naming the file, line or key and exit with status 1 (2 for usage);
 // a run stopped by SIGINT / SIGTERM exits with 128 + the signal's number.
 // `validate --device cuda` and `profile` run in pagesim-cuda, beside this executable
@@ -20,17 +22,22 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/cli/command_line.h"
 #include "sim/cli/cuda_handoff.h"
 #include "sim/cli/interrupt_watcher.h"
 #include "sim/cli/model_info.h"
+#include "sim/cli/presets_listing.h"
+#include "sim/cli/progress_reporter.h"
+#include "sim/cli/python_handoff.h"
 #include "sim/analysis/cache_curve.h"
 #include "sim/cli/summary_table.h"
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
 #include "sim/config/experiment_config.h"
 #include "sim/cost/presets.h"
+#include "sim/config/sweep.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/result_folder.h"
 #include "sim/validate/cpu_paged_attention.h"
@@ -45,23 +52,34 @@ namespace {
 
 using namespace pagesim;
 
-// A one-line progress report on stderr, for runs that last over a second on a terminal (or
-// none); every report, and the start of each point, first stops the run if `watcher` saw a
-// signal.
-sim::ProgressFactory run_progress(bool quiet, const sim::cli::InterruptWatcher& watcher) {
-  const bool terminal = !quiet && isatty(STDERR_FILENO);
-  return [terminal, &watcher](const std::string& label, std::size_t index, std::size_t count) -> sim::ProgressFn {
+// Each point's horizon for the progress report (progress_reporter.h): its workload's
+// duration, or minus its request count, or 0. None when the file does not parse (the run
+// itself reports that error).
+std::vector<double> point_horizons(const sim::cli::CommandLine& cl) {
+  std::vector<double> horizons;
+  try {
+    const sim::Sweep sweep = sim::Sweep::from_file(cl.file, cl.sets);
+    for (std::size_t i = 0; i < sweep.size(); ++i) {
+      const traces::WorkloadSpec w = sweep.config(i).workload;
+      horizons.push_back(w.duration_s > 0 ? w.duration_s : -static_cast<double>(w.max_requests));
+    }
+  } catch (const std::exception&) {
+    horizons.clear();
+  }
+  return horizons;
+}
+
+// Progress on stderr (progress_reporter.h; none with --quiet); every report, and the start
+// of each point, first stops the run if `watcher` saw a signal.
+sim::ProgressFactory run_progress(bool quiet, sim::cli::ProgressReporter& reporter,
+                                  const sim::cli::InterruptWatcher& watcher) {
+  return [quiet, &reporter, &watcher](const std::string& label, std::size_t index,
+                                      std::size_t count) -> sim::ProgressFn {
     watcher.throw_if_stopped();
-    auto start = std::chrono::steady_clock::now();
-    return [=, &watcher](double sim_now, std::int64_t arrived, std::int64_t finished) {
+    sim::ProgressFn report = quiet ? sim::ProgressFn{} : reporter.for_point(label, index, count);
+    return [report, &watcher](double sim_now, std::int64_t arrived, std::int64_t finished) {
       watcher.throw_if_stopped();
-      if (!terminal) return;
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (wall < 1.0) return;
-      std::string tag = count > 1 ? fmt::format("[{}/{}] {} ", index + 1, count, label) : std::string();
-      fmt::print(stderr, "\r{}t = {:.1f} s simulated, {} requests arrived, {} finished ({:.0f} sim-s/s)   ", tag,
-                 sim_now, arrived, finished, sim_now / wall);
-      std::fflush(stderr);
+      if (report) report(sim_now, arrived, finished);
     };
   };
 }
@@ -75,12 +93,15 @@ int cmd_run(const sim::cli::CommandLine& cl) {
                                                      : sim::ExistingResults::kRefuse;
   const auto t0 = std::chrono::steady_clock::now();
   const sim::cli::InterruptWatcher watcher;  // before any other thread starts
+  constexpr double kLogEverySeconds = 10;
+  sim::cli::ProgressReporter reporter(cl.quiet ? std::vector<double>{} : point_horizons(cl), isatty(STDERR_FILENO),
+                                      kLogEverySeconds);
   std::vector<sim::PointResult> results;
   try {
-    results = sim::run_experiment_file(cl.file, cl.sets, out, run_progress(cl.quiet, watcher), cl.jobs,
-                                           existing);
+    results = sim::run_experiment_file(cl.file, cl.sets, out, run_progress(cl.quiet, reporter, watcher), cl.jobs,
+                                       existing);
   } catch (const sim::cli::Interrupted& e) {
-    if (!cl.quiet && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
+    reporter.clear();
     if (std::filesystem::exists(out))
       std::cerr << fmt::format("pagesim: {}; temporary files removed; finished results stay in {} (continue a "
                                "sweep with --resume)\n",
@@ -89,7 +110,7 @@ int cmd_run(const sim::cli::CommandLine& cl) {
       std::cerr << fmt::format("pagesim: {}; nothing was written\n", e.what());
     return e.exit_status();
   }
-  if (!cl.quiet && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
+  reporter.clear();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   for (const auto& r : results)
     for (const auto& w : r.notes.warnings)
@@ -220,6 +241,8 @@ int main(int argc, char** argv) {
   auto* validate = sim::cli::add_validate_command(app, cl);
   auto* profile = sim::cli::add_profile_command(app, cl);
   auto* model = sim::cli::add_model_command(app, cl);
+  auto* presets = sim::cli::add_presets_command(app);
+  auto* plot = sim::cli::add_plot_command(app, cl);
 
   try {
     app.parse(argc, argv);
@@ -230,6 +253,18 @@ int main(int argc, char** argv) {
   sim::cli::finish_parse(cl, argc, argv);
   try {
     if (*run) return cmd_run(cl);
+    if (*presets) {
+      std::cout << sim::format_presets();
+      return 0;
+    }
+    if (*plot) {
+      std::vector<std::string> args = {cl.file};
+      if (!cl.metrics.empty()) args.push_back("--metric=" + fmt::format("{}", fmt::join(cl.metrics, ",")));
+      args.push_back("--format=" + fmt::format("{}", fmt::join(cl.plot_formats, ",")));
+      const std::string why = sim::cli::exec_python_module("pagesim_report.plot", args);
+      std::cerr << "pagesim: error: " << why << "\n";
+      return 1;
+    }
     if (*trace.stats) return cmd_trace_stats(cl.file, cl.format, cl.json);
     if (*trace.gen) return cmd_trace_gen(cl.file, cl.out, cl.sets);
     if (*trace.cache_curve) return cmd_trace_cache_curve(cl);

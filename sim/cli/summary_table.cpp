@@ -1,6 +1,7 @@
 #include "sim/cli/summary_table.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,12 @@ namespace pagesim::sim {
 std::string format_results_table(const std::vector<PointResult>& results) {
   std::size_t w = 5;
   for (const auto& r : results) w = std::max(w, r.label.size());
+  // Columns that apply only to some runs appear when one of the results has them: bytes
+  // swapped to the CPU and back, the prefix cache's hit rate, the memory sharing saved.
+  auto any = [&](auto has) { return std::any_of(results.begin(), results.end(), [&](const auto& r) { return has(r.summary); }); };
+  const bool swapped = any([](const Summary& s) { return s.swapped_bytes > 0; });
+  const bool prefix = any([](const Summary& s) { return s.prefix_cache.has_value(); });
+  const bool sharing = any([](const Summary& s) { return s.sharing_saving_pct > 0; });
   // The memory columns: the classes that partition capacity, from MemoryPct's field list.
   std::string title = fmt::format("{:<{}} ", "run", w), units = fmt::format("{:<{}} ", "", w);
   for (const auto& f : kMemoryPctFields) {
@@ -16,15 +23,32 @@ std::string format_results_table(const std::vector<PointResult>& results) {
     title += fmt::format(" {:>7}", f.table_title);
     units += fmt::format(" {:>7}", "");
   }
-  std::string out = title + fmt::format("  {:>7} {:>8} {:>9} {:>7}\n", "batch", "req/s", "norm.lat", "preempt");
-  out += units + fmt::format("  {:>7} {:>8} {:>9} {:>7}\n", "(reqs)", "", "(s/tok)", "");
+  title += fmt::format("  {:>7} {:>8} {:>9} {:>7}", "batch", "req/s", "norm.lat", "preempt");
+  units += fmt::format("  {:>7} {:>8} {:>9} {:>7}", "(reqs)", "", "(s/tok)", "");
+  if (swapped) {
+    title += fmt::format(" {:>8}", "swapped");
+    units += fmt::format(" {:>8}", "(GiB)");
+  }
+  if (prefix) {
+    title += fmt::format(" {:>7}", "hit%");
+    units += fmt::format(" {:>7}", "(prefix)");
+  }
+  if (sharing) {
+    title += fmt::format(" {:>7}", "shared%");
+    units += fmt::format(" {:>7}", "(saved)");
+  }
+  std::string out = title + "\n" + units + "\n";
   for (const auto& r : results) {
     const Summary& s = r.summary;
     out += fmt::format("{:<{}} ", r.label.empty() ? "run" : r.label, w);
     for (const auto& f : kMemoryPctFields)
       if (!f.table_title.empty()) out += fmt::format(" {:7.1f}", s.memory_pct.*f.member);
-    out += fmt::format("  {:7.2f} {:8.3f} {:9.4f} {:7}\n", s.mean_batched_requests, s.throughput_rps,
+    out += fmt::format("  {:7.2f} {:8.3f} {:9.4f} {:7}", s.mean_batched_requests, s.throughput_rps,
                        s.normalized_latency_s_per_token, s.preemptions);
+    if (swapped) out += fmt::format(" {:8.2f}", s.swapped_bytes / std::pow(2.0, 30));
+    if (prefix) out += s.prefix_cache ? fmt::format(" {:7.1f}", 100 * s.prefix_hit_rate) : fmt::format(" {:>7}", "-");
+    if (sharing) out += fmt::format(" {:7.1f}", s.sharing_saving_pct);
+    out += "\n";
   }
   return out;
 }

@@ -158,6 +158,12 @@ void visit(V& v, ExperimentConfig& c) {
   v.section("output", [&](auto& o) {
     o.field("iterations_stride", c.output.iterations_stride);
     o.field("requests_csv", c.output.requests_csv);
+    const OutputConfig d;
+    o.field_omitted_at_default("timeline", c.output.timeline, d.timeline);
+    o.field_omitted_at_default("timeline_stride", c.output.timeline_stride, d.timeline_stride);
+    o.field_omitted_at_default("timeline_start_s", c.output.timeline_start_s, d.timeline_start_s);
+    o.field_omitted_at_default("timeline_end_s", c.output.timeline_end_s, d.timeline_end_s);
+    o.field_omitted_at_default("timeline_max_iterations", c.output.timeline_max_iterations, d.timeline_max_iterations);
   });
   v.section("validate", [&](auto& q) {
     q.field("every_n_iterations", c.validate.every_n_iterations);
@@ -508,6 +514,15 @@ void check_values(const ExperimentConfig& c) {
     throw o.error("beam.mean_entropy_nats",
                   fmt::format("expected a finite number >= 0, found {}", c.beam.mean_entropy_nats));
   if (c.output.iterations_stride < 0) throw o.error("output.iterations_stride", "expected an integer >= 0");
+  if (c.output.timeline_stride < 1) throw o.error("output.timeline_stride", "expected an integer >= 1");
+  if (c.output.timeline_max_iterations < 0)
+    throw o.error("output.timeline_max_iterations", "expected an integer >= 0 (0: no bound)");
+  if (!(c.output.timeline_start_s >= 0)) throw o.error("output.timeline_start_s", "expected seconds >= 0");
+  if (!(c.output.timeline_end_s >= 0) ||
+      (c.output.timeline_end_s > 0 && c.output.timeline_end_s <= c.output.timeline_start_s))
+    throw o.error("output.timeline_end_s",
+                  fmt::format("expected 0 (the run's end) or seconds after output.timeline_start_s = {}, found {}",
+                              c.output.timeline_start_s, c.output.timeline_end_s));
   check_combinations(c);
   check_cluster(c);
 }

@@ -72,6 +72,15 @@ struct ValidateConfig {
 struct OutputConfig {
   std::int64_t iterations_stride = 1;  // every Nth iteration to iterations.csv; 0: none
   bool requests_csv = true;
+  // timeline.json (sim/metrics/timeline.h), off by default. Its bounds: every Nth iteration
+  // (>= 1), the window [start_s, end_s) of simulated seconds (end 0: the run's end), and at
+  // most max_iterations iteration slices (0: no bound; the default keeps a long run's file
+  // near 50-60 MB). Written to config.resolved.yaml only when not at their defaults.
+  bool timeline = false;
+  std::int64_t timeline_stride = 1;
+  double timeline_start_s = 0;
+  double timeline_end_s = 0;
+  std::int64_t timeline_max_iterations = 100000;
 };
 
 struct ExperimentConfig;

@@ -47,6 +47,13 @@ class YamlReader {
     }
   }
 
+  // A field added after results were published: the writer leaves it out at its default,
+  // so config.resolved.yaml of runs that do not use it stays as it was.
+  template <class T>
+  void field_omitted_at_default(const char* key, T& value, const T&) {
+    field(key, value);
+  }
+
   // An enum written by name, with the table of allowed names (enum_names.h).
   template <class E, std::size_t N>
   void choice(const char* key, E& value, const EnumNameTable<E, N>& names) {
@@ -184,6 +191,11 @@ class YamlWriter {
 
   template <class T>
   void field(const char* key, const T& value) { node_[key] = value; }
+
+  template <class T>
+  void field_omitted_at_default(const char* key, const T& value, const T& fallback) {
+    if (value != fallback) field(key, value);
+  }
 
   template <class E, std::size_t N>
   void choice(const char* key, const E& value, const EnumNameTable<E, N>& names) {

@@ -28,6 +28,7 @@
 #include "sim/metrics/cluster_summary.h"
 #include "sim/metrics/metrics.h"
 #include "sim/metrics/slo.h"
+#include "sim/metrics/timeline.h"
 #include "sim/output/atomic_file.h"
 #include "sim/output/created_folder.h"
 #include "sim/validate/batch_sampler.h"
@@ -389,6 +390,17 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   }
   std::optional<SloTracker> slo;
   if (c.slo.enabled()) simulation.add_observer(slo.emplace(c.slo));
+  std::optional<AtomicFile> timeline_file;
+  std::optional<TimelineWriter> timeline;
+  if (c.output.timeline) {
+    TimelineSettings ts;
+    ts.stride = c.output.timeline_stride;
+    ts.start_s = c.output.timeline_start_s;
+    if (c.output.timeline_end_s > 0) ts.end_s = c.output.timeline_end_s;
+    ts.max_iterations = c.output.timeline_max_iterations;
+    timeline_file.emplace(out / "timeline.json");
+    simulation.add_observer(timeline.emplace(ts, timeline_file->stream(), allocators));
+  }
   std::unique_ptr<BatchSampler> sampler;
   if (c.validate.every_n_iterations > 0) {
     sampler = std::make_unique<BatchSampler>(
@@ -403,6 +415,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     throw c.origin.error(e.key(), fmt::format("{}; {}", e.what(), unschedulable_hint(c, run, e.key())));
   }
   if (sampler) sampler->finish();
+  if (timeline) timeline->finish(simulation.now());
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Summary s = metrics.finish(simulation.now(), wall);
@@ -453,6 +466,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
 
   if (requests) requests->commit();
   if (iterations) iterations->commit();
+  if (timeline_file) timeline_file->commit();
   write_file_atomically(out / "config.resolved.yaml", resolved_config_text(c, run));
   nlohmann::ordered_json j;
   j["name"] = c.name;

@@ -19,6 +19,7 @@
 //   summary.json  config.resolved.yaml  requests.csv (unless output.requests_csv is false)
 //   iterations.csv (unless output.iterations_stride is 0)
 //   batches.jsonl (only with validate.every_n_iterations > 0: sampled batches for validation)
+//   timeline.json (only with output.timeline: a Chrome trace for Perfetto, sim/metrics/timeline.h)
 // run_experiment_file() does that for a file — once, or per sweep point in out/<NN>-<label>/
 // plus out/sweep.csv with one row per point (swept keys, then the flattened summary) — after
 // claiming `out` (result_folder.h: locked; another run's results refused, replaced or resumed).

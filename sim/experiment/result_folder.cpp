@@ -76,8 +76,9 @@ std::optional<KeptPoint> complete_result(const fs::path& dir, const std::string&
 }  // namespace
 
 const std::vector<std::string>& result_file_names() {
-  static const std::vector<std::string> names = {"summary.json",   "config.resolved.yaml", "requests.csv",
-                                                 "iterations.csv", "batches.jsonl",        "sweep.csv"};
+  static const std::vector<std::string> names = {"summary.json",  "config.resolved.yaml", "requests.csv",
+                                                 "iterations.csv", "batches.jsonl",       "timeline.json",
+                                                 "sweep.csv"};
   return names;
 }
 

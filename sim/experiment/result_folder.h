@@ -1,7 +1,7 @@
 // ResultFolder: the output folder of one `pagesim run`, claimed for that run alone.
 //
 // A run's results are the files it writes — summary.json, config.resolved.yaml,
-// requests.csv, iterations.csv, batches.jsonl, sweep.csv — at the top of the folder (a run
+// requests.csv, iterations.csv, batches.jsonl, timeline.json, sweep.csv — at the top of the folder (a run
 // without sweep; sweep.csv for a sweep) and in point folders "<NN>-<label>/" (a sweep's
 // points: two or more digits, a dash, the label) holding any of them. Claiming a folder:
 //   1. creates it if missing (CreatedFolder: removed again if the run fails while it is

@@ -53,6 +53,20 @@ inline constexpr std::array<std::pair<PreemptionMode, std::string_view>, 3> kPre
     {PreemptionMode::kSwap, "swap"},
 }};
 
+// The system whose rules the policy follows, in a line (`pagesim presets`; README has more).
+constexpr std::string_view describe(SchedulerKind kind) {
+  switch (kind) {
+    case SchedulerKind::kStatic: return "a batch runs to completion before the next starts";
+    case SchedulerKind::kOrca: return "iteration-level batching over a reserving allocator (Orca baselines)";
+    case SchedulerKind::kVllm: return "the vLLM paper artifact: decodes first, swapped back, FCFS admission";
+    case SchedulerKind::kSarathi: return "vllm with chunked prefill under chunk_tokens per iteration (Sarathi-Serve)";
+    case SchedulerKind::kVllmV1: return "vLLM v1: one token budget, chunked prefill, prefix caching on";
+    case SchedulerKind::kVllmV0: return "vLLM 0.2-0.5: prefill-only iterations whenever a prompt fits";
+    case SchedulerKind::kSglang: return "SGLang: radix cache, cache-aware (lpm) or fcfs order";
+  }
+  return "?";
+}
+
 struct SchedulerSettings {
   SchedulerKind kind = SchedulerKind::kVllm;
   std::int64_t max_num_batched_tokens = 2560;  // tokens per iteration (prefill + decode)

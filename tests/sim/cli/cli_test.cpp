@@ -104,6 +104,20 @@ TEST_F(Cli, HelpExitsZero) {
   EXPECT_EQ(pagesim("run --help").status, 0);
 }
 
+// `pagesim presets` prints the listing (presets_listing_test.cpp checks its content); `run
+// --help` says where each output goes, and that progress stays off stdout.
+TEST_F(Cli, PresetsAndWhereOutputsGo) {
+  const Result presets = pagesim("presets");
+  EXPECT_EQ(presets.status, 0) << presets.err;
+  for (const char* s : {"opt-13b", "a100-40gb", "vllm-v1", "contiguous", "lru_protect_waiting"})
+    EXPECT_NE(presets.out.find(s), std::string::npos) << s;
+  const Result help = pagesim("run --help");
+  for (const char* s : {"out/<file name without .yaml>", "timeline.json", "batches.jsonl", "NN-label",
+                        "progress and warnings go to stderr"})
+    EXPECT_NE(help.out.find(s), std::string::npos) << s << " in:\n" << help.out;
+  EXPECT_EQ(pagesim("plot --help").status, 0);
+}
+
 TEST_F(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(pagesim("").status, 2);
   EXPECT_EQ(pagesim("run").status, 2);

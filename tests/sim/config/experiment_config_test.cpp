@@ -322,6 +322,39 @@ TEST(ExperimentConfig, SessionsSectionRoundTripsAndIsOmittedForOtherKinds) {
   EXPECT_FALSE(to_yaml(parse("workload: {kind: trace}\n"))["workload"]["sessions"]);
 }
 
+// output.timeline and its bounds: read, written back only when set (so config.resolved.yaml
+// of runs without a timeline stays as it was), and checked.
+TEST(ExperimentConfig, TimelineKeysRoundTripAndAreOmittedAtTheirDefaults) {
+  const YAML::Node plain = to_yaml(parse("{}"))["output"];
+  for (const char* k : {"timeline", "timeline_stride", "timeline_start_s", "timeline_end_s", "timeline_max_iterations"})
+    EXPECT_FALSE(plain[k]) << k;
+  EXPECT_EQ(plain.size(), 2u);  // iterations_stride, requests_csv
+  const ExperimentConfig c = parse(
+      "output: {timeline: true, timeline_stride: 10, timeline_start_s: 300, timeline_end_s: 400, "
+      "timeline_max_iterations: 0}\n");
+  EXPECT_TRUE(c.output.timeline);
+  EXPECT_EQ(c.output.timeline_stride, 10);
+  EXPECT_EQ(c.output.timeline_start_s, 300);
+  EXPECT_EQ(c.output.timeline_end_s, 400);
+  EXPECT_EQ(c.output.timeline_max_iterations, 0);
+  const ExperimentConfig back = round_trip(c);
+  EXPECT_TRUE(back.output.timeline);
+  EXPECT_EQ(back.output.timeline_stride, 10);
+  EXPECT_EQ(back.output.timeline_end_s, 400);
+  EXPECT_EQ(back.output.timeline_max_iterations, 0);
+  const YAML::Node on = to_yaml(parse("output: {timeline: true}\n"))["output"];
+  EXPECT_TRUE(on["timeline"].as<bool>());
+  EXPECT_FALSE(on["timeline_stride"]);
+}
+
+TEST(ConfigErrors, TimelineBounds) {
+  EXPECT_TRUE(fails_with("output:\n  timeline_stride: 0\n", 2, "output.timeline_stride", {">= 1"}));
+  EXPECT_TRUE(fails_with("output:\n  timeline_max_iterations: -1\n", 2, "output.timeline_max_iterations", {">= 0"}));
+  EXPECT_TRUE(fails_with("output:\n  timeline_start_s: 10\n  timeline_end_s: 5\n", 3, "output.timeline_end_s",
+                         {"timeline_start_s = 10", "found 5"}));
+  EXPECT_TRUE(fails_with("output:\n  timeline: maybe\n", 2, "output.timeline", {"true or false"}));
+}
+
 // ---- Errors: file:line, the dotted key, what was expected ----
 
 TEST(ConfigErrors, UnknownTopLevelKey) {

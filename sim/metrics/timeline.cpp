@@ -1,0 +1,188 @@
+#include "sim/metrics/timeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cassert>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "allocator/memory_breakdown.h"
+#include "sim/core/iteration_plan.h"
+
+namespace pagesim::sim {
+namespace {
+
+// Simulated seconds as whole nanoseconds, written as trace microseconds with three decimals.
+// Durations are differences of rounded instants, so an iteration's slice ends exactly where
+// the next one (starting at its end) begins: viewers nest slices that overlap by even 1 ns.
+std::int64_t ns(double seconds) { return std::llround(seconds * 1e9); }
+std::string us_of_ns(std::int64_t n) { return fmt::format("{}.{:03}", n / 1000, n % 1000); }
+std::string us(double seconds) { return us_of_ns(ns(seconds)); }
+
+}  // namespace
+
+TimelineWriter::TimelineWriter(const TimelineSettings& settings, std::ostream& out,
+                               std::vector<const alloc::KvAllocator*> allocators)
+    : settings_(settings), out_(out), allocators_(std::move(allocators)) {
+  assert(!allocators_.empty() && settings_.stride >= 1);
+  out_ << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
+  for (std::size_t i = 0; i < allocators_.size(); ++i) {
+    const int pid = static_cast<int>(i) + 1;
+    begin_event();
+    out_ << fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"replica {}"}}}})", pid,
+                        i);
+    begin_event();
+    out_ << fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+                        pid, pid);
+    begin_event();
+    out_ << fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":1,"args":{{"name":"iterations"}}}})", pid);
+  }
+}
+
+const char* TimelineWriter::phase_name(Phase p) {
+  switch (p) {
+    case Phase::kQueued: return "queued";
+    case Phase::kPrefill: return "prefill";
+    case Phase::kDecode: return "decode";
+    case Phase::kPreempted: return "preempted";
+    case Phase::kSwapped: return "swapped";
+  }
+  return "?";
+}
+
+void TimelineWriter::begin_event() {
+  if (!first_event_) out_ << ",\n";
+  first_event_ = false;
+}
+
+void TimelineWriter::on_arrival(const Request& r) {
+  if (!in_window(r.arrival_s)) return;
+  Followed f;
+  f.request = &r;
+  f.pid = r.replica + 1;
+  const std::string ts = us(r.arrival_s);
+  begin_event();
+  out_ << fmt::format(
+      R"({{"ph":"b","cat":"request","name":"request {}","id":{},"pid":{},"tid":0,"ts":{},"args":{{"prompt_tokens":{},"output_tokens":{},"n":{},"beam_width":{}}}}})",
+      r.id, r.id, f.pid, ts, r.prompt_tokens, r.output_tokens, r.n, r.beam_width);
+  begin_event();
+  out_ << fmt::format(R"({{"ph":"b","cat":"request","name":"queued","id":{},"pid":{},"tid":0,"ts":{}}})", r.id, f.pid,
+                      ts);
+  queued_.emplace(r.id, f);
+}
+
+void TimelineWriter::set_phase(Followed& f, Phase p, double t) {
+  if (f.phase == p) return;
+  const std::uint64_t id = f.request->id;
+  const std::string ts = us(t);
+  begin_event();
+  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id":{},"pid":{},"tid":0,"ts":{}}})",
+                      phase_name(f.phase), id, f.pid, ts);
+  begin_event();
+  out_ << fmt::format(R"({{"ph":"b","cat":"request","name":"{}","id":{},"pid":{},"tid":0,"ts":{}}})", phase_name(p),
+                      id, f.pid, ts);
+  f.phase = p;
+}
+
+void TimelineWriter::on_iteration(const IterationSample& s, const IterationPlan& plan) {
+  on_replica_iteration(0, s, plan);
+}
+
+void TimelineWriter::on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) {
+  const double t = s.start_s;
+  ++stamp_;
+  // The batch's requests are computing; the rest of this replica's followed requests show
+  // where the scheduler left them (preempted ones are back in a queue).
+  auto batched = [&](const Request* r, Phase p) {
+    auto it = active_.find(r->id);
+    if (it == active_.end()) {
+      auto q = queued_.find(r->id);
+      if (q == queued_.end()) return;  // arrived outside the window
+      it = active_.emplace(r->id, q->second).first;
+      queued_.erase(q);
+    }
+    it->second.in_batch = stamp_;
+    set_phase(it->second, p, t);
+  };
+  for (const PrefillWork& w : plan.prefills) batched(w.request, Phase::kPrefill);
+  for (const Request* r : plan.decodes) batched(r, Phase::kDecode);
+  for (auto& [id, f] : active_) {
+    const Request& r = *f.request;
+    if (f.in_batch == stamp_ || r.replica != replica) continue;
+    if (r.state == RequestState::kSwapped) set_phase(f, Phase::kSwapped, t);
+    else if (r.state == RequestState::kWaiting && f.phase != Phase::kQueued) set_phase(f, Phase::kPreempted, t);
+  }
+  if (s.index % settings_.stride == 0 && in_window(t)) write_iteration(replica, s);
+}
+
+void TimelineWriter::write_iteration(std::int32_t replica, const IterationSample& s) {
+  const int pid = replica + 1;
+  const std::string ts = us(s.start_s);
+  begin_event();
+  out_ << fmt::format(
+      R"({{"ph":"X","name":"iteration","pid":{},"tid":1,"ts":{},"dur":{},"args":{{"index":{},"batch_requests":{},"batch_seqs":{},"prefill_tokens":{},"decode_tokens":{},"duration_ms":{}}}}})",
+      pid, ts, us_of_ns(ns(s.start_s + s.duration_s) - ns(s.start_s)), s.index, s.batch_requests, s.batch_seqs,
+      s.prefill_tokens, s.decode_tokens, s.duration_s * 1e3);
+  std::string memory;
+  for (const auto& f : alloc::kMemoryBreakdownFields)
+    memory += fmt::format("{}\"{}\":{}", memory.empty() ? "" : ",", f.name, s.memory.*f.member);
+  const bool layers = std::any_of(std::begin(alloc::kLayerClassFields), std::end(alloc::kLayerClassFields),
+                                  [&](const auto& f) { return s.memory.*f.member != 0; });
+  if (layers)
+    for (const auto& f : alloc::kLayerClassFields) memory += fmt::format(",\"{}\":{}", f.name, s.memory.*f.member);
+  begin_event();
+  out_ << fmt::format(R"({{"ph":"C","name":"memory","pid":{},"tid":0,"ts":{},"args":{{{}}}}})", pid, ts, memory);
+  begin_event();
+  out_ << fmt::format(
+      R"({{"ph":"C","name":"queues","pid":{},"tid":0,"ts":{},"args":{{"waiting":{},"running":{},"swapped":{}}}}})",
+      pid, ts, s.waiting, s.running, s.swapped);
+  const alloc::KvAllocator& a = *allocators_.at(static_cast<std::size_t>(replica));
+  if (a.caches_prefixes()) {
+    const alloc::PrefixCacheStats p = a.stats().prefix;
+    begin_event();
+    out_ << fmt::format(
+        R"({{"ph":"C","name":"prefix","pid":{},"tid":0,"ts":{},"args":{{"prompt_tokens":{},"hit_tokens":{}}}}})", pid,
+        ts, p.prompt_tokens, p.hit_tokens);
+  }
+  ++iterations_written_;
+  if (settings_.max_iterations > 0 && iterations_written_ >= settings_.max_iterations) open_ = false;
+}
+
+void TimelineWriter::on_request_finished(const Request& r) {
+  auto& map = active_.count(r.id) ? active_ : queued_;
+  auto it = map.find(r.id);
+  if (it == map.end()) return;
+  const Followed& f = it->second;
+  const std::string ts = us(r.finish_s);
+  begin_event();
+  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id":{},"pid":{},"tid":0,"ts":{}}})",
+                      phase_name(f.phase), r.id, f.pid, ts);
+  begin_event();
+  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"request {}","id":{},"pid":{},"tid":0,"ts":{}}})", r.id,
+                      r.id, f.pid, ts);
+  map.erase(it);
+}
+
+void TimelineWriter::finish(double now_s) {
+  // In id order, so that the file does not depend on the hash map's iteration order.
+  std::vector<Followed> open;
+  for (const auto* map : {&queued_, &active_})
+    for (const auto& [id, f] : *map) open.push_back(f);
+  std::sort(open.begin(), open.end(), [](const Followed& a, const Followed& b) { return a.request->id < b.request->id; });
+  const std::string ts = us(now_s);
+  for (const Followed& f : open) {
+    const std::uint64_t id = f.request->id;
+    begin_event();
+    out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id":{},"pid":{},"tid":0,"ts":{}}})",
+                        phase_name(f.phase), id, f.pid, ts);
+    begin_event();
+    out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"request {}","id":{},"pid":{},"tid":0,"ts":{}}})", id, id,
+                        f.pid, ts);
+  }
+  queued_.clear();
+  active_.clear();
+  out_ << "\n]}\n";
+}
+
+}  // namespace pagesim::sim

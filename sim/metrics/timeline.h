@@ -1,0 +1,101 @@
+// Timeline: a run as a Chrome trace-event file (timeline.json) that Perfetto
+// (ui.perfetto.dev, its trace processor) and chrome://tracing open.
+//
+// An IterationObserver that streams events to an std::ostream as the run goes, never
+// holding the trace in memory: the JSON object {"displayTimeUnit": "ms", "traceEvents": [...]}
+// (format: "Trace Event Format", Google, docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU).
+// Times ("ts", "dur") are simulated microseconds. Each replica i is process pid = i + 1,
+// named "replica i", holding:
+//   - thread tid 1 "iterations": one complete slice ("ph": "X") per written iteration,
+//     named "iteration", args index, batch_requests, batch_seqs, prefill_tokens,
+//     decode_tokens, duration_ms;
+//   - counter tracks ("ph": "C") sampled at each written iteration's start: "memory" (slots
+//     of each memory class; the layer classes only in samples where one is non-zero),
+//     "queues" (waiting, running, swapped requests) and, when the allocator caches prefixes,
+//     "prefix" (cumulative prompt_tokens and hit_tokens of first admissions);
+//   - one nestable async slice ("ph": "b"/"e", cat "request", id = the request's id) per
+//     request, "request <id>" from arrival to finish, holding consecutive child slices
+//     named by phase: queued, prefill, decode, preempted (recompute: back in the waiting
+//     queue), swapped. A request's events stay on the replica it arrived at (a
+//     disaggregated request's decode phase included). A phase changes only at an iteration
+//     of the request's replica (or at its arrival / finish).
+// Bounds (TimelineSettings): iterations are written every `stride`-th of each replica
+// inside [start_s, end_s), requests arriving inside it; the window closes for good once
+// `max_iterations` iteration slices are written (requests already in it are followed to
+// their finish, so every "b" has its "e").
+// Borrows the stream and the allocators (one per replica, for the prefix counters); they
+// must outlive the writer. Not thread-safe; one writer per run.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <ostream>
+#include <unordered_map>
+#include <vector>
+
+#include "allocator/kv_allocator.h"
+#include "sim/core/iteration_observer.h"
+
+namespace pagesim::sim {
+
+struct TimelineSettings {
+  // Every Nth iteration of each replica gets a slice and counter samples (>= 1). Request
+  // phases are followed at every iteration regardless.
+  std::int64_t stride = 1;
+  // The window of simulated seconds written: iterations starting and requests arriving
+  // inside [start_s, end_s).
+  double start_s = 0;
+  double end_s = std::numeric_limits<double>::infinity();
+  // Once this many iteration slices are written (all replicas), the window ends there: the
+  // default bound of a long run's file (0.5-0.6 KB per iteration with its counters, so 50-60 MB, plus
+  // about 0.3 KB per request phase). 0: no bound.
+  std::int64_t max_iterations = 100000;
+};
+
+class TimelineWriter : public IterationObserver {
+ public:
+  // Writes the header and the replicas' names. `allocators[i]` is replica i's.
+  // REQUIRES: allocators non-empty, none null; settings.stride >= 1.
+  TimelineWriter(const TimelineSettings& settings, std::ostream& out,
+                 std::vector<const alloc::KvAllocator*> allocators);
+
+  void on_arrival(const Request& r) override;
+  void on_iteration(const IterationSample& s, const IterationPlan& plan) override;
+  void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) override;
+  void on_request_finished(const Request& r) override;
+
+  // Closes the slices of requests still open (a run that stopped early) at `now_s` and
+  // the JSON document. REQUIRES: called once, after the run.
+  void finish(double now_s);
+
+  std::int64_t iterations_written() const { return iterations_written_; }
+
+ private:
+  enum class Phase { kQueued, kPrefill, kDecode, kPreempted, kSwapped };
+  struct Followed {
+    const Request* request = nullptr;  // the engine's, valid until the request finishes
+    std::int32_t pid = 0;              // the replica it arrived at, + 1
+    Phase phase = Phase::kQueued;
+    std::int64_t in_batch = -1;        // the engine-wide iteration stamp it was last batched at
+  };
+
+  static const char* phase_name(Phase p);
+  bool in_window(double t) const { return open_ && t >= settings_.start_s && t < settings_.end_s; }
+  void begin_event();  // the separator before every event but the first
+  void set_phase(Followed& f, Phase p, double t);
+  void write_iteration(std::int32_t replica, const IterationSample& s);
+
+  TimelineSettings settings_;
+  std::ostream& out_;
+  std::vector<const alloc::KvAllocator*> allocators_;
+  // Requests in the window, by id: those never batched yet, and the rest (the only ones an
+  // iteration scans, so a long waiting queue costs nothing per iteration).
+  std::unordered_map<std::uint64_t, Followed> queued_;
+  std::unordered_map<std::uint64_t, Followed> active_;
+  std::int64_t stamp_ = 0;  // iterations seen, all replicas
+  std::int64_t iterations_written_ = 0;
+  bool open_ = true;        // false once max_iterations closed the window
+  bool first_event_ = true;
+};
+
+}  // namespace pagesim::sim

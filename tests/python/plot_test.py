@@ -1,0 +1,134 @@
+"""pagesim_report.plot (`pagesim plot OUT`): what it draws for a single run and for a sweep,
+labels that stay apart at many points, its errors, its speed on a 100-point sweep, and the
+CLI subcommand on real runs."""
+import csv
+import json
+import os
+import time
+
+import matplotlib
+import pytest
+
+from pagesim_binary import REPO, run_pagesim
+from pagesim_report import plot
+
+CLASSES = ["token_states", "reserved", "over_reserved", "rounding", "free"]
+
+
+def write_sweep(folder, n_slots, block_sizes, extra_key=None):
+    """A sweep folder as pagesim writes it: sweep.csv (point, label, swept keys, results) and a
+    summary.json per point (plot finds the swept keys by it)."""
+    rows = []
+    for b in block_sizes:
+        for k in range(n_slots):
+            slots = 1000 * (k + 1)
+            label = f"allocator.block_size={b},kv.slots={slots}"
+            point = f"{len(rows):02}-{label}"
+            summary = {"memory_pct": {c: 0.0 for c in CLASSES}, "throughput_rps": slots / 1000 + b / 100,
+                       "normalized_latency_s_per_token": 1.0 / (k + 1)}
+            summary["memory_pct"]["token_states"] = min(95.0, 40 + k)
+            summary["memory_pct"]["free"] = 100 - summary["memory_pct"]["token_states"]
+            os.makedirs(folder / point)
+            (folder / point / "summary.json").write_text(json.dumps({"name": "s", **summary}))
+            row = {"point": point, "label": label, "allocator.block_size": b, "kv.slots": slots}
+            if extra_key:
+                row[extra_key] = "vllm"
+            row.update({f"memory_pct.{c}": summary["memory_pct"][c] for c in CLASSES})
+            row["throughput_rps"] = summary["throughput_rps"]
+            row["normalized_latency_s_per_token"] = summary["normalized_latency_s_per_token"]
+            rows.append(row)
+    with open(folder / "sweep.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    return rows
+
+
+def test_swept_keys_are_the_columns_before_the_results(tmp_path):
+    write_sweep(tmp_path, 3, [16], extra_key="scheduler.kind")
+    rows = plot.read_csv(str(tmp_path / "sweep.csv"))
+    assert plot.swept_keys(str(tmp_path), rows) == ["allocator.block_size", "kv.slots", "scheduler.kind"]
+
+
+def test_sweep_plots_every_metric_and_memory_bars(tmp_path):
+    write_sweep(tmp_path, 5, [8, 16])
+    files = plot.plot(str(tmp_path), ["throughput_rps", "memory_pct.token_states"])
+    assert files == ["sweep_metrics.png", "sweep_metrics.svg", "sweep_memory.png", "sweep_memory.svg"]
+    for f in files:
+        assert (tmp_path / f).stat().st_size > 1000
+    assert not [p for p in os.listdir(tmp_path) if ".tmp" in p]
+    svg = (tmp_path / "sweep_metrics.svg").read_bytes()
+    plot.plot(str(tmp_path), ["throughput_rps", "memory_pct.token_states"])
+    assert (tmp_path / "sweep_metrics.svg").read_bytes() == svg  # deterministic
+
+
+def test_many_points_keep_labels_apart():
+    fig, ax = matplotlib.pyplot.subplots()
+    labels = [f"point-{i}" for i in range(100)]
+    plot.categorical_ticks(ax, labels)
+    shown = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(shown) <= plot.MAX_LABELS and shown[0] == "point-0" and shown[1] == "point-3"
+    assert all(t.get_rotation() == 90 for t in ax.get_xticklabels())
+    ax.clear()
+    plot.categorical_ticks(ax, labels[:20])
+    assert len(ax.get_xticklabels()) == 20  # 20 points: every label, vertical
+    assert all(t.get_rotation() == 90 for t in ax.get_xticklabels())
+    ax.clear()
+    plot.categorical_ticks(ax, labels[:4])
+    assert all(t.get_rotation() == 0 for t in ax.get_xticklabels())
+    matplotlib.pyplot.close(fig)
+
+
+def test_a_100_point_sweep_plots_within_5_seconds(tmp_path):
+    write_sweep(tmp_path, 25, [8, 16, 32, 64])
+    # CPU time, not wall time: on a shared CI machine the wall clock measures the neighbours.
+    start, cpu = time.monotonic(), time.process_time()
+    plot.plot(str(tmp_path), None)
+    elapsed, cpu = time.monotonic() - start, time.process_time() - cpu
+    print(f"100-point sweep plotted in {elapsed:.2f} s wall, {cpu:.2f} s CPU")
+    assert cpu <= 5.0
+
+
+def test_errors_name_what_is_wrong(tmp_path):
+    write_sweep(tmp_path, 2, [16])
+    with pytest.raises(plot.PlotError, match="throughput: no such column.*throughput_rps"):
+        plot.plot(str(tmp_path), ["throughput"])
+    with pytest.raises(plot.PlotError, match="label: not a number"):
+        plot.plot(str(tmp_path), ["label"])
+    with pytest.raises(plot.PlotError, match="not a results folder"):
+        plot.plot(str(tmp_path / "00-allocator.block_size=16,kv.slots=1000" / "nothing"), None)
+
+
+# ---- the CLI on real runs (skips without a built pagesim; ctest runs it with one) ----
+
+SMALL = """name: small
+seed: 1
+workload:
+  kind: synthetic
+  arrival: {kind: poisson, rate: 4.0}
+  lengths: {kind: cycle_shuffle, path: REPO/traces/data/sharegpt_opt_lengths.csv}
+  max_total_tokens: 2048
+  duration_s: 20
+model: opt-13b
+gpu: a100-40gb
+kv: {slots: 6000}
+"""
+
+
+def test_pagesim_plot_of_a_single_run(tmp_path):
+    (tmp_path / "small.yaml").write_text(SMALL.replace("REPO", REPO))
+    run_pagesim("run", str(tmp_path / "small.yaml"), "--out", str(tmp_path / "out"), "-q")
+    p = run_pagesim("plot", str(tmp_path / "out"))
+    assert "memory_over_time.png" in p.stdout and "latency_cdf.svg" in p.stdout
+    for f in ["memory_over_time.png", "memory_over_time.svg", "latency_cdf.png", "latency_cdf.svg"]:
+        assert (tmp_path / "out" / f).stat().st_size > 1000
+
+
+def test_pagesim_plot_of_a_sweep(tmp_path):
+    (tmp_path / "sweep.yaml").write_text(SMALL.replace("REPO", REPO) +
+                                         "sweep:\n  kv.slots: [3000, 6000]\n  allocator.block_size: [8, 16]\n")
+    run_pagesim("run", str(tmp_path / "sweep.yaml"), "--out", str(tmp_path / "out"), "-q")
+    p = run_pagesim("plot", str(tmp_path / "out"), "--metric", "throughput_rps,mean_batched_requests",
+                    "--format", "png")
+    assert "sweep_metrics.png" in p.stdout and "svg" not in p.stdout
+    assert (tmp_path / "out" / "sweep_memory.png").stat().st_size > 1000

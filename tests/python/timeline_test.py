@@ -1,0 +1,153 @@
+"""timeline.json (output.timeline) of a small run and of the Fig. 2 vLLM point: its structure
+as the Chrome trace-event format defines it, and the tracks Perfetto's trace processor makes
+of it (the `perfetto` package from PyPI)."""
+import collections
+import json
+import os
+
+import pytest
+
+from pagesim_binary import REPO, run_pagesim
+
+FIG2 = os.path.join(REPO, "experiments", "vllm_paper", "fig2.yaml")
+CLASSES = ["token_states", "reserved", "over_reserved", "rounding", "free", "cached_free"]
+PHASES = {"queued", "prefill", "decode", "preempted", "swapped"}
+
+
+def timeline_of(tmp_path, *sets):
+    """Runs the Fig. 2 vLLM point with `sets` and output.timeline on; returns the folder."""
+    out = tmp_path / "out"
+    args = ["run", FIG2, "--out", str(out), "-q", "--set", "sweep.cases=[{label: vllm}]",
+            "--set", "output.timeline=true"]
+    for s in sets:
+        args += ["--set", s]
+    run_pagesim(*args)
+    return out / "00-vllm"
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    return timeline_of(tmp_path_factory.mktemp("small"), "workload.duration_s=20", "measure.window_start_s=0")
+
+
+@pytest.fixture(scope="module")
+def fig2(tmp_path_factory):
+    return timeline_of(tmp_path_factory.mktemp("fig2"))
+
+
+def check_structure(folder):
+    """Checks the trace's structure; returns (events, iterations.csv row count, requests)."""
+    with open(folder / "timeline.json") as f:
+        doc = json.load(f)
+    events = doc["traceEvents"]
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert names == {"replica 0"}
+    # One complete slice per iteration (stride 1, far below the default cap), in time order,
+    # never overlapping on the iterations thread.
+    slices = [e for e in events if e["ph"] == "X"]
+    with open(folder / "iterations.csv") as f:
+        rows = sum(1 for _ in f) - 1
+    assert len(slices) == rows
+    for a, b in zip(slices, slices[1:]):
+        assert a["ts"] + a["dur"] <= b["ts"] + 1e-3
+        assert b["args"]["index"] == a["args"]["index"] + 1
+    assert all(set(e["args"]) == {"index", "batch_requests", "batch_seqs", "prefill_tokens", "decode_tokens",
+                                  "duration_ms"} for e in slices)
+    counters = collections.defaultdict(list)
+    for e in events:
+        if e["ph"] == "C":
+            counters[e["name"]].append(e)
+    assert set(counters) == {"memory", "queues"}
+    assert len(counters["memory"]) == rows and len(counters["queues"]) == rows
+    assert all(list(e["args"]) == CLASSES for e in counters["memory"])
+    # Each request: one outer slice from arrival to finish, its phases back to back inside.
+    stacks = collections.defaultdict(list)
+    requests = {}
+    for e in events:
+        if e["ph"] == "b":
+            stacks[e["id"]].append((e["name"], e["ts"]))
+        elif e["ph"] == "e":
+            name, begin = stacks[e["id"]].pop()
+            assert name == e["name"] and begin <= e["ts"]
+            if not stacks[e["id"]]:
+                requests[e["id"]] = (name, begin, e["ts"])
+            else:
+                assert name in PHASES
+    assert all(not s for s in stacks.values())
+    with open(folder / "requests.csv") as f:
+        finished = sum(1 for _ in f) - 1
+    assert len(requests) == finished
+    assert all(name == f"request {i}" for i, (name, _, _) in requests.items())
+    return events, rows, requests
+
+
+def test_small_run_timeline_structure(small):
+    check_structure(small)
+
+
+def test_fig2_vllm_timeline_structure(fig2):
+    events, _, _ = check_structure(fig2)
+    # Fig. 2 is an overload run (DESIGN.md): requests wait, and some are preempted.
+    names = {e["name"] for e in events if e["ph"] == "b"}
+    assert {"queued", "prefill", "decode", "preempted"} <= names
+
+
+def test_resolved_config_keeps_only_the_keys_set(small):
+    text = (small / "config.resolved.yaml").read_text()
+    assert "timeline: true" in text and "timeline_stride" not in text
+
+
+def test_stride_bounds_the_file(tmp_path, small):
+    folder = timeline_of(tmp_path, "workload.duration_s=20", "measure.window_start_s=0",
+                         "output.timeline_stride=10")
+    with open(folder / "timeline.json") as f:
+        strided = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+    with open(small / "timeline.json") as f:
+        every = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+    assert [e["args"]["index"] for e in strided] == [e["args"]["index"] for e in every][::10]
+
+
+def trace_processor_binary():
+    """The trace_processor_shell the perfetto package runs. The wheel does not ship it: on first
+    use it downloads it (commondatastorage.googleapis.com) into ~/.local/share/perfetto/prebuilts.
+    Offline, point $PERFETTO_TRACE_PROCESSOR at a copy."""
+    path = os.environ.get("PERFETTO_TRACE_PROCESSOR")
+    if path:
+        return path
+    from perfetto.prebuilts.manifests.trace_processor_shell import TRACE_PROCESSOR_SHELL_MANIFEST
+    from perfetto.prebuilts.perfetto_prebuilts import get_perfetto_prebuilt
+    try:
+        return get_perfetto_prebuilt(TRACE_PROCESSOR_SHELL_MANIFEST)
+    except Exception as e:  # no network and no cached copy
+        pytest.skip("perfetto's trace_processor_shell is not available: the perfetto wheel downloads it on first "
+                    f"use and that failed ({e}); set PERFETTO_TRACE_PROCESSOR to a trace_processor_shell binary")
+
+
+def test_fig2_vllm_timeline_opens_in_perfetto(fig2):
+    pytest.importorskip("perfetto", reason="the perfetto package (PyPI) is not installed in this interpreter; "
+                                           "it comes with the project venv (python/requirements.txt)")
+    from perfetto.trace_processor import TraceProcessor, TraceProcessorConfig
+
+    events, rows, requests = check_structure(fig2)
+    tp = TraceProcessor(trace=str(fig2 / "timeline.json"),
+                        config=TraceProcessorConfig(bin_path=trace_processor_binary()))
+    try:
+        def query(sql):
+            return list(tp.query(sql))
+
+        assert [r.name for r in query("select name from process where name is not null")] == ["replica 0"]
+        iterations = query("select count(*) as n from slice where name = 'iteration'")
+        assert iterations[0].n == rows
+        # Perfetto names a JSON counter's track "<event name> <arg key>" ("memory token_states").
+        tracks = {r.name for r in query("select distinct t.name as name from counter c join track t "
+                                        "on c.track_id = t.id")}
+        for series in [f"memory {c}" for c in CLASSES] + [f"queues {q}" for q in ("waiting", "running", "swapped")]:
+            assert series in tracks, (series, sorted(tracks))
+        outer = query("select count(*) as n from slice where name like 'request %' and depth = 0")
+        assert outer[0].n == len(requests)
+        phase_names = {r.name for r in query("select distinct name from slice where depth = 1")}
+        assert {"queued", "prefill", "decode", "preempted"} <= phase_names <= PHASES
+        phases = query("select count(*) as n from slice where depth = 1")
+        assert phases[0].n == sum(1 for e in events if e["ph"] == "b" and e["name"] in PHASES)
+    finally:
+        tp.close()

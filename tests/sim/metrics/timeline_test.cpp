@@ -1,0 +1,216 @@
+// TimelineWriter on the hand-traced vLLM runs of tests/sim/scheduler/scheduler_test.cpp
+// (constant cost of 1 s per iteration): every iteration slice and every request phase at
+// the times worked out there, and the bounds (stride, window, iteration cap).
+#include "sim/metrics/timeline.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "allocator/paged/paged_allocator.h"
+#include "sim/cost/constant_cost_model.h"
+#include "sim/engine/simulation.h"
+#include "sim_harness.h"
+#include "traces/vector_source.h"
+
+namespace pagesim::sim {
+namespace {
+
+using testing::trace_req;
+
+alloc::PagedAllocator paged(std::int64_t blocks, std::int32_t bs, std::int64_t cpu = 0) {
+  alloc::PagedAllocatorSettings s;
+  s.num_blocks = blocks;
+  s.block_size = bs;
+  s.num_cpu_blocks = cpu;
+  return alloc::PagedAllocator(s);
+}
+
+// A slice of the timeline: name and [begin, end) in simulated seconds.
+struct Slice {
+  std::string name;
+  double begin_s = 0, end_s = 0;
+  bool operator==(const Slice&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const Slice& s) {
+  return os << s.name << " [" << s.begin_s << ", " << s.end_s << ")";
+}
+
+struct Timeline {
+  nlohmann::json doc;
+  std::vector<nlohmann::json> iterations;                    // the "X" events, in file order
+  std::map<std::uint64_t, std::vector<Slice>> phases;        // request id -> its phases, in order
+  std::map<std::uint64_t, Slice> requests;                   // request id -> its outer slice
+  std::map<std::string, std::vector<nlohmann::json>> counters;  // counter name -> its events
+};
+
+// Parses the writer's output and pairs every "b" with its "e" (a stack per request id, so
+// an unbalanced or crossed pair fails the test).
+Timeline parse(const std::string& text) {
+  Timeline t;
+  t.doc = nlohmann::json::parse(text);
+  std::map<std::uint64_t, std::vector<std::pair<std::string, double>>> open;
+  for (const auto& e : t.doc.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph == "X") t.iterations.push_back(e);
+    if (ph == "C") t.counters[e.at("name")].push_back(e);
+    if (ph != "b" && ph != "e") continue;
+    EXPECT_EQ(e.at("cat"), "request");
+    const std::uint64_t id = e.at("id");
+    const double ts = e.at("ts").get<double>() / 1e6;
+    if (ph == "b") {
+      open[id].push_back({e.at("name"), ts});
+      continue;
+    }
+    auto& stack = open[id];
+    EXPECT_FALSE(stack.empty()) << "an \"e\" without its \"b\" for request " << id;
+    if (stack.empty()) continue;
+    EXPECT_EQ(stack.back().first, e.at("name").get<std::string>());
+    const Slice s{stack.back().first, stack.back().second, ts};
+    stack.pop_back();
+    if (stack.empty()) t.requests[id] = s;
+    else t.phases[id].push_back(s);
+  }
+  for (const auto& [id, stack] : open) EXPECT_TRUE(stack.empty()) << "request " << id << " left open";
+  return t;
+}
+
+// Runs `trace` through the vLLM scheduler over `allocator` at 1 s per iteration (+ swap_s
+// per swapped block) and returns the timeline written.
+std::string run(std::vector<traces::TraceRequest> trace, alloc::PagedAllocator& allocator, const TimelineSettings& ts,
+                PreemptionMode preemption = PreemptionMode::kRecompute, double swap_s = 0) {
+  SchedulerSettings s;
+  s.kind = SchedulerKind::kVllm;
+  s.watermark = 0;
+  s.preemption = preemption;
+  auto scheduler = make_scheduler(s, allocator);
+  ConstantCostCoefficients k;
+  k.seconds_per_iteration = 1.0;
+  k.seconds_per_swap_block = swap_s;
+  ConstantCostModel cost(k);
+  traces::VectorSource source(std::move(trace));
+  Simulation sim(source, *scheduler, cost, EngineSettings{});
+  std::ostringstream out;
+  TimelineWriter writer(ts, out, {&allocator});
+  sim.add_observer(writer);
+  sim.run();
+  writer.finish(sim.now());
+  return out.str();
+}
+
+// r0 (prompt 10, output 3) at 0; r1 (5, 2) at 0.5. it0 [0,1): prefill r0. it1 [1,2):
+// decode r0 + prefill r1. it2 [2,3): decode both; both finish at 3.
+TEST(Timeline, ContinuousBatchingSlices) {
+  auto a = paged(100, 4);
+  const Timeline t = parse(run({trace_req(0, 0, 10, 3), trace_req(1, 0.5, 5, 2)}, a, {}));
+  EXPECT_EQ(t.doc.at("displayTimeUnit"), "ms");
+  ASSERT_EQ(t.iterations.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    const auto& x = t.iterations[static_cast<std::size_t>(i)];
+    EXPECT_EQ(x.at("name"), "iteration");
+    EXPECT_EQ(x.at("pid"), 1);
+    EXPECT_EQ(x.at("tid"), 1);
+    EXPECT_DOUBLE_EQ(x.at("ts").get<double>(), i * 1e6);
+    EXPECT_DOUBLE_EQ(x.at("dur").get<double>(), 1e6);
+    EXPECT_EQ(x.at("args").at("index"), i);
+    EXPECT_DOUBLE_EQ(x.at("args").at("duration_ms").get<double>(), 1000.0);
+  }
+  const auto& it1 = t.iterations[1].at("args");
+  EXPECT_EQ(it1.at("batch_requests"), 2);
+  EXPECT_EQ(it1.at("batch_seqs"), 2);
+  EXPECT_EQ(it1.at("prefill_tokens"), 5);
+  EXPECT_EQ(it1.at("decode_tokens"), 1);
+  EXPECT_EQ(t.iterations[0].at("args").at("prefill_tokens"), 10);
+  EXPECT_EQ(t.iterations[2].at("args").at("decode_tokens"), 2);
+
+  EXPECT_EQ(t.requests.at(0), (Slice{"request 0", 0, 3}));
+  EXPECT_EQ(t.requests.at(1), (Slice{"request 1", 0.5, 3}));
+  EXPECT_EQ(t.phases.at(0), (std::vector<Slice>{{"queued", 0, 0}, {"prefill", 0, 1}, {"decode", 1, 3}}));
+  EXPECT_EQ(t.phases.at(1), (std::vector<Slice>{{"queued", 0.5, 1}, {"prefill", 1, 2}, {"decode", 2, 3}}));
+
+  // Counters at each iteration's start: the memory classes (at it1, r0's 10 prompt tokens +
+  // its first token and r1's 5 prompt tokens) and the queues.
+  ASSERT_EQ(t.counters.at("memory").size(), 3u);
+  const auto& m1 = t.counters.at("memory")[1];
+  EXPECT_DOUBLE_EQ(m1.at("ts").get<double>(), 1e6);
+  EXPECT_EQ(m1.at("args").at("token_states"), 16);
+  std::int64_t sum = 0;
+  for (const char* c : {"token_states", "reserved", "over_reserved", "rounding", "free"})
+    sum += m1.at("args").at(c).get<std::int64_t>();
+  EXPECT_EQ(sum, 400);  // the classes partition the pool
+  EXPECT_EQ(t.counters.at("queues")[1].at("args").at("running"), 2);
+  EXPECT_EQ(t.counters.count("prefix"), 0u);  // no prefix cache
+}
+
+// Pool of 5 blocks of 4 slots; r0 (8, 8) and r1 (4, 4) at 0. it2 preempts r1 (recompute),
+// it3 re-admits it, it4 preempts it again; r0 finishes at 8 (it7); it8 [8,9) re-prefills
+// r1, whose token from that prefill is its last.
+TEST(Timeline, RecomputePreemptionPhases) {
+  auto a = paged(5, 4);
+  const Timeline t = parse(run({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, {}));
+  EXPECT_EQ(t.iterations.size(), 9u);
+  EXPECT_EQ(t.phases.at(1), (std::vector<Slice>{{"queued", 0, 0},
+                                                {"prefill", 0, 1},
+                                                {"decode", 1, 2},
+                                                {"preempted", 2, 3},
+                                                {"prefill", 3, 4},
+                                                {"preempted", 4, 8},
+                                                {"prefill", 8, 9}}));
+  EXPECT_EQ(t.phases.at(0), (std::vector<Slice>{{"queued", 0, 0}, {"prefill", 0, 1}, {"decode", 1, 8}}));
+  EXPECT_EQ(t.requests.at(1), (Slice{"request 1", 0, 9}));
+}
+
+// Same trace, swap preemption at 0.5 s per block: it2 [2,4) swaps r1 out; r0 finishes at 9;
+// it8 [9,11) swaps r1 in and decodes it; it9 [11,12) finishes it.
+TEST(Timeline, SwapPhases) {
+  auto a = paged(5, 4, 8);
+  const Timeline t =
+      parse(run({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, {}, PreemptionMode::kSwap, 0.5));
+  EXPECT_EQ(t.phases.at(1), (std::vector<Slice>{{"queued", 0, 0},
+                                                {"prefill", 0, 1},
+                                                {"decode", 1, 2},
+                                                {"swapped", 2, 9},
+                                                {"decode", 9, 12}}));
+  ASSERT_EQ(t.iterations.size(), 10u);
+  EXPECT_DOUBLE_EQ(t.iterations[2].at("dur").get<double>(), 2e6);
+  EXPECT_EQ(t.counters.at("queues")[2].at("args").at("swapped"), 1);
+}
+
+// Bounds: every 2nd iteration; a window that starts after r0's arrival keeps r1 only; a
+// cap of 2 iterations closes the window at the second one written.
+TEST(Timeline, StrideWindowAndCap) {
+  auto a = paged(5, 4);
+  TimelineSettings every2;
+  every2.stride = 2;
+  Timeline t = parse(run({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, every2));
+  ASSERT_EQ(t.iterations.size(), 5u);  // it0, 2, 4, 6, 8
+  EXPECT_EQ(t.iterations[1].at("args").at("index"), 2);
+  EXPECT_EQ(t.counters.at("memory").size(), 5u);
+  EXPECT_EQ(t.phases.at(1).size(), 7u);  // phases are followed at every iteration
+
+  auto b = paged(100, 4);
+  TimelineSettings window;
+  window.start_s = 0.25;
+  window.end_s = 2.5;
+  t = parse(run({trace_req(0, 0, 10, 3), trace_req(1, 0.5, 5, 2)}, b, window));
+  EXPECT_EQ(t.requests.count(0), 0u);
+  EXPECT_EQ(t.requests.at(1), (Slice{"request 1", 0.5, 3}));
+  ASSERT_EQ(t.iterations.size(), 2u);  // it1 at 1 s, it2 at 2 s
+  EXPECT_DOUBLE_EQ(t.iterations[0].at("ts").get<double>(), 1e6);
+
+  auto c = paged(100, 4);
+  TimelineSettings cap;
+  cap.max_iterations = 2;
+  t = parse(run({trace_req(0, 0, 10, 3), trace_req(1, 1.5, 5, 2)}, c, cap));
+  EXPECT_EQ(t.iterations.size(), 2u);
+  EXPECT_EQ(t.requests.count(1), 0u);  // arrived after the window closed at it1
+  EXPECT_EQ(t.requests.at(0), (Slice{"request 0", 0, 3}));
+}
+
+}  // namespace
+}  // namespace pagesim::sim
