@@ -141,6 +141,9 @@ class Simulation {
   // source throws on bad input (traces::TraceError).
   void run(const ProgressFn& progress = {});
 
+  // The global cache (its shared pool, for checks); null without one.
+  const GlobalCache* global_cache() const { return global_.get(); }
+
   double now() const { return queue_->now(); }
   std::int64_t iterations() const { return iterations_; }
 
