@@ -27,6 +27,7 @@
 #include "allocator/allocator_stats.h"
 #include "allocator/block.h"
 #include "allocator/memory_breakdown.h"
+#include "allocator/remote_prefix.h"
 #include "allocator/tier/tier_transfer.h"
 
 namespace pagesim::alloc {
@@ -176,6 +177,20 @@ class KvAllocator {
   // The tier loads and stores since the last call, priced, and forgets them: what the engine
   // charges the iteration it has just planned. Empty without tiers.
   virtual TierTransfer take_tier_transfer() { return {}; }
+
+  // Lets admission copy in prompt blocks `source` holds (a global cache, remote_prefix.h):
+  // the leading blocks this pool (GPU and tiers) lacks and the source holds are fetched into
+  // fresh blocks and cached here; hits on them count in stats().prefix like local hits.
+  // cached_prefix_tokens() stays local. Null: local only (the default). Returns false when
+  // this allocator cannot fetch (only a paged pool with a prefix cache can). `source` is
+  // borrowed and must outlive the allocator or be replaced.
+  virtual bool set_remote_prefix_source(const RemotePrefixSource* source) {
+    (void)source;
+    return false;
+  }
+  // What admission fetched from the remote source since the last call, and forgets it: the
+  // engine charges its transfer to the iteration it has just planned. Empty without a source.
+  virtual RemoteFetch take_remote_fetch() { return {}; }
 
   // Checks every internal identity by a full scan; throws InvariantViolation naming the
   // first one broken. O(pool + sequences): for tests, not the per-iteration path.

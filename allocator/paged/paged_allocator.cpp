@@ -71,8 +71,8 @@ void PagedAllocator::check_request(const AdmitRequest& req) const {
 }
 
 std::int64_t PagedAllocator::count_prefix_hits(const AdmitRequest& req, std::int64_t* evictable_hits,
-                                               std::int64_t* tier_hits) const {
-  *evictable_hits = *tier_hits = 0;
+                                               std::int64_t* fresh_hits) const {
+  *evictable_hits = *fresh_hits = 0;
   if (!cache_) return 0;
   std::int64_t hits = 0;
   auto n = static_cast<std::int64_t>(req.prompt_block_hashes.size());
@@ -80,14 +80,21 @@ std::int64_t PagedAllocator::count_prefix_hits(const AdmitRequest& req, std::int
   for (BlockHash h : req.prompt_block_hashes.first(static_cast<std::size_t>(n))) {
     BlockId b = cache_->lookup(h);
     if (b == kNoBlock) {
-      if (!tiers_ || tiers_->find(h) < 0) break;  // chained hashes: nothing after a miss can be this prefix
-      ++*tier_hits;
+      // Chained hashes: nothing after a miss can be this prefix.
+      if ((!tiers_ || tiers_->find(h) < 0) && (!remote_ || !remote_->holds(h))) break;
+      ++*fresh_hits;
     } else if (cache_->evictable(b)) {
       ++*evictable_hits;
     }
     ++hits;
   }
   return hits;
+}
+
+bool PagedAllocator::set_remote_prefix_source(const RemotePrefixSource* source) {
+  if (!cache_) return false;
+  remote_ = source;
+  return true;
 }
 
 void PagedAllocator::cache_block(BlockId b, BlockHash h) {
@@ -112,11 +119,11 @@ std::int64_t PagedAllocator::cached_prefix_tokens(std::span<const BlockHash> pro
 
 std::int64_t PagedAllocator::blocks_to_admit(const AdmitRequest& req) const {
   check_request(req);
-  std::int64_t evictable_hits = 0, tier_hits = 0;
-  std::int64_t hits = count_prefix_hits(req, &evictable_hits, &tier_hits);
+  std::int64_t evictable_hits = 0, fresh_hits = 0;
+  std::int64_t hits = count_prefix_hits(req, &evictable_hits, &fresh_hits);
   // Every hit is held: held_tokens >= cached + 1 covers all hit blocks (cached_tokens_of).
-  // A lower-tier hit is loaded into a fresh block.
-  return blocks_for(req.held_tokens(cached_tokens_of(req, hits)), block_size_) - hits + tier_hits + evictable_hits;
+  // A lower-tier or remote hit is loaded into a fresh block.
+  return blocks_for(req.held_tokens(cached_tokens_of(req, hits)), block_size_) - hits + fresh_hits + evictable_hits;
 }
 
 bool PagedAllocator::can_admit(const AdmitRequest& req) const {
@@ -177,13 +184,13 @@ void PagedAllocator::release_gpu_block(BlockId b) {
 }
 
 AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
-  std::int64_t evictable_hits = 0, tier_hits = 0;
+  std::int64_t evictable_hits = 0, fresh_hits = 0;
   check_request(req);
-  const std::int64_t hits = count_prefix_hits(req, &evictable_hits, &tier_hits);
+  const std::int64_t hits = count_prefix_hits(req, &evictable_hits, &fresh_hits);
   const std::int64_t cached = cached_tokens_of(req, hits);
   const std::int64_t tokens = req.held_tokens(cached);
   const std::int64_t n_blocks = blocks_for(tokens, block_size_);
-  if (n_blocks - hits + tier_hits + evictable_hits > num_free_blocks()) return {};
+  if (n_blocks - hits + fresh_hits + evictable_hits > num_free_blocks()) return {};
 
   Sequence s;
   s.tokens = tokens;
@@ -195,8 +202,14 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
   for (std::int64_t i = 0; i < hits; ++i) {
     const BlockHash h = req.prompt_block_hashes[static_cast<std::size_t>(i)];
     BlockId b = cache_->lookup(h);
-    if (b == kNoBlock) {  // in a lower tier: loaded into a block taken below
-      tiers_->load(h, tiers_->find(h), std::min<std::int64_t>(block_size_, cached - i * block_size_), req.readmission);
+    if (b == kNoBlock) {  // in a lower tier or remote: loaded into a block taken below
+      const std::int64_t served = std::min<std::int64_t>(block_size_, cached - i * block_size_);
+      if (const std::int32_t t = tiers_ ? tiers_->find(h) : -1; t >= 0) {
+        tiers_->load(h, t, served, req.readmission);
+      } else {  // count_prefix_hits found it at the remote source
+        ++fetched_.blocks;
+        (req.readmission ? fetched_.readmission_hit_tokens : fetched_.hit_tokens) += served;
+      }
       s.table.push_back(kNoBlock);
       continue;
     }
@@ -209,7 +222,7 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
     gpu_.add_ref(b);
     s.table.push_back(b);
   }
-  for (std::int64_t i = 0; tier_hits > 0 && i < hits; ++i) {
+  for (std::int64_t i = 0; fresh_hits > 0 && i < hits; ++i) {
     BlockId& slot = s.table[static_cast<std::size_t>(i)];
     if (slot != kNoBlock) continue;
     slot = take_gpu_block();

@@ -16,6 +16,9 @@
 // blocks it evicts and serve prompt blocks the GPU no longer holds: a lower-tier hit is
 // loaded into a fresh GPU block at admission (and priced by take_tier_transfer). The CPU
 // tier stores into the CPU swap pool: swapped blocks and tier blocks share its budget.
+// An optional remote prefix source (a global cache, allocator/remote_prefix.h) serves the
+// prompt blocks neither the GPU nor a tier holds: fetched into a fresh GPU block at
+// admission, cached here like a computed block, and reported by take_remote_fetch.
 //
 // Which free block a new owner gets: blocks never used yet go first (lowest id first). Then,
 // by default, blocks that hold no cached prefix (the free list, LIFO), and a cached block is
@@ -45,6 +48,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "allocator/kv_allocator.h"
@@ -110,6 +114,10 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const override;
   const TierStack* tiers() const override { return tiers_.get(); }
   TierTransfer take_tier_transfer() override { return tiers_ ? tiers_->take_transfer() : TierTransfer{}; }
+  // Needs the prefix cache (false without it). A remote hit is looked up after the GPU and
+  // the tiers, block by block, and taken like a tier hit: a fresh GPU block, cached here.
+  bool set_remote_prefix_source(const RemotePrefixSource* source) override;
+  RemoteFetch take_remote_fetch() override { return std::exchange(fetched_, RemoteFetch{}); }
   void validate() const override;
 
   // Paged specifics
@@ -178,10 +186,11 @@ class PagedAllocator final : public KvAllocator {
   void cache_filled_prompt_blocks(Sequence& s);
   // Prompt tokens served by `hits` leading cached blocks: all but the last token at most.
   std::int64_t cached_tokens_of(const AdmitRequest& req, std::int64_t hits) const;
-  // Cache hits for req's prompt: the leading blocks found on the GPU or in a tier, in
-  // order; *evictable_hits of them are unreferenced GPU blocks, *tier_hits in a tier.
+  // Cache hits for req's prompt: the leading blocks found on the GPU, in a tier or at the
+  // remote source, in order; *evictable_hits of them are unreferenced GPU blocks,
+  // *fresh_hits in a tier or remote (each takes a fresh GPU block).
   std::int64_t count_prefix_hits(const AdmitRequest& req, std::int64_t* evictable_hits,
-                                 std::int64_t* tier_hits) const;
+                                 std::int64_t* fresh_hits) const;
   // Caches GPU block b under h (unless h is cached) and tells the tiers.
   void cache_block(BlockId b, BlockHash h);
   void check_request(const AdmitRequest& req) const;
@@ -193,6 +202,8 @@ class PagedAllocator final : public KvAllocator {
   BlockPool cpu_;
   std::unique_ptr<PrefixCache> cache_;  // null when prefix caching is off
   std::unique_ptr<TierStack> tiers_;    // null without offload tiers (needs cache_)
+  const RemotePrefixSource* remote_ = nullptr;  // borrowed; null: local only (needs cache_)
+  RemoteFetch fetched_;                 // fetched since the last take_remote_fetch
   std::unordered_map<SeqId, Sequence> seqs_;
   std::vector<BlockMove> pending_copies_;
   // single_free_queue only: never-cached blocks released since start-up, oldest first (ref 0,

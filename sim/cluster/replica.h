@@ -12,6 +12,7 @@
 #include <span>
 
 #include "allocator/kv_allocator.h"
+#include "sim/core/global_fetch.h"
 #include "sim/core/iteration_plan.h"
 #include "sim/cost/cost_model.h"
 #include "sim/scheduler/scheduler.h"
@@ -51,6 +52,7 @@ class Replica {
   std::int64_t routed_requests = 0;   // requests the router sent here
   std::int64_t routed_tokens = 0;     // their prompt + output tokens (per sequence group)
   std::int64_t handed_in = 0;         // disaggregated: KV transfers received (decode replica)
+  GlobalFetchCounters global_fetch;   // global cache: what it fetched (serving replicas)
 
  private:
   std::int32_t index_;

@@ -186,6 +186,14 @@ void visit(V& v, ExperimentConfig& c) {
       q.field("transfer_latency_us", d.transfer_latency_us);
       q.choice("decode_router", d.decode_router, kRouterKindNames);
     });
+    GlobalCacheConfig& g = c.replicas.global_cache;
+    r.section_omitted_at_default("global_cache", !g.enabled, [&](auto& q) {
+      q.choice("source", g.source, kGlobalCacheSourceNames);
+      q.field("bandwidth_gbps", g.bandwidth_gbps);
+      q.field("latency_us", g.latency_us);
+      // Written for the shared pool only: the reader refuses it for peers.
+      if (g.source == GlobalCacheSource::kSharedPool || !g.enabled) q.field("shared_pool_gib", g.shared_pool_gib);
+    });
     r.ignore("overrides");  // parse_replica_overrides(), after the rest
   });
   v.section_omitted_at_default("slo", !c.slo.enabled() && c.slo.tbt == TbtMetric::kMean, [&](auto& q) {
@@ -277,6 +285,10 @@ void parse_replica_overrides(const YAML::Node& root, const std::string& file, Ex
   }
 }
 
+// The most memory a setting in GiB may give: 2^20 GiB = 1 PiB, beyond any machine, and small
+// enough that its bytes (2^50) and the sums made of them fit std::int64_t.
+constexpr double kMaxGib = 1 << 20;
+
 // The cluster's and the objectives' values, and the combinations that mean nothing.
 void check_cluster(const ExperimentConfig& c) {
   const ConfigOrigin& o = c.origin;
@@ -323,6 +335,35 @@ void check_cluster(const ExperimentConfig& c) {
                     "prefix_aware routes by cached prompt tokens, but a decode replica receives the whole prompt's KV "
                     "and never hits its prefix cache for it: pick least_kv, least_outstanding, round_robin or random");
   }
+  if (o.has("replicas.global_cache")) {
+    const GlobalCacheConfig& g = r.global_cache;
+    if (r.count < 2)
+      throw o.error("replicas.global_cache",
+                    fmt::format("a global cache lets replicas fetch prefix blocks from each other, and replicas.count "
+                                "is {}: raise it to 2 or more, or remove replicas.global_cache",
+                                r.count));
+    if (!(g.bandwidth_gbps > 0 && std::isfinite(g.bandwidth_gbps)))
+      throw o.error(o.has("replicas.global_cache.bandwidth_gbps") ? "replicas.global_cache.bandwidth_gbps"
+                                                                   : "replicas.global_cache",
+                    fmt::format("expected bandwidth_gbps, the network bandwidth of a fetch in gigabits per second, "
+                                "finite and > 0, found {}",
+                                g.bandwidth_gbps));
+    if (!(g.latency_us >= 0 && std::isfinite(g.latency_us)))
+      throw o.error("replicas.global_cache.latency_us",
+                    fmt::format("expected a finite number of microseconds >= 0, found {}", g.latency_us));
+    if (g.source == GlobalCacheSource::kSharedPool) {
+      if (!(g.shared_pool_gib > 0 && g.shared_pool_gib <= kMaxGib))
+        throw o.error(o.has("replicas.global_cache.shared_pool_gib") ? "replicas.global_cache.shared_pool_gib"
+                                                                      : "replicas.global_cache.source",
+                      fmt::format("source shared_pool needs shared_pool_gib, the pool's capacity: expected a number "
+                                  "of GiB > 0 and <= {}, found {}",
+                                  kMaxGib, g.shared_pool_gib));
+    } else if (o.has("replicas.global_cache.shared_pool_gib")) {
+      throw o.error("replicas.global_cache.shared_pool_gib",
+                    "shared_pool_gib sizes the shared pool, but replicas.global_cache.source is 'peers' (fetch from "
+                    "other replicas' caches): set source: shared_pool, or remove shared_pool_gib");
+    }
+  }
   if (r.count > 1 && c.validate.every_n_iterations > 0)
     throw o.error("validate.every_n_iterations",
                   fmt::format("sampling batches for kernel validation follows one allocator; with replicas.count = "
@@ -365,6 +406,18 @@ void check_replicas(const ExperimentConfig& c) {
                       fmt::format("replica {} runs model '{}', the others '{}': a disaggregated cluster hands one "
                                   "model's KV from prefill to decode replicas, so all run the same model",
                                   ov.index, ov.config->model, c.model));
+  if (r.global_cache.enabled)
+    for (std::int64_t i = 0; i < (r.disaggregated.enabled() ? r.disaggregated.prefill : r.count); ++i) {
+      const ExperimentConfig& rc = replica_config(c, i);
+      if (rc.allocator.kind != alloc::AllocatorKind::kPaged || !rc.allocator.prefix_cache)
+        throw o.error("replicas.global_cache",
+                      fmt::format("replica {} would fetch prefix blocks into its own prefix cache, but it has none "
+                                  "that can (allocator.kind: {}, prefix_cache: {}): a global cache needs "
+                                  "allocator.kind: paged with prefix_cache: true on every replica that serves "
+                                  "arrivals",
+                                  i, enum_name(alloc::kAllocatorKindNames, rc.allocator.kind),
+                                  rc.allocator.prefix_cache));
+    }
   if (r.router.kind == RouterKind::kPrefixAware && !any_prefix_cache)
     throw o.error("replicas.router",
                   "prefix_aware routes by the prompt tokens each replica has cached, but no replica has a prefix cache "
@@ -372,9 +425,6 @@ void check_replicas(const ExperimentConfig& c) {
                   "router");
 }
 
-// The most memory a setting in GiB may give: 2^20 GiB = 1 PiB, beyond any machine, and small
-// enough that its bytes (2^50) and the sums made of them fit std::int64_t.
-constexpr double kMaxGib = 1 << 20;
 
 // The roofline overrides: a negative value (the default, -1) keeps the GPU preset's; anything
 // else must be usable: an efficiency in (0, 1] (0 would make every iteration take forever,
@@ -594,7 +644,7 @@ void apply_implied_settings(ExperimentConfig& c) {
 
 bool ReplicasConfig::at_default() const {
   const RouterSettings d;
-  return count == 1 && overrides.empty() && !disaggregated.enabled() && router.kind == d.kind &&
+  return count == 1 && overrides.empty() && !disaggregated.enabled() && !global_cache.enabled && router.kind == d.kind &&
          router.balance_abs_threshold == d.balance_abs_threshold &&
          router.balance_rel_threshold == d.balance_rel_threshold && router.cache_threshold == d.cache_threshold;
 }
@@ -623,6 +673,7 @@ ExperimentConfig parse_experiment(const YAML::Node& given, const std::string& fi
   c.workload.seed = c.seed;
   apply_implied_settings(c);
   c.replicas.router.seed = c.seed;
+  c.replicas.global_cache.enabled = c.origin.has("replicas.global_cache");
   // vLLM v1 turns prefix caching on by default: so does vllm-v1, unless the file says, over
   // a paged pool and a workload that can carry token identities (a synthetic one cannot).
   if (c.scheduler.kind == SchedulerKind::kVllmV1 && !c.origin.has("allocator.prefix_cache"))

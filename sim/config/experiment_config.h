@@ -22,6 +22,7 @@
 
 #include "allocator/make_allocator.h"
 #include "sim/beam/beam_model_settings.h"
+#include "sim/cluster/global_cache_settings.h"
 #include "sim/cluster/router_settings.h"
 #include "sim/config/config_origin.h"
 #include "sim/config/offload_config.h"
@@ -104,6 +105,17 @@ struct DisaggregatedConfig {
   bool enabled() const { return prefill > 0; }
 };
 
+// replicas.global_cache: replicas fetch the prompt blocks they lack from other replicas'
+// caches or a shared CPU pool over a network (GlobalCacheSettings, global_cache_settings.h).
+// Absent: each replica's prefix cache is its own.
+struct GlobalCacheConfig {
+  bool enabled = false;              // the section is given
+  GlobalCacheSource source = GlobalCacheSource::kPeers;
+  double bandwidth_gbps = 0;         // network bandwidth, gigabits (10^9 bits) per second, > 0
+  double latency_us = 0;             // fixed cost of an iteration's fetch, microseconds, >= 0
+  double shared_pool_gib = 0;        // shared_pool: the pool's capacity, GiB (2^30 bytes), > 0
+};
+
 // replicas: how many serving instances, the router in front of them, and which differ.
 struct ReplicasConfig {
   std::int64_t count = 1;  // replicas, >= 1; 1 is the single-GPU-pool run of old
@@ -111,6 +123,7 @@ struct ReplicasConfig {
                            // (its seed is the experiment's, set by the run)
   std::vector<ReplicaOverride> overrides;  // at most one per index, in file order
   DisaggregatedConfig disaggregated;       // default: co-located
+  GlobalCacheConfig global_cache;          // default: local caches only
   bool at_default() const;
 };
 

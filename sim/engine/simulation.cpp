@@ -44,6 +44,16 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
                                         p.index(), a.block_size(), prefix_block_size_));
     prefix_block_size_ = a.block_size();
   }
+  if (settings.global_cache.enabled) {
+    assert(settings.global_cache.bytes_per_s > 0 && settings.global_cache.kv_bytes_per_token > 0 &&
+           settings.global_cache.latency_s >= 0);
+    global_ = std::make_unique<GlobalCache>(settings.global_cache, prefill_replicas());
+    for (Replica& p : prefill_replicas())
+      if (!p.allocator().set_remote_prefix_source(&global_->source_for(p.index())))
+        throw SimulationError(fmt::format("replica {}'s allocator ({}) cannot fetch prefix blocks from a global "
+                                          "cache: it needs a paged allocator with a prefix cache",
+                                          p.index(), p.allocator().name()));
+  }
 }
 
 bool Simulation::read_next() {
@@ -276,6 +286,7 @@ void Simulation::start_iteration(Replica& p) {
   const double swap_s = cost.swap_seconds(swap_out, block_size) + cost.swap_seconds(swap_in, block_size);
   double dt = cost.iteration_seconds(shape) + swap_s;
   if (const alloc::TierTransfer moved = a.take_tier_transfer(); !moved.empty()) price_tiers(p, shape, swap_s, moved, dt);
+  if (global_) price_fetch(p, dt);
 
   IterationSample s;
   s.index = p.iterations;
@@ -320,6 +331,22 @@ void Simulation::price_tiers(Replica& p, const BatchShape& shape, double swap_s,
   c.prefill_saved_s = p.cost().iteration_seconds(recompute) + swap_s - dt;
 }
 
+void Simulation::price_fetch(Replica& p, double& dt) {
+  const alloc::RemoteFetch f = p.allocator().take_remote_fetch();
+  if (f.empty()) return;
+  const GlobalCacheSettings& g = global_->settings();
+  const std::int64_t block_size = p.allocator().block_size();
+  const double seconds = g.fetch_seconds(f.blocks, block_size);
+  dt += seconds;
+  GlobalFetchCounters& c = p.global_fetch;
+  c.blocks += f.blocks;
+  c.hit_tokens += f.hit_tokens;
+  c.readmission_hit_tokens += f.readmission_hit_tokens;
+  c.bytes += g.fetch_bytes(f.blocks, block_size);
+  c.seconds += seconds;
+  ++c.iterations;
+}
+
 void Simulation::emit_token(Request* r, double t) {
   ++r->generated;
   if (r->first_token_s < 0) r->first_token_s = t;
@@ -340,6 +367,7 @@ void Simulation::apply_plan(Replica& p, double end) {
     Request* r = w.request;
     r->prefilled += w.new_tokens;
     if (!w.completes) continue;
+    if (global_) global_->on_prefill_complete(r->block_hashes);
     r->to_prefill = r->prefilled = 0;
     if (r->output_tokens == 0) {  // nothing to generate: done once the prompt is processed
       r->first_token_s = r->finish_s = r->last_token_s = end;

@@ -45,6 +45,17 @@
 // request preempted by recompute on the decode replica re-prefills there. A request of
 // width > 1 (parallel sampling, beam search) hands off its one prompt sequence and forks
 // to its width on the decode replica when the transfer ends.
+//
+// Global cache (EngineSettings::global_cache, GlobalCacheSettings): each replica that admits
+// arrivals (all, or the prefill replicas when disaggregated) gets the GlobalCache's source as
+// its allocator's remote prefix source, so its admissions fetch the prompt blocks it lacks
+// and the global cache holds (every such replica needs a paged allocator with a prefix cache,
+// else SimulationError). When an iteration is planned, the blocks its admissions fetched are
+// priced (GlobalCacheSettings::fetch_seconds) and added to its duration after compute, swaps
+// and tiers, so the fetch delays the first token of the requests it admitted; the replica's
+// global_fetch counters record it. At the end of an iteration that completes a prefill, the
+// prompt's blocks are written to the shared pool (source shared_pool). The router's view of
+// a replica's cache (cached_prefix_tokens) stays local.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +70,7 @@
 
 #include "sim/beam/beam_model.h"
 #include "sim/cluster/disaggregation_settings.h"
+#include "sim/cluster/global_cache.h"
 #include "sim/cluster/replica.h"
 #include "sim/cluster/router.h"
 #include "sim/core/iteration_observer.h"
@@ -84,6 +96,10 @@ struct EngineSettings {
   // co-located). REQUIRES when enabled: a cluster with prefill_replicas < its replicas,
   // bandwidth and KV bytes per token > 0, latency >= 0 (the config checks them).
   DisaggregationSettings disaggregation;
+  // Prefix blocks fetched from other replicas or a shared pool (default: local caches only).
+  // REQUIRES when enabled: bandwidth and KV bytes per token > 0, latency >= 0, pool_blocks
+  // >= 1 for shared_pool (the config checks them).
+  GlobalCacheSettings global_cache;
 };
 
 // Called every few thousand iterations: virtual time, requests arrived, finished.
@@ -125,6 +141,9 @@ class Simulation {
   // source throws on bad input (traces::TraceError).
   void run(const ProgressFn& progress = {});
 
+  // The global cache (its shared pool, for checks); null without one.
+  const GlobalCache* global_cache() const { return global_.get(); }
+
   double now() const { return queue_->now(); }
   std::int64_t iterations() const { return iterations_; }
 
@@ -145,12 +164,15 @@ class Simulation {
   void start_transfers(double now_s);
   void on_transfer_end(const Event& e);
   std::span<Replica> prefill_replicas();
+  // Global cache: prices what p's admissions fetched, adds it to dt and p.global_fetch.
+  void price_fetch(Replica& p, double& dt);
 
   traces::RequestSource& source_;
   std::vector<Replica> replicas_;
   std::unique_ptr<Router> router_;  // null with one replica
   DisaggregationSettings disagg_;
   std::unique_ptr<Router> decode_router_;  // disaggregated only
+  std::unique_ptr<GlobalCache> global_;     // null: local caches only
   std::deque<Request*> handoffs_;          // prefill done, waiting for decode memory, FIFO
   std::int64_t transfers_in_flight_ = 0;
   std::vector<IterationObserver*> observers_;

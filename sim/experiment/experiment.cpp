@@ -366,6 +366,19 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     ds.decode_router.kind = d.decode_router;
     ds.decode_router.seed = c.seed ^ 0x6465636f6465ULL;  // "decode": apart from the prefill router's draws
   }
+  if (const GlobalCacheConfig& g = c.replicas.global_cache; g.enabled) {
+    GlobalCacheSettings& gs = es.global_cache;
+    gs.enabled = true;
+    gs.source = g.source;
+    gs.bytes_per_s = g.bandwidth_gbps * 1e9 / 8;  // gigabits to bytes
+    gs.latency_s = g.latency_us * 1e-6;
+    // A block fetched is the whole model's KV of its tokens; a replica of another model
+    // (an override) prices with the first replica's, as disaggregation does.
+    gs.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
+    const double pool_blocks = g.shared_pool_gib * std::pow(2.0, 30) /
+                               (gs.kv_bytes_per_token * static_cast<double>(c.allocator.block_size));
+    gs.pool_blocks = std::max<std::int64_t>(1, static_cast<std::int64_t>(pool_blocks));
+  }
   std::vector<const Run*> parts{&run};
   for (const Run& other : run.other_replicas) parts.push_back(&other);
   std::vector<Replica> replicas;
@@ -443,10 +456,12 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
         r.role = static_cast<std::int64_t>(i) < c.replicas.disaggregated.prefill ? "prefill" : "decode";
         r.kv_transfers_in = replica.handed_in;
       }
+      if (c.replicas.global_cache.enabled) r.global_fetch = replica.global_fetch;
       r.summary = replica_metrics[i]->finish(s.sim_time_s, 0);
       per.push_back(std::move(r));
     }
-    const ClusterJson cj = cluster_json(std::string(enum_name(kRouterKindNames, c.replicas.router.kind)), per);
+    const ClusterJson cj = cluster_json(std::string(enum_name(kRouterKindNames, c.replicas.router.kind)), per,
+                                        c.replicas.global_cache.enabled);
     n.cluster = cj.cluster;
     n.replicas = cj.replicas;
   }

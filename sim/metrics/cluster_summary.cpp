@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/metrics/global_cache_records.h"
+
 namespace pagesim::sim {
 namespace {
 
@@ -21,8 +23,9 @@ nlohmann::ordered_json balance(const std::vector<double>& per_replica) {
 
 }  // namespace
 
-ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaResult>& replicas) {
+ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaResult>& replicas, bool global_cache) {
   ClusterJson out;
+  GlobalCacheSummary global_total;
   std::int64_t kv_slots = 0;
   nlohmann::ordered_json slots;  // class -> summed time-weighted mean slots
   std::vector<double> requests, tokens;
@@ -53,6 +56,13 @@ ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaRes
     const nlohmann::ordered_json fields = r.summary.to_json();
     for (const auto& [k, v] : fields.items())
       if (!is_host_timing(k)) j[k] = v;
+    if (global_cache) {
+      const std::optional<PrefixCacheSummary>& pc = r.summary.prefix_cache;
+      const GlobalCacheSummary g =
+          GlobalCacheSummary::of(r.global_fetch, pc ? pc->prompt_tokens : 0, pc ? pc->hit_tokens : 0);
+      j["global_cache"] = record_json(g);
+      global_total += g;
+    }
     out.replicas.push_back(std::move(j));
   }
   nlohmann::ordered_json& c = out.cluster;
@@ -66,6 +76,7 @@ ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaRes
   c["memory_pct_time_weighted"] = pct;
   c["load_balance"]["requests"] = balance(requests);
   c["load_balance"]["tokens"] = balance(tokens);
+  if (global_cache) c["global_cache"] = record_json(global_total);
   return out;
 }
 

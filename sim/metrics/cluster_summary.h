@@ -13,7 +13,9 @@
 //   replicas[i]: index, allocator, scheduler, cost_model, kv_slots, requests_routed,
 //       tokens_routed, (disaggregated only: role "prefill" or "decode", kv_transfers_in:
 //       requests whose KV it received), then the Summary's fields over that replica's iterations and the
-//       requests routed to it (host timings left out: they are the run's).
+//       requests routed to it (host timings left out: they are the run's), and, with a
+//       global cache, global_cache (GlobalCacheSummary, global_cache_records.h)
+//   cluster.global_cache: the replicas' global_cache summed (with a global cache only)
 // Pure functions of their inputs.
 #pragma once
 
@@ -23,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/global_fetch.h"
 #include "sim/metrics/summary.h"
 
 namespace pagesim::sim {
@@ -35,6 +38,7 @@ struct ReplicaResult {
   std::int64_t tokens_routed = 0;
   std::string role;                  // "prefill" / "decode"; empty: co-located (not written)
   std::int64_t kv_transfers_in = 0;  // disaggregated: hand-offs received
+  GlobalFetchCounters global_fetch;  // global cache: what it fetched
   Summary summary;  // its own Metrics
 };
 
@@ -43,7 +47,9 @@ struct ClusterJson {
   nlohmann::ordered_json replicas;  // summary.json's "replicas" (an array)
 };
 
-// REQUIRES: replicas non-empty, in index order.
-ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaResult>& replicas);
+// REQUIRES: replicas non-empty, in index order. `global_cache`: the run had one (writes the
+// global_cache objects).
+ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaResult>& replicas,
+                         bool global_cache = false);
 
 }  // namespace pagesim::sim

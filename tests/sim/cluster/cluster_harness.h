@@ -47,6 +47,25 @@ struct ClusterOutcome {
   std::vector<std::int64_t> routed_requests;
   std::int64_t invariant_checks = 0;
   std::vector<std::int64_t> handed_in;  // KV transfers each replica received
+  std::vector<GlobalFetchCounters> global_fetch;  // what each replica fetched (global cache)
+  std::vector<alloc::PrefixCacheStats> prefix;    // each replica's prefix-cache counters
+  std::int64_t pool_checks = 0;  // shared pool validations (one per iteration with a pool)
+};
+
+// Checks the global cache's shared pool (if any) after every iteration of any replica.
+class PoolChecker final : public IterationObserver {
+ public:
+  explicit PoolChecker(const Simulation& sim) : sim_(sim) {}
+  void on_replica_iteration(std::int32_t, const IterationSample&, const IterationPlan&) override {
+    const GlobalCache* g = sim_.global_cache();
+    if (!g || !g->pool()) return;
+    g->pool()->validate();
+    ++checks;
+  }
+  std::int64_t checks = 0;
+
+ private:
+  const Simulation& sim_;
 };
 
 // Called after every iteration starts, with the replica and the pools of every replica
@@ -78,7 +97,8 @@ struct ReplicaShape {
 inline ClusterOutcome simulate_cluster(std::vector<traces::TraceRequest> trace, const std::vector<ReplicaShape>& shapes,
                                        const RouterSettings& router, std::int64_t hash_block_tokens = 0,
                                        const DisaggregationSettings& disaggregation = {},
-                                       const IterationProbe& probe = {}) {
+                                       const IterationProbe& probe = {},
+                                       const GlobalCacheSettings& global_cache = {}) {
   traces::VectorSource source(std::move(trace), hash_block_tokens);
   std::vector<std::unique_ptr<alloc::PagedAllocator>> allocators;
   std::vector<std::unique_ptr<Scheduler>> schedulers;
@@ -106,11 +126,14 @@ inline ClusterOutcome simulate_cluster(std::vector<traces::TraceRequest> trace, 
   std::vector<std::unique_ptr<InvariantChecker>> checkers;
   EngineSettings es;
   es.disaggregation = disaggregation;
+  es.global_cache = global_cache;
   Simulation sim(source, std::move(replicas), make_router(router), es);
   ProbeObserver prober(probe, allocators);
+  PoolChecker pool_checker(sim);
   sim.add_observer(metrics);
   sim.add_observer(recorder);
   sim.add_observer(prober);
+  sim.add_observer(pool_checker);
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     checkers.push_back(std::make_unique<InvariantChecker>(*schedulers[i]));
     sim.add_replica_observer(static_cast<std::int32_t>(i), *checkers.back());
@@ -120,11 +143,14 @@ inline ClusterOutcome simulate_cluster(std::vector<traces::TraceRequest> trace, 
   o.placed = recorder.placed;
   o.iterations_csv = it_csv.str();
   o.requests_csv = req_csv.str();
+  o.pool_checks = pool_checker.checks;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     schedulers[i]->validate();
     allocators[i]->validate();
     o.routed_requests.push_back(sim.replica(static_cast<std::int32_t>(i)).routed_requests);
     o.handed_in.push_back(sim.replica(static_cast<std::int32_t>(i)).handed_in);
+    o.global_fetch.push_back(sim.replica(static_cast<std::int32_t>(i)).global_fetch);
+    o.prefix.push_back(allocators[i]->stats().prefix);
     o.invariant_checks += checkers[i]->checks();
   }
   return o;

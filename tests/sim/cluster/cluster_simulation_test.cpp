@@ -1,7 +1,10 @@
 // Randomized multi-replica runs: every replica's scheduler and allocator invariants hold
 // after every one of its iterations, under every router, on heterogeneous replicas (pool
-// sizes, block sizes without a prefix cache, iteration times); every request is routed
-// once and finishes; the same seed gives byte-identical iterations and requests.
+// sizes, block sizes without a prefix cache, iteration times), with and without a global
+// cache (peers, shared pool: fetched blocks become the fetching replica's cached blocks, so
+// its allocator's identities account for them; the shared pool's are checked after every
+// iteration too); every request is routed once and finishes; the same seed gives
+// byte-identical iterations and requests.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -46,10 +49,25 @@ std::vector<ReplicaShape> heterogeneous(bool prefix_cache) {
   return shapes;
 }
 
+// With prefix caches, seeds cycle through: local caches only, a global cache of peers, a
+// shared pool of 24 blocks (a third of what the trace's prefixes need).
+GlobalCacheSettings global_cache_of(std::uint64_t seed, bool cached) {
+  GlobalCacheSettings g;
+  if (!cached || seed % 3 == 0) return g;
+  g.enabled = true;
+  g.source = seed % 3 == 1 ? GlobalCacheSource::kPeers : GlobalCacheSource::kSharedPool;
+  g.kv_bytes_per_token = 1000;
+  g.bytes_per_s = 64000;
+  g.latency_s = 0.01;
+  g.pool_blocks = 24;
+  return g;
+}
+
 class ClusterRandomized : public ::testing::TestWithParam<RouterKind> {};
 
 TEST_P(ClusterRandomized, InvariantsAfterEveryIterationAndEveryRequestFinishes) {
   std::int64_t preemptions = 0;  // the pools are small enough that some replica preempts
+  std::int64_t fetched = 0, pool_checks = 0;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     RouterSettings rs;
     rs.kind = GetParam();
@@ -57,7 +75,24 @@ TEST_P(ClusterRandomized, InvariantsAfterEveryIterationAndEveryRequestFinishes) 
     rs.balance_abs_threshold = 2;  // let the guard fire now and then
     const bool cached = GetParam() == RouterKind::kPrefixAware || seed % 2 == 0;
     const int n = 150;
-    const ClusterOutcome o = simulate_cluster(random_trace(seed, n), heterogeneous(cached), rs, cached ? 4 : 0);
+    const GlobalCacheSettings global = global_cache_of(seed, cached);
+    const ClusterOutcome o =
+        simulate_cluster(random_trace(seed, n), heterogeneous(cached), rs, cached ? 4 : 0, {}, {}, global);
+    pool_checks += o.pool_checks;
+    for (std::size_t i = 0; i < o.global_fetch.size(); ++i) {
+      const GlobalFetchCounters& f = o.global_fetch[i];
+      fetched += f.blocks;
+      if (!global.enabled) {
+        EXPECT_EQ(f.blocks, 0);
+      }
+      // Fetched hits are a part of the replica's hits; each fetch is priced exactly.
+      EXPECT_LE(f.hit_tokens, o.prefix[i].hit_tokens) << "seed " << seed << " replica " << i;
+      EXPECT_LE(f.hit_tokens + f.readmission_hit_tokens, f.blocks * 4);
+      if (global.enabled) {
+        EXPECT_NEAR(f.seconds, static_cast<double>(f.iterations) * global.latency_s + f.bytes / global.bytes_per_s,
+                    1e-9);
+      }
+    }
     EXPECT_EQ(static_cast<int>(o.placed.size()), n) << "seed " << seed;
     std::int64_t routed = 0;
     for (std::int64_t r : o.routed_requests) routed += r;
@@ -69,12 +104,17 @@ TEST_P(ClusterRandomized, InvariantsAfterEveryIterationAndEveryRequestFinishes) 
       EXPECT_GE(p.finish_s, p.first_token_s);
     }
     // Determinism: the same seed, byte for byte.
-    const ClusterOutcome again = simulate_cluster(random_trace(seed, n), heterogeneous(cached), rs, cached ? 4 : 0);
+    const ClusterOutcome again =
+        simulate_cluster(random_trace(seed, n), heterogeneous(cached), rs, cached ? 4 : 0, {}, {}, global);
     EXPECT_EQ(again.iterations_csv, o.iterations_csv) << "seed " << seed;
     EXPECT_EQ(again.requests_csv, o.requests_csv) << "seed " << seed;
     for (const auto& row : testing::parse_csv(o.iterations_csv)) preemptions += std::stoll(row.at("preemptions"));
   }
   EXPECT_GT(preemptions, 0);
+  if (GetParam() == RouterKind::kPrefixAware) {  // caches on every seed: both sources ran
+    EXPECT_GT(fetched, 0);
+    EXPECT_GT(pool_checks, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryRouter, ClusterRandomized,

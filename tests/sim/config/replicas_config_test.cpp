@@ -210,5 +210,58 @@ TEST(ReplicasConfigErrors, Disaggregated) {
                          6, "replicas.overrides[0].model", {"replica 2 runs model 'opt-66b'", "same model"}));
 }
 
+TEST(ReplicasConfig, GlobalCache) {
+  const ExperimentConfig c = parse(kCached +
+                                   "replicas:\n  count: 4\n  global_cache: {source: shared_pool, bandwidth_gbps: 200, "
+                                   "latency_us: 20, shared_pool_gib: 64}\n");
+  const GlobalCacheConfig& g = c.replicas.global_cache;
+  EXPECT_TRUE(g.enabled);
+  EXPECT_EQ(g.source, GlobalCacheSource::kSharedPool);
+  EXPECT_EQ(g.bandwidth_gbps, 200);
+  EXPECT_EQ(g.latency_us, 20);
+  EXPECT_EQ(g.shared_pool_gib, 64);
+  EXPECT_FALSE(c.replicas.at_default());
+  const YAML::Node y = to_yaml(c)["replicas"]["global_cache"];
+  EXPECT_EQ(y["source"].as<std::string>(), "shared_pool");
+  EXPECT_EQ(y["shared_pool_gib"].as<double>(), 64);
+  // peers is the default source, and writes no pool size (the reader would refuse it).
+  const ExperimentConfig peers = parse(kCached + "replicas: {count: 2, global_cache: {bandwidth_gbps: 100}}\n");
+  EXPECT_EQ(peers.replicas.global_cache.source, GlobalCacheSource::kPeers);
+  const YAML::Node py = to_yaml(peers)["replicas"]["global_cache"];
+  EXPECT_EQ(py["source"].as<std::string>(), "peers");
+  EXPECT_FALSE(py["shared_pool_gib"]);
+  EXPECT_NO_THROW(parse(emit(to_yaml(peers))));
+  EXPECT_NO_THROW(parse(emit(to_yaml(c))));
+  // Without the section: local caches, and nothing written.
+  const ExperimentConfig local = parse(kCached + "replicas: 2\n");
+  EXPECT_FALSE(local.replicas.global_cache.enabled);
+  EXPECT_FALSE(to_yaml(local)["replicas"]["global_cache"]);
+}
+
+TEST(ReplicasConfigErrors, GlobalCache) {
+  const std::string head = kCached + "replicas:\n  count: 3\n  global_cache:\n";
+  EXPECT_TRUE(fails_with(head + "    source: peers\n", 6, "replicas.global_cache", {"expected bandwidth_gbps"}));
+  EXPECT_TRUE(fails_with(head + "    bandwidth_gbps: -1\n", 6, "replicas.global_cache.bandwidth_gbps",
+                         {"> 0", "found -1"}));
+  EXPECT_TRUE(fails_with(head + "    bandwidth_gbps: 10\n    latency_us: -3\n", 7,
+                         "replicas.global_cache.latency_us", {">= 0", "found -3"}));
+  EXPECT_TRUE(fails_with(head + "    bandwidth_gbps: 10\n    source: shared_pool\n", 7,
+                         "replicas.global_cache.source", {"needs shared_pool_gib", "found 0"}));
+  EXPECT_TRUE(fails_with(head + "    bandwidth_gbps: 10\n    source: shared_pool\n    shared_pool_gib: -2\n", 8,
+                         "replicas.global_cache.shared_pool_gib", {"found -2"}));
+  EXPECT_TRUE(fails_with(head + "    bandwidth_gbps: 10\n    shared_pool_gib: 4\n", 7,
+                         "replicas.global_cache.shared_pool_gib", {"source is 'peers'"}));
+  EXPECT_TRUE(fails_with(head + "    bandwidth_gbps: 10\n    source: cloud\n", 7, "replicas.global_cache.source",
+                         {"expected one of", "found 'cloud'"}));
+  EXPECT_TRUE(fails_with(head + "    bandwidth_gbp: 10\n", 6, "replicas.global_cache.bandwidth_gbp", {"unknown key"}));
+  EXPECT_TRUE(fails_with(kCached + "replicas:\n  count: 1\n  global_cache: {bandwidth_gbps: 10}\n", 5,
+                         "replicas.global_cache", {"replicas.count is 1"}));
+  // Fetched blocks land in the replica's paged prefix cache: every serving replica has one.
+  EXPECT_TRUE(fails_with("replicas:\n  count: 2\n  global_cache: {bandwidth_gbps: 10}\n", 3, "replicas.global_cache",
+                         {"replica 0", "prefix_cache: true"}));
+  EXPECT_TRUE(fails_with(head + "    bandwidth_gbps: 10\n  overrides:\n    - {index: 2, allocator: {prefix_cache: false}}\n",
+                         6, "replicas.global_cache", {"replica 2", "prefix_cache: false"}));
+}
+
 }  // namespace
 }  // namespace pagesim::sim

@@ -2,7 +2,7 @@
 // sections and their identities (routed requests and iterations sum to the cluster's,
 // summed memory classes fill the summed pools), iterations.csv's replica column, sweep.csv's
 // slo.* and cluster.* columns, byte-identical reruns, one-replica runs with none of it, and
-// prefix_aware routing over sglang's radix pools.
+// prefix_aware routing over sglang's radix pools, and a global cache end to end.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -211,6 +211,64 @@ TEST_F(ClusterExperimentTest, DisaggregatedHandsEveryMultiTokenRequestToADecodeR
   }
   EXPECT_EQ(multi, transfers);
   EXPECT_GT(transfers, 200);
+}
+
+// A global cache end to end (replicas.global_cache): summary.json's replicas[i].global_cache
+// and cluster.global_cache hold each replica's and the summed fetches, local + remote hit
+// rates make the prefix hit rate, every fetch is priced from the model's KV bytes at the
+// configured link, round robin with peers hits more than without, and the resolved config
+// (which writes the section) runs again to the same bytes.
+TEST_F(ClusterExperimentTest, GlobalCacheFetchesAreCountedPerReplicaAndSummed) {
+  auto yaml = [&](const std::string& global) {
+    return "name: global\n"
+           "seed: 1\n"
+           "workload:\n"
+           "  kind: trace\n"
+           "  trace: {path: '" + kMooncake + "', format: mooncake}\n"
+           "  max_requests: 300\n"
+           "model: llama-3-8b\n"
+           "gpu: h200\n"
+           "max_model_len: off\n"
+           "kv: {slots: 400000}\n"
+           "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n"
+           "scheduler: {kind: vllm, max_num_batched_tokens: 131072}\n"
+           "cost: {kind: roofline}\n"
+           "replicas:\n  count: 3\n  router: round_robin\n" + global;
+  };
+  run_experiment_file(write("local.yaml", yaml("")), {}, dir_ / "local");
+  run_experiment_file(write("g.yaml", yaml("  global_cache: {bandwidth_gbps: 100, latency_us: 10}\n")), {}, dir_ / "g");
+  const auto local = nlohmann::json::parse(read_file(dir_ / "local/summary.json"));
+  const auto j = nlohmann::json::parse(read_file(dir_ / "g/summary.json"));
+  EXPECT_FALSE(local["cluster"].contains("global_cache"));
+  EXPECT_FALSE(local["replicas"][0].contains("global_cache"));
+  const auto& c = j["cluster"]["global_cache"];
+  std::int64_t blocks = 0, remote = 0, fetch_iterations = 0;
+  double seconds = 0;
+  for (const auto& r : j["replicas"]) {
+    const auto& g = r["global_cache"];
+    blocks += g["fetched_blocks"].get<std::int64_t>();
+    remote += g["remote_hit_tokens"].get<std::int64_t>();
+    fetch_iterations += g["fetch_iterations"].get<std::int64_t>();
+    seconds += g["fetch_s"].get<double>();
+    EXPECT_EQ(g["local_hit_tokens"].get<std::int64_t>() + g["remote_hit_tokens"].get<std::int64_t>(),
+              r["prefix_cache"]["hit_tokens"].get<std::int64_t>());
+  }
+  EXPECT_GT(blocks, 0);
+  EXPECT_EQ(c["fetched_blocks"], blocks);
+  EXPECT_EQ(c["remote_hit_tokens"], remote);
+  EXPECT_NEAR(c["local_hit_rate"].get<double>() + c["remote_hit_rate"].get<double>(), j["prefix_hit_rate"].get<double>(),
+              1e-12);
+  // Llama-3-8B: 2 (K, V) x 32 layers x 8 KV heads x 128 x 2 bytes = 131,072 bytes per token.
+  EXPECT_DOUBLE_EQ(c["fetched_bytes"].get<double>(), static_cast<double>(blocks) * 16 * 131072);
+  EXPECT_NEAR(seconds, static_cast<double>(fetch_iterations) * 10e-6 + c["fetched_bytes"].get<double>() / (100e9 / 8),
+              1e-9);
+  EXPECT_GT(j["prefix_hit_rate"].get<double>(), local["prefix_hit_rate"].get<double>());
+  // The resolved config holds the section and runs again to the same results.
+  const std::string resolved = read_file(dir_ / "g/config.resolved.yaml");
+  EXPECT_NE(resolved.find("global_cache"), std::string::npos);
+  EXPECT_EQ(read_file(dir_ / "local/config.resolved.yaml").find("global_cache"), std::string::npos);
+  run_experiment_file((dir_ / "g/config.resolved.yaml").string(), {}, dir_ / "again");
+  EXPECT_EQ(read_file(dir_ / "g/requests.csv"), read_file(dir_ / "again/requests.csv"));
 }
 
 }  // namespace
