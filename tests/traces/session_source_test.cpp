@@ -67,7 +67,9 @@ TEST(SessionSource, EachTurnExtendsThePreviousPromptAndOutput) {
     const std::size_t full = static_cast<std::size_t>(r[static_cast<std::size_t>(k)].prompt_tokens / 16);
     EXPECT_TRUE(is_prefix(a, b, full)) << k;
     ASSERT_EQ(a.size(), full + (prompts[k] % 16 != 0 ? 1 : 0)) << k;
-    if (full < a.size()) EXPECT_NE(a[full], b[full]) << k;
+    if (full < a.size()) {
+      EXPECT_NE(a[full], b[full]) << k;
+    }
   }
   // Two sessions share the system prompt's 4 full blocks (64 tokens) and nothing after.
   EXPECT_TRUE(is_prefix(r[0].hash_ids, r[4].hash_ids, 4));
