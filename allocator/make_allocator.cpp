@@ -63,8 +63,13 @@ std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
       s.max_chunk_blocks = spec.max_chunk_blocks;
       return std::make_unique<ContiguousAllocator>(s);
     }
+    case AllocatorKind::kUniform:
+    case AllocatorKind::kHybrid:
+    case AllocatorKind::kJenga:
+      throw AllocatorError("allocator kind '" + std::string(to_string(spec.kind)) +
+                           "': the heterogeneous allocators are not in this build yet");
   }
-  throw AllocatorError("allocator kind: not one of paged, contiguous, radix");  // unreachable: every kind is handled
+  throw AllocatorError("allocator kind: not one of paged, contiguous, radix, uniform, hybrid, jenga");  // unreachable: every kind is handled
 }
 
 }  // namespace pagesim::alloc

@@ -12,6 +12,7 @@
 #include "allocator/contiguous/placement.h"
 #include "allocator/contiguous/reservation_policy.h"
 #include "allocator/kv_allocator.h"
+#include "allocator/layer_group.h"
 #include "allocator/paged/eviction_policy.h"
 #include "allocator/tier/tier_settings.h"
 
@@ -21,16 +22,24 @@ enum class AllocatorKind {
   kPaged,       // fixed-size blocks, block tables, copy-on-write, optional prefix cache
   kContiguous,  // one reserved range per request (the vLLM paper's Orca baselines)
   kRadix,       // SGLang's radix-tree prefix cache over pages of block_size tokens
+  // Heterogeneous models (allocator/layer_group.h; allocator/hetero/): sized by pool_bytes
+  // and layer_groups, not capacity_slots.
+  kUniform,     // paged, every layer treated as full attention: the waste baseline
+  kHybrid,      // vLLM v1's hybrid KV cache manager: a block table per KV cache group
+  kJenga,       // Jenga's two-level allocator: LCM-sized large pages carved per layer type
 };
 
 // The names configs write (a std::array of pairs, the form of every name table).
-inline constexpr std::array<std::pair<AllocatorKind, std::string_view>, 3> kAllocatorKindNames = {{
+inline constexpr std::array<std::pair<AllocatorKind, std::string_view>, 6> kAllocatorKindNames = {{
     {AllocatorKind::kPaged, "paged"},
     {AllocatorKind::kContiguous, "contiguous"},
     {AllocatorKind::kRadix, "radix"},
+    {AllocatorKind::kUniform, "uniform"},
+    {AllocatorKind::kHybrid, "hybrid"},
+    {AllocatorKind::kJenga, "jenga"},
 }};
 
-// "paged", "contiguous", "radix"; "?" for a value outside the enum.
+// "paged", "contiguous", "radix", "uniform", "hybrid", "jenga"; "?" for a value outside the enum.
 constexpr std::string_view to_string(AllocatorKind kind) {
   for (const auto& [k, name] : kAllocatorKindNames)
     if (k == kind) return name;
@@ -53,10 +62,17 @@ struct AllocatorSpec {
   PlacementKind placement = PlacementKind::kBuddy;  // contiguous: where a range goes
   std::int64_t max_seq_len = 2048;    // contiguous: reservation cap, tokens
   std::int64_t max_chunk_blocks = 128;  // contiguous buddy: largest chunk, blocks
+  // uniform, hybrid, jenga (allocator/hetero/): the model's layer groups and the KV pool in
+  // bytes (per GPU). capacity_slots is ignored: these pools are sized in bytes because a
+  // token's KV differs between layer groups; block_size, prefix_cache and eviction apply.
+  LayerGroups layer_groups;
+  std::int64_t pool_bytes = 0;
 
   // Whether the pool reuses prompt prefixes across requests: a paged pool with its prefix
   // cache on, or the radix pool (its tree is the cache).
-  bool caches_prefixes() const { return kind == AllocatorKind::kRadix || (kind == AllocatorKind::kPaged && prefix_cache); }
+  bool caches_prefixes() const {
+    return kind == AllocatorKind::kRadix || (kind != AllocatorKind::kContiguous && prefix_cache);
+  }
 };
 
 class PagedAllocator;

@@ -15,11 +15,14 @@ namespace pagesim::alloc {
 namespace {
 
 TEST(MakeAllocator, KindNames) {
-  ASSERT_EQ(kAllocatorKindNames.size(), 3u);
+  ASSERT_EQ(kAllocatorKindNames.size(), 6u);
   EXPECT_EQ(to_string(AllocatorKind::kPaged), "paged");
   EXPECT_EQ(to_string(AllocatorKind::kContiguous), "contiguous");
   EXPECT_EQ(to_string(AllocatorKind::kRadix), "radix");
-  EXPECT_EQ(to_string(static_cast<AllocatorKind>(5)), "?");
+  EXPECT_EQ(to_string(AllocatorKind::kUniform), "uniform");
+  EXPECT_EQ(to_string(AllocatorKind::kHybrid), "hybrid");
+  EXPECT_EQ(to_string(AllocatorKind::kJenga), "jenga");
+  EXPECT_EQ(to_string(static_cast<AllocatorKind>(9)), "?");
   for (const auto& [kind, name] : kAllocatorKindNames) EXPECT_EQ(to_string(kind), name);
 }
 
