@@ -77,6 +77,7 @@ struct AllocatorSpec {
 
 class PagedAllocator;
 class RadixAllocator;
+class GroupedKvAllocator;
 
 std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec);
 // The paged pool `spec` describes, for callers that drive its own operations (swapping,
@@ -85,5 +86,10 @@ std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec);
 // The radix-tree pool `spec` describes (pages of spec.block_size tokens), for the sglang
 // scheduler. REQUIRES: spec.kind == kRadix (else AllocatorError).
 std::unique_ptr<RadixAllocator> make_radix_allocator(const AllocatorSpec& spec);
+// The heterogeneous pool `spec` describes (uniform, hybrid or jenga layout of
+// spec.layer_groups over spec.pool_bytes; allocator/hetero/), for callers that read its
+// layout or per-table block tables. REQUIRES: one of those kinds (else AllocatorError); the
+// layout builders throw AllocatorError for groups or sizes they refuse.
+std::unique_ptr<GroupedKvAllocator> make_grouped_allocator(const AllocatorSpec& spec);
 
 }  // namespace pagesim::alloc
