@@ -65,7 +65,7 @@ struct AdmitRequest {
   // Encoder tokens the request carries (an image's or audio clip's tokens): the keys of a
   // model's cross-attention layers (LayerGroupKind::kCrossAttention), held from admission to
   // free and never grown. 0: none (a text-only request, or a model without cross-attention).
-  // Allocators of single-group models ignore it.
+  // Allocators without cross-attention layers (every single-group one) ignore it.
   std::int64_t encoder_tokens = 0;
 
   std::int64_t tokens_at_admission() const { return prompt_tokens + generated_tokens; }

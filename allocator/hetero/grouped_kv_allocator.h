@@ -15,7 +15,8 @@
 // its whole length in every table.
 //
 // Prefix caching (prefix_cache): a full prompt page of a kTokens table is cached under
-// (table, hash of its block); a hit of k blocks needs, in every kTokens table, the pages a
+// (table, hash of its block) (vLLM keys its cached blocks by BlockHashWithGroupId,
+// vllm/v1/core/kv_cache_utils.py; Jenga caches per layer type alike); a hit of k blocks needs, in every kTokens table, the pages a
 // query at position k*B attends: all k in a kFull table, the last ceil((W-1)/B) for a
 // sliding window (vLLM SlidingWindowManager.find_longest_cache_hit), those of the current
 // chunk for chunked-local (ChunkedLocalAttentionManager), and the longest such k wins
@@ -29,7 +30,9 @@
 // Units (kv_layout.h): capacity_slots() and max_group_slots() in full-attention token
 // equivalents (layout().token_bytes each); breakdown() in bytes, classes partitioning
 // capacity_bytes(). A slot of a page shared by sequences of different lengths counts as
-// token_states while any of them still attends it.
+// token_states while any of them still attends it. Unlike the single-group allocators,
+// breakdown() is not O(1): it scans every table entry of every sequence (that sharing rule
+// has no cheap incremental form), O(Σ table entries) with no allocation after the first call.
 //
 // Invariants (validate):
 //   ref_count(p) == references from block tables; the pool's own identities

@@ -19,6 +19,13 @@
 // large pages (EvictionPolicy over large pages), whose cached pages are all forgotten. With
 // one page per large page the first and third steps find nothing, and the policy over large
 // pages is the paged allocator's policy over blocks.
+// What is pagesim's own reading: Jenga's paper (its abstract: "a two-level memory allocator,
+// leveraging the least common multiple (LCM) of embedding sizes", a "prefix-subset evictor")
+// evicts so that what stays cached is usable as a prefix by every layer type; here eviction
+// stays inside a table while it has evictable pages in its own large pages and otherwise
+// frees whole large pages, least recently used first, and the hit rule (GroupedKvAllocator)
+// makes a prefix count only when every table holds its part. The paper's section-level
+// details were not available to check this against.
 // plan() tells whether a batch of takes can succeed and whether it can without eviction;
 // GroupedKvAllocator asks it before every change, so a failed admit or append changes nothing.
 //
