@@ -198,6 +198,41 @@ TEST(GroupedKvAllocator, UniformAttributesItsWasteToTheLayerClasses) {
   a.validate();
 }
 
+// The waste vLLM's hybrid-allocator RFC (vllm-project/vllm#11382) gives for a uniform
+// allocator, from the layer patterns alone (one byte per layer and token; sizes cancel):
+// Gemma 2, half its layers a 4096-token window, at 8192 tokens: 25%; Ministral, three of four
+// layers a 32768-token window, at 131072 tokens: 56.25%. The hybrid layout holds only the
+// window's pages, so it allocates the rest of the uniform pool's bytes less.
+TEST(GroupedKvAllocator, UniformWasteMatchesTheHybridAllocatorRfc) {
+  struct Case {
+    LayerGroups groups;
+    std::int64_t tokens;
+    double waste;
+  };
+  const std::vector<Case> cases = {
+      {{group(LayerGroupKind::kSlidingWindow, 21, 1, 4096), group(LayerGroupKind::kFull, 21, 1)}, 8192, 0.25},
+      {{group(LayerGroupKind::kSlidingWindow, 27, 1, 32768), group(LayerGroupKind::kFull, 9, 1)}, 131072, 0.5625},
+  };
+  for (const Case& c : cases) {
+    std::int64_t layers = 0;
+    for (const LayerGroup& g : c.groups) layers += g.layers;
+    const std::int64_t pool = c.tokens * layers;  // exactly one sequence's uniform pages
+    auto uniform = make(c.groups, uniform_layout, pool, 16);
+    ASSERT_TRUE(uniform.admit(request(1, c.tokens)).admitted);
+    const MemoryBreakdown u = uniform.breakdown();
+    EXPECT_EQ(u.free, 0);
+    EXPECT_NEAR(static_cast<double>(u.out_of_window) / static_cast<double>(u.allocated()), c.waste, 1e-4);
+    auto hybrid = make(c.groups, hybrid_layout, pool, 16);
+    ASSERT_TRUE(hybrid.admit(request(1, c.tokens)).admitted);
+    const MemoryBreakdown h = hybrid.breakdown();
+    // A query at n sees n - W + 1 .. n: of the window's first page (tokens n - W ..), one is out.
+    EXPECT_EQ(h.out_of_window, 1 * c.groups[0].layers);
+    EXPECT_NEAR(static_cast<double>(h.allocated()) / static_cast<double>(u.allocated()), 1.0 - c.waste, 1e-3);
+    uniform.validate();
+    hybrid.validate();
+  }
+}
+
 TEST(GroupedKvAllocator, ForkCopiesRecurrentStateAndFailsWithoutRoom) {
   const LayerGroups g = {group(LayerGroupKind::kFull, 1, 8),
                          {.kind = LayerGroupKind::kRecurrent, .layers = 1, .state_bytes = 32}};
