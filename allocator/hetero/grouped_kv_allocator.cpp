@@ -39,7 +39,13 @@ GroupedKvAllocator::GroupedKvAllocator(LayerGroups groups, KvLayout layout, bool
   if (eviction == EvictionKind::kLruProtectWaiting)
     throw AllocatorError(layout_.policy + " allocator: eviction lru_protect_waiting is not supported (no waiting-queue "
                          "bookkeeping); use lru, fifo or lfu");
-  for (const TableGroup& t : layout_.tables) has_state_ = has_state_ || t.kind == TableKind::kState;
+  for (const TableGroup& t : layout_.tables) {
+    has_state_ = has_state_ || t.kind == TableKind::kState;
+    for (const TablePart& part : t.parts)
+      if (part.group < 0 || static_cast<std::size_t>(part.group) >= groups_.size())
+        throw AllocatorError(layout_.policy + " allocator: the layout names layer group " + std::to_string(part.group) +
+                             " of " + std::to_string(groups_.size()) + "; build it from the same groups");
+  }
 }
 
 std::string GroupedKvAllocator::name() const {
