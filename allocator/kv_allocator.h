@@ -63,6 +63,11 @@ struct AdmitRequest {
   // hit, so a prompt of exactly k full blocks recomputes its whole last block. False: every
   // matching block is held and all but the last token are served from it.
   bool whole_block_hits = false;
+  // Encoder tokens the request carries (an image's or audio clip's tokens): the keys of a
+  // model's cross-attention layers (LayerGroupKind::kCrossAttention), held from admission to
+  // free and never grown. 0: none (a text-only request, or a model without cross-attention).
+  // Allocators without cross-attention layers (every single-group one) ignore it.
+  std::int64_t encoder_tokens = 0;
 
   std::int64_t tokens_at_admission() const { return prompt_tokens + generated_tokens; }
   std::int64_t final_tokens() const { return prompt_tokens + output_tokens; }

@@ -6,6 +6,8 @@
 
 #include "allocator/allocator_error.h"
 #include "allocator/contiguous/contiguous_allocator.h"
+#include "allocator/hetero/grouped_kv_allocator.h"
+#include "allocator/hetero/kv_layout.h"
 #include "allocator/paged/paged_allocator.h"
 #include "allocator/radix/radix_allocator.h"
 
@@ -48,6 +50,21 @@ std::unique_ptr<RadixAllocator> make_radix_allocator(const AllocatorSpec& spec) 
   return std::make_unique<RadixAllocator>(s);
 }
 
+std::unique_ptr<GroupedKvAllocator> make_grouped_allocator(const AllocatorSpec& spec) {
+  check_block_size_fits(spec);
+  const auto bs = static_cast<std::int32_t>(spec.block_size);
+  KvLayout layout;
+  switch (spec.kind) {
+    case AllocatorKind::kUniform: layout = uniform_layout(spec.layer_groups, spec.pool_bytes, bs); break;
+    case AllocatorKind::kHybrid: layout = hybrid_layout(spec.layer_groups, spec.pool_bytes, bs); break;
+    case AllocatorKind::kJenga: layout = jenga_layout(spec.layer_groups, spec.pool_bytes, bs); break;
+    default:
+      throw AllocatorError("allocator kind: expected uniform, hybrid or jenga, got '" +
+                           std::string(to_string(spec.kind)) + "'");
+  }
+  return std::make_unique<GroupedKvAllocator>(spec.layer_groups, std::move(layout), spec.prefix_cache, spec.eviction);
+}
+
 std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
   switch (spec.kind) {
     case AllocatorKind::kPaged: return make_paged_allocator(spec);
@@ -63,9 +80,18 @@ std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
       s.max_chunk_blocks = spec.max_chunk_blocks;
       return std::make_unique<ContiguousAllocator>(s);
     }
-    case AllocatorKind::kVattention: return std::make_unique<VattentionAllocator>(spec.vattention);
+    case AllocatorKind::kUniform:
+    case AllocatorKind::kHybrid:
+    case AllocatorKind::kJenga: return make_grouped_allocator(spec);
+    case AllocatorKind::kVattention: {
+      VattentionSettings s = spec.vattention;
+      s.groups = spec.layer_groups;
+      s.pool_bytes = spec.pool_bytes;
+      s.max_seq_len = spec.max_seq_len;
+      return std::make_unique<VattentionAllocator>(s);
+    }
   }
-  throw AllocatorError("allocator kind: not one of paged, contiguous, radix, vattention");  // unreachable: every kind is handled
+  throw AllocatorError("allocator kind: not one of paged, contiguous, radix, uniform, hybrid, jenga, vattention");  // unreachable: every kind is handled
 }
 
 }  // namespace pagesim::alloc

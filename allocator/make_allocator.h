@@ -12,6 +12,7 @@
 #include "allocator/contiguous/placement.h"
 #include "allocator/contiguous/reservation_policy.h"
 #include "allocator/kv_allocator.h"
+#include "allocator/layer_group.h"
 #include "allocator/paged/eviction_policy.h"
 #include "allocator/tier/tier_settings.h"
 #include "allocator/vattention/vattention_allocator.h"
@@ -22,18 +23,27 @@ enum class AllocatorKind {
   kPaged,       // fixed-size blocks, block tables, copy-on-write, optional prefix cache
   kContiguous,  // one reserved range per request (the vLLM paper's Orca baselines)
   kRadix,       // SGLang's radix-tree prefix cache over pages of block_size tokens
+  // Heterogeneous models (allocator/layer_group.h; allocator/hetero/): sized by pool_bytes
+  // and layer_groups, not capacity_slots.
+  kUniform,     // paged, every layer treated as full attention: the waste baseline
+  kHybrid,      // vLLM v1's hybrid KV cache manager: a block table per KV cache group
+  kJenga,       // Jenga's two-level allocator: LCM-sized large pages carved per layer type
   kVattention,  // vAttention: virtually contiguous KV per request, pages mapped on demand
 };
 
 // The names configs write (a std::array of pairs, the form of every name table).
-inline constexpr std::array<std::pair<AllocatorKind, std::string_view>, 4> kAllocatorKindNames = {{
+inline constexpr std::array<std::pair<AllocatorKind, std::string_view>, 7> kAllocatorKindNames = {{
     {AllocatorKind::kPaged, "paged"},
     {AllocatorKind::kContiguous, "contiguous"},
     {AllocatorKind::kRadix, "radix"},
+    {AllocatorKind::kUniform, "uniform"},
+    {AllocatorKind::kHybrid, "hybrid"},
+    {AllocatorKind::kJenga, "jenga"},
     {AllocatorKind::kVattention, "vattention"},
 }};
 
-// "paged", "contiguous", "radix", "vattention"; "?" for a value outside the enum.
+// "paged", "contiguous", "radix", "uniform", "hybrid", "jenga", "vattention";
+// "?" for a value outside the enum.
 constexpr std::string_view to_string(AllocatorKind kind) {
   for (const auto& [k, name] : kAllocatorKindNames)
     if (k == kind) return name;
@@ -48,6 +58,13 @@ constexpr std::string_view describe(AllocatorKind kind) {
     case AllocatorKind::kContiguous:
       return "one reserved range per request, by reservation and placement policy (the vLLM paper's Orca)";
     case AllocatorKind::kRadix: return "radix-tree prefix cache over pages of block_size tokens (SGLang)";
+    case AllocatorKind::kUniform:
+      return "layer-group models: paged, every layer charged as full attention (the waste baseline)";
+    case AllocatorKind::kHybrid:
+      return "layer-group models: a block table per KV cache group over one page pool (vLLM v1 hybrid manager)";
+    case AllocatorKind::kJenga: return "layer-group models: LCM-sized large pages carved per layer type (Jenga)";
+    case AllocatorKind::kVattention:
+      return "layer-group models: virtually contiguous KV per request, pages mapped on demand (vAttention)";
   }
   return "?";
 }
@@ -68,17 +85,26 @@ struct AllocatorSpec {
   PlacementKind placement = PlacementKind::kBuddy;  // contiguous: where a range goes
   std::int64_t max_seq_len = 2048;    // contiguous: reservation cap, tokens
   std::int64_t max_chunk_blocks = 128;  // contiguous buddy: largest chunk, blocks
-  // vattention: every setting of its own (layer groups, pool bytes, page size, slots, row
-  // length); the fields above do not apply, and its capacity and breakdown are in bytes.
+  // uniform, hybrid, jenga (allocator/hetero/), vattention: the model's layer groups and the KV pool in
+  // bytes (per GPU). capacity_slots is ignored: these pools are sized in bytes because a
+  // token's KV differs between layer groups; block_size, prefix_cache and eviction apply.
+  LayerGroups layer_groups;
+  std::int64_t pool_bytes = 0;
+  // vattention: its own settings (page size, request slots, deferred reclamation); its layer
+  // groups, pool and row length are layer_groups, pool_bytes and max_seq_len above.
   VattentionSettings vattention;
 
-  // Whether the pool reuses prompt prefixes across requests: a paged pool with its prefix
-  // cache on, or the radix pool (its tree is the cache).
-  bool caches_prefixes() const { return kind == AllocatorKind::kRadix || (kind == AllocatorKind::kPaged && prefix_cache); }
+  // Whether the pool reuses prompt prefixes across requests: a paged or grouped pool with its
+  // prefix cache on, or the radix pool (its tree is the cache).
+  bool caches_prefixes() const {
+    return kind == AllocatorKind::kRadix ||
+           (kind != AllocatorKind::kContiguous && kind != AllocatorKind::kVattention && prefix_cache);
+  }
 };
 
 class PagedAllocator;
 class RadixAllocator;
+class GroupedKvAllocator;
 
 std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec);
 // The paged pool `spec` describes, for callers that drive its own operations (swapping,
@@ -87,5 +113,10 @@ std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec);
 // The radix-tree pool `spec` describes (pages of spec.block_size tokens), for the sglang
 // scheduler. REQUIRES: spec.kind == kRadix (else AllocatorError).
 std::unique_ptr<RadixAllocator> make_radix_allocator(const AllocatorSpec& spec);
+// The heterogeneous pool `spec` describes (uniform, hybrid or jenga layout of
+// spec.layer_groups over spec.pool_bytes; allocator/hetero/), for callers that read its
+// layout or per-table block tables. REQUIRES: one of those kinds (else AllocatorError); the
+// layout builders throw AllocatorError for groups or sizes they refuse.
+std::unique_ptr<GroupedKvAllocator> make_grouped_allocator(const AllocatorSpec& spec);
 
 }  // namespace pagesim::alloc

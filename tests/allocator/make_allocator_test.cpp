@@ -15,10 +15,13 @@ namespace pagesim::alloc {
 namespace {
 
 TEST(MakeAllocator, KindNames) {
-  ASSERT_EQ(kAllocatorKindNames.size(), 4u);
+  ASSERT_EQ(kAllocatorKindNames.size(), 7u);
   EXPECT_EQ(to_string(AllocatorKind::kPaged), "paged");
   EXPECT_EQ(to_string(AllocatorKind::kContiguous), "contiguous");
   EXPECT_EQ(to_string(AllocatorKind::kRadix), "radix");
+  EXPECT_EQ(to_string(AllocatorKind::kUniform), "uniform");
+  EXPECT_EQ(to_string(AllocatorKind::kHybrid), "hybrid");
+  EXPECT_EQ(to_string(AllocatorKind::kJenga), "jenga");
   EXPECT_EQ(to_string(AllocatorKind::kVattention), "vattention");
   EXPECT_EQ(to_string(static_cast<AllocatorKind>(99)), "?");
   for (const auto& [kind, name] : kAllocatorKindNames) EXPECT_EQ(to_string(kind), name);
@@ -40,12 +43,17 @@ TEST(MakeAllocator, BuildsTheKindItIsGiven) {
   EXPECT_THROW(make_radix_allocator(spec), AllocatorError);
 }
 
-TEST(MakeAllocator, BuildsVattentionFromItsOwnSettings) {
+// Its layer groups, pool and row length come from the spec's shared fields (those in
+// spec.vattention are overwritten), its page size and slots from spec.vattention.
+TEST(MakeAllocator, BuildsVattentionFromTheSpec) {
   AllocatorSpec spec;
   spec.kind = AllocatorKind::kVattention;
   EXPECT_THROW((void)make_allocator(spec), AllocatorError);  // no layer group given
   spec.vattention.groups = {LayerGroup{.kind = LayerGroupKind::kFull, .layers = 2, .kv_bytes_per_token = 4096}};
   spec.vattention.pool_bytes = 10 * vattention_pages::k64KiB;
+  EXPECT_THROW((void)make_allocator(spec), AllocatorError);  // still none: the spec's are used
+  spec.layer_groups = spec.vattention.groups;
+  spec.pool_bytes = spec.vattention.pool_bytes;
   spec.vattention.page_bytes = vattention_pages::k64KiB;
   const auto a = make_allocator(spec);
   ASSERT_NE(dynamic_cast<VattentionAllocator*>(a.get()), nullptr);
