@@ -1,5 +1,6 @@
 // pagesim: the command-line front end.
 //   pagesim run EXP.yaml [--out DIR] [--set key.path=value]... [-j N] [--overwrite | --resume]
+//                        [--ray [ADDRESS]]  (Ray: execs the Python package, ray_handoff.h)
 //   pagesim trace stats FILE [--format F] [--json]
 //   pagesim trace gen EXP.yaml --out FILE [--set key.path=value]...
 //   pagesim trace cache-curve FILE [--out CSV] [--capacity T,...] [--policy P,...] [--block-size B]
@@ -24,6 +25,7 @@
 #include "sim/cli/command_line.h"
 #include "sim/cli/cuda_handoff.h"
 #include "sim/cli/interrupt_watcher.h"
+#include "sim/cli/ray_handoff.h"
 #include "sim/analysis/cache_curve.h"
 #include "sim/cli/summary_table.h"
 #include "sim/config/config_error.h"
@@ -71,6 +73,10 @@ int cmd_run(const sim::cli::CommandLine& cl) {
   const sim::ExistingResults existing = cl.overwrite ? sim::ExistingResults::kOverwrite
                                         : cl.resume  ? sim::ExistingResults::kResume
                                                      : sim::ExistingResults::kRefuse;
+  if (cl.ray) {  // on success this never returns
+    std::cerr << "pagesim: error: " << sim::cli::exec_ray_sweep(cl, out) << "\n";
+    return 1;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const sim::cli::InterruptWatcher watcher;  // before any other thread starts
   std::vector<sim::PointResult> results;
@@ -225,6 +231,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;      // CLI11's own codes (105, 106, ...) are not ours
   }
   sim::cli::finish_parse(cl, argc, argv);
+  cl.ray = run->count("--ray") > 0;
   try {
     if (*run) return cmd_run(cl);
     if (*trace.stats) return cmd_trace_stats(cl.file, cl.format, cl.json);
