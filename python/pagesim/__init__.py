@@ -21,7 +21,15 @@ import pkgutil
 # every "pagesim" folder on sys.path. An installed package has both in one folder.
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-from ._core import (  # noqa: E402 - after __path__ is complete
+try:
+    from . import _core  # noqa: E402 - after __path__ is complete
+except ModuleNotFoundError as e:  # pragma: no cover - a checkout without a build
+    raise ImportError(
+        "pagesim's compiled module pagesim._core was not found: build it (README command 2, bash .ci/test, "
+        "builds build/python) and put build/python on PYTHONPATH (bash .ci/python and the project's .venv "
+        "do), or pip install ."
+    ) from e
+from ._core import (
     ConfigError,
     CostModelError,
     ExistingResultsError,

@@ -42,7 +42,7 @@ def results_of(experiment: Any, out: Path, point_warnings: list[list[str]], keep
     if not experiment.swept:
         return RunResult(out, warnings=point_warnings[0], keep_alive=keep_alive)
     points = [RunResult(out / experiment.folder(i), experiment.label(i), _assignments(experiment, i),
-                        point_warnings[i]) for i in range(len(experiment))]
+                        point_warnings[i], keep_alive) for i in range(len(experiment))]
     return SweepResult(out, points, keep_alive=keep_alive)
 
 

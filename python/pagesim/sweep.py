@@ -86,7 +86,11 @@ def _run_threads(experiment: Any, out: Path, todo: list[int], folders: list[str]
 
 def _run_ray(source: _experiment.ExperimentSource, out: Path, todo: list[int], folders: list[str],
              address: Optional[str], finished: Callable[[int, list[str]], None]) -> None:
-    import ray
+    try:
+        import ray
+    except ImportError as e:
+        raise ImportError(f"executor='ray' needs the ray package, which {sys.executable} does not have: pip install "
+                          "ray (the project's .venv has it: bash .ci/venv)") from e
 
     from . import _ray
 

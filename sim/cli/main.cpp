@@ -73,8 +73,9 @@ int cmd_run(const sim::cli::CommandLine& cl) {
   const sim::ExistingResults existing = cl.overwrite ? sim::ExistingResults::kOverwrite
                                         : cl.resume  ? sim::ExistingResults::kResume
                                                      : sim::ExistingResults::kRefuse;
-  if (cl.ray) {  // on success this never returns
-    std::cerr << "pagesim: error: " << sim::cli::exec_ray_sweep(cl, out) << "\n";
+  if (cl.ray) {
+    const std::string why = sim::cli::exec_ray_sweep(cl, out);  // on success this never returns
+    std::cerr << "pagesim: error: " << why << "\n";
     return 1;
   }
   const auto t0 = std::chrono::steady_clock::now();
