@@ -18,8 +18,9 @@ Executors:
              writes; the nodes need pagesim installed, and the experiment's relative paths
              (traces) resolve against the driver's working directory when that exists on
              the node (a shared file system), else the node's.
-After a failed point no new point starts; the failure of the lowest-numbered failed point
-is raised once the running ones are done, and the finished points stay for a resume.
+After point i fails, the points after it that have not started are cancelled (those before
+it run), so the failure raised, once the running points are done, is always that of the
+lowest-numbered failing point, whatever the executor; finished points stay for a resume.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ def _run_threads(experiment: Any, out: Path, todo: list[int], folders: list[str]
                 continue
             except BaseException as e:  # noqa: BLE001 - re-raised below, lowest point first
                 errors[i] = e
-                for f in futures:
-                    f.cancel()
+                for f, j in futures.items():
+                    if j > i:
+                        f.cancel()  # if not started
                 continue
             finished(i, point_warnings)
     if errors:
@@ -106,14 +108,15 @@ def _run_ray(source: _experiment.ExperimentSource, out: Path, todo: list[int], f
         i = pending.pop(ready[0])
         try:
             point_warnings, files = ray.get(ready[0])
+        except ray.exceptions.TaskCancelledError:
+            continue  # cancelled below, after another point failed
         except BaseException as e:  # noqa: BLE001 - re-raised below, lowest point first
             errors[i] = _ray.unwrap(e)
-            for ref in pending:
-                ray.cancel(ref)
+            for ref, j in pending.items():
+                if j > i:
+                    ray.cancel(ref)
             continue
-        if errors:
-            continue  # a point failed: the rest is cancelled; finished ones would still be kept
-        _core.write_point_files(str(out / folders[i]), files)
+        _core.write_point_files(str(out / folders[i]), files)  # finished: kept for a resume
         finished(i, point_warnings)
     if errors:
         raise errors[min(errors)]

@@ -38,9 +38,13 @@ def test_ray_sweep_equals_local_cli_sweep(local_ray, repo_cwd, small_sweep_file,
 def test_ray_task_errors_are_the_clis(local_ray, repo_cwd, small_sweep_file, tmp_path):
     # A point that fails while it runs (not while it is built): the simulation's error comes
     # back through Ray as the package's exception class.
-    with pytest.raises(pagesim.ConfigError):
-        pagesim.sweep(str(small_sweep_file), overrides={"sweep.kv.slots": [15728, 64]}, out=tmp_path / "o",
-                      executor="ray", progress=False)
+    too_small = {"sweep.kv.slots": [15728, 64]}
+    with pytest.raises(pagesim.ConfigError) as on_ray:
+        pagesim.sweep(str(small_sweep_file), overrides=too_small, out=tmp_path / "o", executor="ray", progress=False)
+    with pytest.raises(pagesim.ConfigError) as on_threads:
+        pagesim.sweep(str(small_sweep_file), overrides=too_small, out=tmp_path / "t", jobs=1, progress=False)
+    assert str(on_ray.value) == str(on_threads.value)
+    assert "kv.slots" in str(on_ray.value)
 
 
 def test_cli_ray_flag_runs_the_package_sweep(repo_cwd, small_sweep_file, tmp_path):
