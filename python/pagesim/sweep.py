@@ -101,23 +101,28 @@ def _run_ray(source: _experiment.ExperimentSource, out: Path, todo: list[int], f
         local = {} if address else {"include_dashboard": False}
         ray.init(address=address, log_to_driver=False, **local)
     remote = ray.remote(_ray.run_point)
-    pending = {remote.remote(source, i): i for i in todo}
+    shared = ray.put(source)  # stored once, not once per task
+    pending = {remote.remote(shared, i): i for i in todo}
     errors: dict[int, BaseException] = {}
     while pending:
-        ready, _ = ray.wait(list(pending), num_returns=1)
-        i = pending.pop(ready[0])
-        try:
-            point_warnings, files = ray.get(ready[0])
-        except ray.exceptions.TaskCancelledError:
-            continue  # cancelled below, after another point failed
-        except BaseException as e:  # noqa: BLE001 - re-raised below, lowest point first
-            errors[i] = _ray.unwrap(e)
-            for ref, j in pending.items():
-                if j > i:
-                    ray.cancel(ref)
-            continue
-        _core.write_point_files(str(out / folders[i]), files)  # finished: kept for a resume
-        finished(i, point_warnings)
+        # Whatever finished within a second (at least one): a pass per batch, not per point.
+        ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=1.0)
+        if not ready:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+        for ref in ready:
+            i = pending.pop(ref)
+            try:
+                point_warnings, files = ray.get(ref)
+            except ray.exceptions.TaskCancelledError:
+                continue  # cancelled below, after another point failed
+            except BaseException as e:  # noqa: BLE001 - re-raised below, lowest point first
+                errors[i] = _ray.unwrap(e)
+                for other, j in pending.items():
+                    if j > i:
+                        ray.cancel(other)
+                continue
+            _core.write_point_files(str(out / folders[i]), files)  # finished: kept for a resume
+            finished(i, point_warnings)
     if errors:
         raise errors[min(errors)]
 
