@@ -22,6 +22,11 @@ CLI::App* add_run_command(CLI::App& app, CommandLine& cl) {
                 "unchanged, summary.json present), run the others and rewrite sweep.csv; remove the rest of the old "
                 "run")
       ->excludes(overwrite);
+  run->add_option("--ray", cl.ray_address,
+                  "Run the points as Ray tasks through the pagesim Python package (`python -m pagesim sweep "
+                  "--executor ray`; same files as a local run); ADDRESS joins a running cluster ('auto', "
+                  "'ray://host:10001'), none starts a local instance. Put it after the experiment file")
+      ->expected(0, 1);
   run->footer(
       "Outputs: into --out, else out/<file name without .yaml> under the current folder: summary.json, "
       "config.resolved.yaml, requests.csv and iterations.csv (unless output.requests_csv: false / "

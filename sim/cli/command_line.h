@@ -31,6 +31,8 @@ struct CommandLine {
   std::size_t jobs = 1;           // run: sweep points run at once (-j), each on its own thread
   bool overwrite = false;         // run: replace the results of another run in the output folder
   bool resume = false;            // run: keep the complete points of a sweep there, run the rest
+  bool ray = false;               // run: points as Ray tasks (ray_handoff.h); set by main after the parse
+  std::string ray_address;        // run --ray ADDRESS: the Ray cluster; empty = a local instance
   std::string format;             // trace stats: trace format; empty = detected
   bool json = false;              // trace stats: JSON instead of a table
 

@@ -1,5 +1,6 @@
 // pagesim: the command-line front end.
 //   pagesim run EXP.yaml [--out DIR] [--set key.path=value]... [-j N] [--overwrite | --resume]
+//                        [--ray [ADDRESS]]  (Ray: execs the Python package, ray_handoff.h)
 //   pagesim trace stats FILE [--format F] [--json]
 //   pagesim trace gen EXP.yaml --out FILE [--set key.path=value]...
 //   pagesim trace cache-curve FILE [--out CSV] [--capacity T,...] [--policy P,...] [--block-size B]
@@ -31,6 +32,7 @@
 #include "sim/cli/presets_listing.h"
 #include "sim/cli/progress_reporter.h"
 #include "sim/cli/python_handoff.h"
+#include "sim/cli/ray_handoff.h"
 #include "sim/analysis/cache_curve.h"
 #include "sim/cli/summary_table.h"
 #include "sim/config/config_error.h"
@@ -91,6 +93,11 @@ int cmd_run(const sim::cli::CommandLine& cl) {
   const sim::ExistingResults existing = cl.overwrite ? sim::ExistingResults::kOverwrite
                                         : cl.resume  ? sim::ExistingResults::kResume
                                                      : sim::ExistingResults::kRefuse;
+  if (cl.ray) {
+    const std::string why = sim::cli::exec_ray_sweep(cl, out);  // on success this never returns
+    std::cerr << "pagesim: error: " << why << "\n";
+    return 1;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const sim::cli::InterruptWatcher watcher;  // before any other thread starts
   constexpr double kLogEverySeconds = 10;
@@ -251,6 +258,7 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;      // CLI11's own codes (105, 106, ...) are not ours
   }
   sim::cli::finish_parse(cl, argc, argv);
+  cl.ray = run->count("--ray") > 0;
   try {
     if (*run) return cmd_run(cl);
     if (*presets) {

@@ -109,12 +109,6 @@ std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const 
                 "counted in summary.json";
 }
 
-std::string point_folder(std::size_t index, const std::string& label) {
-  std::string safe;
-  for (char ch : label) safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '=' || ch == '_') ? ch : '_';
-  return fmt::format("{:02}-{}", index, safe);
-}
-
 // config.resolved.yaml's text: the config with the limits the run's allocator was built
 // with (they follow the model unless the file sets them); --resume compares it byte for
 // byte with a kept point's.
@@ -174,6 +168,12 @@ ConfigError no_request_error(const ExperimentConfig& c, std::uint64_t oversize_d
 }
 
 }  // namespace
+
+std::string point_folder(std::size_t index, const std::string& label) {
+  std::string safe;
+  for (char ch : label) safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '=' || ch == '_') ? ch : '_';
+  return fmt::format("{:02}-{}", index, safe);
+}
 
 namespace {
 
@@ -503,24 +503,6 @@ namespace {
 
 // ---- Sweeps ----
 
-// Parses and builds every point (allocator, scheduler, cost model, capacity, workload
-// source), so that a bad point fails, named with its values, before any point runs.
-// Returns each point's config.resolved.yaml text (for --resume to compare).
-std::vector<std::string> check_points(const Sweep& sweep) {
-  std::vector<std::string> resolved;
-  resolved.reserve(sweep.size());
-  for (std::size_t i = 0; i < sweep.size(); ++i) {
-    const ExperimentConfig config = sweep.config(i);
-    try {
-      resolved.push_back(resolved_config_text(config, build_run(config)));
-    } catch (const ConfigError& e) {
-      if (!sweep.swept()) throw;
-      throw sweep.in_point(i, e);
-    }
-  }
-  return resolved;
-}
-
 // Runs every point not `kept` (--resume) on `jobs` threads; each point is its own simulation, its config made
 // under `yaml` (yaml-cpp nodes cannot be read concurrently). With several jobs the progress
 // callbacks are serialised. After a failure no new point starts; the first failing point's
@@ -621,16 +603,38 @@ void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<Poi
 
 }  // namespace
 
+std::vector<PlannedPoint> plan_points(const Sweep& sweep) {
+  std::vector<PlannedPoint> plan;
+  plan.reserve(sweep.size());
+  for (std::size_t i = 0; i < sweep.size(); ++i) {
+    const ExperimentConfig config = sweep.config(i);
+    try {
+      plan.push_back({sweep.swept() ? point_folder(i, sweep.label(i)) : std::string(),
+                      resolved_config_text(config, build_run(config))});
+    } catch (const ConfigError& e) {
+      if (!sweep.swept()) throw;
+      throw sweep.in_point(i, e);
+    }
+  }
+  return plan;
+}
+
+void write_sweep_table(const Sweep& sweep, const std::vector<PointResult>& results, const std::filesystem::path& out) {
+  write_sweep_csv(sweep.keys(), results, out);
+}
+
 std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
                                              const std::filesystem::path& out, const ProgressFactory& progress,
                                              std::size_t jobs, ExistingResults existing) {
-  const Sweep sweep = Sweep::from_file(file, overrides);
+  return run_experiment_sweep(Sweep::from_file(file, overrides), out, progress, jobs, existing);
+}
+
+std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::filesystem::path& out,
+                                              const ProgressFactory& progress, std::size_t jobs,
+                                              ExistingResults existing) {
   const bool swept = sweep.swept();
-  std::vector<std::string> resolved = check_points(sweep);
+  const std::vector<PlannedPoint> plan = plan_points(sweep);
   ResultFolder folder(out, existing);
-  std::vector<PlannedPoint> plan;
-  for (std::size_t i = 0; i < sweep.size(); ++i)
-    plan.push_back({swept ? point_folder(i, sweep.label(i)) : std::string(), std::move(resolved[i])});
   const std::vector<std::optional<KeptPoint>> kept = folder.prepare(plan);
   std::vector<PointResult> results;
   if (!swept) {

@@ -23,6 +23,10 @@
 // run_experiment_file() does that for a file — once, or per sweep point in out/<NN>-<label>/
 // plus out/sweep.csv with one row per point (swept keys, then the flattened summary) — after
 // claiming `out` (result_folder.h: locked; another run's results refused, replaced or resumed).
+// run_experiment_sweep() is the same for a Sweep made from text (the Python package). A front
+// end that runs the points elsewhere (the package's Ray executor) takes the same steps one by
+// one: plan_points(), ResultFolder::prepare(), run_experiment() per point into
+// point_folder(), write_sweep_table().
 // Same file, overrides and seed give byte-identical files, except summary.json's host
 // timings (wall_s, *_per_wall_second).
 #pragma once
@@ -36,6 +40,7 @@
 
 #include "allocator/kv_allocator.h"
 #include "sim/config/experiment_config.h"
+#include "sim/config/sweep.h"
 #include "sim/cost/cost_model.h"
 #include "sim/cost/gpu_spec.h"
 #include "sim/cost/model_spec.h"
@@ -99,5 +104,24 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
                                              const std::filesystem::path& out,
                                              const ProgressFactory& progress = {}, std::size_t jobs = 1,
                                              ExistingResults existing = ExistingResults::kRefuse);
+// The same for a sweep already read (Sweep::from_text: a YAML string or a dict's YAML).
+std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::filesystem::path& out,
+                                              const ProgressFactory& progress = {}, std::size_t jobs = 1,
+                                              ExistingResults existing = ExistingResults::kRefuse);
+
+// The folder point `index` (label `label`) of a sweep writes, relative to the result
+// folder: "<NN>-<label>" with characters other than [A-Za-z0-9.=_-] replaced by '_'.
+std::string point_folder(std::size_t index, const std::string& label);
+
+// Every point of `sweep` parsed and built (allocator, scheduler, cost model, capacity,
+// workload source), so that a bad point throws ConfigError, named with its values, before
+// any point runs. Returns per point its folder ("" without sweep) and the text its
+// config.resolved.yaml will have (what --resume compares).
+std::vector<PlannedPoint> plan_points(const Sweep& sweep);
+
+// Writes out/sweep.csv: one row per point of `results` (in point order; results[i] is
+// point i's), its swept keys, then its flattened summary without host timings and its
+// notes' columns. REQUIRES: sweep.swept(), results.size() == sweep.size().
+void write_sweep_table(const Sweep& sweep, const std::vector<PointResult>& results, const std::filesystem::path& out);
 
 }  // namespace pagesim::sim

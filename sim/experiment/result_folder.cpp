@@ -59,8 +59,9 @@ std::string read_file(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The summary of a complete result for `resolved_config` in `dir`, or nullopt.
-std::optional<KeptPoint> complete_result(const fs::path& dir, const std::string& resolved_config) {
+}  // namespace
+
+std::optional<KeptPoint> read_complete_point(const fs::path& dir, const std::string& resolved_config) {
   std::error_code ec;
   if (!fs::is_regular_file(dir / "summary.json", ec) || !fs::is_regular_file(dir / "config.resolved.yaml", ec))
     return std::nullopt;
@@ -72,8 +73,6 @@ std::optional<KeptPoint> complete_result(const fs::path& dir, const std::string&
     return std::nullopt;  // cut short or edited: run the point again
   }
 }
-
-}  // namespace
 
 const std::vector<std::string>& result_file_names() {
   static const std::vector<std::string> names = {"summary.json",  "config.resolved.yaml", "requests.csv",
@@ -109,7 +108,7 @@ std::vector<std::optional<KeptPoint>> ResultFolder::prepare(const std::vector<Pl
   std::set<std::string> keep_folders;
   if (policy_ == ExistingResults::kResume) {
     for (std::size_t i = 0; i < points.size(); ++i) {
-      kept[i] = complete_result(dir_ / points[i].folder, points[i].resolved_config);
+      kept[i] = read_complete_point(dir_ / points[i].folder, points[i].resolved_config);
       if (kept[i]) keep_folders.insert(points[i].folder);
     }
   }

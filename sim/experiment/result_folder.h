@@ -57,6 +57,11 @@ struct KeptPoint {
   SummaryNotes notes;  // its warnings and oversize counts, reported again
 };
 
+// The point whose results `dir` holds, when they are complete for `resolved_config`: its
+// config.resolved.yaml equal byte for byte and a summary.json that reads back (written last,
+// so its presence means complete). Else nullopt (missing, another config, cut short).
+std::optional<KeptPoint> read_complete_point(const std::filesystem::path& dir, const std::string& resolved_config);
+
 class ResultFolder {
  public:
   // Claims `dir` as described above. Throws FolderBusy, ExistingResultsError, or

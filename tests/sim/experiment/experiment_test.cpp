@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -20,6 +21,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/sweep.h"
+#include "sim/experiment/result_folder.h"
 #include "sim/metrics/metrics.h"
 #include "sim_harness.h"
 #include "traces/trace_error.h"
@@ -195,6 +197,43 @@ TEST_F(ExperimentTest, SweepRerunGivesTheSameBytes) {
       EXPECT_EQ(reproducible(read_json(dir_ / "a" / f)), reproducible(read_json(dir_ / "b" / f))) << f;
     else
       EXPECT_TRUE(read_file(dir_ / "a" / f) == read_file(dir_ / "b" / f)) << f << " differs between two runs";
+  }
+}
+
+// The steps one by one, as a front end that runs points elsewhere takes them (the Python
+// package's Ray executor): plan, claim, each point into its folder in reverse order, then
+// sweep.csv from the summaries read back. Same bytes as run_experiment_file(), sweep.csv
+// included (so a summary.json read back gives the row the in-memory summary gave).
+TEST_F(ExperimentTest, SweepStepByStepWritesTheSameBytes) {
+  const std::string text = small_experiment(40) + kSweep;
+  const std::string file = write("sweep.yaml", text);
+  run_experiment_file(file, {}, dir_ / "a");
+  const Sweep sweep = Sweep::from_text(text, file);
+  const std::vector<PlannedPoint> plan = plan_points(sweep);
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_EQ(plan[1].folder, point_folder(1, sweep.label(1)));
+  const fs::path out = dir_ / "b";
+  {
+    ResultFolder folder(out, ExistingResults::kRefuse);  // unlocked at the end of the block
+    for (const auto& kept : folder.prepare(plan)) EXPECT_FALSE(kept.has_value());
+    for (std::size_t i = plan.size(); i-- > 0;) run_experiment(sweep.config(i), out / plan[i].folder);
+    std::vector<PointResult> results(plan.size());
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      std::optional<KeptPoint> done = read_complete_point(out / plan[i].folder, plan[i].resolved_config);
+      ASSERT_TRUE(done.has_value()) << plan[i].folder;
+      results[i] = {sweep.label(i), sweep.assignments(i), done->summary, done->notes};
+    }
+    EXPECT_FALSE(read_complete_point(out / plan[0].folder, plan[1].resolved_config).has_value());  // another config
+    write_sweep_table(sweep, results, out);
+    folder.finish();
+  }
+  const std::set<std::string> files = files_under(dir_ / "a");
+  EXPECT_EQ(files_under(out), files);
+  for (const auto& f : files) {
+    if (f.ends_with("summary.json"))
+      EXPECT_EQ(reproducible(read_json(dir_ / "a" / f)), reproducible(read_json(out / f))) << f;
+    else
+      EXPECT_TRUE(read_file(dir_ / "a" / f) == read_file(out / f)) << f << " differs from run_experiment_file's";
   }
 }
 
