@@ -4,6 +4,8 @@ report reads and round numbers whose derived values are computed by hand), and i
 import csv
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -112,3 +114,13 @@ def test_a_missing_run_folder_is_named(tmp_path):
     os.remove(results / "c_routers" / "sweep.csv")
     with pytest.raises(ResultsError, match=r"c_routers/sweep.csv"):
         make_cluster_report.write_report(str(results), str(tmp_path / "dest"), "abc1234", "2026-01-02")
+
+
+def test_the_command_line_names_the_script_and_the_missing_file(tmp_path):
+    # report_main (make_report.py), shared by the report generators.
+    script = os.path.join(os.path.dirname(make_cluster_report.__file__), "make_cluster_report.py")
+    p = subprocess.run([sys.executable, script, str(tmp_path / "none"), str(tmp_path / "dest")],
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and p.stderr.startswith("make_cluster_report.py: error: ") and "none" in p.stderr
+    p = subprocess.run([sys.executable, script], capture_output=True, text=True)
+    assert p.returncode == 1 and "RESULTS_DIR DEST_DIR" in p.stderr
