@@ -107,8 +107,9 @@ def _global_section(res, figs):
             f"prefix match, where prefix_aware here lets the busiest replica take {pa_l['balance']:.2f}x the mean "
             "(the paper prints no absolute hit rates to check this against). "
             "Prefill work: the paper measures GPU time of a LLaMA3-70B-like model on A800s, pagesim counts "
-            "prompt tokens still computed (Llama-3-8B on H200s, roofline); the ratio of tokens ignores that "
-            "attention cost grows with the cached prefix, so it understates the saving on long prompts. "
+            "prompt tokens still computed (Llama-3-8B on H200s, roofline); the tokens still computed are a "
+            "prompt's later ones, which attend to the whole cached prefix, so a ratio of tokens overstates the "
+            "time saved on long prompts. "
             "Mooncake Store's DRAM/SSD levels and hot-block replicas are not modelled (the pool models capacity "
             "only). The direction is the paper's: a global cache recovers hits that 3M-token local caches lose.",
             "", "Also found:", ""]
