@@ -8,13 +8,11 @@ folders c_routers, d_colocated, d_disaggregated). DEST_DIR receives REPORT.md an
 and SVG). Every number in the report comes from those files; what the Mooncake paper says is in
 cluster_report/paper.py. REPORT.md is written atomically.
 """
-import datetime
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_report import git_commit  # noqa: E402
-from pagesim_report.load import ResultsError  # noqa: E402
+from make_report import report_main, write_markdown  # noqa: E402
 from cluster_report import render  # noqa: E402
 from cluster_report.results import ClusterResults  # noqa: E402
 
@@ -24,23 +22,8 @@ def write_report(results, dest, commit, date):
     ResultsError when a result file or key is missing."""
     figs = os.path.join(dest, "figures")
     os.makedirs(figs, exist_ok=True)
-    rep = render.report(ClusterResults(results), figs, commit, date)
-    path = os.path.join(dest, "REPORT.md")
-    with open(path + ".tmp", "w") as out:
-        out.write("\n".join(rep.lines))
-    os.replace(path + ".tmp", path)
-    return path
-
-
-def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    try:
-        path = write_report(sys.argv[1], sys.argv[2], git_commit(), datetime.date.today().isoformat())
-    except ResultsError as e:
-        sys.exit(f"make_cluster_report.py: error: {e}")
-    print(f"report: {path}")
+    return write_markdown(dest, render.report(ClusterResults(results), figs, commit, date).lines)
 
 
 if __name__ == "__main__":
-    main()
+    report_main(__doc__, "make_cluster_report.py", write_report)

@@ -9,13 +9,11 @@ schedulers_sessions, eviction). DEST_DIR receives REPORT.md and figures/ (PNG an
 number in the report comes from those files; the Mooncake paper's numbers are in
 prefix_cache_report/paper.py. Files are written atomically.
 """
-import datetime
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_report import git_commit  # noqa: E402
-from pagesim_report.load import ResultsError  # noqa: E402
+from make_report import report_main, write_markdown  # noqa: E402
 from prefix_cache_report import render  # noqa: E402
 from prefix_cache_report.results import PrefixResults  # noqa: E402
 
@@ -25,23 +23,8 @@ def write_report(results, dest, commit, date):
     ResultsError when a result file or key is missing."""
     figs = os.path.join(dest, "figures")
     os.makedirs(figs, exist_ok=True)
-    rep = render.report(PrefixResults(results), results, figs, commit, date)
-    path = os.path.join(dest, "REPORT.md")
-    with open(path + ".tmp", "w") as out:
-        out.write("\n".join(rep.lines))
-    os.replace(path + ".tmp", path)
-    return path
-
-
-def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    try:
-        path = write_report(sys.argv[1], sys.argv[2], git_commit(), datetime.date.today().isoformat())
-    except ResultsError as e:
-        sys.exit(f"make_prefix_cache_report.py: error: {e}")
-    print(f"report: {path}")
+    return write_markdown(dest, render.report(PrefixResults(results), results, figs, commit, date).lines)
 
 
 if __name__ == "__main__":
-    main()
+    report_main(__doc__, "make_prefix_cache_report.py", write_report)

@@ -28,6 +28,29 @@ def git_commit():
         return "unknown"
 
 
+def write_markdown(dest, lines):
+    """Writes DEST/REPORT.md from `lines` atomically (a reader never sees half a report); returns
+    its path."""
+    path = os.path.join(dest, "REPORT.md")
+    with open(path + ".tmp", "w") as out:
+        out.write("\n".join(lines))
+    os.replace(path + ".tmp", path)
+    return path
+
+
+def report_main(doc, script, write_report):
+    """The command line every report generator shares: `SCRIPT RESULTS_DIR DEST_DIR` calls
+    write_report(results, dest, commit, date) -> path and prints the path; exits with `doc` on
+    wrong arguments and with "SCRIPT: error: ..." on a missing result file or key."""
+    if len(sys.argv) != 3:
+        sys.exit(doc)
+    try:
+        path = write_report(sys.argv[1], sys.argv[2], git_commit(), datetime.date.today().isoformat())
+    except ResultsError as e:
+        sys.exit(f"{script}: error: {e}")
+    print(f"report: {path}")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -38,10 +61,7 @@ def main():
         rep = render.report(Results(results), results, figs, git_commit(), datetime.date.today().isoformat())
     except ResultsError as e:
         sys.exit(f"make_report.py: error: {e}")
-    path = os.path.join(dest, "REPORT.md")
-    with open(path + ".tmp", "w") as out:
-        out.write("\n".join(rep.lines))
-    os.replace(path + ".tmp", path)
+    path = write_markdown(dest, rep.lines)
     print(f"report: {path} ({len(rep.misses)} number(s) outside target)")
 
 

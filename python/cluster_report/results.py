@@ -5,10 +5,9 @@ per sweep (c_routers, d_colocated, d_disaggregated: sweep.csv and one folder per
 by the row's `point`). ClusterResults keeps only the folder's path and returns plain values; a
 missing file or key raises ResultsError naming the file and the key.
 """
-import csv
 import os
 
-from pagesim_report.load import ResultsError, read_json
+from pagesim_report.load import ResultsError, number_at, read_csv_rows, read_json
 
 # (a): folder, label. (b): folder, label, GiB of CPU tier, GiB of disk tier, overlapped.
 GLOBAL_RUNS = (("a_local_round_robin", "local, round_robin"),
@@ -26,19 +25,6 @@ TIER_RUNS = (("b_gpu_only", "GPU only", 0, 0, False),
              ("b_disk_64", "CPU 4 + disk 64 GiB", 4, 64, False))
 
 
-def get(summary, dotted, where):
-    """The number at `dotted` (e.g. "ttft_s.p99") of a parsed summary.json; ResultsError naming
-    `where` and the key when it is absent or not a number."""
-    node = summary
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            raise ResultsError(f"{where}: no key {dotted!r}")
-        node = node[part]
-    if isinstance(node, bool) or not isinstance(node, (int, float)):
-        raise ResultsError(f"{where}, key {dotted!r}: {node!r} is not a number")
-    return float(node)
-
-
 class ClusterResults:
     """One run_all.sh output folder."""
 
@@ -50,16 +36,12 @@ class ClusterResults:
         return read_json(os.path.join(self.root, folder, "summary.json"))
 
     def value(self, folder, dotted):
-        return get(self.summary(folder), dotted, os.path.join(folder, "summary.json"))
+        return number_at(self.summary(folder), dotted, os.path.join(folder, "summary.json"))
 
     def sweep(self, folder):
         """The rows of sweep folder `folder`'s sweep.csv (dicts of text), in file order."""
         path = os.path.join(self.root, folder, "sweep.csv")
-        try:
-            with open(path, newline="") as fh:
-                rows = list(csv.DictReader(fh))
-        except OSError as e:
-            raise ResultsError(f"{path}: {e.strerror}") from None
+        rows = read_csv_rows(path)
         if not rows:
             raise ResultsError(f"{path}: no rows")
         return rows

@@ -109,6 +109,22 @@ def read_json(path):
         raise ResultsError(f"{path}:{e.lineno}: {e.msg}") from None
 
 
+def number_at(doc, dotted, where):
+    """The number at `dotted` (e.g. "ttft_s.p99") of parsed JSON or YAML `doc`; ResultsError
+    naming `where` and the key when it is absent or not a number."""
+    return _as_float(_lookup(doc, dotted, where), dotted, where)
+
+
+def read_csv_rows(path):
+    """The rows of the CSV file at `path`, in file order, as dicts of text; ResultsError naming
+    the file when it cannot be read."""
+    try:
+        with open(path, newline="") as fh:
+            return list(csv.DictReader(fh))
+    except OSError as e:
+        raise ResultsError(f"{path}: {e.strerror}") from None
+
+
 class Results:
     """One run_all.sh output folder (REQUIRES: it exists; missing files raise ResultsError)."""
 
@@ -126,11 +142,7 @@ class Results:
     def sweep(self, experiment):
         """The rows of the experiment's sweep.csv, in file order, as dicts of text."""
         path = os.path.join(self.root, experiment, "sweep.csv")
-        try:
-            with open(path, newline="") as fh:
-                rows = list(csv.DictReader(fh))
-        except OSError as e:
-            raise ResultsError(f"{path}: {e.strerror}") from None
+        rows = read_csv_rows(path)
         for i, r in enumerate(rows, start=2):
             if not r.get("point") or not r.get("label"):
                 raise ResultsError(f"{path}:{i}: a row needs `point` and `label`")
@@ -169,9 +181,9 @@ class Results:
         path = os.path.join(folder, runs[0], "config.resolved.yaml")
         doc = self._config(path)
         return Protocol(
-            duration_s=_as_float(_lookup(doc, "workload.duration_s", path), "workload.duration_s", path),
-            window_start_s=_as_float(_lookup(doc, "measure.window_start_s", path), "measure.window_start_s", path),
-            window_end_s=_as_float(_lookup(doc, "measure.window_end_s", path), "measure.window_end_s", path),
+            duration_s=number_at(doc, "workload.duration_s", path),
+            window_start_s=number_at(doc, "measure.window_start_s", path),
+            window_end_s=number_at(doc, "measure.window_end_s", path),
             rng=str(_lookup(doc, "workload.rng", path)))
 
     def _run_path(self, experiment, row):
@@ -180,8 +192,7 @@ class Results:
     def offered_rate(self, experiment, row):
         """The nominal arrival rate (req/s) of the run of `row`."""
         path = self._run_path(experiment, row)
-        return _as_float(_lookup(self.config(experiment, row), "workload.arrival.rate", path),
-                         "workload.arrival.rate", path)
+        return number_at(self.config(experiment, row), "workload.arrival.rate", path)
 
     def cost_model(self, experiment, row):
         """The cost model the run of `row` used. Its settings come from config.resolved.yaml; a
@@ -192,7 +203,7 @@ class Results:
         values = {}
         described = None
         for key, (described_key, unit) in _PRESET_KEPT.items():
-            v = _as_float(_lookup(doc, f"cost.{key}", path), f"cost.{key}", path)
+            v = number_at(doc, f"cost.{key}", path)
             if v < 0:
                 if described is None:
                     described = described_settings(str(self.summary(experiment, row).get("cost_model", "")))
@@ -233,7 +244,7 @@ class Results:
         model = str(_lookup(doc, "beam.model", path))
         if model == "neutral":
             return model, None
-        return model, _as_float(_lookup(doc, "beam.mean_entropy_nats", path), "beam.mean_entropy_nats", path)
+        return model, number_at(doc, "beam.mean_entropy_nats", path)
 
 
 MEMORY_CLASSES = ("token_states", "reserved", "over_reserved", "rounding", "free")

@@ -269,7 +269,12 @@ int main(int argc, char** argv) {
       std::vector<std::string> args = {cl.file};
       if (!cl.metrics.empty()) args.push_back("--metric=" + fmt::format("{}", fmt::join(cl.metrics, ",")));
       args.push_back("--format=" + fmt::format("{}", fmt::join(cl.plot_formats, ",")));
-      const std::string why = sim::cli::exec_python_module("pagesim_report.plot", args);
+      const sim::cli::PythonHandoff handoff{
+          .module = "pagesim_report.plot",
+          .needs = {"matplotlib"},
+          .path = {sim::cli::python_dir()},
+          .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-matplotlib"};
+      const std::string why = sim::cli::exec_python_module(handoff, args);
       std::cerr << "pagesim: error: " << why << "\n";
       return 1;
     }

@@ -1,12 +1,12 @@
 // `pagesim run EXP.yaml --ray [ADDRESS]`: a sweep's points as Ray tasks. Ray is driven from
 // Python, by the pagesim package's sweep() (python/pagesim/sweep.py), which takes the same
 // steps as a local run through the same C++ functions; so that there is one implementation,
-// pagesim parses its command line, then replaces itself with
+// pagesim parses its command line, then replaces itself (python_handoff.h, which picks the
+// interpreter: one that finds pagesim and ray) with
 //   PYTHON -m pagesim sweep EXP.yaml --out OUT [--set ...] --executor ray [--address A]
 //          [--overwrite | --resume] [--quiet]
-// PYTHON is $PAGESIM_PYTHON if set, else the project's .venv/bin/python if it exists, else
-// python3 on PATH; the package is found in this build's python/ folder when it was built
-// there (PAGESIM_BUILD_PYTHON), else wherever that Python finds it (pip install .).
+// The package is found in this build's python/ folder when it was built there
+// (PAGESIM_PYTHON_PACKAGE_DIR), else wherever that Python finds it (pip install .).
 // Stateless; the function touches only the calling process.
 #pragma once
 
@@ -18,7 +18,7 @@
 namespace pagesim::sim::cli {
 
 // Replaces this process as above, for the run command `cl` writing into `out`. Returns only
-// when the exec fails, with a one-line message naming the interpreter and why.
+// when no interpreter qualifies or the exec fails, with a one-line message saying why.
 std::string exec_ray_sweep(const CommandLine& cl, const std::filesystem::path& out);
 
 }  // namespace pagesim::sim::cli

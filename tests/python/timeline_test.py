@@ -1,12 +1,14 @@
-"""timeline.json (output.timeline) of a small run and of the Fig. 2 vLLM point: its structure
-as the Chrome trace-event format defines it, and the tracks Perfetto's trace processor makes
-of it (the `perfetto` package from PyPI)."""
+"""timeline.json (output.timeline) of a small run, of the Fig. 2 vLLM point and of two replicas
+with prefix caches: its structure as the Chrome trace-event format defines it (always checked),
+and the tracks Perfetto's trace processor makes of it (the `perfetto` package from PyPI; runs where
+trace_processor_shell is present, perfetto_prebuilt.py, and skips saying how to provide it)."""
 import collections
 import json
 import os
 
 import pytest
 
+import perfetto_prebuilt
 from pagesim_binary import REPO, run_pagesim
 
 FIG2 = os.path.join(REPO, "experiments", "vllm_paper", "fig2.yaml")
@@ -108,19 +110,13 @@ def test_stride_bounds_the_file(tmp_path, small):
 
 
 def trace_processor_binary():
-    """The trace_processor_shell the perfetto package runs. The wheel does not ship it: on first
-    use it downloads it (commondatastorage.googleapis.com) into ~/.local/share/perfetto/prebuilts.
-    Offline, point $PERFETTO_TRACE_PROCESSOR at a copy."""
-    path = os.environ.get("PERFETTO_TRACE_PROCESSOR")
-    if path:
-        return path
-    from perfetto.prebuilts.manifests.trace_processor_shell import TRACE_PROCESSOR_SHELL_MANIFEST
-    from perfetto.prebuilts.perfetto_prebuilts import get_perfetto_prebuilt
-    try:
-        return get_perfetto_prebuilt(TRACE_PROCESSOR_SHELL_MANIFEST)
-    except Exception as e:  # no network and no cached copy
-        pytest.skip("perfetto's trace_processor_shell is not available: the perfetto wheel downloads it on first "
-                    f"use and that failed ({e}); set PERFETTO_TRACE_PROCESSOR to a trace_processor_shell binary")
+    """The trace_processor_shell to load the trace with (perfetto_prebuilt.py: $PERFETTO_TRACE_PROCESSOR,
+    else the copy .ci/venv fetched into perfetto's cache); skips saying what is missing and how to
+    provide it when there is none. Never downloads."""
+    path, why = perfetto_prebuilt.find()
+    if path is None:
+        pytest.skip(why)
+    return path
 
 
 def test_fig2_vllm_timeline_opens_in_perfetto(fig2):
@@ -151,3 +147,44 @@ def test_fig2_vllm_timeline_opens_in_perfetto(fig2):
         assert phases[0].n == sum(1 for e in events if e["ph"] == "b" and e["name"] in PHASES)
     finally:
         tp.close()
+
+
+MOONCAKE_10X3M = os.path.join(REPO, "experiments", "cluster", "mooncake_10x3m.yaml")
+
+
+def test_two_replicas_with_prefix_caches(tmp_path):
+    """One process per replica with its own iteration slices and its own memory, queues and
+    prefix counter tracks; each request's async slice on one replica; the prefix counters'
+    last samples add up to summary.json's prefix_cache totals."""
+    out = tmp_path / "out"
+    run_pagesim("run", MOONCAKE_10X3M, "--out", str(out), "-q", "--set", "workload.max_requests=200",
+                "--set", "replicas.count=2", "--set", "kv.slots=131072", "--set", "output.timeline=true",
+                "--set", "output.iterations_stride=1", "--set", "output.requests_csv=true")
+    with open(out / "timeline.json") as f:
+        events = json.load(f)["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert names == {1: "replica 0", 2: "replica 1"}
+    with open(out / "iterations.csv") as f:
+        rows = collections.Counter(int(line.split(",", 1)[0]) for line in list(f)[1:])
+    summary = json.loads((out / "summary.json").read_text())
+    last_prefix = {}
+    for pid in names:
+        slices = [e for e in events if e["ph"] == "X" and e["pid"] == pid]
+        assert len(slices) == rows[pid - 1] > 0
+        assert [e["args"]["index"] for e in slices] == list(range(len(slices)))
+        for series in ("memory", "queues", "prefix"):
+            assert sum(1 for e in events if e["ph"] == "C" and e["pid"] == pid and e["name"] == series) == len(slices)
+        prefix = [e["args"] for e in events if e["ph"] == "C" and e["pid"] == pid and e["name"] == "prefix"]
+        for a, b in zip(prefix, prefix[1:]):
+            assert a["prompt_tokens"] <= b["prompt_tokens"] and a["hit_tokens"] <= b["hit_tokens"]
+        assert all(p["hit_tokens"] <= p["prompt_tokens"] for p in prefix)
+        last_prefix[pid] = prefix[-1]
+    assert sum(p["prompt_tokens"] for p in last_prefix.values()) == summary["prefix_cache"]["prompt_tokens"]
+    assert sum(p["hit_tokens"] for p in last_prefix.values()) == summary["prefix_cache"]["hit_tokens"] > 0
+    outer = collections.defaultdict(set)
+    for e in events:
+        if e["ph"] == "b" and e["name"].startswith("request "):
+            outer[e["id"]].add(e["pid"])
+    assert all(len(pids) == 1 for pids in outer.values()) and {p for s in outer.values() for p in s} == {1, 2}
+    with open(out / "requests.csv") as f:
+        assert len(outer) == sum(1 for _ in f) - 1

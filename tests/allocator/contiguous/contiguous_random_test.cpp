@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "allocator/allocator_error.h"
+#include "refused_misuse.h"
 #include "allocator/contiguous/contiguous_allocator.h"
 
 namespace pagesim::alloc {
@@ -218,26 +219,9 @@ class ContiguousRandomTest : public testing::TestWithParam<Case> {
   }
 
   void do_misuse() {
-    const MemoryBreakdown before = allocator_.breakdown();
-    const SeqId unknown = next_id_ + 1'000'000;
-    switch (uniform(0, 4)) {
-      case 0: EXPECT_THROW(allocator_.free(unknown), AllocatorError); break;
-      case 1: EXPECT_THROW(allocator_.append(unknown, 1), AllocatorError); break;
-      case 2: EXPECT_THROW(allocator_.fork(unknown, next_id_), AllocatorError); break;
-      case 3:
-        if (!live_.empty()) {
-          EXPECT_THROW(allocator_.admit(random_request(random_live())), AllocatorError);
-          EXPECT_THROW(allocator_.fork(random_live(), random_live()), AllocatorError);
-          EXPECT_THROW(allocator_.append(random_live(), -1), AllocatorError);
-        }
-        break;
-      default: {
-        AdmitRequest bad = random_request(next_id_);
-        bad.prompt_tokens = 0;
-        EXPECT_THROW(allocator_.admit(bad), AllocatorError);
-      }
-    }
-    ASSERT_EQ(allocator_.breakdown(), before);
+    test_support::expect_misuse_refused(
+        allocator_, static_cast<int>(uniform(0, 4)), next_id_ + 1'000'000, next_id_, !live_.empty(),
+        [this] { return random_live(); }, [this](SeqId seq) { return random_request(seq); });
     ++misuses_;
   }
 

@@ -15,6 +15,7 @@
 #include "allocator/hetero/grouped_kv_allocator.h"
 #include "allocator/hetero/kv_layout.h"
 #include "allocator/paged/block_hash.h"
+#include "document_hashes.h"
 
 namespace pagesim::alloc {
 namespace {
@@ -51,15 +52,7 @@ class Shadow {
   GroupedKvAllocator& alloc() { return a_; }
 
   std::vector<BlockHash> doc_hashes(std::int64_t doc, std::int64_t prompt) const {
-    std::vector<std::int32_t> toks;
-    for (std::int64_t i = 0; i < prompt; ++i) toks.push_back(static_cast<std::int32_t>(doc * 1'000'000 + i));
-    std::vector<BlockHash> hashes;
-    BlockHash h = kRootBlockHash;
-    for (std::int64_t i = 0; i + bs_ <= prompt; i += bs_) {
-      h = chain_block_hash(h, std::span(toks).subspan(static_cast<std::size_t>(i), static_cast<std::size_t>(bs_)));
-      hashes.push_back(h);
-    }
-    return hashes;
+    return test_support::document_block_hashes(doc, prompt, bs_);
   }
 
   void admit(SeqId id, std::int64_t doc, std::int64_t prompt, std::int64_t output, std::int64_t encoder,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "allocator/paged/block_hash.h"
+#include "document_hashes.h"
 #include "allocator/paged/paged_allocator.h"
 
 namespace pagesim::alloc {
@@ -35,15 +36,7 @@ class PagedShadow {
 
   // The chained hashes of the full blocks of document `doc`'s first `prompt` tokens.
   std::vector<BlockHash> doc_hashes(std::int64_t doc, std::int64_t prompt) const {
-    std::vector<std::int32_t> toks;
-    for (std::int64_t i = 0; i < prompt; ++i) toks.push_back(static_cast<std::int32_t>(doc * 1'000'000 + i));
-    std::vector<BlockHash> hashes;
-    BlockHash h = kRootBlockHash;
-    for (std::int64_t i = 0; i + bs_ <= prompt; i += bs_) {
-      h = chain_block_hash(h, std::span(toks).subspan(static_cast<std::size_t>(i), static_cast<std::size_t>(bs_)));
-      hashes.push_back(h);
-    }
-    return hashes;
+    return test_support::document_block_hashes(doc, prompt, bs_);
   }
 
   // A prompt drawn from one of a few documents, so prefixes repeat across requests.

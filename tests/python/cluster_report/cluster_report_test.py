@@ -4,6 +4,8 @@ report reads and round numbers whose derived values are computed by hand), and i
 import csv
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -83,7 +85,10 @@ def test_report_has_every_section_with_numbers_from_the_results(tmp_path):
     assert "| local, round_robin | 10.00% | 0.00% | 900 |" in text
     assert "| global (peers), round_robin | 30.00% | 20.00% | 700 |" in text
     assert "from 10.00% to 30.00% (3.00x)" in text and "| 2.0 GiB |" in text
-    assert "could not be retrieved" in text  # the paper's Fig. 10 values are not invented
+    # The paper's Fig. 10 conversation labels beside pagesim's ratios (3.00x hit, 700/900 = 0.78x computed).
+    assert "| Mooncake, Fig. 10 (prefill GPU time) | 2.22x | 0.76x |" in text
+    assert "| pagesim round_robin, peers (prompt tokens computed) | 3.00x | 0.78x |" in text
+    assert "could not be retrieved" not in text
     # (c): the lowest p99 is round robin's 1 s, the highest random's 5 s; the best goodput random's.
     assert "TTFT p99 1.00 s under `round_robin` against 5.00 s under `random`" in text
     # (d): rate = 1 / time_scale.
@@ -109,3 +114,13 @@ def test_a_missing_run_folder_is_named(tmp_path):
     os.remove(results / "c_routers" / "sweep.csv")
     with pytest.raises(ResultsError, match=r"c_routers/sweep.csv"):
         make_cluster_report.write_report(str(results), str(tmp_path / "dest"), "abc1234", "2026-01-02")
+
+
+def test_the_command_line_names_the_script_and_the_missing_file(tmp_path):
+    # report_main (make_report.py), shared by the report generators.
+    script = os.path.join(os.path.dirname(make_cluster_report.__file__), "make_cluster_report.py")
+    p = subprocess.run([sys.executable, script, str(tmp_path / "none"), str(tmp_path / "dest")],
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and p.stderr.startswith("make_cluster_report.py: error: ") and "none" in p.stderr
+    p = subprocess.run([sys.executable, script], capture_output=True, text=True)
+    assert p.returncode == 1 and "RESULTS_DIR DEST_DIR" in p.stderr
