@@ -14,15 +14,25 @@
 namespace pagesim::sim {
 
 std::string format_presets() {
-  std::string out = "models (model: NAME; fp16/bf16 weights and KV)\n";
-  out += fmt::format("  {:<14} {:>6} {:>6} {:>9} {:>8} {:>8} {:>12} {:>9}\n", "name", "layers", "hidden",
-                     "heads/kv", "head_dim", "params", "KV/token", "context");
+  // KV/token is what a uniform allocator charges (every attending layer holds every token);
+  // the layer groups say which layers keep less (sliding window, chunk, encoder keys, state).
+  std::string out = "models (model: NAME; KV at kv_dtype: auto; KV/token as a uniform allocator charges it)\n";
+  out += fmt::format("  {:<20} {:>6} {:>6} {:>9} {:>8} {:>8} {:>12} {:>9}  {}\n", "name", "layers", "hidden",
+                     "heads/kv", "head_dim", "params", "KV/token", "context", "layer groups");
   for (std::string_view name : model_preset_names()) {
     const ModelSpec m = model_preset(name);
-    out += fmt::format("  {:<14} {:>6} {:>6} {:>9} {:>8} {:>7.1f}B {:>8.0f} KiB {:>9}\n", m.name, m.layers, m.hidden,
-                       fmt::format("{}/{}", m.heads, m.kv_heads), m.head_dim,
+    std::string groups;
+    for (const ModelLayerGroup& g : m.groups) {
+      if (!groups.empty()) groups += " + ";
+      groups += fmt::format("{}x{}", g.layers, alloc::to_string(g.kind));
+      if (g.window_tokens > 0) groups += fmt::format("({})", g.window_tokens);
+      if (g.encoder_tokens > 0) groups += fmt::format("({} enc)", g.encoder_tokens);
+    }
+    out += fmt::format("  {:<20} {:>6} {:>6} {:>9} {:>8} {:>7.1f}B {:>8.0f} KiB {:>9}  {}\n", m.name, m.layers,
+                       m.hidden, fmt::format("{}/{}", m.heads, m.kv_heads), m.head_dim,
                        static_cast<double>(m.parameter_count()) / 1e9,
-                       static_cast<double>(m.kv_bytes_per_token()) / 1024.0, m.max_seq_len);
+                       static_cast<double>(m.kv_bytes_per_token()) / 1024.0, m.max_seq_len,
+                       groups.empty() ? "all full" : groups);
   }
   out += "\ngpus (gpu: NAME; datasheet peaks)\n";
   out += fmt::format("  {:<14} {:>9} {:>11} {:>10} {:>9} {:>11}\n", "name", "HBM", "fp16 peak", "HBM BW", "PCIe",
