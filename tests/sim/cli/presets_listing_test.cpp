@@ -28,9 +28,11 @@ TEST(PresetsListing, ListsEveryName) {
 TEST(PresetsListing, KeyFactsOfAKnownPreset) {
   const std::string text = format_presets();
   // OPT-13B: 40 layers, 5120 wide, 800 KB of KV per token (DESIGN.md), 2048-token context.
-  EXPECT_NE(text.find("opt-13b            40   5120     40/40      128    12.9B      800 KiB      2048"),
+  EXPECT_NE(text.find("opt-13b                  40   5120     40/40      128    12.9B      800 KiB      2048  all full"),
             std::string::npos)
       << text;
+  // Gemma-2-9B alternates sliding-window (4096) and full layers, 21 of each.
+  EXPECT_NE(text.find("21xsliding_window(4096) + 21xfull"), std::string::npos) << text;
   EXPECT_NE(text.find("vllm-v1"), std::string::npos);
   EXPECT_NE(text.find("allocator: radix; chunked prefill: yes"), std::string::npos);
 }
