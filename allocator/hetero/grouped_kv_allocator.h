@@ -83,6 +83,7 @@ class GroupedKvAllocator final : public KvAllocator {
   // The table of the first kFull kTokens table, else of the first kTokens table (kNoBlock
   // where a page was dropped); page ids of the pool. table() gives any table.
   std::vector<BlockId> block_table(SeqId seq) const override;
+  std::int64_t block_id_space() const override { return pool_.id_space(); }
   MemoryBreakdown breakdown() const override;
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;

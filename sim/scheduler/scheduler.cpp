@@ -35,6 +35,7 @@ alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq,
   a.max_new_tokens = chunk;
   a.readmission = r.recomputes > 0;
   a.whole_block_hits = traits().whole_block_prefix_hits;
+  a.encoder_tokens = settings_.encoder_tokens;
   return a;
 }
 

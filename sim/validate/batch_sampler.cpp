@@ -10,7 +10,7 @@ BatchSampler::BatchSampler(const BatchSamplerSettings& settings, const alloc::Kv
     : settings_(settings), alloc_(allocator), file_(std::make_unique<AtomicFile>(path)) {
   BatchFileHeader h;
   h.block_size = allocator.block_size();
-  h.num_blocks = allocator.capacity_slots() / h.block_size;
+  h.num_blocks = allocator.block_id_space();
   h.allocator = allocator.name();
   h.experiment = experiment;
   file_->stream() << to_json_line(h) << '\n';
