@@ -103,6 +103,10 @@ std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const 
     hint = fmt::format("raise scheduler.max_num_batched_tokens (now {}), or use a chunked-prefill scheduler "
                        "(scheduler.kind: sarathi)",
                        c.scheduler.max_num_batched_tokens);
+  else if (alloc::is_layer_group_kind(as.kind))
+    hint = fmt::format("the {} pool holds {} bytes of KV per GPU; raise kv.slots (or, with kv.slots: 0, "
+                       "kv.gpu_memory_utilization)",
+                       alloc::to_string(as.kind), as.pool_bytes);
   else
     hint = fmt::format("the KV pool holds {} slots; raise kv.slots", as.capacity_slots);
   return hint + "; or set workload.oversize: drop (skip such requests) or truncate (cut their prompts), "
