@@ -154,6 +154,10 @@ class KvAllocator {
   // ids; token t lives in block table[t / block_size()] at slot t % block_size().
   // REQUIRES: seq is live and resident (not swapped out).
   virtual std::vector<BlockId> block_table(SeqId seq) const = 0;
+  // Block tables name ids in [0, block_id_space()): capacity_slots() / block_size() where ids
+  // count blocks of the pool; the layer-group pools, whose capacity is not in blocks, say
+  // their own (grouped: the large-page id space; vattention: its virtual tokens).
+  virtual std::int64_t block_id_space() const { return capacity_slots() / block_size(); }
 
   // Where every slot is now; O(1) from incremental counters.
   virtual MemoryBreakdown breakdown() const = 0;

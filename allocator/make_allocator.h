@@ -50,6 +50,13 @@ constexpr std::string_view to_string(AllocatorKind kind) {
   return "?";
 }
 
+// The pools of heterogeneous models, sized by pool_bytes and layer_groups: uniform, hybrid,
+// jenga, vattention.
+constexpr bool is_layer_group_kind(AllocatorKind kind) {
+  return kind == AllocatorKind::kUniform || kind == AllocatorKind::kHybrid || kind == AllocatorKind::kJenga ||
+         kind == AllocatorKind::kVattention;
+}
+
 // What the pool is, in a line (`pagesim presets`).
 constexpr std::string_view describe(AllocatorKind kind) {
   switch (kind) {

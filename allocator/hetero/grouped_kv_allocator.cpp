@@ -238,7 +238,7 @@ void GroupedKvAllocator::drop_out_of_window(Sequence& s) {
     const TableGroup& tg = layout_.tables[t];
     if (tg.kind != TableKind::kTokens || tg.keep == LayerGroupKind::kFull) continue;
     auto& tab = s.tables[t];
-    const std::int64_t first = std::min<std::int64_t>(first_kept_token(tg.keep, tg.window_tokens, s.tokens) / B,
+    const std::int64_t first = std::min<std::int64_t>(first_kept_token(tg.keep, tg.window_tokens, s.attended_from) / B,
                                                       static_cast<std::int64_t>(tab.size()));
     // Entries below the previous first kept page are kNoBlock already.
     std::int64_t lo = first;
@@ -261,6 +261,9 @@ AdmitResult GroupedKvAllocator::admit(const AdmitRequest& req) {
   const std::size_t tables = layout_.tables.size();
   Sequence s;
   s.tokens = n;
+  // This step's queries start after the hit; the plan kept the pages a query at the hit's
+  // end attends (plan_admit), which is where the drops start from.
+  s.attended_from = p.hits * B;
   s.final_tokens = std::max(req.final_tokens(), req.tokens_at_admission());
   s.encoder_tokens = req.encoder_tokens;
   s.tables.resize(tables);
@@ -401,6 +404,7 @@ bool GroupedKvAllocator::append(SeqId seq, std::int64_t n) {
       left -= w;
     }
   }
+  s.attended_from = s.tokens;  // this step's first query is the first new token
   s.tokens += n;
   s.final_tokens = std::max(s.final_tokens, s.tokens);
   if (!s.prompt_hashes.empty()) cache_filled_prompt_blocks(s);
@@ -555,7 +559,7 @@ void GroupedKvAllocator::validate() const {
       switch (tg.kind) {
         case TableKind::kTokens:
           entries = pages_of(s.tokens);
-          first = first_kept_token(tg.keep, tg.window_tokens, s.tokens) / B;
+          first = first_kept_token(tg.keep, tg.window_tokens, s.attended_from) / B;
           break;
         case TableKind::kEncoder: entries = pages_of(s.encoder_tokens); break;
         case TableKind::kState: entries = ceil_div(tg.state_bytes, tg.page_bytes); break;

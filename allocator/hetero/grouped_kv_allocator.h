@@ -5,9 +5,11 @@
 // `jenga` (make_allocator builds each from an AllocatorSpec).
 //
 // A sequence holds, per table: kTokens, entry i for tokens [i*B, (i+1)*B), kNoBlock for the
-// pages it no longer keeps (below first_kept_token(keep, W, tokens) / B: the pages that fell
-// wholly out of a sliding window or a past chunk, released as soon as the sequence grows past
-// them, the way vLLM's remove_skipped_blocks frees them and puts a null block in their place);
+// pages it no longer keeps (below first_kept_token(keep, W, attended_from) / B, attended_from
+// being the first query position of the step that last grew it: the pages that fell wholly
+// out of the window of every query of that step or a past chunk, released then, the way
+// vLLM's remove_skipped_blocks(num_computed_tokens) frees them and puts a null block in
+// their place);
 // kEncoder, ceil(encoder_tokens / B) pages from admission to free; kState, its state pages.
 // New tokens get pages in every kTokens table first and out-of-window pages are dropped after
 // (vLLM allocates a prefill chunk's pages in sliding-window groups too and frees the skipped
@@ -83,6 +85,7 @@ class GroupedKvAllocator final : public KvAllocator {
   // The table of the first kFull kTokens table, else of the first kTokens table (kNoBlock
   // where a page was dropped); page ids of the pool. table() gives any table.
   std::vector<BlockId> block_table(SeqId seq) const override;
+  std::int64_t block_id_space() const override { return pool_.id_space(); }
   MemoryBreakdown breakdown() const override;
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;
@@ -106,6 +109,12 @@ class GroupedKvAllocator final : public KvAllocator {
     std::vector<std::vector<BlockId>> tables;  // per TableGroup
     std::vector<std::int64_t> hint;            // per table: large page last taken from, -1
     std::int64_t tokens = 0;
+    // The first query position of the step that last grew the sequence (tokens before that
+    // growth; at admission the prefix hit): pages are dropped only below the keys that query
+    // attends, first_kept_token(attended_from), so the step's kernel still finds every key its
+    // queries see (vLLM's remove_skipped_blocks takes num_computed_tokens, not the new total).
+    // 0 <= attended_from <= tokens.
+    std::int64_t attended_from = 0;
     std::int64_t final_tokens = 0;
     std::int64_t encoder_tokens = 0;
     // Chunked prefill with the prefix cache, as PagedAllocator: the prompt's hashes while some

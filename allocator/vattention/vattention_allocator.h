@@ -128,6 +128,7 @@ class VattentionAllocator final : public KvAllocator {
   std::int64_t sequence_tokens(SeqId seq) const override;
   // slot(seq) × max_seq_len + t for t in [0, tokens): the contiguous virtual view.
   std::vector<BlockId> block_table(SeqId seq) const override;
+  std::int64_t block_id_space() const override { return virtual_tokens(); }
 
   MemoryBreakdown breakdown() const override;
   // All zero: no block is shared and no prefix is cached (see counters()).

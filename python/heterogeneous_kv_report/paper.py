@@ -16,3 +16,13 @@ VATTENTION_URL = "https://arxiv.org/abs/2405.04437"
 VATTENTION_MODELS = ("yi-6b", "llama-3-8b", "yi-34b")
 VATTENTION_WASTE_RANGE_MB = {64 * 1024: (4, 15), 256 * 1024: (16, 60)}
 VATTENTION_BLOCK_RANGE = (32, 128)
+
+# Jenga (Zhang et al., SOSP'25, arXiv 2503.18292), abstract: against vLLM's PagedAttention
+# (one page size, every layer holding every token: pagesim's `uniform`), "Jenga improves GPU
+# memory utilization by up to 79.6%, and increases serving throughput by up to 4.92x (1.80x
+# on average)", over its models (among them Gemma-2, Ministral, Llama 3.2 Vision, Jamba),
+# datasets and GPUs, measured at the highest request rate each system sustains.
+JENGA_URL = "https://arxiv.org/abs/2503.18292"
+JENGA_MEMORY_UTILIZATION_GAIN_PCT = 79.6
+JENGA_THROUGHPUT_MAX = 4.92
+JENGA_THROUGHPUT_MEAN = 1.80

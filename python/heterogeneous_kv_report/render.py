@@ -82,12 +82,112 @@ def part_a(models):
     return lines + [""]
 
 
-def part_b():
-    return ["## (b) uniform vs hybrid vs jenga vs vattention", "",
-            "This section compares the heterogeneous allocators on ShareGPT lengths and the Azure "
-            "conversation trace (Gemma-2/3, Ministral, gpt-oss). It is written by the lead once the "
-            "allocators (allocator/hetero/, allocator/vattention/) are merged; no number is given here "
-            "until they run.", ""]
+# Part (b): the models in the order of the sweep files' cases, and the allocators.
+ALLOCATOR_MODELS = ("gemma-2-9b", "gemma-3-27b", "ministral-8b", "gpt-oss-120b")
+ALLOCATORS = ("uniform", "hybrid", "jenga", "vattention")
+ALLOCATOR_WORKLOADS = (("allocators_sharegpt", "ShareGPT lengths (synthetic Poisson arrivals, 30 req/s)"),
+                       ("allocators_azure", "Azure conversation trace (arrivals compressed 10×)"))
+
+
+def load_allocator_rows(results, folder):
+    """{(model, allocator): sweep.csv row} of one part-(b) sweep."""
+    path = os.path.join(results, folder, "sweep.csv")
+    try:
+        with open(path, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+    except OSError as e:
+        raise ResultsError(f"{path}: {e.strerror}") from None
+    out = {}
+    for row in rows:
+        for key in ("model", "gpu", "allocator.kind"):
+            if key not in row:
+                raise ResultsError(f"{path}: no column {key!r}")
+        out[(row["model"], row["allocator.kind"])] = row
+    for m in ALLOCATOR_MODELS:
+        for a in ALLOCATORS:
+            if (m, a) not in out:
+                raise ResultsError(f"{path}: no point for model {m}, allocator.kind {a}")
+    return out
+
+
+def part_b(results):
+    lines = ["## (b) uniform vs hybrid vs jenga vs vattention", "",
+             "Each model on a GPU that holds its weights with room for KV (Gemma-2-9B and Ministral-8B: "
+             "A100-80GB; Gemma-3-27B and gpt-oss-120b: H200), the KV pool derived from memory (kv.slots 0: "
+             "the same bytes for every allocator), scheduler vllm-v1, prefix caching off, block size 16, "
+             "vattention with 2 MiB pages and 256 request slots "
+             "(experiments/heterogeneous_kv/allocators_sharegpt.yaml, allocators_azure.yaml; 60 simulated "
+             "seconds, averages over scheduler iterations from 20 s on). Shares are % of the pool's bytes: "
+             "token states (KV an attention layer still reads), out of window (KV of sliding-window layers "
+             "for tokens behind the window, kept but never read again), rounding (unfilled ends of pages, "
+             "and hybrid's padded KV cache groups). Throughput: generated tokens per simulated second.", ""]
+    for folder, title in ALLOCATOR_WORKLOADS:
+        rows = load_allocator_rows(results, folder)
+        lines += [f"### {title}", "",
+                  "| model | GPU | allocator | token states % | out of window % | rounding % | free % | mean batch "
+                  "| tokens/s | × uniform | preemptions |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for m in ALLOCATOR_MODELS:
+            base = number(rows[(m, "uniform")], "throughput_tokens_per_s")
+            for a in ALLOCATORS:
+                row = rows[(m, a)]
+                oow = row.get("layer_classes.memory_pct.out_of_window")
+                if oow is None:
+                    raise ResultsError(f"{folder}/sweep.csv: no column 'layer_classes.memory_pct.out_of_window'")
+                tps = number(row, "throughput_tokens_per_s")
+                lines.append(f"| {m} | {row['gpu']} | {a} | {number(row, 'memory_pct.token_states'):.1f} "
+                             f"| {float(oow):.1f} | {number(row, 'memory_pct.rounding'):.1f} "
+                             f"| {number(row, 'memory_pct.free'):.1f} | {number(row, 'mean_batched_requests'):.1f} "
+                             f"| {tps:.0f} | {tps / base:.2f} | {int(number(row, 'preemptions'))} |")
+        lines += [""]
+    lines += _jenga_comparison(results)
+    return lines
+
+
+def _jenga_comparison(results):
+    ratios = []
+    gains = []
+    cells = []
+    for folder, title in ALLOCATOR_WORKLOADS:
+        rows = load_allocator_rows(results, folder)
+        for m in ALLOCATOR_MODELS:
+            u, j = rows[(m, "uniform")], rows[(m, "jenga")]
+            r = number(j, "throughput_tokens_per_s") / number(u, "throughput_tokens_per_s")
+            g = number(j, "memory_pct.token_states") - number(u, "memory_pct.token_states")
+            ratios.append(r)
+            gains.append(g)
+            cells.append(f"| {title.split(' (')[0]} | {m} | {round(g, 1) + 0.0:+.1f} | {r:.2f}× |")
+    mean = sum(ratios) / len(ratios)
+    return ["### Beside the Jenga paper", "",
+            f"Jenga ([arXiv 2503.18292]({paper.JENGA_URL}), abstract) against vLLM's PagedAttention "
+            "(pagesim's `uniform`): memory utilization up to "
+            f"+{paper.JENGA_MEMORY_UTILIZATION_GAIN_PCT}%, serving throughput up to "
+            f"{paper.JENGA_THROUGHPUT_MAX:.2f}× ({paper.JENGA_THROUGHPUT_MEAN:.2f}× on average). pagesim, jenga "
+            "against uniform on the runs above:", "",
+            "| workload | model | token states, jenga − uniform (points) | throughput, jenga / uniform |",
+            "|---|---|---|---|"] + cells + [
+            "", f"pagesim: token-state share up to {max(gains):+.1f} points, throughput up to "
+            f"{max(ratios):.2f}× ({mean:.2f}× on average over these {len(ratios)} runs), against the paper's "
+            f"{paper.JENGA_THROUGHPUT_MAX:.2f}× and {paper.JENGA_THROUGHPUT_MEAN:.2f}×. The settings match only in "
+            "kind, and the differences follow from what differs: (1) the paper measures the highest "
+            "throughput each system sustains; these runs offer one fixed load for 60 s, so a system that "
+            "fits more requests shows its gain as fewer preemptions and a larger batch more than as "
+            "finished tokens, and the ratio is bounded by the offered load; (2) the gain grows with the "
+            "share of tokens behind the window: ShareGPT and the Azure conversations are short (mostly "
+            "under 2k tokens), so Gemma-2's 4096-token window drops little (about 8% of the pool on "
+            "ShareGPT, nothing on Azure) and Ministral's 32768-token window nothing (hybrid = jenga = "
+            "uniform there), while Gemma-3 (1024-token window in 52 of 62 layers) and gpt-oss (128-token "
+            "window in half the layers) gain most; the paper's maximum is its best case over its models "
+            "and datasets (which one gives 4.92× is not checked here), and part (a) shows where uniform "
+            "waste is largest: long contexts and the vision model's encoder tokens; (3) pagesim's jenga and hybrid differ only where vLLM's KV cache groups pad "
+            "(Gemma-3: its 52 sliding-window layers fill 6 KV cache groups of 10 layers, 8 of them empty, "
+            "so about a tenth of the pool is rounding), which Jenga's LCM pages avoid; "
+            "(4) jenga's customized prefix-cache eviction is off here (no prefix caching), so its cache "
+            "gains are not in these numbers. vattention keeps every token of a sliding-window layer "
+            "mapped (it unmaps only when a request ends) and rounds each per-layer buffer up to a 2 MiB "
+            "page, so on these short requests it holds fewer attended tokens than uniform; with gpt-oss "
+            "its 256 request slots, not memory, bound the batch (and on the Azure trace gpt-oss's pool "
+            "is not full under hybrid and jenga: free memory, not a lack of it, is what their gain "
+            "shows there).", ""]
 
 
 def part_c(models):
@@ -176,4 +276,4 @@ def report(results, commit, date):
     lines = ["# Heterogeneous KV memory (issue #15)", "",
              f"Generated by experiments/heterogeneous_kv/run_all.sh at commit {commit} on {date}; do not "
              "edit by hand.", ""]
-    return lines + part_a(models) + part_b() + part_c(models) + part_d(results, models)
+    return lines + part_a(models) + part_b(results) + part_c(models) + part_d(results, models)

@@ -46,7 +46,10 @@ std::string format_presets() {
   out += "\nschedulers (scheduler.kind)\n";
   for (const auto& [kind, name] : kSchedulerKindNames) {
     const SchedulerTraits t = traits_of(kind);
-    const char* pool = t.needs_radix_allocator ? "radix" : t.needs_paged_allocator ? "paged" : "any";
+    const char* pool = t.needs_radix_allocator                                          ? "radix"
+                       : t.needs_paged_allocator && t.runs_on_layer_group_pools           ? "paged, uniform, hybrid, jenga, vattention"
+                       : t.needs_paged_allocator                                          ? "paged"
+                                                                                          : "any";
     out += fmt::format("  {:<10} {}\n  {:<10} allocator: {}; chunked prefill: {}\n", name, describe(kind), "", pool,
                        t.chunked_prefill ? "yes" : "no");
   }

@@ -121,6 +121,11 @@ void visit(V& v, ExperimentConfig& c) {
         e.choice("eviction", t.eviction, alloc::kEvictionKindNames);
       });
     });
+    a.section_omitted_at_default("vattention", c.allocator.vattention_at_default(), [&](auto& q) {
+      q.field("page_kib", c.allocator.vattention_page_kib);
+      q.field("max_batch_size", c.allocator.vattention.max_batch_size);
+      q.field("deferred_reclamation", c.allocator.vattention.deferred_reclamation);
+    });
   });
   v.section("scheduler", [&](auto& s) {
     s.choice("kind", c.scheduler.kind, kSchedulerKindNames);
@@ -447,6 +452,30 @@ void check_cost(const ExperimentConfig& c) {
                               overhead));
 }
 
+// The layer-group pools (uniform, hybrid, jenga, vattention) implement the KvAllocator
+// interface only: no CPU swap pool, no offload tiers, no paged internals a policy drives.
+void check_layer_group_pool(const ExperimentConfig& c) {
+  const ConfigOrigin& o = c.origin;
+  const AllocatorConfig& a = c.allocator;
+  const std::string kind(alloc::to_string(a.kind));
+  if (!traits_of(c.scheduler.kind).runs_on_layer_group_pools)
+    throw o.error("allocator.kind",
+                  fmt::format("allocator.kind '{}' runs under scheduler.kind vllm-v1, orca or static (they need only "
+                              "the allocator interface); scheduler.kind '{}' drives a paged or radix pool's own "
+                              "operations: set scheduler.kind: vllm-v1, or allocator.kind: paged",
+                              kind, to_string(c.scheduler.kind)));
+  if (c.scheduler.preemption == PreemptionMode::kSwap)
+    throw o.error("scheduler.preemption",
+                  fmt::format("allocator.kind '{}' has no CPU swap pool: preemption is by recompute; set "
+                              "scheduler.preemption: recompute or auto",
+                              kind));
+  if (!a.offload_config.at_default())
+    throw o.error("allocator.offload",
+                  fmt::format("offload tiers sit below the paged allocator's prefix cache; allocator.kind '{}' has "
+                              "none: leave allocator.offload out, or use allocator.kind: paged",
+                              kind));
+}
+
 // Settings that are valid alone but mean nothing together: each would run and report numbers
 // that do not describe what the file asks for.
 void check_combinations(const ExperimentConfig& c) {
@@ -454,11 +483,18 @@ void check_combinations(const ExperimentConfig& c) {
   check_cost(c);
   const AllocatorConfig& a = c.allocator;
   const bool paged = a.kind == alloc::AllocatorKind::kPaged;
+  const bool layer_groups = alloc::is_layer_group_kind(a.kind);
+  if (layer_groups) check_layer_group_pool(c);
+  if (a.kind != alloc::AllocatorKind::kVattention && !a.vattention_at_default())
+    throw o.error("allocator.vattention",
+                  fmt::format("allocator.vattention sets up allocator.kind: vattention; allocator.kind is '{}'",
+                              alloc::to_string(a.kind)));
   if (c.scheduler.kind == SchedulerKind::kVllmV1) {
-    if (!paged)
+    if (!paged && !layer_groups)
       throw o.error("allocator.kind", fmt::format("scheduler.kind: vllm-v1 runs vLLM v1's paged block pool (free-block "
                                                   "queue, prefix cache); allocator.kind is '{}': set allocator.kind: "
-                                                  "paged, or use scheduler.kind: orca or static",
+                                                  "paged (or a layer-group pool: uniform, hybrid, jenga, vattention), "
+                                                  "or use scheduler.kind: orca or static",
                                                   alloc::to_string(a.kind)));
     if (c.scheduler.preemption == PreemptionMode::kSwap)
       throw o.error("scheduler.preemption",
@@ -496,10 +532,11 @@ void check_combinations(const ExperimentConfig& c) {
     throw o.error("allocator.eviction",
                   "the radix allocator evicts unreferenced leaves least recently used first (SGLang's default); "
                   "leave allocator.eviction out, or use allocator.kind: paged");
-  if (a.prefix_cache && !paged && !radix)
+  if (a.prefix_cache && !a.caches_prefixes())
     throw o.error("allocator.prefix_cache",
-                  fmt::format("the prefix cache shares blocks of the paged allocator; allocator.kind is '{}': "
-                              "set allocator.kind: paged, or prefix_cache: false",
+                  fmt::format("the prefix cache shares blocks of the paged allocator (or of the layer-group pools "
+                              "uniform, hybrid, jenga); allocator.kind is '{}': set allocator.kind: paged, or "
+                              "prefix_cache: false",
                               alloc::to_string(a.kind)));
   if (a.prefix_cache && c.workload.kind == traces::WorkloadKind::kSynthetic)
     throw o.error("allocator.prefix_cache",
@@ -544,6 +581,13 @@ void check_values(const ExperimentConfig& c) {
       throw o.error(key, fmt::format("expected a number of GiB >= 0 and <= {} (1 PiB), found {}", kMaxGib, gib));
   };
   check_gib("allocator.cpu_swap_gib", a.cpu_swap_gib);
+  const std::int64_t kib = a.vattention_page_kib;
+  if (kib < 4 || (kib & (kib - 1)) != 0 || kib > (std::int64_t{1} << 30))
+    throw o.error("allocator.vattention.page_kib",
+                  fmt::format("expected a power of two of KiB >= 4 (64, 128, 256 or 2048 in vAttention), found {}", kib));
+  if (a.vattention.max_batch_size < 1)
+    throw o.error("allocator.vattention.max_batch_size",
+                  fmt::format("expected an integer >= 1 (request slots), found {}", a.vattention.max_batch_size));
   check_gib("kv.activation_reserve_gib", c.kv.activation_reserve_gib);
   if (c.kv.slots < 0) throw o.error("kv.slots", "expected an integer >= 0 (0 = derive from GPU memory)");
   if (a.kind == alloc::AllocatorKind::kPaged && c.kv.slots > 0 && c.kv.slots < a.block_size)
@@ -677,7 +721,10 @@ ExperimentConfig parse_experiment(const YAML::Node& given, const std::string& fi
   // vLLM v1 turns prefix caching on by default: so does vllm-v1, unless the file says, over
   // a paged pool and a workload that can carry token identities (a synthetic one cannot).
   if (c.scheduler.kind == SchedulerKind::kVllmV1 && !c.origin.has("allocator.prefix_cache"))
-    c.allocator.prefix_cache = c.allocator.kind == alloc::AllocatorKind::kPaged &&
+    c.allocator.prefix_cache = (c.allocator.kind == alloc::AllocatorKind::kPaged ||
+                                c.allocator.kind == alloc::AllocatorKind::kUniform ||
+                                c.allocator.kind == alloc::AllocatorKind::kHybrid ||
+                                c.allocator.kind == alloc::AllocatorKind::kJenga) &&
                                c.workload.kind != traces::WorkloadKind::kSynthetic;
   check_values(c);
   parse_replica_overrides(root, file, c);

@@ -48,6 +48,18 @@ struct AllocatorConfig : alloc::AllocatorSpec {
                              // with a CPU offload tier
   OffloadConfig offload_config;  // allocator.offload as written; the run derives
                                  // AllocatorSpec::offload (in blocks) from it
+  // allocator.vattention.page_kib: vattention's physical page, KiB (a power of two; 64, 128,
+  // 256 need vAttention's modified driver, 2048 is a stock CUDA large page). The run sets
+  // AllocatorSpec::vattention.page_bytes from it; max_batch_size and deferred_reclamation are
+  // read into AllocatorSpec::vattention directly.
+  std::int64_t vattention_page_kib = 2048;
+  // Whether the allocator.vattention section holds only defaults (then config.resolved.yaml
+  // leaves it out, so resolved configs of other kinds stay as they were).
+  bool vattention_at_default() const {
+    const alloc::VattentionSettings d;
+    return vattention_page_kib == 2048 && vattention.max_batch_size == d.max_batch_size &&
+           vattention.deferred_reclamation == d.deferred_reclamation;
+  }
 };
 
 struct CostConfig {

@@ -103,6 +103,10 @@ std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const 
     hint = fmt::format("raise scheduler.max_num_batched_tokens (now {}), or use a chunked-prefill scheduler "
                        "(scheduler.kind: sarathi)",
                        c.scheduler.max_num_batched_tokens);
+  else if (alloc::is_layer_group_kind(as.kind))
+    hint = fmt::format("the {} pool holds {} bytes of KV per GPU; raise kv.slots (or, with kv.slots: 0, "
+                       "kv.gpu_memory_utilization)",
+                       alloc::to_string(as.kind), as.pool_bytes);
   else
     hint = fmt::format("the KV pool holds {} slots; raise kv.slots", as.capacity_slots);
   return hint + "; or set workload.oversize: drop (skip such requests) or truncate (cut their prompts), "
@@ -177,6 +181,29 @@ std::string point_folder(std::size_t index, const std::string& label) {
 
 namespace {
 
+// The layer-group pools' sizes (allocator.kind uniform, hybrid, jenga, vattention): the
+// model's layer groups per GPU, and the pool in bytes. With kv.slots derived the pool is
+// kv_capacity's kv_bytes (what is left of the GPU after weights and the reserve); with
+// kv.slots given it is kv.slots × the model's uniform KV bytes per token per GPU — the pool a
+// paged run of kv.slots would have, so `paged` and `uniform` runs of one config compare on
+// one pool. vattention's page comes from allocator.vattention.page_kib.
+void fill_layer_group_pool(const ExperimentConfig& c, const Run& run, alloc::AllocatorSpec& as) {
+  const ConfigOrigin& origin = c.origin;
+  as.layer_groups = in_section(origin, "model", [&] { return layer_groups(run.model, c.tensor_parallel); });
+  if (c.kv.slots > 0) {
+    as.pool_bytes = c.kv.slots * run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel);
+  } else {
+    as.pool_bytes = in_section(origin, "kv", [&] {
+      KvCapacitySettings ks;
+      ks.gpu_memory_utilization = c.kv.gpu_memory_utilization;
+      ks.activation_reserve_bytes = static_cast<std::int64_t>(c.kv.activation_reserve_gib * std::pow(2.0, 30));
+      ks.block_size = c.allocator.block_size;
+      return kv_capacity(run.model, run.gpu, c.tensor_parallel, ks).kv_bytes;
+    });
+  }
+  as.vattention.page_bytes = c.allocator.vattention_page_kib * 1024;
+}
+
 // One replica's parts from its settings; the workload source too when `with_source`.
 Run build_replica(const ExperimentConfig& c, bool with_source) {
   const ConfigOrigin& origin = c.origin;
@@ -231,6 +258,8 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
 
   alloc::AllocatorSpec as = c.allocator;
   as.capacity_slots = run.kv_slots;
+  const bool layer_group_pool = alloc::is_layer_group_kind(c.allocator.kind);
+  if (layer_group_pool) fill_layer_group_pool(c, run, as);
   as.single_free_queue = c.scheduler.kind == SchedulerKind::kVllmV1;  // v1's FreeKVCacheBlockQueue
   const double kv_bytes_per_block = kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
   as.cpu_blocks = static_cast<std::int64_t>(c.allocator.cpu_swap_gib * std::pow(2.0, 30) / kv_bytes_per_block);
@@ -248,18 +277,28 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   // context length (its longest sequence), not a fixed 2048; and its buddy chunks, by default,
   // grow to hold one such sequence (a power of two of blocks, never below 128), or with a
   // block_size below 16 (or a longer context) every long request would fail.
-  if (!paged && !origin.has("allocator.max_seq_len") && run.model.max_seq_len > 0)
+  if (!paged && !layer_group_pool && !origin.has("allocator.max_seq_len") && run.model.max_seq_len > 0)
     as.max_seq_len = run.model.max_seq_len;
-  if (!paged && !origin.has("allocator.max_chunk_blocks")) {
+  if (!paged && !layer_group_pool && !origin.has("allocator.max_chunk_blocks")) {
     const std::int64_t blocks = (as.max_seq_len + as.block_size - 1) / as.block_size;
     while (as.max_chunk_blocks < blocks && as.max_chunk_blocks < kMaxBlocks / 2) as.max_chunk_blocks *= 2;
   }
-  run.allocator_spec = as;
   run.max_model_len = c.max_model_len == kMaxModelLenOfModel ? run.model.max_seq_len : c.max_model_len;
+  // vattention's rows hold max_model_len tokens (the model's context unless the file sets it;
+  // with max_model_len: off, the model's context length).
+  if (c.allocator.kind == alloc::AllocatorKind::kVattention)
+    as.max_seq_len = run.max_model_len > 0 ? run.max_model_len : run.model.max_seq_len;
+  run.allocator_spec = as;
   bool beams = false;
   for (const auto& s : c.workload.sampling) beams |= s.beam_width > 1;
   if (beams && !paged)
     throw origin.error("allocator.kind", "beam search (workload.sampling beam_width > 1) needs the paged allocator");
+  // Every request to a model with cross-attention carries one encoder input of the preset's
+  // size (llama-3.2-11b-vision: one image of max_num_tiles tiles); the allocators charge it
+  // from admission to free.
+  SchedulerSettings ss = c.scheduler;
+  for (const ModelLayerGroup& g : run.model.groups)
+    if (g.kind == alloc::LayerGroupKind::kCrossAttention) ss.encoder_tokens = std::max(ss.encoder_tokens, g.encoder_tokens);
   // The pool's structures are sized by the capacity: memory running out while building them
   // is the capacity's error (below kMaxBlocks, a pool can still exceed this host's memory).
   // Policies that drive a paged pool's own operations get the PagedAllocator itself.
@@ -267,19 +306,19 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
     if (traits_of(c.scheduler.kind).needs_radix_allocator) {
       // The config refuses any other allocator.kind for sglang (check_combinations).
       auto radix_allocator = in_section(origin, "allocator", [&] { return alloc::make_radix_allocator(as); });
-      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *radix_allocator); });
+      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *radix_allocator); });
       run.allocator = std::move(radix_allocator);
-    } else if (traits_of(c.scheduler.kind).needs_paged_allocator) {
+    } else if (traits_of(c.scheduler.kind).needs_paged_allocator && !layer_group_pool) {
       if (!paged)
         throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
                                                          to_string(c.scheduler.kind),
                                                          alloc::to_string(c.allocator.kind)));
       auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
-      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *paged_allocator); });
+      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *paged_allocator); });
       run.allocator = std::move(paged_allocator);
     } else {
       run.allocator = in_section(origin, "allocator", [&] { return alloc::make_allocator(as); });
-      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(c.scheduler, *run.allocator); });
+      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *run.allocator); });
     }
   } catch (const std::bad_alloc&) {
     throw origin.error(capacity_key(c),
@@ -343,6 +382,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   ms.block_size = run.allocator->block_size();
   const bool cluster = c.replicas.count > 1;
   ms.replica_column = cluster;
+  // Only the layer-group pools split KV by layer class; other runs keep their outputs' bytes.
+  ms.layer_classes = alloc::is_layer_group_kind(c.allocator.kind);
   std::vector<const alloc::KvAllocator*> allocators{run.allocator.get()};
   for (const Run& other : run.other_replicas) allocators.push_back(other.allocator.get());
   Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr,

@@ -16,10 +16,12 @@ std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, all
   switch (settings.kind) {
     case SchedulerKind::kStatic: return std::make_unique<StaticScheduler>(settings, allocator);
     case SchedulerKind::kOrca: return std::make_unique<OrcaScheduler>(settings, allocator);
+    // vllm-v1 needs only KvAllocator operations: over a paged pool the overload below builds
+    // it; here it runs over a layer-group pool (traits_of(kVllmV1).runs_on_layer_group_pools).
+    case SchedulerKind::kVllmV1: return std::make_unique<VllmV1Scheduler>(settings, allocator);
     case SchedulerKind::kVllm:
     case SchedulerKind::kVllmV0:
-    case SchedulerKind::kSarathi:
-    case SchedulerKind::kVllmV1: break;
+    case SchedulerKind::kSarathi: break;
     case SchedulerKind::kSglang:
       throw std::invalid_argument("scheduler.kind 'sglang' needs the radix allocator (allocator.kind: radix), got " +
                                   allocator.name());

@@ -35,6 +35,7 @@ alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq,
   a.max_new_tokens = chunk;
   a.readmission = r.recomputes > 0;
   a.whole_block_hits = traits().whole_block_prefix_hits;
+  a.encoder_tokens = settings_.encoder_tokens;
   return a;
 }
 
@@ -46,9 +47,14 @@ bool Scheduler::can_ever_schedule(const Request& r, std::string* why, std::strin
   a.generated_tokens = 0;
   if (!alloc_.can_ever_admit(a)) {
     const std::string setting = alloc_.limiting_setting(a);
-    key = setting == "capacity_slots" ? "kv.slots" : "allocator." + setting;
-    *why = fmt::format("it never fits the KV pool of {} slots with allocator {} (prompt {} + output {} tokens)",
-                       alloc_.capacity_slots(), alloc_.name(), r.prompt_tokens, r.output_tokens);
+    // A layer-group pool is sized in bytes (AllocatorSpec::pool_bytes), from kv.slots or GPU
+    // memory: its capacity_slots() counts full-attention token equivalents (grouped) or bytes
+    // (vattention), so the message names the unit by the setting.
+    const bool bytes = setting == "pool_bytes";
+    key = setting == "capacity_slots" || bytes ? "kv.slots" : "allocator." + setting;
+    *why = fmt::format("it never fits the KV pool of {} {} with allocator {} (prompt {} + output {} tokens)",
+                       alloc_.capacity_slots(), bytes ? "capacity units (allocator's own: bytes or token equivalents)" : "slots",
+                       alloc_.name(), r.prompt_tokens, r.output_tokens);
     return false;
   }
   const std::int64_t worst = alloc_.max_group_slots(a, r.width());

@@ -214,8 +214,8 @@ class Scheduler {
 };
 
 // Builds the policy `settings.kind` over `allocator`. REQUIRES:
-// !traits_of(settings.kind).needs_paged_allocator and !needs_radix_allocator (else
-// std::invalid_argument).
+// !traits_of(settings.kind).needs_paged_allocator (or runs_on_layer_group_pools: vllm-v1)
+// and !needs_radix_allocator (else std::invalid_argument).
 std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
 // Builds any policy over a paged pool.
 std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);

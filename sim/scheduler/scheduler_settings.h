@@ -78,6 +78,10 @@ struct SchedulerSettings {
   // sglang: waiting-queue order. (sglang's prefill budget per iteration, SGLang's
   // chunked_prefill_size, is max_num_batched_tokens.)
   SchedulePolicy schedule_policy = SchedulePolicy::kLpm;
+  // Encoder tokens every request carries (AdmitRequest::encoder_tokens): the experiment sets
+  // it from the model's cross-attention group (ModelLayerGroup::encoder_tokens, one image of
+  // the preset's size per request); 0 for a model without one. Not a config key.
+  std::int64_t encoder_tokens = 0;
 };
 
 // What a policy is, as far as the mechanics shared by every policy need to know.
@@ -94,17 +98,24 @@ struct SchedulerTraits {
   // The policy drives the radix-tree cache (sim/scheduler/sglang_scheduler.h): it needs a
   // RadixAllocator.
   bool needs_radix_allocator = false;
+  // The policy runs over the layer-group pools too (allocator.kind: uniform, hybrid, jenga,
+  // vattention): it needs only the KvAllocator interface and preempts by recompute.
+  bool runs_on_layer_group_pools = false;
 };
 
 constexpr SchedulerTraits traits_of(SchedulerKind k) {
   switch (k) {
     case SchedulerKind::kStatic:
-    case SchedulerKind::kOrca: return {.chunked_prefill = false, .needs_paged_allocator = false};
+    case SchedulerKind::kOrca:
+      return {.chunked_prefill = false, .needs_paged_allocator = false, .runs_on_layer_group_pools = true};
     case SchedulerKind::kVllm:
     case SchedulerKind::kVllmV0: return {.chunked_prefill = false, .needs_paged_allocator = true};
     case SchedulerKind::kSarathi: return {.chunked_prefill = true, .needs_paged_allocator = true};
     case SchedulerKind::kVllmV1:
-      return {.chunked_prefill = true, .needs_paged_allocator = true, .whole_block_prefix_hits = true};
+      return {.chunked_prefill = true,
+              .needs_paged_allocator = true,
+              .whole_block_prefix_hits = true,
+              .runs_on_layer_group_pools = true};
     case SchedulerKind::kSglang:
       return {.chunked_prefill = true, .needs_paged_allocator = false, .needs_radix_allocator = true};
   }

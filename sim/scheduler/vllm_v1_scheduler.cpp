@@ -5,11 +5,11 @@
 
 namespace pagesim::sim {
 
-VllmV1Scheduler::VllmV1Scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator)
-    : Scheduler(settings, allocator), paged_(allocator) {}
+VllmV1Scheduler::VllmV1Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator)
+    : Scheduler(settings, allocator), pool_(allocator) {}
 
 bool VllmV1Scheduler::grow(Request* r, std::int64_t tokens) {
-  if (r->in_prefill()) return paged_.append(r->seqs.front(), tokens);
+  if (r->in_prefill()) return pool_.append(r->seqs.front(), tokens);
   return append_slots(r);
 }
 
@@ -52,10 +52,12 @@ void VllmV1Scheduler::admit_waiting(double now, IterationPlan& plan, std::int64_
   while (!waiting().empty() && budget > 0) {
     Request* r = waiting().front();
     if (num_running_seqs() + r->width() > settings_.max_num_seqs) break;
-    if (paged_.blocks_to_admit(admit_request(*r, 0, budget)) > paged_.num_free_blocks()) break;
+    // PagedAllocator::can_admit is exactly blocks_to_admit <= num_free_blocks (allocate_slots's
+    // test); a layer-group pool answers the same question for all of its tables at once.
+    if (!pool_.can_admit(admit_request(*r, 0, budget))) break;
     pop_waiting();
     [[maybe_unused]] const bool admitted = admit(r, now, budget, plan);
-    assert(admitted && "blocks_to_admit promised room");
+    assert(admitted && "can_admit promised room");
     budget -= plan.prefills.back().new_tokens;
   }
 }

@@ -19,22 +19,25 @@
 // A recompute-preempted request goes to the front of the waiting queue and keeps its block
 // hashes; its freed blocks keep theirs until evicted, so re-admission hits what is still
 // cached. The pool must be built with PagedAllocatorSettings::single_free_queue (v1's
-// FreeKVCacheBlockQueue); the experiment does so for this scheduler.
+// FreeKVCacheBlockQueue); the experiment does so for this scheduler. It uses only the
+// KvAllocator interface, so it also runs over the layer-group pools (allocator.kind: uniform,
+// hybrid, jenga, vattention): vLLM v1's hybrid KV cache manager is `hybrid` under this very
+// scheduler (vllm/v1/core/kv_cache_coordinator.py allocates every group's blocks or none).
 // Not modelled: long_prefill_token_threshold (v1's default 0: off), speculative decoding,
 // encoder budgets, priority scheduling, swapping (v1 has none), v1's reserved null block.
 // Parallel sampling and beams decode as one group in lockstep (one token per sequence, the
 // group scheduled only whole: v1 fans n > 1 out into separate requests instead).
-// Borrows the PagedAllocator. Not thread-safe.
+// Borrows the allocator. Not thread-safe.
 #pragma once
 
-#include "allocator/paged/paged_allocator.h"
+#include "allocator/kv_allocator.h"
 #include "sim/scheduler/scheduler.h"
 
 namespace pagesim::sim {
 
 class VllmV1Scheduler final : public Scheduler {
  public:
-  VllmV1Scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);
+  VllmV1Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
   void schedule(double now, IterationPlan& plan) override;
 
  private:
@@ -47,7 +50,7 @@ class VllmV1Scheduler final : public Scheduler {
   // pool lacks the blocks.
   bool grow(Request* r, std::int64_t tokens);
 
-  alloc::PagedAllocator& paged_;
+  alloc::KvAllocator& pool_;
 };
 
 }  // namespace pagesim::sim

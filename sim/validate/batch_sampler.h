@@ -8,7 +8,11 @@
 // identity and tokens after it do not. Prompt tokens are "p<request>" — or "h<hash>" inside
 // full blocks that carry a prefix-cache key, so a cached block means the same tokens to
 // every request that hits it. Block tables come from the allocator in its own block size
-// (paged: its blocks; contiguous: the range, in blocks of the buddy unit or of 1 slot).
+// (paged: its blocks; contiguous: the range, in blocks of the buddy unit or of 1 slot;
+// vattention: its contiguous virtual view, 1 token per id). A layer-group pool (hybrid,
+// jenga) with a sliding-window or chunked table is sampled in that table — the one whose
+// freed blocks a kernel must not read — and the header carries its mask; otherwise in the
+// allocator's block_table() (its first full-attention table).
 // Borrowed allocator; owns its output file (committed by finish()). Not thread-safe.
 #pragma once
 
@@ -18,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "allocator/hetero/grouped_kv_allocator.h"
 #include "allocator/kv_allocator.h"
 #include "sim/core/iteration_observer.h"
 #include "sim/core/iteration_plan.h"
@@ -60,6 +65,9 @@ class BatchSampler final : public SequenceObserver, public IterationObserver {
 
   BatchSamplerSettings settings_;
   const alloc::KvAllocator& alloc_;
+  // The windowed table sampled instead of block_table(), when there is one; else nullptr.
+  const alloc::GroupedKvAllocator* grouped_ = nullptr;
+  std::int32_t table_ = 0;
   std::unordered_map<alloc::SeqId, std::vector<Branch>> lineage_;
   std::uint64_t next_branch_ = 0;
   std::unique_ptr<AtomicFile> file_;

@@ -43,40 +43,47 @@ std::vector<BlockHash> hashes_of(const std::vector<std::int32_t>& tokens) {
   return out;
 }
 
-const std::vector<BlockId> kDropped2 = {kNoBlock, kNoBlock};
-
 // hybrid, 4-token pages of 32 bytes: table 0 full, table 1 a window of 8 (a query at n sees
-// keys n-7 .. n, so the sequence keeps tokens [n-7, n)).
+// keys n-7 .. n). A step that grows the sequence from m tokens has its first query at m, so it
+// drops only the pages wholly below m-7: the step's kernel still reads every key it needs.
 TEST(GroupedKvAllocator, SlidingWindowDropsExactlyThePagesThatLeftIt) {
   auto a = make({group(LayerGroupKind::kFull, 1, 8), group(LayerGroupKind::kSlidingWindow, 1, 8, 8)}, hybrid_layout,
                 20 * 32, 4);
   ASSERT_TRUE(a.admit(request(1, 10)).admitted);
-  EXPECT_EQ(a.table(1, 1).size(), 3u);  // keeps tokens 3..9: pages 0..2
+  EXPECT_EQ(a.table(1, 1).size(), 3u);  // a prefill from 0: pages 0..2, all attended
   EXPECT_NE(a.table(1, 1)[0], kNoBlock);
   EXPECT_EQ(a.pool().referenced_pages(), 6);
 
-  ASSERT_TRUE(a.append(1, 1));  // 11 tokens: keeps 4..10, page 0 (tokens 0..3) leaves the window
+  ASSERT_TRUE(a.append(1, 1));  // 11 tokens; the query at 10 sees 3..10: page 0 stays
+  EXPECT_NE(a.table(1, 1)[0], kNoBlock);
+  EXPECT_EQ(a.pool().referenced_pages(), 6);
+  MemoryBreakdown b = a.breakdown();
+  EXPECT_EQ(b.token_states, 11 * 8 + 7 * 8);  // the next query (at 11) sees 4..11
+  EXPECT_EQ(b.out_of_window, 4 * 8);          // tokens 0..3, kept one more step
+  EXPECT_EQ(b.rounding, 2 * 8);               // one empty slot in each table's last page
+  EXPECT_EQ(b.free, 14 * 32);
+
+  ASSERT_TRUE(a.append(1, 1));  // 12 tokens; the query at 11 sees 4..11: page 0 (0..3) goes
   EXPECT_EQ(a.table(1, 1)[0], kNoBlock);
   EXPECT_NE(a.table(1, 1)[1], kNoBlock);
   EXPECT_EQ(a.pool().referenced_pages(), 5);
-  MemoryBreakdown b = a.breakdown();
-  EXPECT_EQ(b.token_states, 11 * 8 + 7 * 8);
-  EXPECT_EQ(b.out_of_window, 0);
-  EXPECT_EQ(b.rounding, 2 * 8);  // one empty slot in each table's last page
-  EXPECT_EQ(b.free, 15 * 32);
-
-  ASSERT_TRUE(a.append(1, 1));  // 12 tokens: keeps 5..11; token 4 is out but its page stays
   b = a.breakdown();
-  EXPECT_EQ(b.out_of_window, 8);
+  EXPECT_EQ(b.out_of_window, 8);  // token 4: the next query (at 12) sees 5..12
   EXPECT_EQ(b.token_states, 12 * 8 + 7 * 8);
   EXPECT_EQ(b.rounding, 0);
-  EXPECT_EQ(a.pool().referenced_pages(), 5);
 
-  ASSERT_TRUE(a.append(1, 4));  // 16 tokens: keeps 9..15: page 1 goes, page 2 keeps token 8 out
-  EXPECT_EQ(a.table(1, 1), (std::vector<BlockId>{kNoBlock, kNoBlock, a.table(1, 1)[2], a.table(1, 1)[3]}));
-  EXPECT_EQ(a.pool().referenced_pages(), 4 + 2);
+  ASSERT_TRUE(a.append(1, 4));  // 16 tokens; the chunk's first query (at 12) sees 5..12: page 1 stays
+  EXPECT_EQ(a.table(1, 1), (std::vector<BlockId>{kNoBlock, a.table(1, 1)[1], a.table(1, 1)[2], a.table(1, 1)[3]}));
+  EXPECT_EQ(a.pool().referenced_pages(), 4 + 3);
   b = a.breakdown();
-  EXPECT_EQ(b.out_of_window, 8);
+  EXPECT_EQ(b.out_of_window, 5 * 8);  // tokens 4..8: the next query (at 16) sees 9..16
+
+  ASSERT_TRUE(a.append(1, 1));  // 17 tokens; the query at 16 sees 9..16: page 1 (4..7) goes
+  EXPECT_EQ(a.table(1, 1), (std::vector<BlockId>{kNoBlock, kNoBlock, a.table(1, 1)[2], a.table(1, 1)[3],
+                                                 a.table(1, 1)[4]}));
+  EXPECT_EQ(a.pool().referenced_pages(), 5 + 3);
+  b = a.breakdown();
+  EXPECT_EQ(b.out_of_window, 2 * 8);  // tokens 8, 9
   EXPECT_EQ(b.total(), a.capacity_bytes());
   a.validate();
 }
@@ -86,10 +93,12 @@ TEST(GroupedKvAllocator, ChunkedLocalFreesThePreviousChunk) {
                 20 * 32, 4);
   ASSERT_TRUE(a.admit(request(1, 7)).admitted);
   EXPECT_EQ(a.pool().referenced_pages(), 4);
-  ASSERT_TRUE(a.append(1, 1));  // token 8 starts a new chunk: the chunk 0..7 is no longer attended
-  EXPECT_EQ(a.table(1, 1), kDropped2);
-  EXPECT_EQ(a.pool().referenced_pages(), 2);
-  ASSERT_TRUE(a.append(1, 1));
+  ASSERT_TRUE(a.append(1, 1));  // the query at 7 still attends the chunk 0..7
+  EXPECT_EQ(a.table(1, 1).size(), 2u);
+  EXPECT_NE(a.table(1, 1)[0], kNoBlock);
+  EXPECT_EQ(a.pool().referenced_pages(), 4);
+  ASSERT_TRUE(a.append(1, 1));  // the query at 8 starts a new chunk: 0..7 is no longer attended
+  EXPECT_EQ(a.table(1, 1), (std::vector<BlockId>{kNoBlock, kNoBlock, a.table(1, 1)[2]}));
   EXPECT_EQ(a.table(1, 1).size(), 3u);
   EXPECT_NE(a.table(1, 1)[2], kNoBlock);
   EXPECT_EQ(a.pool().referenced_pages(), 3 + 1);
@@ -135,13 +144,21 @@ TEST(GroupedKvAllocator, JengaSplitsLcmPagesPerTableAndKeepsARequestTogether) {
 // in table 1; ten 4-token pages.
 TEST(GroupedKvAllocator, PrefixHitNeedsEveryTablesWindowPages) {
   auto a = make({group(LayerGroupKind::kFull, 1, 8), group(LayerGroupKind::kSlidingWindow, 1, 8, 5)}, hybrid_layout,
-                10 * 32, 4, /*prefix=*/true);
+                12 * 32, 4, /*prefix=*/true);
   std::vector<std::int32_t> doc(16);
   std::iota(doc.begin(), doc.end(), 100);
   const std::vector<BlockHash> h = hashes_of(doc);  // h0..h3
   ASSERT_TRUE(a.admit(request(1, 16, h)).admitted);
-  // Table 1 took pages for all 16 tokens, cached them, and dropped pages 0..2 (tokens 0..11).
-  EXPECT_EQ(a.table(1, 1), (std::vector<BlockId>{kNoBlock, kNoBlock, kNoBlock, a.table(1, 1)[3]}));
+  // Table 1 took pages for all 16 tokens and cached them; the prefill's queries from 0 on
+  // attend them all.
+  EXPECT_EQ(a.table(1, 1).size(), 4u);
+  EXPECT_NE(a.table(1, 1)[0], kNoBlock);
+  // The first decode step (the query at 16 sees 12..16) drops pages 0..2 (tokens 0..11) and
+  // takes page 4 in both tables: 7 pages referenced, 3 cached, 2 never used.
+  ASSERT_TRUE(a.append(1, 1));
+  EXPECT_EQ(a.table(1, 1),
+            (std::vector<BlockId>{kNoBlock, kNoBlock, kNoBlock, a.table(1, 1)[3], a.table(1, 1)[4]}));
+  EXPECT_EQ(a.pool().referenced_pages(), 7);
   for (std::int32_t t = 0; t < 2; ++t)
     for (BlockHash x : h) EXPECT_NE(a.pool().lookup(t, x), kNoBlock);
   EXPECT_EQ(a.cached_prefix_tokens(h), 16);
@@ -164,6 +181,7 @@ TEST(GroupedKvAllocator, PrefixHitNeedsEveryTablesWindowPages) {
   std::vector<std::int32_t> longer = doc;
   for (std::int32_t i = 0; i < 4; ++i) longer.push_back(900 + i);
   const std::vector<BlockHash> hl = hashes_of(longer);
+  a.free(2);  // its 4 pages (never cached: no hashes) make room for request 3's 2 new pages
   const AdmitResult r = a.admit(request(3, 20, hl));
   ASSERT_TRUE(r.admitted);
   EXPECT_EQ(r.cached_tokens, 16);
@@ -223,7 +241,10 @@ TEST(GroupedKvAllocator, UniformWasteMatchesTheHybridAllocatorRfc) {
     EXPECT_EQ(u.free, 0);
     EXPECT_NEAR(static_cast<double>(u.out_of_window) / static_cast<double>(u.allocated()), c.waste, 1e-4);
     auto hybrid = make(c.groups, hybrid_layout, pool, 16);
-    ASSERT_TRUE(hybrid.admit(request(1, c.tokens)).admitted);
+    // The prompt but its last token, then that token's step: its query (at tokens - 1) is the
+    // first for which the pages behind the window are dropped.
+    ASSERT_TRUE(hybrid.admit(request(1, c.tokens - 1)).admitted);
+    ASSERT_TRUE(hybrid.append(1, 1));
     const MemoryBreakdown h = hybrid.breakdown();
     // A query at n sees n - W + 1 .. n: of the window's first page (tokens n - W ..), one is out.
     EXPECT_EQ(h.out_of_window, 1 * c.groups[0].layers);

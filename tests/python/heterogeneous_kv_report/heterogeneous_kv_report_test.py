@@ -91,8 +91,33 @@ def write_results(root, with_mllama=True):
             json.dump({"kv_slots": slots}, f)
 
 
+ALLOC_COLS = ["point", "label", "model", "gpu", "allocator.kind", "memory_pct.token_states", "memory_pct.rounding",
+              "memory_pct.free", "layer_classes.memory_pct.out_of_window", "mean_batched_requests",
+              "throughput_tokens_per_s", "preemptions"]
+
+
+def write_allocator_sweeps(root, skip=None):
+    """Part (b): every model x allocator; uniform's token share 50%, jenga's 90% and 1.5x its
+    throughput on every model."""
+    values = {"uniform": ("50", "0.5", "1", "48.5", "10", "1000", "40"),
+              "hybrid": ("80", "9", "2", "9", "15", "1400", "20"),
+              "jenga": ("90", "0.5", "2", "7.5", "17", "1500", "10"),
+              "vattention": ("45", "8", "1", "46", "9", "950", "30")}
+    for folder in ("allocators_sharegpt", "allocators_azure"):
+        os.makedirs(os.path.join(root, folder))
+        with open(os.path.join(root, folder, "sweep.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(ALLOC_COLS)
+            for m in ("gemma-2-9b", "gemma-3-27b", "ministral-8b", "gpt-oss-120b"):
+                for a, v in values.items():
+                    if (m, a) == skip:
+                        continue
+                    w.writerow([f"{m}_{a}", f"{m},{a}", m, "h200", a] + list(v))
+
+
 def test_report_cells(tmp_path):
     write_results(str(tmp_path / "res"))
+    write_allocator_sweeps(str(tmp_path / "res"))
     path = gen.write_report(str(tmp_path / "res"), str(tmp_path / "dest"), "abc123", "2026-01-01")
     text = open(path).read()
     assert "at commit abc123 on 2026-01-01" in text
@@ -100,6 +125,10 @@ def test_report_cells(tmp_path):
     assert "| ministral-8b | 9 full, 27 sliding_window | 131072 | 56.25% | 56.25% |" in text
     assert "| llama-3.2-11b-vision | 32 full, 8 cross_attention | 43 | 79.6% | 79.60% |" in text
     assert "## (b) uniform vs hybrid vs jenga vs vattention" in text
+    assert "| gemma-3-27b | h200 | jenga | 90.0 | 7.5 | 0.5 | 2.0 | 17.0 | 1500 | 1.50 | 10 |" in text
+    assert "| gemma-3-27b | h200 | vattention | 45.0 | 46.0 | 8.0 | 1.0 | 9.0 | 950 | 0.95 | 30 |" in text
+    assert "| Azure conversation trace | gpt-oss-120b | +40.0 | 1.50× |" in text
+    assert "throughput up to 1.50× (1.50× on average over these 8 runs)" in text
     assert "| llama-3-8b | 1 | 32 / 64 / 128 / 1024 | 4 MiB | 8 MiB | 16 MiB | 128 MiB |" in text
     assert "| auto | 131072 | 1000 | 1.00 | 100.0 | 2.500 | 1000 | 50.0 | 97.0 | 2.0 | 3 |" in text
     assert "| fp8 | 65536 | 2000 | 2.00 | 200.0 |" in text
@@ -107,5 +136,13 @@ def test_report_cells(tmp_path):
 
 def test_missing_model_is_named(tmp_path):
     write_results(str(tmp_path / "res"), with_mllama=False)
+    write_allocator_sweeps(str(tmp_path / "res"))
     with pytest.raises(ResultsError, match="llama-3.2-11b-vision.tp1.auto.json is missing"):
+        gen.write_report(str(tmp_path / "res"), str(tmp_path / "dest"), "x", "y")
+
+
+def test_missing_allocator_point_is_named(tmp_path):
+    write_results(str(tmp_path / "res"))
+    write_allocator_sweeps(str(tmp_path / "res"), skip=("ministral-8b", "vattention"))
+    with pytest.raises(ResultsError, match="no point for model ministral-8b, allocator.kind vattention"):
         gen.write_report(str(tmp_path / "res"), str(tmp_path / "dest"), "x", "y")
