@@ -7,13 +7,11 @@ RESULTS_DIR is what experiments/heterogeneous_kv/run_all.sh writes (models/*.jso
 `pagesim model`, the kv_dtype sweep). DEST_DIR receives REPORT.md (written atomically). The
 published numbers it compares with are in heterogeneous_kv_report/paper.py.
 """
-import datetime
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_report import git_commit  # noqa: E402
-from pagesim_report.load import ResultsError  # noqa: E402
+from make_report import report_main, write_markdown  # noqa: E402
 from heterogeneous_kv_report import render  # noqa: E402
 
 
@@ -22,21 +20,11 @@ def write_report(results, dest, commit, date):
     file or key is missing."""
     lines = render.report(results, commit, date)
     os.makedirs(dest, exist_ok=True)
-    path = os.path.join(dest, "REPORT.md")
-    with open(path + ".tmp", "w") as out:
-        out.write("\n".join(lines))
-    os.replace(path + ".tmp", path)
-    return path
+    return write_markdown(dest, lines)
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    try:
-        path = write_report(sys.argv[1], sys.argv[2], git_commit(), datetime.date.today().isoformat())
-    except ResultsError as e:
-        sys.exit(f"make_heterogeneous_kv_report.py: error: {e}")
-    print(f"report: {path}")
+    report_main(__doc__, "make_heterogeneous_kv_report.py", write_report)
 
 
 if __name__ == "__main__":

@@ -187,19 +187,25 @@ namespace {
 // kv.slots given it is kv.slots × the model's uniform KV bytes per token per GPU — the pool a
 // paged run of kv.slots would have, so `paged` and `uniform` runs of one config compare on
 // one pool. vattention's page comes from allocator.vattention.page_kib.
+// The KV pool the kv section derives from GPU memory (kv.slots: 0), for run's model and GPU;
+// a CostModelError is the kv section's.
+KvCapacity derived_kv_capacity(const ExperimentConfig& c, const Run& run) {
+  return in_section(c.origin, "kv", [&] {
+    KvCapacitySettings ks;
+    ks.gpu_memory_utilization = c.kv.gpu_memory_utilization;
+    ks.activation_reserve_bytes = static_cast<std::int64_t>(c.kv.activation_reserve_gib * std::pow(2.0, 30));
+    ks.block_size = c.allocator.block_size;
+    return kv_capacity(run.model, run.gpu, c.tensor_parallel, ks);
+  });
+}
+
 void fill_layer_group_pool(const ExperimentConfig& c, const Run& run, alloc::AllocatorSpec& as) {
   const ConfigOrigin& origin = c.origin;
   as.layer_groups = in_section(origin, "model", [&] { return layer_groups(run.model, c.tensor_parallel); });
   if (c.kv.slots > 0) {
     as.pool_bytes = c.kv.slots * run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel);
   } else {
-    as.pool_bytes = in_section(origin, "kv", [&] {
-      KvCapacitySettings ks;
-      ks.gpu_memory_utilization = c.kv.gpu_memory_utilization;
-      ks.activation_reserve_bytes = static_cast<std::int64_t>(c.kv.activation_reserve_gib * std::pow(2.0, 30));
-      ks.block_size = c.allocator.block_size;
-      return kv_capacity(run.model, run.gpu, c.tensor_parallel, ks).kv_bytes;
-    });
+    as.pool_bytes = derived_kv_capacity(c, run).kv_bytes;
   }
   as.vattention.page_bytes = c.allocator.vattention_page_kib * 1024;
 }
@@ -228,13 +234,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
 
   run.kv_slots = c.kv.slots;
   if (run.kv_slots == 0) {
-    run.kv_slots = in_section(origin, "kv", [&] {
-      KvCapacitySettings ks;
-      ks.gpu_memory_utilization = c.kv.gpu_memory_utilization;
-      ks.activation_reserve_bytes = static_cast<std::int64_t>(c.kv.activation_reserve_gib * std::pow(2.0, 30));
-      ks.block_size = c.allocator.block_size;
-      return kv_capacity(run.model, run.gpu, c.tensor_parallel, ks).slots;
-    });
+    run.kv_slots = derived_kv_capacity(c, run).slots;
   }
 
   const double kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel));
