@@ -99,7 +99,8 @@ void GroupedKvAllocator::check_request(const AdmitRequest& req) const {
            std::to_string(req.prompt_tokens / block_size()) + " full prompt blocks");
 }
 
-std::int64_t GroupedKvAllocator::count_hits(std::span<const BlockHash> hashes, std::int64_t limit) const {
+std::int64_t GroupedKvAllocator::count_hits(std::span<const BlockHash> hashes, std::int64_t limit,
+                                            std::int64_t tokens) const {
   if (!prefix_cache_ || has_state_ || limit <= 0) return 0;
   const std::int64_t B = block_size();
   std::int64_t k_max = std::min<std::int64_t>(limit, static_cast<std::int64_t>(hashes.size()));
@@ -128,7 +129,7 @@ std::int64_t GroupedKvAllocator::count_hits(std::span<const BlockHash> hashes, s
     bool all = true;
     for (const auto& [t, count] : present) {
       const TableGroup& tg = layout_.tables[t];
-      const std::int64_t lo = first_kept_token(tg.keep, tg.window_tokens, k * B) / B;
+      const std::int64_t lo = first_kept_token(tg.keep, tg.window_tokens, first_query(k, tokens)) / B;
       if (count[static_cast<std::size_t>(k)] - count[static_cast<std::size_t>(lo)] != k - lo) {
         all = false;
         break;
@@ -144,9 +145,9 @@ GroupedKvAllocator::AdmitPlan GroupedKvAllocator::plan_admit(const AdmitRequest&
   AdmitPlan p;
   std::int64_t limit = static_cast<std::int64_t>(req.prompt_block_hashes.size());
   if (req.whole_block_hits) limit = std::min(limit, (req.tokens_at_admission() - 1) / B);
-  p.hits = count_hits(req.prompt_block_hashes, limit);
+  p.hits = count_hits(req.prompt_block_hashes, limit, req.tokens_at_admission());
   // At least one token is always computed: its logits produce the next token.
-  p.cached_tokens = p.hits > 0 ? std::min(p.hits * B, req.tokens_at_admission() - 1) : 0;
+  p.cached_tokens = p.hits > 0 ? first_query(p.hits, req.tokens_at_admission()) : 0;
   p.held_tokens = req.held_tokens(p.cached_tokens);
   const std::size_t tables = layout_.tables.size();
   p.first_hit.assign(tables, 0);
@@ -155,7 +156,7 @@ GroupedKvAllocator::AdmitPlan GroupedKvAllocator::plan_admit(const AdmitRequest&
     const TableGroup& tg = layout_.tables[t];
     switch (tg.kind) {
       case TableKind::kTokens: {
-        const std::int64_t lo = p.hits > 0 ? first_kept_token(tg.keep, tg.window_tokens, p.hits * B) / B : 0;
+        const std::int64_t lo = p.hits > 0 ? first_kept_token(tg.keep, tg.window_tokens, p.cached_tokens) / B : 0;
         p.first_hit[t] = lo;
         for (std::int64_t i = lo; i < p.hits; ++i)
           p.reused.push_back(pool_.lookup(static_cast<std::int32_t>(t), req.prompt_block_hashes[static_cast<std::size_t>(i)]));
@@ -261,9 +262,9 @@ AdmitResult GroupedKvAllocator::admit(const AdmitRequest& req) {
   const std::size_t tables = layout_.tables.size();
   Sequence s;
   s.tokens = n;
-  // This step's queries start after the hit; the plan kept the pages a query at the hit's
-  // end attends (plan_admit), which is where the drops start from.
-  s.attended_from = p.hits * B;
+  // This step's queries start at the first token not served by the hit; the plan kept the
+  // pages a query there attends (plan_admit), which is where the drops start from.
+  s.attended_from = p.cached_tokens;
   s.final_tokens = std::max(req.final_tokens(), req.tokens_at_admission());
   s.encoder_tokens = req.encoder_tokens;
   s.tables.resize(tables);
@@ -455,7 +456,9 @@ void GroupedKvAllocator::free(SeqId seq) {
 }
 
 std::int64_t GroupedKvAllocator::cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const {
-  return count_hits(prompt_block_hashes, static_cast<std::int64_t>(prompt_block_hashes.size())) * block_size();
+  // The prompt's length is unknown here: its queries are taken to start after the hit.
+  const auto blocks = static_cast<std::int64_t>(prompt_block_hashes.size());
+  return count_hits(prompt_block_hashes, blocks, std::numeric_limits<std::int64_t>::max()) * block_size();
 }
 
 AllocatorStats GroupedKvAllocator::stats() const {

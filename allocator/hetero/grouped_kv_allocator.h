@@ -140,8 +140,15 @@ class GroupedKvAllocator final : public KvAllocator {
   // once when admitted), alone.
   std::int64_t peak_pages(std::size_t t, std::int64_t at_admission, std::int64_t final, std::int64_t encoder) const;
   // Leading prompt blocks whose pages every kTokens table holds as a hit needs; considers at
-  // most `limit` of `hashes`.
-  std::int64_t count_hits(std::span<const BlockHash> hashes, std::int64_t limit) const;
+  // most `limit` of `hashes`. A hit of k blocks by a sequence of `tokens` tokens at admission
+  // starts its queries at first_query(k, tokens): a windowed table needs the pages a query
+  // there attends.
+  std::int64_t count_hits(std::span<const BlockHash> hashes, std::int64_t limit, std::int64_t tokens) const;
+  // The position of the first query after a hit of k blocks: k·B, or the last token when the
+  // hit covers the whole sequence (that token is always computed: its logits are needed).
+  std::int64_t first_query(std::int64_t k, std::int64_t tokens) const {
+    return std::min(k * block_size(), tokens - 1);
+  }
   AdmitPlan plan_admit(const AdmitRequest& req) const;
   // Releases the pages of kTokens tables that s no longer keeps.
   void drop_out_of_window(Sequence& s);

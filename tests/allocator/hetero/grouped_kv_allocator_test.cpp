@@ -190,6 +190,31 @@ TEST(GroupedKvAllocator, PrefixHitNeedsEveryTablesWindowPages) {
   a.validate();
 }
 
+// A hit covering the whole prompt still computes its last token, so the step's first query is
+// at k·B − 1, not k·B, and a window that is not a multiple of the page keeps the page that
+// query reaches back to. Window 5, 4-token pages, a 12-token prompt cached whole: the query at
+// 11 sees keys 7..11, pages 1 and 2 (a query at 12 would see 8..12: page 2 alone).
+TEST(GroupedKvAllocator, AWholePromptHitKeepsThePagesItsLastTokensQueryAttends) {
+  auto a = make({group(LayerGroupKind::kFull, 1, 8), group(LayerGroupKind::kSlidingWindow, 1, 8, 5)}, hybrid_layout,
+                12 * 32, 4, /*prefix=*/true);
+  std::vector<std::int32_t> doc(12);
+  std::iota(doc.begin(), doc.end(), 100);
+  const std::vector<BlockHash> h = hashes_of(doc);  // h0..h2
+  ASSERT_TRUE(a.admit(request(1, 12, h)).admitted);
+  a.free(1);  // its 6 pages stay cached
+  const AdmitResult r = a.admit(request(2, 12, h));
+  ASSERT_TRUE(r.admitted);
+  EXPECT_EQ(r.cached_tokens, 11);
+  const std::vector<BlockId> window = a.table(2, 1);
+  ASSERT_EQ(window.size(), 3u);
+  EXPECT_EQ(window[0], kNoBlock);                 // keys 0..3: behind every query of the step
+  EXPECT_EQ(window[1], a.pool().lookup(1, h[1]));  // key 7, attended by the query at 11
+  EXPECT_EQ(window[2], a.pool().lookup(1, h[2]));
+  EXPECT_NE(window[1], kNoBlock);
+  EXPECT_EQ(a.cached_prefix_tokens(h), 12);  // a router's question: queries after the hit
+  a.validate();
+}
+
 // uniform, 2-token pages, 4 layers of 8 bytes per token: full, sliding (window 4),
 // cross-attention and recurrent (20 bytes of state), so a token costs 32 bytes everywhere.
 TEST(GroupedKvAllocator, UniformAttributesItsWasteToTheLayerClasses) {
