@@ -10,12 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 out=${OUT:-out/cluster}
-if [ -z "${PAGESIM:-}" ]; then
-  cmake -S . -B build-main -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_BUILD_TESTS=OFF \
-    -DPAGESIM_ENABLE_CUDA=OFF >/dev/null
-  cmake --build build-main --target pagesim >/dev/null
-  PAGESIM=build-main/pagesim
-fi
+. experiments/pagesim_binary.sh
 mkdir -p "$out"
 # --overwrite: a rerun regenerates every folder (pagesim refuses a folder holding results).
 run() { echo "== pagesim run $*"; "$PAGESIM" run "$@" -q --overwrite -j 2 >/dev/null 2>&1; }

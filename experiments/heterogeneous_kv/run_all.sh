@@ -16,12 +16,7 @@ VATTENTION="yi-6b llama-3-8b yi-34b"
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 out=${OUT:-out/heterogeneous_kv}
-if [ -z "${PAGESIM:-}" ]; then
-  cmake -S . -B build-main -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_BUILD_TESTS=OFF \
-    -DPAGESIM_ENABLE_CUDA=OFF >/dev/null
-  cmake --build build-main --target pagesim >/dev/null
-  PAGESIM=build-main/pagesim
-fi
+. experiments/pagesim_binary.sh
 rm -rf "$out/models"
 mkdir -p "$out/models"
 model() { "$PAGESIM" model "$1" --tp "$2" --kv-dtype "$3" >"$out/models/$1.tp$2.$3.json"; }

@@ -7,12 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 out=${OUT:-out/vllm_paper}
-if [ -z "${PAGESIM:-}" ]; then
-  cmake -S . -B build-main -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_BUILD_TESTS=OFF \
-    -DPAGESIM_ENABLE_CUDA=OFF >/dev/null
-  cmake --build build-main --target pagesim >/dev/null
-  PAGESIM=build-main/pagesim
-fi
+. experiments/pagesim_binary.sh
 # --overwrite: a rerun regenerates every folder (pagesim refuses a folder holding results).
 run() { echo "== pagesim run $*"; "$PAGESIM" run "$@" -q --overwrite >/dev/null; }
 
