@@ -68,7 +68,8 @@ def main():
         except Exception as e:  # no network (curl fails), checksum mismatch
             why = f"the download failed ({type(e).__name__}: {e}); {why}"
     if path is None:
-        print(f"pagesim: the timeline test's Perfetto check will skip: {why}", file=sys.stderr)
+        print("pagesim: the timeline test's native trace_processor_shell variant will skip (its "
+              f"WebAssembly variant runs): {why}", file=sys.stderr)
         return 1
     print(f"pagesim: Perfetto's trace_processor_shell is at {path}")
     return 0

@@ -1,14 +1,18 @@
 """timeline.json (output.timeline) of a small run, of the Fig. 2 vLLM point and of two replicas
 with prefix caches: its structure as the Chrome trace-event format defines it (always checked),
-and the tracks Perfetto's trace processor makes of it (the `perfetto` package from PyPI; runs where
-trace_processor_shell is present, perfetto_prebuilt.py, and skips saying how to provide it)."""
+and the tracks Perfetto's trace processor makes of it, loaded and queried through the `perfetto`
+package from PyPI: always with the trace processor's WebAssembly build (perfetto_wasm.py), and
+also with the native trace_processor_shell where it is present (perfetto_prebuilt.py; skips
+saying how to provide it otherwise)."""
 import collections
+import contextlib
 import json
 import os
 
 import pytest
 
 import perfetto_prebuilt
+import perfetto_wasm
 from pagesim_binary import REPO, run_pagesim
 
 FIG2 = os.path.join(REPO, "experiments", "vllm_paper", "fig2.yaml")
@@ -109,25 +113,43 @@ def test_stride_bounds_the_file(tmp_path, small):
     assert [e["args"]["index"] for e in strided] == [e["args"]["index"] for e in every][::10]
 
 
-def trace_processor_binary():
-    """The trace_processor_shell to load the trace with (perfetto_prebuilt.py: $PERFETTO_TRACE_PROCESSOR,
-    else the copy .ci/venv fetched into perfetto's cache); skips saying what is missing and how to
-    provide it when there is none. Never downloads."""
-    path, why = perfetto_prebuilt.find()
-    if path is None:
-        pytest.skip(why)
-    return path
-
-
-def test_fig2_vllm_timeline_opens_in_perfetto(fig2):
+@contextlib.contextmanager
+def perfetto_trace_processor(trace, backend):
+    """Perfetto's trace processor with `trace` loaded, through the perfetto package's client.
+    "wasm": the WebAssembly build behind perfetto_wasm's local server; skips when the project
+    venv's packages are missing, unless $PAGESIM_REQUIRE_PERFETTO is set (.ci/test sets it, so CI
+    cannot pass by skipping). "shell": trace_processor_shell ($PERFETTO_TRACE_PROCESSOR, else the
+    copy .ci/venv fetched into perfetto's cache); skips saying how to provide it. Never downloads."""
     pytest.importorskip("perfetto", reason="the perfetto package (PyPI) is not installed in this interpreter; "
                                            "it comes with the project venv (python/requirements.txt)")
     from perfetto.trace_processor import TraceProcessor, TraceProcessorConfig
+    if backend == "shell":
+        path, why = perfetto_prebuilt.find()
+        if path is None:
+            pytest.skip(why)
+        tp = TraceProcessor(trace=trace, config=TraceProcessorConfig(bin_path=path))
+        try:
+            yield tp
+        finally:
+            tp.close()
+        return
+    path, why = perfetto_wasm.find()
+    if path is None:
+        if os.environ.get("PAGESIM_REQUIRE_PERFETTO"):
+            pytest.fail(why)
+        pytest.skip(why)
+    with perfetto_wasm.serve(path) as addr:
+        tp = TraceProcessor(trace=trace, addr=addr)
+        try:
+            yield tp
+        finally:
+            tp.close()
 
+
+@pytest.mark.parametrize("backend", ["wasm", "shell"])
+def test_fig2_vllm_timeline_opens_in_perfetto(fig2, backend):
     events, rows, requests = check_structure(fig2)
-    tp = TraceProcessor(trace=str(fig2 / "timeline.json"),
-                        config=TraceProcessorConfig(bin_path=trace_processor_binary()))
-    try:
+    with perfetto_trace_processor(str(fig2 / "timeline.json"), backend) as tp:
         def query(sql):
             return list(tp.query(sql))
 
@@ -145,8 +167,6 @@ def test_fig2_vllm_timeline_opens_in_perfetto(fig2):
         assert {"queued", "prefill", "decode", "preempted"} <= phase_names <= PHASES
         phases = query("select count(*) as n from slice where depth = 1")
         assert phases[0].n == sum(1 for e in events if e["ph"] == "b" and e["name"] in PHASES)
-    finally:
-        tp.close()
 
 
 MOONCAKE_10X3M = os.path.join(REPO, "experiments", "cluster", "mooncake_10x3m.yaml")
