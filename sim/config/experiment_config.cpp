@@ -431,6 +431,45 @@ void check_replicas(const ExperimentConfig& c) {
 }
 
 
+// A cost key read only by another cost.kind would change nothing, and a constant model whose
+// iteration coefficients are all 0 makes every iteration instantaneous (latencies 0, rates
+// unbounded): both are refused, naming the key. Values are compared with the defaults, not
+// looked up in the file, so a config.resolved.yaml (which writes every key) parses again.
+void check_cost_kind_keys(const ExperimentConfig& c) {
+  const ConfigOrigin& o = c.origin;
+  const CostConfig& k = c.cost;
+  const std::string kind(to_string(k.kind));
+  auto refuse = [&](const char* key, std::string_view what, std::string_view kinds) {
+    throw o.error(key, fmt::format("{} {}, which cost.kind {} reads; cost.kind is '{}', which does not: leave it "
+                                   "out, or set cost.kind: {}",
+                                   key, what, kinds, kind, kinds));
+  };
+  if (k.kind != CostModelKind::roofline) {
+    if (k.compute_efficiency >= 0)
+      refuse("cost.compute_efficiency", "overrides the GPU preset's compute efficiency", "roofline");
+    if (k.memory_efficiency >= 0)
+      refuse("cost.memory_efficiency", "overrides the GPU preset's memory efficiency", "roofline");
+  }
+  if (k.kind == CostModelKind::constant && k.iteration_overhead_s >= 0)
+    throw o.error("cost.iteration_overhead_s",
+                  "cost.iteration_overhead_s adds host time to every iteration of cost.kind roofline or profile; "
+                  "cost.kind constant has its own fixed term: leave it out and set "
+                  "cost.constant.seconds_per_iteration");
+  const ConstantCostCoefficients& q = k.constant;
+  const bool iteration_terms = q.seconds_per_iteration != 0 || q.seconds_per_prefill_token != 0 ||
+                               q.seconds_per_decode_seq != 0 || q.seconds_per_decode_context_token != 0;
+  const bool swap_terms = q.seconds_per_swap_block != 0 || q.seconds_per_swap_token != 0;
+  if (k.kind != CostModelKind::constant && (iteration_terms || swap_terms))
+    refuse("cost.constant", "sets the coefficients of a linear cost", "constant");
+  if (k.kind != CostModelKind::profile && !k.profile.empty())
+    refuse("cost.profile", "names the CSV of measured times", "profile");
+  if (k.kind == CostModelKind::constant && !iteration_terms)
+    throw o.error("cost.constant",
+                  "seconds_per_iteration, seconds_per_prefill_token, seconds_per_decode_seq and "
+                  "seconds_per_decode_context_token are all 0, so every iteration would take no time and every "
+                  "latency would be 0: set at least one of them > 0");
+}
+
 // The roofline overrides: a negative value (the default, -1) keeps the GPU preset's; anything
 // else must be usable: an efficiency in (0, 1] (0 would make every iteration take forever,
 // NaN would silently keep the preset), an overhead finite and >= 0.
@@ -450,6 +489,7 @@ void check_cost(const ExperimentConfig& c) {
                   fmt::format("expected a finite number of seconds >= 0, or a negative number to keep the GPU "
                               "preset's, found {}",
                               overhead));
+  check_cost_kind_keys(c);
 }
 
 // The layer-group pools (uniform, hybrid, jenga, vattention) implement the KvAllocator

@@ -67,9 +67,12 @@ struct CostConfig {
   // roofline: optional overrides of the GPU preset's efficiency settings (< 0: keep).
   double compute_efficiency = -1;
   double memory_efficiency = -1;
+  // roofline: overrides the GPU preset's per-iteration overhead (< 0: keep). profile: host
+  // seconds added to every non-empty iteration (< 0: none; profile_cost_model.h).
   double iteration_overhead_s = -1;
   ConstantCostCoefficients constant;  // constant: a + b·prefill tokens + c·decode seqs + ...
   std::string profile;                // profile: CSV path
+  // Keys of another kind than `kind` stay at their defaults (check_cost_kind_keys).
 };
 
 struct MeasureConfig {

@@ -30,7 +30,7 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelSpec& spec) {
       if (spec.profile_path.empty()) {
         throw CostModelError("profile cost model: profile_path is empty, expected a CSV path");
       }
-      return std::make_unique<ProfileCostModel>(spec.profile_path);
+      return std::make_unique<ProfileCostModel>(spec.profile_path, spec.iteration_overhead_s);
   }
   throw CostModelError(
       fmt::format("cost model kind {} is not one of roofline, constant, profile",

@@ -3,7 +3,7 @@
 // CostModelSpec names the kind and only the fields that kind reads:
 //   roofline  model (a preset name or a full ModelSpec), gpu (preset name or GpuSpec), tp
 //   constant  constant (the coefficients)
-//   profile   profile_path (CSV, see profile_cost_model.h)
+//   profile   profile_path (CSV, see profile_cost_model.h), iteration_overhead_s
 // The defaults describe the vLLM paper's setting (OPT-13B on one A100-40GB). A preset can be
 // tuned by looking it up (presets.h), changing fields, and passing the struct. Pure
 // functions; the returned model is independent of the spec.
@@ -47,6 +47,8 @@ struct CostModelSpec {
   int tp = 1;                            // roofline: tensor-parallel degree (GPUs)
   ConstantCostCoefficients constant;     // constant: coefficients (s, s/token, ...)
   std::filesystem::path profile_path;    // profile: the CSV to read
+  double iteration_overhead_s = 0;       // profile: host seconds added to every non-empty
+                                         // iteration (profile_cost_model.h), >= 0
 };
 
 // The ModelSpec or GpuSpec a spec field designates: the preset of that name, or the given

@@ -250,13 +250,19 @@ std::string read_file(const std::filesystem::path& path) {
 
 }  // namespace
 
-ProfileCostModel::ProfileCostModel(const std::filesystem::path& path)
-    : ProfileCostModel(read_file(path), path.string()) {}
+ProfileCostModel::ProfileCostModel(const std::filesystem::path& path, double iteration_overhead_s)
+    : ProfileCostModel(read_file(path), path.string(), iteration_overhead_s) {}
 
-ProfileCostModel::ProfileCostModel(std::string_view csv_text, std::string source_name)
-    : ProfileCostModel(parse(csv_text, std::move(source_name))) {}
+ProfileCostModel::ProfileCostModel(std::string_view csv_text, std::string source_name, double iteration_overhead_s)
+    : ProfileCostModel(parse(csv_text, std::move(source_name)), iteration_overhead_s) {}
 
-ProfileCostModel::ProfileCostModel(Tables tables) : tables_(std::move(tables)) {}
+ProfileCostModel::ProfileCostModel(Tables tables, double iteration_overhead_s)
+    : tables_(std::move(tables)), iteration_overhead_s_(iteration_overhead_s) {
+  if (!(std::isfinite(iteration_overhead_s) && iteration_overhead_s >= 0))
+    throw CostModelError(fmt::format("profile cost model ({}): iteration overhead is {} s, expected a finite "
+                                     "number of seconds >= 0",
+                                     tables_.source, iteration_overhead_s));
+}
 
 ProfileCostModel::Tables ProfileCostModel::parse(std::string_view text, std::string source) {
   Parser parser(source);
@@ -289,7 +295,7 @@ double ProfileCostModel::iteration_seconds(const BatchShape& batch) const {
   if (tables_.lm_head && batch.sampling_seqs() > 0) {
     t += std::max(0.0, (*tables_.lm_head)(static_cast<double>(batch.sampling_seqs())));
   }
-  return t;
+  return t + iteration_overhead_s_;
 }
 
 double ProfileCostModel::swap_seconds(std::int64_t blocks, std::int64_t block_size) const {
@@ -300,8 +306,10 @@ double ProfileCostModel::swap_seconds(std::int64_t blocks, std::int64_t block_si
 }
 
 std::string ProfileCostModel::describe() const {
-  return fmt::format("profile(file={}, rows={}, lm_head={})", tables_.source, tables_.rows,
-                     tables_.lm_head ? "measured" : "in linear");
+  // The overhead is named only when there is one, so a plain profile describes itself as before.
+  return fmt::format("profile(file={}, rows={}, lm_head={}{})", tables_.source, tables_.rows,
+                     tables_.lm_head ? "measured" : "in linear",
+                     iteration_overhead_s_ > 0 ? fmt::format(", iteration_overhead={}s", iteration_overhead_s_) : "");
 }
 
 }  // namespace pagesim::sim

@@ -14,12 +14,18 @@
 //   swap          blocks copied (one direction)    block size (tokens)        yes
 //
 // `linear` is everything in a forward pass but attention: projections, norms, communication,
-// fixed overhead, and the LM head too when no lm_head rows are given. Rows may come in any
+// and the LM head too when no lm_head rows are given. `iteration_overhead` (seconds, >= 0;
+// a constructor argument, cost.iteration_overhead_s in an experiment, default 0) is the
+// host's time per iteration that the table leaves out: a profile of GPU work only, as
+// `pagesim profile` measures (sim/profile/profile_measure.h), lacks the engine's scheduling,
+// input preparation, sampling and the launch gaps between kernels, which serving engines
+// spend on the CPU every step; a profile timed around whole engine steps includes them
+// (leave it 0). Rows may come in any
 // order; a 2-D part needs a row for every combination of its x and y values.
 //
 //   iteration = linear(N) + [prefill_seqs > 0] attn_prefill(pairs)
 //             + [decode_seqs > 0] attn_decode(decode_seqs, decode_context_tokens/decode_seqs)
-//             + [lm_head rows, S > 0] lm_head(S)            (0 for an empty batch)
+//             + [lm_head rows, S > 0] lm_head(S) + iteration_overhead   (0 for an empty batch)
 //   swap      = [blocks > 0] swap(blocks, block_size)
 // Lookups are piecewise linear (bilinear in 2-D) between grid points and extrapolate along the
 // last segment beyond the grid; each part is clamped at 0 s so that extrapolation below the
@@ -43,10 +49,11 @@ namespace pagesim::sim {
 
 class ProfileCostModel final : public CostModel {
  public:
-  // Reads and parses the CSV at `path`; errors name the path.
-  explicit ProfileCostModel(const std::filesystem::path& path);
+  // Reads and parses the CSV at `path`; errors name the path. Throws CostModelError when
+  // `iteration_overhead_s` is negative or not finite.
+  explicit ProfileCostModel(const std::filesystem::path& path, double iteration_overhead_s = 0);
   // Parses CSV text; errors name `source_name` as the file.
-  ProfileCostModel(std::string_view csv_text, std::string source_name);
+  ProfileCostModel(std::string_view csv_text, std::string source_name, double iteration_overhead_s = 0);
 
   double iteration_seconds(const BatchShape& batch) const override;
   double swap_seconds(std::int64_t blocks, std::int64_t block_size) const override;
@@ -64,10 +71,11 @@ class ProfileCostModel final : public CostModel {
     BilinearGrid swap;
     std::optional<PiecewiseLinear> lm_head;
   };
-  explicit ProfileCostModel(Tables tables);
+  ProfileCostModel(Tables tables, double iteration_overhead_s);
   static Tables parse(std::string_view text, std::string source);
 
   Tables tables_;
+  double iteration_overhead_s_;  // added to every non-empty iteration; finite, >= 0
 };
 
 }  // namespace pagesim::sim

@@ -334,6 +334,8 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   cs.tp = c.tensor_parallel;
   cs.constant = c.cost.constant;
   cs.profile_path = c.cost.profile;
+  // Under a profile, cost.iteration_overhead_s is host time the table lacks (default none).
+  if (c.cost.kind == CostModelKind::profile) cs.iteration_overhead_s = std::max(0.0, c.cost.iteration_overhead_s);
   run.cost = in_section(origin, "cost", [&] { return make_cost_model(cs); });
   if (with_source) run.source = in_section(origin, "workload", [&] { return traces::make_source(c.workload); });
   return run;

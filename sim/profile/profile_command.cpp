@@ -103,6 +103,8 @@ std::vector<std::string> profile_header_comments(const ModelSpec& m, const Profi
       fmt::format("swap: x = blocks, y = block size; one cudaMemcpyAsync per block, layer and K/V between device "
                   "and pinned host memory, the slower direction; {} KV bytes per token",
                   m.kv_bytes_per_token_per_gpu(1)),
+      "host: GPU work only; an engine's host time per step (scheduling, input preparation, sampling) is not "
+      "included: add it with cost.iteration_overhead_s",
   };
 }
 

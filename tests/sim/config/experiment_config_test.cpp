@@ -242,12 +242,10 @@ allocator:
 scheduler: {kind: sarathi, max_num_batched_tokens: 4096, max_num_seqs: 64, watermark: 0.05, preemption: swap, chunk_tokens: 256}
 beam: {model: scores, mean_entropy_nats: 0.75}
 cost:
-  kind: constant
+  kind: roofline
   compute_efficiency: 0.5
   memory_efficiency: 0.6
   iteration_overhead_s: 0.002
-  constant: {seconds_per_iteration: 0.01, seconds_per_prefill_token: 1.0e-5, seconds_per_decode_seq: 2.0e-4, seconds_per_decode_context_token: 3.0e-7, seconds_per_swap_block: 1.0e-3, seconds_per_swap_token: 2.0e-6}
-  profile: prof.csv
 measure: {window_start_s: 12.5, window_end_s: 99.75}
 output: {iterations_stride: 10, requests_csv: false}
 )";
@@ -276,8 +274,7 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   EXPECT_EQ(c.scheduler.chunk_tokens, 256);
   EXPECT_EQ(c.beam.model, BeamModelKind::kScores);
   EXPECT_EQ(c.beam.mean_entropy_nats, 0.75);
-  EXPECT_EQ(c.cost.constant.seconds_per_decode_context_token, 3.0e-7);
-  EXPECT_EQ(c.cost.profile, "prof.csv");
+  EXPECT_EQ(c.cost.memory_efficiency, 0.6);
   EXPECT_EQ(c.measure.window_end_s, 99.75);
   EXPECT_EQ(c.output.iterations_stride, 10);
   EXPECT_FALSE(c.output.requests_csv);
@@ -286,6 +283,45 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   expect_same(c, parse_experiment(to_yaml(c), kFile));  // also without going through text
   // Writing again gives the same text (config.resolved.yaml is stable).
   EXPECT_EQ(emit(to_yaml(c)), emit(to_yaml(round_trip(c))));
+}
+
+// The keys of the other cost kinds (kEverySection has the roofline's), each with its kind.
+TEST(ExperimentConfig, CostKeysOfEachKindRoundTrip) {
+  const ExperimentConfig constant = parse(
+      "cost:\n"
+      "  kind: constant\n"
+      "  constant: {seconds_per_iteration: 0.01, seconds_per_prefill_token: 1.0e-5, seconds_per_decode_seq: 2.0e-4, "
+      "seconds_per_decode_context_token: 3.0e-7, seconds_per_swap_block: 1.0e-3, seconds_per_swap_token: 2.0e-6}\n");
+  EXPECT_EQ(constant.cost.constant.seconds_per_decode_context_token, 3.0e-7);
+  EXPECT_EQ(constant.cost.constant.seconds_per_swap_token, 2.0e-6);
+  expect_same(constant, round_trip(constant));
+  const ExperimentConfig profile = parse("cost: {kind: profile, profile: prof.csv, iteration_overhead_s: 0.004}\n");
+  EXPECT_EQ(profile.cost.profile, "prof.csv");
+  EXPECT_EQ(profile.cost.iteration_overhead_s, 0.004);
+  expect_same(profile, round_trip(profile));
+}
+
+// A key only another cost.kind reads is refused, naming it; so is a constant model whose
+// iterations would take no time. Defaults written by config.resolved.yaml are not "set".
+TEST(ConfigErrors, CostKeysOfAnotherKind) {
+  EXPECT_TRUE(fails_with("cost:\n  kind: constant\n  constant: {seconds_per_iteration: 0.1}\n  compute_efficiency: 0.5\n",
+                         4, "cost.compute_efficiency", {"roofline", "cost.kind is 'constant'"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: profile\n  profile: p.csv\n  memory_efficiency: 0.7\n", 4,
+                         "cost.memory_efficiency", {"roofline", "cost.kind is 'profile'"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: constant\n  constant: {seconds_per_iteration: 0.1}\n  iteration_overhead_s: 0\n",
+                         4, "cost.iteration_overhead_s", {"cost.constant.seconds_per_iteration"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: roofline\n  constant: {seconds_per_swap_block: 0.001}\n", 3, "cost.constant",
+                         {"cost.kind constant", "cost.kind is 'roofline'"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: roofline\n  profile: p.csv\n", 3, "cost.profile",
+                         {"cost.kind profile", "cost.kind is 'roofline'"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: constant\n", 2, "cost.constant", {"are all 0", "at least one of them > 0"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: constant\n  constant: {seconds_per_swap_block: 0.5}\n", 3, "cost.constant",
+                         {"are all 0"}));
+  // Allowed: the roofline's keys under the roofline, the overhead under a profile, and every
+  // key at its default (as config.resolved.yaml writes them) under any kind.
+  EXPECT_EQ(parse("cost: {kind: profile, profile: p.csv, iteration_overhead_s: 0.002}\n").cost.iteration_overhead_s, 0.002);
+  const ExperimentConfig c = parse("cost: {kind: constant, constant: {seconds_per_decode_seq: 0.001}}\n");
+  expect_same(c, round_trip(c));
 }
 
 // The sessions section: read, written back for a sessions workload, and left out of every

@@ -54,6 +54,8 @@ TEST(CostFactory, ConstantAndProfile) {
   spec.profile_path = std::string(PAGESIM_SOURCE_DIR) + "/tests/sim/data/cost_profile_example.csv";
   const auto p = make_cost_model(spec);
   EXPECT_NE(dynamic_cast<const ProfileCostModel*>(p.get()), nullptr);
+  spec.iteration_overhead_s = 0.002;  // reaches the profile model
+  EXPECT_DOUBLE_EQ(make_cost_model(spec)->iteration_seconds(one_decode()), p->iteration_seconds(one_decode()) + 0.002);
   spec.profile_path.clear();
   EXPECT_THROW(make_cost_model(spec), CostModelError);
   spec.profile_path = "/nonexistent.csv";

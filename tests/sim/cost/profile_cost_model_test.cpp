@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "sim/cost/cost_error.h"
@@ -49,6 +51,30 @@ TEST(CostProfile, ExactAtGridPoints) {
   EXPECT_DOUBLE_EQ(m.swap_seconds(1, 16), 0.00005);
   EXPECT_DOUBLE_EQ(m.swap_seconds(64, 16), 0.0021);
   EXPECT_EQ(m.swap_seconds(0, 16), 0.0);
+}
+
+// A profile of GPU work only plus the host's time per step: every non-empty iteration costs
+// the overhead more, an empty one still nothing, swaps are unchanged.
+TEST(CostProfile, IterationOverheadAddsToEveryNonEmptyIteration) {
+  const ProfileCostModel plain(example_path());
+  const ProfileCostModel host(example_path(), 0.0035);
+  EXPECT_EQ(host.iteration_seconds(BatchShape{}), 0.0);
+  EXPECT_DOUBLE_EQ(host.iteration_seconds(decode_batch(1, 128)), 0.020 + 0.0001 + 0.0005 + 0.0035);
+  BatchShape p;
+  p.add_prefill_chunk(256, 0, false);
+  EXPECT_DOUBLE_EQ(host.iteration_seconds(p), plain.iteration_seconds(p) + 0.0035);
+  EXPECT_EQ(host.swap_seconds(64, 16), plain.swap_seconds(64, 16));
+  EXPECT_NE(host.describe().find("iteration_overhead=0.0035s"), std::string::npos) << host.describe();
+  EXPECT_EQ(plain.describe().find("iteration_overhead"), std::string::npos) << plain.describe();
+  for (const double bad : {-0.001, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    try {
+      ProfileCostModel m(example_path(), bad);
+      ADD_FAILURE() << "accepted an iteration overhead of " << bad;
+    } catch (const CostModelError& e) {
+      EXPECT_NE(std::string(e.what()).find("expected a finite number of seconds >= 0"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("cost_profile_example.csv"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(CostProfile, InterpolatesBetweenGridPoints) {

@@ -21,6 +21,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/sweep.h"
+#include "sim/cost/batch_shape.h"
 #include "sim/experiment/result_folder.h"
 #include "sim/metrics/metrics.h"
 #include "sim_harness.h"
@@ -531,6 +532,22 @@ TEST(BuildRun, KvDtypeSetsTheDerivedPool) {
   EXPECT_GE(b.kv_slots, 2 * a.kv_slots);
   EXPECT_LE(b.kv_slots, 2 * a.kv_slots + 16);
   EXPECT_TRUE(b.warnings.empty());
+}
+
+// Under a measured profile, cost.iteration_overhead_s is the host's time per step that a
+// GPU-only profile lacks: the run's cost model charges it on every non-empty iteration.
+TEST(BuildRun, ProfileTakesTheIterationOverhead) {
+  const std::string profile = (kSource / "tests/sim/data/cost_profile_example.csv").string();
+  const YAML::Node plain = YAML::Load("workload: {max_requests: 1}\ncost: {kind: profile, profile: '" + profile + "'}\n");
+  const YAML::Node host = YAML::Load("workload: {max_requests: 1}\ncost: {kind: profile, profile: '" + profile +
+                                     "', iteration_overhead_s: 0.0125}\n");
+  const sim::Run a = build_run(parse_experiment(plain, "plain.yaml"));
+  const sim::Run b = build_run(parse_experiment(host, "host.yaml"));
+  BatchShape batch;
+  batch.add_decode_seq(512);
+  batch.add_prefill_chunk(100, 0, true);
+  EXPECT_DOUBLE_EQ(b.cost->iteration_seconds(batch), a.cost->iteration_seconds(batch) + 0.0125);
+  EXPECT_EQ(b.cost->iteration_seconds(BatchShape{}), 0.0);
 }
 
 // Errors found while building a run, after parsing, name the file, the line and the key:

@@ -169,6 +169,8 @@ TEST(ProfileTable, HeaderCommentsNameDeviceDateCommandAndMethod) {
   EXPECT_NE(s.find("mlp_up 4096->22016"), std::string::npos) << s;  // gated: 2 x 11008
   EXPECT_NE(s.find("block size 32"), std::string::npos) << s;
   EXPECT_NE(s.find("524288 KV bytes per token"), std::string::npos) << s;  // 2 * 32 * 4096 * 2
+  EXPECT_NE(s.find("host: GPU work only"), std::string::npos) << s;
+  EXPECT_NE(s.find("cost.iteration_overhead_s"), std::string::npos) << s;
 }
 
 }  // namespace
