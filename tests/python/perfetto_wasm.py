@@ -193,6 +193,7 @@ def _unknown_import(name):
 class _Handler(http.server.BaseHTTPRequestHandler):
     """Answers the perfetto package's HTTP client (perfetto/trace_processor/http.py)."""
     protocol_version = "HTTP/1.1"  # keep-alive: the client sends every request on one connection.
+    timeout = 60  # seconds a connection may sit idle; a client that never closes cannot hang shutdown.
 
     def do_GET(self):
         self._answer()
