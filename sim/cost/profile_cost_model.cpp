@@ -229,6 +229,15 @@ class Parser {
   }
 
   bool has(Part part) const { return !rows_[static_cast<std::size_t>(part)].empty(); }
+  // True when no row of a part an iteration pays for (all but swap) holds a time above 0.
+  bool iteration_rows_all_zero() const {
+    for (std::size_t i = 0; i < kParts.size(); ++i) {
+      if (static_cast<Part>(i) == Part::swap) continue;
+      for (const Row& r : rows_[i])
+        if (r.seconds > 0) return false;
+    }
+    return true;
+  }
   std::size_t row_count() const { return row_count_; }
 
  private:
@@ -262,6 +271,12 @@ ProfileCostModel::ProfileCostModel(Tables tables, double iteration_overhead_s)
     throw CostModelError(fmt::format("profile cost model ({}): iteration overhead is {} s, expected a finite "
                                      "number of seconds >= 0",
                                      tables_.source, iteration_overhead_s));
+  // Every iteration would take no time: latencies 0, rates unbounded.
+  if (tables_.iteration_rows_all_zero && iteration_overhead_s == 0)
+    throw ProfileFormatError(tables_.source, 0, "seconds",
+                             "0 in every linear, attn_prefill, attn_decode and lm_head row (and no iteration "
+                             "overhead)",
+                             "some time > 0, or every iteration would take no time");
 }
 
 ProfileCostModel::Tables ProfileCostModel::parse(std::string_view text, std::string source) {
@@ -273,6 +288,7 @@ ProfileCostModel::Tables ProfileCostModel::parse(std::string_view text, std::str
   return Tables{
       .source = std::move(source),
       .rows = parser.row_count(),
+      .iteration_rows_all_zero = parser.iteration_rows_all_zero(),
       .linear = parser.curve(Part::linear),
       .attn_prefill = parser.curve(Part::attn_prefill),
       .attn_decode = parser.grid(Part::attn_decode),

@@ -32,7 +32,8 @@
 // grid never goes negative.
 //
 // A malformed file throws ProfileFormatError naming file:line, the column, what was found and
-// what was expected. Immutable after construction; safe to share between threads.
+// what was expected; so does a table whose iteration parts are all 0 s with no overhead (every
+// iteration would take no time). Immutable after construction; safe to share between threads.
 #pragma once
 
 #include <cstddef>
@@ -65,6 +66,7 @@ class ProfileCostModel final : public CostModel {
   struct Tables {
     std::string source;
     std::size_t rows = 0;
+    bool iteration_rows_all_zero = false;  // no iteration part has a time > 0
     PiecewiseLinear linear;
     PiecewiseLinear attn_prefill;
     BilinearGrid attn_decode;

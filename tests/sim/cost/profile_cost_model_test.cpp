@@ -225,6 +225,18 @@ TEST(CostProfile, MalformedMissingPart) {
                "attn_prefill, attn_decode, swap");
 }
 
+// A table in which every iteration would take no time means nothing; an overhead, or one part
+// with a time, makes it usable (swap times do not count: they are not iterations).
+TEST(CostProfile, AllZeroIterationTimesAreRefusedWithoutAnOverhead) {
+  const std::string zeros = kHeader + "linear,1,,0\nlinear,256,,0\nattn_prefill,0,,0\nattn_decode,1,128,0\n"
+                                      "swap,1,16,5e-5\n";
+  expect_error(error_of(zeros), 0, "seconds", "found 0 in every linear, attn_prefill, attn_decode and lm_head row");
+  EXPECT_NO_THROW(ProfileCostModel(zeros, "zeros.csv", 0.001));
+  const std::string one = kHeader + "linear,1,,0\nlinear,256,,0\nattn_prefill,0,,0\nattn_decode,1,128,1e-6\n"
+                                    "swap,1,16,0\n";
+  EXPECT_GT(ProfileCostModel(one, "one.csv").iteration_seconds(decode_batch(1, 128)), 0.0);
+}
+
 TEST(CostProfile, MalformedEmptyFile) {
   expect_error(error_of("# only a comment\n\n"), 0, "", "found no header line");
   expect_error(error_of(""), 0, "", "found no header line");
