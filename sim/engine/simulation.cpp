@@ -69,11 +69,42 @@ void Simulation::on_arrivals() {
   do {
     on_arrival();
   } while (next_ && next_->arrival_s <= t);
-  if (next_) queue_->push(next_->arrival_s, EventKind::kArrival);
+  if (next_) schedule_next_arrival();
+}
+
+// Past ~1e10 s (317 years) a double resolves times only to microseconds and coarser, so
+// latencies (differences of such times) lose their digits, and beyond ~1e308 they become
+// inf/NaN. No workload a serving study replays lasts that long: such a time comes from an
+// arrival time, rate or scale, or a cost setting, far off.
+constexpr double kMaxSimulatedSeconds = 1e10;
+
+void Simulation::schedule_next_arrival() {
+  const double t = next_->arrival_s;
+  if (!(t <= kMaxSimulatedSeconds))
+    throw SimulationError(fmt::format("request {} arrives at {} s, beyond the {:g} s a simulation can time to the "
+                                      "microsecond: expected arrival times below that; check the trace's times, "
+                                      "workload.trace.time_scale and workload.arrival",
+                                      next_->id, t, kMaxSimulatedSeconds));
+  queue_->push(t, EventKind::kArrival);
+}
+
+void Simulation::schedule(double time, EventKind kind, std::int32_t replica, std::uint64_t request) {
+  if (!(time <= kMaxSimulatedSeconds)) {
+    const std::string what = kind == EventKind::kTransferEnd
+                                 ? fmt::format("request {}'s KV transfer to replica {} would end", request, replica)
+                                 : fmt::format("an iteration of replica {} starting at {} s would end", replica, now());
+    const std::string settings = kind == EventKind::kTransferEnd ? "replicas.disaggregated (transfer_gbps, "
+                                                                   "transfer_latency_us)"
+                                                                 : "the cost settings (cost.*, gpu)";
+    throw SimulationError(fmt::format("{} at {} s, beyond the {:g} s a simulation can time to the microsecond: "
+                                      "expected iteration and transfer times of seconds at most; check {}",
+                                      what, time, kMaxSimulatedSeconds, settings));
+  }
+  queue_->push(time, kind, replica, request);
 }
 
 void Simulation::run(const ProgressFn& progress) {
-  if (read_next()) queue_->push(next_->arrival_s, EventKind::kArrival);
+  if (read_next()) schedule_next_arrival();
   std::int64_t next_report = 4096;
   while (auto e = queue_->pop()) {
     if (e->kind == EventKind::kArrival) {
@@ -132,7 +163,7 @@ void Simulation::start_transfers(double now_s) {
     ++q.handed_in;
     ++transfers_in_flight_;
     r->transfer_start_s = now_s;
-    queue_->push(now_s + disagg_.transfer_seconds(r->prompt_tokens), EventKind::kTransferEnd, d, r->id);
+    schedule(now_s + disagg_.transfer_seconds(r->prompt_tokens), EventKind::kTransferEnd, d, r->id);
   }
 }
 
@@ -315,7 +346,7 @@ void Simulation::start_iteration(Replica& p) {
   ++p.iterations;
   ++iterations_;
   p.busy = true;
-  queue_->push(now_s + dt, EventKind::kIterationEnd, p.index());
+  schedule(now_s + dt, EventKind::kIterationEnd, p.index());
 }
 
 void Simulation::price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,

@@ -158,6 +158,10 @@ class Simulation {
   void price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,
                    double& dt) const;
   bool read_next();  // reads the next request into next_; false at the end
+  // Queues an event at `time`, which must stay below kMaxSimulatedSeconds (else
+  // SimulationError saying which event, its time and the settings that produce such times).
+  void schedule(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0);
+  void schedule_next_arrival();
   // Disaggregated: hands r (prefill just completed on prefill replica p) off for transfer.
   void hand_off(Replica& p, Request* r);
   // Starts the transfers of the hand-off queue's head while its decode replica has room.
