@@ -4,11 +4,13 @@
 #include <cmath>
 #include <stdexcept>
 #include <fstream>
+#include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "sim/config/config_error.h"
+#include "sim/config/yaml_document.h"
 #include "sim/config/yaml_visitors.h"
 
 namespace pagesim::sim {
@@ -635,6 +637,11 @@ void check_values(const ExperimentConfig& c) {
                                           "allocator), found {}",
                                           a.block_size, c.kv.slots));
   if (c.tensor_parallel < 1) throw o.error("tensor_parallel", "expected an integer >= 1");
+  if (!(c.measure.window_end_s > 0))  // also catches NaN; time starts at 0, so nothing would be measured
+    throw o.error("measure.window_end_s",
+                  fmt::format("expected seconds > 0 (the simulation starts at 0 s; a window ending there measures "
+                              "nothing), found {}",
+                              c.measure.window_end_s));
   if (!(c.measure.window_start_s < c.measure.window_end_s)) {  // also catches NaN
     // On the end when the file gives it, else on the start (the end is its default then).
     const char* key = o.has("measure.window_end_s") ? "measure.window_end_s" : "measure.window_start_s";
@@ -796,11 +803,9 @@ YAML::Node to_yaml(const ExperimentConfig& config) {
 YAML::Node load_yaml_file(const std::string& file) {
   std::ifstream in(file);
   if (!in) throw ConfigError(file, 0, "", "cannot open the file");
-  try {
-    return YAML::Load(in);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(file, e.mark.line + 1, "", "YAML syntax error: " + describe_yaml_error(e));
-  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_yaml_document(text.str(), file);
 }
 
 void apply_override(YAML::Node& root, const std::string& assignment) {

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/config/yaml_document.h"
 #include "sim/config/yaml_visitors.h"
 
 namespace pagesim::sim {
@@ -55,14 +56,6 @@ void collect_lines(const YAML::Node& n, const std::string& below, std::vector<st
 bool covers(const std::string& outer, const std::string& inner) {
   if (inner.size() < outer.size() || inner.compare(0, outer.size(), outer) != 0) return false;
   return inner.size() == outer.size() || inner[outer.size()] == '.' || inner[outer.size()] == '[';
-}
-
-YAML::Node load_text(const std::string& text, const std::string& file) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(file, e.mark.line + 1, "", "YAML syntax error: " + describe_yaml_error(e));
-  }
 }
 
 // The message of `e` without its "file:line: key: " prefix.
@@ -129,7 +122,7 @@ Sweep Sweep::from_file(const std::string& file, const std::vector<std::string>& 
 Sweep Sweep::from_text(const std::string& text, const std::string& file, const std::vector<std::string>& overrides) {
   Sweep s;
   s.file_ = file;
-  YAML::Node root = load_text(text, file);
+  YAML::Node root = load_yaml_document(text, file);
   // Where the file's own keys are, before --set changes the tree.
   const std::string base_text = without_sweep_lines(text, root);
   const std::vector<std::string> file_keys = keys_besides_sweep(root);
@@ -220,6 +213,32 @@ Sweep Sweep::from_text(const std::string& text, const std::string& file, const s
       s.axes_.push_back(std::move(axis));
     }
   }
+  // Points must be what their labels say: no axis repeats a value (two points, one label),
+  // no two axes set one key, and no axis overrides a case's whole assignment at every point.
+  // (A case may give a map whose one entry an axis varies: the case supplies the rest.)
+  auto line_of_value = [](const Value& v) { return v.lines.empty() ? 0 : v.lines.front().second; };
+  for (const Axis& a : s.axes_)
+    for (std::size_t j = 1; j < a.values.size(); ++j)
+      for (std::size_t i = 0; i < j; ++i)
+        if (a.values[i].text == a.values[j].text)
+          throw ConfigError(file, line_of_value(a.values[j]), "sweep." + a.key,
+                            fmt::format("found {} twice (values {} and {}), expected distinct values: equal values "
+                                        "make identical points with one label",
+                                        a.values[j].text, i, j));
+  for (std::size_t i = 0; i < s.axes_.size(); ++i)
+    for (std::size_t j = i + 1; j < s.axes_.size(); ++j)
+      if (covers(s.axes_[i].key, s.axes_[j].key) || covers(s.axes_[j].key, s.axes_[i].key))
+        throw ConfigError(file, line_of_value(s.axes_[j].values.front()), "sweep." + s.axes_[j].key,
+                          fmt::format("the axis sweep.{} also sets '{}': two axes would set one key; keep one",
+                                      s.axes_[i].key, s.axes_[j].key));
+  for (std::size_t i = 0; i < s.cases_.size(); ++i)
+    for (const Assignment& c : s.cases_[i].sets)
+      for (const Axis& a : s.axes_)
+        if (covers(a.key, c.key))
+          throw ConfigError(file, line_of_value(c.value), fmt::format("sweep.cases[{}].{}", i, c.key),
+                            fmt::format("the axis sweep.{} also sets '{}' and would override this case at every "
+                                        "point: move the value into the axis, or the axis into the cases",
+                                        a.key, c.key));
   if (s.cases_.empty()) s.cases_.push_back(Case{});
   for (const Axis& a : s.axes_) {
     if (s.grid_size_ > std::numeric_limits<std::size_t>::max() / s.cases_.size() / a.values.size())

@@ -570,6 +570,11 @@ TEST(ConfigErrors, MeasureWindowMustNotBeEmpty) {
   EXPECT_TRUE(fails_with("measure:\n  window_start_s: .inf\n", 2, "measure.window_start_s", {"window_end_s"}));
   // Not a number is no window either.
   EXPECT_TRUE(fails_with("measure:\n  window_start_s: .nan\n", 2, "measure.window_start_s", {"window_end_s"}));
+  // A window that ends before the simulation starts measures nothing.
+  EXPECT_TRUE(fails_with("measure:\n  window_start_s: -100\n  window_end_s: -50\n", 3, "measure.window_end_s",
+                         {"expected seconds > 0", "found -50"}));
+  EXPECT_TRUE(fails_with("measure: {window_start_s: -1, window_end_s: 0}\n", 1, "measure.window_end_s", {"found 0"}));
+  EXPECT_EQ(parse("measure: {window_start_s: -1, window_end_s: 5}\n").measure.window_end_s, 5);
 }
 
 TEST(ConfigErrors, DuplicateKey) {

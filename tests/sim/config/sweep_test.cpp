@@ -242,6 +242,49 @@ TEST(SweepSet, AKeyTheSweepVariesIsAnError) {
 
 // Errors in a point name the line of the file, whether the bad value is the file's own or
 // comes from the sweep.
+// A sweep whose points would not be what their labels say is refused at the line that
+// makes it so: an axis repeating a value, two axes setting one key, an axis overriding a case.
+TEST(Sweep, PointsThatContradictTheirLabelsAreRefused) {
+  auto error_of = [](const std::string& yaml, const std::vector<std::string>& sets = {}) -> ConfigError {
+    try {
+      expand(yaml, sets);
+    } catch (const ConfigError& e) {
+      return e;
+    }
+    ADD_FAILURE() << "no error for:\n" << yaml;
+    return ConfigError("", 0, "", "");
+  };
+  const ConfigError twice = error_of("sweep:\n  allocator.block_size:\n    - 16\n    - 32\n    - 16\n");
+  EXPECT_EQ(twice.key(), "sweep.allocator.block_size");
+  EXPECT_EQ(twice.line(), 5);
+  EXPECT_NE(std::string(twice.what()).find("found 16 twice (values 0 and 2)"), std::string::npos) << twice.what();
+  const ConfigError axes = error_of("sweep:\n  allocator: [{kind: paged, block_size: 8}]\n  allocator.block_size: [16, 32]\n");
+  EXPECT_EQ(axes.key(), "sweep.allocator.block_size");
+  EXPECT_EQ(axes.line(), 3);
+  const ConfigError overridden = error_of(
+      "sweep:\n  cases:\n    - {label: a, allocator.block_size: 16}\n  allocator.block_size: [8, 32]\n");
+  EXPECT_EQ(overridden.key(), "sweep.cases[0].allocator.block_size");
+  EXPECT_EQ(overridden.line(), 3);
+  EXPECT_NE(std::string(overridden.what()).find("would override this case at every point"), std::string::npos);
+  // Through --set too (no file line then for the replaced axis).
+  EXPECT_EQ(error_of("name: x\n", {"sweep={allocator.block_size: [16, 16]}"}).key(), "sweep.allocator.block_size");
+  // Still allowed: a case's map whose one entry an axis varies (MapValuesAndNestedKeysStayIndependent).
+  EXPECT_EQ(expand("sweep:\n  cases:\n    - {label: c, scheduler: {kind: vllm, max_num_seqs: 8}}\n"
+                   "  scheduler.max_num_seqs: [1, 2]\n").size(), 2u);
+}
+
+// An experiment file holds one YAML document: a second one would be silently dropped.
+TEST(Sweep, ASecondYamlDocumentIsRefused) {
+  try {
+    expand("name: x\nworkload: {max_requests: 5}\n---\nname: y\n");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.line(), 4) << e.what();
+    EXPECT_NE(std::string(e.what()).find("found a second YAML document"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(expand("---\nname: x\n").config(0).name, "x");  // one document after a marker is fine
+}
+
 TEST(Sweep, PointErrorsKeepTheFileLines) {
   const auto points = expand(
       "name: lines\n"                          // 1

@@ -407,7 +407,7 @@ TEST_F(ExperimentTest, JobsWriteTheSameFilesAsOneJob) {
 // arrives: a ConfigError naming kv.slots), -j N starts no new point and reports the failing one.
 TEST_F(ExperimentTest, JobsStopAfterAFailingPoint) {
   const std::string file = write(
-      "sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [512, 4096, 4096, 4096, 4096, 4096]\n");
+      "sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [512, 4096, 4112, 4128, 4144, 4160]\n");
   try {
     run_experiment_file(file, {}, dir_ / "out", {}, 2);
     FAIL() << "expected the 512-slot point to fail";
@@ -415,7 +415,7 @@ TEST_F(ExperimentTest, JobsStopAfterAFailingPoint) {
     EXPECT_EQ(e.key(), "kv.slots") << e.what();
   }
   EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
-  EXPECT_FALSE(fs::exists(dir_ / "out/05-kv.slots=4096"));
+  EXPECT_FALSE(fs::exists(dir_ / "out/05-kv.slots=4160"));
 }
 
 TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
