@@ -321,10 +321,17 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
       run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *run.allocator); });
     }
   } catch (const std::bad_alloc&) {
+    // The larger of the two pools the allocator sizes its structures by is the one to lower.
+    const std::int64_t gpu_blocks = run.kv_slots / c.allocator.block_size;
+    if (as.cpu_blocks > gpu_blocks)
+      throw origin.error("allocator.cpu_swap_gib",
+                         fmt::format("{} GiB of CPU swap space ({} blocks of {}, beside {} GPU blocks): not enough "
+                                     "host memory to build the allocator; lower allocator.cpu_swap_gib",
+                                     c.allocator.cpu_swap_gib, as.cpu_blocks, c.allocator.block_size, gpu_blocks));
     throw origin.error(capacity_key(c),
                        fmt::format("{} slots ({} blocks of {}): not enough host memory to build the allocator; "
                                    "lower the capacity",
-                                   run.kv_slots, run.kv_slots / c.allocator.block_size, c.allocator.block_size));
+                                   run.kv_slots, gpu_blocks, c.allocator.block_size));
   }
 
   CostModelSpec cs;
@@ -418,8 +425,14 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     // A block fetched is the whole model's KV of its tokens; a replica of another model
     // (an override) prices with the first replica's, as disaggregation does.
     gs.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
-    const double pool_blocks = g.shared_pool_gib * std::pow(2.0, 30) /
-                               (gs.kv_bytes_per_token * static_cast<double>(c.allocator.block_size));
+    const double block_bytes = gs.kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
+    const double pool_blocks = g.shared_pool_gib * std::pow(2.0, 30) / block_bytes;
+    if (g.source == GlobalCacheSource::kSharedPool && pool_blocks < 1)  // it could never hold a block
+      throw c.origin.error("replicas.global_cache.shared_pool_gib",
+                           fmt::format("{} GiB hold {:.3g} blocks of {:.0f} bytes ({} tokens of {}); expected at "
+                                       "least 1 block",
+                                       g.shared_pool_gib, pool_blocks, block_bytes, c.allocator.block_size,
+                                       run.model.name));
     gs.pool_blocks = std::max<std::int64_t>(1, static_cast<std::int64_t>(pool_blocks));
   }
   std::vector<const Run*> parts{&run};
@@ -582,8 +595,18 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
           std::lock_guard<std::mutex> lock(printing);
           inner(now, arrived, finished);
         };
+      // A point's failure names the point (label and values), as plan_points' errors do.
       try {
         results[i].summary = run_experiment(config, out / point_folder(i, results[i].label), report, &results[i].notes);
+      } catch (const ConfigError& e) {
+        std::lock_guard<std::mutex> lock(yaml);
+        errors[i] = std::make_exception_ptr(sweep.in_point(i, e));
+        failed = true;
+      } catch (const SimulationError& e) {
+        std::lock_guard<std::mutex> lock(yaml);
+        errors[i] = std::make_exception_ptr(
+            SimulationError(fmt::format("{} (in sweep point {} '{}')", e.what(), i, results[i].label)));
+        failed = true;
       } catch (...) {
         errors[i] = std::current_exception();
         failed = true;
@@ -650,8 +673,8 @@ std::vector<PlannedPoint> plan_points(const Sweep& sweep) {
   std::vector<PlannedPoint> plan;
   plan.reserve(sweep.size());
   for (std::size_t i = 0; i < sweep.size(); ++i) {
-    const ExperimentConfig config = sweep.config(i);
     try {
+      const ExperimentConfig config = sweep.config(i);
       plan.push_back({sweep.swept() ? point_folder(i, sweep.label(i)) : std::string(),
                       resolved_config_text(config, build_run(config))});
     } catch (const ConfigError& e) {

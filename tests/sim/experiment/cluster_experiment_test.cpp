@@ -43,6 +43,33 @@ std::string config(const std::string& extra) {
          "cost: {kind: roofline}\n" + extra;
 }
 
+// A shared pool smaller than one block of the model would never hold anything: the run
+// would report a global cache that cannot cache.
+TEST_F(ClusterExperimentTest, ASharedPoolThatHoldsNoBlockIsAnError) {
+  const std::string file = write("tiny.yaml",
+                                 "workload:\n"
+                                 "  kind: trace\n"
+                                 "  trace: {path: '" + kMooncake + "', format: mooncake}\n"
+                                 "  max_requests: 20\n"
+                                 "model: llama-2-7b\n"
+                                 "gpu: a100-80gb\n"
+                                 "max_model_len: off\n"
+                                 "kv: {slots: 200000}\n"
+                                 "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n"
+                                 "scheduler: {kind: vllm-v1}\n"
+                                 "replicas:\n"
+                                 "  count: 2\n"
+                                 "  global_cache: {source: shared_pool, bandwidth_gbps: 100, shared_pool_gib: 1.0e-9}\n");
+  try {
+    run_experiment_file(file, {}, dir_ / "out");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "replicas.global_cache.shared_pool_gib") << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected at least 1 block"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
 TEST_F(ClusterExperimentTest, SummaryHasClusterReplicasAndSlo) {
   const std::string file = write("c.yaml", config("replicas:\n  count: 3\n  router: least_outstanding\n"
                                                   "  overrides:\n    - {index: 1, kv: {slots: 8192}}\n"

@@ -21,6 +21,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/sweep.h"
+#include "sim/core/simulation_error.h"
 #include "sim/cost/batch_shape.h"
 #include "sim/experiment/result_folder.h"
 #include "sim/metrics/metrics.h"
@@ -416,6 +417,26 @@ TEST_F(ExperimentTest, JobsStopAfterAFailingPoint) {
   }
   EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
   EXPECT_FALSE(fs::exists(dir_ / "out/05-kv.slots=4160"));
+}
+
+// A bad swept value is reported with its point, whether parsing it or running it fails.
+TEST_F(ExperimentTest, PointErrorsNameThePoint) {
+  const std::string parse = write("parse.yaml", small_experiment(30) + "sweep:\n  allocator.block_size: [16, 0]\n");
+  try {
+    run_experiment_file(parse, {}, dir_ / "p");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "allocator.block_size") << e.what();
+    EXPECT_NE(std::string(e.what()).find("(in sweep point 1 'allocator.block_size=0'"), std::string::npos) << e.what();
+  }
+  const std::string run = write("run.yaml", small_experiment(30) + "sweep:\n  cost.iteration_overhead_s: [0.01, 1.0e+12]\n");
+  try {
+    run_experiment_file(run, {}, dir_ / "r");
+    FAIL() << "no error";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("(in sweep point 1 'cost.iteration_overhead_s=1.0e+12')"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
