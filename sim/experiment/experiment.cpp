@@ -176,7 +176,18 @@ ConfigError no_request_error(const ExperimentConfig& c, std::uint64_t oversize_d
 std::string point_folder(std::size_t index, const std::string& label) {
   std::string safe;
   for (char ch : label) safe += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '=' || ch == '_') ? ch : '_';
-  return fmt::format("{:02}-{}", index, safe);
+  std::string name = fmt::format("{:02}-{}", index, safe);
+  // File systems refuse names past 255 bytes (NAME_MAX), which a long label or a grid of many
+  // axes reaches: such a name keeps its first bytes and ends in a hash of the whole (FNV-1a,
+  // stable everywhere), so it stays unique and the same on every run; sweep.csv keeps the label.
+  constexpr std::size_t kMaxName = 255;
+  if (name.size() > kMaxName) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (unsigned char ch : name) h = (h ^ ch) * 0x100000001b3ULL;
+    const std::string tail = fmt::format("~{:016x}", h);
+    name = name.substr(0, kMaxName - tail.size()) + tail;
+  }
+  return name;
 }
 
 namespace {

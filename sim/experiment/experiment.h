@@ -110,7 +110,8 @@ std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::fil
                                               ExistingResults existing = ExistingResults::kRefuse);
 
 // The folder point `index` (label `label`) of a sweep writes, relative to the result
-// folder: "<NN>-<label>" with characters other than [A-Za-z0-9.=_-] replaced by '_'.
+// folder: "<NN>-<label>" with characters other than [A-Za-z0-9.=_-] replaced by '_'; a name
+// past 255 bytes is cut to 238 and ends in "~" and 16 hex digits of a hash of the whole.
 std::string point_folder(std::size_t index, const std::string& label);
 
 // Every point of `sweep` parsed and built (allocator, scheduler, cost model, capacity,

@@ -202,6 +202,27 @@ TEST_F(ExperimentTest, SweepRerunGivesTheSameBytes) {
   }
 }
 
+// Point folders: the label made safe, and a label too long for a file name cut to 255 bytes
+// with a hash of the whole, so two long labels differing only at the end stay apart; a sweep
+// with such a label runs.
+TEST_F(ExperimentTest, PointFoldersFitAFileName) {
+  EXPECT_EQ(point_folder(3, "a b/c,kv.slots=4096"), "03-a_b_c_kv.slots=4096");
+  const std::string a = point_folder(1, std::string(300, 'x') + "a");
+  const std::string b = point_folder(1, std::string(300, 'x') + "b");
+  EXPECT_EQ(a.size(), 255u);
+  EXPECT_EQ(b.size(), 255u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a.substr(0, 20), "01-" + std::string(17, 'x'));
+  EXPECT_EQ(a, point_folder(1, std::string(300, 'x') + "a"));  // the same on every run
+  EXPECT_EQ(point_folder(0, std::string(252, 'y')).size(), 255u);  // at the limit: kept whole
+  EXPECT_EQ(point_folder(0, std::string(252, 'y')), "00-" + std::string(252, 'y'));
+  const std::string file = write("long.yaml", small_experiment(10) + "sweep:\n  cases:\n    - {label: short}\n"
+                                              "    - {label: " + std::string(300, 'L') + "}\n");
+  const auto results = run_experiment_file(file, {}, dir_ / "out");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(fs::exists(dir_ / "out" / point_folder(1, std::string(300, 'L')) / "summary.json"));
+}
+
 // The steps one by one, as a front end that runs points elsewhere takes them (the Python
 // package's Ray executor): plan, claim, each point into its folder in reverse order, then
 // sweep.csv from the summaries read back. Same bytes as run_experiment_file(), sweep.csv
