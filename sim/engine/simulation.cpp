@@ -199,7 +199,8 @@ void Simulation::on_arrival() {
   if (!t.hash_ids.empty()) ++requests_with_token_ids_;
   set_block_hashes(*r, t);
   std::string why, key;
-  if (!can_ever_run(*r, &why, &key) && !fit_oversize(*r, t, why, key)) {
+  int replica = 0;
+  if (!can_ever_run(*r, &why, &key, &replica) && !fit_oversize(*r, t, why, key, replica)) {
     read_next();
     return;
   }
@@ -215,9 +216,10 @@ void Simulation::on_arrival() {
   read_next();
 }
 
-bool Simulation::can_ever_run(const Request& r, std::string* why, std::string* key) const {
+bool Simulation::can_ever_run(const Request& r, std::string* why, std::string* key, int* replica) const {
   if (max_model_len_ > 0 && r.final_tokens() > max_model_len_) {
     *key = "max_model_len";
+    if (replica) *replica = -1;
     *why = fmt::format("prompt {} + output {} tokens exceed max_model_len = {} tokens", r.prompt_tokens,
                        r.output_tokens, max_model_len_);
     return false;
@@ -225,6 +227,7 @@ bool Simulation::can_ever_run(const Request& r, std::string* why, std::string* k
   for (const Replica& p : replicas_) {
     if (p.scheduler().can_ever_schedule(r, why, key)) continue;
     if (replicas_.size() > 1) *why = fmt::format("on replica {}: {}", p.index(), *why);
+    if (replica) *replica = p.index();
     return false;
   }
   return true;
@@ -241,11 +244,11 @@ void Simulation::set_block_hashes(Request& r, const traces::TraceRequest& t) con
 }
 
 bool Simulation::fit_oversize(Request& r, const traces::TraceRequest& t, const std::string& why,
-                              const std::string& key) {
+                              const std::string& key, int replica) {
   switch (oversize_) {
     case traces::OversizePolicy::kError:
       throw UnschedulableRequest(
-          fmt::format("request {} (arrival {} s) can never be scheduled: {}", r.id, r.arrival_s, why), key);
+          fmt::format("request {} (arrival {} s) can never be scheduled: {}", r.id, r.arrival_s, why), key, replica);
     case traces::OversizePolicy::kDrop:
       ++oversize_dropped_;
       return false;

@@ -200,12 +200,14 @@ class Simulation {
   // Applies the oversize policy to r, which can never be scheduled as it is: false when r is
   // dropped; true when its prompt was cut so that it fits. Throws UnschedulableRequest under
   // kError.
-  bool fit_oversize(Request& r, const traces::TraceRequest& t, const std::string& why, const std::string& key);
+  bool fit_oversize(Request& r, const traces::TraceRequest& t, const std::string& why, const std::string& key,
+                    int replica);
   void set_block_hashes(Request& r, const traces::TraceRequest& t) const;
   // True when r can ever run: within max_model_len and Scheduler::can_ever_schedule of
   // every replica.
-  // Otherwise *why says why and *key names the limiting config key.
-  bool can_ever_run(const Request& r, std::string* why, std::string* key) const;
+  // Otherwise *why says why, *key names the limiting config key and *replica (when given) the
+  // replica it keeps r off (-1 for max_model_len, the cluster's smallest).
+  bool can_ever_run(const Request& r, std::string* why, std::string* key, int* replica = nullptr) const;
 };
 
 }  // namespace pagesim::sim

@@ -492,7 +492,15 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   try {
     simulation.run(progress);
   } catch (const UnschedulableRequest& e) {
-    throw c.origin.error(e.key(), fmt::format("{}; {}", e.what(), unschedulable_hint(c, run, e.key())));
+    // The hint and the line are the replica's whose setting keeps the request out (its
+    // override's, where it has one); for max_model_len, the replica with the smallest.
+    std::size_t i = e.replica() >= 0 ? static_cast<std::size_t>(e.replica()) : 0;
+    if (e.replica() < 0)
+      for (std::size_t k = 1; k < parts.size(); ++k)
+        if (parts[k]->max_model_len > 0 && (parts[i]->max_model_len == 0 || parts[k]->max_model_len < parts[i]->max_model_len))
+          i = k;
+    const ExperimentConfig& rc = replica_config(c, static_cast<std::int64_t>(i));
+    throw rc.origin.error(e.key(), fmt::format("{}; {}", e.what(), unschedulable_hint(rc, *parts[i], e.key())));
   }
   if (sampler) sampler->finish();
   if (timeline) timeline->finish(simulation.now());

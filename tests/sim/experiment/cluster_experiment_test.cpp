@@ -70,6 +70,24 @@ TEST_F(ClusterExperimentTest, ASharedPoolThatHoldsNoBlockIsAnError) {
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
+// A request that fits replica 0 but not replica 1's override is reported at the override's
+// line with replica 1's numbers, not the file's top-level ones.
+TEST_F(ClusterExperimentTest, AnUnschedulableRequestNamesTheReplicasOwnSetting) {
+  const std::string file = write("over.yaml", config("replicas:\n"             // line 15
+                                                     "  count: 2\n"           // 16
+                                                     "  overrides:\n"         // 17
+                                                     "    - {index: 1, kv: {slots: 32}}\n"));  // 18
+  try {
+    run_experiment_file(file, {}, dir_ / "out");
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "kv.slots") << e.what();
+    EXPECT_EQ(e.line(), 18) << e.what();
+    EXPECT_NE(std::string(e.what()).find("on replica 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the KV pool holds 32 slots"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(ClusterExperimentTest, SummaryHasClusterReplicasAndSlo) {
   const std::string file = write("c.yaml", config("replicas:\n  count: 3\n  router: least_outstanding\n"
                                                   "  overrides:\n    - {index: 1, kv: {slots: 8192}}\n"
