@@ -158,6 +158,11 @@ bool ContiguousAllocator::can_ever_admit(const AdmitRequest& req) const {
 
 std::string ContiguousAllocator::limiting_setting(const AdmitRequest& req) const {
   if (req.tokens_at_admission() > settings_.max_seq_len) return "max_seq_len";
+  // A `max` reservation is max_seq_len slots for every request: when that alone exceeds the
+  // pool, max_seq_len is what to lower, whatever the placement's largest range.
+  if (settings_.reservation.kind() == ReservationPolicy::Kind::kMax &&
+      placement_->range_slots(reservation_of(req)) > placement_->capacity_slots())
+    return "max_seq_len";
   if (placement_->max_range_slots() < placement_->capacity_slots()) return "max_chunk_blocks";
   return "capacity_slots";
 }

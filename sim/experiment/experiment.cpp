@@ -80,7 +80,13 @@ double gib(double bytes) { return bytes / std::pow(2.0, 30); }
 std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const std::string& key) {
   const alloc::AllocatorSpec& as = run.allocator_spec;
   std::string hint;
-  if (key == "allocator.max_seq_len")
+  if (key == "allocator.max_seq_len" && as.reservation.kind() == alloc::ReservationPolicy::Kind::kMax &&
+      as.max_seq_len > as.capacity_slots)
+    hint = fmt::format("reservation max reserves allocator.max_seq_len = {} slots for every request, more than the "
+                       "KV pool's {}; lower allocator.max_seq_len, raise kv.slots, or use another "
+                       "allocator.reservation (pow2, oracle, fixed:N)",
+                       as.max_seq_len, as.capacity_slots);
+  else if (key == "allocator.max_seq_len")
     hint = fmt::format("the contiguous allocator admits at most allocator.max_seq_len = {} tokens per sequence; "
                        "raise it (up to the model's context length)",
                        as.max_seq_len);

@@ -257,6 +257,16 @@ TEST(ContiguousAllocatorTest, LimitingSettingNamesWhatKeepsARequestOut) {
   ContiguousAllocator small(settings(PlacementKind::kFirstFit, "oracle", 100));
   ASSERT_FALSE(small.can_ever_admit(request(1, 60, 50)));
   EXPECT_EQ(small.limiting_setting(request(1, 60, 50)), "capacity_slots");  // 110 slots > pool
+
+  // Reservation max: max_seq_len slots for any request; above the pool, it is what to lower.
+  ContiguousAllocator reserves_too_much(settings(PlacementKind::kFirstFit, "max", 100));
+  ASSERT_FALSE(reserves_too_much.can_ever_admit(request(1, 10, 10)));
+  EXPECT_EQ(reserves_too_much.limiting_setting(request(1, 10, 10)), "max_seq_len");
+  ContiguousSettings buddy = settings(PlacementKind::kBuddy, "max", 1024);
+  buddy.max_seq_len = 1 << 20;
+  buddy.max_chunk_blocks = 1 << 16;
+  ASSERT_FALSE(ContiguousAllocator(buddy).can_ever_admit(request(1, 10, 10)));
+  EXPECT_EQ(ContiguousAllocator(buddy).limiting_setting(request(1, 10, 10)), "max_seq_len");
 }
 
 TEST(ContiguousAllocatorTest, UnusableFreeForFitIsSlotsInShorterHoles) {
