@@ -211,11 +211,18 @@ int cmd_trace_cache_curve(const sim::cli::CommandLine& cl) {
 }
 
 int cmd_trace_gen(const std::string& file, const std::string& out, const std::vector<std::string>& sets) {
+  // One trace per file: a sweep that varies the workload (or the seed it draws from) has one
+  // per point, and writing the base's would not be any point's.
+  for (const std::string& key : sim::Sweep::from_file(file, sets).keys())
+    if (key == "seed" || key == "workload" || key.rfind("workload.", 0) == 0)
+      throw sim::ConfigError(file, 0, "sweep." + key,
+                             "the sweep varies the workload, so each point has its own trace; trace gen writes "
+                             "one: --set 'sweep={}' --set " + key + "=VALUE picks one");
   YAML::Node root = sim::load_yaml_file(file);
   for (const auto& s : sets) sim::apply_override(root, s);
   root.remove("sweep");
   sim::ExperimentConfig c = sim::parse_experiment(root, file);
-  auto source = traces::make_source(c.workload);
+  auto source = sim::make_workload_source(c);
   traces::NativeCsvColumns cols;
   cols.hash_ids = true;
   traces::NativeCsvWriter writer(out, cols);

@@ -367,6 +367,10 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
 
 }  // namespace
 
+std::unique_ptr<traces::RequestSource> make_workload_source(const ExperimentConfig& c) {
+  return in_section(c.origin, "workload", [&] { return traces::make_source(c.workload); });
+}
+
 Run build_run(const ExperimentConfig& c) {
   // In a cluster, an error names the replica whose settings (the file's, or its override's
   // at the line given) could not be built.

@@ -77,6 +77,10 @@ struct Run {
 // in code).
 Run build_run(const ExperimentConfig& config);
 
+// The workload's request source alone (`pagesim trace gen`), its errors named as a run names
+// them: ConfigError at the file, line and workload.* key, or the trace's TraceError.
+std::unique_ptr<traces::RequestSource> make_workload_source(const ExperimentConfig& config);
+
 // Runs one config; writes its files into `out` (created; removed again if the run fails while
 // it is still empty). Takes no lock and checks nothing already there: run_experiment_file()
 // claims the folder. Returns the summary; *notes (when given) receives the warnings and

@@ -283,7 +283,7 @@ TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {
                                  "    - {weight: 1, n: 3}\n"
                                  "  max_requests: 400\n"
                                  "sweep:\n"
-                                 "  seed: [1, 2]\n");  // trace gen ignores sweeps
+                                 "  allocator.block_size: [8, 16]\n");  // the same trace at every point
   const Result g = pagesim("trace gen " + shell_quote(file) + " --out gen.csv --set workload.max_requests=250");
   ASSERT_EQ(g.status, 0) << g.err;
   EXPECT_NE(g.out.find("wrote 250 requests"), std::string::npos) << g.out;
@@ -299,6 +299,19 @@ TEST_F(Cli, TraceGenWritesATraceThatStatsReadsBack) {
   const std::string first = read_file(dir_ / "gen.csv");
   ASSERT_EQ(pagesim("trace gen " + shell_quote(file) + " --out gen.csv --set workload.max_requests=250").status, 0);
   EXPECT_EQ(read_file(dir_ / "gen.csv"), first);
+  // A sweep of the workload (or its seed) has a trace per point: refused, saying how to pick one.
+  const Result swept = pagesim("trace gen " + shell_quote(file) + " --out other.csv --set 'sweep={seed: [1, 2]}'");
+  EXPECT_EQ(swept.status, 1);
+  EXPECT_NE(swept.err.find("sweep.seed: the sweep varies the workload"), std::string::npos) << swept.err;
+  EXPECT_FALSE(fs::exists(dir_ / "other.csv"));
+  const Result picked = pagesim("trace gen " + shell_quote(file) + " --out other.csv --set 'sweep={}' --set seed=2 "
+                                "--set workload.max_requests=250");
+  ASSERT_EQ(picked.status, 0) << picked.err;
+  EXPECT_NE(read_file(dir_ / "other.csv"), first);
+  // A bad workload value is named as run names it: the file and the workload.* key.
+  const Result bad = pagesim("trace gen " + shell_quote(file) + " --out bad.csv --set workload.duration_s=-5");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("gen.yaml: workload.duration_s: "), std::string::npos) << bad.err;
 }
 
 // A sessions workload written by trace gen: hash ids with their block size noted, and
