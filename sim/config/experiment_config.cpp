@@ -465,6 +465,9 @@ void check_cost_kind_keys(const ExperimentConfig& c) {
     refuse("cost.constant", "sets the coefficients of a linear cost", "constant");
   if (k.kind != CostModelKind::profile && !k.profile.empty())
     refuse("cost.profile", "names the CSV of measured times", "profile");
+  if (k.kind == CostModelKind::profile && k.profile.empty())
+    throw o.error("cost.profile", "cost.kind profile reads its times from a CSV: expected cost.profile: PATH (pagesim "
+                                  "profile --device cuda writes one; format in sim/cost/profile_cost_model.h)");
   if (k.kind == CostModelKind::constant && !iteration_terms)
     throw o.error("cost.constant",
                   "seconds_per_iteration, seconds_per_prefill_token, seconds_per_decode_seq and "
@@ -631,7 +634,8 @@ void check_values(const ExperimentConfig& c) {
     throw o.error("allocator.vattention.max_batch_size",
                   fmt::format("expected an integer >= 1 (request slots), found {}", a.vattention.max_batch_size));
   check_gib("kv.activation_reserve_gib", c.kv.activation_reserve_gib);
-  if (c.kv.slots < 0) throw o.error("kv.slots", "expected an integer >= 0 (0 = derive from GPU memory)");
+  if (c.kv.slots < 0)
+    throw o.error("kv.slots", fmt::format("expected an integer >= 0 (0 = derive from GPU memory), found {}", c.kv.slots));
   if (a.kind == alloc::AllocatorKind::kPaged && c.kv.slots > 0 && c.kv.slots < a.block_size)
     throw o.error("kv.slots", fmt::format("expected room for one block of allocator.block_size = {} slots (the paged "
                                           "allocator), found {}",

@@ -315,6 +315,7 @@ TEST(ConfigErrors, CostKeysOfAnotherKind) {
   EXPECT_TRUE(fails_with("cost:\n  kind: roofline\n  profile: p.csv\n", 3, "cost.profile",
                          {"cost.kind profile", "cost.kind is 'roofline'"}));
   EXPECT_TRUE(fails_with("cost:\n  kind: constant\n", 2, "cost.constant", {"are all 0", "at least one of them > 0"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: profile\n", 2, "cost.profile", {"expected cost.profile: PATH"}));
   EXPECT_TRUE(fails_with("cost:\n  kind: constant\n  constant: {seconds_per_swap_block: 0.5}\n", 3, "cost.constant",
                          {"are all 0"}));
   // Allowed: the roofline's keys under the roofline, the overhead under a profile, and every
@@ -517,7 +518,7 @@ TEST(ConfigErrors, OutOfRangeNumbers) {
   EXPECT_TRUE(fails_with("kv: {activation_reserve_gib: 1e30}\n", 1, "kv.activation_reserve_gib", {"found 1e+30"}));
   EXPECT_TRUE(fails_with("kv: {activation_reserve_gib: -0.5}\n", 1, "kv.activation_reserve_gib", {"found -0.5"}));
   EXPECT_TRUE(fails_with("name: x\ntensor_parallel: 0\n", 2, "tensor_parallel", {"expected an integer >= 1"}));
-  EXPECT_TRUE(fails_with("kv:\n  slots: -5\n", 2, "kv.slots", {">= 0"}));
+  EXPECT_TRUE(fails_with("kv:\n  slots: -5\n", 2, "kv.slots", {">= 0", "found -5"}));
   EXPECT_TRUE(fails_with("output:\n  iterations_stride: -2\n", 2, "output.iterations_stride", {">= 0"}));
   EXPECT_TRUE(fails_with("cost:\n  kind: magic\n", 2, "cost.kind", {"'magic'", "roofline, constant, profile"}));
 }
