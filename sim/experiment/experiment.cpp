@@ -563,6 +563,12 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
                     "every window average (memory_pct, batch sizes) is 0; set measure.window_start_s / "
                     "window_end_s inside the run",
                     c.measure.window_start_s, c.measure.window_end_s, s.sim_time_s)));
+  if (timeline && timeline->iterations_written() == 0)
+    n.warnings.push_back(warning(
+        c.origin, "output.timeline_start_s",
+        fmt::format("timeline.json holds no iteration: its window starts at output.timeline_start_s = {} s and the "
+                    "run simulated {:.3f} s; set output.timeline_start_s / timeline_end_s inside the run",
+                    c.output.timeline_start_s, s.sim_time_s)));
 
   if (requests) requests->commit();
   if (iterations) iterations->commit();

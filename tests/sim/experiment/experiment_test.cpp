@@ -440,6 +440,17 @@ TEST_F(ExperimentTest, JobsStopAfterAFailingPoint) {
   EXPECT_FALSE(fs::exists(dir_ / "out/05-kv.slots=4160"));
 }
 
+// A timeline window that starts after the run leaves timeline.json without an iteration:
+// the run says so, naming the key, as it does for an empty measurement window.
+TEST_F(ExperimentTest, AnEmptyTimelineWindowIsWarnedAbout) {
+  const std::string file = write("late.yaml", small_experiment(20) + "output: {timeline: true, timeline_start_s: 1.0e+6}\n");
+  run_experiment_file(file, {}, dir_ / "out");
+  const nlohmann::json s = read_json(dir_ / "out/summary.json");
+  ASSERT_TRUE(s.contains("warnings")) << s.dump();
+  EXPECT_NE(s["warnings"].dump().find("output.timeline_start_s: timeline.json holds no iteration"), std::string::npos)
+      << s["warnings"].dump();
+}
+
 // A bad swept value is reported with its point, whether parsing it or running it fails.
 TEST_F(ExperimentTest, PointErrorsNameThePoint) {
   const std::string parse = write("parse.yaml", small_experiment(30) + "sweep:\n  allocator.block_size: [16, 0]\n");
