@@ -239,6 +239,28 @@ TEST_F(Cli, TraceStatsOfAMalformedCsvNamesFileAndLine) {
   EXPECT_NE(r.err.find("prompt_tokens"), std::string::npos) << r.err;
 }
 
+// A trace with no request (a native CSV that holds only its header) has no statistics and
+// no curve: stats (table and JSON) and cache-curve fail as `pagesim run` does, and trace gen
+// of a workload that yields no request names the key and writes nothing.
+TEST_F(Cli, TraceCommandsRefuseATraceWithNoRequest) {
+  write("empty.csv", "arrival_s,prompt_tokens,output_tokens,hash_ids\n");
+  for (const char* args : {"trace stats empty.csv", "trace stats --json empty.csv"}) {
+    const Result r = pagesim(args);
+    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_TRUE(r.out.empty()) << args << ": " << r.out;
+    EXPECT_EQ(r.err, "pagesim: error: the trace 'empty.csv' holds no request: expected at least one\n") << args;
+  }
+  const Result c = pagesim("trace cache-curve empty.csv --hash-block-tokens 16");
+  EXPECT_EQ(c.status, 1);
+  EXPECT_EQ(c.err, "pagesim: error: native csv 'empty.csv': the trace holds no request: expected at least one, with "
+                   "hash ids\n");
+  write("gen.yaml", "workload:\n  kind: trace\n  trace: {path: empty.csv, format: native}\n");
+  const Result g = pagesim("trace gen gen.yaml --out out.csv");
+  EXPECT_EQ(g.status, 1);
+  EXPECT_EQ(g.err, "pagesim: error: gen.yaml:3: workload.trace.path: the trace 'empty.csv' holds no request\n");
+  EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+}
+
 // --format names the reader instead of detecting it; an unknown name is an error that lists
 // the formats.
 TEST_F(Cli, TraceStatsFormatOption) {
