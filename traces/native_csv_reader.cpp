@@ -52,6 +52,14 @@ std::optional<TraceRequest> NativeCsvReader::next() {
   r.output_tokens = csv_.integer(output_col_, 0, kMaxTokens);
   if (n_col_) r.n = static_cast<std::int32_t>(csv_.integer(*n_col_, 1, kMaxInt32));
   if (beam_col_) r.beam_width = static_cast<std::int32_t>(csv_.integer(*beam_col_, 1, kMaxInt32));
+  // The engine forks either n samples or beam_width beams per request, never both (the
+  // experiment config refuses the same pair in workload.sampling).
+  if (r.n > 1 && r.beam_width > 1) {
+    throw TraceError(csv_.path(), csv_.line_number(), "columns 'n' and 'beam_width'",
+                     "n = 1 or beam_width = 1 (a request is either parallel sampling (n) or beam search "
+                     "(beam_width))",
+                     fmt::format("n = {} and beam_width = {}", r.n, r.beam_width));
+  }
   if (hash_col_) {
     const std::string_view text = csv_.field(*hash_col_);
     const std::string_view bad = parse_hash_ids(text, &r.hash_ids);

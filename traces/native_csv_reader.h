@@ -1,9 +1,10 @@
 // NativeCsvReader: streams pagesim's own trace format, a CSV file with a header.
 //
 // Required columns: arrival_s (seconds, finite, >= 0, non-decreasing), prompt_tokens (>= 1),
-// output_tokens (>= 0). Optional: n (>= 1, default 1), beam_width (>= 1, default 1) and
-// hash_ids (space-separated unsigned 64-bit integers, may be empty). Columns may come in any
-// order; any other column is an error. Request ids are the 0-based data-row ordinals.
+// output_tokens (>= 0). Optional: n (>= 1, default 1), beam_width (>= 1, default 1; a row
+// may not set both above 1) and hash_ids (space-separated unsigned 64-bit integers, may be
+// empty). Columns may come in any order; any other column is an error. Request ids are the
+// 0-based data-row ordinals.
 // native_csv_writer.h writes this format.
 #pragma once
 

@@ -72,6 +72,12 @@ void NativeCsvWriter::write(const TraceRequest& r) {
          columns_.beam_width ? "a positive integer" : "1 (the file has no beam_width column)",
          fmt::format("{}", r.beam_width));
   }
+  if (r.n > 1 && r.beam_width > 1) {  // a row NativeCsvReader would refuse
+    throw TraceError(path_, static_cast<std::int64_t>(rows_) + 2, "columns 'n' and 'beam_width'",
+                     "n = 1 or beam_width = 1 (a request is either parallel sampling (n) or beam search "
+                     "(beam_width))",
+                     fmt::format("n = {} and beam_width = {}", r.n, r.beam_width));
+  }
   if (!columns_.hash_ids && !r.hash_ids.empty()) {
     fail("hash_ids", "no hash ids (the file has no hash_ids column)",
          fmt::format("{} ids", r.hash_ids.size()));

@@ -33,7 +33,7 @@ class NativeCsvWriter {
   NativeCsvWriter& operator=(const NativeCsvWriter&) = delete;
 
   // Appends one row. Throws TraceError (naming the destination and the row's line) if the
-  // request is invalid (lengths outside [1 or 0, kMaxTokens], n or beam_width < 1, arrival not finite,
+  // request is invalid (lengths outside [1 or 0, kMaxTokens], n or beam_width < 1, both > 1, arrival not finite,
   // negative or earlier than the previous row's), if it has a value the chosen columns cannot
   // hold, or on a write error. REQUIRES: commit() not called yet.
   void write(const TraceRequest& request);

@@ -27,6 +27,11 @@ void validate(const std::vector<SamplingChoice>& mix, std::string_view field) {
       throw SpecError(fmt::format("{}[{}].beam_width", field, i), "a positive beam width",
                       fmt::format("{}", c.beam_width));
     }
+    if (c.n > 1 && c.beam_width > 1) {  // the experiment config's check, for specs built in code
+      throw SpecError(fmt::format("{}[{}].beam_width", field, i),
+                      "1 when n > 1 (a request is either parallel sampling (n) or beam search (beam_width))",
+                      fmt::format("{} with n = {}", c.beam_width, c.n));
+    }
     sum += c.weight;
   }
   if (!(sum > 0.0)) throw SpecError(std::string(field), "weights with a positive sum", "all 0");

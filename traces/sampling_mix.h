@@ -23,8 +23,8 @@ struct SamplingChoice {
   std::int32_t beam_width = 1;  // beams, >= 1 (1 = no beam search)
 };
 
-// Throws SpecError naming `field`[i].<member> unless every n and beam_width is >= 1, every
-// weight finite and >= 0, and the weights sum to more than 0.
+// Throws SpecError naming `field`[i].<member> unless every n and beam_width is >= 1 (not both
+// > 1 in one choice), every weight finite and >= 0, and the weights sum to more than 0.
 void validate(const std::vector<SamplingChoice>& mix, std::string_view field = "sampling");
 
 class SamplingMixSource final : public RequestSource {

@@ -31,6 +31,11 @@ VectorSource::VectorSource(std::vector<TraceRequest> requests, std::int64_t hash
     if (r.beam_width < 1) {
       throw SpecError(field("beam_width"), "a positive beam width", fmt::format("{}", r.beam_width));
     }
+    if (r.n > 1 && r.beam_width > 1) {  // as NativeCsvReader refuses such a row
+      throw SpecError(field("beam_width"),
+                      "1 when n > 1 (a request is either parallel sampling (n) or beam search (beam_width))",
+                      fmt::format("{} with n = {}", r.beam_width, r.n));
+    }
     last = r.arrival_s;
   }
 }

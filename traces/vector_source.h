@@ -12,7 +12,8 @@ namespace pagesim::traces {
 class VectorSource final : public RequestSource {
  public:
   // Throws SpecError naming the first request whose arrival_s is not finite, negative or
-  // earlier than its predecessor's, or whose lengths, n or beam_width are out of range.
+  // earlier than its predecessor's, or whose lengths, n or beam_width are out of range (or n
+  // and beam_width both > 1).
   explicit VectorSource(std::vector<TraceRequest> requests, std::int64_t hash_block_tokens = 0);
 
   std::optional<TraceRequest> next() override;

@@ -103,6 +103,9 @@ CacheCurve compute_cache_curve(traces::RequestSource& source, const CacheCurveOp
     trace.blocks.insert(trace.blocks.end(), blocks.begin(), blocks.end());
     trace.starts.push_back(trace.blocks.size());
   }
+  // Said apart from "no hash ids": a header-only file is not a trace without identities.
+  if (c.requests == 0)
+    throw std::invalid_argument(c.source + ": the trace holds no request: expected at least one, with hash ids");
   if (!any_ids)
     throw std::invalid_argument(c.source + ": no request carries hash ids, so no block has an identity a cache "
                                            "could match (cache-curve needs a trace with hash_ids)");

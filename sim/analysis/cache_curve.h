@@ -65,8 +65,8 @@ struct CacheCurve {
 
 // Reads `source` to its end and computes the curve. Throws std::invalid_argument naming the
 // option (block_size < 0, a capacity < 0, points_per_decade < 1; a trace whose hash block
-// size is unknown — hash_block_tokens() == 0 — or in which no request carries hash ids), and
-// what the source throws.
+// size is unknown — hash_block_tokens() == 0 —, that holds no request, or in which no request
+// carries hash ids), and what the source throws.
 CacheCurve compute_cache_curve(traces::RequestSource& source, const CacheCurveOptions& options);
 
 // A fixed-width table: a header, then LRU at every power of 10 blocks, at the given

@@ -1,6 +1,39 @@
 #include "sim/cli/command_line.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
+#include <system_error>
+
+#include "traces/trace_error.h"
+
 namespace pagesim::sim::cli {
+
+template <class T>
+CLI::Validator integer_in(T min_value, T max_value) {
+  const bool capped = max_value != std::numeric_limits<T>::max();
+  const std::string rule = capped ? fmt::format("an integer in [{}, {}]", min_value, max_value)
+                                  : fmt::format("an integer >= {}", min_value);
+  auto check = [=](std::string& text) -> std::string {
+    T value{};
+    const char* end = text.data() + text.size();
+    const auto [stop, ec] = std::from_chars(text.data(), end, value);
+    const bool parsed = ec == std::errc() && stop == end;
+    if (parsed && value >= min_value && value <= max_value) return {};
+    // Past the type's range only when it parsed as digits: "99999999999" for an int.
+    const bool too_large = ec == std::errc::result_out_of_range && stop == end && text.front() != '-';
+    return fmt::format("expected {}{}, found {}", rule, too_large ? fmt::format(" no larger than {}", max_value) : "",
+                       traces::quote_found(text));
+  };
+  const std::string help = capped ? fmt::format("in [{}, {}]", min_value, max_value)
+                           : min_value == 1 ? std::string("POSITIVE")
+                                            : fmt::format(">= {}", min_value);
+  return CLI::Validator(check, help);
+}
+
+template CLI::Validator integer_in<std::int32_t>(std::int32_t, std::int32_t);
+template CLI::Validator integer_in<std::int64_t>(std::int64_t, std::int64_t);
+template CLI::Validator integer_in<std::size_t>(std::size_t, std::size_t);
 
 CLI::App* add_run_command(CLI::App& app, CommandLine& cl) {
   auto* run = app.add_subcommand("run", "Run an experiment (or its sweep) and write results");
@@ -11,7 +44,7 @@ CLI::App* add_run_command(CLI::App& app, CommandLine& cl) {
                 "No progress on stderr (otherwise: a bar with percentage and ETA on a terminal, a plain line every "
                 "10 s in a log)");
   run->add_option("--jobs,-j", cl.jobs, "Sweep points to run at once, each on its own thread (same results for any N)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
+      ->check(integer_in<std::size_t>(1, 1024));
   auto* overwrite = run->add_flag(
       "--overwrite", cl.overwrite,
       "Replace the results of another run in the output folder (its summary.json, config.resolved.yaml, "
@@ -72,15 +105,15 @@ TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl) {
       ->delimiter(',')
       ->check(CLI::IsMember({"lru", "fifo", "lfu"}));
   t.cache_curve->add_option("--block-size", cl.block_size, "Tokens per cache block (default: the trace's hash block)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in<std::int64_t>(1));
   t.cache_curve->add_option("--hash-block-tokens", cl.hash_block_tokens,
                             "Tokens per hash id (default: the format's; mooncake 512; needed for native CSV)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in<std::int64_t>(1));
   t.cache_curve->add_flag("--full-blocks-only", cl.full_blocks_only,
                           "Cache full blocks only, as the simulator's paged allocator does (default: a prompt's "
                           "last, partial block too, as the Mooncake paper counts hash ids)");
   t.cache_curve->add_option("--points-per-decade", cl.points_per_decade, "LRU curve points per factor of 10")
-      ->check(CLI::Range(1, 1000));
+      ->check(integer_in(1, 1000));
   return t;
 }
 
@@ -88,7 +121,7 @@ CLI::App* add_model_command(CLI::App& app, CommandLine& cl) {
   auto* model = app.add_subcommand(
       "model", "Print a model preset's numbers as pagesim uses them (layer groups per GPU, KV bytes) as JSON");
   model->add_option("name", cl.model_name, "Model preset")->required();
-  model->add_option("--tp", cl.model_tp, "Tensor-parallel degree")->check(CLI::PositiveNumber);
+  model->add_option("--tp", cl.model_tp, "Tensor-parallel degree")->check(integer_in(1));
   model->add_option("--kv-dtype", cl.model_kv_dtype, "KV cache format")
       ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp8", "int4"}));
   return model;
@@ -104,9 +137,11 @@ CLI::App* add_validate_command(CLI::App& app, CommandLine& cl) {
       ->check(CLI::ExistingFile);
   validate->add_option("--device", v.device, "cpu (the reference) or cuda (the kernels)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  validate->add_option("--heads", v.num_q_heads, "Query heads of the synthetic model")->check(CLI::PositiveNumber);
-  validate->add_option("--kv-heads", v.num_kv_heads, "KV heads (must divide --heads)")->check(CLI::PositiveNumber);
-  validate->add_option("--head-dim", v.head_dim, "Head size")->check(CLI::PositiveNumber);
+  validate->add_option("--heads", v.num_q_heads, "Query heads of the synthetic model")
+      ->check(integer_in<std::int32_t>(1));
+  validate->add_option("--kv-heads", v.num_kv_heads, "KV heads (must divide --heads)")
+      ->check(integer_in<std::int32_t>(1));
+  validate->add_option("--head-dim", v.head_dim, "Head size")->check(integer_in<std::int32_t>(1));
   validate->add_option("--dtype", v.dtype, "KV and query element type")->check(CLI::IsMember({"f32", "f16", "bf16"}));
   validate->add_option("--seed", v.seed, "Seed of the synthetic KV content");
   return validate;

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,14 @@ struct TraceCommands {
   CLI::App* gen = nullptr;
   CLI::App* cache_curve = nullptr;
 };
+
+// A check for an integer option: it passes a value in [min_value, max_value] and otherwise
+// says the rule, e.g. "--tp: expected an integer >= 1, found '0'" (CLI11's PositiveNumber and
+// Range check a double range and print "Value 0 not in range 0.000000 to 1.79769e+308").
+// Every integer option with a range uses it. Defined for std::int32_t, std::int64_t and
+// std::size_t.
+template <class T>
+CLI::Validator integer_in(T min_value, T max_value = std::numeric_limits<T>::max());
 
 CLI::App* add_run_command(CLI::App& app, CommandLine& cl);
 TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl);

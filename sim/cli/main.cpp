@@ -155,6 +155,10 @@ int cmd_trace_stats(const std::string& file, const std::string& format, bool jso
     source = traces::open_trace(file, opt);
   }
   traces::TraceStats stats = traces::compute_stats(*source);
+  // Zeros for every percentile and mean would read as measurements; `pagesim run` refuses
+  // such a trace in the same words.
+  if (stats.requests == 0)
+    throw std::invalid_argument(fmt::format("the trace '{}' holds no request: expected at least one", file));
   if (json) std::cout << traces::stats_to_json(stats).dump(2) << "\n";
   else std::cout << traces::format_stats_table(stats);
   return 0;
@@ -233,6 +237,9 @@ int cmd_trace_gen(const std::string& file, const std::string& out, const std::ve
     hash_ids |= !r->hash_ids.empty();
     ++n;
   }
+  // A header-only file is a trace that run, stats and cache-curve refuse: name the key that
+  // left it empty instead (nothing is written: the writer is not committed).
+  if (n == 0) throw sim::no_request_error(c);
   writer.commit();
   std::cout << fmt::format("wrote {} requests to {}\n", n, out);
   // The native format does not record how many tokens a hash id covers; without it a

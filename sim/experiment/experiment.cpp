@@ -138,10 +138,11 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
+}  // namespace
 
-// Why the workload gave no request, under the key that explains it. Called only on that
-// error path: it re-reads the workload without one filter at a time (each read stops at the
-// first request it yields; a trace whose requests all fail a filter was read in full anyway).
+// Called only on that error path: it re-reads the workload without one filter at a time (each
+// read stops at the first request it yields; a trace whose requests all fail a filter was
+// read in full anyway).
 ConfigError no_request_error(const ExperimentConfig& c, std::uint64_t oversize_dropped) {
   const traces::WorkloadSpec& w = c.workload;
   const std::string check = "check workload.duration_s, workload.max_total_tokens and the trace";
@@ -176,8 +177,6 @@ ConfigError no_request_error(const ExperimentConfig& c, std::uint64_t oversize_d
   }
   return c.origin.error("workload", "the workload gave no request to simulate: " + check);
 }
-
-}  // namespace
 
 std::string point_folder(std::size_t index, const std::string& label) {
   std::string safe;

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "allocator/kv_allocator.h"
+#include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
 #include "sim/config/sweep.h"
 #include "sim/cost/cost_model.h"
@@ -112,6 +113,12 @@ std::vector<PointResult> run_experiment_file(const std::string& file, const std:
 std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::filesystem::path& out,
                                               const ProgressFactory& progress = {}, std::size_t jobs = 1,
                                               ExistingResults existing = ExistingResults::kRefuse);
+
+// Why `config`'s workload gave no request, as a ConfigError under the key that explains it
+// (workload.trace.path: "the trace '...' holds no request", workload.max_total_tokens,
+// workload.duration_s, workload.oversize when `oversize_dropped` > 0, else workload).
+// REQUIRES: the workload, read as configured, yields no request.
+ConfigError no_request_error(const ExperimentConfig& config, std::uint64_t oversize_dropped = 0);
 
 // The folder point `index` (label `label`) of a sweep writes, relative to the result
 // folder: "<NN>-<label>" with characters other than [A-Za-z0-9.=_-] replaced by '_'; a name

@@ -113,10 +113,15 @@ BatchFile read_batch_file(const std::filesystem::path& path) {
       s.request = need<std::uint64_t>(q, "request", path, line, "a non-negative integer");
       s.seq = need<std::uint64_t>(q, "seq", path, line, "a non-negative integer");
       s.kv_len = need<std::int64_t>(q, "kv_len", path, line, "a non-negative integer");
-      s.query_len = need<std::int64_t>(q, "query_len", path, line, "a non-negative integer");
+      s.query_len = need<std::int64_t>(q, "query_len", path, line, "a positive integer");
       s.block_table = need<std::vector<std::int32_t>>(q, "block_table", path, line, "a list of block ids");
-      if (s.kv_len < 0 || s.query_len < 0 || s.query_len > s.kv_len)
-        bad(path, line, fmt::format("sequence {}: expected 0 <= query_len <= kv_len, found {} and {}", s.seq,
+      // A sequence without a query token has no attention output to compare: it would pass
+      // having checked nothing. Every sequence the simulator samples attends >= 1 token.
+      if (s.query_len < 1)
+        bad(path, line, fmt::format("sequence {}: key 'query_len': expected an integer >= 1 (the tokens that attend), "
+                                    "found {}", s.seq, s.query_len));
+      if (s.query_len > s.kv_len)
+        bad(path, line, fmt::format("sequence {}: expected 1 <= query_len <= kv_len, found {} and {}", s.seq,
                                     s.query_len, s.kv_len));
       if (static_cast<std::int64_t>(s.block_table.size()) * f.header.block_size < s.kv_len)
         bad(path, line, fmt::format("sequence {}: {} blocks cannot hold {} tokens", s.seq, s.block_table.size(),
@@ -140,6 +145,11 @@ BatchFile read_batch_file(const std::filesystem::path& path) {
         bad(path, line, fmt::format("sequence {}: token runs cover {} positions, kv_len is {}", s.seq, next, s.kv_len));
       b.sequences.push_back(std::move(s));
     }
+    // An empty batch would print pass without running a kernel; the simulator samples only
+    // iterations that compute, so one in a file is a damaged or hand-made line.
+    if (b.sequences.empty())
+      bad(path, line, fmt::format("batch of iteration {}: key 'sequences': expected at least one sequence, found "
+                                  "an empty list", b.iteration));
     f.batches.push_back(std::move(b));
   }
   if (line == 0) throw std::runtime_error(fmt::format("{}: empty file (expected a pagesim batch file)", path.string()));

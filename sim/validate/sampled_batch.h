@@ -84,7 +84,8 @@ struct BatchFile {
 };
 
 // Reads a batches.jsonl file. Throws std::runtime_error naming file:line and what was
-// expected for a malformed line (bad JSON, missing key, runs that do not cover kv_len, ...).
+// expected for a malformed line (bad JSON, missing key, runs that do not cover kv_len, a
+// batch with no sequence, a sequence with query_len < 1, ...).
 BatchFile read_batch_file(const std::filesystem::path& path);
 
 }  // namespace pagesim::sim

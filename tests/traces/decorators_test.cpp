@@ -91,7 +91,7 @@ TEST(SamplingMixSource, MixFollowsTheWeights) {
   auto endless = std::make_unique<Counting>();
   LimitSource limited(std::make_unique<SamplingMixSource>(
                           std::move(endless),
-                          std::vector<SamplingChoice>{{3.0, 1, 1}, {1.0, 1, 4}, {0.0, 9, 9}}, 5),
+                          std::vector<SamplingChoice>{{3.0, 1, 1}, {1.0, 1, 4}, {0.0, 9, 1}, {0.0, 1, 9}}, 5),
                       0.0, 40'000);
   std::map<int, int> beams;
   for (const auto& r : drain(limited)) {
@@ -115,6 +115,9 @@ TEST(SamplingMixSource, InvalidMixIsASpecError) {
   bad({}, "sampling: expected at least one choice, found none");
   bad({{1.0, 0, 1}}, "sampling[0].n: expected a positive number of samples, found 0");
   bad({{1.0, 1, 1}, {1.0, 1, -2}}, "sampling[1].beam_width: expected a positive beam width, found -2");
+  bad({{1.0, 1, 4}, {1.0, 2, 4}},
+      "sampling[1].beam_width: expected 1 when n > 1 (a request is either parallel sampling (n) or beam search "
+      "(beam_width)), found 4 with n = 2");
   bad({{-1.0, 1, 1}}, "sampling[0].weight: expected a finite weight >= 0, found -1");
   bad({{0.0, 1, 1}}, "sampling: expected weights with a positive sum, found all 0");
 }
@@ -129,6 +132,17 @@ TEST(VectorSource, ValidatesItsRequests) {
     VectorSource({{0, 1.0, 1, 1}, {1, 0.5, 1, 1}});
   } catch (const SpecError& e) {
     EXPECT_EQ(std::string(e.what()), "requests[1].arrival_s: expected a finite time >= 1 s, found 0.5");
+  }
+  // n or beam_width above 1 each reads; both in one request is parallel sampling and beam
+  // search at once, which no engine runs.
+  EXPECT_NO_THROW(VectorSource({{0, 1.0, 1, 1, 4, 1, {}}, {1, 1.0, 1, 1, 1, 4, {}}}));
+  try {
+    VectorSource({{0, 1.0, 1, 1, 1, 4, {}}, {1, 1.0, 1, 1, 3, 2, {}}});
+    ADD_FAILURE() << "no error";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "requests[1].beam_width: expected 1 when n > 1 (a request is either parallel sampling (n) or beam "
+              "search (beam_width)), found 2 with n = 3");
   }
 }
 

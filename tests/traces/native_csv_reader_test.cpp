@@ -134,6 +134,9 @@ const BadInput kBadNative[] = {
     {"comma_decimal_time", "arrival_s,prompt_tokens,output_tokens\n0;5,1,1\n", 2, "found '0;5'"},
     {"zero_n", "arrival_s,prompt_tokens,output_tokens,n\n0,1,1,0\n", 2,
      "column 'n': expected a positive integer, found '0'"},
+    {"n_and_beam_width", "arrival_s,prompt_tokens,output_tokens,n,beam_width\n0,10,10,1,4\n0,10,10,4,4\n", 3,
+     "columns 'n' and 'beam_width': expected n = 1 or beam_width = 1 (a request is either parallel sampling (n) "
+     "or beam search (beam_width)), found n = 4 and beam_width = 4"},
     {"beam_overflows_int32", "arrival_s,prompt_tokens,output_tokens,beam_width\n0,1,1,3000000000\n",
      2, "column 'beam_width': expected a positive integer no larger than 2147483647"},
     {"bad_hash_id", "arrival_s,prompt_tokens,output_tokens,hash_ids\n0,1,1,1 x 3\n", 2,
@@ -162,6 +165,22 @@ TEST_P(NativeCsvBadInput, NamesFileLineAndProblem) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, NativeCsvBadInput, ::testing::ValuesIn(kBadNative),
                          testing::bad_input_name);
+
+// A row is parallel sampling or beam search: n > 1 with beam_width > 1 is refused at its
+// row, whichever order the columns come in; either one above 1 alone reads.
+TEST(NativeCsvReader, NAndBeamWidthBothAboveOneIsAnError) {
+  ScratchDir dir;
+  const std::string p = dir.write("nb.csv", "beam_width,n,arrival_s,prompt_tokens,output_tokens\n"
+                                            "4,1,0,10,10\n1,4,0,10,10\n2,3,1,10,10\n");
+  NativeCsvReader reader(p);
+  EXPECT_EQ(reader.next()->beam_width, 4);
+  EXPECT_EQ(reader.next()->n, 4);
+  const auto e = testing::catch_trace_error([&] { reader.next(); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            p + ":4: columns 'n' and 'beam_width': expected n = 1 or beam_width = 1 (a request is either "
+                "parallel sampling (n) or beam search (beam_width)), found n = 3 and beam_width = 2");
+}
 
 TEST(NativeCsvReader, MissingFileAndDirectory) {
   ScratchDir dir;

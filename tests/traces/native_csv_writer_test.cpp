@@ -35,13 +35,15 @@ TEST(NativeCsvWriter, WritesTheDocumentedFormat) {
   const std::string p = dir.path("out.csv");
   NativeCsvWriter w(p, NativeCsvColumns{true, true, true});
   w.write(TraceRequest{0, 0.0, 12, 5, 1, 1, {7, 8}});
-  w.write(TraceRequest{1, 0.1, 7, 0, 2, 4, {}});
+  w.write(TraceRequest{1, 0.1, 7, 0, 2, 1, {}});
+  w.write(TraceRequest{2, 0.1, 7, 0, 1, 4, {}});
   w.commit();
-  EXPECT_EQ(w.rows_written(), 2u);
+  EXPECT_EQ(w.rows_written(), 3u);
   EXPECT_EQ(slurp(p),
             "arrival_s,prompt_tokens,output_tokens,n,beam_width,hash_ids\n"
             "0,12,5,1,1,7 8\n"
-            "0.1,7,0,2,4,\n");
+            "0.1,7,0,2,1,\n"
+            "0.1,7,0,1,4,\n");
 }
 
 TEST(NativeCsvWriter, RoundTripsExactly) {
@@ -50,8 +52,10 @@ TEST(NativeCsvWriter, RoundTripsExactly) {
       {0, 0.0, 1, 0, 1, 1, {}},
       {1, 0.1 + 0.2, 2048, 4096, 3, 1, {0, 18446744073709551615ULL}},
       {2, 1.0 / 3.0, 5, 7, 1, 8, {1, 2, 3}},
-      {3, 12345.678901234567, 4294967296, 4294967296, 2147483647, 2147483647, {42}},
-      {4, 123456789.123456789, 3, 3, 1, 1, {}},
+      // n and beam_width at their largest, in separate rows: a request is one or the other.
+      {3, 12345.678901234567, 4294967296, 4294967296, 2147483647, 1, {42}},
+      {4, 12345.678901234567, 4294967296, 4294967296, 1, 2147483647, {42}},
+      {5, 123456789.123456789, 3, 3, 1, 1, {}},
   };
   const std::string p = dir.path("rt.csv");
   VectorSource source(in);
@@ -138,6 +142,12 @@ TEST(NativeCsvWriter, RefusesInvalidRequests) {
   EXPECT_THROW(w.write(TraceRequest{1, 6.0, 0, 1}), TraceError);   // zero prompt
   EXPECT_THROW(w.write(TraceRequest{1, 6.0, 1, -1}), TraceError);  // negative output
   EXPECT_THROW(w.write(TraceRequest{1, 6.0, 1, 1, 0, 1, {}}), TraceError);
+  // n and beam_width both above 1: the row NativeCsvReader refuses is not written either.
+  const auto e = testing::catch_trace_error([&] { w.write(TraceRequest{1, 6.0, 1, 1, 4, 4, {}}); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            w.path() + ":3: columns 'n' and 'beam_width': expected n = 1 or beam_width = 1 (a request is either "
+                       "parallel sampling (n) or beam search (beam_width)), found n = 4 and beam_width = 4");
   EXPECT_THROW(w.write(TraceRequest{1, std::numeric_limits<double>::infinity(), 1, 1}),
                TraceError);
   EXPECT_EQ(w.rows_written(), 1u);

@@ -1,7 +1,7 @@
 // compute_cache_curve: a hand-computed trace (tokens, partial blocks, the LRU grid and the
 // direct runs), the bundled Mooncake conversation trace at infinite capacity against
 // `pagesim trace stats`'s prefix reuse, one-pass LRU against direct LRU there, the CSV, and
-// the errors of bad options and traces without hash ids.
+// the errors of bad options, traces without hash ids and traces with no request.
 #include "sim/analysis/cache_curve.h"
 
 #include <gtest/gtest.h>
@@ -165,6 +165,18 @@ TEST(CacheCurve, ErrorsNameTheOption) {
   EXPECT_NE(message(bad).find("--points-per-decade"), std::string::npos);
   EXPECT_NE(message({}, 0).find("--hash-block-tokens"), std::string::npos);
   EXPECT_NE(message({}, 4, false).find("no request carries hash ids"), std::string::npos);
+}
+
+// A trace with no request has no curve: an error that says so, not "no hash ids".
+TEST(CacheCurve, ATraceWithNoRequestIsAnError) {
+  traces::VectorSource empty({}, 4);
+  try {
+    compute_cache_curve(empty, {});
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "0 requests in memory: the trace holds no request: expected at least one, with hash ids");
+  }
 }
 
 }  // namespace

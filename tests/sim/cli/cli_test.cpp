@@ -1,7 +1,8 @@
 // The pagesim command line: help, exit statuses, error lines naming file:line and key, a
 // run that prints its table and writes its files, trace stats on the bundled Azure trace
 // (detected or named by --format) and on a malformed file, trace gen read back by trace
-// stats, trace cache-curve on the bundled Mooncake trace; and the hand-over of the CUDA commands to pagesim-cuda (sim/cli/cuda_handoff.h):
+// stats, trace cache-curve on the bundled Mooncake trace, traces with no request refused,
+// integer options that say their range; and the hand-over of the CUDA commands to pagesim-cuda (sim/cli/cuda_handoff.h):
 // pagesim loads no CUDA library, runs `validate --device cpu` itself, and `validate --device
 // cuda` / `profile` reach the CUDA code through pagesim-cuda (or name the missing
 // executable); the output folder: results of another run refused unless --overwrite or
@@ -23,6 +24,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "temp_dir_test.h"
@@ -123,6 +125,40 @@ TEST_F(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(pagesim("run").status, 2);
   EXPECT_EQ(pagesim("trace").status, 2);
   EXPECT_EQ(pagesim("run x.yaml --no-such-flag").status, 2);
+}
+
+// Integer options with a range say it (usage errors, status 2), not CLI11's double range
+// "Value 0 not in range 0.000000 to 1.79769e+308".
+TEST_F(Cli, IntegerOptionsSayTheRangeTheyExpect) {
+  const std::string trace = shell_quote((kSource / "traces/data/mooncake_conversation_trace.jsonl").string());
+  write("b.jsonl", "");
+  write("x.yaml", "name: x\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"model opt-13b --tp 0", "--tp: expected an integer >= 1, found '0'"},
+      {"model opt-13b --tp -2", "--tp: expected an integer >= 1, found '-2'"},
+      {"model opt-13b --tp 1.5", "--tp: expected an integer >= 1, found '1.5'"},
+      {"model opt-13b --tp 99999999999", "--tp: expected an integer >= 1 no larger than 2147483647, found "
+                                         "'99999999999'"},
+      {"trace cache-curve " + trace + " --block-size 0", "--block-size: expected an integer >= 1, found '0'"},
+      {"trace cache-curve " + trace + " --hash-block-tokens 0",
+       "--hash-block-tokens: expected an integer >= 1, found '0'"},
+      {"trace cache-curve " + trace + " --points-per-decade 0",
+       "--points-per-decade: expected an integer in [1, 1000], found '0'"},
+      {"run x.yaml -j 0", "--jobs: expected an integer in [1, 1024], found '0'"},
+      {"run x.yaml -j 2000", "--jobs: expected an integer in [1, 1024], found '2000'"},
+      {"validate b.jsonl --heads 0", "--heads: expected an integer >= 1, found '0'"},
+      {"validate b.jsonl --kv-heads 0", "--kv-heads: expected an integer >= 1, found '0'"},
+      {"validate b.jsonl --head-dim 0", "--head-dim: expected an integer >= 1, found '0'"},
+  };
+  for (const auto& [args, says] : cases) {
+    const Result r = pagesim(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(says), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.err.find("not in range"), std::string::npos) << args << ": " << r.err;
+  }
+  const Result ok = pagesim("model opt-13b --tp 2");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_NE(pagesim("model --help").out.find("INT:POSITIVE"), std::string::npos);
 }
 
 TEST_F(Cli, MissingExperimentFileFails) {
@@ -237,6 +273,28 @@ TEST_F(Cli, TraceStatsOfAMalformedCsvNamesFileAndLine) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(csv + ":4:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("prompt_tokens"), std::string::npos) << r.err;
+}
+
+// A trace with no request (a native CSV that holds only its header) has no statistics and
+// no curve: stats (table and JSON) and cache-curve fail as `pagesim run` does, and trace gen
+// of a workload that yields no request names the key and writes nothing.
+TEST_F(Cli, TraceCommandsRefuseATraceWithNoRequest) {
+  write("empty.csv", "arrival_s,prompt_tokens,output_tokens,hash_ids\n");
+  for (const char* args : {"trace stats empty.csv", "trace stats --json empty.csv"}) {
+    const Result r = pagesim(args);
+    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_TRUE(r.out.empty()) << args << ": " << r.out;
+    EXPECT_EQ(r.err, "pagesim: error: the trace 'empty.csv' holds no request: expected at least one\n") << args;
+  }
+  const Result c = pagesim("trace cache-curve empty.csv --hash-block-tokens 16");
+  EXPECT_EQ(c.status, 1);
+  EXPECT_EQ(c.err, "pagesim: error: native csv 'empty.csv': the trace holds no request: expected at least one, with "
+                   "hash ids\n");
+  write("gen.yaml", "workload:\n  kind: trace\n  trace: {path: empty.csv, format: native}\n");
+  const Result g = pagesim("trace gen gen.yaml --out out.csv");
+  EXPECT_EQ(g.status, 1);
+  EXPECT_EQ(g.err, "pagesim: error: gen.yaml:3: workload.trace.path: the trace 'empty.csv' holds no request\n");
+  EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
 }
 
 // --format names the reader instead of detecting it; an unknown name is an error that lists

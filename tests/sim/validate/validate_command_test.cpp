@@ -160,6 +160,24 @@ TEST(ValidateCommand, MalformedFilesAreOneLineErrors) {
               R"( "query_len": 1, "block_table": [0, 1], "tokens": [{"start": 0, "length": 9, "origin": "p1",)"
               R"( "offset": 0}]}]})" "\n",
        "2 blocks cannot hold 9 tokens"},
+      // Batches that would pass having checked nothing: no sequence, or one with no query.
+      {"no_sequences.jsonl", head + R"({"iteration": 7, "time_s": 0, "sequences": []})" "\n",
+       "no_sequences.jsonl:2: batch of iteration 7: key 'sequences': expected at least one sequence, found an empty "
+       "list"},
+      {"query_zero.jsonl",
+       head + R"({"iteration": 1, "time_s": 0, "sequences": [{"request": 1, "seq": 3, "kv_len": 4,)"
+              R"( "query_len": 0, "block_table": [0], "tokens": [{"start": 0, "length": 4, "origin": "p1",)"
+              R"( "offset": 0}]}]})" "\n",
+       "query_zero.jsonl:2: sequence 3: key 'query_len': expected an integer >= 1 (the tokens that attend), found 0"},
+      {"query_over_kv.jsonl",
+       head + R"({"iteration": 1, "time_s": 0, "sequences": [{"request": 1, "seq": 0, "kv_len": 4,)"
+              R"( "query_len": 5, "block_table": [0], "tokens": [{"start": 0, "length": 4, "origin": "p1",)"
+              R"( "offset": 0}]}]})" "\n",
+       "query_over_kv.jsonl:2: sequence 0: expected 1 <= query_len <= kv_len, found 5 and 4"},
+      {"negative_kv.jsonl",
+       head + R"({"iteration": 1, "time_s": 0, "sequences": [{"request": 1, "seq": 0, "kv_len": -1,)"
+              R"( "query_len": 1, "block_table": [0], "tokens": []}]})" "\n",
+       "negative_kv.jsonl:2: sequence 0: expected 1 <= query_len <= kv_len, found 1 and -1"},
   };
   for (const Case& c : cases) {
     const std::string& name = c.name;
