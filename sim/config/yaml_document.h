@@ -2,7 +2,8 @@
 //
 // yaml-cpp's Load() reads the first document of a stream and drops any after a `---`, so a
 // file holding two experiments would run the first and silently ignore the rest. This reads
-// them all and refuses a second one. Pure function.
+// the first and refuses a second one that holds anything (an empty one, a trailing `---`, is
+// allowed). Pure function.
 #pragma once
 
 #include <string>

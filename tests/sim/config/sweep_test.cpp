@@ -283,6 +283,9 @@ TEST(Sweep, ASecondYamlDocumentIsRefused) {
     EXPECT_NE(std::string(e.what()).find("found a second YAML document"), std::string::npos) << e.what();
   }
   EXPECT_EQ(expand("---\nname: x\n").config(0).name, "x");  // one document after a marker is fine
+  EXPECT_EQ(expand("name: x\n---\n").config(0).name, "x");  // and an empty one after it
+  // yaml-cpp yields empty documents forever for ","; reading stops at the second.
+  EXPECT_FALSE(expand(",").swept());
 }
 
 TEST(Sweep, PointErrorsKeepTheFileLines) {
