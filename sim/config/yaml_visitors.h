@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/config/config_error.h"
@@ -44,6 +45,15 @@ class YamlReader {
       value = n.as<T>();
     } catch (const YAML::Exception&) {
       fail(n, key, "expected " + expected_of<T>() + ", found '" + n.Scalar() + "'");
+    }
+    // A control character (the '\r' a last line without '\n' keeps, a trailing tab) would be
+    // written back raw into config.resolved.yaml, which then reads back as another string.
+    if constexpr (std::is_same_v<T, std::string>) {
+      for (const char ch : value)
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+          fail(n, key, fmt::format("expected a string of printable characters, found one holding the control "
+                                   "character 0x{:02x}",
+                                   static_cast<unsigned>(static_cast<unsigned char>(ch))));
     }
   }
 

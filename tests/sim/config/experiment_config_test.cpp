@@ -519,6 +519,9 @@ TEST(ConfigErrors, OutOfRangeNumbers) {
   EXPECT_TRUE(fails_with("kv: {activation_reserve_gib: -0.5}\n", 1, "kv.activation_reserve_gib", {"found -0.5"}));
   EXPECT_TRUE(fails_with("name: x\ntensor_parallel: 0\n", 2, "tensor_parallel", {"expected an integer >= 1"}));
   EXPECT_TRUE(fails_with("kv:\n  slots: -5\n", 2, "kv.slots", {">= 0", "found -5"}));
+  // A string config.resolved.yaml could not write back as itself (the fuzzer's "name: x\r").
+  EXPECT_TRUE(fails_with("name: smald\r", 1, "name", {"printable characters", "0x0d"}));
+  EXPECT_TRUE(fails_with("name: \"ab\\t\"\n", 1, "name", {"0x09"}));
   EXPECT_TRUE(fails_with("output:\n  iterations_stride: -2\n", 2, "output.iterations_stride", {">= 0"}));
   EXPECT_TRUE(fails_with("cost:\n  kind: magic\n", 2, "cost.kind", {"'magic'", "roofline, constant, profile"}));
 }
