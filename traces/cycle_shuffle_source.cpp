@@ -33,12 +33,25 @@ CycleShuffleSource::CycleShuffleSource(LengthTable table, const ArrivalSpec& arr
     return artifact ? make_artifact_arrival_process(arrivals, arrival_seed)
                     : make_arrival_process(arrivals, arrival_seed);
   };
-  // 1. Count the arrivals; the same seed replays the same times in next().
+  // 1. Count the arrivals; the same seed replays the same times in next(). The cycled table
+  // holds a row index per request, so the count is bounded (and counting stops there).
+  if (max_requests > kMaxCycledRequests)
+    throw SpecError("max_requests",
+                    fmt::format("at most {} requests (cycle_shuffle keeps a row index per request; "
+                                "lengths.kind empirical streams any number)",
+                                kMaxCycledRequests),
+                    std::to_string(max_requests));
   std::uint64_t n = 0;
   {
     auto counter = make_arrivals();
     while (max_requests == 0 || n < max_requests) {
       if (duration_s > 0.0 && counter->next() >= duration_s) break;
+      if (n == kMaxCycledRequests)
+        throw SpecError("duration_s",
+                        fmt::format("a duration holding at most {} arrivals (cycle_shuffle keeps a row index per "
+                                    "request), or max_requests",
+                                    kMaxCycledRequests),
+                        fmt::format("{} s, with more", duration_s));
       ++n;
     }
   }

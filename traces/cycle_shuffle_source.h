@@ -26,6 +26,9 @@
 
 namespace pagesim::traces {
 
+// Requests a CycleShuffleSource holds at most (40 MB of row indices).
+inline constexpr std::uint64_t kMaxCycledRequests = 10'000'000;
+
 class CycleShuffleSource final : public RequestSource {
  public:
   // duration_s: keep arrivals with time < duration_s (0 = no limit); max_requests: at most

@@ -83,6 +83,25 @@ TEST(CycleShuffleSource, NeedsACountAndRows) {
   EXPECT_THROW(CycleShuffleSource(LengthTable{"none", {}, 4}, kQuantum, 1, 2, 10.0, 0), SpecError);
 }
 
+// The cycled table holds a row index per request: a count past kMaxCycledRequests is a
+// SpecError at once (the fuzzer's max_requests of 1e15 counted arrivals for hours), whether
+// max_requests asks for it or the duration holds more arrivals.
+TEST(CycleShuffleSource, RequestCountIsBounded) {
+  try {
+    CycleShuffleSource(three_rows(), kQuantum, 1, 2, 0.0, 1'000'000'222'222'222ULL);
+    ADD_FAILURE() << "no SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "max_requests");
+  }
+  const ArrivalSpec fast{.kind = ArrivalKind::kPoisson, .rate = 1e9};
+  try {
+    CycleShuffleSource(three_rows(), fast, 1, 2, 1.0, 0);
+    ADD_FAILURE() << "no SpecError";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(e.field(), "duration_s");
+  }
+}
+
 TEST(CycleShuffleSource, DescribeMentionsTheTableAndCount) {
   CycleShuffleSource source(three_rows(), kQuantum, 1, 2, 0.0, 10);
   EXPECT_EQ(source.describe(),
