@@ -78,26 +78,27 @@ void Simulation::on_arrivals() {
 // arrival time, rate or scale, or a cost setting, far off.
 constexpr double kMaxSimulatedSeconds = 1e10;
 
-void Simulation::schedule_next_arrival() {
-  const double t = next_->arrival_s;
-  if (!(t <= kMaxSimulatedSeconds))
-    throw SimulationError(fmt::format("request {} arrives at {} s, beyond the {:g} s a simulation can time to the "
-                                      "microsecond: expected arrival times below that; check the trace's times, "
-                                      "workload.trace.time_scale and workload.arrival",
-                                      next_->id, t, kMaxSimulatedSeconds));
-  queue_->push(t, EventKind::kArrival);
-}
+void Simulation::schedule_next_arrival() { schedule(next_->arrival_s, EventKind::kArrival); }
 
 void Simulation::schedule(double time, EventKind kind, std::int32_t replica, std::uint64_t request) {
   if (!(time <= kMaxSimulatedSeconds)) {
-    const std::string what = kind == EventKind::kTransferEnd
-                                 ? fmt::format("request {}'s KV transfer to replica {} would end", request, replica)
-                                 : fmt::format("an iteration of replica {} starting at {} s would end", replica, now());
-    const std::string settings = kind == EventKind::kTransferEnd ? "replicas.disaggregated (transfer_gbps, "
-                                                                   "transfer_latency_us)"
-                                                                 : "the cost settings (cost.*, gpu)";
+    std::string what, settings;
+    switch (kind) {
+      case EventKind::kArrival:
+        what = fmt::format("request {} arrives", next_->id);
+        settings = "the trace's times, workload.trace.time_scale and workload.arrival";
+        break;
+      case EventKind::kIterationEnd:
+        what = fmt::format("an iteration of replica {} starting at {} s would end", replica, now());
+        settings = "the cost settings (cost.*, gpu)";
+        break;
+      case EventKind::kTransferEnd:
+        what = fmt::format("request {}'s KV transfer to replica {} would end", request, replica);
+        settings = "replicas.disaggregated (transfer_gbps, transfer_latency_us)";
+        break;
+    }
     throw SimulationError(fmt::format("{} at {} s, beyond the {:g} s a simulation can time to the microsecond: "
-                                      "expected iteration and transfer times of seconds at most; check {}",
+                                      "expected times below that; check {}",
                                       what, time, kMaxSimulatedSeconds, settings));
   }
   queue_->push(time, kind, replica, request);

@@ -159,7 +159,8 @@ class Simulation {
                    double& dt) const;
   bool read_next();  // reads the next request into next_; false at the end
   // Queues an event at `time`, which must stay below kMaxSimulatedSeconds (else
-  // SimulationError saying which event, its time and the settings that produce such times).
+  // SimulationError saying which event, its time and the settings that produce such times);
+  // an arrival is next_'s.
   void schedule(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0);
   void schedule_next_arrival();
   // Disaggregated: hands r (prefill just completed on prefill replica p) off for transfer.
