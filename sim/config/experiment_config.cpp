@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/config/calibration.h"
 #include "sim/config/config_error.h"
 #include "sim/config/yaml_document.h"
 #include "sim/config/yaml_visitors.h"
@@ -208,6 +209,7 @@ void visit(V& v, ExperimentConfig& c) {
     q.field("tbt_s", c.slo.tbt_s);
     q.choice("tbt", c.slo.tbt, kTbtMetricNames);
   });
+  v.field_omitted_at_default("calibration", c.calibration, std::string());
   v.ignore("sweep");
 }
 
@@ -750,8 +752,10 @@ const ExperimentConfig& replica_config(const ExperimentConfig& config, std::int6
   return config;
 }
 
-ExperimentConfig parse_experiment(const YAML::Node& given, const std::string& file) {
-  if (!given || !given.IsMap()) throw ConfigError(file, YamlReader::line_of(given), "", "expected a YAML map of settings");
+ExperimentConfig parse_experiment(const YAML::Node& file_root, const std::string& file) {
+  if (!file_root || !file_root.IsMap())
+    throw ConfigError(file, YamlReader::line_of(file_root), "", "expected a YAML map of settings");
+  const YAML::Node given = apply_calibration(file_root, file);
   YAML::Node root = given;
   if (const YAML::Node n = given["replicas"]; n && n.IsScalar()) {
     // `replicas: N` is short for `replicas: {count: N}` (the value keeps its line).

@@ -180,6 +180,9 @@ struct ExperimentConfig {
   ValidateConfig validate;  // sampled batches for `pagesim validate`
   ReplicasConfig replicas;  // serving instances behind a router (default: one)
   SloSettings slo;          // service-level objectives (default: none, no "slo" output)
+  // The calibration file whose values filled the keys this experiment left out (calibration.h);
+  // empty: none. Kept so config.resolved.yaml says where those values came from.
+  std::string calibration;
   ConfigOrigin origin;      // the file and line of each key given (not a setting: not written)
 };
 

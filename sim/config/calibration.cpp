@@ -1,0 +1,69 @@
+#include "sim/config/calibration.h"
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "sim/config/config_error.h"
+#include "sim/config/experiment_config.h"
+#include "sim/config/yaml_document.h"
+
+namespace pagesim::sim {
+namespace {
+
+int line_of(const YAML::Node& n) { return n.Mark().is_null() ? 0 : n.Mark().line + 1; }
+
+// Whether `root` gives the dotted `path` itself (every section along it a map).
+bool gives(const YAML::Node& root, const std::string& path) {
+  YAML::Node node;
+  node.reset(root);
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = path.find('.', start);
+    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!node.IsMap()) return false;
+    const YAML::Node& cnode = node;
+    const YAML::Node next = cnode[key];
+    if (!next) return false;
+    if (dot == std::string::npos) return true;
+    node.reset(next);
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+YAML::Node apply_calibration(const YAML::Node& root, const std::string& file) {
+  const YAML::Node named = root["calibration"];
+  if (!named || named.IsNull()) return root;
+  if (!named.IsScalar())
+    throw ConfigError(file, line_of(named), "calibration", "expected the path of a calibration file, or none");
+  const std::string path = named.Scalar();
+  if (path == kNoCalibration) return root;
+  std::ifstream in(path);
+  if (!in)
+    throw ConfigError(file, line_of(named), "calibration",
+                      "cannot open the calibration file '" + path + "' (paths are relative to the working "
+                      "directory; pagesim calibrate writes one)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const YAML::Node doc = load_yaml_document(text.str(), path);
+  const YAML::Node values = doc.IsMap() ? doc["values"] : YAML::Node();
+  if (!values || !values.IsMap())
+    throw ConfigError(file, line_of(named), "calibration",
+                      "the calibration file '" + path + "' has no `values` map of config keys to values");
+  YAML::Node out = fork_root(root);
+  for (const auto& kv : values) {
+    const std::string key = kv.first.as<std::string>();
+    if (!kv.second.IsScalar())
+      throw ConfigError(path, line_of(kv.second), "values." + key, "expected a single value (a number or a name)");
+    if (key == "calibration")
+      throw ConfigError(path, line_of(kv.first), "values.calibration", "a calibration file cannot name another");
+    if (gives(out, key)) continue;
+    // Without the calibration file's marks, which would read as lines of the experiment file.
+    set_path(out, key, YAML::Node(kv.second.Scalar()), path);
+  }
+  return out;
+}
+
+}  // namespace pagesim::sim

@@ -1,0 +1,85 @@
+// Calibration files: an experiment naming one takes its values for the keys it leaves out;
+// its own keys and --set win; `none` names no file; bad files are errors naming the cause.
+#include "sim/config/calibration.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/config/config_error.h"
+#include "sim/config/experiment_config.h"
+
+namespace pagesim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CalibrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("pagesim-calibration-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(CalibrationTest, FillsOnlyTheKeysTheExperimentLeavesOut) {
+  const std::string cal = write("cal.yaml",
+                                "values:\n  kv.gpu_memory_utilization: 0.8\n  scheduler.max_num_seqs: 64\n"
+                                "fit: {command: pagesim calibrate, runs: [a, b]}\n");
+  const ExperimentConfig c = parse_experiment(
+      YAML::Load("calibration: " + cal + "\nscheduler: {max_num_seqs: 32}\n"), "exp.yaml");
+  EXPECT_DOUBLE_EQ(c.kv.gpu_memory_utilization, 0.8);
+  EXPECT_EQ(c.scheduler.max_num_seqs, 32);  // the experiment's own value wins
+  EXPECT_EQ(c.calibration, cal);
+  EXPECT_EQ(to_yaml(c)["calibration"].as<std::string>(), cal);
+}
+
+TEST_F(CalibrationTest, ASetOverrideWinsAndNoneTurnsItOff) {
+  const std::string cal = write("cal.yaml", "values: {scheduler.max_num_seqs: 64}\n");
+  YAML::Node root = YAML::Load("calibration: " + cal + "\n");
+  apply_override(root, "scheduler.max_num_seqs=16");
+  EXPECT_EQ(parse_experiment(root, "exp.yaml").scheduler.max_num_seqs, 16);
+  YAML::Node off = YAML::Load("calibration: " + cal + "\n");
+  apply_override(off, "calibration=none");
+  EXPECT_EQ(parse_experiment(off, "exp.yaml").scheduler.max_num_seqs, ExperimentConfig{}.scheduler.max_num_seqs);
+}
+
+TEST_F(CalibrationTest, TheFileIsNotModifiedAndWithoutTheKeyNothingChanges) {
+  const YAML::Node root = YAML::Load("name: x\n");
+  EXPECT_FALSE(to_yaml(parse_experiment(root, "exp.yaml"))["calibration"]);
+}
+
+TEST_F(CalibrationTest, BadFilesAreNamedErrors) {
+  auto error_of = [&](const std::string& yaml) -> std::string {
+    try {
+      parse_experiment(YAML::Load(yaml), "exp.yaml");
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string missing = (dir_ / "missing.yaml").string();
+  EXPECT_NE(error_of("calibration: " + missing).find("exp.yaml:1: calibration: cannot open the calibration file"),
+            std::string::npos);
+  const std::string no_values = write("novalues.yaml", "fit: {}\n");
+  EXPECT_NE(error_of("calibration: " + no_values).find("has no `values` map"), std::string::npos);
+  const std::string nested = write("nested.yaml", "values:\n  cost: {kind: constant}\n");
+  EXPECT_NE(error_of("calibration: " + nested).find("values.cost: expected a single value"), std::string::npos);
+  const std::string unknown = write("unknown.yaml", "values: {scheduler.no_such_key: 1}\n");
+  EXPECT_NE(error_of("calibration: " + unknown).find("no_such_key"), std::string::npos);
+  EXPECT_NE(error_of("calibration: [a]").find("calibration: expected the path of a calibration file"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace pagesim::sim
