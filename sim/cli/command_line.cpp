@@ -191,6 +191,18 @@ CLI::App* add_plot_command(CLI::App& app, CommandLine& cl) {
   return plot;
 }
 
+CLI::App* add_calibrate_command(CLI::App& app) {
+  auto* calibrate = app.add_subcommand(
+      "calibrate",
+      "Fit the latency coefficients measured operators cannot give (host time per step and per sequence, the "
+      "operator-time factor, the client's fixed time) by least squares on measured server runs, and write them to a "
+      "calibration file an experiment names (calibration: FILE). Runs python/sim_to_real/calibrate.py, which "
+      "simulates with this pagesim; its options: pagesim calibrate --help");
+  calibrate->prefix_command();  // every argument goes to the Python side, --help included
+  calibrate->set_help_flag();
+  return calibrate;
+}
+
 void finish_parse(CommandLine& cl, int argc, const char* const* argv) {
   cl.validate.file = cl.batches_file;
   cl.profile.out = cl.profile_out;

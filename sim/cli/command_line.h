@@ -83,6 +83,8 @@ CLI::App* add_profile_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_model_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_presets_command(CLI::App& app);
 CLI::App* add_plot_command(CLI::App& app, CommandLine& cl);
+// `pagesim calibrate ARGS...`: every argument is passed to python -m sim_to_real calibrate.
+CLI::App* add_calibrate_command(CLI::App& app);
 
 // Copies the values CLI11 holds as strings into the commands' options (validate.file,
 // profile.out) and records the command as typed (profile.command_line).

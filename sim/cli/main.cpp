@@ -8,6 +8,7 @@
 //   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
 //   pagesim presets
 //   pagesim plot OUT [--metric a,b] [--format png,svg]
+//   pagesim calibrate --measured FILE --configs DIR --out FILE [...] (python/sim_to_real)
 // Errors print one line naming the file, line or key and exit with status 1 (2 for usage);
 // a run stopped by SIGINT / SIGTERM exits with 128 + the signal's number.
 // `validate --device cuda` and `profile` run in pagesim-cuda, beside this executable
@@ -264,6 +265,7 @@ int main(int argc, char** argv) {
   auto* model = sim::cli::add_model_command(app, cl);
   auto* presets = sim::cli::add_presets_command(app);
   auto* plot = sim::cli::add_plot_command(app, cl);
+  auto* calibrate = sim::cli::add_calibrate_command(app);
 
   try {
     app.parse(argc, argv);
@@ -288,6 +290,26 @@ int main(int argc, char** argv) {
           .needs = {"matplotlib"},
           .path = {sim::cli::python_dir()},
           .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-matplotlib"};
+      const std::string why = sim::cli::exec_python_module(handoff, args);
+      std::cerr << "pagesim: error: " << why << "\n";
+      return 1;
+    }
+    if (*calibrate) {
+      // The fit simulates with this very pagesim (python/sim_to_real/simulate.py reads $PAGESIM).
+      std::error_code ec;
+      const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+      if (ec) {
+        std::cerr << "pagesim: error: cannot find this executable's path (/proc/self/exe): " << ec.message() << "\n";
+        return 1;
+      }
+      ::setenv("PAGESIM", self.c_str(), 1);
+      std::vector<std::string> args = {"calibrate"};
+      for (const std::string& a : calibrate->remaining()) args.push_back(a);
+      const sim::cli::PythonHandoff handoff{
+          .module = "sim_to_real",
+          .needs = {"numpy", "yaml"},
+          .path = {sim::cli::python_dir()},
+          .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-numpy python3-yaml"};
       const std::string why = sim::cli::exec_python_module(handoff, args);
       std::cerr << "pagesim: error: " << why << "\n";
       return 1;
