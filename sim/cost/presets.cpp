@@ -16,6 +16,8 @@ namespace {
 // Architecture numbers from the models' published configurations (Hugging Face config.json).
 // max_seq_len is the context length, max_position_embeddings there: OPT 2048, Llama-2 4096,
 // Llama-3 8192 tokens (max_model_len: model, and a contiguous allocator's max_seq_len).
+// head_dim is the config's head_dim where it has one (Mistral-Nemo: 128 with hidden 5120 and
+// 32 heads, so the query heads are 4096 wide, not hidden), else hidden / heads.
 struct ModelRow {
   std::string_view name;
   std::int64_t layers, hidden, heads, kv_heads, head_dim, ffn, vocab, max_seq_len;
@@ -37,6 +39,29 @@ constexpr std::array kModelRows{
     // https://huggingface.co/01-ai/Yi-34B/blob/main/config.json (4096 positions).
     ModelRow{"yi-6b",       32, 4096,  32,  4,  128, 11008, 64000,  4096, true},
     ModelRow{"yi-34b",      60, 7168,  56,  8,  128, 20480, 64000,  4096, true},
+    // https://huggingface.co/codellama/CodeLlama-34b-hf/blob/main/config.json : 48 layers,
+    // hidden 8192, 64 heads, 8 KV heads, intermediate 22016, vocab 32000, 16384 positions.
+    ModelRow{"codellama-34b", 48, 8192, 64, 8,  128, 22016, 32000,  16384, true},
+    // https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json and
+    // https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json : as Llama-3 (8B:
+    // 32 layers, hidden 4096, 32 heads, 8 KV heads, intermediate 14336; 70B: 80, 8192, 64, 8,
+    // 28672; vocab 128256), 131072 positions (rope_scaling llama3, factor 8 of 8192).
+    ModelRow{"llama-3.1-8b",  32, 4096, 32, 8,  128, 14336, 128256, 131072, true},
+    ModelRow{"llama-3.1-70b", 80, 8192, 64, 8,  128, 28672, 128256, 131072, true},
+    // https://huggingface.co/mistralai/Mistral-Nemo-Base-2407/blob/main/config.json : 40
+    // layers, hidden 5120, 32 heads, 8 KV heads, head_dim 128, intermediate 14336, vocab 131072,
+    // untied. Its max_position_embeddings is 1024000, the rotary table, not the trained
+    // context: the model card gives a 128k context window, which the preset takes (131072).
+    ModelRow{"mistral-nemo-12b", 40, 5120, 32, 8, 128, 14336, 131072, 131072, true},
+    // https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json : 28 layers, hidden 3584,
+    // 28 heads, 4 KV heads, intermediate 18944, vocab 152064, 131072 positions, untied
+    // (tie_word_embeddings false), full attention (use_sliding_window false). Qwen2 has biases
+    // on q, k and v only, 28 · (3584 + 2 · 512) = 129,024 parameters, left out.
+    ModelRow{"qwen2.5-7b",    28, 3584, 28, 4,  128, 18944, 152064, 131072, true},
+    // https://huggingface.co/Qwen/Qwen3-14B/blob/main/config.json : 40 layers, hidden 5120, 40
+    // heads, 8 KV heads, head_dim 128, intermediate 17408, vocab 151936, 40960 positions,
+    // untied, no attention bias. Its q and k RMSNorms (2 · 128 per layer) are left out.
+    ModelRow{"qwen3-14b",     40, 5120, 40, 8,  128, 17408, 151936, 40960, true},
 };
 
 // OPT's learned position embedding has max_seq_len + 2 rows (an offset of 2 in the model).

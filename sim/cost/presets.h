@@ -3,7 +3,8 @@
 // preset and change a setting (say, memory_efficiency) without touching the table.
 //
 // Models: opt-13b, opt-66b, opt-175b, llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b,
-// llama-3-70b, yi-6b, yi-34b (one full-attention group), and with layer groups (ModelSpec::groups):
+// llama-3-70b, yi-6b, yi-34b, codellama-34b, llama-3.1-8b, llama-3.1-70b, mistral-nemo-12b,
+// qwen2.5-7b, qwen3-14b (one full-attention group), and with layer groups (ModelSpec::groups):
 // gemma-2-9b, gemma-2-27b, gemma-3-27b, ministral-8b (sliding window + full),
 // llama-3.2-11b-vision (cross-attention + full), gpt-oss-120b (sliding + full, MoE),
 // llama-4-scout (chunked local + full, MoE), jamba-v0.1 (Mamba + full, MoE). All fp16/bf16

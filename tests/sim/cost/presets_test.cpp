@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 
 #include "sim/cost/cost_error.h"
@@ -26,6 +28,12 @@ TEST(CostPresets, KvBytesPerTokenOfEveryModel) {
       {"llama-3-70b", 2 * 80 * 8 * 128 * 2},   // 327,680
       {"yi-6b", 2 * 32 * 4 * 128 * 2},        // 65,536
       {"yi-34b", 2 * 60 * 8 * 128 * 2},       // 245,760
+      {"codellama-34b", 2 * 48 * 8 * 128 * 2},     // 196,608
+      {"llama-3.1-8b", 2 * 32 * 8 * 128 * 2},      // 131,072
+      {"llama-3.1-70b", 2 * 80 * 8 * 128 * 2},     // 327,680
+      {"mistral-nemo-12b", 2 * 40 * 8 * 128 * 2},  // 163,840 (head_dim 128, not 5120 / 32)
+      {"qwen2.5-7b", 2 * 28 * 4 * 128 * 2},        // 57,344
+      {"qwen3-14b", 2 * 40 * 8 * 128 * 2},         // 163,840
   };
   // The single-group presets come first, then the ones with layer groups.
   ASSERT_EQ(model_preset_names().size(), std::size(expected) + 8);
@@ -58,9 +66,36 @@ TEST(CostPresets, ArchitectureNumbers) {
   EXPECT_EQ(l3.learned_positions, 0);
   for (std::string_view name : model_preset_names()) {
     const ModelSpec m = model_preset(name);
-    if (!m.groups.empty()) continue;  // Gemma and gpt-oss have heads · head_dim != hidden
+    // Gemma, gpt-oss and Mistral-Nemo have heads · head_dim != hidden.
+    if (!m.groups.empty() || name == "mistral-nemo-12b") continue;
     EXPECT_EQ(m.heads * m.head_dim, m.hidden) << name;
   }
+  const ModelSpec l31 = model_preset("llama-3.1-70b");
+  EXPECT_EQ(l31.max_seq_len, 131072);
+  EXPECT_EQ(l31.ffn, 28672);
+  EXPECT_EQ(model_preset("codellama-34b").max_seq_len, 16384);
+  EXPECT_EQ(model_preset("qwen3-14b").max_seq_len, 40960);
+  const ModelSpec qwen = model_preset("qwen2.5-7b");
+  EXPECT_EQ(qwen.vocab, 152064);
+  EXPECT_TRUE(qwen.gated_mlp && !qwen.linear_bias && !qwen.tied_lm_head);
+}
+
+// Mistral-Nemo: head_dim 128 with hidden 5120 and 32 heads. The q and o projections are
+// 5120 × 4096 (heads · head_dim), k and v 5120 × 1024; hidden / heads = 160 would give
+// 65,536,000 per layer instead of 52,428,800 and 12.77B in all instead of 12.25B.
+TEST(CostPresets, MistralNemoSizesItsHeadsByHeadDim) {
+  const ModelSpec m = model_preset("mistral-nemo-12b");
+  EXPECT_EQ(m.head_dim, 128);
+  EXPECT_NE(m.heads * m.head_dim, m.hidden);
+  EXPECT_EQ(m.q_width(), 4096);
+  EXPECT_EQ(m.kv_width(), 1024);
+  EXPECT_EQ(m.attention_params_per_layer(), 5120 * 4096 + 2 * 5120 * 1024 + 4096 * 5120);
+  // 40 · (52,428,800 attention + 3 · 5120 · 14336 MLP + 2 · 5120 norms) + 5120 final norm
+  // + 2 · 131072 · 5120 (embedding, untied head).
+  EXPECT_EQ(m.parameter_count(), std::int64_t{12'247'782'400});
+  // The published size (model card and Hugging Face page: 12.2B parameters).
+  EXPECT_NEAR(static_cast<double>(m.parameter_count()) / 12.2e9, 1.0, 0.005);
+  EXPECT_EQ(m.kv_bytes_per_token_per_gpu(2), 2 * 40 * 4 * 128 * 2);
 }
 
 // Parameter counts against the published sizes (Hugging Face model cards), within 0.5%.
@@ -77,11 +112,15 @@ TEST(CostPresets, ParameterCountsMatchPublishedSizes) {
       {"gemma-2-9b", 9.24e9},   {"gemma-2-27b", 27.2e9},  {"ministral-8b", 8.02e9},
       {"jamba-v0.1", 51.6e9},   {"gpt-oss-120b", 116.8e9}, {"yi-6b", 6.06e9},
       {"yi-34b", 34.39e9},
+      // Published: CodeLlama 34B 33.7B; Llama 3.1 8.03B and 70.6B; Mistral-Nemo 12.2B; Qwen2.5-7B
+      // 7.61B and Qwen3-14B 14.8B (their model cards).
+      {"codellama-34b", 33.7e9},  {"llama-3.1-8b", 8.03e9}, {"llama-3.1-70b", 70.6e9},
+      {"mistral-nemo-12b", 12.2e9}, {"qwen2.5-7b", 7.61e9}, {"qwen3-14b", 14.8e9},
   };
   for (const auto& p : published) {
     const ModelSpec m = model_preset(p.name);
     const double n = static_cast<double>(m.parameter_count());
-    std::printf("%-12s params %.4g  weights %.4g GB  KV/token %lld B\n", p.name, n,
+    std::printf("%-17s params %.4g  weights %.4g GB  KV/token %lld B\n", p.name, n,
                 static_cast<double>(m.weight_bytes()) / 1e9,
                 static_cast<long long>(m.kv_bytes_per_token()));
     EXPECT_NEAR(n / p.params, 1.0, 0.005) << p.name << " has " << n;
@@ -91,6 +130,28 @@ TEST(CostPresets, ParameterCountsMatchPublishedSizes) {
   }
   // OPT-13B weights: the paper's 26 GB.
   EXPECT_NEAR(static_cast<double>(model_preset("opt-13b").weight_bytes()) / 1e9, 25.7, 0.1);
+}
+
+// The tensor-parallel degrees each preset is served at validate: TP divides the query heads
+// and divides or is divided by the KV heads.
+TEST(CostPresets, TensorParallelDegreesThePresetsAreServedAt) {
+  const struct {
+    const char* name;
+    std::initializer_list<int> tps;
+  } served[] = {
+      {"codellama-34b", {1, 2, 4, 8}}, {"llama-3.1-8b", {1, 2}},     {"llama-3.1-70b", {4, 8}},
+      {"mistral-nemo-12b", {1, 2, 4}}, {"qwen2.5-7b", {1, 2, 4}},    {"qwen3-14b", {1, 2, 4, 8}},
+  };
+  for (const auto& s : served) {
+    const ModelSpec m = model_preset(s.name);
+    for (int tp : s.tps) {
+      SCOPED_TRACE(std::string(s.name) + " tp " + std::to_string(tp));
+      EXPECT_NO_THROW(m.check_tensor_parallel(tp));
+      EXPECT_EQ(m.kv_bytes_per_token_per_gpu(tp) * std::min<std::int64_t>(tp, m.kv_heads), m.kv_bytes_per_token());
+    }
+  }
+  // Qwen2.5-7B's 28 query heads do not split 8 ways.
+  EXPECT_THROW(model_preset("qwen2.5-7b").check_tensor_parallel(8), CostModelError);
 }
 
 TEST(CostPresets, GpuDatasheetNumbers) {
