@@ -262,6 +262,31 @@ ModelSpec jamba_v0_1() {
   return m;
 }
 
+// Mixtral: every layer's MLP is a mixture of 8 experts, 2 per token, all layers full attention
+// (sliding_window null: Mistral removed the window from the configs, "Doesn't use sliding window
+// attention", mistralai/Mixtral-8x7B-v0.1 discussion #19). ffn is the expert width: no layer
+// has a dense MLP, and the roofline sizes the MLP activations by it.
+// https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json (as its
+// Instruct-v0.1's at eba9230): 32 layers, hidden 4096, 32 heads, 8 KV heads (head_dim 128),
+// intermediate 14336, num_local_experts 8, num_experts_per_tok 2, vocab 32000, 32768
+// positions, untied.
+ModelSpec mixtral(std::string_view name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                  std::int64_t expert_ffn, std::int64_t max_seq_len) {
+  ModelSpec m = llama_flavour(name, layers, hidden, heads, 8, 128, expert_ffn, 32000, max_seq_len, false);
+  m.moe_layers = layers;
+  m.experts = 8;
+  m.active_experts = 2;
+  m.expert_ffn = expert_ffn;
+  return m;
+}
+ModelSpec mixtral_8x7b() { return mixtral("mixtral-8x7b", 32, 4096, 32, 14336, 32768); }
+
+// https://huggingface.co/mistral-community/Mixtral-8x22B-v0.1/blob/main/config.json (the
+// released weights converted to Transformers; mistralai/Mixtral-8x22B-v0.1 ships the same
+// model): 56 layers, hidden 6144, 48 heads, 8 KV heads (head_dim 128), intermediate 16384,
+// num_local_experts 8, num_experts_per_tok 2, vocab 32000, 65536 positions, sliding_window null.
+ModelSpec mixtral_8x22b() { return mixtral("mixtral-8x22b", 56, 6144, 48, 16384, 65536); }
+
 struct HeteroPreset {
   std::string_view name;
   ModelSpec (*make)();
@@ -276,6 +301,8 @@ constexpr std::array kHeteroPresets{
     HeteroPreset{"gpt-oss-120b", gpt_oss_120b},
     HeteroPreset{"llama-4-scout", llama_4_scout},
     HeteroPreset{"jamba-v0.1", jamba_v0_1},
+    HeteroPreset{"mixtral-8x7b", mixtral_8x7b},
+    HeteroPreset{"mixtral-8x22b", mixtral_8x22b},
 };
 
 constexpr auto kModelNames = [] {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "sim/cost/cost_error.h"
+#include "sim/cost/kv_capacity.h"
 
 namespace pagesim::sim {
 namespace {
@@ -34,8 +35,11 @@ TEST(CostPresets, KvBytesPerTokenOfEveryModel) {
       {"mistral-nemo-12b", 2 * 40 * 8 * 128 * 2},  // 163,840 (head_dim 128, not 5120 / 32)
       {"qwen2.5-7b", 2 * 28 * 4 * 128 * 2},        // 57,344
       {"qwen3-14b", 2 * 40 * 8 * 128 * 2},         // 163,840
+      {"mixtral-8x7b", 2 * 32 * 8 * 128 * 2},      // 131,072 (MoE, full attention)
+      {"mixtral-8x22b", 2 * 56 * 8 * 128 * 2},     // 229,376
   };
-  // The single-group presets come first, then the ones with layer groups.
+  // The presets above have one full-attention group; the other 8 (gemma-2-9b ... jamba-v0.1)
+  // have layer groups (model_layer_groups_test.cpp).
   ASSERT_EQ(model_preset_names().size(), std::size(expected) + 8);
   for (const auto& e : expected) {
     SCOPED_TRACE(e.name);
@@ -152,6 +156,67 @@ TEST(CostPresets, TensorParallelDegreesThePresetsAreServedAt) {
   }
   // Qwen2.5-7B's 28 query heads do not split 8 ways.
   EXPECT_THROW(model_preset("qwen2.5-7b").check_tensor_parallel(8), CostModelError);
+}
+
+// Mixture of experts: total and active parameters (active = the blocks with active_experts
+// + shared_experts experts, the embedding and the LM head) against the published sizes:
+// Mixtral 8x7B 46.7B / 12.9B and 8x22B 141B / 39B (Mistral's announcements), within 2%.
+TEST(CostPresets, MixtureOfExpertsTotalAndActiveParameters) {
+  const struct {
+    const char* name;
+    double total, active;
+  } published[] = {
+      {"mixtral-8x7b", 46.7e9, 12.9e9},
+      {"mixtral-8x22b", 141e9, 39e9},
+  };
+  for (const auto& p : published) {
+    SCOPED_TRACE(p.name);
+    const ModelSpec m = model_preset(p.name);
+    const double total = static_cast<double>(m.parameter_count());
+    const double active =
+        static_cast<double>(m.active_nonembedding_params() + m.embedding_params() + m.lm_head_params());
+    std::printf("%-17s params %.4g  active %.4g  weights %.4g GB\n", p.name, total, active,
+                static_cast<double>(m.weight_bytes()) / 1e9);
+    EXPECT_NEAR(total / p.total, 1.0, 0.02) << total;
+    EXPECT_NEAR(active / p.active, 1.0, 0.02) << active;
+  }
+}
+
+TEST(CostPresets, MixtralArchitecture) {
+  const ModelSpec m = model_preset("mixtral-8x7b");
+  EXPECT_TRUE(m.groups.empty());  // sliding_window null: every layer full attention
+  EXPECT_EQ(m.moe_layers, 32);
+  EXPECT_EQ(m.experts, 8);
+  EXPECT_EQ(m.active_experts, 2);
+  EXPECT_EQ(m.shared_experts, 0);
+  EXPECT_EQ(m.expert_ffn, 14336);
+  EXPECT_EQ(m.vocab, 32000);
+  EXPECT_EQ(m.max_seq_len, 32768);
+  EXPECT_TRUE(m.gated_mlp && !m.linear_bias && !m.tied_lm_head);
+  EXPECT_EQ(m.weight_bytes(), 2 * m.parameter_count());  // bf16 experts too
+  EXPECT_NO_THROW(m.check_tensor_parallel(2));
+  EXPECT_EQ(m.kv_bytes_per_token_per_gpu(2), 65'536);
+  const ModelSpec big = model_preset("mixtral-8x22b");
+  EXPECT_EQ(big.moe_layers, 56);
+  EXPECT_EQ(big.expert_ffn, 16384);
+  EXPECT_EQ(big.max_seq_len, 65536);
+  for (int tp : {4, 8}) EXPECT_NO_THROW(big.check_tensor_parallel(tp)) << tp;
+  EXPECT_EQ(big.kv_bytes_per_token_per_gpu(8), 2 * 56 * 1 * 128 * 2);
+}
+
+// The presets fit the GPUs at the degrees they are served at (H100 80GB, 0.9 of its memory):
+// the weights per GPU leave room for KV.
+TEST(CostPresets, ServedDegreesLeaveRoomForKv) {
+  const GpuSpec h100 = gpu_preset("h100-sxm");
+  const struct {
+    const char* name;
+    int tp;
+  } served[] = {{"mixtral-8x7b", 2}, {"mixtral-8x22b", 4}, {"llama-3.1-70b", 4},
+                {"codellama-34b", 2}, {"qwen3-14b", 1},     {"mistral-nemo-12b", 1}};
+  for (const auto& s : served) {
+    const KvCapacity c = kv_capacity(model_preset(s.name), h100, s.tp);
+    EXPECT_GT(c.slots, 100'000) << s.name << " tp " << s.tp << ": " << c.slots;
+  }
 }
 
 TEST(CostPresets, GpuDatasheetNumbers) {
