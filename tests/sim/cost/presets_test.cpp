@@ -10,6 +10,7 @@
 
 #include "sim/cost/cost_error.h"
 #include "sim/cost/kv_capacity.h"
+#include "sim/cost/kv_dtype.h"
 
 namespace pagesim::sim {
 namespace {
@@ -38,9 +39,9 @@ TEST(CostPresets, KvBytesPerTokenOfEveryModel) {
       {"mixtral-8x7b", 2 * 32 * 8 * 128 * 2},      // 131,072 (MoE, full attention)
       {"mixtral-8x22b", 2 * 56 * 8 * 128 * 2},     // 229,376
   };
-  // The presets above have one full-attention group; the other 8 (gemma-2-9b ... jamba-v0.1)
-  // have layer groups (model_layer_groups_test.cpp).
-  ASSERT_EQ(model_preset_names().size(), std::size(expected) + 8);
+  // The presets above have one full-attention group; the other 9 (gemma-2-9b ... jamba-v0.1,
+  // llama-4-scout-fp8) have layer groups (model_layer_groups_test.cpp).
+  ASSERT_EQ(model_preset_names().size(), std::size(expected) + 9);
   for (const auto& e : expected) {
     SCOPED_TRACE(e.name);
     const ModelSpec m = model_preset(e.name);
@@ -160,7 +161,8 @@ TEST(CostPresets, TensorParallelDegreesThePresetsAreServedAt) {
 
 // Mixture of experts: total and active parameters (active = the blocks with active_experts
 // + shared_experts experts, the embedding and the LM head) against the published sizes:
-// Mixtral 8x7B 46.7B / 12.9B and 8x22B 141B / 39B (Mistral's announcements), within 2%.
+// Mixtral 8x7B 46.7B / 12.9B and 8x22B 141B / 39B (Mistral's announcements), Llama 4 Scout
+// 109B / 17B (its model card; 109B includes the image encoder, ~1.2B, so 2%).
 TEST(CostPresets, MixtureOfExpertsTotalAndActiveParameters) {
   const struct {
     const char* name;
@@ -168,6 +170,7 @@ TEST(CostPresets, MixtureOfExpertsTotalAndActiveParameters) {
   } published[] = {
       {"mixtral-8x7b", 46.7e9, 12.9e9},
       {"mixtral-8x22b", 141e9, 39e9},
+      {"llama-4-scout-fp8", 109e9, 17e9},
   };
   for (const auto& p : published) {
     SCOPED_TRACE(p.name);
@@ -180,6 +183,35 @@ TEST(CostPresets, MixtureOfExpertsTotalAndActiveParameters) {
     EXPECT_NEAR(total / p.total, 1.0, 0.02) << total;
     EXPECT_NEAR(active / p.active, 1.0, 0.02) << active;
   }
+}
+
+// llama-4-scout-fp8: llama-4-scout's architecture with its experts at 1 byte per weight; the
+// rest of the weights, the activations and the KV cache stay bf16.
+TEST(CostPresets, ScoutFp8HalvesTheExpertBytesOnly) {
+  const ModelSpec bf16 = model_preset("llama-4-scout");
+  const ModelSpec fp8 = model_preset("llama-4-scout-fp8");
+  EXPECT_EQ(fp8.parameter_count(), bf16.parameter_count());
+  EXPECT_EQ(fp8.active_nonembedding_params(), bf16.active_nonembedding_params());
+  EXPECT_EQ(fp8.groups.size(), bf16.groups.size());
+  EXPECT_EQ(fp8.dtype_bytes, 2);
+  EXPECT_EQ(fp8.kv_dtype, KvDtype::kAuto);
+  EXPECT_DOUBLE_EQ(fp8.expert_weight_bytes, 1.0);
+  // KV bytes unchanged: 48 attending layers · 2 · 8 · 128 · 2 as a uniform allocator charges.
+  EXPECT_EQ(fp8.kv_bytes_per_token(), 48 * 2 * 8 * 128 * 2);
+  EXPECT_EQ(fp8.kv_bytes_per_token(), bf16.kv_bytes_per_token());
+  for (int tp : {1, 2, 4, 8}) EXPECT_EQ(layer_groups(fp8, tp), layer_groups(bf16, tp)) << tp;
+  // 48 layers · 17 experts · 3 · 5120 · 8192 = 102.7B expert weights at 1 byte, the other
+  // 5.05B (attention, router, norms, embedding, LM head) at 2.
+  const std::int64_t experts = fp8.all_expert_params();
+  EXPECT_EQ(experts, std::int64_t{48} * 17 * 3 * 5120 * 8192);
+  EXPECT_EQ(fp8.weight_bytes(), experts + 2 * (fp8.parameter_count() - experts));
+  EXPECT_NEAR(static_cast<double>(fp8.weight_bytes()) / 1e9, 112.86, 0.01);
+  EXPECT_EQ(bf16.weight_bytes(), 2 * bf16.parameter_count());
+  // Served at TP 2 on H100s (80 GB) the bf16 weights do not fit, the fp8 ones do.
+  const GpuSpec h100 = gpu_preset("h100-sxm");
+  for (int tp : {2, 4, 8}) EXPECT_NO_THROW(fp8.check_tensor_parallel(tp)) << tp;
+  EXPECT_THROW(kv_capacity(bf16, h100, 2), CostModelError);
+  EXPECT_GT(kv_capacity(fp8, h100, 2).slots, 100'000);
 }
 
 TEST(CostPresets, MixtralArchitecture) {
