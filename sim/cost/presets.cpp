@@ -74,6 +74,11 @@ constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 // PCIe: effective one-direction copy rates, gen4 x16 ~25 GB/s (A100), gen5 x16 ~50 GB/s
 // (H100/H200). NVLink: per GPU, one direction (A100 NVLink3 600 GB/s and H100/H200 NVLink4
 // 900 GB/s total, both directions).
+// L40S (NVIDIA L40S datasheet): 48 GB of GDDR6, which the driver reports as 46068 MiB
+// (nvidia-smi --query-gpu=memory.total, akash-network/provider-configs#99); dense bf16 tensor
+// peak 362.05 TFLOP/s (733 with sparsity); 864 GB/s; PCIe gen4 x16 (~25 GB/s, as the A100's).
+// It has no NVLink: its nvlink_bytes_per_s is the PCIe peer-to-peer rate over the same gen4
+// x16 link, ~25 GB/s one direction, which the tensor-parallel all-reduce then uses.
 struct GpuRow {
   std::string_view name;
   std::int64_t hbm_bytes;
@@ -85,6 +90,7 @@ constexpr std::array kGpuRows{
     GpuRow{"a100-80gb", 81920 * kMiB, 312e12, 2.039e12, 25e9, 300e9},
     GpuRow{"h100-sxm", 81559 * kMiB, 989e12, 3.35e12, 50e9, 450e9},
     GpuRow{"h200", 143771 * kMiB, 989e12, 4.8e12, 50e9, 450e9},
+    GpuRow{"l40s", 46068 * kMiB, 362.05e12, 864e9, 25e9, 25e9},
 };
 
 template <std::size_t N, typename Row>

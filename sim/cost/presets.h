@@ -10,8 +10,8 @@
 // llama-4-scout (chunked local + full, MoE), jamba-v0.1 (Mamba + full, MoE); MoE with full
 // attention: mixtral-8x7b, mixtral-8x22b. All fp16/bf16 weights and KV (dtype_bytes = 2;
 // gpt-oss's experts MXFP4; llama-4-scout-fp8 is llama-4-scout with fp8 experts).
-// GPUs: a100-40gb, a100-80gb (SXM), h100-sxm, h200; GpuSpec fields not in the table
-// (efficiencies, overheads) take the gpu_defaults values.
+// GPUs: a100-40gb, a100-80gb (SXM), h100-sxm, h200, l40s (PCIe, no NVLink); GpuSpec fields
+// not in the table (efficiencies, overheads) take the gpu_defaults values.
 // Stateless functions; safe from any thread.
 #pragma once
 

@@ -262,6 +262,16 @@ TEST(CostPresets, GpuDatasheetNumbers) {
   EXPECT_DOUBLE_EQ(gpu_preset("h100-sxm").hbm_bytes_per_s, 3.35e12);
   EXPECT_DOUBLE_EQ(gpu_preset("h200").hbm_bytes_per_s, 4.8e12);
   EXPECT_DOUBLE_EQ(gpu_preset("h200").pcie_bytes_per_s, 50e9);
+  // L40S: 48 GB GDDR6 as the driver reports it, dense bf16 (not the 733 TFLOP/s with
+  // sparsity), PCIe gen4 for host copies and, without NVLink, for peer-to-peer.
+  const GpuSpec l40s = gpu_preset("l40s");
+  EXPECT_EQ(l40s.hbm_bytes, std::int64_t{46068} << 20);
+  EXPECT_DOUBLE_EQ(l40s.peak_flops, 362.05e12);
+  EXPECT_DOUBLE_EQ(l40s.hbm_bytes_per_s, 864e9);
+  EXPECT_DOUBLE_EQ(l40s.pcie_bytes_per_s, 25e9);
+  EXPECT_DOUBLE_EQ(l40s.nvlink_bytes_per_s, l40s.pcie_bytes_per_s);
+  // Llama-3.1-8B fits one L40S with room for KV.
+  EXPECT_GT(kv_capacity(model_preset("llama-3.1-8b"), l40s, 1).slots, 100'000);
   for (std::string_view name : gpu_preset_names()) {
     const GpuSpec g = gpu_preset(name);
     EXPECT_EQ(g.name, name);
@@ -288,7 +298,7 @@ TEST(CostPresets, UnknownNameListsValidNames) {
   } catch (const CostModelError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("'v100'"), std::string::npos) << what;
-    EXPECT_NE(what.find("a100-40gb, a100-80gb, h100-sxm, h200"), std::string::npos) << what;
+    EXPECT_NE(what.find("a100-40gb, a100-80gb, h100-sxm, h200, l40s"), std::string::npos) << what;
   }
 }
 
