@@ -294,15 +294,15 @@ ModelSpec mixtral_8x7b() { return mixtral("mixtral-8x7b", 32, 4096, 32, 14336, 3
 ModelSpec mixtral_8x22b() { return mixtral("mixtral-8x22b", 56, 6144, 48, 16384, 65536); }
 
 // Llama 4 Scout with FP8 weights, as RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic
-// (llm-compressor FP8_DYNAMIC: fp8 weights, activations quantised per token inside each GEMM)
-// serves it. The architecture is llama-4-scout's. Experts (16 routed + the shared one, 95% of
-// the weights) take 1 byte each; dtype_bytes stays 2 because it is also the activations' and,
-// at kv_dtype auto, the KV cache's element size, and both stay bf16 (the checkpoint sets no
-// kv_cache_scheme; kv_dtype: fp8 halves the KV as for any model). The embedding, LM head and
-// router stay bf16 as in the checkpoint; the attention projections are counted at bf16 too,
-// as llm-compressor's Llama 4 recipe leaves them (ignore re:.*self_attn); a checkpoint that
-// quantises them as well holds 48 · 62.9M = 3.0 GB less. Compute stays at the GPU's bf16
-// peak: the roofline does not model fp8 tensor cores.
+// (llm-compressor FP8_DYNAMIC: fp8 weights, activations quantised per token inside each GEMM;
+// its model card lists no KV-cache quantisation) serves it. The architecture is
+// llama-4-scout's. Experts (16 routed + the shared one, 95% of the weights) take 1 byte each;
+// dtype_bytes stays 2 because it is also the activations' and, at kv_dtype auto, the KV
+// cache's element size, and both stay bf16 (kv_dtype: fp8 halves the KV as for any model).
+// The embedding, LM head, router and attention projections are counted at bf16, as the
+// llm-compressor Llama 4 Scout example leaves them (ignore lm_head, self_attn, router, vision;
+// vkuzo/pytorch_scripts#80); a checkpoint that quantises attention too holds 48 · 62.9M =
+// 3.0 GB less. Compute stays at the GPU's bf16 peak: the roofline does not model fp8 GEMMs.
 ModelSpec llama_4_scout_fp8() {
   ModelSpec m = llama_4_scout();
   m.name = "llama-4-scout-fp8";
