@@ -34,9 +34,10 @@ std::string format_presets() {
                        static_cast<double>(m.kv_bytes_per_token()) / 1024.0, m.max_seq_len,
                        groups.empty() ? "all full" : groups);
   }
+  // Without NVLink (l40s) the GPU-to-GPU rate is PCIe peer-to-peer.
   out += "\ngpus (gpu: NAME; datasheet peaks)\n";
   out += fmt::format("  {:<14} {:>9} {:>11} {:>10} {:>9} {:>11}\n", "name", "HBM", "fp16 peak", "HBM BW", "PCIe",
-                     "NVLink");
+                     "NVLink/P2P");
   for (std::string_view name : gpu_preset_names()) {
     const GpuSpec g = gpu_preset(name);
     out += fmt::format("  {:<14} {:>5.1f} GiB {:>5.0f} TFLOP/s {:>6.2f} TB/s {:>4.0f} GB/s {:>6.0f} GB/s\n", g.name,

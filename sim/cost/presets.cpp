@@ -16,6 +16,8 @@ namespace {
 // Architecture numbers from the models' published configurations (Hugging Face config.json).
 // max_seq_len is the context length, max_position_embeddings there: OPT 2048, Llama-2 4096,
 // Llama-3 8192 tokens (max_model_len: model, and a contiguous allocator's max_seq_len).
+// head_dim is the config's head_dim where it has one (Mistral-Nemo: 128 with hidden 5120 and
+// 32 heads, so the query heads are 4096 wide, not hidden), else hidden / heads.
 struct ModelRow {
   std::string_view name;
   std::int64_t layers, hidden, heads, kv_heads, head_dim, ffn, vocab, max_seq_len;
@@ -37,6 +39,29 @@ constexpr std::array kModelRows{
     // https://huggingface.co/01-ai/Yi-34B/blob/main/config.json (4096 positions).
     ModelRow{"yi-6b",       32, 4096,  32,  4,  128, 11008, 64000,  4096, true},
     ModelRow{"yi-34b",      60, 7168,  56,  8,  128, 20480, 64000,  4096, true},
+    // https://huggingface.co/codellama/CodeLlama-34b-hf/blob/main/config.json : 48 layers,
+    // hidden 8192, 64 heads, 8 KV heads, intermediate 22016, vocab 32000, 16384 positions.
+    ModelRow{"codellama-34b", 48, 8192, 64, 8,  128, 22016, 32000,  16384, true},
+    // https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json and
+    // https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json : as Llama-3 (8B:
+    // 32 layers, hidden 4096, 32 heads, 8 KV heads, intermediate 14336; 70B: 80, 8192, 64, 8,
+    // 28672; vocab 128256), 131072 positions (rope_scaling llama3, factor 8 of 8192).
+    ModelRow{"llama-3.1-8b",  32, 4096, 32, 8,  128, 14336, 128256, 131072, true},
+    ModelRow{"llama-3.1-70b", 80, 8192, 64, 8,  128, 28672, 128256, 131072, true},
+    // https://huggingface.co/mistralai/Mistral-Nemo-Base-2407/blob/main/config.json : 40
+    // layers, hidden 5120, 32 heads, 8 KV heads, head_dim 128, intermediate 14336, vocab 131072,
+    // untied. Its max_position_embeddings is 1024000, the rotary table, not the trained
+    // context: the model card gives a 128k context window, which the preset takes (131072).
+    ModelRow{"mistral-nemo-12b", 40, 5120, 32, 8, 128, 14336, 131072, 131072, true},
+    // https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json : 28 layers, hidden 3584,
+    // 28 heads, 4 KV heads, intermediate 18944, vocab 152064, 131072 positions, untied
+    // (tie_word_embeddings false), full attention (use_sliding_window false). Qwen2 has biases
+    // on q, k and v only, 28 · (3584 + 2 · 512) = 129,024 parameters, left out.
+    ModelRow{"qwen2.5-7b",    28, 3584, 28, 4,  128, 18944, 152064, 131072, true},
+    // https://huggingface.co/Qwen/Qwen3-14B/blob/main/config.json : 40 layers, hidden 5120, 40
+    // heads, 8 KV heads, head_dim 128, intermediate 17408, vocab 151936, 40960 positions,
+    // untied, no attention bias. Its q and k RMSNorms (2 · 128 per layer) are left out.
+    ModelRow{"qwen3-14b",     40, 5120, 40, 8,  128, 17408, 151936, 40960, true},
 };
 
 // OPT's learned position embedding has max_seq_len + 2 rows (an offset of 2 in the model).
@@ -49,6 +74,11 @@ constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 // PCIe: effective one-direction copy rates, gen4 x16 ~25 GB/s (A100), gen5 x16 ~50 GB/s
 // (H100/H200). NVLink: per GPU, one direction (A100 NVLink3 600 GB/s and H100/H200 NVLink4
 // 900 GB/s total, both directions).
+// L40S (NVIDIA L40S datasheet): 48 GB of GDDR6, which the driver reports as 46068 MiB
+// (nvidia-smi --query-gpu=memory.total, akash-network/provider-configs#99); dense bf16 tensor
+// peak 362.05 TFLOP/s (733 with sparsity); 864 GB/s; PCIe gen4 x16 (~25 GB/s, as the A100's).
+// It has no NVLink: its nvlink_bytes_per_s is the PCIe peer-to-peer rate over the same gen4
+// x16 link, ~25 GB/s one direction, which the tensor-parallel all-reduce then uses.
 struct GpuRow {
   std::string_view name;
   std::int64_t hbm_bytes;
@@ -60,6 +90,7 @@ constexpr std::array kGpuRows{
     GpuRow{"a100-80gb", 81920 * kMiB, 312e12, 2.039e12, 25e9, 300e9},
     GpuRow{"h100-sxm", 81559 * kMiB, 989e12, 3.35e12, 50e9, 450e9},
     GpuRow{"h200", 143771 * kMiB, 989e12, 4.8e12, 50e9, 450e9},
+    GpuRow{"l40s", 46068 * kMiB, 362.05e12, 864e9, 25e9, 25e9},
 };
 
 template <std::size_t N, typename Row>
@@ -237,6 +268,48 @@ ModelSpec jamba_v0_1() {
   return m;
 }
 
+// Mixtral: every layer's MLP is a mixture of 8 experts, 2 per token, all layers full attention
+// (sliding_window null: Mistral removed the window from the configs, "Doesn't use sliding window
+// attention", mistralai/Mixtral-8x7B-v0.1 discussion #19). ffn is the expert width: no layer
+// has a dense MLP, and the roofline sizes the MLP activations by it.
+// https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json (as its
+// Instruct-v0.1's at eba9230): 32 layers, hidden 4096, 32 heads, 8 KV heads (head_dim 128),
+// intermediate 14336, num_local_experts 8, num_experts_per_tok 2, vocab 32000, 32768
+// positions, untied.
+ModelSpec mixtral(std::string_view name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                  std::int64_t expert_ffn, std::int64_t max_seq_len) {
+  ModelSpec m = llama_flavour(name, layers, hidden, heads, 8, 128, expert_ffn, 32000, max_seq_len, false);
+  m.moe_layers = layers;
+  m.experts = 8;
+  m.active_experts = 2;
+  m.expert_ffn = expert_ffn;
+  return m;
+}
+ModelSpec mixtral_8x7b() { return mixtral("mixtral-8x7b", 32, 4096, 32, 14336, 32768); }
+
+// https://huggingface.co/mistral-community/Mixtral-8x22B-v0.1/blob/main/config.json (the
+// released weights converted to Transformers; mistralai/Mixtral-8x22B-v0.1 ships the same
+// model): 56 layers, hidden 6144, 48 heads, 8 KV heads (head_dim 128), intermediate 16384,
+// num_local_experts 8, num_experts_per_tok 2, vocab 32000, 65536 positions, sliding_window null.
+ModelSpec mixtral_8x22b() { return mixtral("mixtral-8x22b", 56, 6144, 48, 16384, 65536); }
+
+// Llama 4 Scout with FP8 weights, as RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic
+// (llm-compressor FP8_DYNAMIC: fp8 weights, activations quantised per token inside each GEMM;
+// its model card lists no KV-cache quantisation) serves it. The architecture is
+// llama-4-scout's. Experts (16 routed + the shared one, 95% of the weights) take 1 byte each;
+// dtype_bytes stays 2 because it is also the activations' and, at kv_dtype auto, the KV
+// cache's element size, and both stay bf16 (kv_dtype: fp8 halves the KV as for any model).
+// The embedding, LM head, router and attention projections are counted at bf16, as the
+// llm-compressor Llama 4 Scout example leaves them (ignore lm_head, self_attn, router, vision;
+// vkuzo/pytorch_scripts#80); a checkpoint that quantises attention too holds 48 · 62.9M =
+// 3.0 GB less. Compute stays at the GPU's bf16 peak: the roofline does not model fp8 GEMMs.
+ModelSpec llama_4_scout_fp8() {
+  ModelSpec m = llama_4_scout();
+  m.name = "llama-4-scout-fp8";
+  m.expert_weight_bytes = 1;
+  return m;
+}
+
 struct HeteroPreset {
   std::string_view name;
   ModelSpec (*make)();
@@ -251,6 +324,9 @@ constexpr std::array kHeteroPresets{
     HeteroPreset{"gpt-oss-120b", gpt_oss_120b},
     HeteroPreset{"llama-4-scout", llama_4_scout},
     HeteroPreset{"jamba-v0.1", jamba_v0_1},
+    HeteroPreset{"mixtral-8x7b", mixtral_8x7b},
+    HeteroPreset{"mixtral-8x22b", mixtral_8x22b},
+    HeteroPreset{"llama-4-scout-fp8", llama_4_scout_fp8},
 };
 
 constexpr auto kModelNames = [] {

@@ -3,13 +3,15 @@
 // preset and change a setting (say, memory_efficiency) without touching the table.
 //
 // Models: opt-13b, opt-66b, opt-175b, llama-2-7b, llama-2-13b, llama-2-70b, llama-3-8b,
-// llama-3-70b, yi-6b, yi-34b (one full-attention group), and with layer groups (ModelSpec::groups):
+// llama-3-70b, yi-6b, yi-34b, codellama-34b, llama-3.1-8b, llama-3.1-70b, mistral-nemo-12b,
+// qwen2.5-7b, qwen3-14b (one full-attention group), and with layer groups (ModelSpec::groups):
 // gemma-2-9b, gemma-2-27b, gemma-3-27b, ministral-8b (sliding window + full),
 // llama-3.2-11b-vision (cross-attention + full), gpt-oss-120b (sliding + full, MoE),
-// llama-4-scout (chunked local + full, MoE), jamba-v0.1 (Mamba + full, MoE). All fp16/bf16
-// weights and KV (dtype_bytes = 2; gpt-oss's experts MXFP4).
-// GPUs: a100-40gb, a100-80gb (SXM), h100-sxm, h200; GpuSpec fields not in the table
-// (efficiencies, overheads) take the gpu_defaults values.
+// llama-4-scout (chunked local + full, MoE), jamba-v0.1 (Mamba + full, MoE); MoE with full
+// attention: mixtral-8x7b, mixtral-8x22b. All fp16/bf16 weights and KV (dtype_bytes = 2;
+// gpt-oss's experts MXFP4; llama-4-scout-fp8 is llama-4-scout with fp8 experts).
+// GPUs: a100-40gb, a100-80gb (SXM), h100-sxm, h200, l40s (PCIe, no NVLink); GpuSpec fields
+// not in the table (efficiencies, overheads) take the gpu_defaults values.
 // Stateless functions; safe from any thread.
 #pragma once
 

@@ -33,6 +33,14 @@ TEST(PresetsListing, KeyFactsOfAKnownPreset) {
       << text;
   // Gemma-2-9B alternates sliding-window (4096) and full layers, 21 of each.
   EXPECT_NE(text.find("21xsliding_window(4096) + 21xfull"), std::string::npos) << text;
+  // L40S: no NVLink, so the GPU-to-GPU column holds PCIe peer-to-peer.
+  EXPECT_NE(text.find("NVLink/P2P"), std::string::npos) << text;
+  EXPECT_NE(text.find("l40s            45.0 GiB   362 TFLOP/s   0.86 TB/s   25 GB/s     25 GB/s"), std::string::npos)
+      << text;
+  // Mistral-Nemo: 32 heads of 128 (not 5120 / 32), 160 KiB of KV per token, 12.2B parameters.
+  EXPECT_NE(text.find("mistral-nemo-12b         40   5120      32/8      128    12.2B      160 KiB    131072  all full"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("vllm-v1"), std::string::npos);
   EXPECT_NE(text.find("allocator: radix; chunked prefill: yes"), std::string::npos);
 }
