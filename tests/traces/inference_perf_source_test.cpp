@@ -63,7 +63,9 @@ TEST(InferencePerfSource, ConstantStagesSpanExactlyTheirDurationAfterTheGap) {
   for (std::size_t i = 0; i < 7; ++i) {
     EXPECT_GT(r[i].arrival_s, 0.0);
     EXPECT_LE(r[i].arrival_s, 3.0);
-    if (i > 0) EXPECT_GE(r[i].arrival_s, r[i - 1].arrival_s);
+    if (i > 0) {
+      EXPECT_GE(r[i].arrival_s, r[i - 1].arrival_s);
+    }
   }
   EXPECT_EQ(r[6].arrival_s, 3.0);
   // Stage 1: origin = stage 0's last send + stage_gap_s.
