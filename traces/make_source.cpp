@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "traces/cycle_shuffle_source.h"
+#include "traces/inference_perf_source.h"
 #include "traces/length_model.h"
 #include "traces/lengths_csv_source.h"
 #include "traces/max_total_filter.h"
@@ -52,6 +53,20 @@ void validate(const WorkloadSpec& spec) {
     return;
   }
 
+  if (spec.kind == WorkloadKind::kInferencePerf) {
+    if (spec.rng == WorkloadRng::kArtifact)
+      throw SpecError("rng", "pagesim for an inference_perf workload (artifact reproduces the vLLM artifact's "
+                      "synthetic workload)", "artifact");
+    if (spec.max_total_tokens != 0)
+      throw SpecError("max_total_tokens",
+                      "0 for an inference_perf workload (inference-perf sends every prompt of its pool)",
+                      fmt::format("{}", spec.max_total_tokens));
+    if (!spec.sampling.empty())
+      throw SpecError("sampling", "no sampling mix for an inference_perf workload (it sends n = 1 completions)",
+                      fmt::format("{} entries", spec.sampling.size()));
+    validate(spec.inference_perf, "inference_perf");
+    return;
+  }
   validate(spec.arrival, "arrival");
   if (spec.kind == WorkloadKind::kSessions) {
     if (spec.rng == WorkloadRng::kArtifact)
@@ -103,6 +118,8 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
     if (spec.max_total_tokens > 0) {
       source = std::make_unique<MaxTotalFilter>(std::move(source), spec.max_total_tokens);
     }
+  } else if (spec.kind == WorkloadKind::kInferencePerf) {
+    source = std::make_unique<InferencePerfSource>(spec.inference_perf, spec.seed);
   } else if (spec.kind == WorkloadKind::kSessions) {
     const LengthsSpec& l = spec.lengths;
     std::unique_ptr<LengthModel> turns;

@@ -13,6 +13,9 @@
 //                file_order     rows of a lengths file in order, once (ends with the file)
 //                cycle_shuffle  the vLLM artifact: rows cycled to the request count and
 //                               shuffled (cycle_shuffle_source.h)
+//   inference_perf  what the load generator inference-perf sends with its shared_prefix data
+//              and constant or poisson load stages (inference_perf_source.h): prompts with
+//              hash ids, and the stages' request ids for per-stage client metrics.
 // Common to both: an optional n / beam_width mix, a total-length filter, a duration and a
 // request cap, and the seed every random draw derives from (seed.h). Same spec and seed give
 // an identical stream.
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "traces/arrival_process.h"
+#include "traces/inference_perf_source.h"
 #include "traces/length_distribution.h"
 #include "traces/lengths_csv_reader.h"
 #include "traces/sampling_mix.h"
@@ -40,12 +44,13 @@
 
 namespace pagesim::traces {
 
-enum class WorkloadKind { kTrace, kSynthetic, kSessions };
+enum class WorkloadKind { kTrace, kSynthetic, kSessions, kInferencePerf };
 
-inline constexpr std::array<std::pair<WorkloadKind, std::string_view>, 3> kWorkloadKindNames = {{
+inline constexpr std::array<std::pair<WorkloadKind, std::string_view>, 4> kWorkloadKindNames = {{
     {WorkloadKind::kTrace, "trace"},
     {WorkloadKind::kSynthetic, "synthetic"},
     {WorkloadKind::kSessions, "sessions"},
+    {WorkloadKind::kInferencePerf, "inference_perf"},
 }};
 
 enum class LengthsKind { kDistributions, kEmpirical, kFileOrder, kCycleShuffle };
@@ -102,6 +107,7 @@ struct WorkloadSpec {
   ArrivalSpec arrival;    // kind == kSynthetic: request arrivals; kSessions: session starts
   LengthsSpec lengths;    // kind == kSynthetic; kSessions: each turn's new input and output
   SessionsSpec sessions;  // kind == kSessions
+  InferencePerfSpec inference_perf;  // kind == kInferencePerf (its own arrivals and lengths)
   // Each request's n and beam_width drawn from this weighted mix, replacing the values from
   // the trace or generator. Empty: keep them (generators: n = beam_width = 1).
   std::vector<SamplingChoice> sampling;

@@ -32,6 +32,40 @@ void visit(V& v, traces::LengthSpec& s) {
 }
 
 template <class V>
+void visit(V& v, traces::InferencePerfDistribution& d) {
+  v.field("min", d.min);
+  v.field("max", d.max);
+  v.field("mean", d.mean);
+  v.field("std_dev", d.std_dev);
+}
+
+template <class V>
+void visit(V& v, traces::InferencePerfSpec& s) {
+  traces::SharedPrefixSpec& p = s.shared_prefix;
+  v.section("shared_prefix", [&](auto& q) {
+    q.field("num_groups", p.num_groups);
+    q.field("num_prompts_per_group", p.num_prompts_per_group);
+    q.field("system_prompt_len", p.system_prompt_len);
+    q.field("question_len", p.question_len);
+    q.field("output_len", p.output_len);
+    // Written when given (parse_experiment sets `given` from the file).
+    q.section_omitted_at_default("question_distribution", !p.question_distribution.given,
+                                 [&](auto& d) { visit(d, p.question_distribution); });
+    q.section_omitted_at_default("output_distribution", !p.output_distribution.given,
+                                 [&](auto& d) { visit(d, p.output_distribution); });
+    q.field("enable_multi_turn_chat", p.enable_multi_turn_chat);
+  });
+  v.choice("load_type", s.load_type, traces::kInferencePerfLoadNames);
+  v.list("stages", s.stages, [](auto& e, traces::InferencePerfStage& st) {
+    e.field("rate", st.rate);
+    e.field("duration_s", st.duration_s);
+  });
+  v.field("stage_gap_s", s.stage_gap_s);
+  v.field("prompt_token_overhead", s.prompt_token_overhead);
+  v.field("hash_block_tokens", s.hash_block_tokens);
+}
+
+template <class V>
 void visit(V& v, traces::WorkloadSpec& w) {
   v.choice("kind", w.kind, traces::kWorkloadKindNames);
   v.section("trace", [&](auto& t) {
@@ -72,6 +106,8 @@ void visit(V& v, traces::WorkloadSpec& w) {
     s.field("block_tokens", w.sessions.block_tokens);
     s.field("max_context_tokens", w.sessions.max_context_tokens);
   });
+  v.section_omitted_at_default("inference_perf", w.kind != traces::WorkloadKind::kInferencePerf,
+                               [&](auto& q) { visit(q, w.inference_perf); });
   v.list("sampling", w.sampling, [](auto& e, traces::SamplingChoice& c) {
     e.field("weight", c.weight);
     e.field("n", c.n);
@@ -208,6 +244,12 @@ void visit(V& v, ExperimentConfig& c) {
     q.field("ttft_s", c.slo.ttft_s);
     q.field("tbt_s", c.slo.tbt_s);
     q.choice("tbt", c.slo.tbt, kTbtMetricNames);
+  });
+  v.section_omitted_at_default("client", !c.client.enabled, [&](auto& q) {
+    q.choice("kind", c.client.kind, kClientKindNames);
+    q.field("stream_events_per_token", c.client.stream_events_per_token);
+    q.field("stream_final_events", c.client.stream_final_events);
+    q.field("latency_s", c.client.latency_s);
   });
   v.field_omitted_at_default("calibration", c.calibration, std::string());
   v.ignore("sweep");
@@ -383,6 +425,24 @@ void check_cluster(const ExperimentConfig& c) {
     throw o.error("slo.ttft_s", fmt::format("expected a finite number of seconds > 0 (0: no TTFT objective), found {}", ttft));
   if (!(tbt >= 0 && std::isfinite(tbt)))
     throw o.error("slo.tbt_s", fmt::format("expected a finite number of seconds > 0 (0: no TBT objective), found {}", tbt));
+  const ClientSettings& cl = c.client;
+  if (cl.stream_events_per_token < 1 || cl.stream_events_per_token > kMaxStreamEvents)
+    throw o.error("client.stream_events_per_token",
+                  fmt::format("expected a count of messages per generated token in [1, {}] (vLLM's OpenAI server: "
+                              "1), found {}",
+                              kMaxStreamEvents, cl.stream_events_per_token));
+  if (cl.stream_final_events < 0 || cl.stream_final_events > kMaxStreamEvents)
+    throw o.error("client.stream_final_events",
+                  fmt::format("expected a count of messages after the last token in [0, {}] (usage chunk + "
+                              "[DONE]: 2), found {}",
+                              kMaxStreamEvents, cl.stream_final_events));
+  if (!(cl.latency_s >= 0 && std::isfinite(cl.latency_s)))
+    throw o.error("client.latency_s", fmt::format("expected a finite number of seconds >= 0, found {}", cl.latency_s));
+  if (o.has("workload.inference_perf") && c.workload.kind != traces::WorkloadKind::kInferencePerf)
+    throw o.error("workload.inference_perf",
+                  fmt::format("these settings describe an inference_perf workload, but workload.kind is '{}': set "
+                              "workload.kind: inference_perf, or remove them",
+                              traces::to_string(c.workload.kind)));
   if (o.has("slo") && !c.slo.enabled())
     throw o.error("slo", "no objective is set: give slo.ttft_s and/or slo.tbt_s (seconds > 0), or remove the section");
 }
@@ -770,6 +830,11 @@ ExperimentConfig parse_experiment(const YAML::Node& file_root, const std::string
   visit(r, c);
   r.done();
   c.workload.seed = c.seed;
+  c.workload.inference_perf.shared_prefix.question_distribution.given =
+      c.origin.has("workload.inference_perf.shared_prefix.question_distribution");
+  c.workload.inference_perf.shared_prefix.output_distribution.given =
+      c.origin.has("workload.inference_perf.shared_prefix.output_distribution");
+  c.client.enabled = c.origin.has("client");
   apply_implied_settings(c);
   c.replicas.router.seed = c.seed;
   c.replicas.global_cache.enabled = c.origin.has("replicas.global_cache");

@@ -28,6 +28,7 @@
 #include "sim/config/offload_config.h"
 #include "sim/cost/cost_model_factory.h"
 #include "sim/cost/kv_dtype.h"
+#include "sim/metrics/client_stream_metrics.h"
 #include "sim/metrics/slo.h"
 #include "sim/scheduler/scheduler_settings.h"
 #include "traces/workload_spec.h"
@@ -180,6 +181,9 @@ struct ExperimentConfig {
   ValidateConfig validate;  // sampled batches for `pagesim validate`
   ReplicasConfig replicas;  // serving instances behind a router (default: one)
   SloSettings slo;          // service-level objectives (default: none, no "slo" output)
+  // The load generator's view: client_metrics.json (client_stream_metrics.h) when the
+  // `client` section is given (default: none, no output).
+  ClientSettings client;
   // The calibration file whose values filled the keys this experiment left out (calibration.h);
   // empty: none. Kept so config.resolved.yaml says where those values came from.
   std::string calibration;

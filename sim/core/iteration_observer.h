@@ -1,6 +1,6 @@
 // IterationObserver: told what a run does as it does it — each arrival, each iteration at
-// scheduling time (after admission, the vLLM paper's sampling point) and each finished
-// request. Metrics and the batch sampler of kernel validation are observers; tests use one
+// scheduling time (after admission, the vLLM paper's sampling point), each token and each
+// finished request. Metrics and the batch sampler of kernel validation are observers; tests use one
 // to check invariants after every iteration.
 //
 // The Simulation calls its observers in the order they were added. References passed in
@@ -32,6 +32,14 @@ class IterationObserver {
   virtual void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) {
     (void)replica;
     on_iteration(s, plan);
+  }
+  // `r` generated a token (each sequence of the group one) at the end of an iteration at
+  // time `t`; `previous_s` is when its previous token came out, < 0 for its first. Called
+  // once per token of every request: keep it cheap.
+  virtual void on_token(const Request& r, double t, double previous_s) {
+    (void)r;
+    (void)t;
+    (void)previous_s;
   }
   // `r` generated its last token; its memory is already released.
   virtual void on_request_finished(const Request& r) { (void)r; }

@@ -25,6 +25,7 @@
 #include "sim/cost/kv_capacity.h"
 #include "sim/cost/presets.h"
 #include "sim/experiment/result_folder.h"
+#include "sim/metrics/client_stream_metrics.h"
 #include "sim/metrics/cluster_summary.h"
 #include "sim/metrics/metrics.h"
 #include "sim/metrics/slo.h"
@@ -129,6 +130,18 @@ std::string resolved_config_text(const ExperimentConfig& c, const Run& run) {
   YAML::Emitter resolved;
   resolved << to_yaml(used);
   return std::string(resolved.c_str()) + "\n";
+}
+
+// The stages client_metrics.json reports: an inference_perf workload's, else one stage of
+// every request.
+std::vector<ClientStage> client_stages(const ExperimentConfig& c) {
+  if (c.workload.kind != traces::WorkloadKind::kInferencePerf)
+    return {ClientStage{std::nullopt, std::nullopt, 0, std::numeric_limits<std::uint64_t>::max()}};
+  const auto plan = in_section(c.origin, "workload",
+                               [&] { return traces::inference_perf_stages(c.workload.inference_perf); });
+  std::vector<ClientStage> stages;
+  for (const traces::InferencePerfStagePlan& p : plan) stages.push_back({p.rate, p.duration_s, p.first_id, p.count});
+  return stages;
 }
 
 std::string csv_field(const std::string& s) {
@@ -479,6 +492,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   }
   std::optional<SloTracker> slo;
   if (c.slo.enabled()) simulation.add_observer(slo.emplace(c.slo));
+  std::optional<ClientStreamMetrics> client;
+  if (c.client.enabled) simulation.add_observer(client.emplace(c.client, client_stages(c)));
   std::optional<AtomicFile> timeline_file;
   std::optional<TimelineWriter> timeline;
   if (c.output.timeline) {
@@ -562,6 +577,15 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
                     "every window average (memory_pct, batch sizes) is 0; set measure.window_start_s / "
                     "window_end_s inside the run",
                     c.measure.window_start_s, c.measure.window_end_s, s.sim_time_s)));
+  if (client)
+    for (const StageOverlap& o : client->stage_overlaps())
+      n.warnings.push_back(warning(
+          c.origin, "workload.inference_perf.stage_gap_s",
+          fmt::format("load stage {} still had {} requests in flight when stage {}'s first request arrived at "
+                      "{:.3f} s; inference-perf waits for every request of a stage to finish before the next "
+                      "(loadgen/load_generator.py:339), so its stage {} would have met an idle server: raise "
+                      "stage_gap_s",
+                      o.stage, o.in_flight, o.stage + 1, o.at_s, o.stage + 1)));
   if (timeline && timeline->iterations_written() == 0)
     n.warnings.push_back(warning(
         c.origin, "output.timeline_start_s",
@@ -572,6 +596,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   if (requests) requests->commit();
   if (iterations) iterations->commit();
   if (timeline_file) timeline_file->commit();
+  if (client) write_file_atomically(out / "client_metrics.json", client->to_json().dump(2) + "\n");
   write_file_atomically(out / "config.resolved.yaml", resolved_config_text(c, run));
   nlohmann::ordered_json j;
   j["name"] = c.name;

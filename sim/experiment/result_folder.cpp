@@ -77,7 +77,7 @@ std::optional<KeptPoint> read_complete_point(const fs::path& dir, const std::str
 const std::vector<std::string>& result_file_names() {
   static const std::vector<std::string> names = {"summary.json",  "config.resolved.yaml", "requests.csv",
                                                  "iterations.csv", "batches.jsonl",       "timeline.json",
-                                                 "sweep.csv"};
+                                                 "sweep.csv",     "client_metrics.json"};
   return names;
 }
 
