@@ -23,6 +23,15 @@ import yaml
 
 from .measured import MeasuredRunsError
 
+# vLLM's asynchronous scheduling, on by default since v0.14 (vllm/config/scheduler.py,
+# SchedulerConfig.async_scheduling; vllm-project/vllm#31998 extends the default to speculative
+# decoding): a request arriving during a step joins the step after the one already planned.
+ASYNC_STEPS = 1
+# inference-perf starts a stage only after every request of the previous one finished
+# (loadgen/load_generator.py, run_stage) plus load.interval (1 s): 30 s of simulated time
+# drains these servers (pagesim warns when a stage is still in flight as the next begins).
+STAGE_GAP_S = 30.0
+
 # Hugging Face model ids -> pagesim model presets (sim/cost/presets.cpp cites each config).
 MODEL_PRESETS = {
     "meta-llama/Llama-2-7b-hf": "llama-2-7b",
@@ -97,7 +106,7 @@ def experiment(run: dict[str, Any], calibration: str | None = None) -> dict[str,
         "kv": {"slots": 0, "gpu_memory_utilization": 0.9},
         "allocator": {"kind": "paged", "block_size": 16, "prefix_cache": True},
         "scheduler": {"kind": "vllm-v1", "max_num_batched_tokens": int(server["max_num_batched_tokens"]),
-                      "max_num_seqs": int(server["max_num_seqs"])},
+                      "max_num_seqs": int(server["max_num_seqs"]), "async_steps": ASYNC_STEPS},
         "cost": {"kind": "operators"},
         "workload": {
             "kind": "inference_perf",
@@ -106,6 +115,7 @@ def experiment(run: dict[str, Any], calibration: str | None = None) -> dict[str,
                                                               "system_prompt_len", "question_len", "output_len")},
                 "load_type": client["load_type"],
                 "stages": stages,
+                "stage_gap_s": STAGE_GAP_S,
             },
         },
         "client": {"kind": "inference_perf"},

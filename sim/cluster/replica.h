@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <span>
+#include <utility>
 
 #include "allocator/kv_allocator.h"
 #include "sim/core/global_fetch.h"
@@ -53,6 +55,10 @@ class Replica {
   std::int64_t routed_tokens = 0;     // their prompt + output tokens (per sequence group)
   std::int64_t handed_in = 0;         // disaggregated: KV transfers received (decode replica)
   GlobalFetchCounters global_fetch;   // global cache: what it fetched (serving replicas)
+  // Requests that arrived while an iteration was in flight under asynchronous scheduling
+  // (SchedulerSettings::async_steps > 0), in arrival order, each with the iteration starts
+  // left before the scheduler sees it (>= 1).
+  std::deque<std::pair<Request*, std::int64_t>> held;
 
  private:
   std::int32_t index_;

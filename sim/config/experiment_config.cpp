@@ -175,6 +175,7 @@ void visit(V& v, ExperimentConfig& c) {
     s.field("chunk_tokens", c.scheduler.chunk_tokens);
     s.choice_omitted_at_default("schedule_policy", c.scheduler.schedule_policy, kSchedulePolicyNames,
                                 SchedulePolicy::kLpm);
+    s.field_omitted_at_default("async_steps", c.scheduler.async_steps, std::int64_t{0});
   });
   v.section("beam", [&](auto& b) {
     b.choice("model", c.beam.model, kBeamModelNames);
@@ -676,6 +677,10 @@ void check_values(const ExperimentConfig& c) {
     throw o.error("scheduler.max_num_seqs", fmt::format("expected an integer >= 1, found {}", s.max_num_seqs));
   if (!(s.watermark >= 0 && s.watermark < 1))  // also catches NaN
     throw o.error("scheduler.watermark", fmt::format("expected a fraction in [0, 1), found {}", s.watermark));
+  if (s.async_steps < 0 || s.async_steps > 8)
+    throw o.error("scheduler.async_steps",
+                  fmt::format("expected an integer in [0, 8] (planned steps a new request waits behind; vLLM's async "
+                              "scheduling: 1), found {}", s.async_steps));
   if (s.kind == SchedulerKind::kSarathi && s.chunk_tokens < 1)
     throw o.error("scheduler.chunk_tokens", fmt::format("expected an integer >= 1 for sarathi, found {}", s.chunk_tokens));
   const AllocatorConfig& a = c.allocator;

@@ -211,7 +211,12 @@ void Simulation::on_arrival() {
   p.routed_tokens += r->final_tokens();
   live_.emplace(r->id, std::move(owned));
   ++arrived_;
-  p.scheduler().add_request(r);
+  // Asynchronous scheduling: the step after the one in flight is planned already, so the
+  // scheduler first sees r at the (async_steps + 1)-th iteration start from now.
+  if (const std::int64_t lag = p.scheduler().settings().async_steps; lag > 0 && p.busy)
+    p.held.emplace_back(r, lag + 1);
+  else
+    p.scheduler().add_request(r);
   for (IterationObserver* o : observers_) o->on_arrival(*r);
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_arrival(*r);
   read_next();
@@ -277,10 +282,20 @@ bool Simulation::fit_oversize(Request& r, const traces::TraceRequest& t, const s
   return true;
 }
 
+void Simulation::release_held(Replica& p, bool all) {
+  for (auto& h : p.held) --h.second;
+  while (!p.held.empty() && (all || p.held.front().second <= 0)) {
+    p.scheduler().add_request(p.held.front().first);
+    p.held.pop_front();
+  }
+}
+
 void Simulation::start_iteration(Replica& p) {
   const double now_s = now();
   Scheduler& scheduler = p.scheduler();
   IterationPlan& plan_ = p.plan;
+  // An engine with nothing to run plans the held requests at once: no step is in flight.
+  if (!p.held.empty()) release_held(p, scheduler.idle());
   // Swaps of plans that ran no compute are charged to the next iteration that runs.
   std::int64_t swap_out = p.pending_swap_out, swap_in = p.pending_swap_in;
   // A plan with no compute but preemptions changed the state: plan again at once.
@@ -289,6 +304,10 @@ void Simulation::start_iteration(Replica& p) {
     swap_out += plan_.swap_out_blocks;
     swap_in += plan_.swap_in_blocks;
     if (plan_.has_compute()) break;
+    if (!p.held.empty()) {  // nothing to run but held requests: they are planned now
+      release_held(p, true);
+      continue;
+    }
     if (!plan_.changed_state()) break;
   }
   p.pending_swap_out = p.pending_swap_in = 0;

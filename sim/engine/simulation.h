@@ -151,6 +151,9 @@ class Simulation {
   void on_arrival();   // takes next_ in
   void on_arrivals();  // on_arrival for every request arriving now
   void start_iteration(Replica& p);
+  // Counts an iteration start against each request p holds (asynchronous scheduling) and
+  // hands those whose count ran out, or all of them when `all`, to p's scheduler.
+  void release_held(Replica& p, bool all);
   void apply_plan(Replica& p, double end);
   void emit_token(Request* r, double t);
   // Charges the tier transfers `moved` to p's iteration of duration dt (compute + swaps

@@ -78,6 +78,14 @@ struct SchedulerSettings {
   // sglang: waiting-queue order. (sglang's prefill budget per iteration, SGLang's
   // chunked_prefill_size, is max_num_batched_tokens.)
   SchedulePolicy schedule_policy = SchedulePolicy::kLpm;
+  // Asynchronous scheduling (vLLM's async_scheduling, vllm/config/scheduler.py, on by default
+  // since v0.14 without pipeline parallelism): the engine plans step k+1 while step k runs, so
+  // a request that arrives while a step is in flight is first seen after that step ends and
+  // joins the step after the one already planned. async_steps is how many planned steps it
+  // waits behind: 0 = synchronous (plan, run, plan: the default, every scheduler before it),
+  // 1 = vLLM's async scheduling (a batch queue of depth 2). A request arriving at an idle
+  // engine is planned at once either way. Applied by the engine (simulation.cpp).
+  std::int64_t async_steps = 0;
   // Encoder tokens every request carries (AdmitRequest::encoder_tokens): the experiment sets
   // it from the model's cross-attention group (ModelLayerGroup::encoder_tokens, one image of
   // the preset's size per request); 0 for a model without one. Not a config key.
