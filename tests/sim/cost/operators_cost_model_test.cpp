@@ -289,7 +289,7 @@ TEST(OperatorsCost, RefusesAHeadDimTheTablesLack) {
 }
 
 TEST(OperatorsCost, RefusesAnMoeShapeOrTpTheTablesLack) {
-  // Mixtral at tp 3 does not divide... use tp 1 with 7 experts: no such measured shape.
+  // Mixtral with 7 experts: no such measured shape.
   ModelSpec m = mixtral();
   m.experts = 7;
   const std::string e = error_of([&] { OperatorsCostModel(m, gpu_preset("h100-sxm"), 1, settings()); });
