@@ -195,6 +195,18 @@ void visit(V& v, ExperimentConfig& c) {
       q.field("seconds_per_swap_token", c.cost.constant.seconds_per_swap_token);
     });
     k.field("profile", c.cost.profile);
+    const bool not_operators = c.cost.kind != CostModelKind::operators;
+    k.section_omitted_at_default("operators", not_operators, [&](auto& q) {
+      q.field("tables", c.cost.operators.tables);
+      q.field("engine", c.cost.operators.engine);
+      q.field("gpu", c.cost.operators.gpu);
+      q.field("cuda_graph_max_size", c.cost.operators.cuda_graph_max_size);
+      q.field("gpu_scale", c.cost.operators.gpu_scale);
+    });
+    k.section_omitted_at_default("host", not_operators, [&](auto& q) {
+      q.field("step_s", c.cost.host.step_s);
+      q.field("per_seq_s", c.cost.host.per_seq_s);
+    });
   });
   v.section("measure", [&](auto& m) {
     m.field("window_start_s", c.measure.window_start_s);
@@ -515,6 +527,17 @@ void check_cost_kind_keys(const ExperimentConfig& c) {
     if (k.memory_efficiency >= 0)
       refuse("cost.memory_efficiency", "overrides the GPU preset's memory efficiency", "roofline");
   }
+  // The operators model's sections: refused when given (or set in code) under another kind.
+  if (k.kind != CostModelKind::operators) {
+    if (o.has("cost.operators") || !(k.operators == OperatorsCostConfig{}))
+      refuse("cost.operators", "sets up the measured operator tables", "operators");
+    if (o.has("cost.host") || !(k.host == HostCostConfig{}))
+      refuse("cost.host", "adds the serving engine's host time", "operators");
+  }
+  if (k.kind == CostModelKind::operators && k.iteration_overhead_s >= 0)
+    throw o.error("cost.iteration_overhead_s",
+                  "cost.kind operators takes its host time from cost.host.step_s (per iteration) and "
+                  "cost.host.per_seq_s (per scheduled sequence): leave cost.iteration_overhead_s out");
   if (k.kind == CostModelKind::constant && k.iteration_overhead_s >= 0)
     throw o.error("cost.iteration_overhead_s",
                   "cost.iteration_overhead_s adds host time to every iteration of cost.kind roofline or profile; "
@@ -551,6 +574,22 @@ void check_cost(const ExperimentConfig& c) {
   };
   efficiency("cost.compute_efficiency", c.cost.compute_efficiency);
   efficiency("cost.memory_efficiency", c.cost.memory_efficiency);
+  const OperatorsCostConfig& op = c.cost.operators;
+  if (!std::isfinite(op.gpu_scale) || op.gpu_scale <= 0)
+    throw o.error("cost.operators.gpu_scale",
+                  fmt::format("expected a finite factor > 0 (1: the measured operators as they are), found {}",
+                              op.gpu_scale));
+  if (op.cuda_graph_max_size < -1)
+    throw o.error("cost.operators.cuda_graph_max_size",
+                  fmt::format("expected -1 (vLLM's default from scheduler.max_num_seqs), 0 (no CUDA graphs) or a "
+                              "largest capture size in tokens, found {}",
+                              op.cuda_graph_max_size));
+  if (op.engine.empty())
+    throw o.error("cost.operators.engine", "expected an engine folder of the tables, e.g. vllm-0.14.0");
+  for (const auto& [key, v] : {std::pair{"cost.host.step_s", c.cost.host.step_s},
+                               std::pair{"cost.host.per_seq_s", c.cost.host.per_seq_s}})
+    if (!std::isfinite(v) || v < 0)
+      throw o.error(key, fmt::format("expected finite seconds >= 0, found {}", v));
   const double overhead = c.cost.iteration_overhead_s;
   if (!std::isfinite(overhead))
     throw o.error("cost.iteration_overhead_s",

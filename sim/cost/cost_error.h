@@ -5,7 +5,8 @@
 // weights that do not fit in device memory). The message names the setting and what was
 // expected.
 //
-// ProfileFormatError: a profile CSV (see profile_cost_model.h) is unreadable or malformed.
+// ProfileFormatError: a profile CSV (see profile_cost_model.h) or an operator table
+// (operator_table.h) is unreadable or malformed.
 // It carries the file, the 1-based line (0 when the problem concerns the whole file), the
 // column name (empty when not about one column), what was found and what was expected, and
 // formats them as "file:line: column 'c': found 'x', expected y".

@@ -4,15 +4,27 @@
 // (batch_shape.h) and swap_seconds once per swap-in or swap-out. Recompute preemption has no
 // cost of its own: the engine re-prefills the sequence, which iteration_seconds prices.
 // Implementations are immutable after construction: every method is const, allocation-free
-// on the per-iteration path, never throws, and is safe to call from several threads.
+// on the per-iteration path, never throws, and is safe to call from several threads. A model
+// may count what its lookups did (relaxed atomic counters) and report it through notes().
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/cost/batch_shape.h"
 
 namespace pagesim::sim {
+
+// What a cost model reports about the iterations it priced, for the run's summary.json
+// ("cost" object). Each list holds (operator name, count) in the model's fixed order.
+struct CostNotes {
+  std::vector<std::pair<std::string, std::int64_t>> lookups;               // table lookups
+  std::vector<std::pair<std::string, std::int64_t>> extrapolated_lookups;  // outside the data
+  // No notes: summary.json gets no "cost" object (every model but `operators`).
+  bool empty() const { return lookups.empty() && extrapolated_lookups.empty(); }
+};
 
 class CostModel {
  public:
@@ -30,6 +42,10 @@ class CostModel {
 
   // One line naming the model and its settings, for logs and result files.
   virtual std::string describe() const = 0;
+
+  // The counts kept over every iteration_seconds call so far; empty for models that keep
+  // none. Safe to call while other threads price iterations (the counts are then a snapshot).
+  virtual CostNotes notes() const { return {}; }
 };
 
 }  // namespace pagesim::sim

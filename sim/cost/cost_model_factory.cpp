@@ -31,9 +31,12 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelSpec& spec) {
         throw CostModelError("profile cost model: profile_path is empty, expected a CSV path");
       }
       return std::make_unique<ProfileCostModel>(spec.profile_path, spec.iteration_overhead_s);
+    case CostModelKind::operators:
+      return std::make_unique<OperatorsCostModel>(resolve_model(spec.model), resolve_gpu(spec.gpu), spec.tp,
+                                                  spec.operators);
   }
   throw CostModelError(
-      fmt::format("cost model kind {} is not one of roofline, constant, profile",
+      fmt::format("cost model kind {} is not one of roofline, constant, profile, operators",
                   static_cast<int>(spec.kind)));
 }
 

@@ -67,8 +67,7 @@ RooflineCostModel::RooflineCostModel(ModelSpec model, GpuSpec gpu, int tp)
     allreduce_per_token_ =
         2 * layers * (2 * (t - 1) / t) * hidden * d / gpu_.achieved_nvlink_bytes_per_s();
   }
-  swap_per_token_ =
-      static_cast<double>(model_.kv_bytes_per_token_per_gpu(tp_)) / gpu_.pcie_bytes_per_s;
+  swap_ = PcieSwapCost::of(model_, gpu_, tp_);
 }
 
 RooflineBreakdown RooflineCostModel::breakdown(const BatchShape& batch) const {
@@ -124,10 +123,7 @@ RooflineBreakdown RooflineCostModel::breakdown(const BatchShape& batch) const {
 }
 
 double RooflineCostModel::swap_seconds(std::int64_t blocks, std::int64_t block_size) const {
-  assert(blocks >= 0 && block_size >= 1);
-  const double n = static_cast<double>(blocks);
-  return n * static_cast<double>(block_size) * swap_per_token_ +
-         n * gpu_.swap_block_overhead_seconds;
+  return swap_.seconds(blocks, block_size);
 }
 
 std::string RooflineCostModel::describe() const {

@@ -39,7 +39,7 @@
 // every expert; a batch of one reads only active_experts of them, so small batches are
 // costed high).
 // Swap: each GPU copies its share of the KV over its own PCIe link, in parallel:
-//   blocks·block_size·Dkv / pcie + blocks·swap_block_overhead.
+//   blocks·block_size·Dkv / pcie + blocks·swap_block_overhead (pcie_swap_cost.h).
 //
 // Every coefficient is computed once in the constructor; iteration_seconds is a few dozen
 // flops, no allocation. Immutable after construction; safe to share between threads.
@@ -54,6 +54,7 @@
 #include "sim/cost/cost_model.h"
 #include "sim/cost/gpu_spec.h"
 #include "sim/cost/model_spec.h"
+#include "sim/cost/pcie_swap_cost.h"
 
 namespace pagesim::sim {
 
@@ -124,7 +125,7 @@ class RooflineCostModel final : public CostModel {
   double lm_m_per_seq_ = 0;             // hidden in + logits out per sampled sequence
   double allreduce_fixed_ = 0;          // 2·L latencies (t > 1)
   double allreduce_per_token_ = 0;      // 2·L ring transfers of hidden·d bytes (t > 1)
-  double swap_per_token_ = 0;           // Dkv bytes over PCIe
+  PcieSwapCost swap_;                   // Dkv bytes over PCIe, per-block overhead
 };
 
 }  // namespace pagesim::sim

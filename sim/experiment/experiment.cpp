@@ -22,7 +22,9 @@
 #include "sim/config/enum_names.h"
 #include "sim/config/sweep.h"
 #include "sim/cost/cost_error.h"
+#include "sim/cost/cuda_graph_sizes.h"
 #include "sim/cost/kv_capacity.h"
+#include "sim/cost/operators_cost_model.h"
 #include "sim/cost/presets.h"
 #include "sim/experiment/result_folder.h"
 #include "sim/metrics/client_stream_metrics.h"
@@ -239,6 +241,58 @@ void fill_layer_group_pool(const ExperimentConfig& c, const Run& run, alloc::All
   as.vattention.page_bytes = c.allocator.vattention_page_kib * 1024;
 }
 
+// cost.kind operators' settings from the config: the tables of the source tree unless
+// cost.operators.tables names others, the GPU's folder from the gpu preset unless
+// cost.operators.gpu names it, vLLM's CUDA-graph sizes for the scheduler's limits.
+OperatorsCostSettings operators_settings(const ExperimentConfig& c) {
+  const OperatorsCostConfig& k = c.cost.operators;
+  OperatorsCostSettings s;
+  s.tables = k.tables.empty() ? default_operator_tables() : std::filesystem::path(k.tables);
+  s.engine = k.engine;
+  s.gpu = k.gpu;
+  if (s.gpu.empty()) {
+    const std::optional<std::string_view> folder = operator_table_gpu(c.gpu);
+    if (!folder)
+      throw c.origin.error("gpu", fmt::format("cost.kind operators has no measured operator tables for gpu '{}'; set "
+                                              "cost.operators.gpu to one of the GPUs of {}: {}",
+                                              c.gpu, s.tables.string(),
+                                              fmt::join(operator_table_folders(s.tables), ", ")));
+    s.gpu = std::string(*folder);
+  }
+  const std::int64_t max_size = k.cuda_graph_max_size == -1
+                                    ? CudaGraphSizes::vllm_default_max_size(c.scheduler.max_num_seqs)
+                                    : k.cuda_graph_max_size;
+  s.cuda_graphs = CudaGraphSizes::vllm_default(max_size, c.scheduler.max_num_batched_tokens);
+  s.gpu_scale = k.gpu_scale;
+  s.host_step_s = c.cost.host.step_s;
+  s.host_per_seq_s = c.cost.host.per_seq_s;
+  return s;
+}
+
+// summary.json's "cost" object: the cost models' notes summed over replicas; null when none
+// keeps notes (every kind but operators), so other runs' summaries keep their bytes.
+nlohmann::ordered_json cost_notes_json(const std::vector<const Run*>& parts) {
+  CostNotes sum;
+  for (const Run* part : parts) {
+    const CostNotes n = part->cost->notes();
+    auto add = [](std::vector<std::pair<std::string, std::int64_t>>& into,
+                  const std::vector<std::pair<std::string, std::int64_t>>& from) {
+      for (const auto& [name, count] : from) {
+        auto it = std::find_if(into.begin(), into.end(), [&](const auto& e) { return e.first == name; });
+        if (it == into.end()) into.emplace_back(name, count);
+        else it->second += count;
+      }
+    };
+    add(sum.lookups, n.lookups);
+    add(sum.extrapolated_lookups, n.extrapolated_lookups);
+  }
+  if (sum.empty()) return nullptr;
+  nlohmann::ordered_json j;
+  for (const auto& [name, count] : sum.lookups) j["lookups"][name] = count;
+  for (const auto& [name, count] : sum.extrapolated_lookups) j["extrapolated_lookups"][name] = count;
+  return j;
+}
+
 // One replica's parts from its settings; the workload source too when `with_source`.
 Run build_replica(const ExperimentConfig& c, bool with_source) {
   const ConfigOrigin& origin = c.origin;
@@ -372,6 +426,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   cs.profile_path = c.cost.profile;
   // Under a profile, cost.iteration_overhead_s is host time the table lacks (default none).
   if (c.cost.kind == CostModelKind::profile) cs.iteration_overhead_s = std::max(0.0, c.cost.iteration_overhead_s);
+  if (c.cost.kind == CostModelKind::operators) cs.operators = operators_settings(c);
   run.cost = in_section(origin, "cost", [&] { return make_cost_model(cs); });
   if (with_source) run.source = in_section(origin, "workload", [&] { return traces::make_source(c.workload); });
   return run;
@@ -537,6 +592,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   n.requests_dropped_oversize = simulation.oversize_dropped();
   n.requests_truncated_oversize = simulation.oversize_truncated();
   if (slo) n.slo = record_json(slo->finish(s.sim_time_s));
+  n.cost = cost_notes_json(parts);
   if (cluster) {
     std::vector<ReplicaResult> per;
     for (std::size_t i = 0; i < parts.size(); ++i) {

@@ -14,7 +14,8 @@
 // With replicas.count > 1 every replica is built (its override's settings, else the file's)
 // and the run goes through the router; summary.json's top-level numbers are the cluster's
 // (every request, every replica's iterations) and it adds "cluster" and "replicas"
-// (cluster_summary.h); with slo set it adds "slo" (slo.h).
+// (cluster_summary.h); with slo set it adds "slo" (slo.h); with cost.kind operators it adds
+// "cost": the operator-table lookups and extrapolated lookups per operator, summed over replicas.
 // run_experiment() runs one config and writes, atomically, into `out`:
 //   summary.json  config.resolved.yaml  requests.csv (unless output.requests_csv is false)
 //   iterations.csv (unless output.iterations_stride is 0)

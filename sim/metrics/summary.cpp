@@ -23,6 +23,7 @@ void SummaryNotes::add_to(nlohmann::ordered_json& j) const {
   if (!slo.is_null()) j["slo"] = slo;
   if (!cluster.is_null()) j["cluster"] = cluster;
   if (!replicas.is_null()) j["replicas"] = replicas;
+  if (!cost.is_null()) j["cost"] = cost;
 }
 
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns(const SummaryNotes& notes) {
@@ -42,6 +43,7 @@ SummaryNotes SummaryNotes::read_from(const nlohmann::ordered_json& j) {
   if (j.contains("slo")) n.slo = j.at("slo");
   if (j.contains("cluster")) n.cluster = j.at("cluster");
   if (j.contains("replicas")) n.replicas = j.at("replicas");
+  if (j.contains("cost")) n.cost = j.at("cost");
   return n;
 }
 

@@ -109,6 +109,9 @@ struct SummaryNotes {
   // Only with slo set / replicas.count > 1 (null otherwise): "slo" (slo.h), "cluster" and
   // "replicas" (cluster_summary.h).
   nlohmann::ordered_json slo, cluster, replicas;
+  // Only under a cost model that keeps notes (cost.kind operators; null otherwise): "cost",
+  // its lookups and extrapolated lookups per operator, summed over replicas.
+  nlohmann::ordered_json cost;
 
   // Adds the non-empty notes to summary.json's object `j`.
   void add_to(nlohmann::ordered_json& j) const;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/config/config_error.h"
+#include "sim/config/enum_names.h"
 
 namespace pagesim::sim {
 namespace {
@@ -179,6 +180,8 @@ void expect_same(const ExperimentConfig& a, const ExperimentConfig& b) {
   EXPECT_EQ(a.cost.constant.seconds_per_swap_block, b.cost.constant.seconds_per_swap_block);
   EXPECT_EQ(a.cost.constant.seconds_per_swap_token, b.cost.constant.seconds_per_swap_token);
   EXPECT_EQ(a.cost.profile, b.cost.profile);
+  EXPECT_TRUE(a.cost.operators == b.cost.operators);
+  EXPECT_TRUE(a.cost.host == b.cost.host);
   EXPECT_EQ(a.measure.window_start_s, b.measure.window_start_s);
   EXPECT_EQ(a.measure.window_end_s, b.measure.window_end_s);
   EXPECT_EQ(a.output.iterations_stride, b.output.iterations_stride);
@@ -323,6 +326,59 @@ TEST(ConfigErrors, CostKeysOfAnotherKind) {
   EXPECT_EQ(parse("cost: {kind: profile, profile: p.csv, iteration_overhead_s: 0.002}\n").cost.iteration_overhead_s, 0.002);
   const ExperimentConfig c = parse("cost: {kind: constant, constant: {seconds_per_decode_seq: 0.001}}\n");
   expect_same(c, round_trip(c));
+}
+
+// cost.kind operators: its sections read, written back under that kind only (so every other
+// kind's config.resolved.yaml stays as it was), and refused under another kind.
+TEST(ExperimentConfig, OperatorsCostKeysRoundTripAndAreOmittedForOtherKinds) {
+  const ExperimentConfig d = parse("cost: {kind: operators}\n");
+  EXPECT_EQ(d.cost.operators.engine, "vllm-0.14.0");
+  EXPECT_EQ(d.cost.operators.tables, "");
+  EXPECT_EQ(d.cost.operators.gpu, "");
+  EXPECT_EQ(d.cost.operators.cuda_graph_max_size, -1);
+  EXPECT_EQ(d.cost.operators.gpu_scale, 1.0);
+  EXPECT_EQ(d.cost.host.step_s, 0.0);
+  EXPECT_EQ(d.cost.host.per_seq_s, 0.0);
+  const ExperimentConfig c = parse(
+      "cost:\n"
+      "  kind: operators\n"
+      "  operators: {tables: t, engine: vllm-0.14.0, gpu: l40s, cuda_graph_max_size: 64, gpu_scale: 1.1}\n"
+      "  host: {step_s: 0.002, per_seq_s: 1.0e-5}\n");
+  EXPECT_EQ(c.cost.operators.gpu, "l40s");
+  EXPECT_EQ(c.cost.operators.cuda_graph_max_size, 64);
+  EXPECT_EQ(c.cost.host.per_seq_s, 1.0e-5);
+  expect_same(c, round_trip(c));
+  const YAML::Node y = to_yaml(c);
+  EXPECT_TRUE(y["cost"]["operators"]);
+  EXPECT_TRUE(y["cost"]["host"]);
+  for (const char* kind : {"roofline", "constant", "profile"}) {
+    ExperimentConfig other = parse("{}");
+    other.cost.kind = *find_enum(kCostModelKindNames, kind);
+    const YAML::Node o = to_yaml(other);
+    EXPECT_FALSE(o["cost"]["operators"]) << kind;
+    EXPECT_FALSE(o["cost"]["host"]) << kind;
+  }
+}
+
+TEST(ConfigErrors, OperatorsCostKeys) {
+  EXPECT_TRUE(fails_with("cost:\n  kind: roofline\n  operators: {gpu: h100_sxm}\n", 3, "cost.operators",
+                         {"cost.kind operators", "cost.kind is 'roofline'"}));
+  // Given at their defaults they are still refused: they would do nothing.
+  EXPECT_TRUE(fails_with("cost:\n  kind: profile\n  profile: p.csv\n  host: {step_s: 0}\n", 4, "cost.host",
+                         {"host time", "cost.kind is 'profile'"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: operators\n  iteration_overhead_s: 0.001\n", 3, "cost.iteration_overhead_s",
+                         {"cost.host.step_s"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: operators\n  compute_efficiency: 0.5\n", 3, "cost.compute_efficiency",
+                         {"roofline", "cost.kind is 'operators'"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: operators\n  operators: {colour: red}\n", 3, "cost.operators.colour",
+                         {"unknown key", "gpu_scale"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: operators\n  operators: {gpu_scale: 0}\n", 3, "cost.operators.gpu_scale",
+                         {"> 0"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: operators\n  operators: {cuda_graph_max_size: -2}\n", 3,
+                         "cost.operators.cuda_graph_max_size", {"-1", "0 (no CUDA graphs)"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: operators\n  host: {per_seq_s: -1}\n", 3, "cost.host.per_seq_s",
+                         {">= 0"}));
+  EXPECT_TRUE(fails_with("cost:\n  kind: operators\n  host: {step: 1}\n", 3, "cost.host.step", {"unknown key"}));
 }
 
 // The sessions section: read, written back for a sessions workload, and left out of every

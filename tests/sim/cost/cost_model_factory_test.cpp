@@ -85,11 +85,27 @@ TEST(CostFactory, UnknownPresetsListValidNames) {
   }
 }
 
+TEST(CostFactory, BuildsTheOperatorsModel) {
+  CostModelSpec spec;
+  spec.kind = CostModelKind::operators;
+  spec.model = std::string("llama-2-7b");
+  spec.gpu = std::string("h100-sxm");
+  spec.operators.tables = default_operator_tables();
+  spec.operators.gpu = "h100_sxm";
+  const auto m = make_cost_model(spec);
+  EXPECT_EQ(m->describe().rfind("operators(model=llama-2-7b, gpu=h100-sxm, tables=h100_sxm/vllm-0.14.0", 0), 0u)
+      << m->describe();
+  EXPECT_FALSE(m->notes().empty());
+  spec.kind = CostModelKind::roofline;
+  EXPECT_TRUE(make_cost_model(spec)->notes().empty());  // no "cost" object for other kinds
+}
+
 TEST(CostFactory, KindNames) {
-  ASSERT_EQ(kCostModelKindNames.size(), 3u);
+  ASSERT_EQ(kCostModelKindNames.size(), 4u);
   EXPECT_EQ(to_string(CostModelKind::roofline), "roofline");
   EXPECT_EQ(to_string(CostModelKind::constant), "constant");
   EXPECT_EQ(to_string(CostModelKind::profile), "profile");
+  EXPECT_EQ(to_string(CostModelKind::operators), "operators");
   EXPECT_EQ(to_string(static_cast<CostModelKind>(8)), "?");
   for (const auto& [kind, name] : kCostModelKindNames) EXPECT_EQ(to_string(kind), name);
 }

@@ -1,0 +1,177 @@
+// OperatorsCostModel: an iteration's time as the sum of vLLM's operators, each looked up in a
+// table of latencies measured inside vLLM (operator_tables/, imported from aiconfigurator;
+// operator_table.h interpolates), plus the engine's host time.
+//
+// One iteration on one GPU of tensor-parallel degree t, with N = batch.total_tokens(),
+// M = N padded to vLLM's CUDA-graph capture size (cuda_graph_sizes.h; M = N above the largest
+// size), S = batch.sampling_seqs(), L = layers, h = hidden, heads and kv heads per GPU
+// n = heads/t, n_kv = ModelSpec::kv_heads_per_gpu(t) (the composition of aiconfigurator's
+// LLAMAModel and MOEModel, sdk/models/llama.py and sdk/models/moe.py):
+//   gemm      per layer, GEMMs of M rows under Megatron sharding: qkv (n = (n + 2·n_kv)·head_dim,
+//             k = h), o_proj (n = h, k = n·head_dim); dense MLP layers gate_up (n = 2·ffn/t,
+//             k = h; OPT's up: ffn/t) and down (n = h, k = ffn/t); MoE layers the router
+//             (n = experts, k = h, bf16 as aiconfigurator's sdk/models/blocks/moe.py) and, with
+//             shared experts, their gate_up and down at width shared·expert_ffn. Weights' dtype:
+//             bfloat16 for dtype_bytes 2, fp8 for 1.
+//   lm_head   one GEMM of S rows (n = vocab/t, k = h), bf16 (llama.py's logits_gemm), unpadded:
+//             vLLM computes logits outside the graph for the sampled positions only
+//   moe       per MoE layer, the fused-MoE table at num_tokens M for (h, expert_ffn, top-k,
+//             experts, moe_tp = t, moe_ep = 1); expert dtype from expert_weight_bytes
+//   attention per attending layer group (full, sliding window, chunked local), from the
+//             batch's sums (BatchShape keeps no per-sequence lengths), unpadded (attention
+//             runs outside PIECEWISE graphs):
+//             decode: `decode_seqs` sequences at the mean context c̄ = decode_context_tokens /
+//               decode_seqs (min(c̄, W) for a window W): decode attention is ~affine in each
+//               sequence's context, so the mean gives the sum
+//             prefill: `prefill_seqs` equivalent chunks of the mean full length
+//               s̄ = prefill_context_tokens / prefill_seqs (min(s̄, W)), scaled by
+//               pairs / (prefill_seqs · s̄(s̄+1)/2), the ratio of the batch's causal query-key
+//               pairs (min(pairs, prefill_tokens·W)) to those of the equivalent chunks: 1 for
+//               one chunk without a cached prefix; for a chunk after h cached tokens, the
+//               ((h+q)² − h²)/(h+q)² of aiconfigurator's prefix correction (attention.rs
+//               query_context)
+//             MHA layers (n == n_kv) read the table's rows with num_heads == num_kv_heads over
+//             (num_heads, batch, length); GQA layers the other rows over (num_kv_heads,
+//             num_heads, batch, length). Decode was measured for kv heads 1, 2, 4, 8 and MHA
+//             up to 8 heads; more kv heads than a table measured (llama-2-7b's 32) fold into
+//             the batch: (n, n_kv, b) → (n/f, n_kv/f, f·b), f = n_kv / the most measured. The
+//             folded shape reads the same KV bytes, does the same FLOPs and has the same
+//             (sequence, kv head) work items that FlashAttention's decode kernel spreads over
+//             the GPU; it keeps the measured launch floor once, where scaling the latency by f
+//             (aiconfigurator's util hold, or plain proportion) would count it f times, and
+//             linear growth from the last two head counts would outrun the HBM bandwidth
+//   allreduce t > 1 only: 2·L + 1 custom all-reduces (after attention and after the MLP in
+//             every layer, and the vocab-parallel embedding's; llama.py context_ar_1/2,
+//             context_embedding_ar) of M·h bf16 elements
+// Left out as small against these: norms, activations, rotary embedding, the embedding lookup,
+// sampling (aiconfigurator prices them with analytic memory-bound formulas).
+//   iteration = gpu_scale · Σ operators + host_step_s + host_per_seq_s · (prefill_seqs +
+//               decode_seqs)          (0 for an empty batch)
+//   swap      = pcie_swap_cost.h (the roofline's PCIe formula)
+// Host time is the part of vLLM's engine step when the GPU waits on the CPU: the scheduler's
+// schedule(), building the input tensors and attention metadata, the sampler and detokenising
+// outputs (EngineCore.step: schedule → execute_model → update_from_output). host_step_s is
+// its fixed part per iteration, host_per_seq_s the part that grows with each scheduled
+// sequence. gpu_scale multiplies the measured operators' sum (kernel gaps, the ops left out,
+// another engine version). Both default to none (0, 0, 1): they are calibration coefficients.
+//
+// Every lookup outside its table's measured range is counted per operator (notes()); a
+// lookup is one operator at one shape, whatever its layer count. An operator without any
+// data for the model (no table file, a GPU or engine folder that does not exist, a head_dim,
+// dtype, MoE shape or all-reduce width the tables lack) is refused at construction with a
+// CostModelError naming the operator, the shape and the file. Immutable after construction
+// but for the relaxed atomic lookup counters; iteration_seconds allocates nothing and is safe
+// from any thread.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/cost/batch_shape.h"
+#include "sim/cost/cost_model.h"
+#include "sim/cost/cuda_graph_sizes.h"
+#include "sim/cost/gpu_spec.h"
+#include "sim/cost/model_spec.h"
+#include "sim/cost/operator_table.h"
+#include "sim/cost/pcie_swap_cost.h"
+
+namespace pagesim::sim {
+
+struct OperatorsCostSettings {
+  std::filesystem::path tables;        // the folder of <gpu>/<engine>/ tables (required)
+  std::string gpu;                     // table folder of the GPU, e.g. "h100_sxm" (required)
+  std::string engine = "vllm-0.14.0";  // engine folder under the GPU's
+  CudaGraphSizes cuda_graphs;          // capture sizes; default none (every batch eager)
+  double gpu_scale = 1.0;              // multiplies Σ operator seconds; > 0, finite
+  double host_step_s = 0;              // host seconds per non-empty iteration; >= 0, finite
+  double host_per_seq_s = 0;           // host seconds per scheduled sequence; >= 0, finite
+};
+
+// The operators counted in notes(), in this order.
+enum class Operator { kGemm, kContextAttention, kGenerationAttention, kMoe, kAllreduce, kCount };
+inline constexpr std::array<std::string_view, static_cast<std::size_t>(Operator::kCount)> kOperatorNames = {
+    "gemm", "context_attention", "generation_attention", "moe", "allreduce"};
+
+// One iteration's time, operator by operator (seconds, before gpu_scale but gpu_seconds).
+struct OperatorsBreakdown {
+  double gemm_seconds = 0;                  // every layer's GEMMs, router and shared experts
+  double lm_head_seconds = 0;
+  double context_attention_seconds = 0;
+  double generation_attention_seconds = 0;
+  double moe_seconds = 0;
+  double allreduce_seconds = 0;
+  double gpu_seconds = 0;                   // gpu_scale · the six above
+  double host_seconds = 0;
+  std::int64_t tokens = 0;                  // N
+  std::int64_t padded_tokens = 0;           // M
+
+  double total_seconds() const { return gpu_seconds + host_seconds; }
+};
+
+class OperatorsCostModel final : public CostModel {
+ public:
+  // Reads the tables the model needs from settings.tables / gpu / engine. Throws
+  // CostModelError for an invalid model, GPU, tp or setting, a missing folder or table, or an
+  // operator of the model without data; ProfileFormatError for a malformed table.
+  OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, OperatorsCostSettings settings);
+  ~OperatorsCostModel() override;
+
+  double iteration_seconds(const BatchShape& batch) const override { return breakdown(batch).total_seconds(); }
+  // The terms of iteration_seconds(batch), counted in notes() as iteration_seconds is; all
+  // zero for an empty batch.
+  OperatorsBreakdown breakdown(const BatchShape& batch) const;
+  double swap_seconds(std::int64_t blocks, std::int64_t block_size) const override;
+  std::string describe() const override;
+  CostNotes notes() const override;
+
+  // The folder the tables were read from: tables/gpu/engine.
+  const std::filesystem::path& folder() const { return folder_; }
+
+ private:
+  struct GemmOp;
+  struct AttentionGroup;
+  struct Tally;
+
+  GridLookup lookup(const OperatorGrid& grid, std::span<const double> coords, Operator op, Tally& tally) const;
+
+  ModelSpec model_;
+  GpuSpec gpu_;
+  int tp_;
+  OperatorsCostSettings settings_;
+  std::filesystem::path folder_;
+  PcieSwapCost swap_;
+
+  std::vector<std::unique_ptr<OperatorGrid>> gemm_grids_;  // one per weight dtype used
+  std::vector<GemmOp> gemms_;
+  std::vector<AttentionGroup> attention_;
+  std::unique_ptr<OperatorGrid> moe_grid_;                 // null for a dense model
+  double moe_layers_ = 0;
+  std::unique_ptr<OperatorGrid> allreduce_grid_;           // null when tp == 1
+  double allreduces_ = 0;                                  // per iteration
+
+  static constexpr std::size_t kOps = static_cast<std::size_t>(Operator::kCount);
+  mutable std::array<std::atomic<std::int64_t>, kOps> lookups_{};
+  mutable std::array<std::atomic<std::int64_t>, kOps> extrapolated_{};
+};
+
+// The table folder of a GPU preset (presets.h): h100-sxm → h100_sxm, h200 → h200_sxm,
+// a100-80gb → a100_sxm, l40s → l40s (the devices aiconfigurator measured: "NVIDIA H100 80GB
+// HBM3", ...). nullopt for a preset with no measured counterpart (a100-40gb: the tables'
+// A100 has 80 GB at 2.0 TB/s, not 1.6).
+std::optional<std::string_view> operator_table_gpu(std::string_view gpu_preset);
+
+// The subfolders of `dir`, sorted (the GPUs of a tables folder, or the engines of a GPU);
+// empty when `dir` is not a folder.
+std::vector<std::string> operator_table_folders(const std::filesystem::path& dir);
+
+// sim/cost/operator_tables of the source tree this binary was built from.
+std::filesystem::path default_operator_tables();
+
+}  // namespace pagesim::sim
