@@ -284,7 +284,9 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
                      {"experts", std::to_string(model_.experts)},
                      {"moe_tp", std::to_string(tp_)},
                      {"moe_ep", "1"}});
-    if (rows.empty()) {
+    std::vector<std::size_t> transferred;
+    if (rows.empty()) transferred = transfer_moe_shape(moe, dtype);
+    if (rows.empty() && transferred.empty()) {
       std::set<std::string> shapes;
       for (std::size_t r = 0; r < moe.rows(); ++r)
         if (moe.text(r, moe.column("dtype")) == dtype)
@@ -297,7 +299,8 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
           dtype, model_.hidden, model_.expert_ffn, model_.active_experts, model_.experts, tp_, moe.source(),
           join({shapes.begin(), shapes.end()})));
     }
-    moe_grid_ = std::make_unique<OperatorGrid>(moe, rows, std::vector<GridAxis>{{moe.column("num_tokens")}});
+    moe_grid_ = std::make_unique<OperatorGrid>(moe, rows.empty() ? transferred : rows,
+                                               std::vector<GridAxis>{{moe.column("num_tokens")}});
   }
 
   // ---- all-reduce ----
@@ -312,6 +315,54 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
         std::make_unique<OperatorGrid>(ar, rows, std::vector<GridAxis>{{ar.column("message_elements")}});
     allreduces_ = 2 * layers + 1;
   }
+}
+
+std::vector<std::size_t> OperatorsCostModel::transfer_moe_shape(const OperatorTable& moe, const std::string& dtype) {
+  // The fused-MoE kernel reads the weights of the experts a batch touches and multiplies each
+  // token by its top-k experts. Two shapes with the same share top-k / experts touch the same
+  // share of their experts for a given token count, so both their weight reads (memory-bound
+  // decode) and their FLOPs (compute-bound prefill) scale with the bytes of all experts,
+  // experts · hidden · inter. So an unmeasured shape takes the measured one of its dtype and
+  // moe_tp (moe_ep 1) whose share is nearest (then whose expert bytes are), scaled by the ratio
+  // of expert bytes; every lookup of it counts as extrapolated.
+  const auto num = [&](std::size_t r, const char* c) { return std::stod(std::string(moe.text(r, moe.column(c)))); };
+  const double want_share = static_cast<double>(model_.active_experts) / static_cast<double>(model_.experts);
+  const double want_bytes = static_cast<double>(model_.experts) * static_cast<double>(model_.hidden) *
+                            static_cast<double>(model_.expert_ffn);
+  const std::string tp = std::to_string(tp_);
+  double best_share = 0, best_bytes = 0, best_score[2] = {1e300, 1e300};
+  std::string best_key;
+  for (std::size_t r = 0; r < moe.rows(); ++r) {
+    if (moe.text(r, moe.column("dtype")) != dtype || moe.text(r, moe.column("moe_tp")) != tp ||
+        moe.text(r, moe.column("moe_ep")) != "1")
+      continue;
+    const double share = num(r, "topk") / num(r, "experts");
+    const double bytes = num(r, "experts") * num(r, "hidden") * num(r, "inter");
+    const double score[2] = {std::abs(std::log(share / want_share)), std::abs(std::log(bytes / want_bytes))};
+    if (score[0] < best_score[0] - 1e-12 || (std::abs(score[0] - best_score[0]) <= 1e-12 && score[1] < best_score[1])) {
+      best_score[0] = score[0];
+      best_score[1] = score[1];
+      best_share = share;
+      best_bytes = bytes;
+      best_key = fmt::format("{}/{}/{}/{}", moe.text(r, moe.column("hidden")), moe.text(r, moe.column("inter")),
+                             moe.text(r, moe.column("topk")), moe.text(r, moe.column("experts")));
+    }
+  }
+  if (best_key.empty()) return {};
+  const auto parts = [&](std::size_t i) {
+    std::size_t start = 0;
+    for (std::size_t k = 0; k < i; ++k) start = best_key.find('/', start) + 1;
+    return best_key.substr(start, best_key.find('/', start) - start);
+  };
+  moe_transfer_scale_ = want_bytes / best_bytes;
+  moe_transfer_from_ = fmt::format("{} (share {:.4g}; expert bytes × {:.4g})", best_key, best_share, moe_transfer_scale_);
+  return select(moe, {{"dtype", dtype},
+                      {"hidden", parts(0)},
+                      {"inter", parts(1)},
+                      {"topk", parts(2)},
+                      {"experts", parts(3)},
+                      {"moe_tp", tp},
+                      {"moe_ep", "1"}});
 }
 
 GridLookup OperatorsCostModel::lookup(const OperatorGrid& grid, std::span<const double> coords, Operator op,
@@ -376,7 +427,10 @@ OperatorsBreakdown OperatorsCostModel::breakdown(const BatchShape& batch) const 
 
   if (moe_grid_) {
     const double coords[] = {m};
-    out.moe_seconds = moe_layers_ * lookup(*moe_grid_, coords, Operator::kMoe, tally).seconds;
+    const GridLookup moe = lookup(*moe_grid_, coords, Operator::kMoe, tally);
+    // A transferred shape is extrapolated at every point (transfer_moe_shape).
+    if (moe_transfer_scale_ > 0 && !moe.extrapolated) ++tally.extrapolated[static_cast<std::size_t>(Operator::kMoe)];
+    out.moe_seconds = moe_layers_ * moe.seconds * (moe_transfer_scale_ > 0 ? moe_transfer_scale_ : 1.0);
   }
   if (allreduce_grid_) {
     const double coords[] = {m * static_cast<double>(model_.hidden)};
@@ -403,7 +457,8 @@ std::string OperatorsCostModel::describe() const {
       "operators(model={}, gpu={}, tables={}/{}, tp={}, cuda_graph_max_size={}, gpu_scale={}, host_step_s={}, "
       "host_per_seq_s={})",
       model_.name, gpu_.name, settings_.gpu, settings_.engine, tp_, settings_.cuda_graphs.max_size(),
-      settings_.gpu_scale, settings_.host_step_s, settings_.host_per_seq_s);
+      settings_.gpu_scale, settings_.host_step_s, settings_.host_per_seq_s) +
+         (moe_transfer_from_.empty() ? std::string() : "; moe from the measured shape " + moe_transfer_from_);
 }
 
 CostNotes OperatorsCostModel::notes() const {

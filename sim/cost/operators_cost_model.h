@@ -16,7 +16,11 @@
 //   lm_head   one GEMM of S rows (n = vocab/t, k = h), bf16 (llama.py's logits_gemm), unpadded:
 //             vLLM computes logits outside the graph for the sampled positions only
 //   moe       per MoE layer, the fused-MoE table at num_tokens M for (h, expert_ffn, top-k,
-//             experts, moe_tp = t, moe_ep = 1); expert dtype from expert_weight_bytes
+//             experts, moe_tp = t, moe_ep = 1); expert dtype from expert_weight_bytes. A shape
+//             the table lacks takes the measured shape of its dtype and moe_tp with the nearest
+//             share top-k/experts (then nearest expert bytes), scaled by the ratio of
+//             experts·h·expert_ffn: at an equal share both the weights read and the FLOPs scale
+//             so. Every such lookup counts as extrapolated; describe() names the shape used
 //   attention per attending layer group (full, sliding window, chunked local), from the
 //             batch's sums (BatchShape keeps no per-sequence lengths), unpadded (attention
 //             runs outside PIECEWISE graphs):
@@ -140,6 +144,11 @@ class OperatorsCostModel final : public CostModel {
   struct Tally;
 
   GridLookup lookup(const OperatorGrid& grid, std::span<const double> coords, Operator op, Tally& tally) const;
+  // The rows of the measured MoE shape that stands in for the model's unmeasured one (same
+  // dtype and moe_tp, nearest top-k / experts, then nearest expert bytes), setting
+  // moe_transfer_scale_ and moe_transfer_from_; empty when the table has none of that dtype
+  // and moe_tp. Constructor only.
+  std::vector<std::size_t> transfer_moe_shape(const OperatorTable& moe, const std::string& dtype);
 
   ModelSpec model_;
   GpuSpec gpu_;
@@ -153,6 +162,8 @@ class OperatorsCostModel final : public CostModel {
   std::vector<AttentionGroup> attention_;
   std::unique_ptr<OperatorGrid> moe_grid_;                 // null for a dense model
   double moe_layers_ = 0;
+  double moe_transfer_scale_ = 0;  // > 0: the MoE grid is another shape's, times this
+  std::string moe_transfer_from_;  // that shape, for describe()
   std::unique_ptr<OperatorGrid> allreduce_grid_;           // null when tp == 1
   double allreduces_ = 0;                                  // per iteration
 

@@ -288,14 +288,22 @@ TEST(OperatorsCost, RefusesAHeadDimTheTablesLack) {
   EXPECT_NE(e.find("context_attention.csv"), std::string::npos) << e;
 }
 
-TEST(OperatorsCost, RefusesAnMoeShapeOrTpTheTablesLack) {
-  // Mixtral with 7 experts: no such measured shape.
+TEST(OperatorsCost, AnUnmeasuredMoeShapeTakesTheNearestScaledByExpertBytes) {
+  // Mixtral with 7 experts: no such measured shape; the 8-expert one (nearest top-k share)
+  // stands in, times 7/8 of its expert bytes, and every MoE lookup counts as extrapolated.
   ModelSpec m = mixtral();
   m.experts = 7;
-  const std::string e = error_of([&] { OperatorsCostModel(m, gpu_preset("h100-sxm"), 1, settings()); });
-  EXPECT_NE(e.find("operator moe"), std::string::npos) << e;
-  EXPECT_NE(e.find("moe.csv"), std::string::npos) << e;
-  EXPECT_NE(e.find("4096/14336/2/8"), std::string::npos) << e;  // lists the measured shapes
+  const OperatorsCostModel seven(m, gpu_preset("h100-sxm"), 1, settings());
+  const OperatorsCostModel eight(mixtral(), gpu_preset("h100-sxm"), 1, settings());
+  const BatchShape b = decode(16, 600);
+  EXPECT_NEAR(seven.breakdown(b).moe_seconds, eight.breakdown(b).moe_seconds * 7.0 / 8.0, 1e-12);
+  const CostNotes n = seven.notes();
+  EXPECT_EQ(count(n.extrapolated_lookups, "moe"), count(n.lookups, "moe"));
+  EXPECT_NE(seven.describe().find("moe from the measured shape 4096/14336/2/8"), std::string::npos)
+      << seven.describe();
+}
+
+TEST(OperatorsCost, RefusesAnMoeShapeOrTpTheTablesLack) {
   // int4 KV has no attention table.
   ModelSpec k = model_preset("llama-2-7b");
   k.kv_dtype = KvDtype::kInt4;
