@@ -25,15 +25,16 @@ py config "$measured" --out "$rel/runs" --calibration "$rel/calibration/all.yaml
 
 echo "== (2) calibration on all runs: $rel/calibration/all.yaml"
 "$PAGESIM" calibrate --measured "$measured" --configs "$rel/runs" --out "$rel/calibration/all.yaml"
+rm -rf "$out"
+mkdir -p "$out/logs"
 for r in $runs; do
   echo "== (2) calibration without $r"
   "$PAGESIM" calibrate --measured "$measured" --configs "$rel/runs" --exclude "$r" \
-    --out "$rel/calibration/loo/$r.yaml" >"$out.loo-$r.log" 2>&1 || { cat "$out.loo-$r.log"; exit 1; }
+    --out "$rel/calibration/loo/$r.yaml" >"$out/logs/calibrate-without-$r.log" 2>&1 ||
+    { cat "$out/logs/calibrate-without-$r.log"; exit 1; }
 done
 
 echo "== (3) simulations: $out/"
-rm -rf "$out"
-mkdir -p "$out"
 events=$(bash .ci/python -c 'import yaml,sys; print(yaml.safe_load(open(sys.argv[1]))["values"]["client.stream_events_per_token"])' \
   "$rel/calibration/all.yaml")
 sim() {  # variant run [--set ...]

@@ -64,7 +64,8 @@ def test_the_config_of_a_run_comes_from_its_record_only():
     r = runs()[3]  # Mixtral TP 2
     cfg = run_config.experiment(r, "cal.yaml")
     assert cfg["model"] == "mixtral-8x7b" and cfg["tensor_parallel"] == 2 and cfg["gpu"] == "h100-sxm"
-    assert cfg["scheduler"] == {"kind": "vllm-v1", "max_num_batched_tokens": 2048, "max_num_seqs": 128}
+    assert cfg["scheduler"] == {"kind": "vllm-v1", "max_num_batched_tokens": 2048, "max_num_seqs": 128,
+                                "async_steps": 1}
     assert cfg["workload"]["inference_perf"]["stages"] == [{"rate": 5.0, "duration_s": 600.0},
                                                           {"rate": 10.0, "duration_s": 600.0}]
     assert cfg["calibration"] == "cal.yaml"
