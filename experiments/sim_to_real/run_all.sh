@@ -41,13 +41,15 @@ sim() {  # variant run [--set ...]
   local v=$1 r=$2; shift 2
   "$PAGESIM" run "$rel/runs/$r.yaml" --out "$out/$v/$r" -q "$@"
 }
-for r in $runs; do
+for r in $runs; do  # two at a time; a failure of either stops the script
   sim roofline "$r" --set calibration=none --set cost.kind=roofline --set client.stream_events_per_token="$events" &
+  pid=$!
   sim operators "$r" --set calibration=none --set client.stream_events_per_token="$events"
-  wait
+  wait "$pid"
   sim calibrated-in "$r" &
+  pid=$!
   sim calibrated-loo "$r" --set calibration="$rel/calibration/loo/$r.yaml"
-  wait
+  wait "$pid"
 done
 
 echo "== (4) $rel/REPORT.md"

@@ -37,7 +37,7 @@ def main(argv=None) -> int:
                 print(run_config.write(runs[name], args.measured, Path(args.out), args.calibration))
         elif args.cmd == "report":
             report.write(Path(args.measured), Path(args.results), Path(args.calibration), Path(args.out), args.command)
-    except measured.MeasuredRunsError as e:
+    except (measured.MeasuredRunsError, ValueError) as e:
         print(f"sim_to_real: error: {e}", file=sys.stderr)
         return 1
     return 0

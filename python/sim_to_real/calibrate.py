@@ -120,8 +120,11 @@ class Problem:
                                        f"the measurements have {len(run['stages'])}")
             for sim, meas in zip(stages, sorted(run["stages"], key=lambda s: s["stage"])):
                 for metric in FIT_METRICS:
-                    out.append((run["run"], meas["stage"], metric, sim["latency_s"][metric]["mean"],
-                                meas["latency_s"][metric]["mean"]))
+                    summary = sim["latency_s"][metric]
+                    if summary is None:
+                        raise CalibrationError(f"run '{run['run']}' stage {meas['stage']}: pagesim measured no "
+                                               f"{metric} (no request finished with two or more messages)")
+                    out.append((run["run"], meas["stage"], metric, summary["mean"], meas["latency_s"][metric]["mean"]))
         return out
 
     @staticmethod
@@ -233,6 +236,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "pagesim calibrate") -> 
     try:
         runs = measured_mod.load(args.measured)
         names = args.runs.split(",") if args.runs else list(runs)
+        if len(set(names)) != len(names):
+            raise CalibrationError(f"--runs: a run is named twice: {args.runs}")
         for n in names:
             if n not in runs:
                 raise CalibrationError(f"--runs: '{n}' is not a run of {args.measured} (runs: {', '.join(runs)})")

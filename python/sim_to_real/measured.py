@@ -57,6 +57,9 @@ def check_run(run: dict[str, Any], path: Path) -> None:
     shared = _require(data, "shared_prefix", f"{where}.client.data_resolved", path)
     for key in SHARED_PREFIX_KEYS:
         _number(shared, key, f"{where}.client.data_resolved.shared_prefix", path)
+    if shared["output_len"] < 2:
+        raise MeasuredRunsError(f"{path}: {where}.client.data_resolved.shared_prefix.output_len: expected >= 2 "
+                                f"tokens (TPOT needs two), found {shared['output_len']}")
     if shared.get("enable_multi_turn_chat"):
         raise MeasuredRunsError(f"{path}: {where}: multi-turn shared_prefix data is not modelled")
     load_type = _require(client, "load_type", f"{where}.client", path)
@@ -74,6 +77,9 @@ def check_run(run: dict[str, Any], path: Path) -> None:
             m = _require(latency, metric, f"{sw}.latency_s", path)
             for stat in STATISTICS:
                 _number(m, stat, f"{sw}.latency_s.{metric}", path)
+            if metric in METRICS and m["mean"] <= 0:
+                raise MeasuredRunsError(f"{path}: {sw}.latency_s.{metric}.mean: expected seconds > 0, "
+                                        f"found {m['mean']}")
 
 
 def load(path: str | Path) -> dict[str, dict[str, Any]]:

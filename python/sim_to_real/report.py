@@ -58,15 +58,21 @@ def collect(measured: Path, results: Path) -> tuple[dict, dict]:
         for name, run in runs.items():
             sim = load_sim(results, variant, name)
             if sim is None:
+                if (results / variant).is_dir():  # the variant ran, but not for this run
+                    raise ValueError(f"{results / variant / name / 'client_metrics.json'}: missing: run_all.sh "
+                                     f"simulates every run of every variant it runs")
                 continue
             stages = sorted(run["stages"], key=lambda s: s["stage"])
             if len(sim) != len(stages):
                 raise ValueError(f"{results}/{variant}/{name}: {len(sim)} simulated stages, {len(stages)} measured")
             for s, m in zip(sim, stages):
                 for metric in METRICS:
+                    summary = s["latency_s"][metric]
+                    if summary is None:
+                        raise ValueError(f"{results}/{variant}/{name}: stage {m['stage']}: no simulated {metric}")
                     for stat in STATISTICS:
                         table[(variant, name, m["stage"], metric, stat)] = (
-                            float(s["latency_s"][metric][stat]), float(m["latency_s"][metric][stat]))
+                            float(summary[stat]), float(m["latency_s"][metric][stat]))
     return runs, table
 
 
@@ -134,6 +140,7 @@ def render(measured: Path, results: Path, calibration: Path, command: str) -> st
 
 def write(measured: Path, results: Path, calibration: Path, out: Path, command: str) -> None:
     text = render(measured, results, calibration, command)
+    out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_text(text)
     tmp.replace(out)

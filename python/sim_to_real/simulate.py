@@ -19,6 +19,9 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 
+TIMEOUT_S = 1800  # one simulation; the sim-to-real runs take about a second each
+
+
 class SimulationFailed(RuntimeError):
     """`pagesim run` exited non-zero; carries its message."""
 
@@ -49,7 +52,10 @@ def run(config: Path, overrides: Sequence[str] = (), *, drop_calibration: bool =
         cmd = [pagesim_binary(), "run", str(path), "--out", str(folder / "out"), "-q"]
         for o in overrides:
             cmd += ["--set", o]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise SimulationFailed(f"{' '.join(cmd)}: no result in {TIMEOUT_S} s") from None
         if proc.returncode != 0:
             raise SimulationFailed(f"{' '.join(cmd)}\n{proc.stderr.strip()}")
         doc = json.loads((folder / "out" / "client_metrics.json").read_text())
@@ -59,5 +65,9 @@ def run(config: Path, overrides: Sequence[str] = (), *, drop_calibration: bool =
 def run_many(jobs: Iterable[tuple[Path, Sequence[str], bool]], workers: int = 2) -> list[list[dict[str, Any]]]:
     """run() of each (config, overrides, drop_calibration), `workers` at a time, in order."""
     jobs = list(jobs)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        return list(pool.map(lambda j: run(j[0], j[1], drop_calibration=j[2]), jobs))
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
+        futures = [pool.submit(run, c, o, drop_calibration=d) for c, o, d in jobs]
+        return [f.result() for f in futures]
+    finally:  # on a failure, the jobs not started yet are dropped
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -31,11 +31,12 @@ class Replica {
   const CostModel& cost() const { return *cost_; }
   alloc::KvAllocator& allocator() const { return scheduler_->allocator(); }
 
-  // Requests routed here and not finished: waiting, running or swapped, or holding KV here
-  // in transfer (disaggregated prefill/decode).
+  // Requests routed here and not finished: waiting, running or swapped, holding KV here in
+  // transfer (disaggregated prefill/decode), or held until the scheduler sees them
+  // (asynchronous scheduling).
   std::int64_t outstanding() const {
     return static_cast<std::int64_t>(scheduler_->num_waiting() + scheduler_->num_running() +
-                                     scheduler_->num_swapped() + scheduler_->num_in_transfer());
+                                     scheduler_->num_swapped() + scheduler_->num_in_transfer() + held.size());
   }
   // Slots a new request could take now: free, unreferenced cached blocks included (they are
   // evicted on demand).

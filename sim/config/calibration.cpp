@@ -33,7 +33,16 @@ bool gives(const YAML::Node& root, const std::string& path) {
 
 }  // namespace
 
-YAML::Node apply_calibration(const YAML::Node& root, const std::string& file) {
+void CalibratedKeys::rethrow(const ConfigError& e) const {
+  for (const std::string& k : keys)
+    if (e.key() == k || e.key().rfind(k + ".", 0) == 0 || k.rfind(e.key() + ".", 0) == 0)
+      throw ConfigError(file, 0, "values." + k,
+                        e.message() + " (a value of this calibration file: give the key in the experiment, or set "
+                                      "calibration: none)");
+  throw e;
+}
+
+YAML::Node apply_calibration(const YAML::Node& root, const std::string& file, CalibratedKeys* filled) {
   const YAML::Node named = root["calibration"];
   if (!named || named.IsNull()) return root;
   if (!named.IsScalar())
@@ -60,9 +69,13 @@ YAML::Node apply_calibration(const YAML::Node& root, const std::string& file) {
     if (key == "calibration")
       throw ConfigError(path, line_of(kv.first), "values.calibration", "a calibration file cannot name another");
     if (gives(out, key)) continue;
+    // Only within the sections the experiment has: a calibration turns nothing on.
+    if (!gives(out, key.substr(0, key.find('.')))) continue;
     // Without the calibration file's marks, which would read as lines of the experiment file.
     set_path(out, key, YAML::Node(kv.second.Scalar()), path);
+    if (filled) filled->keys.push_back(key);
   }
+  if (filled) filled->file = path;
   return out;
 }
 

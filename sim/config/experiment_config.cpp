@@ -716,10 +716,10 @@ void check_values(const ExperimentConfig& c) {
     throw o.error("scheduler.max_num_seqs", fmt::format("expected an integer >= 1, found {}", s.max_num_seqs));
   if (!(s.watermark >= 0 && s.watermark < 1))  // also catches NaN
     throw o.error("scheduler.watermark", fmt::format("expected a fraction in [0, 1), found {}", s.watermark));
-  if (s.async_steps < 0 || s.async_steps > 8)
+  if (s.async_steps < 0 || s.async_steps > kMaxAsyncSteps)
     throw o.error("scheduler.async_steps",
-                  fmt::format("expected an integer in [0, 8] (planned steps a new request waits behind; vLLM's async "
-                              "scheduling: 1), found {}", s.async_steps));
+                  fmt::format("expected an integer in [0, {}] (planned steps a new request waits behind; vLLM's "
+                              "async scheduling: 1), found {}", kMaxAsyncSteps, s.async_steps));
   if (s.kind == SchedulerKind::kSarathi && s.chunk_tokens < 1)
     throw o.error("scheduler.chunk_tokens", fmt::format("expected an integer >= 1 for sarathi, found {}", s.chunk_tokens));
   const AllocatorConfig& a = c.allocator;
@@ -856,10 +856,26 @@ const ExperimentConfig& replica_config(const ExperimentConfig& config, std::int6
   return config;
 }
 
+namespace {
+// parse_experiment of an experiment whose calibration, if any, is laid in already.
+ExperimentConfig parse_settings(const YAML::Node& given, const std::string& file);
+}  // namespace
+
 ExperimentConfig parse_experiment(const YAML::Node& file_root, const std::string& file) {
   if (!file_root || !file_root.IsMap())
     throw ConfigError(file, YamlReader::line_of(file_root), "", "expected a YAML map of settings");
-  const YAML::Node given = apply_calibration(file_root, file);
+  CalibratedKeys calibrated;
+  const YAML::Node given = apply_calibration(file_root, file, &calibrated);
+  if (calibrated.keys.empty()) return parse_settings(given, file);
+  try {
+    return parse_settings(given, file);
+  } catch (const ConfigError& e) {
+    calibrated.rethrow(e);
+  }
+}
+
+namespace {
+ExperimentConfig parse_settings(const YAML::Node& given, const std::string& file) {
   YAML::Node root = given;
   if (const YAML::Node n = given["replicas"]; n && n.IsScalar()) {
     // `replicas: N` is short for `replicas: {count: N}` (the value keeps its line).
@@ -895,6 +911,7 @@ ExperimentConfig parse_experiment(const YAML::Node& file_root, const std::string
   check_replicas(c);
   return c;
 }
+}  // namespace
 
 YAML::Node to_yaml(const ExperimentConfig& config) {
   ExperimentConfig c = config;  // the visitors take non-const references

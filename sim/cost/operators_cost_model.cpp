@@ -295,7 +295,8 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
                                     moe.text(r, moe.column("moe_tp"))));
       throw CostModelError(fmt::format(
           "operators cost model: operator moe has no rows for {} experts of hidden {}, inter {}, top-{} of {}, "
-          "moe_tp {}, moe_ep 1 in {}; measured hidden/inter/topk/experts and moe_tp: {}",
+          "moe_tp {}, moe_ep 1 in {}, nor a shape of that dtype and moe_tp within 10% of its top-k/experts share "
+          "to scale from; measured hidden/inter/topk/experts and moe_tp: {}",
           dtype, model_.hidden, model_.expert_ffn, model_.active_experts, model_.experts, tp_, moe.source(),
           join({shapes.begin(), shapes.end()})));
     }
@@ -348,7 +349,8 @@ std::vector<std::size_t> OperatorsCostModel::transfer_moe_shape(const OperatorTa
                              moe.text(r, moe.column("topk")), moe.text(r, moe.column("experts")));
     }
   }
-  if (best_key.empty()) return {};
+  // Shares apart by more than 10% touch different shares of their experts: no transfer.
+  if (best_key.empty() || best_score[0] > std::log(1.1)) return {};
   const auto parts = [&](std::size_t i) {
     std::size_t start = 0;
     for (std::size_t k = 0; k < i; ++k) start = best_key.find('/', start) + 1;

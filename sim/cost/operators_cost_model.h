@@ -20,7 +20,8 @@
 //             the table lacks takes the measured shape of its dtype and moe_tp with the nearest
 //             share top-k/experts (then nearest expert bytes), scaled by the ratio of
 //             experts·h·expert_ffn: at an equal share both the weights read and the FLOPs scale
-//             so. Every such lookup counts as extrapolated; describe() names the shape used
+//             so (a share more than 10% away is refused). Every such lookup counts as
+//             extrapolated; describe() names the shape used
 //   attention per attending layer group (full, sliding window, chunked local), from the
 //             batch's sums (BatchShape keeps no per-sequence lengths), unpadded (attention
 //             runs outside PIECEWISE graphs):

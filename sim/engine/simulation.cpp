@@ -306,10 +306,12 @@ void Simulation::start_iteration(Replica& p) {
     if (plan_.has_compute()) break;
     if (!p.held.empty()) {  // nothing to run but held requests: they are planned now
       release_held(p, true);
+      --attempt;  // not an attempt: the scheduler has new requests to plan
       continue;
     }
     if (!plan_.changed_state()) break;
   }
+  assert(p.held.empty() || plan_.has_compute());  // nothing stays held without a step in flight
   p.pending_swap_out = p.pending_swap_in = 0;
   if (!plan_.has_compute()) {
     p.pending_swap_out = swap_out;

@@ -277,10 +277,10 @@ nlohmann::ordered_json cost_notes_json(const std::vector<const Run*>& parts) {
     const CostNotes n = part->cost->notes();
     auto add = [](std::vector<std::pair<std::string, std::int64_t>>& into,
                   const std::vector<std::pair<std::string, std::int64_t>>& from) {
-      for (const auto& [name, count] : from) {
-        auto it = std::find_if(into.begin(), into.end(), [&](const auto& e) { return e.first == name; });
-        if (it == into.end()) into.emplace_back(name, count);
-        else it->second += count;
+      for (const auto& entry : from) {  // not a structured binding: Clang's lambdas cannot capture one
+        auto it = std::find_if(into.begin(), into.end(), [&](const auto& e) { return e.first == entry.first; });
+        if (it == into.end()) into.push_back(entry);
+        else it->second += entry.second;
       }
     };
     add(sum.lookups, n.lookups);

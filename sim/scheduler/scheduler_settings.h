@@ -67,6 +67,10 @@ constexpr std::string_view describe(SchedulerKind kind) {
   return "?";
 }
 
+// The most planned steps a request may wait behind (async_steps): a bound on a setting, far
+// above vLLM's 1.
+inline constexpr std::int64_t kMaxAsyncSteps = 8;
+
 struct SchedulerSettings {
   SchedulerKind kind = SchedulerKind::kVllm;
   std::int64_t max_num_batched_tokens = 2560;  // tokens per iteration (prefill + decode)
@@ -85,7 +89,7 @@ struct SchedulerSettings {
   // waits behind: 0 = synchronous (plan, run, plan: the default, every scheduler before it),
   // 1 = vLLM's async scheduling (a batch queue of depth 2). A request arriving at an idle
   // engine is planned at once either way. Applied by the engine (simulation.cpp).
-  std::int64_t async_steps = 0;
+  std::int64_t async_steps = 0;  // in [0, kMaxAsyncSteps]
   // Encoder tokens every request carries (AdmitRequest::encoder_tokens): the experiment sets
   // it from the model's cross-attention group (ModelLayerGroup::encoder_tokens, one image of
   // the preset's size per request); 0 for a model without one. Not a config key.

@@ -37,7 +37,7 @@ TEST_F(CalibrationTest, FillsOnlyTheKeysTheExperimentLeavesOut) {
                                 "values:\n  kv.gpu_memory_utilization: 0.8\n  scheduler.max_num_seqs: 64\n"
                                 "fit: {command: pagesim calibrate, runs: [a, b]}\n");
   const ExperimentConfig c = parse_experiment(
-      YAML::Load("calibration: " + cal + "\nscheduler: {max_num_seqs: 32}\n"), "exp.yaml");
+      YAML::Load("calibration: " + cal + "\nscheduler: {max_num_seqs: 32}\nkv: {slots: 0}\n"), "exp.yaml");
   EXPECT_DOUBLE_EQ(c.kv.gpu_memory_utilization, 0.8);
   EXPECT_EQ(c.scheduler.max_num_seqs, 32);  // the experiment's own value wins
   EXPECT_EQ(c.calibration, cal);
@@ -49,9 +49,26 @@ TEST_F(CalibrationTest, ASetOverrideWinsAndNoneTurnsItOff) {
   YAML::Node root = YAML::Load("calibration: " + cal + "\n");
   apply_override(root, "scheduler.max_num_seqs=16");
   EXPECT_EQ(parse_experiment(root, "exp.yaml").scheduler.max_num_seqs, 16);
-  YAML::Node off = YAML::Load("calibration: " + cal + "\n");
+  EXPECT_EQ(parse_experiment(YAML::Load("calibration: " + cal + "\nscheduler: {kind: vllm}\n"), "exp.yaml")
+                .scheduler.max_num_seqs,
+            64);
+  YAML::Node off = YAML::Load("calibration: " + cal + "\nscheduler: {kind: vllm}\n");
   apply_override(off, "calibration=none");
   EXPECT_EQ(parse_experiment(off, "exp.yaml").scheduler.max_num_seqs, ExperimentConfig{}.scheduler.max_num_seqs);
+}
+
+TEST_F(CalibrationTest, OnlySectionsTheExperimentHasAreFilled) {
+  // No `client` section: the calibration's client time turns no client metrics on.
+  const std::string cal = write("cal.yaml", "values: {client.latency_s: 0.01, scheduler.max_num_seqs: 8}\n");
+  const ExperimentConfig c = parse_experiment(YAML::Load("calibration: " + cal + "\nscheduler: {kind: vllm}"),
+                                              "exp.yaml");
+  EXPECT_FALSE(c.client.enabled);
+  EXPECT_EQ(c.scheduler.max_num_seqs, 8);
+  const ExperimentConfig d = parse_experiment(
+      YAML::Load("calibration: " + cal + "\nclient: {kind: inference_perf}"), "exp.yaml");
+  EXPECT_TRUE(d.client.enabled);
+  EXPECT_DOUBLE_EQ(d.client.latency_s, 0.01);
+  EXPECT_EQ(d.scheduler.max_num_seqs, ExperimentConfig{}.scheduler.max_num_seqs);  // no scheduler section
 }
 
 TEST_F(CalibrationTest, TheFileIsNotModifiedAndWithoutTheKeyNothingChanges) {
@@ -76,7 +93,15 @@ TEST_F(CalibrationTest, BadFilesAreNamedErrors) {
   const std::string nested = write("nested.yaml", "values:\n  cost: {kind: constant}\n");
   EXPECT_NE(error_of("calibration: " + nested).find("values.cost: expected a single value"), std::string::npos);
   const std::string unknown = write("unknown.yaml", "values: {scheduler.no_such_key: 1}\n");
-  EXPECT_NE(error_of("calibration: " + unknown).find("no_such_key"), std::string::npos);
+  EXPECT_NE(error_of("calibration: " + unknown + "\nscheduler: {kind: vllm}")
+                .find(unknown + ": values.scheduler.no_such_key: "),
+            std::string::npos)
+      << error_of("calibration: " + unknown + "\nscheduler: {kind: vllm}");
+  // A value the experiment's kind does not read names the calibration file and the way out.
+  const std::string host = write("host.yaml", "values: {cost.host.step_s: 0.001}\n");
+  const std::string e = error_of("calibration: " + host + "\ncost: {kind: roofline}");
+  EXPECT_NE(e.find(host + ": values.cost.host.step_s: "), std::string::npos) << e;
+  EXPECT_NE(e.find("calibration: none"), std::string::npos) << e;
   EXPECT_NE(error_of("calibration: [a]").find("calibration: expected the path of a calibration file"),
             std::string::npos);
 }

@@ -289,21 +289,28 @@ TEST(OperatorsCost, RefusesAHeadDimTheTablesLack) {
 }
 
 TEST(OperatorsCost, AnUnmeasuredMoeShapeTakesTheNearestScaledByExpertBytes) {
-  // Mixtral with 7 experts: no such measured shape; the 8-expert one (nearest top-k share)
-  // stands in, times 7/8 of its expert bytes, and every MoE lookup counts as extrapolated.
+  // Mixtral with experts of width 17920: no such measured shape; the measured 4096/14336/2/8
+  // (the same top-k share) stands in, times 17920/14336 of its expert bytes, and every MoE
+  // lookup counts as extrapolated.
   ModelSpec m = mixtral();
-  m.experts = 7;
-  const OperatorsCostModel seven(m, gpu_preset("h100-sxm"), 1, settings());
-  const OperatorsCostModel eight(mixtral(), gpu_preset("h100-sxm"), 1, settings());
+  m.expert_ffn = 17920;
+  const OperatorsCostModel wide(m, gpu_preset("h100-sxm"), 1, settings());
+  const OperatorsCostModel measured(mixtral(), gpu_preset("h100-sxm"), 1, settings());
   const BatchShape b = decode(16, 600);
-  EXPECT_NEAR(seven.breakdown(b).moe_seconds, eight.breakdown(b).moe_seconds * 7.0 / 8.0, 1e-12);
-  const CostNotes n = seven.notes();
+  EXPECT_NEAR(wide.breakdown(b).moe_seconds, measured.breakdown(b).moe_seconds * 17920.0 / 14336.0, 1e-12);
+  const CostNotes n = wide.notes();
   EXPECT_EQ(count(n.extrapolated_lookups, "moe"), count(n.lookups, "moe"));
-  EXPECT_NE(seven.describe().find("moe from the measured shape 4096/14336/2/8"), std::string::npos)
-      << seven.describe();
+  EXPECT_NE(wide.describe().find("moe from the measured shape 4096/14336/2/8"), std::string::npos)
+      << wide.describe();
 }
 
 TEST(OperatorsCost, RefusesAnMoeShapeOrTpTheTablesLack) {
+  // Top-2 of 3 experts: no measured shape within 10% of that share to scale from.
+  ModelSpec three = mixtral();
+  three.experts = 3;
+  const std::string s = error_of([&] { OperatorsCostModel(three, gpu_preset("h100-sxm"), 1, settings()); });
+  EXPECT_NE(s.find("within 10% of its top-k/experts share"), std::string::npos) << s;
+  EXPECT_NE(s.find("4096/14336/2/8"), std::string::npos) << s;  // lists the measured shapes
   // int4 KV has no attention table.
   ModelSpec k = model_preset("llama-2-7b");
   k.kv_dtype = KvDtype::kInt4;
