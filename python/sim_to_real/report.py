@@ -110,6 +110,19 @@ def render(measured: Path, results: Path, calibration: Path, command: str) -> st
     if loo:
         lines += ["", "Out of sample (leave one run out), the means: "
                   + ", ".join(f"{SHORT[m]} {loo[(m, 'mean')]:.1f}%" for m in METRICS) + "."]
+    lines += ["", "Notes on reading it:",
+              "- Every metric is inference-perf's, over the streamed messages (two per generated token in "
+              "these runs): TPOT and ITL are about half the engine's step, and the ITL p50 is the "
+              "microseconds between a token's two messages, which pagesim emits at one instant (hence 100%).",
+              "- The peers' figures are their medians over their own 36 held-out runs, not these six; BLIS's "
+              "ITL is (E2E − TTFT) / (output − 1), the engine's step, where this report's ITL is "
+              "inference-perf's.",
+              "- The first stage of each Mixtral run holds a server stall of about a second (measured ITL max "
+              "0.95–1.1 s, against 41–87 ms in every other stage), a warm-up pagesim does not model: those "
+              "stages' measured TTFT means are several milliseconds higher than the steps explain.",
+              "- Near saturation (Llama-2-7B at 20 req/s) an error in the step time is amplified: the batch "
+              "grows with the latency it causes.",
+              "- What is simulated and fitted, and the other limits: experiments/sim_to_real/README.md."]
     if calibration.is_file():
         cal = yaml.safe_load(calibration.read_text())
         lines += ["", f"## Calibration (`{calibration.as_posix()}`, fitted on all runs)", "",
