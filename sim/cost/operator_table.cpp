@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/cost/csv_fields.h"
 #include "sim/cost/cost_error.h"
 
 namespace pagesim::sim {
@@ -19,23 +20,8 @@ namespace {
 
 constexpr std::string_view kLatencyColumn = "latency_us";
 
-std::string_view trim(std::string_view s) {
-  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split_fields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  for (;;) {
-    const std::size_t comma = line.find(',');
-    fields.push_back(trim(line.substr(0, comma)));
-    if (comma == std::string_view::npos) break;
-    line.remove_prefix(comma + 1);
-  }
-  return fields;
-}
+using cost_csv::split_fields;
+using cost_csv::trim;
 
 // A finite number >= 0 filling the whole field, or nullopt-like false.
 bool parse_number(std::string_view field, double& value) {

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/cost/csv_fields.h"
 #include "sim/cost/cost_error.h"
 
 namespace pagesim::sim {
@@ -58,23 +59,8 @@ struct Row {
   std::int64_t line = 0;
 };
 
-std::string_view trim(std::string_view s) {
-  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split_fields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  for (;;) {
-    const std::size_t comma = line.find(',');
-    fields.push_back(trim(line.substr(0, comma)));
-    if (comma == std::string_view::npos) break;
-    line.remove_prefix(comma + 1);
-  }
-  return fields;
-}
+using cost_csv::split_fields;
+using cost_csv::trim;
 
 class Parser {
  public:
