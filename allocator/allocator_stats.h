@@ -15,7 +15,8 @@ namespace pagesim::alloc {
 struct PrefixCacheStats {
   // First admissions.
   std::int64_t prompt_tokens = 0;  // every prompt token of every first-admitted request (those
-                                   // without hashes, or shorter than a block, included)
+                                   // without hashes, or shorter than a block, included; KV
+                                   // received from another replica is no admission)
   std::int64_t hit_tokens = 0;     // of those, tokens whose KV was found in the cache
   std::int64_t hit_blocks = 0;     // cached blocks reused at first admission
   std::int64_t miss_blocks = 0;    // hashed prompt blocks not found then (computed and cached)

@@ -58,6 +58,10 @@ struct AdmitRequest {
   // held itself) are counted apart from first admissions', so that the hit rate measures
   // sharing between requests (PrefixCacheStats::readmission_hit_tokens).
   bool readmission = false;
+  // True when the sequence's KV was computed on another replica and is received here
+  // (disaggregated prefill/decode). Its prompt was admitted once already, where it was looked
+  // up: it counts in no prefix-cache counter here (PrefixCacheStats), and it looks nothing up.
+  bool received = false;
   // vLLM v1's rule (KVCacheManager.get_computed_blocks caps the hit at num_tokens - 1, and
   // only whole blocks are ever hit): at most (tokens_at_admission() - 1) / B leading blocks
   // hit, so a prompt of exactly k full blocks recomputes its whole last block. False: every

@@ -320,7 +320,7 @@ AdmitResult GroupedKvAllocator::admit(const AdmitRequest& req) {
   if (prefix_cache_) {
     if (req.readmission) {
       prefix_stats_.readmission_hit_tokens += p.cached_tokens;
-    } else {
+    } else if (!req.received) {
       prefix_stats_.prompt_tokens += req.prompt_tokens;
       prefix_stats_.hit_tokens += p.cached_tokens;
       prefix_stats_.hit_blocks += p.hits;

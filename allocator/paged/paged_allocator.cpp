@@ -251,7 +251,7 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
     auto& st = cache_->stats();
     if (req.readmission) {
       st.readmission_hit_tokens += cached;
-    } else {
+    } else if (!req.received) {
       st.prompt_tokens += req.prompt_tokens;
       st.hit_tokens += cached;
       st.hit_blocks += hits;

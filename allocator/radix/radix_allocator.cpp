@@ -148,7 +148,7 @@ AdmitResult RadixAllocator::admit_matched(const AdmitRequest& req, std::int64_t 
   settle_prompt_pages(s);
   if (req.readmission) {
     prefix_.readmission_hit_tokens += cached;
-  } else {
+  } else if (!req.received) {
     prefix_.prompt_tokens += req.prompt_tokens;
     prefix_.hit_tokens += cached;
     prefix_.hit_blocks += hits;

@@ -244,6 +244,7 @@ bool Scheduler::reserve_hand_in(const Request* r) {
   a.seq = static_cast<alloc::SeqId>(next_seq_);
   a.prompt_tokens = r->prompt_tokens;
   a.output_tokens = r->output_tokens;
+  a.received = true;  // admitted once already, on its prefill replica
   if (!alloc_.admit(a).admitted) return false;
   ++next_seq_;
   if (observer_) observer_->on_admitted(*r, a.seq);

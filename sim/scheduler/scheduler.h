@@ -103,7 +103,8 @@ class Scheduler {
   void hand_off(Request* r);
   void release_handed_off(const Request* r);
   // Decode side: allocates r's prompt KV (prompt_tokens slots, one sequence, outside the
-  // prefix cache: the blocks are received, not computed here) and holds it for r. False,
+  // prefix cache and its counters: the blocks are received, not computed here, and the prompt
+  // was admitted once, on its prefill replica) and holds it for r. False,
   // changing nothing, when the allocator has no room. take_handed_in(r) then makes r a
   // running request whose prefill is done (its next step is a decode); the engine then
   // forks it to its width (fork_to_width): only the prompt's sequence is handed off, before

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -256,6 +257,120 @@ TEST_F(ClusterExperimentTest, DisaggregatedHandsEveryMultiTokenRequestToADecodeR
   }
   EXPECT_EQ(multi, transfers);
   EXPECT_GT(transfers, 200);
+}
+
+// A prompt is admitted once, wherever its KV later moves: under disaggregated prefill/decode
+// with a prefix cache the decode replicas receive KV, they look nothing up, so the cluster's
+// prompt tokens are the workload's and its hit rate is the prefill replica's (issue 24, 1).
+TEST_F(ClusterExperimentTest, DisaggregatedPrefixCacheCountsEachPromptOnce) {
+  const std::string file = write("pd.yaml",
+                                 "name: pd\n"
+                                 "seed: 1\n"
+                                 "workload:\n"
+                                 "  kind: trace\n"
+                                 "  trace: {path: '" + kMooncake + "', format: mooncake}\n"
+                                 "  max_requests: 120\n"
+                                 "model: llama-3-8b\n"
+                                 "gpu: h200\n"
+                                 "max_model_len: off\n"
+                                 "kv: {slots: 400000}\n"
+                                 "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n"
+                                 "scheduler: {kind: vllm-v1}\n"
+                                 "cost: {kind: roofline}\n"
+                                 "replicas: {count: 3, disaggregated: {prefill: 1, transfer_gbps: 400}}\n");
+  run_experiment_file(file, {}, dir_ / "out");
+  const auto j = nlohmann::json::parse(read_file(dir_ / "out/summary.json"));
+  std::int64_t prompts = 0;
+  for (const auto& row : testing::parse_csv(read_file(dir_ / "out/requests.csv"))) prompts += std::stoll(row.at("prompt_tokens"));
+  ASSERT_EQ(j["requests_finished"], 120);
+  EXPECT_EQ(j["prefix_cache"]["prompt_tokens"].get<std::int64_t>(), prompts);
+  const auto& replicas = j["replicas"];
+  EXPECT_EQ(replicas[0]["prefix_cache"]["prompt_tokens"].get<std::int64_t>(), prompts);
+  for (std::size_t i = 1; i < replicas.size(); ++i) EXPECT_EQ(replicas[i]["prefix_cache"]["prompt_tokens"], 0) << i;
+  EXPECT_GT(j["prefix_hit_rate"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(j["prefix_hit_rate"].get<double>(), replicas[0]["prefix_hit_rate"].get<double>());
+  std::int64_t row_prompts = 0;
+  for (const auto& row : testing::parse_csv(read_file(dir_ / "out/iterations.csv")))
+    row_prompts += std::stoll(row.at("prefix_prompt_tokens"));
+  EXPECT_EQ(row_prompts, prompts);
+}
+
+// The partitioning memory classes of `m` (a memory_pct object, with the layer classes of
+// `layers` when given) sum to 100%.
+double class_sum(const nlohmann::json& m, const nlohmann::json* layers = nullptr) {
+  double sum = 0;
+  for (const char* k : {"token_states", "reserved", "over_reserved", "rounding", "free"}) sum += m.at(k).get<double>();
+  if (layers)
+    for (const char* k : {"out_of_window", "recurrent_state", "unused_layers"}) sum += layers->at(k).get<double>();
+  return sum;
+}
+
+// Every memory-class set pagesim writes sums to 100%, per replica and for the cluster, also
+// with a replica that never receives a request (its pool was all free) (issue 24, 2).
+TEST_F(ClusterExperimentTest, MemoryClassesSumToAHundredWithAnIdleReplica) {
+  const std::string file = write("idle.yaml", "name: idle\n"
+                                              "workload:\n"
+                                              "  kind: synthetic\n"
+                                              "  arrival: {kind: poisson, rate: 30}\n"
+                                              "  lengths: {kind: empirical, path: '" + kShareGpt + "'}\n"
+                                              "  max_total_tokens: 2048\n"
+                                              "  max_requests: 2\n"
+                                              "model: opt-13b\n"
+                                              "gpu: a100-40gb\n"
+                                              "kv: {slots: 4096}\n"
+                                              "replicas: {count: 3, router: round_robin}\n");
+  run_experiment_file(file, {}, dir_ / "out");
+  const auto j = nlohmann::json::parse(read_file(dir_ / "out/summary.json"));
+  EXPECT_EQ(j["replicas"][2]["requests_routed"], 0);
+  EXPECT_NEAR(class_sum(j["memory_pct"]), 100.0, 1e-9);
+  EXPECT_NEAR(class_sum(j["memory_pct_time_weighted"]), 100.0, 1e-9);
+  for (const auto& r : j["replicas"]) {
+    EXPECT_NEAR(class_sum(r["memory_pct"]), 100.0, 1e-9) << r["index"];
+    EXPECT_NEAR(class_sum(r["memory_pct_time_weighted"]), 100.0, 1e-9) << r["index"];
+  }
+  EXPECT_DOUBLE_EQ(j["replicas"][2]["memory_pct_time_weighted"]["free"].get<double>(), 100.0);
+  EXPECT_NEAR(class_sum(j["cluster"]["memory_pct_time_weighted"]), 100.0, 1e-9);
+}
+
+// A layer-group model in a cluster: the recurrent-state and unused-layer classes have their
+// cluster entries, and every set (rows, replicas, cluster) sums to the pool (issue 24, 2).
+TEST_F(ClusterExperimentTest, LayerGroupClassesSumToAHundredInACluster) {
+  const std::string file = write("jamba.yaml", "name: jamba\n"
+                                               "workload:\n"
+                                               "  kind: synthetic\n"
+                                               "  arrival: {kind: poisson, rate: 30}\n"
+                                               "  lengths: {kind: empirical, path: '" + kShareGpt + "'}\n"
+                                               "  max_total_tokens: 2048\n"
+                                               "  max_requests: 40\n"
+                                               "model: jamba-v0.1\n"
+                                               "gpu: h200\n"
+                                               "kv: {slots: 65536}\n"
+                                               "allocator: {kind: uniform}\n"
+                                               "scheduler: {kind: vllm-v1}\n"
+                                               "replicas: {count: 3, router: round_robin}\n");
+  run_experiment_file(file, {}, dir_ / "out");
+  const auto j = nlohmann::json::parse(read_file(dir_ / "out/summary.json"));
+  EXPECT_NEAR(class_sum(j["memory_pct"], &j["layer_classes"]["memory_pct"]), 100.0, 1e-9);
+  for (const auto& r : j["replicas"]) {
+    EXPECT_NEAR(class_sum(r["memory_pct"], &r["layer_classes"]["memory_pct"]), 100.0, 1e-9) << r["index"];
+    EXPECT_NEAR(class_sum(r["memory_pct_time_weighted"], &r["layer_classes"]["memory_pct_time_weighted"]), 100.0, 1e-9)
+        << r["index"];
+  }
+  const auto& c = j["cluster"]["memory_pct_time_weighted"];
+  ASSERT_TRUE(c.contains("recurrent_state") && c.contains("unused_layers")) << c;
+  EXPECT_GT(c["recurrent_state"].get<double>() + c["unused_layers"].get<double>(), 0.0);
+  EXPECT_NEAR(class_sum(c, &c), 100.0, 1e-9);
+  // Each row's classes (in the allocator's unit) fill its replica's pool: one total per replica.
+  std::map<std::string, std::int64_t> totals;
+  for (const auto& row : testing::parse_csv(read_file(dir_ / "out/iterations.csv"))) {
+    std::int64_t total = 0;
+    for (const char* k : {"token_states", "reserved", "over_reserved", "rounding", "free", "out_of_window",
+                          "recurrent_state", "unused_layers"})
+      total += std::stoll(row.at(k));
+    const auto it = totals.emplace(row.at("replica"), total).first;
+    EXPECT_EQ(it->second, total) << "replica " << row.at("replica");
+  }
+  EXPECT_EQ(totals.size(), 3u);
 }
 
 // A global cache end to end (replicas.global_cache): summary.json's replicas[i].global_cache
