@@ -630,7 +630,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     n.warnings.push_back(warning(
         c.origin, "measure.window_start_s",
         fmt::format("the measurement window [{}, {}) s holds no iteration of the run, which simulated {:.3f} s: "
-                    "every window average (memory_pct, batch sizes) is 0; set measure.window_start_s / "
+                    "every window average is empty (batch sizes read 0, memory_pct the pool all free); set "
+                    "measure.window_start_s / "
                     "window_end_s inside the run",
                     c.measure.window_start_s, c.measure.window_end_s, s.sim_time_s)));
   if (client)

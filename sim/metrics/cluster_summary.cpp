@@ -32,7 +32,12 @@ ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaRes
   out.replicas = nlohmann::ordered_json::array();
   for (const ReplicaResult& r : replicas) {
     kv_slots += r.kv_slots;
-    const nlohmann::ordered_json tw = record_json(r.summary.memory_pct_time_weighted);
+    nlohmann::ordered_json tw = record_json(r.summary.memory_pct_time_weighted);
+    // A layer-group model's three more classes partition the pool with the five.
+    if (r.summary.layer_classes) {
+      const nlohmann::ordered_json layers = record_json(r.summary.layer_classes->memory_pct_time_weighted);
+      for (const auto& [k, v] : layers.items()) tw[k] = v;
+    }
     for (const auto& [k, v] : tw.items()) {
       const double mean_slots = v.get<double>() * static_cast<double>(r.kv_slots) / 100.0;
       slots[k] = (slots.contains(k) ? slots[k].get<double>() : 0.0) + mean_slots;

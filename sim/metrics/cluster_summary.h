@@ -5,6 +5,9 @@
 //   cluster.memory_slots_time_weighted.<class>  Σ over replicas of the time-weighted mean
 //       slots in that class (memory_pct_time_weighted × kv_slots / 100): memory classes summed
 //   cluster.memory_pct_time_weighted.<class>    the same as a % of cluster.kv_slots
+//       The classes are memory_pct_time_weighted's, then, for a layer-group model, its
+//       layer_classes (out_of_window, recurrent_state, unused_layers): the partitioning ones
+//       sum to 100% (a replica that ran no iteration counts as all free)
 //   cluster.load_balance.{requests,tokens}.{max,mean,max_over_mean}
 //       requests routed to each replica and their prompt + output tokens: max over
 //       replicas, mean, and max / mean (1 = perfectly even; N = all on one of N replicas)

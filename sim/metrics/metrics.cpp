@@ -217,6 +217,10 @@ Summary Metrics::finish(double sim_time_s, double wall_s) {
   const auto n = static_cast<double>(s.window_iterations);
   s.memory_pct = divided(sum_pct_, n);
   s.memory_pct_time_weighted = divided(tw_pct_, tw_seconds_);
+  // A pool that ran no iteration in the window held no request then: all of it was free
+  // (so that the classes sum to 100% for every pool, an idle replica's included).
+  if (n <= 0) s.memory_pct.free = 100.0;
+  if (tw_seconds_ <= 0) s.memory_pct_time_weighted.free = 100.0;
   if (settings_.layer_classes) {
     const auto mean = [](LayerClassPct sum, double denom) {
       if (denom <= 0) return LayerClassPct{};

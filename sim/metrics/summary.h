@@ -35,8 +35,8 @@ struct RecordFields<Distribution> {
 static_assert(lists_every_member<Distribution>());
 
 struct Summary {
-  MemoryPct memory_pct;                // window, mean over iterations (the paper's method)
-  MemoryPct memory_pct_time_weighted;  // window, weighted by iteration duration (idle time excluded)
+  MemoryPct memory_pct;                // window, mean over iterations (the paper's method); no iteration: all free
+  MemoryPct memory_pct_time_weighted;  // window, weighted by iteration duration (idle time excluded); none: all free
   double mean_batched_requests = 0;    // window
   double mean_batched_seqs = 0;        // window
   double sharing_saving_pct = 0;       // window: 1 - 1/mean(logical/physical blocks)
