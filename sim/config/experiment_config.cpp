@@ -930,6 +930,12 @@ YAML::Node to_yaml(const ExperimentConfig& config) {
   YAML::Node root(YAML::NodeType::Map);
   YamlWriter w(root);
   visit(w, c);
+  // The radix allocator has one cache and one eviction order: the reader refuses the two
+  // keys (prefix_cache: false, any eviction) there, so a resolved config leaves them out.
+  if (c.allocator.kind == alloc::AllocatorKind::kRadix) {
+    root["allocator"].remove("prefix_cache");
+    root["allocator"].remove("eviction");
+  }
   if (!c.replicas.overrides.empty()) {
     // Each replica's settings in full (not only the keys its entry gave).
     YAML::Node list(YAML::NodeType::Sequence);
