@@ -1,5 +1,7 @@
 #include "traces/make_source.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -105,6 +107,21 @@ void validate(const WorkloadSpec& spec) {
                     "end by itself)",
                     "neither");
   }
+  // Requests arrive lazily, but those the GPU cannot serve yet wait in memory: bound how many
+  // the workload can generate (rate * duration_s, or max_requests if fewer).
+  const std::string limit = fmt::format("at most {} requests (kMaxGeneratedRequests: a synthetic workload far "
+                                        "beyond what the GPU serves queues them all in memory)",
+                                        kMaxGeneratedRequests);
+  const double implied = spec.arrival.rate * spec.duration_s;
+  const auto max_requests = static_cast<double>(spec.max_requests);
+  if (spec.duration_s > 0.0 && implied > static_cast<double>(kMaxGeneratedRequests) &&
+      (spec.max_requests == 0 || max_requests > static_cast<double>(kMaxGeneratedRequests)))
+    throw SpecError("arrival.rate",
+                    limit + ": lower workload.arrival.rate or workload.duration_s, or set workload.max_requests",
+                    fmt::format("{:g} req/s for workload.duration_s {:g} s = {:.3g} requests", spec.arrival.rate,
+                                spec.duration_s, spec.max_requests == 0 ? implied : std::min(implied, max_requests)));
+  if (spec.duration_s == 0.0 && spec.max_requests > kMaxGeneratedRequests)
+    throw SpecError("max_requests", limit, fmt::format("{}", spec.max_requests));
 }
 
 std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {

@@ -46,6 +46,11 @@ namespace pagesim::traces {
 
 enum class WorkloadKind { kTrace, kSynthetic, kSessions, kInferencePerf };
 
+// Requests a synthetic or sessions workload may generate (min(arrival.rate * duration_s,
+// max_requests)): requests the GPU cannot serve yet wait in memory, so a rate far beyond it
+// would grow the waiting queue without bound. As cycle_shuffle's kMaxCycledRequests.
+inline constexpr std::uint64_t kMaxGeneratedRequests = 10'000'000;
+
 inline constexpr std::array<std::pair<WorkloadKind, std::string_view>, 4> kWorkloadKindNames = {{
     {WorkloadKind::kTrace, "trace"},
     {WorkloadKind::kSynthetic, "synthetic"},
@@ -121,6 +126,8 @@ struct WorkloadSpec {
   double duration_s = 0.0;
   // At most this many requests (0 = no limit). A synthetic or sessions workload needs
   // duration_s or max_requests, except file_order, which ends with its file.
+  // REQUIRES (validate): at most kMaxGeneratedRequests for a synthetic or sessions workload
+  // (min(arrival.rate * duration_s, max_requests)).
   std::uint64_t max_requests = 0;
   std::uint64_t seed = 0;  // every random draw derives from it (seed.h)
   // kArtifact: the artifact's generators, bit for bit (seed.h). Only for a synthetic

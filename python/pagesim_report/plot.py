@@ -57,12 +57,50 @@ def save(fig, out_dir, stem, formats):
     return [f"{stem}.{ext}" for ext in formats]
 
 
-def read_csv(path):
+def read_csv(path, required=()):
+    """The rows of the CSV file at `path` as dicts. Raises PlotError naming the file when it
+    cannot be read, has no header line or lacks one of the `required` columns."""
     try:
         with open(path, newline="") as f:
-            return list(csv.DictReader(f))
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            columns = reader.fieldnames
     except OSError as e:
         raise PlotError(f"{path}: {e.strerror}") from None
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise PlotError(f"{path}: not a CSV file ({e}): a damaged file") from None
+    if columns is None:
+        raise PlotError(f"{path}: empty file: no header line (a run stopped before writing it?)")
+    for c in required:
+        if c not in columns:
+            raise PlotError(f"{path}: no column '{c}' (expected {', '.join(required)}): a damaged file, or not "
+                            "pagesim's")
+    return rows
+
+
+def read_json(path):
+    """The JSON object in the file at `path`. Raises PlotError naming the file when it cannot
+    be read, is not valid JSON (truncated) or holds no object."""
+    try:
+        with open(path) as f:
+            value = json.load(f)
+    except OSError as e:
+        raise PlotError(f"{path}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        where = f" at line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
+        raise PlotError(f"{path}: not valid JSON{where}: a truncated or damaged file") from None
+    if not isinstance(value, dict):
+        raise PlotError(f"{path}: expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def number(path, line, row, column):
+    """float(row[column]), or PlotError naming the file, line and column."""
+    try:
+        return float(row[column])
+    except (TypeError, ValueError):
+        raise PlotError(f"{path}: line {line}: column '{column}': {row.get(column)!r} is not a number (a truncated "
+                        "or damaged row)") from None
 
 
 def flatten(obj, prefix=""):
@@ -97,11 +135,14 @@ def categorical_ticks(ax, labels):
 
 def memory_over_time(out_dir, title, formats):
     t, series = [], {c: [] for c in plot_memory.CLASSES}
-    for row in read_csv(os.path.join(out_dir, "iterations.csv")):
-        cap = sum(float(row[c]) for c in plot_memory.CLASSES)
-        t.append(float(row["start_s"]))
+    path = os.path.join(out_dir, "iterations.csv")
+    for i, row in enumerate(read_csv(path, ["start_s"] + list(plot_memory.CLASSES))):
+        line = i + 2  # the header is line 1
+        values = {c: number(path, line, row, c) for c in plot_memory.CLASSES}
+        cap = sum(values.values())
+        t.append(number(path, line, row, "start_s"))
         for c in plot_memory.CLASSES:
-            series[c].append(100.0 * float(row[c]) / cap if cap else 0.0)
+            series[c].append(100.0 * values[c] / cap if cap else 0.0)
     t, series = plot_memory.binned(t, series)
     fig, ax = plt.subplots(figsize=(8, 3))
     ax.stackplot(t, [series[c] for c in plot_memory.CLASSES], colors=[plot_memory.COLORS[c] for c in plot_memory.CLASSES],
@@ -131,8 +172,7 @@ def latency_cdf(out_dir, title, formats):
 
 
 def plot_run(out_dir, formats):
-    with open(os.path.join(out_dir, "summary.json")) as f:
-        name = json.load(f).get("name", os.path.basename(os.path.normpath(out_dir)))
+    name = read_json(os.path.join(out_dir, "summary.json")).get("name", os.path.basename(os.path.normpath(out_dir)))
     files = []
     if os.path.exists(os.path.join(out_dir, "iterations.csv")):
         files += memory_over_time(out_dir, f"{name}: memory classes over time", formats)
@@ -150,11 +190,8 @@ def swept_keys(out_dir, rows):
     """The sweep.csv columns that are swept keys: those after `label` that are not a result
     (not in the first point's summary.json)."""
     header = list(rows[0].keys())
-    try:
-        with open(os.path.join(out_dir, rows[0]["point"], "summary.json")) as f:
-            results = set(flatten(json.load(f)))
-    except OSError:
-        results = set()
+    summary = os.path.join(out_dir, rows[0]["point"], "summary.json")
+    results = set(flatten(read_json(summary))) if os.path.exists(summary) else set()
     keys = []
     for column in header[header.index("label") + 1:]:
         if column in results:
@@ -225,7 +262,7 @@ def sweep_memory(out_dir, rows, formats):
 
 
 def plot_sweep(out_dir, metrics, formats):
-    rows = read_csv(os.path.join(out_dir, "sweep.csv"))
+    rows = read_csv(os.path.join(out_dir, "sweep.csv"), ["point", "label"])
     if not rows:
         raise PlotError(f"{os.path.join(out_dir, 'sweep.csv')}: no point")
     check_metrics(rows, metrics)
@@ -259,6 +296,8 @@ def main(argv=None):
         files = plot(a.out_dir, metrics, formats)
     except PlotError as e:
         sys.exit(f"pagesim plot: error: {e}")
+    except OSError as e:  # writing a figure (a full disk, a read-only folder)
+        sys.exit(f"pagesim plot: error: {e.filename or a.out_dir}: {e.strerror}")
     print(f"plots in {a.out_dir}: {', '.join(files)}")
 
 

@@ -175,7 +175,7 @@ std::string format_cache_curve_table(const CacheCurve& c) {
 
 void write_cache_curve_csv(const CacheCurve& c, const std::filesystem::path& path) {
   AtomicFile file(path);
-  std::ofstream& out = file.stream();
+  std::ostream& out = file.stream();
   out << "policy,method,capacity_blocks,capacity_tokens,hit_tokens,prompt_tokens,hit_rate,hit_blocks,block_hit_rate\n";
   for (const CachePoint& p : c.points)
     out << fmt::format("{},{},{},{},{},{},{},{},{}\n", to_string(p.policy),

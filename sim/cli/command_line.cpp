@@ -210,4 +210,10 @@ void finish_parse(CommandLine& cl, int argc, const char* const* argv) {
   for (int i = 0; i < argc; ++i) cl.profile.command_line += (i ? " " : "") + std::string(argv[i]);
 }
 
+std::string out_of_memory_message(int argc, const char* const* argv) {
+  std::string command = "pagesim";
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  return command + ": out of memory (std::bad_alloc): the input needs more memory than this process may use";
+}
+
 }  // namespace pagesim::sim::cli

@@ -91,4 +91,9 @@ CLI::App* add_calibrate_command(CLI::App& app);
 // REQUIRES: app.parse(argc, argv) returned without throwing.
 void finish_parse(CommandLine& cl, int argc, const char* const* argv);
 
+// The one line main prints when an input needs more memory than the process may use
+// (std::bad_alloc reached the top): "pagesim validate b.jsonl: out of memory (std::bad_alloc):
+// ..." — the command as typed (argv[1...]), so the input at fault is named.
+std::string out_of_memory_message(int argc, const char* const* argv);
+
 }  // namespace pagesim::sim::cli

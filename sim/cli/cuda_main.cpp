@@ -6,6 +6,7 @@
 // are pagesim's own (command_line.h); errors print one line and exit with status 1 (2 for
 // usage), as pagesim's do.
 #include <iostream>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
                                        std::cout, std::cerr);
     }
     if (*profile) return sim::run_profile_command(cl.profile, std::cout, std::cerr);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "pagesim: error: " << sim::cli::out_of_memory_message(argc, argv) << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "pagesim: error: " << e.what() << "\n";
     return 1;

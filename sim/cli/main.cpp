@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <stdexcept>
 
 #include <CLI/CLI.hpp>
@@ -341,6 +342,9 @@ int main(int argc, char** argv) {
       std::cerr << "pagesim: error: " << why << "\n";
       return 1;
     }
+  } catch (const std::bad_alloc&) {
+    std::cerr << "pagesim: error: " << sim::cli::out_of_memory_message(argc, argv) << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "pagesim: error: " << e.what() << "\n";
     return 1;

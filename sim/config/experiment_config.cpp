@@ -11,6 +11,7 @@
 
 #include "sim/config/calibration.h"
 #include "sim/config/config_error.h"
+#include "sim/config/link_limits.h"
 #include "sim/config/yaml_document.h"
 #include "sim/config/yaml_visitors.h"
 
@@ -394,6 +395,8 @@ void check_cluster(const ExperimentConfig& c) {
     if (!(d.transfer_latency_us >= 0 && std::isfinite(d.transfer_latency_us)))
       throw o.error("replicas.disaggregated.transfer_latency_us",
                     fmt::format("expected a finite number of microseconds >= 0, found {}", d.transfer_latency_us));
+    check_link_gbps(o, "replicas.disaggregated.transfer_gbps", d.transfer_gbps, "gigabits per second");
+    check_link_latency_us(o, "replicas.disaggregated.transfer_latency_us", d.transfer_latency_us);
     if (d.decode_router == RouterKind::kPrefixAware)
       throw o.error("replicas.disaggregated.decode_router",
                     "prefix_aware routes by cached prompt tokens, but a decode replica receives the whole prompt's KV "
@@ -415,6 +418,8 @@ void check_cluster(const ExperimentConfig& c) {
     if (!(g.latency_us >= 0 && std::isfinite(g.latency_us)))
       throw o.error("replicas.global_cache.latency_us",
                     fmt::format("expected a finite number of microseconds >= 0, found {}", g.latency_us));
+    check_link_gbps(o, "replicas.global_cache.bandwidth_gbps", g.bandwidth_gbps, "gigabits per second");
+    check_link_latency_us(o, "replicas.global_cache.latency_us", g.latency_us);
     if (g.source == GlobalCacheSource::kSharedPool) {
       if (!(g.shared_pool_gib > 0 && g.shared_pool_gib <= kMaxGib))
         throw o.error(o.has("replicas.global_cache.shared_pool_gib") ? "replicas.global_cache.shared_pool_gib"

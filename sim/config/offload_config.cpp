@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/config/link_limits.h"
+
 namespace pagesim::sim {
 namespace {
 
@@ -49,6 +51,9 @@ void check_offload(const OffloadConfig& offload, bool paged, bool prefix_cache, 
       throw o.error(tier_key(i, "write_gbps"), fmt::format("expected a finite number of GB/s > 0, found {}", t.write_gbps));
     if (!(t.latency_us >= 0 && std::isfinite(t.latency_us)))
       throw o.error(tier_key(i, "latency_us"), fmt::format("expected a finite number of µs >= 0, found {}", t.latency_us));
+    check_link_gbps(o, tier_key(i, "read_gbps"), t.read_gbps, "GB/s");
+    check_link_gbps(o, tier_key(i, "write_gbps"), t.write_gbps, "GB/s");
+    check_link_latency_us(o, tier_key(i, "latency_us"), t.latency_us);
     if (t.eviction == alloc::EvictionKind::kLruProtectWaiting)
       throw o.error(tier_key(i, "eviction"), "lru_protect_waiting protects what the waiting queue will hit on the GPU; "
                                              "a tier does not see the queue: use lru, fifo or lfu");

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <system_error>
 
@@ -19,6 +20,14 @@ constexpr std::string_view kTemporaryInfix = ".tmp.";
 
 bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
+// "cannot write 'requests.csv' in output folder 'out': No space left on device": the file a
+// user knows (not its temporary) and the folder to free space in.
+std::runtime_error write_error(const std::filesystem::path& path, int error) {
+  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  return std::runtime_error(fmt::format("cannot write '{}' in output folder '{}': {}", path.filename().string(),
+                                        folder.string(), error != 0 ? std::strerror(error) : "I/O error"));
+}
+
 }  // namespace
 
 // The object's address tells apart the temporaries of live objects in one process without
@@ -28,21 +37,20 @@ AtomicFile::AtomicFile(std::filesystem::path path) : path_(std::move(path)) {
   tmp_ += fmt::format("{}{}.{:x}", kTemporaryInfix, static_cast<long>(::getpid()),
                       reinterpret_cast<std::uintptr_t>(this));
   if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path());
-  out_.open(tmp_, std::ios::binary | std::ios::trunc);
-  if (!out_) throw std::runtime_error("cannot write '" + tmp_.string() + "'");
+  if (const int error = buffer_.open(tmp_); error != 0) throw write_error(path_, error);
 }
 
 AtomicFile::~AtomicFile() {
   if (committed_) return;
-  out_.close();
+  buffer_.close();
   std::error_code ec;
   std::filesystem::remove(tmp_, ec);
 }
 
 void AtomicFile::commit() {
   out_.flush();
-  if (!out_) throw std::runtime_error("I/O error writing '" + tmp_.string() + "'");
-  out_.close();
+  const int error = buffer_.close();
+  if (error != 0 || !out_) throw write_error(path_, error);
   std::filesystem::rename(tmp_, path_);
   committed_ = true;
 }

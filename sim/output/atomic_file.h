@@ -11,23 +11,27 @@
 #pragma once
 
 #include <filesystem>
-#include <fstream>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <sys/types.h>
+
+#include "sim/output/file_buffer.h"
 
 namespace pagesim::sim {
 
 class AtomicFile {
  public:
-  // Creates parent folders as needed. Throws std::runtime_error naming the path on failure.
+  // Creates parent folders as needed. Throws std::runtime_error naming the path and the
+  // system's reason on failure.
   explicit AtomicFile(std::filesystem::path path);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  std::ofstream& stream() { return out_; }
-  // Flushes and renames into place. Throws std::runtime_error on an I/O error.
+  std::ostream& stream() { return out_; }
+  // Flushes and renames into place. Throws std::runtime_error on an I/O error, naming the
+  // destination's file and folder and the system's reason ("No space left on device").
   void commit();
 
   // The temporary's path (valid for the object's lifetime; gone after commit()).
@@ -36,7 +40,8 @@ class AtomicFile {
  private:
   std::filesystem::path path_;
   std::filesystem::path tmp_;
-  std::ofstream out_;
+  FileBuffer buffer_;
+  std::ostream out_{&buffer_};
   bool committed_ = false;
 };
 

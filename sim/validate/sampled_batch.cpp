@@ -84,8 +84,10 @@ BatchFile read_batch_file(const std::filesystem::path& path) {
       if (need<int>(j, "version", path, line, "1") != 1) bad(path, line, "unsupported version (expected 1)");
       f.header.block_size = need<std::int32_t>(j, "block_size", path, line, "a positive integer");
       f.header.num_blocks = need<std::int64_t>(j, "num_blocks", path, line, "a positive integer");
-      if (f.header.block_size < 1 || f.header.num_blocks < 1)
-        bad(path, line, "block_size and num_blocks must be positive");
+      if (f.header.block_size < 1 || f.header.block_size > kMaxBatchFileBlockSize)
+        bad(path, line, fmt::format("key 'block_size': expected an integer in [1, {}] (tokens per block), found {}",
+                                    kMaxBatchFileBlockSize, f.header.block_size));
+      if (f.header.num_blocks < 1) bad(path, line, "block_size and num_blocks must be positive");
       f.header.allocator = j.value("allocator", "");
       f.header.experiment = j.value("experiment", "");
       if (j.contains("mask")) {

@@ -62,6 +62,11 @@ struct SampledBatch {
   friend bool operator==(const SampledBatch&, const SampledBatch&) = default;
 };
 
+// The largest block_size read_batch_file accepts. The validator holds a paged cache of whole
+// blocks (block_size slots per KV head), so a header's block size sizes its memory; larger
+// blocks than this are no allocator's (the CUDA kernels take at most 1024).
+inline constexpr std::int32_t kMaxBatchFileBlockSize = 1 << 16;
+
 struct BatchFileHeader {
   std::int32_t block_size = 16;
   std::int64_t num_blocks = 0;

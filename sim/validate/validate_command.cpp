@@ -4,6 +4,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <new>
 #include <string>
 
 #include <fmt/format.h>
@@ -84,6 +85,8 @@ int run_validate_command(const ValidateOptions& options, const PagedAttentionBac
                        total - passed, format_error(worst), validate_device_name(settings.device),
                        passed == total ? "PASS" : "FAIL");
     return passed == total ? 0 : 1;
+  } catch (const std::bad_alloc&) {
+    throw;  // main names the command and its input
   } catch (const std::exception& e) {
     err << "error: " << e.what() << "\n";
     return 1;

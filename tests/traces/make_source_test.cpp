@@ -190,6 +190,33 @@ TEST(MakeSource, InvalidSpecsAreSpecErrors) {
   expect_spec_error(t, "trace.time_scale: expected a positive factor, found 0");
 }
 
+// Poisson 1e9 req/s for 1 s would queue a billion requests (gigabytes, then bad_alloc):
+// refused up front, naming the rate, the duration and the limit.
+TEST(MakeSource, GeneratedRequestCountIsBounded) {
+  WorkloadSpec s;
+  s.arrival = {.kind = ArrivalKind::kPoisson, .rate = 1e9};
+  s.duration_s = 1;
+  expect_spec_error(s, "arrival.rate: expected at most 10000000 requests (kMaxGeneratedRequests: a synthetic "
+                       "workload far beyond what the GPU serves queues them all in memory): lower "
+                       "workload.arrival.rate or workload.duration_s, or set workload.max_requests, found "
+                       "1e+09 req/s for workload.duration_s 1 s = 1e+09 requests");
+  s.max_requests = 1000;  // bounded by max_requests: accepted
+  EXPECT_NO_THROW(validate(s));
+  s.max_requests = 10'000'001;
+  s.duration_s = 0;
+  expect_spec_error(s, "max_requests: expected at most 10000000 requests (kMaxGeneratedRequests: a synthetic "
+                       "workload far beyond what the GPU serves queues them all in memory), found 10000001");
+  s.max_requests = 10'000'000;  // the limit itself
+  EXPECT_NO_THROW(validate(s));
+  s.kind = WorkloadKind::kSessions;
+  s.max_requests = 0;
+  s.duration_s = 1;
+  expect_spec_error(s, "arrival.rate: expected at most 10000000 requests (kMaxGeneratedRequests: a synthetic "
+                       "workload far beyond what the GPU serves queues them all in memory): lower "
+                       "workload.arrival.rate or workload.duration_s, or set workload.max_requests, found "
+                       "1e+09 req/s for workload.duration_s 1 s = 1e+09 requests");
+}
+
 TEST(MakeSource, FileProblemsAreTraceErrors) {
   WorkloadSpec t;
   t.kind = WorkloadKind::kTrace;

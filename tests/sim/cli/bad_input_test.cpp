@@ -245,6 +245,42 @@ TEST_F(BadInput, KvSlotsBeyondHostMemoryNamesKvSlots) {
   EXPECT_NE(r.err.find("not enough host memory"), std::string::npos) << r.err;
 }
 
+// Issue 24 item 9: a rate far beyond the GPU queued a billion requests (gigabytes, then
+// std::bad_alloc); refused up front at the rate's line, naming the duration and the limit.
+TEST_F(BadInput, RateFarBeyondWhatCanBeQueuedIsRefused) {
+  expect_error("name: bad\n"
+               "workload:\n"
+               "  arrival: {kind: poisson, rate: 1e9}\n"
+               "  lengths: {kind: empirical, path: '" +
+                   (kSource / "traces/data/sharegpt_opt_lengths.csv").string() +
+                   "'}\n"
+                   "  duration_s: 1\n",
+               3, "workload.arrival.rate", {"workload.duration_s", "at most 10000000 requests", "1e+09 requests"});
+}
+
+// Issue 24 item 10: no input ends in a bare std::bad_alloc. A block id near 2^31 sizes the
+// validator's cache to terabytes; under a 4 GB address-space limit the message is one line
+// naming the command and its input.
+TEST_F(BadInput, OutOfMemoryNamesTheCommandAndItsInput) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit";
+#endif
+#endif
+  write("b.jsonl",
+        R"({"format": "pagesim-batches", "version": 1, "block_size": 16, "num_blocks": 2147483647})" "\n"
+        R"({"iteration": 1, "time_s": 0, "sequences": [{"request": 1, "seq": 0, "kv_len": 4,)"
+        R"( "query_len": 1, "block_table": [2147483000], "tokens": [{"start": 0, "length": 4, "origin": "p1",)"
+        R"( "offset": 0}]}]})" "\n");
+  const Result r =
+      pagesim::sim::testing::run_in(dir_, "ulimit -v 4000000 && " + shell_quote(PAGESIM_BINARY) + " validate b.jsonl");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err, "pagesim: error: pagesim validate b.jsonl: out of memory (std::bad_alloc): the input needs more "
+                   "memory than this process may use\n");
+}
+
 TEST_F(BadInput, KeysInSweepCasesAndAxesHaveLines) {
   expect_error(synthetic() +
                    "sweep:\n"                                          // 8

@@ -131,5 +131,22 @@ TEST(OffloadConfig, BadValuesAreRefusedAtTheirKey) {
   EXPECT_TRUE(fails_at(tier("capacity_gib: four"), 0, "allocator.offload.tiers[0].capacity_gib", {"a number"}));
 }
 
+// Issue 24 item 11: finite values whose transfers would end past the simulated-time bound
+// (or whose bytes per second overflow) are refused at their key and line, not blamed on the
+// cost settings or reported without a key.
+TEST(OffloadConfig, HugeOrTinyLinkValuesAreRefusedAtTheirKey) {
+  auto tier = [](const std::string& fields) {
+    return with_allocator("  prefix_cache: true\n  offload:\n    tiers:\n      - {kind: disk, capacity_gib: 4, " +
+                          fields + "}\n");
+  };
+  EXPECT_TRUE(fails_at(tier("read_gbps: 1e308"), 6, "allocator.offload.tiers[0].read_gbps",
+                       {"[0.001, 1e+06]", "found 1e+308"}));
+  EXPECT_TRUE(fails_at(tier("write_gbps: 1e-300"), 6, "allocator.offload.tiers[0].write_gbps",
+                       {"[0.001, 1e+06]", "found 1e-300"}));
+  EXPECT_TRUE(fails_at(tier("latency_us: 1e306"), 6, "allocator.offload.tiers[0].latency_us",
+                       {"[0, 1e+09]", "found 1e+306"}));
+  EXPECT_NO_THROW(parse_experiment(YAML::Load(tier("read_gbps: 1e6, write_gbps: 0.001, latency_us: 1e9")), kFile));
+}
+
 }  // namespace
 }  // namespace pagesim::sim

@@ -210,6 +210,23 @@ TEST(ReplicasConfigErrors, Disaggregated) {
                          6, "replicas.overrides[0].model", {"replica 2 runs model 'opt-66b'", "same model"}));
 }
 
+// Issue 24 item 11: link values whose transfers would end past the simulated-time bound
+// (or whose bytes per second overflow) are refused at their key and line.
+TEST(ReplicasConfigErrors, HugeOrTinyLinkValuesAreRefusedAtTheirKey) {
+  const std::string cache = kCached + "replicas:\n  count: 3\n  global_cache:\n";
+  EXPECT_TRUE(fails_with(cache + "    bandwidth_gbps: 1e308\n", 6, "replicas.global_cache.bandwidth_gbps",
+                         {"[0.001, 1e+06]", "found 1e+308"}));
+  EXPECT_TRUE(fails_with(cache + "    bandwidth_gbps: 1e-300\n", 6, "replicas.global_cache.bandwidth_gbps",
+                         {"[0.001, 1e+06]", "found 1e-300"}));
+  EXPECT_TRUE(fails_with(cache + "    bandwidth_gbps: 10\n    latency_us: 1e300\n", 7,
+                         "replicas.global_cache.latency_us", {"[0, 1e+09]", "found 1e+300"}));
+  const std::string pd = "replicas:\n  count: 3\n  disaggregated:\n    prefill: 1\n";
+  EXPECT_TRUE(fails_with(pd + "    transfer_gbps: 1e308\n", 5, "replicas.disaggregated.transfer_gbps",
+                         {"[0.001, 1e+06]", "found 1e+308"}));
+  EXPECT_TRUE(fails_with(pd + "    transfer_gbps: 5\n    transfer_latency_us: 1e300\n", 6,
+                         "replicas.disaggregated.transfer_latency_us", {"[0, 1e+09]", "found 1e+300"}));
+}
+
 TEST(ReplicasConfig, GlobalCache) {
   const ExperimentConfig c = parse(kCached +
                                    "replicas:\n  count: 4\n  global_cache: {source: shared_pool, bandwidth_gbps: 200, "

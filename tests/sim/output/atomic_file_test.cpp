@@ -4,6 +4,7 @@
 #include "sim/output/atomic_file.h"
 #include "temp_dir_test.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 namespace pagesim::sim {
@@ -65,6 +67,43 @@ TEST_F(AtomicFileTest, UncommittedFileLeavesNothing) {
     EXPECT_TRUE(fs::exists(f.temporary_path()));
   }
   EXPECT_TRUE(fs::is_empty(dir_ / "sub"));
+}
+
+// The descriptor this process holds open on `p`, or -1.
+int open_descriptor_of(const fs::path& p) {
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(e.path(), ec);
+    if (!ec && target == fs::absolute(p)) return std::stoi(e.path().filename().string());
+  }
+  return -1;
+}
+
+// A full disk: the temporary's descriptor is pointed at /dev/full (every write fails with
+// ENOSPC) through the writer's own code path; the error says why and names the output folder,
+// and nothing is left behind.
+TEST_F(AtomicFileTest, FullDiskSaysNoSpaceAndNamesTheFolder) {
+  {
+    AtomicFile f(dir_ / "requests.csv");
+    const int fd = open_descriptor_of(f.temporary_path());
+    ASSERT_GE(fd, 0);
+    const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(full, 0);
+    ASSERT_EQ(::dup2(full, fd), fd);
+    ::close(full);
+    for (int i = 0; i < 100000; ++i) f.stream() << "a row of a requests file\n";  // past any buffer
+    try {
+      f.commit();
+      FAIL() << "commit() succeeded on a full disk";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("No space left on device"), std::string::npos) << what;
+      EXPECT_NE(what.find("output folder '" + dir_.string() + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find("requests.csv"), std::string::npos) << what;
+      EXPECT_EQ(what.find(".tmp."), std::string::npos) << what;  // the destination, not the temporary
+    }
+  }
+  EXPECT_EQ(names(), std::set<std::string>{});
 }
 
 TEST(TemporaryOwner, ParsesOnlyTemporaryNames) {

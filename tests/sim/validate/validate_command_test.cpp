@@ -178,6 +178,14 @@ TEST(ValidateCommand, MalformedFilesAreOneLineErrors) {
        head + R"({"iteration": 1, "time_s": 0, "sequences": [{"request": 1, "seq": 0, "kv_len": -1,)"
               R"( "query_len": 1, "block_table": [0], "tokens": []}]})" "\n",
        "negative_kv.jsonl:2: sequence 0: expected 1 <= query_len <= kv_len, found 1 and -1"},
+      // A block of 2^31 - 1 slots per head would need terabytes (it ended in std::bad_alloc).
+      {"huge_block.jsonl",
+       R"({"format": "pagesim-batches", "version": 1, "block_size": 2147483647, "num_blocks": 4})" "\n"
+       R"({"iteration": 1, "time_s": 0, "sequences": [{"request": 1, "seq": 0, "kv_len": 4,)"
+       R"( "query_len": 1, "block_table": [0], "tokens": [{"start": 0, "length": 4, "origin": "p1",)"
+       R"( "offset": 0}]}]})" "\n",
+       "huge_block.jsonl:1: key 'block_size': expected an integer in [1, 65536] (tokens per block), found "
+       "2147483647"},
   };
   for (const Case& c : cases) {
     const std::string& name = c.name;
