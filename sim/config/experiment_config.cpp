@@ -751,18 +751,6 @@ void check_values(const ExperimentConfig& c) {
     throw o.error("kv.slots", fmt::format("expected room for one block of allocator.block_size = {} slots (the paged "
                                           "allocator), found {}",
                                           a.block_size, c.kv.slots));
-  // A pool of whole blocks would hold fewer slots than asked and summary.json would report
-  // the asked number; only slot-granular placement (contiguous first_fit / best_fit) and
-  // vattention (pages of page_kib, not blocks) take any count.
-  const bool slot_granular = a.kind == alloc::AllocatorKind::kVattention ||
-                             (a.kind == alloc::AllocatorKind::kContiguous && a.placement != alloc::PlacementKind::kBuddy);
-  if (!slot_granular && c.kv.slots % a.block_size != 0) {
-    const std::int64_t below = c.kv.slots / a.block_size * a.block_size;
-    throw o.error("kv.slots", fmt::format("expected a multiple of allocator.block_size = {} (the {} pool holds whole "
-                                          "blocks: {} or {}), found {}",
-                                          a.block_size, alloc::to_string(a.kind), below, below + a.block_size,
-                                          c.kv.slots));
-  }
   if (c.tensor_parallel < 1) throw o.error("tensor_parallel", "expected an integer >= 1");
   if (!(c.measure.window_end_s > 0))  // also catches NaN; time starts at 0, so nothing would be measured
     throw o.error("measure.window_end_s",

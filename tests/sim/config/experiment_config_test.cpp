@@ -606,30 +606,6 @@ TEST(ConfigErrors, BlockSizeAndCapacity) {
   EXPECT_EQ(parse("kv: {slots: 8}\nallocator: {kind: contiguous, placement: first_fit}\n").kv.slots, 8);
 }
 
-// A pool of whole blocks cannot hold a capacity that is not a whole number of blocks: it
-// would simulate fewer slots than summary.json reports, so every allocator kind whose pool is
-// made of allocator.block_size blocks refuses it at kv.slots (issue 24, item 5).
-TEST(ConfigErrors, CapacityNotAWholeNumberOfBlocks) {
-  const std::vector<std::pair<std::string, std::string>> pools = {
-      {"{kind: paged, block_size: 16}", "vllm-v1"},   {"{kind: radix, block_size: 16}", "sglang"},
-      {"{kind: contiguous, placement: buddy, block_size: 16}", "orca"},
-      {"{kind: uniform, block_size: 16}", "vllm-v1"}, {"{kind: hybrid, block_size: 16}", "vllm-v1"},
-      {"{kind: jenga, block_size: 16}", "vllm-v1"}};
-  for (const auto& pool : pools) {
-    SCOPED_TRACE(pool.first);
-    const std::string rest = "allocator: " + pool.first + "\nscheduler: {kind: " + pool.second + "}\n";
-    EXPECT_TRUE(fails_with("name: x\nkv:\n  slots: 4100\n" + rest, 3, "kv.slots",
-                           {"a multiple of allocator.block_size = 16", "4096 or 4112", "found 4100"}));
-    EXPECT_EQ(parse("kv: {slots: 4096}\n" + rest).kv.slots, 4096);
-  }
-  // Slot-granular placement holds any number of slots; 0 derives whole blocks from the GPU.
-  EXPECT_EQ(parse("kv: {slots: 4100}\nallocator: {kind: contiguous, placement: first_fit}\n").kv.slots, 4100);
-  EXPECT_EQ(parse("kv: {slots: 0}\nallocator: {kind: paged, block_size: 16}\n").kv.slots, 0);
-  // A replica's own capacity is checked at its override's line.
-  EXPECT_TRUE(fails_with("kv: {slots: 4096}\nreplicas:\n  count: 2\n  overrides:\n    - {index: 1, kv: {slots: 4100}}\n",
-                         5, "replicas.overrides[0].kv.slots", {"a multiple of allocator.block_size = 16"}));
-}
-
 TEST(ConfigErrors, BadBeamModel) {
   EXPECT_TRUE(fails_with("name: x\nbeam:\n  model: greedy\n", 3, "beam.model",
                          {"expected one of neutral, scores", "found 'greedy'"}));
