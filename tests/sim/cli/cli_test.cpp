@@ -479,7 +479,7 @@ pid_t start_long_run(const fs::path& dir, const std::string& out) {
                                           (kSource / "traces/data/sharegpt_opt_lengths.csv").string() +
                                           "'}\n"
                                           "  max_total_tokens: 2048\n"
-                                          "  max_requests: 50000000\n"
+                                          "  max_requests: 9000000\n"
                                           "kv: {slots: 65536}\n";
   const pid_t pid = ::fork();
   if (pid == 0) {
