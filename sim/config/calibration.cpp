@@ -1,8 +1,11 @@
 #include "sim/config/calibration.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
@@ -49,6 +52,16 @@ YAML::Node apply_calibration(const YAML::Node& root, const std::string& file, Ca
     throw ConfigError(file, line_of(named), "calibration", "expected the path of a calibration file, or none");
   const std::string path = named.Scalar();
   if (path == kNoCalibration) return root;
+  // A calibration file is a small YAML file: a device or FIFO (/dev/zero, /dev/stdin) would
+  // never end, so only a regular file of at most kMaxCalibrationBytes is read.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw ConfigError(file, line_of(named), "calibration",
+                      "'" + path + "' is not a regular file: expected a calibration file (pagesim calibrate writes one)");
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxCalibrationBytes)
+    throw ConfigError(file, line_of(named), "calibration",
+                      fmt::format("the calibration file '{}' holds {} bytes: expected at most {} (a file of values)",
+                                  path, size, kMaxCalibrationBytes));
   std::ifstream in(path);
   if (!in)
     throw ConfigError(file, line_of(named), "calibration",

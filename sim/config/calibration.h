@@ -14,6 +14,7 @@
 // Stateless functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@
 namespace pagesim::sim {
 
 inline constexpr const char* kNoCalibration = "none";
+// The largest calibration file read (bytes): a file of a few dozen values is a few KiB.
+inline constexpr std::uintmax_t kMaxCalibrationBytes = 1 << 20;
 
 // The keys a calibration filled in, and the file they came from.
 struct CalibratedKeys {

@@ -104,6 +104,11 @@ TEST_F(CalibrationTest, BadFilesAreNamedErrors) {
   EXPECT_NE(e.find("calibration: none"), std::string::npos) << e;
   EXPECT_NE(error_of("calibration: [a]").find("calibration: expected the path of a calibration file"),
             std::string::npos);
+  // A device would never end: refused before reading; so is a folder.
+  EXPECT_NE(error_of("calibration: /dev/zero").find("'/dev/zero' is not a regular file"), std::string::npos);
+  EXPECT_NE(error_of("calibration: " + dir_.string()).find("is not a regular file"), std::string::npos);
+  const std::string big = write("big.yaml", "values: {}\n# " + std::string(kMaxCalibrationBytes, 'x') + "\n");
+  EXPECT_NE(error_of("calibration: " + big).find("expected at most 1048576"), std::string::npos);
 }
 
 }  // namespace
