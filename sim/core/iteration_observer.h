@@ -35,7 +35,8 @@ class IterationObserver {
   }
   // `r` generated a token (each sequence of the group one) at the end of an iteration at
   // time `t`; `previous_s` is when its previous token came out, < 0 for its first. Called
-  // once per token of every request: keep it cheap.
+  // once per token of every request, and only for observers added to the run with
+  // add_observer(observer, /*tokens=*/true): keep it cheap.
   virtual void on_token(const Request& r, double t, double previous_s) {
     (void)r;
     (void)t;

@@ -409,8 +409,7 @@ void Simulation::emit_token(Request* r, double t) {
   if (r->first_token_s < 0) r->first_token_s = t;
   else r->max_token_gap_s = std::max(r->max_token_gap_s, t - r->last_token_s);
   r->last_token_s = t;
-  for (IterationObserver* o : observers_) o->on_token(*r, t, previous);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_token(*r, t, previous);
+  for (IterationObserver* o : token_observers_) o->on_token(*r, t, previous);
   if (r->generated >= r->output_tokens) {
     r->finish_s = t;
     r->state = RequestState::kFinished;

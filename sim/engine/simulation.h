@@ -116,9 +116,13 @@ class Simulation {
   Simulation(traces::RequestSource& source, std::vector<Replica> replicas, std::unique_ptr<Router> router,
              const EngineSettings& settings, std::unique_ptr<EventQueue> queue = nullptr);
 
-  // Adds an observer (borrowed) of the whole run, called after those added before it.
-  // REQUIRES: run() has not started.
-  void add_observer(IterationObserver& observer) { observers_.push_back(&observer); }
+  // Adds an observer (borrowed) of the whole run, called after those added before it; with
+  // `tokens`, also told of every token (IterationObserver::on_token), which only observers
+  // that need it pay for on the per-token path. REQUIRES: run() has not started.
+  void add_observer(IterationObserver& observer, bool tokens = false) {
+    observers_.push_back(&observer);
+    if (tokens) token_observers_.push_back(&observer);
+  }
   // Adds an observer (borrowed) told only of replica `replica`'s arrivals, iterations and
   // finished requests, after the whole run's observers. REQUIRES: run() has not started,
   // replica < num_replicas().
@@ -184,6 +188,7 @@ class Simulation {
   std::deque<Request*> handoffs_;          // prefill done, waiting for decode memory, FIFO
   std::int64_t transfers_in_flight_ = 0;
   std::vector<IterationObserver*> observers_;
+  std::vector<IterationObserver*> token_observers_;  // those of observers_ added with tokens
   std::vector<std::vector<IterationObserver*>> replica_observers_;  // per replica
   std::unique_ptr<EventQueue> queue_;
   std::unique_ptr<BeamModel> beams_;

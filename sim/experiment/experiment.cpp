@@ -548,7 +548,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   std::optional<SloTracker> slo;
   if (c.slo.enabled()) simulation.add_observer(slo.emplace(c.slo));
   std::optional<ClientStreamMetrics> client;
-  if (c.client.enabled) simulation.add_observer(client.emplace(c.client, client_stages(c)));
+  if (c.client.enabled) simulation.add_observer(client.emplace(c.client, client_stages(c)), /*tokens=*/true);
   std::optional<AtomicFile> timeline_file;
   std::optional<TimelineWriter> timeline;
   if (c.output.timeline) {
