@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <utility>
@@ -326,43 +327,37 @@ std::vector<std::size_t> OperatorsCostModel::transfer_moe_shape(const OperatorTa
   // experts · hidden · inter. So an unmeasured shape takes the measured one of its dtype and
   // moe_tp (moe_ep 1) whose share is nearest (then whose expert bytes are), scaled by the ratio
   // of expert bytes; every lookup of it counts as extrapolated.
-  const auto num = [&](std::size_t r, const char* c) { return std::stod(std::string(moe.text(r, moe.column(c)))); };
+  const auto num = [&](std::size_t r, const char* c) { return moe.number(r, moe.column(c)); };
+  const auto text = [&](std::size_t r, const char* c) { return std::string(moe.text(r, moe.column(c))); };
   const double want_share = static_cast<double>(model_.active_experts) / static_cast<double>(model_.experts);
   const double want_bytes = static_cast<double>(model_.experts) * static_cast<double>(model_.hidden) *
                             static_cast<double>(model_.expert_ffn);
   const std::string tp = std::to_string(tp_);
-  double best_share = 0, best_bytes = 0, best_score[2] = {1e300, 1e300};
-  std::string best_key;
+  std::optional<std::size_t> best;  // a row of the nearest shape
+  double best_score[2] = {1e300, 1e300};
   for (std::size_t r = 0; r < moe.rows(); ++r) {
-    if (moe.text(r, moe.column("dtype")) != dtype || moe.text(r, moe.column("moe_tp")) != tp ||
-        moe.text(r, moe.column("moe_ep")) != "1")
-      continue;
+    if (text(r, "dtype") != dtype || text(r, "moe_tp") != tp || text(r, "moe_ep") != "1") continue;
     const double share = num(r, "topk") / num(r, "experts");
     const double bytes = num(r, "experts") * num(r, "hidden") * num(r, "inter");
     const double score[2] = {std::abs(std::log(share / want_share)), std::abs(std::log(bytes / want_bytes))};
     if (score[0] < best_score[0] - 1e-12 || (std::abs(score[0] - best_score[0]) <= 1e-12 && score[1] < best_score[1])) {
       best_score[0] = score[0];
       best_score[1] = score[1];
-      best_share = share;
-      best_bytes = bytes;
-      best_key = fmt::format("{}/{}/{}/{}", moe.text(r, moe.column("hidden")), moe.text(r, moe.column("inter")),
-                             moe.text(r, moe.column("topk")), moe.text(r, moe.column("experts")));
+      best = r;
     }
   }
   // Shares apart by more than 10% touch different shares of their experts: no transfer.
-  if (best_key.empty() || best_score[0] > std::log(1.1)) return {};
-  const auto parts = [&](std::size_t i) {
-    std::size_t start = 0;
-    for (std::size_t k = 0; k < i; ++k) start = best_key.find('/', start) + 1;
-    return best_key.substr(start, best_key.find('/', start) - start);
-  };
-  moe_transfer_scale_ = want_bytes / best_bytes;
-  moe_transfer_from_ = fmt::format("{} (share {:.4g}; expert bytes × {:.4g})", best_key, best_share, moe_transfer_scale_);
+  if (!best || best_score[0] > std::log(1.1)) return {};
+  const std::size_t b = *best;
+  moe_transfer_scale_ = want_bytes / (num(b, "experts") * num(b, "hidden") * num(b, "inter"));
+  moe_transfer_from_ = fmt::format("{}/{}/{}/{} (share {:.4g}; expert bytes × {:.4g})", text(b, "hidden"),
+                                   text(b, "inter"), text(b, "topk"), text(b, "experts"),
+                                   num(b, "topk") / num(b, "experts"), moe_transfer_scale_);
   return select(moe, {{"dtype", dtype},
-                      {"hidden", parts(0)},
-                      {"inter", parts(1)},
-                      {"topk", parts(2)},
-                      {"experts", parts(3)},
+                      {"hidden", text(b, "hidden")},
+                      {"inter", text(b, "inter")},
+                      {"topk", text(b, "topk")},
+                      {"experts", text(b, "experts")},
                       {"moe_tp", tp},
                       {"moe_ep", "1"}});
 }
