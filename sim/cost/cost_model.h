@@ -8,6 +8,7 @@
 // may count what its lookups did (relaxed atomic counters) and report it through notes().
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -24,6 +25,22 @@ struct CostNotes {
   std::vector<std::pair<std::string, std::int64_t>> extrapolated_lookups;  // outside the data
   // No notes: summary.json gets no "cost" object (every model but `operators`).
   bool empty() const { return lookups.empty() && extrapolated_lookups.empty(); }
+  // Adds `other`'s counts to these by name (a name new here is appended), as a cluster sums
+  // its replicas' notes.
+  void merge(const CostNotes& other) {
+    add(lookups, other.lookups);
+    add(extrapolated_lookups, other.extrapolated_lookups);
+  }
+
+ private:
+  static void add(std::vector<std::pair<std::string, std::int64_t>>& into,
+                  const std::vector<std::pair<std::string, std::int64_t>>& from) {
+    for (const auto& entry : from) {
+      auto it = std::find_if(into.begin(), into.end(), [&](const auto& e) { return e.first == entry.first; });
+      if (it == into.end()) into.push_back(entry);
+      else it->second += entry.second;
+    }
+  }
 };
 
 class CostModel {

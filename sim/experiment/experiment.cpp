@@ -273,19 +273,7 @@ OperatorsCostSettings operators_settings(const ExperimentConfig& c) {
 // keeps notes (every kind but operators), so other runs' summaries keep their bytes.
 nlohmann::ordered_json cost_notes_json(const std::vector<const Run*>& parts) {
   CostNotes sum;
-  for (const Run* part : parts) {
-    const CostNotes n = part->cost->notes();
-    auto add = [](std::vector<std::pair<std::string, std::int64_t>>& into,
-                  const std::vector<std::pair<std::string, std::int64_t>>& from) {
-      for (const auto& entry : from) {  // not a structured binding: Clang's lambdas cannot capture one
-        auto it = std::find_if(into.begin(), into.end(), [&](const auto& e) { return e.first == entry.first; });
-        if (it == into.end()) into.push_back(entry);
-        else it->second += entry.second;
-      }
-    };
-    add(sum.lookups, n.lookups);
-    add(sum.extrapolated_lookups, n.extrapolated_lookups);
-  }
+  for (const Run* part : parts) sum.merge(part->cost->notes());
   if (sum.empty()) return nullptr;
   nlohmann::ordered_json j;
   for (const auto& [name, count] : sum.lookups) j["lookups"][name] = count;
