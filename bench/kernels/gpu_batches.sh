@@ -2,7 +2,10 @@
 # gpu_batches.sh PAGESIM OUTDIR: sampled batch files of every allocator policy, for
 # `pagesim validate --device cuda` on the GPU machine. The same eight simulations, workload
 # and `validate:` settings as tests/sim/validate/validate_policies_test.cpp (the set CI validates on
-# the CPU reference; keep the two in step): each writes OUTDIR/<case>.jsonl with 5 batches.
+# the CPU reference; keep the two in step), each writing OUTDIR/<case>.jsonl with 5 batches;
+# then SGLang's radix cache on the prefix trace, and the layer-group pools (uniform, hybrid,
+# jenga, vattention) on gpt-oss-120b with its 128-token sliding window as in
+# tests/sim/validate/validate_layer_group_pools_test.cpp (8 batches each).
 # Runs on the development machine (the GPU machine has no trace data or simulator build).
 set -euo pipefail
 pagesim=$(realpath "$1")
@@ -38,10 +41,11 @@ validate: {every_n_iterations: 40, max_batches: 5}
 YAML
 prefix=(workload.kind=trace "workload.trace.path=$work/prefix.csv" workload.trace.format=native
         workload.trace.hash_block_tokens=16 workload.max_total_tokens=0 workload.max_requests=0)
+exp=exp.yaml
 run_case() {
   local name=$1
   shift
-  "$pagesim" run "$work/exp.yaml" --out "$work/$name" --quiet --set "$@" >/dev/null
+  "$pagesim" run "$work/$exp" --out "$work/$name" --quiet --set "$@" >/dev/null
   cp "$work/$name/batches.jsonl" "$dst/$name.jsonl"
   echo "  $name: $(($(wc -l <"$dst/$name.jsonl") - 1)) batches"
 }
@@ -56,3 +60,26 @@ run_case contiguous_first_fit_parallel allocator.kind=contiguous allocator.place
   allocator.reservation=oracle "workload.sampling=[{n: 2}]" scheduler.kind=orca
 run_case contiguous_best_fit allocator.kind=contiguous allocator.placement=best_fit allocator.reservation=max \
   allocator.max_seq_len=1024 scheduler.kind=orca
+run_case radix_sglang allocator.kind=radix scheduler.kind=sglang "${prefix[@]}"
+cat >"$work/pools.yaml" <<YAML
+name: validate-pools
+seed: 5
+workload:
+  kind: synthetic
+  arrival: {kind: poisson, rate: 8.0}
+  lengths: {prompt: {kind: uniform, lo: 100, hi: 600}, output: {kind: uniform, lo: 1, hi: 200}}
+  max_requests: 40
+model: gpt-oss-120b
+gpu: h200
+max_model_len: 1024
+kv: {slots: 8192}
+allocator: {block_size: 16}
+scheduler: {kind: vllm-v1, max_num_batched_tokens: 256}
+output: {iterations_stride: 0, requests_csv: false}
+validate: {every_n_iterations: 9, max_batches: 8}
+YAML
+exp=pools.yaml
+for kind in uniform hybrid jenga; do
+  run_case "pool_$kind" allocator.kind=$kind
+done
+run_case pool_vattention allocator.kind=vattention allocator.vattention.max_batch_size=32

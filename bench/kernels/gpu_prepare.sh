@@ -6,10 +6,12 @@
 #   .gpu-stage/  bin/pagesim and bin/pagesim-cuda built here with CUDA for sm_90 (the GPU
 #                machine lacks yaml-cpp, fmt, CLI11, Boost, ... so they cannot be built there;
 #                pagesim hands `validate --device cuda` and `profile` to the pagesim-cuda
-#                beside it), lib/ the shared libraries they need that are neither glibc nor
+#                beside it); kernels/ the standalone build's GPU tests and benchmark
+#                (bench/kernels/gpu, built here too: compiling on the GPU machine spends
+#                device time); lib/ the shared libraries they need that are neither glibc nor
 #                the CUDA toolkit's (yaml-cpp, fmt, libstdc++, libgcc_s), batches/ the sampled
 #                batch files of every allocator policy (gpu_batches.sh), commit.txt the commit
-#                the run measures (the device tool copies no .git). ~10 MB.
+#                the run measures (the device tool copies no .git). ~20 MB.
 # Both are ignored by git. Same x86-64 and nvcc 13.0 as the GPU machine; the binary needs
 # glibc >= 2.34 there. PAGESIM_GPU_PAGESIM_BUILD: the build folder for pagesim (default
 # build-gpu-pagesim; an existing CUDA-enabled build folder may be reused).
@@ -33,12 +35,21 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_ENABLE_CUDA
 grep -q '^PAGESIM_ENABLE_CUDA:BOOL=ON' "$build/CMakeCache.txt" || { echo "gpu_prepare.sh: $build is not a CUDA build" >&2; exit 1; }
 cmake --build "$build" -j "$(nproc)" --target pagesim pagesim-cuda
 
+kbuild=${PAGESIM_GPU_KERNELS_BUILD:-$root/build-gpu}
+echo "== kernels' GPU tests and benchmark (standalone build, sm_90) in $kbuild"
+cmake -S bench/kernels/gpu -B "$kbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DPAGESIM_GPU_DEPS="$root/.gpu-deps" "${launchers[@]}" >/dev/null
+cmake --build "$kbuild" -j "$(nproc)" --target kernels_decode_gpu_test kernels_prefill_gpu_test \
+  kernels_cache_ops_gpu_test pagesim_kernels_bench
+
 echo "== .gpu-stage"
 rm -rf "$stage"
-mkdir -p "$stage/bin" "$stage/lib" "$stage/batches"
+mkdir -p "$stage/bin" "$stage/lib" "$stage/batches" "$stage/kernels"
 cp "$build/pagesim" "$build/pagesim-cuda" "$stage/bin/"
+cp "$kbuild"/tests/kernels/kernels_{decode,prefill,cache_ops}_gpu_test "$kbuild/bench/kernels/pagesim_kernels_bench" \
+  "$stage/kernels/"
 # Shared libraries other than glibc's and the CUDA toolkit's (the GPU machine has both).
-ldd "$stage/bin/pagesim" "$stage/bin/pagesim-cuda" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+ldd "$stage"/bin/* "$stage"/kernels/* | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   while read -r lib; do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*) continue ;;

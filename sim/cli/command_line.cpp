@@ -163,6 +163,11 @@ CLI::App* add_profile_command(CLI::App& app, CommandLine& cl) {
   profile->add_option("--max-context", p.grid.max_context, "Largest decode context (0: the model's maximum)");
   profile->add_option("--block-size", p.grid.block_size, "KV block size of the attention kernels");
   profile->add_option("--max-swap-blocks", p.grid.max_swap_blocks, "Largest swap of the copy grid");
+  profile->add_option("--operators-out", cl.profile_operators_out,
+                      "Operator check CSV: the operators cost.kind: operators reads, measured beside the published "
+                      "tables (default: <out>-operators.csv)");
+  profile->add_option("--operator-tables", cl.profile_operator_tables,
+                      "Published operator tables folder (default: sim/cost/operator_tables of this source tree)");
   return profile;
 }
 
@@ -206,6 +211,8 @@ CLI::App* add_calibrate_command(CLI::App& app) {
 void finish_parse(CommandLine& cl, int argc, const char* const* argv) {
   cl.validate.file = cl.batches_file;
   cl.profile.out = cl.profile_out;
+  cl.profile.operators_out = cl.profile_operators_out;
+  cl.profile.operator_tables = cl.profile_operator_tables;
   cl.profile.command_line.clear();
   for (int i = 0; i < argc; ++i) cl.profile.command_line += (i ? " " : "") + std::string(argv[i]);
 }

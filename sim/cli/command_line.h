@@ -60,6 +60,8 @@ struct CommandLine {
   // profile (options.out is set from profile_out after the parse)
   ProfileOptions profile;
   std::string profile_out;
+  std::string profile_operators_out;
+  std::string profile_operator_tables;
 };
 
 struct TraceCommands {

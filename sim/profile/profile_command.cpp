@@ -3,14 +3,18 @@
 #include <chrono>
 #include <ctime>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "sim/cost/cost_error.h"
+#include "sim/cost/operators_cost_model.h"
 #include "sim/cost/presets.h"
 #include "sim/cost/profile_cost_model.h"
+#include "sim/output/atomic_file.h"
+#include "sim/profile/operator_check.h"
 #include "sim/profile/profile_table.h"
 #if PAGESIM_HAVE_CUDA
 #include "sim/profile/profile_measure.h"
@@ -34,6 +38,53 @@ std::string gemm_list(const std::vector<GemmShape>& gemms) {
   for (const GemmShape& g : gemms) s += fmt::format("{}{} {}->{}", s.empty() ? "" : ", ", g.name, g.k, g.n);
   return s;
 }
+
+#if PAGESIM_HAVE_CUDA
+// The operator check after the profile, or a line saying why it is skipped.
+void run_operator_check(const ProfilePlan& plan, const ProfileOptions& o, const detail::ProfileDevice& device,
+                        const std::string& command, std::ostream& out) {
+  const std::optional<std::string> gpu = operator_check_gpu_preset(device.name);
+  std::string skip;
+  if (!plan.operator_check_skip.empty()) skip = plan.model.name + ": " + plan.operator_check_skip;
+  else if (!gpu) skip = "no published operator tables describe " + device.name;
+  else if (plan.operator_tables.empty())
+    skip = default_operator_tables().string() + " does not exist (pass --operator-tables)";
+  if (!skip.empty()) {
+    out << "operator check: skipped: " << skip << "\n";
+    return;
+  }
+  const std::vector<OperatorCheckPoint> points = operator_check_points(plan.model, o.grid.max_context);
+  out << fmt::format("operator check against {}/{}: {} points\n", plan.operator_tables.string(),
+                     *operator_table_gpu(*gpu), points.size());
+  const std::vector<double> measured =
+      detail::measure_operator_points(plan.model, points, o.grid.block_size, o.warmup, o.repeats, out);
+  const std::vector<OperatorCheckRow> rows =
+      operator_check_rows(plan.model, *gpu, plan.operator_tables, points, measured);
+  const std::vector<std::string> comments = {
+      "pagesim operator check: the operators cost.kind: operators reads, measured, beside the published tables",
+      "device: " + device.describe(),
+      "date: " + utc_now(),
+      "command: " + command,
+      fmt::format("model: {}, tensor parallel 1, bf16 weights and KV", plan.model.name),
+      fmt::format("published: {}/{}/vllm-0.14.0 through OperatorsCostModel (the lookups a simulation makes), per "
+                  "layer",
+                  plan.operator_tables.string(), *operator_table_gpu(*gpu)),
+      fmt::format("measured: CUDA events, {} warm-up runs, median of {} runs, L2 flushed before each run", o.warmup,
+                  o.repeats),
+      "gemm_layer: batch = tokens; one layer's cuBLAS bf16 GEMMs qkv, o_proj, gate_up (or up), down",
+      "lm_head: batch = sampled sequences; the cuBLAS bf16 LM-head GEMM",
+      fmt::format("context_attention: batch prompts of length tokens, no cached prefix; pagesim paged_prefill, block "
+                  "size {} (published: vLLM's attention backend)",
+                  o.grid.block_size),
+      fmt::format("generation_attention: batch sequences reading length tokens of KV; pagesim paged_decode, block "
+                  "size {} (published: vLLM's attention backend)",
+                  o.grid.block_size),
+      "ratio: measured / published",
+  };
+  write_file_atomically(plan.operators_out, operator_check_csv(comments, rows));
+  out << fmt::format("wrote {} ({} rows)\n", plan.operators_out.string(), rows.size()) << operator_check_summary(rows);
+}
+#endif
 
 }  // namespace
 
@@ -61,6 +112,8 @@ std::string profile_command_line(const ProfileOptions& o) {
   const ProfileGridOptions& dg = d.grid;
   std::string s = fmt::format("pagesim profile --device {} --model {}", o.device, o.model);
   if (!o.out.empty()) s += " --out " + o.out.string();
+  if (!o.operators_out.empty()) s += " --operators-out " + o.operators_out.string();
+  if (!o.operator_tables.empty()) s += " --operator-tables " + o.operator_tables.string();
   if (o.warmup != d.warmup) s += fmt::format(" --warmup {}", o.warmup);
   if (o.repeats != d.repeats) s += fmt::format(" --repeats {}", o.repeats);
   if (g.max_tokens != dg.max_tokens) s += fmt::format(" --max-tokens {}", g.max_tokens);
@@ -125,6 +178,24 @@ ProfilePlan plan_profile(const ProfileOptions& o) {
   p.model = model_preset(o.model);
   p.grid = make_profile_grid(p.model, o.grid);
   p.out = o.out.empty() ? std::filesystem::path("profile-" + o.model + ".csv") : o.out;
+  if (!o.operators_out.empty()) {
+    p.operators_out = o.operators_out;
+  } else {
+    p.operators_out = p.out;
+    p.operators_out.replace_filename(p.out.stem().string() + "-operators.csv");
+  }
+  if (p.operators_out == p.out)
+    throw std::invalid_argument("--operators-out: " + p.operators_out.string() + " is also --out");
+  std::error_code ec;
+  if (!o.operator_tables.empty()) {
+    if (!std::filesystem::is_directory(o.operator_tables, ec))
+      throw std::invalid_argument("--operator-tables: " + o.operator_tables.string() +
+                                  " is not a folder (expected sim/cost/operator_tables or a copy)");
+    p.operator_tables = o.operator_tables;
+  } else if (std::filesystem::is_directory(default_operator_tables(), ec)) {
+    p.operator_tables = default_operator_tables();
+  }
+  p.operator_check_skip = operator_check_skip_reason(p.model);
   return p;
 }
 
@@ -148,6 +219,7 @@ int run_profile_command(const ProfileOptions& options, std::ostream& out, std::o
     write_profile_csv(plan.out, table);
     const ProfileCostModel check(plan.out);  // the file must read back
     out << fmt::format("wrote {} ({} rows): {}\n", plan.out.string(), table.rows.size(), check.describe());
+    run_operator_check(plan, options, device, command, out);
     return 0;
 #else
     (void)plan;

@@ -1,6 +1,9 @@
 // `pagesim profile --device cuda --model PRESET [--out FILE]`: measures a calibration profile
 // on the GPU it runs on and writes it, atomically, as a profile CSV that ProfileCostModel
 // reads (sim/cost/profile_cost_model.h) — the measured alternative to the roofline model.
+// Then, on a device kind with published operator tables (H100 SXM, H200, A100 80 GB, L40S),
+// it times the operators `cost.kind: operators` reads and writes them beside the tables'
+// values (operator_check.h), so every profile cross-checks the tables.
 //
 // What is timed and how: profile_grid.h (the points) and profile_measure.h (the method).
 // The CSV opens with '#' lines naming the device, the UTC date, the command, the model and
@@ -23,6 +26,12 @@ struct ProfileOptions {
   std::string device = "cuda";     // only "cuda": the profile measures a GPU
   std::string model;               // model preset (sim/cost/presets.h), e.g. "opt-13b"; required
   std::filesystem::path out;       // CSV to write; empty: "profile-<model>.csv"
+  // The operator check (operator_check.h), run after the profile on a device with published
+  // tables: its CSV (empty: out with "-operators" before ".csv") and the tables folder (empty:
+  // default_operator_tables(), the check skipped with a message when it does not exist; given:
+  // it must exist).
+  std::filesystem::path operators_out;
+  std::filesystem::path operator_tables;
   std::int32_t warmup = 3;         // untimed runs before each point's timed runs
   std::int32_t repeats = 20;       // timed runs per point (the median is kept); >= 20
   ProfileGridOptions grid;         // which points are measured (profile_grid.h)
@@ -54,6 +63,9 @@ struct ProfilePlan {
   ModelSpec model;
   ProfileGrid grid;
   std::filesystem::path out;
+  std::filesystem::path operators_out;
+  std::filesystem::path operator_tables;  // empty: no tables, the operator check is skipped
+  std::string operator_check_skip;        // why the model cannot be checked ("" when it can)
 };
 ProfilePlan plan_profile(const ProfileOptions& options);
 

@@ -23,8 +23,10 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "sim/cost/model_spec.h"
+#include "sim/profile/operator_check.h"
 #include "sim/profile/profile_grid.h"
 #include "sim/profile/profile_table.h"
 
@@ -53,5 +55,11 @@ bool profile_device(ProfileDevice* device, std::string* why);
 ProfileTimings measure_profile(const ModelSpec& model, const ProfileGrid& grid,
                                const ProfileGridOptions& grid_options, int warmup, int repeats,
                                std::ostream& progress);
+
+// Times every point of an operator check (operator_check.h), bf16, with the same method:
+// median seconds, in the points' order. Attention on a KV pool of `block_size`-token blocks.
+std::vector<double> measure_operator_points(const ModelSpec& model, const std::vector<OperatorCheckPoint>& points,
+                                            std::int32_t block_size, int warmup, int repeats,
+                                            std::ostream& progress);
 
 }  // namespace pagesim::sim::detail

@@ -53,15 +53,18 @@ class CublasHandle {
   cublasHandle_t h_ = nullptr;
 };
 
-// Random fp16 in [-1, 1) over `bytes` of device memory: one random tile uploaded, then
-// doubled on the device.
-void fill_random_half(void* dst, std::size_t bytes, std::uint64_t seed) {
+// Random values in [-1, 1) of a 2-byte `dtype` (fp16 or bf16) over `bytes` of device memory:
+// one random tile uploaded, then doubled on the device.
+void fill_random(void* dst, std::size_t bytes, std::uint64_t seed, pk::DType dtype = pk::DType::kFloat16) {
   if (bytes < 2) return;
   const std::size_t tile = std::min<std::size_t>(bytes, std::size_t{16} << 20) & ~std::size_t{1};
   std::vector<std::uint16_t> host(tile / 2);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  for (std::uint16_t& h : host) h = pk::float_to_half_bits(dist(rng));
+  for (std::uint16_t& h : host) {
+    const float f = dist(rng);
+    h = dtype == pk::DType::kBFloat16 ? pk::float_to_bf16_bits(f) : pk::float_to_half_bits(f);
+  }
   char* d = static_cast<char*>(dst);
   cuda_check(cudaMemcpy(d, host.data(), tile, cudaMemcpyHostToDevice), "cudaMemcpy (fill)");
   for (std::size_t done = tile; done < bytes;) {
@@ -122,14 +125,16 @@ std::int32_t to_int(std::int64_t v, const char* what) {
   return static_cast<std::int32_t>(v);
 }
 
-// out[rows, n] = in[rows, k] · W^T, W [n, k] row-major (column-major: C = W^T-op · X).
-void gemm(cublasHandle_t h, const GemmShape& g, std::int64_t rows, const void* w, const void* in, void* out) {
+// out[rows, n] = in[rows, k] · W^T, W [n, k] row-major (column-major: C = W^T-op · X), in
+// `type` (CUDA_R_16F or CUDA_R_16BF) with fp32 compute.
+void gemm(cublasHandle_t h, const GemmShape& g, std::int64_t rows, const void* w, const void* in, void* out,
+          cudaDataType_t type = CUDA_R_16F) {
   const float alpha = 1.f;
   const float beta = 0.f;
   const int n = to_int(g.n, "GEMM n");
   const int k = to_int(g.k, "GEMM k");
-  cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, to_int(rows, "GEMM rows"), k, &alpha, w, CUDA_R_16F, k,
-                            in, CUDA_R_16F, k, &beta, out, CUDA_R_16F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+  cublas_check(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, to_int(rows, "GEMM rows"), k, &alpha, w, type, k, in, type,
+                            k, &beta, out, type, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx");
 }
 
@@ -160,12 +165,12 @@ void measure_linear(const ModelSpec& m, const ProfileGrid& g, Timer& timer, Prof
   }
   DeviceMemory in(static_cast<std::size_t>(in_elems * 2));
   DeviceMemory out(static_cast<std::size_t>(out_elems * 2));
-  fill_random_half(in.get(), in.bytes(), 11);
+  fill_random(in.get(), in.bytes(), 11);
   std::vector<DeviceMemory> weights;
   weights.reserve(layer.size());
   for (std::size_t i = 0; i < layer.size(); ++i) {
     weights.emplace_back(static_cast<std::size_t>(layer[i].k * layer[i].n * 2));
-    fill_random_half(weights.back().get(), weights.back().bytes(), 20 + i);
+    fill_random(weights.back().get(), weights.back().bytes(), 20 + i);
   }
   CublasHandle handle;
   PartClock linear_clock(progress, "linear", g.linear_tokens.size());
@@ -177,7 +182,7 @@ void measure_linear(const ModelSpec& m, const ProfileGrid& g, Timer& timer, Prof
   linear_clock.done();
   weights.clear();
   DeviceMemory lm_weight(static_cast<std::size_t>(lm.k * lm.n * 2));
-  fill_random_half(lm_weight.get(), lm_weight.bytes(), 30);
+  fill_random(lm_weight.get(), lm_weight.bytes(), 30);
   PartClock lm_clock(progress, "lm_head", g.lm_head_seqs.size());
   for (const std::int64_t rows : g.lm_head_seqs) {
     t.lm_head.push_back(timer.median_seconds([&] { gemm(handle.get(), lm, rows, lm_weight.get(), in.get(), out.get()); }));
@@ -193,14 +198,107 @@ DeviceMemory upload(const std::vector<T>& v) {
   return d;
 }
 
+// One layer's attention at the model's head counts over one KV pool of `dtype` (fp16 or
+// bf16), for paged_prefill and paged_decode timings: K, V and the query random; sequence s of a
+// batch owns pool blocks perm[s · per_seq ...], distinct and scattered.
+class AttentionBench {
+ public:
+  // REQUIRES: pool_blocks covers every batch timed (seqs · ceil(length / block_size)),
+  // query_rows every batch's query tokens.
+  AttentionBench(const ModelSpec& m, pk::DType dtype, std::int32_t block_size, std::int64_t pool_blocks,
+                 std::int64_t query_rows, Timer& timer)
+      : timer_(timer),
+        dtype_(dtype),
+        qh_(to_int(m.heads_per_gpu(1), "query heads")),
+        kvh_(to_int(m.kv_heads_per_gpu(1), "KV heads")),
+        hd_(to_int(m.head_dim, "head_dim")),
+        bs_(block_size),
+        num_blocks_(to_int(pool_blocks, "KV pool blocks")) {
+    const auto cache_bytes =
+        static_cast<std::size_t>(pk::kv_cache_elements(num_blocks_, kvh_, block_size, hd_)) * pk::dtype_size(dtype);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    if (2 * cache_bytes > free_bytes) {
+      throw std::runtime_error(fmt::format(
+          "profile: the KV pool of {} blocks of {} tokens needs {:.1f} GiB, {:.1f} GiB are free; lower "
+          "--max-decode-seqs or --max-context",
+          num_blocks_, block_size, 2.0 * static_cast<double>(cache_bytes) / (1 << 30),
+          static_cast<double>(free_bytes) / (1 << 30)));
+    }
+    k_cache_ = DeviceMemory(cache_bytes);
+    v_cache_ = DeviceMemory(cache_bytes);
+    fill_random(k_cache_.get(), cache_bytes, 40, dtype);
+    fill_random(v_cache_.get(), cache_bytes, 41, dtype);
+    const std::size_t q_bytes = static_cast<std::size_t>(query_rows) * static_cast<std::size_t>(qh_ * hd_) * 2;
+    query_ = DeviceMemory(q_bytes);
+    out_ = DeviceMemory(q_bytes);
+    fill_random(query_.get(), q_bytes, 42, dtype);
+    perm_.resize(static_cast<std::size_t>(num_blocks_));
+    std::iota(perm_.begin(), perm_.end(), 0);
+    std::shuffle(perm_.begin(), perm_.end(), std::mt19937_64(43));
+    base_.k_cache = pk::kv_cache_view(k_cache_.get(), dtype, pk::KvLayout::kHND, num_blocks_, kvh_, block_size, hd_);
+    base_.v_cache = pk::kv_cache_view(v_cache_.get(), dtype, pk::KvLayout::kHND, num_blocks_, kvh_, block_size, hd_);
+    base_.scale = 1.0f / std::sqrt(static_cast<float>(hd_));
+  }
+
+  std::int64_t blocks_for(std::int64_t tokens) const { return (tokens + bs_ - 1) / bs_; }
+
+  // Median seconds of paged_prefill over `seqs` fresh prompts of `len` tokens.
+  double prefill_seconds(std::int64_t seqs64, std::int64_t len64) {
+    const std::int64_t per_seq = blocks_for(len64);
+    const auto seqs = to_int(seqs64, "prefill sequences");
+    const auto len = to_int(len64, "prefill length");
+    const std::vector<std::int32_t> lens(static_cast<std::size_t>(seqs), len);
+    std::vector<std::int32_t> starts(static_cast<std::size_t>(seqs) + 1);
+    for (std::size_t s = 0; s < starts.size(); ++s) starts[s] = static_cast<std::int32_t>(s) * len;
+    const DeviceMemory table = upload(table_for(seqs, per_seq));
+    const DeviceMemory dlens = upload(lens);
+    const DeviceMemory dstarts = upload(starts);
+    pk::PagedAttentionArgs a = base_;
+    const std::int64_t tokens = seqs64 * len64;
+    a.query = pk::TensorView::contiguous(query_.get(), dtype_, {tokens, qh_, hd_});
+    a.out = pk::TensorView::contiguous(out_.get(), dtype_, {tokens, qh_, hd_});
+    a.block_table = pk::TensorView::contiguous(table.get(), pk::DType::kInt32, {seqs, per_seq});
+    a.kv_lens = pk::TensorView::contiguous(dlens.get(), pk::DType::kInt32, {seqs});
+    a.query_starts = pk::TensorView::contiguous(dstarts.get(), pk::DType::kInt32, {seqs + 1});
+    const pk::PrefillPlan plan = pk::plan_prefill(pk::prefill_problem(a, len));
+    return timer_.median_seconds([&] { pk::paged_prefill(a, plan, nullptr); });
+  }
+
+  // Median seconds of paged_decode (the planner's v1/v2) over `seqs` sequences of `context`
+  // tokens, one query each.
+  double decode_seconds(std::int64_t seqs64, std::int64_t context) {
+    const auto seqs = to_int(seqs64, "decode sequences");
+    const std::int64_t per_seq = blocks_for(context);
+    const std::vector<std::int32_t> lens(static_cast<std::size_t>(seqs), to_int(context, "decode context"));
+    const DeviceMemory table = upload(table_for(seqs, per_seq));
+    const DeviceMemory dlens = upload(lens);
+    pk::PagedAttentionArgs a = base_;
+    a.query = pk::TensorView::contiguous(query_.get(), dtype_, {seqs, qh_, hd_});
+    a.out = pk::TensorView::contiguous(out_.get(), dtype_, {seqs, qh_, hd_});
+    a.block_table = pk::TensorView::contiguous(table.get(), pk::DType::kInt32, {seqs, per_seq});
+    a.kv_lens = pk::TensorView::contiguous(dlens.get(), pk::DType::kInt32, {seqs});
+    const pk::DecodePlan plan = pk::plan_decode(pk::decode_problem(a, lens), pk::decode_device_caps(dtype_, hd_));
+    const DeviceMemory workspace(plan.workspace_bytes);
+    return timer_.median_seconds([&] { pk::paged_decode(a, plan, workspace.get(), workspace.bytes(), nullptr); });
+  }
+
+ private:
+  std::vector<std::int32_t> table_for(std::int64_t seqs, std::int64_t per_seq) const {
+    return std::vector<std::int32_t>(perm_.begin(), perm_.begin() + static_cast<std::ptrdiff_t>(seqs * per_seq));
+  }
+
+  Timer& timer_;
+  pk::DType dtype_;
+  std::int32_t qh_, kvh_, hd_, bs_, num_blocks_;
+  DeviceMemory k_cache_, v_cache_, query_, out_;
+  std::vector<std::int32_t> perm_;
+  pk::PagedAttentionArgs base_;
+};
+
 void measure_attention(const ModelSpec& m, const ProfileGrid& g, std::int32_t block_size, Timer& timer,
                        ProfileTimings& t, std::ostream& progress) {
-  const auto qh = to_int(m.heads_per_gpu(1), "query heads");
-  const auto kvh = to_int(m.kv_heads_per_gpu(1), "KV heads");
-  const auto hd = to_int(m.head_dim, "head_dim");
-  const std::int64_t bs = block_size;
-  auto blocks_for = [&](std::int64_t tokens) { return (tokens + bs - 1) / bs; };
-
+  auto blocks_for = [&](std::int64_t tokens) { return (tokens + block_size - 1) / block_size; };
   // One KV pool, big enough for the largest decode batch and the largest prefill batch.
   std::int64_t pool_blocks = g.decode_seqs.back() * blocks_for(g.decode_contexts.back());
   std::int64_t max_query_rows = g.decode_seqs.back();
@@ -208,78 +306,15 @@ void measure_attention(const ModelSpec& m, const ProfileGrid& g, std::int32_t bl
     pool_blocks = std::max(pool_blocks, c.seqs * blocks_for(c.query_len));
     max_query_rows = std::max(max_query_rows, c.tokens());
   }
-  const auto num_blocks = to_int(pool_blocks, "KV pool blocks");
-  const auto cache_bytes = static_cast<std::size_t>(pk::kv_cache_elements(num_blocks, kvh, block_size, hd)) * 2;
-  std::size_t free_bytes = 0, total_bytes = 0;
-  cuda_check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-  if (2 * cache_bytes > free_bytes) {
-    throw std::runtime_error(fmt::format(
-        "profile: the KV pool for {} decode sequences of {} tokens needs {:.1f} GiB, {:.1f} GiB are free; "
-        "lower --max-decode-seqs or --max-context",
-        g.decode_seqs.back(), g.decode_contexts.back(), 2.0 * static_cast<double>(cache_bytes) / (1 << 30),
-        static_cast<double>(free_bytes) / (1 << 30)));
-  }
-  DeviceMemory k_cache(cache_bytes), v_cache(cache_bytes);
-  fill_random_half(k_cache.get(), cache_bytes, 40);
-  fill_random_half(v_cache.get(), cache_bytes, 41);
-  const std::size_t q_bytes = static_cast<std::size_t>(max_query_rows) * static_cast<std::size_t>(qh * hd) * 2;
-  DeviceMemory query(q_bytes), out(q_bytes);
-  fill_random_half(query.get(), q_bytes, 42);
-  std::vector<std::int32_t> perm(static_cast<std::size_t>(num_blocks));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(43));
-
-  pk::PagedAttentionArgs base;
-  base.k_cache = pk::kv_cache_view(k_cache.get(), pk::DType::kFloat16, pk::KvLayout::kHND, num_blocks, kvh, block_size, hd);
-  base.v_cache = pk::kv_cache_view(v_cache.get(), pk::DType::kFloat16, pk::KvLayout::kHND, num_blocks, kvh, block_size, hd);
-  base.scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  // Sequence s of a batch owns pool blocks perm[s * per_seq ...]: distinct, scattered.
-  auto table_for = [&](std::int64_t seqs, std::int64_t per_seq) {
-    return std::vector<std::int32_t>(perm.begin(), perm.begin() + static_cast<std::ptrdiff_t>(seqs * per_seq));
-  };
+  AttentionBench bench(m, pk::DType::kFloat16, block_size, pool_blocks, max_query_rows, timer);
 
   PartClock prefill_clock(progress, "attn_prefill", g.prefill.size());
-  for (const PrefillComposition& c : g.prefill) {
-    const std::int64_t per_seq = blocks_for(c.query_len);
-    const auto seqs = to_int(c.seqs, "prefill sequences");
-    const auto len = to_int(c.query_len, "prefill length");
-    const std::vector<std::int32_t> lens(static_cast<std::size_t>(seqs), len);
-    std::vector<std::int32_t> starts(static_cast<std::size_t>(seqs) + 1);
-    for (std::size_t s = 0; s < starts.size(); ++s) starts[s] = static_cast<std::int32_t>(s) * len;
-    const DeviceMemory table = upload(table_for(seqs, per_seq));
-    const DeviceMemory dlens = upload(lens);
-    const DeviceMemory dstarts = upload(starts);
-    pk::PagedAttentionArgs a = base;
-    a.query = pk::TensorView::contiguous(query.get(), pk::DType::kFloat16, {c.tokens(), qh, hd});
-    a.out = pk::TensorView::contiguous(out.get(), pk::DType::kFloat16, {c.tokens(), qh, hd});
-    a.block_table = pk::TensorView::contiguous(table.get(), pk::DType::kInt32, {seqs, per_seq});
-    a.kv_lens = pk::TensorView::contiguous(dlens.get(), pk::DType::kInt32, {seqs});
-    a.query_starts = pk::TensorView::contiguous(dstarts.get(), pk::DType::kInt32, {seqs + 1});
-    const pk::PrefillPlan plan = pk::plan_prefill(pk::prefill_problem(a, len));
-    t.layer_prefill.push_back(timer.median_seconds([&] { pk::paged_prefill(a, plan, nullptr); }));
-  }
+  for (const PrefillComposition& c : g.prefill) t.layer_prefill.push_back(bench.prefill_seconds(c.seqs, c.query_len));
   prefill_clock.done();
 
-  const pk::DecodeDeviceCaps caps = pk::decode_device_caps(pk::DType::kFloat16, hd);
   PartClock decode_clock(progress, "attn_decode", g.decode_seqs.size() * g.decode_contexts.size());
-  for (const std::int64_t s64 : g.decode_seqs) {
-    for (const std::int64_t c64 : g.decode_contexts) {
-      const auto seqs = to_int(s64, "decode sequences");
-      const std::int64_t per_seq = blocks_for(c64);
-      const std::vector<std::int32_t> lens(static_cast<std::size_t>(seqs), to_int(c64, "decode context"));
-      const DeviceMemory table = upload(table_for(seqs, per_seq));
-      const DeviceMemory dlens = upload(lens);
-      pk::PagedAttentionArgs a = base;
-      a.query = pk::TensorView::contiguous(query.get(), pk::DType::kFloat16, {seqs, qh, hd});
-      a.out = pk::TensorView::contiguous(out.get(), pk::DType::kFloat16, {seqs, qh, hd});
-      a.block_table = pk::TensorView::contiguous(table.get(), pk::DType::kInt32, {seqs, per_seq});
-      a.kv_lens = pk::TensorView::contiguous(dlens.get(), pk::DType::kInt32, {seqs});
-      const pk::DecodePlan plan = pk::plan_decode(pk::decode_problem(a, lens), caps);
-      const DeviceMemory workspace(plan.workspace_bytes);
-      t.layer_decode.push_back(timer.median_seconds(
-          [&] { pk::paged_decode(a, plan, workspace.get(), workspace.bytes(), nullptr); }));
-    }
-  }
+  for (const std::int64_t seqs : g.decode_seqs)
+    for (const std::int64_t context : g.decode_contexts) t.layer_decode.push_back(bench.decode_seconds(seqs, context));
   decode_clock.done();
 }
 
@@ -296,7 +331,7 @@ void measure_swap(const ModelSpec& m, const ProfileGrid& g, Timer& timer, Profil
     const std::size_t side = static_cast<std::size_t>(max_blocks) * block_bytes;
     DeviceMemory device(2 * side);
     PinnedMemory host(2 * side);
-    fill_random_half(device.get(), 2 * side, 50);
+    fill_random(device.get(), 2 * side, 50);
     std::memset(host.get(), 0, 2 * side);
     std::vector<std::size_t> host_slot(static_cast<std::size_t>(max_blocks));
     std::iota(host_slot.begin(), host_slot.end(), std::size_t{0});
@@ -324,7 +359,77 @@ void measure_swap(const ModelSpec& m, const ProfileGrid& g, Timer& timer, Profil
   clock.done();
 }
 
+// The GEMM points of an operator check: one layer's GEMMs or the LM head, bf16.
+void measure_operator_gemms(const ModelSpec& m, const std::vector<OperatorCheckPoint>& points, Timer& timer,
+                            std::vector<double>& seconds, std::ostream& progress) {
+  const std::vector<GemmShape> layer = layer_gemms(m);
+  const GemmShape lm = lm_head_gemm(m);
+  std::int64_t in_elems = 0, out_elems = 0;
+  for (const OperatorCheckPoint& p : points) {
+    if (p.op == CheckedOperator::kLmHead) {
+      in_elems = std::max(in_elems, p.batch * lm.k);
+      out_elems = std::max(out_elems, p.batch * lm.n);
+    } else if (p.op == CheckedOperator::kGemmLayer) {
+      for (const GemmShape& g : layer) {
+        in_elems = std::max(in_elems, p.batch * g.k);
+        out_elems = std::max(out_elems, p.batch * g.n);
+      }
+    }
+  }
+  const auto bf16 = pk::DType::kBFloat16;
+  DeviceMemory in(static_cast<std::size_t>(in_elems * 2)), out(static_cast<std::size_t>(out_elems * 2));
+  fill_random(in.get(), in.bytes(), 11, bf16);
+  std::vector<DeviceMemory> weights;
+  for (std::size_t i = 0; i < layer.size(); ++i) {
+    weights.emplace_back(static_cast<std::size_t>(layer[i].k * layer[i].n * 2));
+    fill_random(weights.back().get(), weights.back().bytes(), 20 + i, bf16);
+  }
+  DeviceMemory lm_weight(static_cast<std::size_t>(lm.k * lm.n * 2));
+  fill_random(lm_weight.get(), lm_weight.bytes(), 30, bf16);
+  CublasHandle handle;
+  PartClock clock(progress, "op gemms", points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const OperatorCheckPoint& p = points[i];
+    if (p.op == CheckedOperator::kGemmLayer) {
+      seconds[i] = timer.median_seconds([&] {
+        for (std::size_t j = 0; j < layer.size(); ++j)
+          gemm(handle.get(), layer[j], p.batch, weights[j].get(), in.get(), out.get(), CUDA_R_16BF);
+      });
+    } else if (p.op == CheckedOperator::kLmHead) {
+      seconds[i] = timer.median_seconds(
+          [&] { gemm(handle.get(), lm, p.batch, lm_weight.get(), in.get(), out.get(), CUDA_R_16BF); });
+    }
+  }
+  clock.done();
+}
+
 }  // namespace
+
+std::vector<double> measure_operator_points(const ModelSpec& model, const std::vector<OperatorCheckPoint>& points,
+                                            std::int32_t block_size, int warmup, int repeats,
+                                            std::ostream& progress) {
+  ProfileDevice device;
+  std::string why;
+  if (!profile_device(&device, &why)) throw std::runtime_error("profile: no usable CUDA device (" + why + ")");
+  Timer timer(warmup, repeats, static_cast<std::size_t>(std::max<std::int64_t>(2 * device.l2_bytes, 64 << 20)));
+  std::vector<double> seconds(points.size(), 0.0);
+  measure_operator_gemms(model, points, timer, seconds, progress);
+  std::int64_t pool_blocks = 1, query_rows = 1;
+  for (const OperatorCheckPoint& p : points) {
+    if (p.op != CheckedOperator::kContextAttention && p.op != CheckedOperator::kGenerationAttention) continue;
+    pool_blocks = std::max(pool_blocks, p.batch * ((p.length + block_size - 1) / block_size));
+    query_rows = std::max(query_rows, p.op == CheckedOperator::kContextAttention ? p.batch * p.length : p.batch);
+  }
+  AttentionBench bench(model, pk::DType::kBFloat16, block_size, pool_blocks, query_rows, timer);
+  PartClock clock(progress, "op attention", points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const OperatorCheckPoint& p = points[i];
+    if (p.op == CheckedOperator::kContextAttention) seconds[i] = bench.prefill_seconds(p.batch, p.length);
+    if (p.op == CheckedOperator::kGenerationAttention) seconds[i] = bench.decode_seconds(p.batch, p.length);
+  }
+  clock.done();
+  return seconds;
+}
 
 std::string ProfileDevice::describe() const {
   return fmt::format("{} (sm_{}{}, {} SMs, {:.1f} GiB, L2 {} MiB, driver {}.{}, runtime {}.{})", name, cc_major,

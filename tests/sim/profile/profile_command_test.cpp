@@ -57,6 +57,12 @@ TEST(ProfileCommand, OptionErrorsAreOneLine) {
   c = {o, "--warmup must be >= 0"};
   c.options.warmup = -1;
   cases.push_back(c);
+  c = {o, "--operator-tables: /nonexistent/tables is not a folder"};
+  c.options.operator_tables = "/nonexistent/tables";
+  cases.push_back(c);
+  c = {o, "--operators-out: " + o.out.string() + " is also --out"};
+  c.options.operators_out = o.out;
+  cases.push_back(c);
   c = {o, "block_size must be a power of two in [1, 1024], got 24"};
   c.options.grid.block_size = 24;
   cases.push_back(c);
@@ -77,6 +83,13 @@ TEST(ProfileCommand, PlanWithoutAGpu) {
   EXPECT_EQ(p.model.name, "llama-3-8b");
   EXPECT_EQ(p.out, std::filesystem::path("profile-llama-3-8b.csv"));
   EXPECT_GT(p.grid.num_points(), 100u);
+  EXPECT_EQ(p.operators_out, std::filesystem::path("profile-llama-3-8b-operators.csv"));
+  EXPECT_EQ(p.operator_check_skip, "");
+  o.model = "mixtral-8x7b";
+  o.out = "/tmp/x/mixtral.csv";
+  const ProfilePlan moe = plan_profile(o);
+  EXPECT_EQ(moe.operators_out, std::filesystem::path("/tmp/x/mixtral-operators.csv"));
+  EXPECT_NE(moe.operator_check_skip.find("MoE"), std::string::npos);
 }
 
 TEST(ProfileCommand, WithoutCudaOrDeviceExitsOneAndWritesNothing) {
