@@ -177,7 +177,7 @@ validate_device=cuda
 write_page
 
 step "correctness: GPU tests, validate every policy, memcheck (in parallel)"
-correct_s=$(cap 100 200)
+correct_s=$(cap 90 200)
 # GPU tests: the three binaries at once.
 test_pids=()
 for t in decode prefill cache_ops; do
@@ -192,7 +192,7 @@ mc_pids=()
 if [ $dry = 0 ] && [ -n "$sanitizer" ]; then
   for f in "${filters[@]}"; do
     name=${f%%:*}
-    timeout "$correct_s" "$sanitizer" --tool memcheck --error-exitcode 3 --print-limit 20 \
+    timeout "$((correct_s - 15))" "$sanitizer" --tool memcheck --error-exitcode 3 --print-limit 20 \
       "$stage/kernels/kernels_${name}_gpu_test" --gtest_filter="${f#*:}" >"$scratch/mc_$name.txt" 2>&1 &
     mc_pids+=("$name:$!")
   done
