@@ -116,8 +116,6 @@ AttentionShape check_paged_attention_args(const PagedAttentionArgs& a, const cha
   check_query_starts(a.query_starts, fn, shape);
 
   if (backend == Backend::kCuda) {
-    require(a.mask.causal(), fn, "the CUDA kernels have the causal mask only; a sliding-window or "
-                                 "chunked-local mask needs the CPU reference");
     const DType t = a.query.dtype;
     for (const TensorView* v : {&a.out, &a.k_cache, &a.v_cache}) {
       require(v->dtype == t, fn,

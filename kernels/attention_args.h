@@ -11,8 +11,8 @@
 // slope[head] * (key_pos - p) (<= 0). Softmax over the visible keys, then the weighted sum of
 // values. A query that sees no key (decode with kv_len 0) outputs zeros. `mask` narrows the
 // visible keys further (sliding window, chunked local: attention_mask.h); the default is the
-// causal mask above, and only the CPU reference supports the others (the CUDA launchers'
-// argument check refuses them). With a mask, a paged kernel reads only attended_blocks: the
+// causal mask above. The CPU reference and the CUDA kernels support all three. With a mask,
+// a paged kernel reads only attended_blocks: the
 // block-table entries of blocks before them are not read (a windowed allocator frees them). Query head h reads KV
 // head h / (num_q_heads / num_kv_heads) (GQA; MQA when num_kv_heads = 1).
 #pragma once

@@ -62,12 +62,18 @@ commit=$(head -2 "$stage/commit.txt" 2>/dev/null | tr '\n' ' ')
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 [ $dry = 1 ] && device="dry-run"
 
-# Tests: the three binaries at once, at most half the budget.
+# Tests: the three binaries at once in gtest shards (decode 3, prefill 6, cache ops 1: the CPU
+# reference is the slow part), at most half the budget.
 test_s=$(($(left) / 2))
 pids=()
-for t in decode prefill cache_ops; do
-  timeout "$test_s" "$stage/kernels/kernels_${t}_gpu_test" >"$out/test_$t.tmp" 2>&1 &
-  pids+=("$t:$!")
+for spec in decode:3 prefill:6 cache_ops:1; do
+  t=${spec%%:*}
+  n=${spec#*:}
+  for ((i = 0; i < n; i++)); do
+    GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$test_s" "$stage/kernels/kernels_${t}_gpu_test" \
+      >"$out/test_${t}_$i.tmp" 2>&1 &
+    pids+=("${t}_$i:$!")
+  done
 done
 tests_ok=1
 tests=""
@@ -76,7 +82,7 @@ for entry in "${pids[@]}"; do
   wait "${entry#*:}"
   rc=$?
   [ $rc = 0 ] || tests_ok=0
-  tests+="-- kernels_${name}_gpu_test: exit $rc$([ $rc = 124 ] && echo ' (cut off)')"$'\n'
+  tests+="-- kernels_${name%_*}_gpu_test shard ${name##*_}: exit $rc$([ $rc = 124 ] && echo ' (cut off)')"$'\n'
   tests+=$(grep -E "tests? from .* ran|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]+ tests?,|^\[  FAILED  \]" "$out/test_$name.tmp" | head -30)$'\n'
   cat "$out/test_$name.tmp" >>"$log"
   rm -f "$out/test_$name.tmp"

@@ -197,14 +197,6 @@ std::vector<Row> run_decode(const DecodeCase& c, const Env& env) {
   a.v_cache = pk::kv_cache_view(v.get(), c.dtype, pk::KvLayout::kHND, num_blocks, c.kv_heads, c.block_size, c.head_dim);
   a.kv_lens = pk::TensorView::contiguous(dlens.get(), pk::DType::kInt32, {c.batch});
   a.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  const pk::DecodeProblem problem = pk::decode_problem(a, lens);
-  pk::DecodePlan plan;
-  if (c.force.empty()) {
-    plan = pk::plan_decode(problem, pk::decode_device_caps(c.dtype, c.head_dim));
-  } else {
-    plan = pk::make_decode_plan(problem, c.force == "v1" ? pk::DecodeAlgo::kV1 : pk::DecodeAlgo::kV2, 512);
-  }
-  Buffer ws(plan.workspace_bytes);
   const double bytes = 2.0 * static_cast<double>(cache_bytes) / static_cast<double>(num_blocks * c.block_size) *
                            static_cast<double>(c.batch) * c.context +
                        2.0 * static_cast<double>(q_bytes);
@@ -215,6 +207,14 @@ std::vector<Row> run_decode(const DecodeCase& c, const Env& env) {
     Buffer dtable(table.size() * 4);
     cuda(cudaMemcpy(dtable.get(), table.data(), table.size() * 4, cudaMemcpyHostToDevice), "upload table");
     a.block_table = pk::TensorView::contiguous(dtable.get(), pk::DType::kInt32, {c.batch, blocks_per_seq});
+    // The plan reads the arguments' shapes (the table's included), not the table's contents:
+    // both tables get the same plan.
+    const pk::DecodeProblem problem = pk::decode_problem(a, lens);
+    const pk::DecodePlan plan =
+        c.force.empty()
+            ? pk::plan_decode(problem, pk::decode_device_caps(c.dtype, c.head_dim))
+            : pk::make_decode_plan(problem, c.force == "v1" ? pk::DecodeAlgo::kV1 : pk::DecodeAlgo::kV2, 512);
+    Buffer ws(plan.workspace_bytes);
     Row r;
     r.kernel = "decode";
     r.name = c.name;

@@ -30,7 +30,17 @@ struct PagedAttentionParams {
   std::int32_t num_q_heads = 0;
   std::int32_t num_kv_heads = 0;
   std::int32_t group_size = 0;  // num_q_heads / num_kv_heads
+  MaskKind mask_kind = MaskKind::kCausal;  // beyond causality (attention_mask.h)
+  std::int32_t mask_window = 0;            // W or C tokens; 0 for causal
 };
+
+// The first key a query at position `pos` sees: AttentionMask::first_visible_key on the
+// device. Keys before it are masked and their blocks never read (they may be freed).
+__device__ __forceinline__ int first_visible_key(const PagedAttentionParams& p, int pos) {
+  if (p.mask_kind == MaskKind::kSlidingWindow) return max(0, pos - p.mask_window + 1);
+  if (p.mask_kind == MaskKind::kChunkedLocal) return pos < 0 ? 0 : pos / p.mask_window * p.mask_window;
+  return 0;
+}
 
 // REQUIRES: `a` passed check_paged_attention_args(..., Backend::kCuda) with result `s`.
 inline PagedAttentionParams make_attention_params(const PagedAttentionArgs& a, const AttentionShape& s,
@@ -53,6 +63,8 @@ inline PagedAttentionParams make_attention_params(const PagedAttentionArgs& a, c
   p.num_q_heads = s.num_q_heads;
   p.num_kv_heads = s.num_kv_heads;
   p.group_size = s.group_size();
+  p.mask_kind = a.mask.kind;
+  p.mask_window = a.mask.window;
   return p;
 }
 

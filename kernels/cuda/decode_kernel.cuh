@@ -8,7 +8,9 @@
 // before first use). Scores are reduced across the group with xor-shuffles; each group keeps
 // its own online-softmax state (m, l, acc) per head, in base 2; the groups are merged through
 // shared memory at the end. Tokens >= the range end are never loaded (padding slots are
-// never read), and a range with no token yields l = 0 (v1 writes zeros, v2 a -inf LSE).
+// never read), nor tokens before the mask's first visible key (a sliding window's or a
+// chunk's start: their blocks may be freed), and a range with no token yields l = 0 (v1
+// writes zeros, v2 a -inf LSE).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -71,6 +73,9 @@ __global__ void __launch_bounds__(DecodeTraits<T, D>::kThreads, 3)
     tok_end = min(kv_len, tok_begin + p.partition_size);
   }
   const int query_pos = kv_len - 1;
+  // A sliding-window or chunked-local mask: keys before the first visible one are neither
+  // read nor scored (a v2 partition left with none writes l = 0, a -inf LSE).
+  tok_begin = max(tok_begin, first_visible_key(p, query_pos));
 
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;

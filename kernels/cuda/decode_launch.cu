@@ -41,7 +41,7 @@ __device__ float block_reduce(float x, Op op, float* scratch) {
 template <class T>
 __global__ void __launch_bounds__(kMergeThreads) decode_merge_kernel(const DecodeParams p) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  extern __shared__ float weight[];  // [max_partitions]
+  extern __shared__ __align__(16) float weight[];  // [merge_weight_floats(max_partitions)]
   __shared__ float scratch[kMergeThreads / 32];
   const int seq = static_cast<int>(blockIdx.x);  // decode_merge_grid: x = sequence, y = query head
   const int head = static_cast<int>(blockIdx.y);
@@ -74,9 +74,18 @@ __global__ void __launch_bounds__(kMergeThreads) decode_merge_kernel(const Decod
 
 }  // namespace
 
+namespace {
+// The merge kernel's weights, rounded up to whole 16-byte vectors: the final loop reads the
+// weights as float4 (ld.shared.v4.f32), and compute-sanitizer on an H200 reported a 12-byte
+// read at the end of a weight array sized to exactly max_partitions floats.
+std::size_t merge_weight_floats(std::int32_t max_partitions) {
+  return (static_cast<std::size_t>(max_partitions) + 3) / 4 * 4;
+}
+}  // namespace
+
 template <class T>
 void launch_decode_merge(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
-  const std::size_t smem = sizeof(float) * static_cast<std::size_t>(p.max_partitions);
+  const std::size_t smem = sizeof(float) * merge_weight_floats(p.max_partitions);
   decode_merge_kernel<T><<<grid, kMergeThreads, smem, stream>>>(p);
 }
 

@@ -9,7 +9,9 @@
 // registers for head_dim <= 128), base-2 online softmax on the fp32 accumulators, P rounded to
 // T and fed straight from the accumulator layout as the A operand of O += P V (V through
 // ldmatrix.trans). Masking (causal limit, beyond-context keys) is applied only on tiles that
-// cross the diagonal; ALiBi on every tile when enabled. Output is O / l in T.
+// cross the diagonal, on every tile with a sliding-window or chunked-local mask (whose keys
+// before the tile's first visible key are never loaded); ALiBi on every tile when enabled.
+// Output is O / l in T.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -75,6 +77,11 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
   const int key_end = hist + t_last + 1;  // keys any row of the tile sees (<= kv_len)
   const int diag = hist + t_first;        // keys beyond it are masked for some row
   const int n_tiles = (key_end + Tr::kKeys - 1) / Tr::kKeys;
+  // A sliding-window or chunked-local mask: the tile's first row sees the earliest key;
+  // keys before it are never loaded (their blocks may be freed), and every tile is masked.
+  const bool windowed = p.mask_kind != MaskKind::kCausal;
+  const int key_begin = first_visible_key(p, diag);
+  const int j_begin = key_begin / Tr::kKeys;
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32;
@@ -101,17 +108,18 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
       const int row = i / Tr::kChunks;
       const int c = i % Tr::kChunks;
       const int key = j * Tr::kKeys + row;
-      const bool valid = key < key_end;
+      const bool valid = key >= key_begin && key < key_end;
       const std::int64_t off = valid ? token_offset(p.geo, p.table, seq, key, kv_head, p.block_shift) : 0;
       cp_async_16(dk + row * Tr::kStride + c * 8, kc + off + c * 8, valid);
       cp_async_16(dv + row * Tr::kStride + c * 8, vc + off + c * 8, valid);
     }
   };
-  load_kv(0, 0);
+  load_kv(j_begin, 0);
   cp_async_commit();
 
   // The two rows this thread holds in mma accumulator layout: lane / 4 and lane / 4 + 8.
   int pos[2];
+  int first_key[2];  // the row's first visible key (0 without a window)
   float slope[2];
   bool row_valid[2];
   int out_token[2], out_head[2];
@@ -122,6 +130,7 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
     out_token[h] = r / group;
     out_head[h] = kv_head * group + r % group;
     pos[h] = row_valid[h] ? hist + out_token[h] : kv_len - 1;
+    first_key[h] = first_visible_key(p, pos[h]);
     slope[h] = (p.alibi_slopes != nullptr && row_valid[h]) ? p.alibi_slopes[out_head[h]] * kLog2e : 0.f;
   }
 
@@ -133,9 +142,10 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
   uint32_t qf[Tr::kQInRegisters ? Tr::kKSteps : 1][4];
 
   const T* q_frag_base = sQ + (warp * 16 + lane % 16) * Tr::kStride + (lane / 16) * 8;
-  for (int j = 0; j < n_tiles; ++j) {
+  for (int j = j_begin; j < n_tiles; ++j) {
+    const int stage = (j - j_begin) % 2;
     if (j + 1 < n_tiles) {
-      load_kv(j + 1, (j + 1) % 2);
+      load_kv(j + 1, 1 - stage);
       cp_async_commit();
       cp_async_wait<1>();
     } else {
@@ -143,13 +153,13 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
     }
     __syncthreads();
     if constexpr (Tr::kQInRegisters) {
-      if (j == 0) {
+      if (j == j_begin) {
 #pragma unroll
         for (int kk = 0; kk < Tr::kKSteps; ++kk) ldmatrix_x4(qf[kk], q_frag_base + kk * 16);
       }
     }
-    const T* k_tile = sK + (j % 2) * Tr::kKeys * Tr::kStride;
-    const T* v_tile = sV + (j % 2) * Tr::kKeys * Tr::kStride;
+    const T* k_tile = sK + stage * Tr::kKeys * Tr::kStride;
+    const T* v_tile = sV + stage * Tr::kKeys * Tr::kStride;
 
     // S = Q K^T (fp32).
     float s[Tr::kNTiles][4];
@@ -174,9 +184,9 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
       }
     }
 
-    // Scale to base 2, ALiBi, causal mask (only where the tile crosses the diagonal).
+    // Scale to base 2, ALiBi, mask (causal: only where the tile crosses the diagonal).
     const int key0 = j * Tr::kKeys;
-    const bool need_mask = key0 + Tr::kKeys - 1 > diag;
+    const bool need_mask = windowed || key0 + Tr::kKeys - 1 > diag;
     const bool alibi = p.alibi_slopes != nullptr;
 #pragma unroll
     for (int nt = 0; nt < Tr::kNTiles; ++nt) {
@@ -186,7 +196,7 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
         const int key = key0 + nt * 8 + (lane % 4) * 2 + (c % 2);
         float x = s[nt][c] * p.scale_log2;
         if (alibi) x += slope[h] * static_cast<float>(key - pos[h]);
-        if (need_mask && key > pos[h]) x = kNegInf;
+        if (need_mask && (key > pos[h] || key < first_key[h])) x = kNegInf;
         s[nt][c] = x;
       }
     }

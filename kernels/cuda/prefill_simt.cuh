@@ -62,6 +62,9 @@ __global__ void __launch_bounds__(PrefillSimtTraits<D>::kThreads)
   const int hist = kv_len - q_len;
   const int key_end = hist + (min(r0 + Tr::kRows, rows_total) - 1) / group + 1;
   const int n_tiles = (key_end + Tr::kKeys - 1) / Tr::kKeys;
+  // A sliding-window or chunked-local mask: keys before the tile's first row's first
+  // visible key are never loaded (their blocks may be freed).
+  const int key_begin = first_visible_key(p, hist + r0 / group);
 
   const int tid = static_cast<int>(threadIdx.x);
   const float* qg = static_cast<const float*>(p.query);
@@ -82,6 +85,7 @@ __global__ void __launch_bounds__(PrefillSimtTraits<D>::kThreads)
   const int r = r0 + row;
   const bool row_valid = r < rows_total;
   const int pos = row_valid ? hist + r / group : kv_len - 1;
+  const int first_key = first_visible_key(p, pos);
   const int head = kv_head * group + r % group;
   const float slope = (p.alibi_slopes != nullptr && row_valid) ? p.alibi_slopes[head] * kLog2e : 0.f;
 
@@ -91,14 +95,14 @@ __global__ void __launch_bounds__(PrefillSimtTraits<D>::kThreads)
   float m = kNegInf;
   float l = 0.f;  // this thread's share of the row sum
 
-  for (int j = 0; j < n_tiles; ++j) {
-    __syncthreads();  // previous tile fully consumed (and, for j = 0, Q stored)
+  for (int j = key_begin / Tr::kKeys; j < n_tiles; ++j) {
+    __syncthreads();  // previous tile fully consumed (and, for the first, Q stored)
     for (int i = tid; i < Tr::kKeys * D; i += Tr::kThreads) {
       const int kr = i / D;
       const int d = i % D;
       const int key = j * Tr::kKeys + kr;
       float kv = 0.f, vv = 0.f;
-      if (key < key_end) {
+      if (key >= key_begin && key < key_end) {
         const std::int64_t off = token_offset(p.geo, p.table, seq, key, kv_head, p.block_shift);
         kv = kc[off + d];
         vv = vc[off + d];
@@ -117,7 +121,7 @@ __global__ void __launch_bounds__(PrefillSimtTraits<D>::kThreads)
 #pragma unroll 8
       for (int d = 0; d < D; ++d) dot = fmaf(sQ[row * Tr::kStride + d], sK[kr * Tr::kStride + d], dot);
       const int key = j * Tr::kKeys + kr;
-      s[i] = key > pos ? kNegInf : dot + slope * static_cast<float>(key - pos);
+      s[i] = key > pos || key < first_key ? kNegInf : dot + slope * static_cast<float>(key - pos);
       mx = fmaxf(mx, s[i]);
     }
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));

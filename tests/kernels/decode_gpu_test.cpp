@@ -27,8 +27,12 @@ enum class Mode { kV1, kV2, kAuto };
 const char* mode_name(Mode m) { return m == Mode::kV1 ? "v1" : m == Mode::kV2 ? "v2" : "auto"; }
 
 // Runs decode on the device in `mode` and checks it against the dense reference.
-void check_decode(const AttentionProblem& p, Mode mode, std::int32_t partition_size, const std::string& label) {
+// With `free_outside_mask`, the device table has every block before a sequence's attended
+// range freed (-1), as the hybrid and Jenga pools leave a sliding-window layer's table.
+void check_decode(const AttentionProblem& p, Mode mode, std::int32_t partition_size, const std::string& label,
+                  bool free_outside_mask = false) {
   DeviceProblem dev(p);
+  if (free_outside_mask) dev.upload_block_table(testing::freed_block_table(p));
   const PagedAttentionArgs args = dev.args();
   const DecodeProblem problem = decode_problem(args, p.batch().kv_lens);
   DecodePlan plan;
@@ -64,6 +68,37 @@ INSTANTIATE_TEST_SUITE_P(Grid, DecodeGpu,
                                             ::testing::Values(64, 80, 96, 112, 128, 256),
                                             ::testing::Values(8, 16, 32), ::testing::Values(1, 4, 8)),
                          testing::kernel_grid_name);
+
+// Sliding-window and chunked-local masks (gpt-oss, Mistral; Llama 4) with the blocks before
+// each sequence's attended range freed: v1 and v2 (partitions wholly before the window
+// included) match the dense reference and never read a freed entry.
+using MaskParam = std::tuple<DType, MaskKind, int>;  // dtype, mask, window
+class DecodeGpuMask : public ::testing::TestWithParam<MaskParam> {};
+
+TEST_P(DecodeGpuMask, MatchesReferenceWithFreedBlocks) {
+  PAGESIM_REQUIRE_GPU();
+  const auto [dtype, kind, window] = GetParam();
+  ProblemSpec spec;
+  spec.dtype = dtype;
+  spec.head_dim = 128;
+  spec.block_size = 16;
+  spec.num_q_heads = 8;
+  spec.num_kv_heads = 2;
+  spec.mask = {kind, window};
+  spec.kv_lens = {0, 1, window, window + 1, 2 * window + 3, 1000, 1031};
+  const AttentionProblem p(spec);
+  for (Mode m : {Mode::kV1, Mode::kV2}) check_decode(p, m, 256, "mask", /*free_outside_mask=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Masks, DecodeGpuMask,
+                         ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
+                                            ::testing::Values(MaskKind::kSlidingWindow, MaskKind::kChunkedLocal),
+                                            ::testing::Values(1, 7, 128, 600)),
+                         [](const ::testing::TestParamInfo<MaskParam>& i) {
+                           return std::string(dtype_name(std::get<0>(i.param))) +
+                                  (std::get<1>(i.param) == MaskKind::kSlidingWindow ? "_window" : "_chunk") +
+                                  std::to_string(std::get<2>(i.param));
+                         });
 
 // ALiBi, NHD layout, MQA and many heads per group (several CTAs per KV head).
 class DecodeGpuOptions : public ::testing::TestWithParam<DType> {};

@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/kv_layout.h"
 #include "kernels/reference_attention.h"
@@ -43,6 +45,26 @@ PagedAttentionArgs DeviceProblem::args() const {
   if (!a.query_starts.empty()) a.query_starts.data = query_starts_.get();
   if (!a.alibi_slopes.empty()) a.alibi_slopes.data = alibi_.get();
   return a;
+}
+
+void DeviceProblem::upload_block_table(const std::vector<std::int32_t>& table) {
+  if (table.size() != p_.batch().block_table.size())
+    throw std::invalid_argument("upload_block_table: " + std::to_string(table.size()) + " entries, the problem has " +
+                                std::to_string(p_.batch().block_table.size()));
+  table_.upload(table.data(), table.size() * sizeof(std::int32_t));
+}
+
+std::vector<std::int32_t> freed_block_table(const AttentionProblem& p) {
+  const PackedBatch& b = p.batch();
+  std::vector<std::int32_t> table = b.block_table;
+  for (std::int32_t s = 0; s < b.num_seqs; ++s) {
+    const auto i = static_cast<std::size_t>(s);
+    const std::int64_t q = p.decode() ? 1 : b.query_starts[i + 1] - b.query_starts[i];
+    const BlockRange r = attended_blocks(p.spec().mask, b.kv_lens[i], q, p.spec().block_size);
+    for (std::int64_t blk = 0; blk < r.first; ++blk)
+      table[static_cast<std::size_t>(s * b.max_blocks_per_seq + blk)] = -1;
+  }
+  return table;
 }
 
 TensorView DeviceProblem::download_output(std::vector<std::byte>& storage) const {

@@ -56,6 +56,9 @@ class DeviceProblem {
   void poison_output();
   // The output copied back to host memory, as a view of `storage` (dtype of the problem).
   TensorView download_output(std::vector<std::byte>& storage) const;
+  // Replaces the device block table (same shape as the problem's), e.g. with
+  // freed_block_table(p).
+  void upload_block_table(const std::vector<std::int32_t>& table);
 
  private:
   const AttentionProblem& p_;
@@ -72,6 +75,10 @@ struct LargeCaches {
   TensorView k_view, v_view;  // [total_blocks, kv heads, block size, head_dim] on the device
 };
 LargeCaches large_caches(const AttentionProblem& p, std::int32_t total_blocks);
+// p's block table with every block before each sequence's attended range (attention_mask.h
+// attended_blocks; none for the causal mask) freed, as a windowed allocator leaves it: -1.
+std::vector<std::int32_t> freed_block_table(const AttentionProblem& p);
+
 // p's block table with every block id moved up by `base` (-1 padding kept).
 std::vector<std::int32_t> shifted_block_table(const AttentionProblem& p, std::int32_t base);
 

@@ -20,8 +20,11 @@ using testing::AttentionProblem;
 using testing::DeviceProblem;
 using testing::ProblemSpec;
 
-void check_prefill(const AttentionProblem& p, const std::string& label) {
+// With `free_outside_mask`, the device table has every block before a sequence's attended
+// range freed (-1), as the hybrid and Jenga pools leave a sliding-window layer's table.
+void check_prefill(const AttentionProblem& p, const std::string& label, bool free_outside_mask = false) {
   DeviceProblem dev(p);
+  if (free_outside_mask) dev.upload_block_table(testing::freed_block_table(p));
   const PagedAttentionArgs args = dev.args();
   const PrefillPlan plan = plan_prefill(prefill_problem(args, p.batch().max_query_len));
   paged_prefill(args, plan, nullptr);
@@ -51,6 +54,37 @@ INSTANTIATE_TEST_SUITE_P(Grid, PrefillGpu,
                                             ::testing::Values(64, 80, 96, 112, 128, 256),
                                             ::testing::Values(8, 16, 32, 128), ::testing::Values(1, 4, 8)),
                          testing::kernel_grid_name);
+
+// Sliding-window and chunked-local masks with the blocks before each sequence's attended
+// range freed: fresh prompts and chunks after history, windows shorter than a key tile, a
+// block and a prompt, match the dense reference and never read a freed entry.
+using MaskParam = std::tuple<DType, MaskKind, int>;  // dtype, mask, window
+class PrefillGpuMask : public ::testing::TestWithParam<MaskParam> {};
+
+TEST_P(PrefillGpuMask, MatchesReferenceWithFreedBlocks) {
+  PAGESIM_REQUIRE_GPU();
+  const auto [dtype, kind, window] = GetParam();
+  ProblemSpec spec;
+  spec.dtype = dtype;
+  spec.head_dim = 128;
+  spec.block_size = 16;
+  spec.num_q_heads = 8;
+  spec.num_kv_heads = 2;
+  spec.mask = {kind, window};
+  spec.kv_lens = {1, window, window + 1, 3 * window + 2, 300, 300, 700};
+  spec.query_lens = {1, window, 2, window + 1, 300, 45, 129};
+  check_prefill(AttentionProblem(spec), "mask", /*free_outside_mask=*/true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Masks, PrefillGpuMask,
+                         ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
+                                            ::testing::Values(MaskKind::kSlidingWindow, MaskKind::kChunkedLocal),
+                                            ::testing::Values(1, 7, 128, 200)),
+                         [](const ::testing::TestParamInfo<MaskParam>& i) {
+                           return std::string(dtype_name(std::get<0>(i.param))) +
+                                  (std::get<1>(i.param) == MaskKind::kSlidingWindow ? "_window" : "_chunk") +
+                                  std::to_string(std::get<2>(i.param));
+                         });
 
 class PrefillGpuOptions : public ::testing::TestWithParam<DType> {};
 
