@@ -62,11 +62,11 @@ commit=$(head -2 "$stage/commit.txt" 2>/dev/null | tr '\n' ' ')
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 [ $dry = 1 ] && device="dry-run"
 
-# Tests: the three binaries at once in gtest shards (decode 3, prefill 6, cache ops 1: the CPU
-# reference is the slow part), at most half the budget.
-test_s=$(($(left) / 2))
+# Tests: the three binaries at once in gtest shards (decode 3, prefill 12, cache ops 1: the CPU
+# reference is the slow part), at most two thirds of the budget.
+test_s=$(($(left) * 2 / 3))
 pids=()
-for spec in decode:3 prefill:6 cache_ops:1; do
+for spec in decode:3 prefill:12 cache_ops:1; do
   t=${spec%%:*}
   n=${spec#*:}
   for ((i = 0; i < n; i++)); do
