@@ -34,6 +34,25 @@ TEST(CostProfile, LoadsTheExampleFile) {
   EXPECT_NE(m.describe().find("rows=14"), std::string::npos) << m.describe();
 }
 
+// The profiles measured on a GPU (experiments/profiles/, `pagesim profile --device cuda`) read
+// back, and what they say is physical: a decode step grows with the batch and the context, a
+// 7B model's decode step on an H200 takes milliseconds, and a 13B model's longer than a 7B's.
+TEST(CostProfile, MeasuredGpuProfilesReadBack) {
+  const std::string dir = std::string(PAGESIM_SOURCE_DIR) + "/experiments/profiles/";
+  const ProfileCostModel llama(dir + "llama-2-7b-h200.csv");
+  const ProfileCostModel opt(dir + "opt-13b-h200.csv");
+  for (const ProfileCostModel* m : {&llama, &opt}) {
+    EXPECT_TRUE(m->has_lm_head()) << m->describe();
+    EXPECT_LT(m->iteration_seconds(decode_batch(1, 512)), m->iteration_seconds(decode_batch(64, 512)));
+    EXPECT_LT(m->iteration_seconds(decode_batch(64, 512)), m->iteration_seconds(decode_batch(64, 2048)));
+    EXPECT_GT(m->swap_seconds(64, 16), m->swap_seconds(1, 16));
+  }
+  const double step = llama.iteration_seconds(decode_batch(1, 1024));
+  EXPECT_GT(step, 2e-3);  // 13.5 GB of fp16 weights at under 4.8 TB/s
+  EXPECT_LT(step, 20e-3);
+  EXPECT_GT(opt.iteration_seconds(decode_batch(1, 1024)), step);
+}
+
 TEST(CostProfile, ExactAtGridPoints) {
   const ProfileCostModel m(example_path());
   EXPECT_EQ(m.iteration_seconds(BatchShape{}), 0.0);
