@@ -53,4 +53,5 @@ for r in $runs; do  # two at a time; a failure of either stops the script
 done
 
 echo "== (4) $rel/REPORT.md"
-py report "$measured" "$out" --calibration "$rel/calibration/all.yaml" --out "$rel/REPORT.md"
+py report "$measured" "$out" --calibration "$rel/calibration/all.yaml" --out "$rel/REPORT.md" \
+  --operator-checks experiments/profiles

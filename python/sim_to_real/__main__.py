@@ -26,6 +26,7 @@ def main(argv=None) -> int:
     r.add_argument("--calibration", required=True)
     r.add_argument("--out", required=True)
     r.add_argument("--command", default="experiments/sim_to_real/run_all.sh")
+    r.add_argument("--operator-checks", help="folder of <model>-<gpu>-operators.csv (pagesim profile) to report")
     sub.add_parser("calibrate", help="pagesim calibrate (see --help there)")
     args = ap.parse_args(argv)
     try:
@@ -36,7 +37,8 @@ def main(argv=None) -> int:
                     raise measured.MeasuredRunsError(f"{args.measured}: no run '{name}'")
                 print(run_config.write(runs[name], args.measured, Path(args.out), args.calibration))
         elif args.cmd == "report":
-            report.write(Path(args.measured), Path(args.results), Path(args.calibration), Path(args.out), args.command)
+            report.write(Path(args.measured), Path(args.results), Path(args.calibration), Path(args.out), args.command,
+                         Path(args.operator_checks) if args.operator_checks else None)
     except (measured.MeasuredRunsError, ValueError) as e:
         print(f"sim_to_real: error: {e}", file=sys.stderr)
         return 1

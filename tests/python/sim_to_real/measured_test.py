@@ -125,3 +125,19 @@ def test_report_medians_over_stages(tmp_path):
     text = report.render(mfile, tmp_path / "res", tmp_path / "none.yaml", "test")
     assert "| operators, uncalibrated | 10.0% |" in text
     assert "Out of sample (leave one run out), the means: E2E 2.0%, TTFT 2.0%, TPOT 2.0%, ITL 2.0%." in text
+
+
+def test_report_lists_each_operator_check_with_its_median_and_range(tmp_path):
+    (tmp_path / "m-h200-operators.csv").write_text(
+        "# device: NVIDIA H200 (sm_90, 132 SMs)\n"
+        "operator,batch,length,measured_us,published_us,ratio,published_extrapolated\n"
+        "gemm_layer,1,0,10,10,1.000,no\n"
+        "gemm_layer,16,0,12,10,1.200,no\n"
+        "gemm_layer,64,0,11,10,1.100,no\n"
+        "generation_attention,8,512,30,20,1.500,yes\n")
+    lines = report.operator_check_lines(tmp_path)
+    rows = [line for line in lines if line.startswith("| `")]
+    assert len(rows) == 2
+    assert "| NVIDIA H200 | gemm_layer | 3 | 1.10 | 1.00–1.20 |" in rows[0]
+    assert "| generation_attention | 1 | 1.50 | 1.50–1.50 |" in rows[1]
+    assert report.operator_check_lines(tmp_path / "missing") == []
