@@ -1,0 +1,29 @@
+// RandomExperiment: small experiment configs drawn at random, seeds fixed, from every
+// allocator, scheduler, router, tier and workload kind, for the metamorphic relations
+// (relations_test.cpp). A draw is a YAML text and the features it holds; whether the
+// simulator accepts the combination is for the caller to find out (ConfigError: draw again).
+//
+// Draws are a pure function of the seed: the generator is a SplitMix64 stream, not <random>'s
+// distributions (whose output differs between standard libraries). Plain value types.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pagesim::sim::testing {
+
+struct RandomExperiment {
+  std::string yaml;            // the experiment file's text (paths absolute)
+  std::string label;           // its features in a line, for failure messages
+  bool prefix_cache = false;
+  bool cluster = false;        // replicas: count >= 2
+  bool disaggregated = false;
+  bool layer_groups = false;   // a model whose layers differ (sliding window, recurrent)
+  bool tier = false;           // an offload tier or a global cache
+};
+
+// The draw of `seed` (any value). Small workloads: tens of requests, prompts of hundreds of
+// tokens, so that a run takes milliseconds in a release build.
+RandomExperiment random_experiment(std::uint64_t seed);
+
+}  // namespace pagesim::sim::testing

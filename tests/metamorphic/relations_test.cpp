@@ -1,0 +1,304 @@
+// Metamorphic relations: what must hold between runs, and inside one run, whatever the
+// features combined. Each relation would have caught one of the bugs of issue #24 (a prompt
+// counted twice in a P/D cluster, memory classes short of 100%, a resolved config that does
+// not run, ...). Random configurations (random_experiment.h, seeds fixed) draw from every
+// allocator, scheduler, router, tier and workload kind; the simulator refuses some
+// combinations, which are skipped. PAGESIM_METAMORPHIC_VERBOSE=1 prints each draw that ran
+// and each refusal.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "random_experiment.h"
+#include "sim/config/config_error.h"
+#include "sim/experiment/experiment.h"
+#include "temp_dir_test.h"
+
+namespace pagesim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::RandomExperiment;
+using testing::read_file;
+
+// Configurations per random relation: enough to draw every kind of each feature several
+// times (about half the draws are refused), few enough for a sanitizer build.
+constexpr std::uint64_t kDraws = 48;
+
+// The classes of a memory breakdown that partition the pool (allocator/memory_breakdown.h;
+// cached_free and unusable_free are parts of free).
+const char* const kClasses[] = {"token_states", "reserved",      "over_reserved",   "rounding",
+                                "free",         "out_of_window", "recurrent_state", "unused_layers"};
+
+double class_sum(const json& pct) {
+  double s = 0;
+  for (const char* c : kClasses)
+    if (pct.contains(c)) s += pct.at(c).get<double>();
+  return s;
+}
+
+// The classes of `key` (memory_pct or memory_pct_time_weighted) in a summary object (a run's
+// or a replica's), with its "layer_classes" (a heterogeneous model's out_of_window,
+// recurrent_state and unused_layers are written apart: sim/metrics/layer_class_records.h).
+double class_sum(const json& summary, const char* key) {
+  double s = class_sum(summary.at(key));
+  if (summary.contains("layer_classes")) s += class_sum(summary.at("layer_classes").at(key));
+  return s;
+}
+
+json summary_without_host_timings(const fs::path& dir) {
+  json j = json::parse(read_file(dir / "summary.json"));
+  for (const char* k : {"wall_s", "sim_seconds_per_wall_second", "iterations_per_wall_second"}) j.erase(k);
+  return j;
+}
+
+// A CSV as a header and rows of fields (no quoting: pagesim's numeric CSVs need none).
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::size_t column(const std::string& name) const {
+    const auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() ? header.size() : static_cast<std::size_t>(it - header.begin());
+  }
+};
+
+Csv read_csv(const fs::path& p) {
+  Csv c;
+  std::istringstream in(read_file(p));
+  std::string line;
+  auto split = [](const std::string& s) {
+    std::vector<std::string> f;
+    std::string cur;
+    for (char ch : s) {
+      if (ch == ',') {
+        f.push_back(cur);
+        cur.clear();
+      } else {
+        cur += ch;
+      }
+    }
+    f.push_back(cur);
+    return f;
+  };
+  if (std::getline(in, line)) c.header = split(line);
+  while (std::getline(in, line))
+    if (!line.empty()) c.rows.push_back(split(line));
+  return c;
+}
+
+class Metamorphic : public testing::TempDirTest {
+ protected:
+  // Runs `yaml` (with `sets`) into dir_/name; nullopt when the simulator refuses the
+  // combination. Any other failure fails the test.
+  std::optional<fs::path> run(const std::string& name, const std::string& yaml,
+                              const std::vector<std::string>& sets = {}) {
+    const fs::path out = dir_ / name;
+    try {
+      run_experiment_file(write(name + ".yaml", yaml), sets, out);
+    } catch (const ConfigError& e) {
+      if (std::getenv("PAGESIM_METAMORPHIC_VERBOSE") != nullptr) std::cerr << name << " refused: " << e.what() << "\n";
+      return std::nullopt;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << name << " does not run: " << e.what() << "\n" << yaml;
+      return std::nullopt;
+    }
+    return out;
+  }
+
+  // Every file of `a` is in `b` with the same bytes (summary.json without host timings).
+  void expect_same_files(const fs::path& a, const fs::path& b, const std::string& what) {
+    for (const auto& entry : fs::directory_iterator(a)) {
+      const std::string name = entry.path().filename().string();
+      if (name == "summary.json") {
+        EXPECT_EQ(summary_without_host_timings(a), summary_without_host_timings(b)) << what;
+      } else {
+        ASSERT_TRUE(fs::exists(b / name)) << what << ": " << name;
+        EXPECT_TRUE(read_file(a / name) == read_file(b / name)) << what << ": " << name << " differs";
+      }
+    }
+  }
+};
+
+// Within one run of any configuration:
+//   - every memory-class set sums to 100% (run, each replica, the cluster), and every row of
+//     iterations.csv to the same capacity per replica;
+//   - finished + dropped = generated, and requests.csv has one row per finished request;
+//   - a prompt's tokens are counted once by the prefix cache, whatever the topology:
+//     prefix_cache.prompt_tokens = Σ prompt_tokens of requests.csv;
+// and between runs: config.resolved.yaml runs again to the same bytes.
+TEST_F(Metamorphic, RandomConfigurationsKeepEveryRelation) {
+  int ran = 0, clusters = 0, disaggregated = 0, prefix = 0, layer_groups = 0, tiers = 0;
+  for (std::uint64_t seed = 0; seed < kDraws; ++seed) {
+    const RandomExperiment e = testing::random_experiment(seed);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
+    const std::string name = "r" + std::to_string(seed);
+    const std::optional<fs::path> out = run(name, e.yaml);
+    if (!out) continue;
+    ++ran;
+    if (std::getenv("PAGESIM_METAMORPHIC_VERBOSE") != nullptr) std::cerr << name << " ran: " << e.label << "\n";
+    clusters += e.cluster;
+    disaggregated += e.disaggregated;
+    prefix += e.prefix_cache;
+    layer_groups += e.layer_groups;
+    tiers += e.tier;
+    const json s = summary_without_host_timings(*out);
+
+    for (const char* key : {"memory_pct", "memory_pct_time_weighted"}) {
+      if (s.contains(key)) {
+        EXPECT_NEAR(class_sum(s, key), 100.0, 1e-6) << key;
+      }
+    }
+    if (s.contains("cluster")) {
+      EXPECT_NEAR(class_sum(s.at("cluster").at("memory_pct_time_weighted")), 100.0, 1e-6) << "cluster";
+      for (const json& r : s.at("replicas")) {
+        for (const char* key : {"memory_pct", "memory_pct_time_weighted"}) {
+          if (r.contains(key)) {
+            EXPECT_NEAR(class_sum(r, key), 100.0, 1e-6) << "replica " << key;
+          }
+        }
+      }
+    }
+    const Csv it = read_csv(*out / "iterations.csv");
+    const std::size_t replica_col = it.column("replica");
+    std::map<std::string, double> capacity;  // per replica ("" without replicas)
+    for (const auto& row : it.rows) {
+      double sum = 0;
+      for (const char* c : kClasses) {
+        const std::size_t col = it.column(c);
+        if (col < it.header.size()) sum += std::stod(row[col]);
+      }
+      const std::string replica = replica_col < it.header.size() ? row[replica_col] : "";
+      const auto [entry, fresh] = capacity.emplace(replica, sum);
+      if (!fresh) {
+        ASSERT_EQ(sum, entry->second) << "iterations.csv: replica " << replica << "'s classes change sum";
+      }
+      EXPECT_GT(sum, 0);
+    }
+
+    const std::int64_t finished = s.at("requests_finished"), arrived = s.at("requests_arrived");
+    const std::int64_t dropped = s.value("requests_dropped_oversize", std::int64_t{0});
+    EXPECT_EQ(finished, arrived);
+    EXPECT_EQ(arrived + dropped, e.yaml.find("max_requests: 30") != std::string::npos ? 30 : 40);
+    const Csv req = read_csv(*out / "requests.csv");
+    EXPECT_EQ(static_cast<std::int64_t>(req.rows.size()), finished);
+    if (s.contains("prefix_cache")) {
+      double prompts = 0;
+      for (const auto& row : req.rows) prompts += std::stod(row[req.column("prompt_tokens")]);
+      EXPECT_EQ(s.at("prefix_cache").at("prompt_tokens").get<double>(), prompts) << "a prompt counted other than once";
+    }
+
+    const std::optional<fs::path> again = run(name + "-resolved", read_file(*out / "config.resolved.yaml"));
+    ASSERT_TRUE(again.has_value()) << "config.resolved.yaml is refused:\n" << read_file(*out / "config.resolved.yaml");
+    expect_same_files(*out, *again, "the resolved config's rerun");
+  }
+  // The draws reach every feature.
+  EXPECT_GE(ran, 16);
+  EXPECT_GE(clusters, 4);
+  EXPECT_GE(disaggregated, 2);
+  EXPECT_GE(prefix, 6);
+  EXPECT_GE(layer_groups, 2);
+  EXPECT_GE(tiers, 2);
+}
+
+// More KV never finishes fewer requests, nor drops more.
+TEST_F(Metamorphic, DoublingKvNeverLowersFinishedRequests) {
+  int compared = 0;
+  for (std::uint64_t seed = 100; seed < 100 + kDraws / 2; ++seed) {
+    const RandomExperiment e = testing::random_experiment(seed);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
+    const std::optional<fs::path> small = run("s" + std::to_string(seed), e.yaml);
+    if (!small) continue;
+    const json a = json::parse(read_file(*small / "summary.json"));
+    const std::size_t at = e.yaml.find("kv: {slots: ") + 12;
+    const std::int64_t slots = std::stoll(e.yaml.substr(at, e.yaml.find('}', at) - at));
+    const std::optional<fs::path> big = run("b" + std::to_string(seed), e.yaml, {"kv.slots=" + std::to_string(2 * slots)});
+    if (!big) continue;
+    const json b = json::parse(read_file(*big / "summary.json"));
+    ++compared;
+    EXPECT_GE(b.at("requests_finished").get<std::int64_t>(), a.at("requests_finished").get<std::int64_t>());
+    EXPECT_LE(b.value("requests_dropped_oversize", 0), a.value("requests_dropped_oversize", 0));
+  }
+  EXPECT_GE(compared, 8);
+}
+
+// The same workload on one replica, on three behind each router, and on a P/D cluster (one
+// prefill replica handing off to two decode replicas): every prompt is admitted once, so the
+// cluster's prefix_cache.prompt_tokens is the workload's prompt tokens in every topology.
+TEST_F(Metamorphic, APromptIsCountedOnceWhateverTheTopology) {
+  const std::string base =
+      "name: topology\nseed: 6\n"
+      "workload:\n  kind: sessions\n  arrival: {kind: poisson, rate: 6.0}\n"
+      "  lengths:\n    prompt: {kind: lognormal, median: 300, sigma: 0.8, lo: 4, hi: 2000}\n"
+      "    output: {kind: lognormal, median: 60, sigma: 0.6, lo: 1, hi: 300}\n"
+      "  sessions:\n    turns: {kind: uniform, lo: 1, hi: 5}\n    think_time: {kind: exponential, mean_s: 2}\n"
+      "    system_prompts: 2\n    system_prompt_tokens: {kind: fixed, value: 512}\n    block_tokens: 16\n"
+      "    max_context_tokens: 4000\n  max_requests: 60\n"
+      "model: llama-3-8b\ngpu: h200\nkv: {slots: 16384}\n"
+      "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n"
+      "scheduler: {kind: vllm, max_num_batched_tokens: 8192}\ncost: {kind: roofline}\n";
+  const std::optional<fs::path> one = run("one", base);
+  ASSERT_TRUE(one);
+  const double prompts = json::parse(read_file(*one / "summary.json")).at("prefix_cache").at("prompt_tokens");
+  EXPECT_GT(prompts, 0);
+  for (const std::string topology :
+       {"replicas: {count: 3, router: round_robin}", "replicas: {count: 3, router: prefix_aware}",
+        "replicas: {count: 3, router: least_kv}",
+        "replicas: {count: 3, router: least_outstanding, disaggregated: {prefill: 1, transfer_gbps: 100, "
+        "transfer_latency_us: 10}}",
+        "replicas: {count: 3, router: prefix_aware, global_cache: {bandwidth_gbps: 100, latency_us: 10}}"}) {
+    SCOPED_TRACE(topology);
+    const std::optional<fs::path> out = run("t" + std::to_string(std::hash<std::string>{}(topology) % 100000),
+                                            base + topology + "\n");
+    ASSERT_TRUE(out);
+    const json s = json::parse(read_file(*out / "summary.json"));
+    EXPECT_EQ(s.at("prefix_cache").at("prompt_tokens").get<double>(), prompts);
+    EXPECT_EQ(s.at("requests_finished"), 60);
+  }
+}
+
+// "A zero-capacity tier or global cache equals none" holds by refusal: a tier or a shared
+// pool that cannot hold one block is refused, naming its key, rather than simulated as a
+// tier that never stores anything.
+TEST_F(Metamorphic, TierOrGlobalCacheOfNoBlockIsRefused) {
+  const std::string base =
+      "name: tier\nseed: 4\n"
+      "workload:\n  kind: trace\n  trace: {path: '" +
+      (fs::path(PAGESIM_SOURCE_DIR) / "traces/data/mooncake_conversation_trace.jsonl").string() +
+      "', format: mooncake}\n  max_requests: 20\n  oversize: truncate\n"
+      "model: llama-3-8b\ngpu: h200\nmax_model_len: 4096\nkv: {slots: 8192}\n"
+      "scheduler: {kind: vllm}\ncost: {kind: roofline}\n";
+  const std::string alloc = "allocator: {kind: paged, block_size: 16, prefix_cache: true, cpu_swap_gib: 16";
+  auto refusal = [&](const std::string& yaml) -> std::string {
+    try {
+      run_experiment_file(write("refused.yaml", yaml), {}, dir_ / "refused");
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  for (const char* gib : {"0", "1.0e-9"}) {
+    const std::string tier = refusal(base + alloc + ", offload: {tiers: [{kind: cpu, capacity_gib: " + gib +
+                                     ", read_gbps: 25, write_gbps: 25, latency_us: 10}]}}\n");
+    EXPECT_NE(tier.find("allocator.offload.tiers[0].capacity_gib"), std::string::npos) << gib << ": " << tier;
+    const std::string pool = refusal(base + alloc + "}\nreplicas:\n  count: 2\n  router: prefix_aware\n"
+                                     "  global_cache: {source: shared_pool, bandwidth_gbps: 100, shared_pool_gib: " +
+                                     gib + "}\n");
+    EXPECT_NE(pool.find("replicas.global_cache.shared_pool_gib"), std::string::npos) << gib << ": " << pool;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "refused" / "summary.json"));
+}
+
+}  // namespace
+}  // namespace pagesim::sim
