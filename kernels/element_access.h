@@ -18,6 +18,28 @@ inline double load_element(const TensorView& v, std::int64_t offset) {
   }
 }
 
+// Widens the `n` consecutive elements of v starting at `offset` into dst[0 .. n). One dtype
+// dispatch per call: for rows of a tile. REQUIRES: as load_element, for each of them.
+inline void load_elements(const TensorView& v, std::int64_t offset, std::int64_t n, double* dst) {
+  switch (v.dtype) {
+    case DType::kFloat16: {
+      const Half* src = v.as<const Half>() + offset;
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+      break;
+    }
+    case DType::kBFloat16: {
+      const BFloat16* src = v.as<const BFloat16>() + offset;
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+      break;
+    }
+    default: {
+      const float* src = v.as<const float>() + offset;
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i];
+      break;
+    }
+  }
+}
+
 // Rounds x to v's dtype (to float first, then to 16 bits with round-to-nearest-even).
 inline void store_element(const TensorView& v, std::int64_t offset, double x) {
   const auto f = static_cast<float>(x);

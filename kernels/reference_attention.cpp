@@ -1,6 +1,7 @@
 #include "kernels/reference_attention.h"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -19,71 +20,85 @@ using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowM
 using Vector = Eigen::VectorXd;
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-// One sequence's part of the problem as the reference works on it: the rows of its queries
-// for one KV head group. Row r = g * query_len + i holds query i of head kv_head * G + g.
-struct SeqGroup {
-  std::int64_t query_row0 = 0;  // first query row of the sequence in the batch
-  std::int32_t query_len = 0;
-  std::int32_t kv_len = 0;
+// A tile of one sequence's queries for one KV head: `len` consecutive queries with all
+// `group` query heads of the KV head. Row r = g * len + i holds the tile's query i (logical
+// position pos0 + i) for head kv_head * group + g.
+struct QueryTile {
+  std::int64_t query_row0 = 0;  // row of the tile's first query in args.query and args.out
+  std::int64_t pos0 = 0;        // its logical position (kv_len - query_len + index in the sequence)
+  std::int32_t len = 0;
   std::int32_t kv_head = 0;
-  std::int32_t group = 0;  // G = num_q_heads / num_kv_heads
+  std::int32_t group = 0;       // G = num_q_heads / num_kv_heads
+
+  Eigen::Index rows() const { return static_cast<Eigen::Index>(group) * len; }
+  std::int64_t position(Eigen::Index r) const { return pos0 + r % len; }
+  std::int64_t q_head(Eigen::Index r) const { return static_cast<std::int64_t>(kv_head) * group + r / len; }
+  // Keys [first_key, end_key) hold every key some query of the tile sees.
+  std::int64_t first_key(const AttentionMask& mask) const {
+    return std::max<std::int64_t>(0, mask.first_visible_key(pos0));
+  }
+  std::int64_t end_key() const { return pos0 + len; }  // past the last query's own position
 };
+
+// Calls f(tile) for the query tiles of a sequence's query rows [row0, row0 + query_len) and
+// KV head kv_head, in order: each holds up to reference_tile::kQueryRows rows.
+template <class F>
+void for_each_query_tile(std::int64_t row0, std::int32_t query_len, std::int32_t kv_len, std::int32_t kv_head,
+                         std::int32_t group, F f) {
+  const std::int32_t per_tile = std::max<std::int32_t>(1, reference_tile::kQueryRows / group);
+  for (std::int32_t i = 0; i < query_len; i += per_tile) {
+    f(QueryTile{row0 + i, static_cast<std::int64_t>(kv_len) - query_len + i, std::min(per_tile, query_len - i),
+                kv_head, group});
+  }
+}
 
 std::int32_t read_i32(const TensorView& v, std::int64_t i) { return v.as<const std::int32_t>()[i]; }
 
-// Rows x head_dim matrix of queries of `sg`.
-Matrix load_queries(const TensorView& query, const SeqGroup& sg, std::int32_t head_dim) {
-  Matrix q(static_cast<Eigen::Index>(sg.group) * sg.query_len, head_dim);
-  for (std::int32_t g = 0; g < sg.group; ++g) {
-    const std::int64_t head = static_cast<std::int64_t>(sg.kv_head) * sg.group + g;
-    for (std::int32_t i = 0; i < sg.query_len; ++i) {
-      const std::int64_t base = (sg.query_row0 + i) * query.stride[0] + head * query.stride[1];
-      for (std::int32_t d = 0; d < head_dim; ++d) {
-        q(g * sg.query_len + i, d) = load_element(query, base + d);
-      }
-    }
+// The queries of tile t into q (t.rows() x head_dim).
+void load_queries(const TensorView& query, const QueryTile& t, std::int32_t head_dim, Matrix& q) {
+  q.resize(t.rows(), head_dim);
+  for (Eigen::Index r = 0; r < t.rows(); ++r) {
+    const std::int64_t base = (t.query_row0 + r % t.len) * query.stride[0] + t.q_head(r) * query.stride[1];
+    load_elements(query, base, head_dim, &q(r, 0));
   }
-  return q;
 }
 
-// `rows` rows of head_dim elements, row j at element offset base + j * row_stride.
-Matrix load_rows(const TensorView& t, std::int64_t base, std::int64_t row_stride, std::int64_t rows,
-                 std::int32_t head_dim) {
-  Matrix m(rows, head_dim);
-  for (std::int64_t j = 0; j < rows; ++j) {
-    for (std::int32_t d = 0; d < head_dim; ++d) m(j, d) = load_element(t, base + j * row_stride + d);
-  }
-  return m;
-}
+// Columns [lo, hi) of a score tile that a query sees (lo == hi: none). For every mask kind
+// the keys a query sees are one run, so one interval per row describes the mask.
+struct Columns {
+  Eigen::Index lo = 0;
+  Eigen::Index hi = 0;
+};
 
-// Adds the mask (causal, and the window or chunk of `mask`) and ALiBi to scores of keys
-// [key0, key0 + cols) for the rows of sg.
-void mask_and_bias(Matrix& s, const SeqGroup& sg, std::int64_t key0, const TensorView& alibi,
-                   const AttentionMask& mask) {
+// For each row of the score tile s (keys [key0, key0 + s.cols()) against the queries of t):
+// the columns its query sees under the causal limit and `mask`, into cols; adds ALiBi to
+// them. Columns outside stay as they are: callers treat them as -inf.
+void mask_and_bias(Matrix& s, const QueryTile& t, std::int64_t key0, const TensorView& alibi,
+                   const AttentionMask& mask, std::vector<Columns>& cols) {
+  cols.resize(static_cast<std::size_t>(s.rows()));
   for (Eigen::Index r = 0; r < s.rows(); ++r) {
-    const std::int32_t g = static_cast<std::int32_t>(r / sg.query_len);
-    const std::int64_t pos = sg.kv_len - sg.query_len + r % sg.query_len;
-    const double slope =
-        alibi.empty() ? 0.0 : alibi.as<const float>()[static_cast<std::int64_t>(sg.kv_head) * sg.group + g];
-    for (Eigen::Index c = 0; c < s.cols(); ++c) {
-      const std::int64_t key = key0 + c;
-      if (!mask.visible(key, pos)) {
-        s(r, c) = kNegInf;
-      } else if (slope != 0.0) {
-        s(r, c) += slope * static_cast<double>(key - pos);
-      }
-    }
+    const std::int64_t pos = t.position(r);
+    const std::int64_t hi = std::clamp<std::int64_t>(pos + 1 - key0, 0, s.cols());
+    const std::int64_t lo = std::clamp<std::int64_t>(mask.first_visible_key(pos) - key0, 0, hi);
+    cols[static_cast<std::size_t>(r)] = {lo, hi};
+    const double slope = alibi.empty() ? 0.0 : alibi.as<const float>()[t.q_head(r)];
+    if (slope == 0.0) continue;
+    for (std::int64_t c = lo; c < hi; ++c) s(r, c) += slope * static_cast<double>(key0 + c - pos);
   }
 }
 
-// Writes rows of `o` (already normalised) to the output rows of sg.
-void store_output(const TensorView& out, const SeqGroup& sg, const Matrix& o) {
-  for (std::int32_t g = 0; g < sg.group; ++g) {
-    const std::int64_t head = static_cast<std::int64_t>(sg.kv_head) * sg.group + g;
-    for (std::int32_t i = 0; i < sg.query_len; ++i) {
-      const std::int64_t base = (sg.query_row0 + i) * out.stride[0] + head * out.stride[1];
-      for (Eigen::Index d = 0; d < o.cols(); ++d) store_element(out, base + d, o(g * sg.query_len + i, d));
-    }
+// Writes the rows of o (already normalised) to the output rows of tile t.
+void store_output(const TensorView& out, const QueryTile& t, const Matrix& o) {
+  for (Eigen::Index r = 0; r < o.rows(); ++r) {
+    const std::int64_t base = (t.query_row0 + r % t.len) * out.stride[0] + t.q_head(r) * out.stride[1];
+    for (Eigen::Index d = 0; d < o.cols(); ++d) store_element(out, base + d, o(r, d));
+  }
+}
+
+// Divides each row of acc by its softmax denominator; a row whose query saw no key is zero.
+void normalise(Matrix& acc, const Vector& l) {
+  for (Eigen::Index r = 0; r < acc.rows(); ++r) {
+    if (l(r) > 0) acc.row(r) /= l(r); else acc.row(r).setZero();
   }
 }
 
@@ -152,44 +167,61 @@ void reference_paged_attention(const PagedAttentionArgs& a) {
     }
   }
 
+  // Scratch of one query tile against one key tile: its size does not depend on the lengths.
+  Matrix q, k, v, sc, acc;
+  Vector m, l, alpha;
+  std::vector<Columns> cols;
+  const std::int32_t d = shape.head_dim;
   for (std::int32_t s = 0; s < shape.num_seqs; ++s) {
-    SeqGroup sg;
-    query_range(a.query_starts, s, sg.query_row0, sg.query_len);
-    sg.kv_len = kv_len(s);
-    sg.group = shape.group_size();
-    if (sg.query_len == 0) continue;
-    for (sg.kv_head = 0; sg.kv_head < shape.num_kv_heads; ++sg.kv_head) {
-      const Matrix q = load_queries(a.query, sg, shape.head_dim) * static_cast<double>(a.scale);
-      const Eigen::Index rows = q.rows();
-      Vector m = Vector::Constant(rows, kNegInf);
-      Vector l = Vector::Zero(rows);
-      Matrix acc = Matrix::Zero(rows, shape.head_dim);
-      const BlockRange read = attended_blocks(a.mask, sg.kv_len, sg.query_len, geo.block_size);
-      for (std::int64_t key0 = read.first * geo.block_size; key0 < sg.kv_len; key0 += geo.block_size) {
-        const std::int64_t n = std::min<std::int64_t>(geo.block_size, sg.kv_len - key0);
-        const std::int64_t base = geo.offset(table.physical_block(s, key0 / geo.block_size), sg.kv_head, 0);
-        const Matrix k = load_rows(a.k_cache, base, geo.slot_stride, n, shape.head_dim);
-        const Matrix v = load_rows(a.v_cache, base, geo.slot_stride, n, shape.head_dim);
-        Matrix sc = q * k.transpose();
-        mask_and_bias(sc, sg, key0, a.alibi_slopes, a.mask);
-        for (Eigen::Index r = 0; r < rows; ++r) {
-          const double m_new = std::max(m(r), sc.row(r).maxCoeff());
-          if (m_new == kNegInf) continue;  // no visible key yet
-          const double alpha = std::exp(m(r) - m_new);
-          double row_sum = 0;
-          for (Eigen::Index c = 0; c < sc.cols(); ++c) {
-            sc(r, c) = std::exp(sc(r, c) - m_new);
-            row_sum += sc(r, c);
+    std::int64_t row0 = 0;
+    std::int32_t qlen = 0;
+    query_range(a.query_starts, s, row0, qlen);
+    for (std::int32_t h = 0; h < shape.num_kv_heads; ++h) {
+      for_each_query_tile(row0, qlen, kv_len(s), h, shape.group_size(), [&](const QueryTile& t) {
+        load_queries(a.query, t, d, q);
+        q *= static_cast<double>(a.scale);
+        const Eigen::Index rows = t.rows();
+        m.setConstant(rows, kNegInf);
+        l.setZero(rows);
+        alpha.resize(rows);
+        acc.setZero(rows, d);
+        // Online softmax over key tiles from the first key the tile sees (never before the
+        // sequence's attended blocks); key j is in slot j % B of block block_table[s][j / B].
+        for (std::int64_t key0 = t.first_key(a.mask); key0 < t.end_key(); key0 += reference_tile::kKeys) {
+          const std::int64_t n = std::min<std::int64_t>(reference_tile::kKeys, t.end_key() - key0);
+          k.resize(n, d);
+          v.resize(n, d);
+          for (std::int64_t j = 0; j < n; ++j) {
+            const std::int64_t key = key0 + j;
+            const std::int64_t base = geo.offset(table.physical_block(s, key / geo.block_size), h, key % geo.block_size);
+            load_elements(a.k_cache, base, d, &k(j, 0));
+            load_elements(a.v_cache, base, d, &v(j, 0));
           }
-          l(r) = l(r) * alpha + row_sum;
-          acc.row(r) = acc.row(r) * alpha + sc.row(r) * v;
-          m(r) = m_new;
+          sc.noalias() = q * k.transpose();
+          mask_and_bias(sc, t, key0, a.alibi_slopes, a.mask, cols);
+          for (Eigen::Index r = 0; r < rows; ++r) {
+            const Columns c = cols[static_cast<std::size_t>(r)];
+            auto row = sc.row(r);
+            if (c.lo == c.hi) {  // no visible key in this tile
+              row.setZero();
+              alpha(r) = 1;
+              continue;
+            }
+            auto seen = row.segment(c.lo, c.hi - c.lo);
+            const double m_new = std::max(m(r), seen.maxCoeff());
+            alpha(r) = std::exp(m(r) - m_new);  // 0 before the first visible key
+            seen = (seen.array() - m_new).exp().matrix();
+            row.head(c.lo).setZero();
+            row.tail(n - c.hi).setZero();
+            l(r) = l(r) * alpha(r) + seen.sum();
+            m(r) = m_new;
+          }
+          acc.array().colwise() *= alpha.array();
+          acc.noalias() += sc * v;
         }
-      }
-      for (Eigen::Index r = 0; r < rows; ++r) {
-        if (l(r) > 0) acc.row(r) /= l(r); else acc.row(r).setZero();
-      }
-      store_output(a.out, sg, acc);
+        normalise(acc, l);
+        store_output(a.out, t, acc);
+      });
     }
   }
 }
@@ -208,30 +240,63 @@ void reference_dense_attention(const DenseAttentionArgs& a) {
   auto kv_len = [&](std::int32_t s) { return read_i32(a.kv_starts, s + 1) - read_i32(a.kv_starts, s); };
   check_queries_content(a.query_starts, shape, kv_len, fn);
 
+  // Scratch of one query tile against one key tile: its size does not depend on the lengths.
+  Matrix q, k, v, p, acc;
+  Vector m, l;
+  std::vector<Columns> cols;
+  const std::int32_t d = shape.head_dim;
   for (std::int32_t s = 0; s < shape.num_seqs; ++s) {
-    SeqGroup sg;
-    query_range(a.query_starts, s, sg.query_row0, sg.query_len);
-    sg.kv_len = kv_len(s);
-    sg.group = shape.group_size();
-    if (sg.query_len == 0) continue;
-    for (sg.kv_head = 0; sg.kv_head < shape.num_kv_heads; ++sg.kv_head) {
-      const Matrix q = load_queries(a.query, sg, shape.head_dim);
-      const std::int64_t base = read_i32(a.kv_starts, s) * a.keys.stride[0] + sg.kv_head * a.keys.stride[1];
-      const Matrix k = load_rows(a.keys, base, a.keys.stride[0], sg.kv_len, shape.head_dim);
-      const std::int64_t vbase = read_i32(a.kv_starts, s) * a.values.stride[0] + sg.kv_head * a.values.stride[1];
-      const Matrix v = load_rows(a.values, vbase, a.values.stride[0], sg.kv_len, shape.head_dim);
-      Matrix p = (q * k.transpose()) * static_cast<double>(a.scale);
-      mask_and_bias(p, sg, 0, a.alibi_slopes, a.mask);
-      Matrix o = Matrix::Zero(q.rows(), shape.head_dim);
-      for (Eigen::Index r = 0; r < p.rows(); ++r) {
-        if (p.cols() == 0) continue;
-        const double mx = p.row(r).maxCoeff();
-        if (mx == kNegInf) continue;
-        p.row(r) = (p.row(r).array() - mx).exp().matrix();
-        const double sum = p.row(r).sum();
-        o.row(r) = (p.row(r) * v) / sum;
-      }
-      store_output(a.out, sg, o);
+    std::int64_t row0 = 0;
+    std::int32_t qlen = 0;
+    query_range(a.query_starts, s, row0, qlen);
+    const std::int64_t first_row = read_i32(a.kv_starts, s);
+    for (std::int32_t h = 0; h < shape.num_kv_heads; ++h) {
+      // Rows [key0, key0 + n) of the sequence's keys or values, head h, into dst.
+      auto load_rows = [&](const TensorView& t, std::int64_t key0, std::int64_t n, Matrix& dst) {
+        dst.resize(n, d);
+        for (std::int64_t j = 0; j < n; ++j) {
+          load_elements(t, (first_row + key0 + j) * t.stride[0] + h * t.stride[1], d, &dst(j, 0));
+        }
+      };
+      for_each_query_tile(row0, qlen, kv_len(s), h, shape.group_size(), [&](const QueryTile& t) {
+        load_queries(a.query, t, d, q);
+        const Eigen::Index rows = t.rows();
+        // The scores of keys [key0, key0 + n) into p, their visible columns into cols.
+        auto scores = [&](std::int64_t key0, std::int64_t n) {
+          load_rows(a.keys, key0, n, k);
+          p.noalias() = (q * k.transpose()) * static_cast<double>(a.scale);
+          mask_and_bias(p, t, key0, a.alibi_slopes, a.mask, cols);
+        };
+        // Pass 1: each row's largest visible score.
+        m.setConstant(rows, kNegInf);
+        for (std::int64_t key0 = t.first_key(a.mask); key0 < t.end_key(); key0 += reference_tile::kKeys) {
+          scores(key0, std::min<std::int64_t>(reference_tile::kKeys, t.end_key() - key0));
+          for (Eigen::Index r = 0; r < rows; ++r) {
+            const Columns c = cols[static_cast<std::size_t>(r)];
+            if (c.lo < c.hi) m(r) = std::max(m(r), p.row(r).segment(c.lo, c.hi - c.lo).maxCoeff());
+          }
+        }
+        // Pass 2: exp(score - max), its sum, and the weighted sum of values.
+        l.setZero(rows);
+        acc.setZero(rows, d);
+        for (std::int64_t key0 = t.first_key(a.mask); key0 < t.end_key(); key0 += reference_tile::kKeys) {
+          const std::int64_t n = std::min<std::int64_t>(reference_tile::kKeys, t.end_key() - key0);
+          scores(key0, n);
+          load_rows(a.values, key0, n, v);
+          for (Eigen::Index r = 0; r < rows; ++r) {
+            const Columns c = cols[static_cast<std::size_t>(r)];
+            auto row = p.row(r);
+            auto seen = row.segment(c.lo, c.hi - c.lo);
+            seen = (seen.array() - m(r)).exp().matrix();
+            row.head(c.lo).setZero();
+            row.tail(n - c.hi).setZero();
+            l(r) += seen.sum();
+          }
+          acc.noalias() += p * v;
+        }
+        normalise(acc, l);
+        store_output(a.out, t, acc);
+      });
     }
   }
 }

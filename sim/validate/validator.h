@@ -29,6 +29,11 @@
 // pool (else a batch error naming the entry); paged and dense both apply the mask. The CUDA
 // kernels have no window mask, so such batches need the CPU device.
 //
+// Memory of one check: the two caches (blocks 0 .. the largest id the batch reads), the dense
+// K/V of every token, the queries and two outputs — linear in the batch's tokens and blocks.
+// Both CPU references work in tiles (kernels/reference_attention.h), so a long prefill costs
+// no query_len x kv_len scratch (validator_test checks an 8,192-token prefill under a limit).
+//
 // A Validator is immutable after construction and refers to its backend, which must outlive
 // it; check() allocates per batch and may run on several threads at once for the CPU device
 // (CUDA: one thread; it uses the current device).

@@ -1,6 +1,7 @@
-// The CPU reference: paged (block-by-block online softmax) against dense (logical
-// contiguous, two-pass softmax) over a grid of awkward sizes, plus hand-computed cases and
-// argument errors. Runs in CI; sizes are kept small.
+// The CPU reference: paged (block-table lookups, online softmax) against dense (logical
+// contiguous, two-pass softmax) over a grid of awkward sizes, both against a plain
+// one-query-at-a-time computation at lengths around their tile sizes, plus hand-computed
+// cases and argument errors. Runs in CI; sizes are kept small.
 #include "kernels/reference_attention.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "attention_problem.h"
+#include "kernels/element_access.h"
 #include "kernels/half.h"
 #include "kernels/kernel_error.h"
 
@@ -207,6 +209,132 @@ TEST(Reference, LongContextStaysAccurate) {
   const AttentionProblem p(spec);
   expect_close(run_paged(p), run_dense(p), 1e-6);
 }
+
+// ---- tiles --------------------------------------------------------------------------------
+
+// The plainest computation of attention_args.h's semantics, one query and head at a time over
+// the logical K/V: every score, its maximum, then the weighted sum. Shares no code with the
+// reference but element conversion and AttentionMask::visible.
+std::vector<float> plain_attention(const AttentionProblem& p) {
+  const ProblemSpec& spec = p.spec();
+  const TensorView q = p.query_view(), keys = p.keys_view(), values = p.values_view();
+  const PackedBatch& b = p.batch();
+  const std::int32_t d = spec.head_dim, group = spec.num_q_heads / spec.num_kv_heads;
+  const std::vector<float> slopes = spec.alibi ? testing::alibi_slopes(spec.num_q_heads) : std::vector<float>{};
+  std::vector<float> out(static_cast<std::size_t>(p.num_query_tokens() * spec.num_q_heads * d));
+  std::int64_t kv_start = 0;
+  for (std::int32_t s = 0; s < b.num_seqs; ++s) {
+    const std::int64_t kv_len = b.kv_lens[static_cast<std::size_t>(s)];
+    const std::int64_t row0 = p.decode() ? s : b.query_starts[static_cast<std::size_t>(s)];
+    const std::int64_t qlen = p.decode() ? 1 : b.query_starts[static_cast<std::size_t>(s) + 1] - row0;
+    for (std::int64_t i = 0; i < qlen; ++i) {
+      const std::int64_t pos = kv_len - qlen + i;
+      for (std::int32_t h = 0; h < spec.num_q_heads; ++h) {
+        const std::int32_t kvh = h / group;
+        std::vector<double> score(static_cast<std::size_t>(kv_len), -std::numeric_limits<double>::infinity());
+        double mx = -std::numeric_limits<double>::infinity();
+        for (std::int64_t j = 0; j < kv_len; ++j) {
+          if (!spec.mask.visible(j, pos)) continue;
+          double dot = 0;
+          for (std::int32_t x = 0; x < d; ++x) {
+            dot += load_element(q, ((row0 + i) * spec.num_q_heads + h) * d + x) *
+                   load_element(keys, ((kv_start + j) * spec.num_kv_heads + kvh) * d + x);
+          }
+          score[static_cast<std::size_t>(j)] = dot * static_cast<double>(p.scale()) +
+              (slopes.empty() ? 0.0 : slopes[static_cast<std::size_t>(h)] * static_cast<double>(j - pos));
+          mx = std::max(mx, score[static_cast<std::size_t>(j)]);
+        }
+        std::vector<double> acc(static_cast<std::size_t>(d), 0.0);
+        double sum = 0;
+        for (std::int64_t j = 0; j < kv_len && mx > -std::numeric_limits<double>::infinity(); ++j) {
+          if (!spec.mask.visible(j, pos)) continue;
+          const double w = std::exp(score[static_cast<std::size_t>(j)] - mx);
+          sum += w;
+          for (std::int32_t x = 0; x < d; ++x) {
+            acc[static_cast<std::size_t>(x)] += w * load_element(values, ((kv_start + j) * spec.num_kv_heads + kvh) * d + x);
+          }
+        }
+        for (std::int32_t x = 0; x < d; ++x) {
+          out[static_cast<std::size_t>(((row0 + i) * spec.num_q_heads + h) * d + x)] =
+              sum > 0 ? static_cast<float>(acc[static_cast<std::size_t>(x)] / sum) : 0.0f;
+        }
+      }
+    }
+    kv_start += kv_len;
+  }
+  return out;
+}
+
+// Lengths around the tiles: key tiles of reference_tile::kKeys, query tiles of kQueryRows rows
+// (kQueryRows / G queries). The mask, ALiBi, GQA and block size vary; with a window, every
+// block before the attended range is freed (-1) and must not be read.
+struct TileCase {
+  const char* name;
+  std::int32_t q_heads, kv_heads, block_size;
+  AttentionMask mask;
+  bool alibi;
+};
+
+class ReferenceTiles : public ::testing::TestWithParam<TileCase> {};
+
+TEST_P(ReferenceTiles, PagedAndDenseMatchAPlainComputation) {
+  const TileCase& tc = GetParam();
+  const std::int32_t keys = reference_tile::kKeys;
+  const std::int32_t queries = std::max(1, reference_tile::kQueryRows / (tc.q_heads / tc.kv_heads));
+  for (const bool prefill : {true, false}) {
+    ProblemSpec spec;
+    spec.num_q_heads = tc.q_heads;
+    spec.num_kv_heads = tc.kv_heads;
+    spec.head_dim = 6;
+    spec.block_size = tc.block_size;
+    spec.mask = tc.mask;
+    spec.alibi = tc.alibi;
+    spec.query_magnitude = 4;
+    spec.seed = static_cast<std::uint64_t>(tc.q_heads * 31 + tc.block_size + (prefill ? 7 : 0));
+    if (prefill && queries == 1) {  // one query per tile: a few tiles are enough
+      spec.kv_lens = {keys + 1, 2};
+      spec.query_lens = {3, 2};
+    } else if (prefill) {
+      // A whole prompt over two key tiles + 1; history with a tile of queries - 1 and + 1;
+      // one query after a key tile.
+      spec.kv_lens = {2 * keys + 1, keys + queries - 1, 3 * keys - 1, keys + 1};
+      spec.query_lens = {2 * keys + 1, queries - 1, queries + 1, 1};
+    } else {
+      spec.kv_lens = {0, 1, keys - 1, keys, keys + 1, 2 * keys + 3};
+    }
+    const AttentionProblem p(spec);
+    const std::vector<float> plain = plain_attention(p);
+    const std::vector<float> dense = run_dense(p);
+    expect_close(dense, plain, 1e-6);
+    PackedBatch freed = p.batch();
+    for (std::int32_t s = 0; s < freed.num_seqs; ++s) {
+      const std::int64_t q = p.decode() ? 1 : freed.query_starts[static_cast<std::size_t>(s) + 1] -
+                                                  freed.query_starts[static_cast<std::size_t>(s)];
+      const BlockRange r = attended_blocks(spec.mask, freed.kv_lens[static_cast<std::size_t>(s)], q, tc.block_size);
+      for (std::int64_t blk = 0; blk < r.first; ++blk)
+        freed.block_table[static_cast<std::size_t>(s * freed.max_blocks_per_seq + blk)] = -1;
+    }
+    std::vector<float> out(plain.size(), std::numeric_limits<float>::quiet_NaN());
+    PagedAttentionArgs a = p.paged_args(TensorView::contiguous(
+        out.data(), DType::kFloat32, {p.num_query_tokens(), spec.num_q_heads, spec.head_dim}));
+    a.block_table = freed.block_table_view();
+    reference_paged_attention(a);
+    expect_close(out, plain, 1e-6);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lengths, ReferenceTiles,
+    ::testing::Values(TileCase{"mha_causal", 1, 1, 16, {}, false},
+                      TileCase{"gqa_causal_alibi", 4, 2, 16, {}, true},
+                      TileCase{"gqa8_block1", 8, 1, 1, {}, false},
+                      // G larger than a query tile: one query per tile.
+                      TileCase{"mqa_group_over_a_tile", reference_tile::kQueryRows + 2, 1, 32, {}, true},
+                      TileCase{"window_inside_a_key_tile", 4, 2, 16, {MaskKind::kSlidingWindow, 100}, true},
+                      TileCase{"window_over_a_key_tile", 2, 1, 8, {MaskKind::kSlidingWindow, reference_tile::kKeys + 3}, false},
+                      TileCase{"chunks_of_a_key_tile", 4, 2, 16, {MaskKind::kChunkedLocal, reference_tile::kKeys}, true},
+                      TileCase{"chunks_across_tiles", 2, 2, 3, {MaskKind::kChunkedLocal, 100}, false}),
+    [](const ::testing::TestParamInfo<TileCase>& param_info) { return std::string(param_info.param.name); });
 
 TEST(Reference, BadTableEntriesAreNamed) {
   Tiny t{{1}, {1}, {1}, {}, {3}, {1}, {}, {}};

@@ -1,13 +1,18 @@
 // The Validator on the CPU reference: synthetic content, a correct batch with shared prefix
 // blocks and a fork, the four planted allocator faults, GQA/MHA/MQA, block size 1, prefill
 // and mixed batches, lengths at block boundaries, batch problems reported per batch, and
-// settings it refuses.
+// settings it refuses; a long prefill validated in memory bounded by the reference's tiles.
 #include "sim/validate/validator.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
+#include <fstream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -158,6 +163,71 @@ TEST(ValidateValidator, SingleWrongTokenInALongContextIsCaught) {
   const BatchCheck c = check_cpu(b, {}, header(16, 1000));
   EXPECT_FALSE(c.passed);
   EXPECT_EQ(c.worst_request, 1u);
+}
+
+// ---- long prompts -----------------------------------------------------------------------------
+
+// Bytes of address space this process has mapped (VmSize of /proc/self/status).
+std::int64_t address_space_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    std::int64_t kib = 0;
+    if (key == "VmSize:" && status >> kib) return kib * 1024;
+    status.ignore(1 << 20, '\n');
+  }
+  return -1;
+}
+
+// One whole prompt of `tokens` tokens prefilled at once (what `pagesim run` samples for a
+// long prompt), blocks of 16 in order.
+SampledBatch long_prefill(std::int64_t tokens) {
+  std::vector<std::int32_t> blocks;
+  for (std::int64_t i = 0; i < (tokens + 15) / 16; ++i) blocks.push_back(static_cast<std::int32_t>(i));
+  SampledBatch b;
+  b.sequences.push_back(make_seq(1, 0, blocks, {{"p1", 0, tokens}}, tokens));
+  return b;
+}
+
+// An 8,192-token prefill is checked within 128 MiB more address space than the process has:
+// both the paged reference and the dense ground truth work tile by tile (online softmax over
+// key tiles, a tile of queries at a time), so their scratch does not grow with the prompt.
+// Computed whole, the dense score matrix alone was 16,384 rows x 8,192 keys of doubles (1 GiB).
+// Run in a child process under RLIMIT_AS; exit status 0 = passed, 1 = failed, 2 = out of memory.
+// Under AddressSanitizer (PAGESIM_SANITIZE_BUILD), which reserves terabytes of address space,
+// a shorter prompt is checked in this process, without the limit.
+TEST(ValidateValidator, LongPrefillRunsInMemoryBoundedByTheTiles) {
+  ValidatorSettings s;
+  s.num_q_heads = 2;  // GQA, kept small so the test takes seconds: the memory is what it checks
+  s.num_kv_heads = 1;
+  s.head_dim = 16;
+#if defined(PAGESIM_SANITIZE_BUILD)
+  const BatchCheck c = check_cpu(long_prefill(1000), s, header(16, 64));
+  EXPECT_TRUE(c.passed) << c.error << " max err " << c.max_abs_error;
+#else
+  const std::int64_t tokens = 8192;
+  const SampledBatch batch = long_prefill(tokens);
+  const BatchFileHeader h = header(16, tokens / 16);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int status = 3;
+    try {
+      const std::int64_t limit = address_space_bytes() + (std::int64_t{128} << 20);
+      const rlimit rl{static_cast<rlim_t>(limit), static_cast<rlim_t>(limit)};
+      if (::setrlimit(RLIMIT_AS, &rl) == 0) status = check_cpu(batch, s, h).passed ? 0 : 1;
+    } catch (const std::bad_alloc&) {
+      status = 2;
+    }
+    ::_exit(status);
+  }
+  int raw = 0;
+  ASSERT_EQ(::waitpid(pid, &raw, 0), pid);
+  ASSERT_TRUE(WIFEXITED(raw)) << "the child was killed (signal " << (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0) << ")";
+  EXPECT_NE(WEXITSTATUS(raw), 2) << "validating " << tokens << " tokens ran out of 128 MiB of address space";
+  EXPECT_NE(WEXITSTATUS(raw), 3) << "setrlimit(RLIMIT_AS) failed";
+  EXPECT_EQ(WEXITSTATUS(raw), 0) << "the long prefill did not pass";
+#endif
 }
 
 // ---- shapes, block sizes, prefill -----------------------------------------------------------
