@@ -26,8 +26,8 @@
 // sequence's attended blocks (kernels::attended_blocks) are neither checked nor written — a
 // windowed allocator frees them — and point, for the kernel, at one extra all-NaN block, so
 // a kernel that reads out of the window fails; every attended key must have a block of the
-// pool (else a batch error naming the entry); paged and dense both apply the mask. The CUDA
-// kernels have no window mask, so such batches need the CPU device.
+// pool (else a batch error naming the entry); paged and dense both apply the mask, as do the
+// CUDA kernels (validated on an H200: experiments/results/kernels-h200.md).
 //
 // Memory of one check: the two caches (blocks 0 .. the largest id the batch reads), the dense
 // K/V of every token, the queries and two outputs — linear in the batch's tokens and blocks.
