@@ -72,7 +72,7 @@ std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
     case AllocatorKind::kContiguous: {
       if (spec.placement == PlacementKind::kBuddy) check_block_size_fits(spec);  // others report 1
       ContiguousSettings s;
-      s.capacity_slots = spec.capacity_slots;
+      s.capacity_slots = spec.pool_slots(spec.capacity_slots);  // buddy: whole blocks, as paged
       s.block_size = spec.block_size;
       s.max_seq_len = spec.max_seq_len;
       s.reservation = spec.reservation;

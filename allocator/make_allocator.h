@@ -78,7 +78,8 @@ constexpr std::string_view describe(AllocatorKind kind) {
 
 struct AllocatorSpec {
   AllocatorKind kind = AllocatorKind::kPaged;
-  std::int64_t capacity_slots = 0;    // pool size in token slots (paged: rounded down to blocks)
+  std::int64_t capacity_slots = 0;    // pool size in token slots; pools of whole blocks hold it
+                                      // rounded down to them (pool_slots())
   std::int64_t block_size = 16;       // tokens per block (paged, and the contiguous buddy unit;
                                       // radix: tokens per page)
   bool prefix_cache = false;          // paged: reuse prompt blocks across requests (the config
@@ -100,6 +101,20 @@ struct AllocatorSpec {
   // vattention: its own settings (page size, request slots, deferred reclamation); its layer
   // groups, pool and row length are layer_groups, pool_bytes and max_seq_len above.
   VattentionSettings vattention;
+
+  // Whether the pool is cut into whole blocks of block_size slots: paged, radix, and contiguous
+  // with buddy placement. Contiguous first_fit / best_fit place single slots; the layer-group
+  // kinds are sized by pool_bytes.
+  bool whole_blocks() const {
+    return kind == AllocatorKind::kPaged || kind == AllocatorKind::kRadix ||
+           (kind == AllocatorKind::kContiguous && placement == PlacementKind::kBuddy);
+  }
+  // The token slots a pool asked for `slots` holds: `slots` rounded down to whole blocks when
+  // whole_blocks(), else `slots` (also for a block_size < 1, which building refuses).
+  // make_allocator() builds the pool of pool_slots(capacity_slots).
+  std::int64_t pool_slots(std::int64_t slots) const {
+    return whole_blocks() && block_size > 0 ? slots / block_size * block_size : slots;
+  }
 
   // Whether the pool reuses prompt prefixes across requests: a paged or grouped pool with its
   // prefix cache on, or the radix pool (its tree is the cache).

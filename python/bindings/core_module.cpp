@@ -210,6 +210,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<SimulationError>(m, "SimulationError", PyExc_RuntimeError);
   py::register_exception<ExistingResultsError>(m, "ExistingResultsError", PyExc_FileExistsError);
   py::register_exception<FolderBusy>(m, "FolderBusyError", PyExc_BlockingIOError);
+  py::register_exception<SweepPointFolderError>(m, "SweepPointFolderError", PyExc_FileExistsError);
 
   py::class_<Experiment>(m, "Experiment",
                          "An experiment read from YAML text (a sweep expanded lazily); `file` names it in errors.")

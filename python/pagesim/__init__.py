@@ -35,6 +35,7 @@ from ._core import (
     ExistingResultsError,
     FolderBusyError,
     SimulationError,
+    SweepPointFolderError,
     TraceError,
 )
 from .result import RunResult, SweepResult
@@ -51,6 +52,7 @@ __all__ = [
     "PagesimWarning",
     "RunResult",
     "SimulationError",
+    "SweepPointFolderError",
     "SweepResult",
     "TraceError",
     "expand_sweep",

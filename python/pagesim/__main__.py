@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         result = pagesim.sweep(args.file, args.sets, out, executor=args.executor, jobs=args.jobs,
                                address=args.address or None, existing=existing, progress=not args.quiet)
     except (pagesim.ConfigError, pagesim.TraceError, pagesim.CostModelError, pagesim.SimulationError,
-            pagesim.ExistingResultsError, pagesim.FolderBusyError, ImportError, OSError, ValueError) as e:
+            pagesim.ExistingResultsError, pagesim.FolderBusyError, pagesim.SweepPointFolderError, ImportError,
+            OSError, ValueError) as e:
         print(f"pagesim: error: {e}", file=sys.stderr)
         return 1
     for w in result.warnings:

@@ -61,7 +61,8 @@ def run(config: Config, overrides: Overrides = None, out: Optional[Union[str, Pa
 
     Returns a RunResult for an experiment without sweep; for a sweep, a SweepResult (one
     RunResult per point, and sweep.csv as `table`). Raises ConfigError (file:line: key:
-    message), TraceError, ExistingResultsError, FolderBusyError as the CLI reports them.
+    message), TraceError, ExistingResultsError, FolderBusyError, SweepPointFolderError (`out` is a
+    point folder of a sweep) as the CLI reports them.
     Warnings (summary.json's "warnings") are also issued as PagesimWarning.
     """
     experiment, _ = _experiment.load(config, overrides)

@@ -67,7 +67,8 @@ CLI::App* add_run_command(CLI::App& app, CommandLine& cl) {
       "(output.timeline: true); a sweep writes sweep.csv there and each point's files in NN-label/ folders. "
       "stdout gets the results table; progress and warnings go to stderr. "
       "The output folder is locked while a run writes it: a second run into it fails at once, naming the first's "
-      "pid. SIGINT or SIGTERM stops a run, removes its temporary files and exits with 128 + the signal's number; "
+      "pid; so does a run into a sweep's NN-label point folder while the sweep runs or once its sweep.csv is "
+      "written. SIGINT or SIGTERM stops a run, removes its temporary files and exits with 128 + the signal's number; "
       "finished sweep points stay (continue with --resume).");
   return run;
 }

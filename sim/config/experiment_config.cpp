@@ -747,10 +747,11 @@ void check_values(const ExperimentConfig& c) {
   check_gib("kv.activation_reserve_gib", c.kv.activation_reserve_gib);
   if (c.kv.slots < 0)
     throw o.error("kv.slots", fmt::format("expected an integer >= 0 (0 = derive from GPU memory), found {}", c.kv.slots));
-  if (a.kind == alloc::AllocatorKind::kPaged && c.kv.slots > 0 && c.kv.slots < a.block_size)
-    throw o.error("kv.slots", fmt::format("expected room for one block of allocator.block_size = {} slots (the paged "
-                                          "allocator), found {}",
-                                          a.block_size, c.kv.slots));
+  // A pool of whole blocks holds kv.slots rounded down to them (experiment.h): at least one.
+  if (a.whole_blocks() && c.kv.slots > 0 && c.kv.slots < a.block_size)
+    throw o.error("kv.slots", fmt::format("expected room for one block of allocator.block_size = {} slots (the {} "
+                                          "pool holds whole blocks), found {}",
+                                          a.block_size, alloc::to_string(a.kind), c.kv.slots));
   if (c.tensor_parallel < 1) throw o.error("tensor_parallel", "expected an integer >= 1");
   if (!(c.measure.window_end_s > 0))  // also catches NaN; time starts at 0, so nothing would be measured
     throw o.error("measure.window_end_s",

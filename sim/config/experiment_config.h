@@ -36,7 +36,8 @@
 namespace pagesim::sim {
 
 struct KvConfig {
-  std::int64_t slots = 0;  // KV capacity in token slots; 0 = derive from gpu memory below
+  std::int64_t slots = 0;  // KV capacity in token slots; 0 = derive from gpu memory below.
+                           // Pools of whole blocks hold it rounded down to them (experiment.h)
   double gpu_memory_utilization = 0.9;  // fraction of GPU memory the server may use
   double activation_reserve_gib = 0;    // held back for activations when deriving slots
 };

@@ -307,6 +307,20 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   if (run.kv_slots == 0) {
     run.kv_slots = derived_kv_capacity(c, run).slots;
   }
+  // A pool of whole blocks holds kv.slots rounded down to them (a derived capacity is whole
+  // blocks already): the run simulates and reports that pool (summary.json's kv_slots, the
+  // cluster's sum), and says so once.
+  run.kv_slots = c.allocator.pool_slots(run.kv_slots);
+  if (c.kv.slots > 0 && run.kv_slots != c.kv.slots) {
+    const std::int64_t blocks = run.kv_slots / c.allocator.block_size;
+    run.warnings.push_back(warning(
+        origin, "kv.slots",
+        fmt::format("{} slots are not a whole number of blocks of allocator.block_size = {}: the {} pool holds "
+                    "{} blocks = {} slots, which the run simulates and reports as kv_slots ({} or {} would be "
+                    "whole blocks)",
+                    c.kv.slots, c.allocator.block_size, alloc::to_string(c.allocator.kind), blocks, run.kv_slots,
+                    run.kv_slots, run.kv_slots + c.allocator.block_size)));
+  }
 
   const double kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel));
   if (run.kv_slots / c.allocator.block_size > kMaxBlocks)
@@ -316,14 +330,14 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
                                    run.kv_slots, run.kv_slots / c.allocator.block_size, c.allocator.block_size,
                                    kMaxBlocks, run.model.name, gib(kv_bytes_per_token * static_cast<double>(run.kv_slots))));
   if (c.kv.slots > 0) {
-    const double kv_bytes = kv_bytes_per_token * static_cast<double>(c.kv.slots);
+    const double kv_bytes = kv_bytes_per_token * static_cast<double>(run.kv_slots);
     if (kv_bytes > static_cast<double>(run.gpu.hbm_bytes))
       run.warnings.push_back(warning(
           origin, "kv.slots",
           fmt::format("{} slots need {:.1f} GiB of KV cache per GPU for {} (tensor_parallel = {}), more than the "
                       "{:.1f} GiB of one {}: the run simulates a pool that GPU cannot hold (kv.slots: 0 derives it "
                       "from GPU memory)",
-                      c.kv.slots, gib(kv_bytes), run.model.name, c.tensor_parallel,
+                      run.kv_slots, gib(kv_bytes), run.model.name, c.tensor_parallel,
                       gib(static_cast<double>(run.gpu.hbm_bytes)), run.gpu.name)));
   }
 

@@ -8,9 +8,11 @@
 // (kv.slots, allocator.max_seq_len, allocator.max_chunk_blocks,
 // scheduler.max_num_batched_tokens, max_model_len) unless workload.oversize drops or
 // truncates it; a run with no request is an error. Settings that run but deserve a look
-// (a measurement window holding no iteration, kv.slots beyond the GPU's memory, a prefix
-// cache with no token identities to match) are warnings "file:line: key: ...", listed in
-// summary.json's "warnings" only when there are some.
+// (a measurement window holding no iteration, kv.slots beyond the GPU's memory or not a
+// whole number of blocks, a prefix cache with no token identities to match) are warnings
+// "file:line: key: ...", listed in summary.json's "warnings" only when there are some.
+// A pool of whole blocks (paged, radix, contiguous buddy) holds kv.slots rounded down to
+// them; the run reports that pool (Run::kv_slots), not the number asked for.
 // With replicas.count > 1 every replica is built (its override's settings, else the file's)
 // and the run goes through the router; summary.json's top-level numbers are the cluster's
 // (every request, every replica's iterations) and it adds "cluster" and "replicas"
@@ -57,6 +59,10 @@ namespace pagesim::sim {
 struct Run {
   ModelSpec model;
   GpuSpec gpu;
+  // The KV pool in token slots: kv.slots (or derived from GPU memory), rounded down to whole
+  // blocks where the allocator's pool is made of them (AllocatorSpec::pool_slots); what
+  // summary.json reports as kv_slots. Layer-group pools are sized by kv_slots × the model's
+  // KV bytes per token (allocator_spec.pool_bytes).
   std::int64_t kv_slots = 0;
   std::unique_ptr<traces::RequestSource> source;
   std::unique_ptr<alloc::KvAllocator> allocator;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -54,6 +55,41 @@ void remove_results(const fs::path& dir, bool remove_empty_dir) {
   if (remove_empty_dir && fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
 }
 
+// "pid N", or that the holder had not yet recorded it.
+std::string pid_text(pid_t pid) { return pid > 0 ? fmt::format("pid {}", pid) : "pid not yet known"; }
+
+// Refuses `dir` when it is a point folder of a sweep: named "<NN>-<label>" inside a folder
+// that another run holds locked (a sweep writing its points there) or that holds sweep.csv
+// (a finished sweep, whose table describes the points there).
+void refuse_point_of_a_sweep(const fs::path& dir) {
+  fs::path folder = dir.lexically_normal();
+  if (!folder.has_filename()) folder = folder.parent_path();  // "out/00-a/"
+  if (!is_point_folder_name(folder.filename().string())) return;
+  const fs::path sweep = folder.parent_path().empty() ? fs::path(".") : folder.parent_path();
+  if (const std::optional<pid_t> holder = FolderLock::holder(sweep))
+    throw SweepPointFolderError(fmt::format(
+        "output folder '{}' is a point folder of '{}', which another pagesim run is writing ({}, holding '{}'); "
+        "choose another --out",
+        dir.string(), sweep.string(), pid_text(*holder), (sweep / FolderLock::kFileName).string()));
+  std::error_code ec;
+  if (fs::is_regular_file(sweep / "sweep.csv", ec))
+    throw SweepPointFolderError(fmt::format(
+        "output folder '{}' is a point folder of the sweep in '{}' ('{}' describes its points): results run into "
+        "it would not be the ones sweep.csv reports; rerun the sweep into '{}' (--resume keeps its complete points) "
+        "or choose another --out",
+        dir.string(), sweep.string(), (sweep / "sweep.csv").string(), sweep.string()));
+}
+
+// Refuses `dir` when another run holds one of its point folders locked (a run into it, which
+// a sweep into `dir` would write over or remove).
+void refuse_point_folder_in_use(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_directory(ec) || !is_point_folder_name(entry.path().filename().string())) continue;
+    if (const std::optional<pid_t> holder = FolderLock::holder(entry.path())) throw FolderBusy(entry.path(), *holder);
+  }
+}
+
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -84,6 +120,8 @@ const std::vector<std::string>& result_file_names() {
 ResultFolder::ResultFolder(const fs::path& dir, ExistingResults policy)
     : dir_(dir), policy_(policy), created_(dir) {
   lock_.emplace(dir_);
+  refuse_point_of_a_sweep(dir_);
+  refuse_point_folder_in_use(dir_);
   remove_stale_temporaries(dir_);
   if (policy_ != ExistingResults::kRefuse) return;
   const std::vector<std::string> files = result_files_in(dir_);

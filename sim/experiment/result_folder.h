@@ -6,8 +6,14 @@
 // points: two or more digits, a dash, the label) holding any of them. Claiming a folder:
 //   1. creates it if missing (CreatedFolder: removed again if the run fails while it is
 //      still empty) and locks it (FolderLock: a second run into it fails at once);
-//   2. removes temporaries of processes that no longer exist, left by a killed run;
-//   3. refuses (ExistingResultsError) if results of another run are there, unless the
+//   2. refuses, whatever the policy, a folder that belongs to another run: a point folder
+//      of a sweep (SweepPointFolderError: named "<NN>-<label>" inside a folder that another
+//      run holds locked, or that holds a finished sweep's sweep.csv), or a folder one of
+//      whose point folders another run holds locked (FolderBusy naming that point folder).
+//      Locking before checking leaves no gap between a run into a point folder and a sweep
+//      into its parent started at once: one of the two sees the other's lock;
+//   3. removes temporaries of processes that no longer exist, left by a killed run;
+//   4. refuses (ExistingResultsError) if results of another run are there, unless the
 //      policy is kOverwrite (they are removed before anything runs) or kResume (points
 //      whose results are complete for the same resolved config are kept; everything else
 //      of the old run is removed).
@@ -44,6 +50,15 @@ class ExistingResultsError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The folder is a point folder of a sweep ("<NN>-<label>" inside a folder another run holds
+// locked, or inside a finished sweep's folder, which holds sweep.csv): results written there
+// would not be the ones the sweep reports. Whatever the policy; the message names the folder,
+// the sweep's folder and its lock holder or sweep.csv.
+class SweepPointFolderError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // One point the new run will write: its folder relative to the result folder ("" for a run
 // without sweep) and the text its config.resolved.yaml will have.
 struct PlannedPoint {
@@ -64,8 +79,8 @@ std::optional<KeptPoint> read_complete_point(const std::filesystem::path& dir, c
 
 class ResultFolder {
  public:
-  // Claims `dir` as described above. Throws FolderBusy, ExistingResultsError, or
-  // std::filesystem::filesystem_error.
+  // Claims `dir` as described above. Throws FolderBusy, SweepPointFolderError,
+  // ExistingResultsError, or std::filesystem::filesystem_error; nothing it made stays then.
   ResultFolder(const std::filesystem::path& dir, ExistingResults policy);
   // Unlocks; unless finish() was called, removes the folders the claim created if empty.
   ~ResultFolder();

@@ -67,6 +67,16 @@ FolderLock::FolderLock(const std::filesystem::path& dir) : path_(dir / kFileName
   }
 }
 
+std::optional<pid_t> FolderLock::holder(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / kFileName;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // a holder's file exists for as long as it holds the lock
+  std::optional<pid_t> held;
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) held = recorded_pid(fd);
+  ::close(fd);  // drops the shared lock if it was taken
+  return held;
+}
+
 FolderLock::~FolderLock() {
   ::unlink(path_.c_str());
   ::close(fd_);

@@ -7,11 +7,12 @@
 // lock when the holder exits however it exits (SIGKILL included), so a crashed run never
 // blocks the next one. The destructor removes the lock file before releasing the lock;
 // acquiring checks that the file it locked is still the one at the path (else retries), so
-// a lock taken on a file being removed never counts. Not copyable; the object is used by one
-// thread.
+// a lock taken on a file being removed never counts. holder() asks whether another writer
+// holds a folder without taking it. Not copyable; the object is used by one thread.
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <sys/types.h>
@@ -37,6 +38,12 @@ class FolderLock {
   // std::system_error if the lock file cannot be created.
   explicit FolderLock(const std::filesystem::path& dir);
   ~FolderLock();
+
+  // Whether a writer holds `dir`'s lock now: its pid (0 when it had not yet recorded one), or
+  // nullopt when none does (no lock file, or one that nobody holds). Creates nothing and never
+  // waits; it holds a shared lock on the file for an instant, so a writer locking `dir` at that
+  // very instant finds it busy.
+  static std::optional<pid_t> holder(const std::filesystem::path& dir);
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;
 

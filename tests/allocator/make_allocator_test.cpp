@@ -43,6 +43,32 @@ TEST(MakeAllocator, BuildsTheKindItIsGiven) {
   EXPECT_THROW(make_radix_allocator(spec), AllocatorError);
 }
 
+// Pools of whole blocks hold capacity_slots rounded down to them, as pool_slots() says:
+// 4,100 slots in blocks of 16 are 4,096 for paged, radix and contiguous buddy alike (buddy
+// refused them before); first_fit and best_fit place single slots and hold 4,100.
+TEST(MakeAllocator, PoolsOfWholeBlocksHoldCapacityRoundedDownToThem) {
+  AllocatorSpec spec;
+  spec.capacity_slots = 4100;
+  spec.block_size = 16;
+  for (const AllocatorKind kind : {AllocatorKind::kPaged, AllocatorKind::kRadix, AllocatorKind::kContiguous}) {
+    spec.kind = kind;
+    EXPECT_TRUE(spec.whole_blocks()) << to_string(kind);
+    EXPECT_EQ(spec.pool_slots(spec.capacity_slots), 4096) << to_string(kind);
+    EXPECT_EQ(make_allocator(spec)->capacity_slots(), 4096) << to_string(kind);
+  }
+  for (const PlacementKind placement : {PlacementKind::kFirstFit, PlacementKind::kBestFit}) {
+    spec.placement = placement;
+    EXPECT_FALSE(spec.whole_blocks());
+    EXPECT_EQ(spec.pool_slots(spec.capacity_slots), 4100);
+    EXPECT_EQ(make_allocator(spec)->capacity_slots(), 4100);
+  }
+  for (const AllocatorKind kind : {AllocatorKind::kUniform, AllocatorKind::kHybrid, AllocatorKind::kJenga,
+                                   AllocatorKind::kVattention}) {
+    spec.kind = kind;  // sized by pool_bytes
+    EXPECT_FALSE(spec.whole_blocks()) << to_string(kind);
+  }
+}
+
 // Its layer groups, pool and row length come from the spec's shared fields (those in
 // spec.vattention are overwritten), its page size and slots from spec.vattention.
 TEST(MakeAllocator, BuildsVattentionFromTheSpec) {

@@ -88,12 +88,15 @@ void build(sim::ExperimentConfig c) {
     if (!run.source || !run.allocator || !run.scheduler || !run.cost || run.kv_slots <= 0)
       fail("an incomplete run", c);
     // The pool is the one asked for: its block size (paged, buddy; other placements report 1)
-    // and no more slots than the capacity.
+    // and no more slots than the capacity; a pool of slots holds exactly the kv_slots the run
+    // reports (kv.slots rounded down to whole blocks where it is made of them).
     const bool blocks = c.allocator.kind == alloc::AllocatorKind::kPaged ||
                         c.allocator.placement == alloc::PlacementKind::kBuddy;
     if (run.allocator->block_size() != (blocks ? c.allocator.block_size : 1)) fail("another block size", c);
     if (run.allocator->capacity_slots() < 1 || run.allocator->capacity_slots() > run.kv_slots)
       fail("a capacity outside [1, kv_slots]", c);
+    if (!alloc::is_layer_group_kind(c.allocator.kind) && run.allocator->capacity_slots() != run.kv_slots)
+      fail("a pool of other than kv_slots slots", c);
   } catch (const sim::ConfigError& e) {
     fuzz::explain(e);
   } catch (const traces::TraceError& e) {

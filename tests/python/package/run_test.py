@@ -92,6 +92,21 @@ def test_existing_results_are_refused_then_replaced(repo_cwd, tmp_path):
     assert r.resolved_config["seed"] == 4
 
 
+def test_point_folder_of_a_sweep_is_refused(repo_cwd, tmp_path):
+    """A point folder of a finished sweep belongs to it: a run into it is refused whatever
+    `existing` says, and the point is untouched (issue 24, item 7)."""
+    r = pagesim.run(SMALL_SWEEP, overrides={"sweep.allocator.block_size": [8]}, out=tmp_path / "s")
+    folder = r.points[0].out
+    before = (folder / "summary.json").read_bytes()
+    config = yaml.safe_load(SMALL_SWEEP)
+    del config["sweep"]
+    for existing in ("refuse", "overwrite", "resume"):
+        with pytest.raises(pagesim.SweepPointFolderError, match="is a point folder of the sweep in") as e:
+            pagesim.run(config, out=folder, existing=existing)
+        assert isinstance(e.value, FileExistsError)
+    assert (folder / "summary.json").read_bytes() == before
+
+
 def test_expand_sweep():
     points = pagesim.expand_sweep(SMALL_SWEEP)
     assert points == [

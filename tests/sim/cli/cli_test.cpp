@@ -6,7 +6,8 @@
 // pagesim loads no CUDA library, runs `validate --device cpu` itself, and `validate --device
 // cuda` / `profile` reach the CUDA code through pagesim-cuda (or name the missing
 // executable); the output folder: results of another run refused unless --overwrite or
-// --resume, a second run into a folder in use refused naming the first's pid, SIGINT /
+// --resume, a second run into a folder in use refused naming the first's pid, a run into a
+// point folder of a running or finished sweep refused naming the sweep's folder, SIGINT /
 // SIGTERM stopping a run with 128 + the signal and no temporary left. Runs the built binaries (PAGESIM_BINARY, and PAGESIM_CUDA_BINARY in a CUDA
 // build) from a fresh temporary folder.
 #include <fcntl.h>
@@ -470,8 +471,9 @@ TEST_F(Cli, ResumeRepeatsTheWarningsOfKeptPoints) {
 }
 
 // A pagesim run started in the background that lasts until it is stopped: millions of
-// requests, every iteration written. Returns its pid once it writes its temporaries.
-pid_t start_long_run(const fs::path& dir, const std::string& out) {
+// requests, every iteration written; `extra` is appended to its file (a sweep). Returns its
+// pid once it writes its temporaries (a sweep's, in its first point folder).
+pid_t start_long_run(const fs::path& dir, const std::string& out, const std::string& extra = "") {
   std::ofstream(dir / "long.yaml") << "name: long\n"
                                       "workload:\n"
                                       "  arrival: {kind: poisson, rate: 50}\n"
@@ -480,7 +482,8 @@ pid_t start_long_run(const fs::path& dir, const std::string& out) {
                                           "'}\n"
                                           "  max_total_tokens: 2048\n"
                                           "  max_requests: 9000000\n"
-                                          "kv: {slots: 65536}\n";
+                                          "kv: {slots: 65536}\n" +
+                                          extra;
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (::chdir(dir.c_str()) != 0) ::_exit(127);
@@ -494,7 +497,7 @@ pid_t start_long_run(const fs::path& dir, const std::string& out) {
   for (int i = 0; i < 1000; ++i) {  // up to 10 s
     bool temporaries = false;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir / out, ec))
+    for (const auto& e : fs::recursive_directory_iterator(dir / out, ec))
       temporaries |= e.path().filename().string().find(".tmp.") != std::string::npos;
     if (temporaries && fs::exists(dir / out / ".pagesim.lock")) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -532,6 +535,50 @@ TEST_F(Cli, SecondRunIntoAFolderInUseIsRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "busy/summary.json"));
   ::kill(first, SIGTERM);
   EXPECT_EQ(wait_status(first), 128 + SIGTERM);
+}
+
+// A run into a point folder of a sweep is refused while the sweep runs (its lock covers the
+// sweep's folder, not the points) and after it finished (sweep.csv describes the points):
+// one line naming the folder and the sweep's, exit 1, nothing written; the sweep is
+// untouched and --resume of the sweep itself still runs (issue 24, item 7).
+TEST_F(Cli, RunIntoAPointFolderOfASweepIsRefused) {
+  const pid_t sweep = start_long_run(dir_, "busy", "sweep:\n  seed: [0, 1]\n");
+  const std::string file = write("small.yaml", small_experiment());
+  for (const char* point : {"busy/00-seed=0/", "busy/01-seed=1"}) {
+    const Result r = pagesim("run " + shell_quote(file) + " --out " + point + " -q");
+    EXPECT_EQ(r.status, 1) << point;
+    EXPECT_EQ(r.out, "") << point;
+    EXPECT_EQ(r.err, "pagesim: error: output folder '" + std::string(point) + "' is a point folder of 'busy', which "
+                     "another pagesim run is writing (pid " + std::to_string(sweep) + ", holding "
+                     "'busy/.pagesim.lock'); choose another --out\n");
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "busy/01-seed=1"));
+  EXPECT_FALSE(fs::exists(dir_ / "busy/00-seed=0/summary.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "busy/00-seed=0/.pagesim.lock"));
+  ::kill(sweep, SIGTERM);
+  EXPECT_EQ(wait_status(sweep), 128 + SIGTERM);
+
+  const std::string swept = write("swept.yaml", small_experiment() + "sweep:\n  kv.slots: [4096, 8192]\n");
+  ASSERT_EQ(pagesim("run " + shell_quote(swept) + " --out done -q").status, 0);
+  const std::string before = read_file(dir_ / "done/00-kv.slots=4096/summary.json");
+  for (const char* flag : {"", " --overwrite", " --resume"}) {
+    const Result r = pagesim("run " + shell_quote(file) + " --out done/00-kv.slots=4096 -q" + flag);
+    EXPECT_EQ(r.status, 1) << flag;
+    EXPECT_EQ(r.err, "pagesim: error: output folder 'done/00-kv.slots=4096' is a point folder of the sweep in "
+                     "'done' ('done/sweep.csv' describes its points): results run into it would not be the ones "
+                     "sweep.csv reports; rerun the sweep into 'done' (--resume keeps its complete points) or "
+                     "choose another --out\n")
+        << flag;
+  }
+  EXPECT_EQ(read_file(dir_ / "done/00-kv.slots=4096/summary.json"), before);
+  EXPECT_FALSE(fs::exists(dir_ / "done/00-kv.slots=4096/.pagesim.lock"));
+  EXPECT_EQ(pagesim("run " + shell_quote(file) + " --out done/02-other -q").status, 1);
+  EXPECT_FALSE(fs::exists(dir_ / "done/02-other"));
+  // A folder of another name inside the sweep's is no point of it.
+  EXPECT_EQ(pagesim("run " + shell_quote(file) + " --out done/plots -q").status, 0);
+  const Result resumed = pagesim("run " + shell_quote(swept) + " --out done -q --resume");
+  EXPECT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(read_file(dir_ / "done/00-kv.slots=4096/summary.json"), before);
 }
 
 // SIGINT and SIGTERM stop a run: its temporaries and lock file are removed, the folder it

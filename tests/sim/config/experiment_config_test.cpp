@@ -602,7 +602,13 @@ TEST(ConfigErrors, BlockSizeAndCapacity) {
   // A paged pool needs one block; the error is on kv.slots, at its line.
   EXPECT_TRUE(fails_with("name: x\nkv:\n  slots: 8\nallocator: {block_size: 16}\n", 3, "kv.slots",
                          {"allocator.block_size = 16", "found 8"}));
-  // A contiguous pool has no such floor (first fit is slot-granular).
+  // So do the other pools of whole blocks (radix, contiguous buddy), which hold kv.slots
+  // rounded down to whole blocks (a pool of 0 slots would fail later, at allocator).
+  EXPECT_TRUE(fails_with("name: x\nkv:\n  slots: 8\nallocator: {kind: radix, block_size: 16}\nscheduler: {kind: sglang}\n", 3, "kv.slots",
+                         {"room for one block of allocator.block_size = 16", "the radix pool", "found 8"}));
+  EXPECT_TRUE(fails_with("name: x\nkv:\n  slots: 8\nallocator: {kind: contiguous, block_size: 16}\nscheduler: {kind: orca}\n", 3, "kv.slots",
+                         {"room for one block of allocator.block_size = 16", "the contiguous pool", "found 8"}));
+  // Slot-granular placement has no such floor.
   EXPECT_EQ(parse("kv: {slots: 8}\nallocator: {kind: contiguous, placement: first_fit}\n").kv.slots, 8);
 }
 

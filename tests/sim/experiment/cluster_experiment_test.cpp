@@ -5,6 +5,7 @@
 // prefix_aware routing over sglang's radix pools, and a global cache end to end.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -131,6 +132,38 @@ TEST_F(ClusterExperimentTest, SummaryHasClusterReplicasAndSlo) {
   for (const auto& r : rows) seen.insert(r.at("replica"));
   EXPECT_EQ(seen, (std::set<std::string>{"0", "1", "2"}));
   EXPECT_EQ(read_file(dir_ / "out/iterations.csv").rfind("replica,index,", 0), 0u);
+}
+
+// A replica whose kv.slots is not a whole number of blocks (4,100 in blocks of 16) holds 4,096
+// slots: the replica's kv_slots, the cluster's sum and the slots its memory classes are
+// summed into are the pools simulated — the classes of each replica's iterations.csv rows
+// fill its reported kv_slots — and the override's line is warned about (issue 24, item 5).
+TEST_F(ClusterExperimentTest, ReplicaPoolsAreReportedAsSimulated) {
+  const std::string file = write("c.yaml", config("replicas:\n"                             // line 15
+                                                  "  count: 2\n"                           // 16
+                                                  "  overrides:\n"                         // 17
+                                                  "    - {index: 1, kv: {slots: 4100}}\n"));  // 18
+  run_experiment_file(file, {}, dir_ / "out");
+  const auto j = nlohmann::json::parse(read_file(dir_ / "out/summary.json"));
+  EXPECT_EQ(j["replicas"][0]["kv_slots"], 4096);
+  EXPECT_EQ(j["replicas"][1]["kv_slots"], 4096);
+  EXPECT_EQ(j["cluster"]["kv_slots"], 8192);
+  const auto& m = j["cluster"]["memory_slots_time_weighted"];
+  double sum = 0;
+  for (const char* k : {"token_states", "reserved", "over_reserved", "rounding", "free"}) sum += m[k].get<double>();
+  EXPECT_NEAR(sum, 8192.0, 1e-6);
+  ASSERT_TRUE(j.contains("warnings"));
+  EXPECT_EQ(j["warnings"][0], file + ":18: kv.slots: 4100 slots are not a whole number of blocks of "
+                              "allocator.block_size = 16: the paged pool holds 256 blocks = 4096 slots, "
+                              "which the run simulates and reports as kv_slots (4096 or 4112 would be whole blocks)");
+  const auto rows = testing::parse_csv(read_file(dir_ / "out/iterations.csv"));
+  ASSERT_FALSE(rows.empty());
+  for (const auto& r : rows) {
+    std::int64_t classes = 0;
+    for (const char* k : {"token_states", "reserved", "over_reserved", "rounding", "free"}) classes += std::stoll(r.at(k));
+    ASSERT_EQ(classes, j["replicas"][std::stoi(r.at("replica"))]["kv_slots"].get<std::int64_t>())
+        << "replica " << r.at("replica") << ", iteration " << r.at("index");
+  }
 }
 
 TEST_F(ClusterExperimentTest, SameSeedSameBytes) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/config/config_error.h"
@@ -199,6 +201,35 @@ TEST_F(ExperimentTest, SweepRerunGivesTheSameBytes) {
       EXPECT_EQ(reproducible(read_json(dir_ / "a" / f)), reproducible(read_json(dir_ / "b" / f))) << f;
     else
       EXPECT_TRUE(read_file(dir_ / "a" / f) == read_file(dir_ / "b" / f)) << f << " differs between two runs";
+  }
+}
+
+// The vLLM paper's block-size ablation sweeps blocks up to 256 over 15,728 slots, not a whole
+// number of blocks of 32 and up. Each point reports the pool it simulated: summary.json's
+// kv_slots is the slots whose classes fill every row of iterations.csv (4,200 slots: 262
+// blocks of 16, 16 blocks of 256), and the point warns.
+TEST_F(ExperimentTest, ASweepOfBlockSizesReportsThePoolEachPointHolds) {
+  const std::string file = write("blocks.yaml", small_experiment(60) + "sweep:\n  allocator.block_size: [16, 256]\n");
+  const fs::path out = dir_ / "out";
+  const auto results = run_experiment_file(file, {"kv.slots=4200"}, out);
+  ASSERT_EQ(results.size(), 2u);
+  const std::vector<std::int64_t> held = {4192, 4096};
+  for (std::size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE(results[i].label);
+    const fs::path point = out / point_folder(i, results[i].label);
+    const nlohmann::json s = read_json(point / "summary.json");
+    EXPECT_EQ(s["kv_slots"], held[i]);
+    ASSERT_TRUE(s.contains("warnings"));
+    EXPECT_NE(s["warnings"][0].get<std::string>().find("kv.slots: 4200 slots are not a whole number of blocks"),
+              std::string::npos)
+        << s["warnings"];
+    const auto rows = parse_csv(read_file(point / "iterations.csv"));
+    ASSERT_FALSE(rows.empty());
+    for (const Row& r : rows) {
+      std::int64_t sum = 0;
+      for (const char* k : {"token_states", "reserved", "over_reserved", "rounding", "free"}) sum += std::stoll(r.at(k));
+      ASSERT_EQ(sum, held[i]) << "iteration " << r.at("index");
+    }
   }
 }
 
@@ -571,6 +602,40 @@ TEST(BuildRun, DefaultKvSlotsAreDerivedFromGpuMemory) {
   EXPECT_GT(build_run(parse_experiment(big, "big.yaml")).kv_slots, 2 * run.kv_slots);
   const YAML::Node set = YAML::Load("workload: {max_requests: 1}\nkv: {slots: 15728}\n");
   EXPECT_EQ(build_run(parse_experiment(set, "set.yaml")).kv_slots, 15728);
+}
+
+// A pool of whole blocks holds kv.slots rounded down to them, and the run says so and reports
+// that pool (issue 24, item 5): 4,100 slots in blocks of 16 are 256 blocks, 4,096 slots, for
+// paged, radix and contiguous buddy alike (buddy refused 4,100 before). One warning names
+// kv.slots, the block size and the slots simulated. Slot-granular placement holds any number.
+TEST(BuildRun, APoolOfWholeBlocksHoldsKvSlotsRoundedDownToThem) {
+  const std::vector<std::pair<std::string, std::string>> pools = {
+      {"paged", "{kind: paged, block_size: 16}\nscheduler: {kind: vllm}"},
+      {"radix", "{kind: radix, block_size: 16}\nscheduler: {kind: sglang}"},
+      {"contiguous", "{kind: contiguous, placement: buddy, block_size: 16}\nscheduler: {kind: orca}"}};
+  for (const auto& pool : pools) {
+    SCOPED_TRACE(pool.first);
+    const std::string rest = "allocator: " + pool.second + "\n";
+    const sim::Run run = build_run(parse_experiment(YAML::Load("workload: {max_requests: 1}\nkv:\n  slots: 4100\n" + rest), "x.yaml"));
+    EXPECT_EQ(run.kv_slots, 4096);
+    EXPECT_EQ(run.allocator->capacity_slots(), 4096);
+    EXPECT_EQ(run.warnings, std::vector<std::string>{
+                                "x.yaml:3: kv.slots: 4100 slots are not a whole number of blocks of allocator.block_size "
+                                "= 16: the " + pool.first + " pool holds 256 blocks = 4096 slots, which the run "
+                                "simulates and reports as kv_slots (4096 or 4112 would be whole blocks)"});
+    const sim::Run whole = build_run(parse_experiment(YAML::Load("workload: {max_requests: 1}\nkv: {slots: 4096}\n" + rest), "x.yaml"));
+    EXPECT_EQ(whole.kv_slots, 4096);
+    EXPECT_TRUE(whole.warnings.empty());
+  }
+  for (const char* placement : {"first_fit", "best_fit"}) {
+    const sim::Run run = build_run(parse_experiment(
+        YAML::Load(std::string("workload: {max_requests: 1}\nkv: {slots: 4100}\nallocator: {kind: contiguous, placement: ") +
+                   placement + "}\nscheduler: {kind: orca}\n"),
+        "x.yaml"));
+    EXPECT_EQ(run.kv_slots, 4100) << placement;
+    EXPECT_EQ(run.allocator->capacity_slots(), 4100) << placement;
+    EXPECT_TRUE(run.warnings.empty()) << placement;
+  }
 }
 
 // kv_dtype sets the run's KV bytes per token, so the derived pool: fp8 twice the slots of

@@ -1,7 +1,8 @@
 // The output folder of run_experiment_file() (result_folder.h): results of another run are
 // refused, replaced (kOverwrite) or resumed (kResume: complete points of the same config
 // kept, the rest rerun, the final files byte-identical to an uninterrupted run); nothing of
-// an old run survives beside a new one; a locked folder is refused; temporaries of a killed
+// an old run survives beside a new one; a locked folder is refused, and so are a point folder
+// of a running or finished sweep and a sweep over a point folder in use; temporaries of a killed
 // run are removed; a failing run leaves no empty folder.
 #include "sim/experiment/result_folder.h"
 
@@ -215,6 +216,80 @@ TEST_F(ResultFolderTest, LockedFolderIsRefusedBeforeAnythingIsWritten) {
   }
   run_experiment_file(single, {}, out);
   EXPECT_EQ(files_under(out), kSingleRunFiles);  // the lock file goes with the run
+}
+
+// A point folder of a sweep belongs to the sweep (issue 24, item 7): while another run holds
+// the sweep's folder, or once its sweep.csv describes the points, a run into one of them is
+// refused whatever the policy and writes nothing; a folder of another name is no point, and
+// the sweep itself still resumes.
+TEST_F(ResultFolderTest, PointFolderOfASweepIsRefused) {
+  const std::string single = write("single.yaml", experiment());
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out);
+  {
+    FolderLock sweep_run(out);  // a sweep writing its points into out
+    for (const fs::path& point : {out / "00-a", out / "01-b/"}) {
+      try {
+        run_experiment_file(single, {}, point);
+        ADD_FAILURE() << "ran into " << point;
+      } catch (const SweepPointFolderError& e) {
+        EXPECT_EQ(std::string(e.what()), "output folder '" + point.string() + "' is a point folder of '" +
+                                             out.string() + "', which another pagesim run is writing (pid " +
+                                             std::to_string(::getpid()) + ", holding '" +
+                                             (out / ".pagesim.lock").string() + "'); choose another --out");
+      }
+    }
+    EXPECT_EQ(files_under(out), std::set<std::string>{".pagesim.lock"});
+    EXPECT_FALSE(fs::exists(out / "00-a"));
+    run_experiment_file(single, {}, out / "plots");
+  }
+  const std::string sweep = write("sweep.yaml", experiment(kThreeCases));
+  const fs::path done = dir_ / "done";
+  run_experiment_file(sweep, {}, done);
+  const std::set<std::string> before = files_under(done);
+  const std::string summary = read_file(done / "01-b/summary.json");
+  for (const ExistingResults policy : {ExistingResults::kRefuse, ExistingResults::kOverwrite, ExistingResults::kResume}) {
+    try {
+      run_experiment_file(single, {}, done / "01-b", {}, 1, policy);
+      ADD_FAILURE() << "ran into a point folder of a finished sweep";
+    } catch (const SweepPointFolderError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "output folder '" + (done / "01-b").string() + "' is a point folder of the sweep in '" + done.string() +
+                    "' ('" + (done / "sweep.csv").string() + "' describes its points): results run into it would not "
+                    "be the ones sweep.csv reports; rerun the sweep into '" + done.string() +
+                    "' (--resume keeps its complete points) or choose another --out");
+    }
+  }
+  EXPECT_THROW(run_experiment_file(single, {}, done / "05-new"), SweepPointFolderError);
+  EXPECT_EQ(files_under(done), before);
+  EXPECT_EQ(read_file(done / "01-b/summary.json"), summary);
+  run_experiment_file(sweep, {}, done, {}, 1, ExistingResults::kResume);  // every point kept
+  EXPECT_EQ(files_under(done), before);
+  EXPECT_EQ(read_file(done / "01-b/summary.json"), summary);
+}
+
+// A sweep into a folder one of whose point folders another run holds would write over that
+// run or remove its results: refused, naming the point folder, before anything is written.
+TEST_F(ResultFolderTest, SweepIntoAFolderWithAPointFolderInUseIsRefused) {
+  const std::string sweep = write("sweep.yaml", experiment(kThreeCases));
+  const fs::path out = dir_ / "out";
+  fs::create_directories(out / "01-b");
+  {
+    FolderLock point_run(out / "01-b");
+    try {
+      run_experiment_file(sweep, {}, out);
+      ADD_FAILURE() << "ran a sweep over a point folder in use";
+    } catch (const FolderBusy& e) {
+      EXPECT_EQ(e.holder_pid(), ::getpid());
+      EXPECT_NE(std::string(e.what()).find("output folder '" + (out / "01-b").string() +
+                                           "' is in use by another pagesim run (pid " + std::to_string(::getpid())),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(files_under(out), std::set<std::string>{"01-b/.pagesim.lock"});
+  }
+  run_experiment_file(sweep, {}, out);
+  EXPECT_TRUE(fs::exists(out / "sweep.csv"));
 }
 
 // A run killed with SIGKILL leaves its temporaries; the next run into the folder removes them.

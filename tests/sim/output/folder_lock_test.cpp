@@ -1,6 +1,7 @@
 // FolderLock: one writer per folder. A second lock — another object of this process or
 // another process — fails at once naming the folder and the holder's pid; the lock file is
-// gone after release; a holder killed with SIGKILL blocks nobody.
+// gone after release; a holder killed with SIGKILL blocks nobody; holder() asks without
+// locking.
 #include "sim/output/folder_lock.h"
 #include "temp_dir_test.h"
 
@@ -67,14 +68,31 @@ TEST_F(FolderLockTest, LockOfAKilledProcessIsFree) {
     EXPECT_EQ(e.holder_pid(), child);
     EXPECT_NE(std::string(e.what()).find("(pid " + std::to_string(child) + ","), std::string::npos) << e.what();
   }
+  EXPECT_EQ(FolderLock::holder(dir_), std::optional<pid_t>(child));
   ::kill(child, SIGKILL);
   int status = 0;
   ::waitpid(child, &status, 0);
   ::close(ready[0]);
   ::close(ready[1]);
   EXPECT_TRUE(fs::exists(dir_ / ".pagesim.lock"));
+  EXPECT_EQ(FolderLock::holder(dir_), std::nullopt);  // a lock file nobody holds
   { FolderLock after(dir_); }
   EXPECT_FALSE(fs::exists(dir_ / ".pagesim.lock"));
+}
+
+// holder() tells whether a writer holds a folder without taking the lock or making a file:
+// none without a lock file, the holder's pid while held, none once released.
+TEST_F(FolderLockTest, HolderIsAskedWithoutLocking) {
+  EXPECT_EQ(FolderLock::holder(dir_), std::nullopt);
+  EXPECT_FALSE(fs::exists(dir_ / ".pagesim.lock"));
+  EXPECT_EQ(FolderLock::holder(dir_ / "missing"), std::nullopt);
+  {
+    FolderLock held(dir_);
+    EXPECT_EQ(FolderLock::holder(dir_), std::optional<pid_t>(::getpid()));
+    EXPECT_EQ(FolderLock::holder(dir_), std::optional<pid_t>(::getpid()));  // asking took nothing
+  }
+  EXPECT_EQ(FolderLock::holder(dir_), std::nullopt);
+  FolderLock again(dir_);  // asking left the folder free
 }
 
 }  // namespace
