@@ -15,8 +15,10 @@
 //     "prefix" (cumulative prompt_tokens and hit_tokens of first admissions);
 //   - one nestable async slice ("ph": "b"/"e", cat "request") per request, "request <id>"
 //     from arrival to finish, holding consecutive child slices named by phase: queued,
-//     prefill, decode, preempted (recompute: back in the waiting queue), swapped; its id is
-//     the request's. A phase changes only at an iteration of the request's replica (or at
+//     prefill, decode, preempted (recompute: back in the waiting queue), swapped. Its id is
+//     "id2": {"local": the request's id}, process-scoped, so that Perfetto files the slices
+//     under the replica's process (a plain "id" makes one global track of each request, under
+//     no process). A phase changes only at an iteration of the request's replica (or at
 //     its arrival / finish), except in disaggregated runs: at its first token (first_token_s)
 //     the request leaves its prefill replica for transfer_queued (waiting for room on a
 //     decode replica; often empty), then kv_transfer (transfer_start_s to transfer_end_s),

@@ -65,7 +65,7 @@ Timeline parse(const std::string& text) {
     if (ph == "C") t.counters[e.at("name")].push_back(e);
     if (ph != "b" && ph != "e") continue;
     EXPECT_EQ(e.at("cat"), "request");
-    const std::uint64_t id = e.at("id");
+    const std::uint64_t id = e.at("id2").at("local");
     const double ts = e.at("ts").get<double>() / 1e6;
     if (ph == "b") {
       open[id].push_back({e.at("name"), ts});
@@ -223,7 +223,7 @@ std::map<std::pair<std::uint64_t, int>, std::vector<Slice>> slices_by_process(co
   for (const auto& e : doc.at("traceEvents")) {
     const std::string ph = e.at("ph");
     if (ph != "b" && ph != "e") continue;
-    const std::pair<std::uint64_t, int> key{e.at("id"), e.at("pid")};
+    const std::pair<std::uint64_t, int> key{e.at("id2").at("local"), e.at("pid")};
     const double ts = e.at("ts").get<double>() / 1e6;
     if (ph == "b") {
       open[key].push_back({e.at("name"), ts});
