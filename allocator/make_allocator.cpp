@@ -62,7 +62,11 @@ std::unique_ptr<GroupedKvAllocator> make_grouped_allocator(const AllocatorSpec& 
       throw AllocatorError("allocator kind: expected uniform, hybrid or jenga, got '" +
                            std::string(to_string(spec.kind)) + "'");
   }
-  return std::make_unique<GroupedKvAllocator>(spec.layer_groups, std::move(layout), spec.prefix_cache, spec.eviction);
+  // vLLM v1's one free queue where the pool is a block pool of one page size (jenga with
+  // pages of several sizes keeps its own order: grouped_kv_allocator.h).
+  const bool single_free_queue = spec.single_free_queue && GroupedKvAllocator::one_page_size(layout);
+  return std::make_unique<GroupedKvAllocator>(spec.layer_groups, std::move(layout), spec.prefix_cache, spec.eviction,
+                                              single_free_queue);
 }
 
 std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {

@@ -85,8 +85,9 @@ struct AllocatorSpec {
   bool prefix_cache = false;          // paged: reuse prompt blocks across requests (the config
                                       // defaults it to true for scheduler.kind: vllm-v1)
   EvictionKind eviction = EvictionKind::kLru;  // paged prefix cache: which cached block goes
-  bool single_free_queue = false;     // paged: vLLM v1's one free-block queue (set by the
-                                      // experiment for scheduler.kind: vllm-v1, not a config key)
+  bool single_free_queue = false;     // paged, uniform, hybrid, jenga with pages of one size:
+                                      // vLLM v1's one free-block queue (set by the experiment
+                                      // for scheduler.kind: vllm-v1, not a config key)
   std::int64_t cpu_blocks = 0;        // paged: CPU swap pool in blocks (shared with a CPU tier)
   OffloadSettings offload;            // paged + prefix cache: tiers below the GPU; empty: none
   ReservationPolicy reservation;      // contiguous: slots reserved up front (default: max)

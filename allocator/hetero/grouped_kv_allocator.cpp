@@ -13,8 +13,9 @@ std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Pages of each table per large page; refuses pools whose page ids would not fit BlockId.
-std::vector<std::int64_t> pages_per_large(const KvLayout& l) {
+// Pages of each table per large page; refuses pools whose page ids would not fit BlockId, and
+// a single free queue over pages of several sizes.
+std::vector<std::int64_t> pages_per_large(const KvLayout& l, bool single_free_queue) {
   std::vector<std::int64_t> per;
   std::int64_t most = 1;
   for (const TableGroup& t : l.tables) {
@@ -26,16 +27,25 @@ std::vector<std::int64_t> pages_per_large(const KvLayout& l) {
   if (l.num_large_pages > std::numeric_limits<BlockId>::max() / most)
     throw AllocatorError(l.policy + " allocator: " + std::to_string(l.num_large_pages) + " large pages of " +
                          std::to_string(most) + " pages exceed 32-bit page ids; use a larger block_size");
+  if (single_free_queue && most > 1)
+    throw AllocatorError(l.policy + " allocator: a single free-block queue needs pages of one size, but a large page of " +
+                         std::to_string(l.large_page_bytes) + " bytes holds " + std::to_string(most) + " pages of a table");
   return per;
 }
 
 }  // namespace
 
-GroupedKvAllocator::GroupedKvAllocator(LayerGroups groups, KvLayout layout, bool prefix_cache, EvictionKind eviction)
+bool GroupedKvAllocator::one_page_size(const KvLayout& layout) {
+  return std::all_of(layout.tables.begin(), layout.tables.end(),
+                     [&](const TableGroup& t) { return t.page_bytes == layout.large_page_bytes; });
+}
+
+GroupedKvAllocator::GroupedKvAllocator(LayerGroups groups, KvLayout layout, bool prefix_cache, EvictionKind eviction,
+                                       bool single_free_queue)
     : groups_(std::move(groups)),
       layout_(std::move(layout)),
       prefix_cache_(prefix_cache),
-      pool_(layout_.num_large_pages, pages_per_large(layout_), eviction) {
+      pool_(layout_.num_large_pages, pages_per_large(layout_, single_free_queue), eviction, single_free_queue) {
   if (eviction == EvictionKind::kLruProtectWaiting)
     throw AllocatorError(layout_.policy + " allocator: eviction lru_protect_waiting is not supported (no waiting-queue "
                          "bookkeeping); use lru, fifo or lfu");
@@ -51,6 +61,7 @@ GroupedKvAllocator::GroupedKvAllocator(LayerGroups groups, KvLayout layout, bool
 std::string GroupedKvAllocator::name() const {
   std::string n = layout_.policy + (prefix_cache_ ? "+prefix(block=" : "(block=") + std::to_string(block_size());
   if (prefix_cache_) n += "," + pool_.eviction_name();
+  if (pool_.single_free_queue()) n += ",one-free-queue";
   if (layout_.tables.size() > 1) n += ",tables=" + std::to_string(layout_.tables.size());
   return n + ")";
 }

@@ -26,6 +26,19 @@
 // with a recurrent group gets no hits (its state at a block boundary is not kept: vLLM before
 // its Mamba prefix caching, RFC vllm-project/vllm#11382).
 //
+// Which page a table gets is the pool's choice (large_page_pool.h). With single_free_queue
+// (the experiment sets it for scheduler.kind: vllm-v1) the pool keeps vLLM v1's one
+// free-block queue, as PagedAllocator's option of that name: vLLM's hybrid manager has one
+// BlockPool, one FreeKVCacheBlockQueue, for all its KV cache groups, and free() puts a
+// request's pages at the queue's tail table by table, each table last page first (vLLM's
+// coordinator frees its groups in turn, each in reverse). It needs one page per large page:
+// uniform and hybrid always have it; jenga has it when every table's page has one size (then
+// its two levels are one, a block pool; on a single-group model always). A single-group model
+// then runs as PagedAllocator with that option: same admissions, hits and evictions. jenga
+// with pages of several sizes keeps its own order: a freed small page serves only its own
+// table until its whole large page is free, so one queue over pages of every size would hand
+// out pages no table can use.
+//
 // fork() shares every token and encoder page (copy-on-write of a partly filled last page
 // when one of them appends) and copies the state pages, so it fails without room for them.
 //
@@ -60,9 +73,13 @@ namespace pagesim::alloc {
 class GroupedKvAllocator final : public KvAllocator {
  public:
   // `layout` from one of kv_layout.h's builders for `groups`. Throws AllocatorError for
-  // lru_protect_waiting (no waiting-queue bookkeeping here) or a pool too large for 32-bit
-  // page ids.
-  GroupedKvAllocator(LayerGroups groups, KvLayout layout, bool prefix_cache, EvictionKind eviction);
+  // lru_protect_waiting (no waiting-queue bookkeeping here), a pool too large for 32-bit
+  // page ids, or single_free_queue with a layout whose pages are of several sizes
+  // (one_page_size(layout) is false).
+  GroupedKvAllocator(LayerGroups groups, KvLayout layout, bool prefix_cache, EvictionKind eviction,
+                     bool single_free_queue = false);
+  // Whether every table's page is the layout's large page: what single_free_queue needs.
+  static bool one_page_size(const KvLayout& layout);
 
   // KvAllocator
   std::string name() const override;

@@ -1,6 +1,7 @@
 #include "allocator/hetero/large_page_pool.h"
 
 #include <algorithm>
+#include <cassert>
 #include <string>
 
 #include "allocator/allocator_error.h"
@@ -14,15 +15,19 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 }  // namespace
 
-LargePagePool::LargePagePool(std::int64_t num_large, std::vector<std::int64_t> pages_per_large, EvictionKind eviction)
+LargePagePool::LargePagePool(std::int64_t num_large, std::vector<std::int64_t> pages_per_large, EvictionKind eviction,
+                             bool single_free_queue)
     : per_(std::move(pages_per_large)),
       stride_(per_.empty() ? 1 : *std::max_element(per_.begin(), per_.end())),
       pages_(static_cast<std::size_t>(num_large * stride_)),
       large_(static_cast<std::size_t>(num_large)),
+      single_free_queue_(single_free_queue),
       partial_(per_.size()),
       free_small_(per_.size(), 0),
       large_policy_(make_eviction_policy(eviction, num_large)),
       unreferenced_cached_(per_.size(), 0) {
+  assert(!single_free_queue_ || stride_ == 1);
+  if (single_free_queue_) released_at_.assign(static_cast<std::size_t>(num_large), 0);
   free_large_.reserve(static_cast<std::size_t>(num_large));
   for (std::int64_t l = num_large - 1; l >= 0; --l) free_large_.push_back(l);
   for (std::size_t t = 0; t < per_.size(); ++t) type_policy_.push_back(make_eviction_policy(eviction, id_space()));
@@ -41,7 +46,7 @@ LargePagePool::Plan LargePagePool::plan(std::span<const std::int64_t> need, std:
     small[t] = free_small_[t] + type_policy_[t]->size();
     fresh[t] = free_small_[t];
   }
-  std::int64_t large_avail = free_large() + inactive_large();
+  std::int64_t large_avail = free_large() + released_large() + inactive_large();
   // Reusing a hit takes an evictable page out of its table's supply; a hit in an inactive
   // large page first brings that large page's free and cached pages back into it.
   std::vector<std::int64_t> woken;
@@ -148,6 +153,11 @@ BlockId LargePagePool::take(std::int32_t t, std::int64_t hint, bool fresh_first)
     return p;
   }
   if (!free_large_.empty()) return take_free_large();
+  if (!released_.empty() && !victim_goes_first()) {
+    const std::int64_t l = released_.front();
+    released_.pop_front();
+    return assign(l, t);
+  }
   // The victim large page: every cached page in it is forgotten.
   const auto l = static_cast<std::int64_t>(large_policy_->pop_victim());
   Large& L = large(l);
@@ -161,9 +171,16 @@ BlockId LargePagePool::take(std::int32_t t, std::int64_t hint, bool fresh_first)
   return assign(l, t);
 }
 
+bool LargePagePool::victim_goes_first() const {
+  return large_policy_->size() > 0 &&
+         released_at_[static_cast<std::size_t>(large_policy_->peek_victim())] <
+             released_at_[static_cast<std::size_t>(released_.front())];
+}
+
 void LargePagePool::deactivate(std::int64_t l) {
   Large& L = large(l);
   const auto t = static_cast<std::size_t>(L.table);
+  if (single_free_queue_) released_at_[static_cast<std::size_t>(l)] = ++release_clock_;
   for (std::int64_t s = 0; s < per_[t]; ++s) {
     const BlockId p = id(l, s);
     if (type_policy_[t]->contains(p)) type_policy_[t]->erase(p);
@@ -176,7 +193,11 @@ void LargePagePool::deactivate(std::int64_t l) {
   } else {
     L.table = -1;
     L.free_slots.clear();
-    free_large_.push_back(l);
+    if (single_free_queue_) {
+      released_.push_back(l);
+    } else {
+      free_large_.push_back(l);
+    }
   }
 }
 
@@ -248,9 +269,16 @@ void LargePagePool::cache(BlockId p, BlockHash h) {
 
 void LargePagePool::validate(const std::vector<std::int32_t>& refs) const {
   std::vector<bool> on_free(large_.size(), false);
-  for (std::int64_t l : free_large_) {
+  auto mark_free = [&](std::int64_t l) {
     if (on_free[static_cast<std::size_t>(l)]) broken("large page " + std::to_string(l) + " is free twice");
     on_free[static_cast<std::size_t>(l)] = true;
+  };
+  for (std::int64_t l : free_large_) mark_free(l);
+  for (std::size_t i = 0; i < released_.size(); ++i) {
+    mark_free(released_[i]);
+    if (i > 0 && released_at_[static_cast<std::size_t>(released_[i - 1])] >=
+                     released_at_[static_cast<std::size_t>(released_[i])])
+      broken("the released queue is out of release order at large page " + std::to_string(released_[i]));
   }
   struct Count {
     std::int64_t free_small = 0, evictable = 0, unreferenced = 0;

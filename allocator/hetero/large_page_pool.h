@@ -19,6 +19,13 @@
 // large pages (EvictionPolicy over large pages), whose cached pages are all forgotten. With
 // one page per large page the first and third steps find nothing, and the policy over large
 // pages is the paged allocator's policy over blocks.
+// With `single_free_queue` (vLLM v1's FreeKVCacheBlockQueue, as PagedAllocator's option of
+// that name; only with one page per large page: a block pool of one page size, as v1's one
+// BlockPool serves every KV cache group) a large page released without a cached page waits
+// in a released queue, oldest first, instead of returning to the free large pages, and the
+// last two steps become one: the queue's head or the policy's victim, whichever was released
+// first (with lru, exactly one queue). The free large pages then hold only those never used
+// yet, lowest id first.
 // What is pagesim's own reading: Jenga's paper (its abstract: "a two-level memory allocator,
 // leveraging the least common multiple (LCM) of embedding sizes", a "prefix-subset evictor")
 // evicts so that what stays cached is usable as a prefix by every layer type; here eviction
@@ -30,8 +37,9 @@
 // GroupedKvAllocator asks it before every change, so a failed admit or append changes nothing.
 //
 // Invariants (validate):
-//   every large page is exactly one of free (on the free list, nothing referenced or
-//   cached), active or inactive (on the large-page policy); its page states partition it
+//   every large page is exactly one of free (on the free list or, single_free_queue, the
+//   released queue; nothing referenced or cached), active or inactive (on the large-page
+//   policy); its page states partition it
 //   free_pages(t) == free pages of t's active large pages; partial list == those with one
 //   an evictable page of an active large page is on its table's policy, of an inactive one
 //   on none; ref_count(p) == references the caller counts (validate's argument)
@@ -40,6 +48,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -53,8 +62,10 @@ namespace pagesim::alloc {
 
 class LargePagePool {
  public:
-  // REQUIRES: num_large >= 1, every pages_per_large[t] >= 1, num_large * max(pages) < 2^31.
-  LargePagePool(std::int64_t num_large, std::vector<std::int64_t> pages_per_large, EvictionKind eviction);
+  // REQUIRES: num_large >= 1, every pages_per_large[t] >= 1, num_large * max(pages) < 2^31;
+  // single_free_queue only with every pages_per_large[t] == 1.
+  LargePagePool(std::int64_t num_large, std::vector<std::int64_t> pages_per_large, EvictionKind eviction,
+                bool single_free_queue = false);
 
   std::int64_t num_large() const { return static_cast<std::int64_t>(large_.size()); }
   std::int64_t pages_per_large(std::int32_t t) const { return per_[static_cast<std::size_t>(t)]; }
@@ -66,6 +77,9 @@ class LargePagePool {
   std::int64_t free_pages(std::int32_t t) const { return free_small_[static_cast<std::size_t>(t)]; }
   std::int64_t evictable_pages(std::int32_t t) const { return type_policy_[static_cast<std::size_t>(t)]->size(); }
   std::int64_t free_large() const { return static_cast<std::int64_t>(free_large_.size()); }
+  // Free large pages waiting in the released queue (0 unless single_free_queue).
+  std::int64_t released_large() const { return static_cast<std::int64_t>(released_.size()); }
+  bool single_free_queue() const { return single_free_queue_; }
   std::int64_t inactive_large() const { return large_policy_->size(); }
   // Cached unreferenced pages, wherever they are.
   std::int64_t num_evictable() const;
@@ -151,12 +165,20 @@ class LargePagePool {
   void deactivate(std::int64_t l);
   // Inactive large page l gets a reference again.
   void activate(std::int64_t l);
+  // single_free_queue: whether the policy's victim was released before the queue's head.
+  bool victim_goes_first() const;
 
   std::vector<std::int64_t> per_;
   std::int64_t stride_;
   std::vector<Page> pages_;
   std::vector<Large> large_;
   std::vector<std::int64_t> free_large_;  // LIFO; lowest id first at start-up
+  // single_free_queue only: large pages released holding nothing cached, oldest first (free,
+  // off free_large_), and every large page's last release time.
+  bool single_free_queue_;
+  std::deque<std::int64_t> released_;
+  std::vector<std::uint64_t> released_at_;
+  std::uint64_t release_clock_ = 0;
   std::vector<std::vector<std::int64_t>> partial_;  // per table: active large pages with a free slot
   std::vector<std::int64_t> free_small_;            // per table: free slots of its active large pages
   std::int64_t inactive_cached_ = 0;                // cached pages of inactive large pages

@@ -44,6 +44,22 @@ class IterationObserver {
   }
   // `r` generated its last token; its memory is already released.
   virtual void on_request_finished(const Request& r) { (void)r; }
+  // Disaggregated runs (simulation.h), the steps of a request between its prefill replica
+  // r.prefill_replica and its decode replica, each told to the run's observers and those of
+  // the replica named:
+  //   handed off     its prefill done, its first token out (at r.first_token_s), it left the
+  //                  prefill replica's queues to wait for room on a decode replica (prefill
+  //                  replica's observers);
+  //   transfer start its KV started moving to decode replica `to` at r.transfer_start_s
+  //                  (prefill replica's observers);
+  //   transfer end   its KV arrived at r.transfer_end_s: it joined the running queue of
+  //                  r.replica, the decode replica (that replica's observers).
+  virtual void on_handed_off(const Request& r) { (void)r; }
+  virtual void on_transfer_started(const Request& r, std::int32_t to) {
+    (void)r;
+    (void)to;
+  }
+  virtual void on_transfer_ended(const Request& r) { (void)r; }
 };
 
 }  // namespace pagesim::sim

@@ -150,6 +150,8 @@ void Simulation::hand_off(Replica& p, Request* r) {
   p.scheduler().hand_off(r);
   r->prefill_replica = p.index();
   handoffs_.push_back(r);
+  for (IterationObserver* o : observers_) o->on_handed_off(*r);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_handed_off(*r);
 }
 
 void Simulation::start_transfers(double now_s) {
@@ -165,6 +167,8 @@ void Simulation::start_transfers(double now_s) {
     ++transfers_in_flight_;
     r->transfer_start_s = now_s;
     schedule(now_s + disagg_.transfer_seconds(r->prompt_tokens), EventKind::kTransferEnd, d, r->id);
+    for (IterationObserver* o : observers_) o->on_transfer_started(*r, d);
+    for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_transfer_started(*r, d);
   }
 }
 
@@ -183,6 +187,8 @@ void Simulation::on_transfer_end(const Event& e) {
     const bool forked = to.scheduler().fork_to_width(r);
     if (forked && r->beam_width > 1) beams_->on_group_forked(r->id, static_cast<std::int32_t>(r->seqs.size()));
   }
+  for (IterationObserver* o : observers_) o->on_transfer_ended(*r);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(to.index())]) o->on_transfer_ended(*r);
   if (!from.busy) start_iteration(from);
   if (!to.busy) start_iteration(to);
 }

@@ -47,6 +47,8 @@ const char* TimelineWriter::phase_name(Phase p) {
     case Phase::kDecode: return "decode";
     case Phase::kPreempted: return "preempted";
     case Phase::kSwapped: return "swapped";
+    case Phase::kTransferQueued: return "transfer_queued";
+    case Phase::kKvTransfer: return "kv_transfer";
   }
   return "?";
 }
@@ -56,20 +58,57 @@ void TimelineWriter::begin_event() {
   first_event_ = false;
 }
 
+void TimelineWriter::begin_request(const Request& r, std::int32_t pid, double t) {
+  begin_event();
+  out_ << fmt::format(
+      R"({{"ph":"b","cat":"request","name":"request {}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{},"args":{{"prompt_tokens":{},"output_tokens":{},"n":{},"beam_width":{}}}}})",
+      r.id, r.id, pid, us(t), r.prompt_tokens, r.output_tokens, r.n, r.beam_width);
+}
+
 void TimelineWriter::on_arrival(const Request& r) {
   if (!in_window(r.arrival_s)) return;
   Followed f;
   f.request = &r;
   f.pid = r.replica + 1;
-  const std::string ts = us(r.arrival_s);
+  begin_request(r, f.pid, r.arrival_s);
   begin_event();
-  out_ << fmt::format(
-      R"({{"ph":"b","cat":"request","name":"request {}","id":{},"pid":{},"tid":0,"ts":{},"args":{{"prompt_tokens":{},"output_tokens":{},"n":{},"beam_width":{}}}}})",
-      r.id, r.id, f.pid, ts, r.prompt_tokens, r.output_tokens, r.n, r.beam_width);
-  begin_event();
-  out_ << fmt::format(R"({{"ph":"b","cat":"request","name":"queued","id":{},"pid":{},"tid":0,"ts":{}}})", r.id, f.pid,
-                      ts);
+  out_ << fmt::format(R"({{"ph":"b","cat":"request","name":"queued","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})", r.id, f.pid,
+                      us(r.arrival_s));
   queued_.emplace(r.id, f);
+}
+
+TimelineWriter::Followed* TimelineWriter::active(const Request& r) {
+  auto it = active_.find(r.id);
+  return it == active_.end() ? nullptr : &it->second;
+}
+
+void TimelineWriter::on_handed_off(const Request& r) {
+  if (Followed* f = active(r)) set_phase(*f, Phase::kTransferQueued, r.first_token_s);
+}
+
+void TimelineWriter::on_transfer_started(const Request& r, std::int32_t) {
+  if (Followed* f = active(r)) set_phase(*f, Phase::kKvTransfer, r.transfer_start_s);
+}
+
+void TimelineWriter::on_transfer_ended(const Request& r) {
+  Followed* f = active(r);
+  if (!f) return;
+  // The slice on the prefill replica ends with the transfer; the request goes on as a slice
+  // of the decode replica, decoding (or back in its waiting queue, when forking to its
+  // width there failed).
+  const std::string ts = us(r.transfer_end_s);
+  begin_event();
+  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})",
+                      phase_name(f->phase), r.id, f->pid, ts);
+  begin_event();
+  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"request {}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})", r.id,
+                      r.id, f->pid, ts);
+  f->pid = r.replica + 1;
+  f->phase = r.state == RequestState::kWaiting ? Phase::kPreempted : Phase::kDecode;
+  begin_request(r, f->pid, r.transfer_end_s);
+  begin_event();
+  out_ << fmt::format(R"({{"ph":"b","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})",
+                      phase_name(f->phase), r.id, f->pid, ts);
 }
 
 void TimelineWriter::set_phase(Followed& f, Phase p, double t) {
@@ -77,10 +116,10 @@ void TimelineWriter::set_phase(Followed& f, Phase p, double t) {
   const std::uint64_t id = f.request->id;
   const std::string ts = us(t);
   begin_event();
-  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id":{},"pid":{},"tid":0,"ts":{}}})",
+  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})",
                       phase_name(f.phase), id, f.pid, ts);
   begin_event();
-  out_ << fmt::format(R"({{"ph":"b","cat":"request","name":"{}","id":{},"pid":{},"tid":0,"ts":{}}})", phase_name(p),
+  out_ << fmt::format(R"({{"ph":"b","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})", phase_name(p),
                       id, f.pid, ts);
   f.phase = p;
 }
@@ -156,10 +195,10 @@ void TimelineWriter::on_request_finished(const Request& r) {
   const Followed& f = it->second;
   const std::string ts = us(r.finish_s);
   begin_event();
-  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id":{},"pid":{},"tid":0,"ts":{}}})",
+  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})",
                       phase_name(f.phase), r.id, f.pid, ts);
   begin_event();
-  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"request {}","id":{},"pid":{},"tid":0,"ts":{}}})", r.id,
+  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"request {}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})", r.id,
                       r.id, f.pid, ts);
   map.erase(it);
 }
@@ -174,10 +213,10 @@ void TimelineWriter::finish(double now_s) {
   for (const Followed& f : open) {
     const std::uint64_t id = f.request->id;
     begin_event();
-    out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id":{},"pid":{},"tid":0,"ts":{}}})",
+    out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})",
                         phase_name(f.phase), id, f.pid, ts);
     begin_event();
-    out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"request {}","id":{},"pid":{},"tid":0,"ts":{}}})", id, id,
+    out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"request {}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})", id, id,
                         f.pid, ts);
   }
   queued_.clear();

@@ -13,12 +13,20 @@
 //     of each memory class; the layer classes only in samples where one is non-zero),
 //     "queues" (waiting, running, swapped requests) and, when the allocator caches prefixes,
 //     "prefix" (cumulative prompt_tokens and hit_tokens of first admissions);
-//   - one nestable async slice ("ph": "b"/"e", cat "request", id = the request's id) per
-//     request, "request <id>" from arrival to finish, holding consecutive child slices
-//     named by phase: queued, prefill, decode, preempted (recompute: back in the waiting
-//     queue), swapped. A request's events stay on the replica it arrived at (a
-//     disaggregated request's decode phase included). A phase changes only at an iteration
-//     of the request's replica (or at its arrival / finish).
+//   - one nestable async slice ("ph": "b"/"e", cat "request") per request, "request <id>"
+//     from arrival to finish, holding consecutive child slices named by phase: queued,
+//     prefill, decode, preempted (recompute: back in the waiting queue), swapped. Its id is
+//     "id2": {"local": the request's id}, process-scoped, so that Perfetto files the slices
+//     under the replica's process (a plain "id" makes one global track of each request, under
+//     no process). A phase changes only at an iteration of the request's replica (or at
+//     its arrival / finish), except in disaggregated runs: at its first token (first_token_s)
+//     the request leaves its prefill replica for transfer_queued (waiting for room on a
+//     decode replica; often empty), then kv_transfer (transfer_start_s to transfer_end_s),
+//     where its slice on the prefill replica ends; a second "request <id>" slice on the
+//     decode replica's process goes on from transfer_end_s to finish, starting in decode
+//     (preempted where forking to its width fails there). The phases of a request's slices
+//     tile [arrival, finish] once. (The decode replica's memory counters hold the KV from
+//     transfer_start_s.)
 // Bounds (TimelineSettings): iterations are written every `stride`-th of each replica
 // inside [start_s, end_s), requests arriving inside it; the window closes for good once
 // `max_iterations` iteration slices are written (requests already in it are followed to
@@ -63,6 +71,9 @@ class TimelineWriter : public IterationObserver {
   void on_iteration(const IterationSample& s, const IterationPlan& plan) override;
   void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) override;
   void on_request_finished(const Request& r) override;
+  void on_handed_off(const Request& r) override;
+  void on_transfer_started(const Request& r, std::int32_t to) override;
+  void on_transfer_ended(const Request& r) override;
 
   // Closes the slices of requests still open (a run that stopped early) at `now_s` and
   // the JSON document. REQUIRES: called once, after the run.
@@ -71,10 +82,10 @@ class TimelineWriter : public IterationObserver {
   std::int64_t iterations_written() const { return iterations_written_; }
 
  private:
-  enum class Phase { kQueued, kPrefill, kDecode, kPreempted, kSwapped };
+  enum class Phase { kQueued, kPrefill, kDecode, kPreempted, kSwapped, kTransferQueued, kKvTransfer };
   struct Followed {
     const Request* request = nullptr;  // the engine's, valid until the request finishes
-    std::int32_t pid = 0;              // the replica it arrived at, + 1
+    std::int32_t pid = 0;              // the replica it is on (arrival, then decode), + 1
     Phase phase = Phase::kQueued;
     std::int64_t in_batch = -1;        // the engine-wide iteration stamp it was last batched at
   };
@@ -83,6 +94,10 @@ class TimelineWriter : public IterationObserver {
   bool in_window(double t) const { return open_ && t >= settings_.start_s && t < settings_.end_s; }
   void begin_event();  // the separator before every event but the first
   void set_phase(Followed& f, Phase p, double t);
+  // The "b" of r's outer slice on process pid at t.
+  void begin_request(const Request& r, std::int32_t pid, double t);
+  // The followed request r, batched at least once; null when it is not followed.
+  Followed* active(const Request& r);
   void write_iteration(std::int32_t replica, const IterationSample& s);
 
   TimelineSettings settings_;

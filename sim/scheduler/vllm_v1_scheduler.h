@@ -18,11 +18,12 @@
 //       the budget left (chunked prefill is always on in v1).
 // A recompute-preempted request goes to the front of the waiting queue and keeps its block
 // hashes; its freed blocks keep theirs until evicted, so re-admission hits what is still
-// cached. The pool must be built with PagedAllocatorSettings::single_free_queue (v1's
-// FreeKVCacheBlockQueue); the experiment does so for this scheduler. It uses only the
-// KvAllocator interface, so it also runs over the layer-group pools (allocator.kind: uniform,
-// hybrid, jenga, vattention): vLLM v1's hybrid KV cache manager is `hybrid` under this very
-// scheduler (vllm/v1/core/kv_cache_coordinator.py allocates every group's blocks or none).
+// cached. The pool must be built with single_free_queue (v1's FreeKVCacheBlockQueue); the
+// experiment does so for this scheduler. It uses only the KvAllocator interface, so it also
+// runs over the layer-group pools (allocator.kind: uniform, hybrid, jenga, vattention), whose
+// block pools take the same queue (GroupedKvAllocator): vLLM v1's hybrid KV cache manager is
+// `hybrid` under this very scheduler (vllm/v1/core/kv_cache_coordinator.py allocates every
+// group's blocks or none).
 // Not modelled: long_prefill_token_threshold (v1's default 0: off), speculative decoding,
 // encoder budgets, priority scheduling, swapping (v1 has none), v1's reserved null block.
 // Parallel sampling and beams decode as one group in lockstep (one token per sequence, the

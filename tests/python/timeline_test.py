@@ -1,11 +1,12 @@
-"""timeline.json (output.timeline) of a small run, of the Fig. 2 vLLM point and of two replicas
-with prefix caches: its structure as the Chrome trace-event format defines it (always checked),
+"""timeline.json (output.timeline) of a small run, of the Fig. 2 vLLM point, of two replicas
+with prefix caches and of a disaggregated cluster: its structure as the Chrome trace-event format defines it (always checked),
 and the tracks Perfetto's trace processor makes of it, loaded and queried through the `perfetto`
 package from PyPI: always with the trace processor's WebAssembly build (perfetto_wasm.py), and
 also with the native trace_processor_shell where it is present (perfetto_prebuilt.py; skips
 saying how to provide it otherwise)."""
 import collections
 import contextlib
+import csv
 import json
 import os
 
@@ -18,6 +19,12 @@ from pagesim_binary import REPO, run_pagesim
 FIG2 = os.path.join(REPO, "experiments", "vllm_paper", "fig2.yaml")
 CLASSES = ["token_states", "reserved", "over_reserved", "rounding", "free", "cached_free"]
 PHASES = {"queued", "prefill", "decode", "preempted", "swapped"}
+DISAGGREGATED_PHASES = {"transfer_queued", "kv_transfer"}
+
+
+def rid(e):
+    """The request id of an async event: its process-scoped id ("id2": {"local": id})."""
+    return e["id2"]["local"]
 
 
 def timeline_of(tmp_path, *sets):
@@ -71,12 +78,12 @@ def check_structure(folder):
     requests = {}
     for e in events:
         if e["ph"] == "b":
-            stacks[e["id"]].append((e["name"], e["ts"]))
+            stacks[rid(e)].append((e["name"], e["ts"]))
         elif e["ph"] == "e":
-            name, begin = stacks[e["id"]].pop()
+            name, begin = stacks[rid(e)].pop()
             assert name == e["name"] and begin <= e["ts"]
-            if not stacks[e["id"]]:
-                requests[e["id"]] = (name, begin, e["ts"])
+            if not stacks[rid(e)]:
+                requests[rid(e)] = (name, begin, e["ts"])
             else:
                 assert name in PHASES
     assert all(not s for s in stacks.values())
@@ -204,7 +211,72 @@ def test_two_replicas_with_prefix_caches(tmp_path):
     outer = collections.defaultdict(set)
     for e in events:
         if e["ph"] == "b" and e["name"].startswith("request "):
-            outer[e["id"]].add(e["pid"])
+            outer[rid(e)].add(e["pid"])
     assert all(len(pids) == 1 for pids in outer.values()) and {p for s in outer.values() for p in s} == {1, 2}
     with open(out / "requests.csv") as f:
         assert len(outer) == sum(1 for _ in f) - 1
+
+
+DISAGG_AZURE = os.path.join(REPO, "experiments", "cluster", "disagg_azure.yaml")
+
+
+def test_disaggregated_requests_move_to_their_decode_replica(tmp_path):
+    """Two prefill and two decode replicas: a handed-off request's slice on its prefill replica
+    holds queued, prefill (ending at its first token, requests.csv's first_token_s), then
+    transfer_queued and kv_transfer; a second slice on its decode replica's process starts at
+    the transfer's end, in decode, and ends at its finish. In Perfetto each slice is on the
+    track of its own replica's process."""
+    out = tmp_path / "out"
+    run_pagesim("run", DISAGG_AZURE, "--out", str(out), "-q", "--set", "workload.max_requests=60",
+                "--set", "sweep.workload.trace.time_scale=[1]", "--set", "replicas.disaggregated.prefill=2",
+                "--set", "replicas.disaggregated.transfer_gbps=200",
+                "--set", "replicas.disaggregated.transfer_latency_us=20", "--set", "output.timeline=true",
+                "--set", "output.requests_csv=true")
+    (folder,) = [p for p in out.iterdir() if p.is_dir()]
+    with open(folder / "timeline.json") as f:
+        events = json.load(f)["traceEvents"]
+    with open(folder / "requests.csv") as f:
+        rows = list(csv.DictReader(f))
+    slices = collections.defaultdict(list)  # (request, pid) -> [(name, begin, end)], by end
+    stacks = collections.defaultdict(list)
+    for e in events:
+        key = (rid(e), e["pid"]) if e["ph"] in "be" else None
+        if e["ph"] == "b":
+            stacks[key].append((e["name"], e["ts"]))
+        elif e["ph"] == "e":
+            name, begin = stacks[key].pop()
+            assert name == e["name"]
+            slices[key].append((name, begin, e["ts"]))
+    assert all(not s for s in stacks.values())
+    moved = 0
+    for row in rows:
+        i = int(row["id"])
+        parts = sorted((pid, s) for (r, pid), s in slices.items() if r == i)
+        first_token_us = float(row["first_token_s"]) * 1e6
+        if len(parts) == 1:  # finished by its prefill (one output token): never handed off
+            continue
+        moved += 1
+        (p, on_prefill), (d, on_decode) = parts
+        assert p in (1, 2) and d in (3, 4)  # replicas 0-1 prefill, 2-3 decode
+        names = [n for n, _, _ in on_prefill]
+        assert names[0] == "queued" and names[-3:] == ["transfer_queued", "kv_transfer", f"request {i}"]
+        assert set(names[:-3]) <= {"queued", "prefill", "preempted"}
+        prefill_end = next(end for n, _, end in reversed(on_prefill) if n == "prefill")
+        assert abs(prefill_end - first_token_us) <= 1e-3
+        phases = on_prefill[:-1] + on_decode[:-1]
+        assert all(abs(a[2] - b[1]) <= 1e-3 for a, b in zip(phases, phases[1:])), phases  # back to back
+        assert on_decode[0][0] == "decode" and on_decode[0][1] == on_prefill[-1][2]  # at the transfer's end
+        assert on_decode[-1][0] == f"request {i}"
+        assert abs(on_decode[-1][2] - float(row["finish_s"]) * 1e6) <= 1e-3
+        assert set(n for n, _, _ in on_decode[:-1]) <= PHASES
+    assert moved > 0
+    with perfetto_trace_processor(str(folder / "timeline.json"), "wasm") as tp:
+        rows = list(tp.query("select s.name as name, p.name as process from slice s "
+                             "join process_track t on s.track_id = t.id join process p using(upid)"))
+        by_phase = collections.defaultdict(set)
+        for r in rows:
+            by_phase[r.name].add(r.process)
+        for phase in ("transfer_queued", "kv_transfer"):
+            assert by_phase[phase] and by_phase[phase] <= {"replica 0", "replica 1"}
+        assert by_phase["decode"] and by_phase["decode"] <= {"replica 2", "replica 3"}
+        assert len(rows) == sum(len(s) for s in slices.values())  # every slice on a process track

@@ -1,8 +1,9 @@
 // Randomized, model-based test of the heterogeneous allocators (uniform, hybrid, jenga
-// layouts over GroupedKvAllocator): seeded operations per configuration, validate() after
-// every one. A shadow copy of every page's content (one identity per token slot, one per
-// state page) follows the copy-on-write and state copies, so a wrong table, a page dropped
-// while still in a window, or a bad prefix hit shows up as a slot holding another token.
+// layouts over GroupedKvAllocator, some with vLLM v1's one free-block queue): seeded
+// operations per configuration, validate() after every one. A shadow copy of every page's
+// content (one identity per token slot, one per state page) follows the copy-on-write and
+// state copies, so a wrong table, a page dropped while still in a window, or a bad prefix hit
+// shows up as a slot holding another token.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -33,6 +34,7 @@ struct Config {
   std::int32_t block_size = 4;
   bool prefix_cache = false;
   EvictionKind eviction = EvictionKind::kLru;
+  bool single_free_queue = false;  // vLLM v1's one free-block queue (one page size only)
   KvLayout (*layout)(const LayerGroups&, std::int64_t, std::int32_t) = nullptr;
 };
 
@@ -45,7 +47,7 @@ class Shadow {
 
  public:
   explicit Shadow(const Config& c)
-      : a_(c.groups, c.layout(c.groups, c.pool_bytes, c.block_size), c.prefix_cache, c.eviction),
+      : a_(c.groups, c.layout(c.groups, c.pool_bytes, c.block_size), c.prefix_cache, c.eviction, c.single_free_queue),
         bs_(a_.block_size()),
         pages_(static_cast<std::size_t>(a_.pool().id_space()), std::vector<Ident>(static_cast<std::size_t>(bs_), 0)) {}
 
@@ -343,6 +345,38 @@ TEST(GroupedRandom, HybridRecurrent) {
   c.prefix_cache = true;
   c.layout = hybrid_layout;
   run_random(c, 15);
+}
+
+TEST(GroupedRandom, HybridSlidingOneFreeQueue) {
+  Config c;
+  c.groups = {sliding(5, 8, 7), full(1, 8)};
+  c.pool_bytes = 220 * 4 * 8;
+  c.prefix_cache = true;
+  c.single_free_queue = true;
+  c.layout = hybrid_layout;
+  run_random(c, 19);
+}
+
+TEST(GroupedRandom, UniformCrossOneFreeQueueLfu) {
+  Config c;
+  c.groups = {full(2, 8), sliding(2, 8, 6), cross_attention(1, 8)};
+  c.pool_bytes = 96 * 4 * 40;
+  c.prefix_cache = true;
+  c.eviction = EvictionKind::kLfu;
+  c.single_free_queue = true;
+  c.layout = uniform_layout;
+  run_random(c, 20);
+}
+
+TEST(GroupedRandom, JengaOnePageSizeOneFreeQueue) {
+  Config c;
+  c.groups = {full(1, 8), sliding(1, 8, 9), chunked(1, 8, 8)};  // pages of 32 bytes: large pages of one
+  c.pool_bytes = 150 * 32;
+  c.prefix_cache = true;
+  c.eviction = EvictionKind::kFifo;
+  c.single_free_queue = true;
+  c.layout = jenga_layout;
+  run_random(c, 21);
 }
 
 TEST(GroupedRandom, JengaEveryKind) {

@@ -2,11 +2,14 @@
 // run_experiment_file(): each runs end to end under vllm-v1 on Gemma-2-9B, Llama-3.2-11B-Vision
 // and Jamba; the memory classes say what the allocators are (uniform keeps out-of-window KV,
 // hybrid frees it); summary.json has "layer_classes" only for these kinds; and the settings
-// that mean nothing with them are refused naming the key.
+// that mean nothing with them are refused naming the key; on a single-group model uniform,
+// hybrid and jenga run exactly as paged.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -107,6 +110,66 @@ TEST_F(LayerGroupPoolsTest, UniformOnASingleGroupModelRunsAsPaged) {
   EXPECT_EQ(p.preemptions, u.preemptions);
   EXPECT_DOUBLE_EQ(p.mean_batched_requests, u.mean_batched_requests);
   EXPECT_DOUBLE_EQ(p.throughput_tokens_per_s, u.throughput_tokens_per_s);
+}
+
+// Llama-3-8B has one layer group: uniform, hybrid and jenga all lay it out as one table of
+// one page size, a block pool; under vllm-v1 each uses v1's one free-block queue, as paged does
+// (vLLM's hybrid manager keeps one BlockPool for all its groups). Mooncake conversations with
+// the prefix cache on, in a pool that evicts thousands of cached blocks: the same run. Its
+// files differ only where the pools' units or names do: requests.csv byte for byte;
+// summary.json but for the allocator's name, the layer classes (all 0) and host timings;
+// iterations.csv but for the memory columns, in bytes for the layer-group pools (131,072 per
+// token slot: 32 layers x 8 KV heads x 128 x K and V x 2 bytes), and the layer-class columns.
+TEST_F(LayerGroupPoolsTest, SingleGroupPoolsRunAsPagedUnderVllmV1) {
+  const std::string yaml =
+      "name: one-group\n"
+      "seed: 1\n"
+      "workload:\n"
+      "  kind: trace\n"
+      "  trace: {path: " + (kSource / "traces/data/mooncake_conversation_trace.jsonl").string() + ", format: mooncake}\n"
+      "  max_total_tokens: 16384\n"
+      "  max_requests: 100\n"
+      "model: llama-3-8b\n"
+      "max_model_len: off\n"
+      "gpu: h200\n"
+      "kv: {slots: 40000}\n"
+      "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n"
+      "scheduler: {kind: vllm-v1, max_num_batched_tokens: 8192}\n"
+      "cost: {kind: roofline}\n"
+      "output: {iterations_stride: 1, requests_csv: true}\n";
+  const fs::path file = write("one-group.yaml", yaml);
+  const fs::path paged = dir_ / "paged";
+  const auto p = run_experiment_file(file, {}, paged);
+  ASSERT_GT(p.at(0).summary.prefix_cache->evicted_blocks, 1000);
+  auto facts = [](const fs::path& out) {
+    auto j = nlohmann::json::parse(read_file(out / "summary.json"));
+    for (const char* key : {"allocator", "layer_classes", "wall_s", "sim_seconds_per_wall_second",
+                            "iterations_per_wall_second"})
+      j.erase(key);
+    return j.dump(1);
+  };
+  constexpr std::int64_t kBytesPerSlot = 131072;
+  const std::vector<testing::Row> paged_rows = testing::parse_csv(read_file(paged / "iterations.csv"));
+  ASSERT_GT(paged_rows.size(), 1000u);
+  for (const std::string kind : {"uniform", "hybrid", "jenga"}) {
+    SCOPED_TRACE(kind);
+    const fs::path out = dir_ / kind;
+    run_experiment_file(file, {"allocator.kind=" + kind}, out);
+    EXPECT_EQ(read_file(out / "requests.csv"), read_file(paged / "requests.csv"));
+    EXPECT_EQ(facts(out), facts(paged));
+    const std::vector<testing::Row> rows = testing::parse_csv(read_file(out / "iterations.csv"));
+    ASSERT_EQ(rows.size(), paged_rows.size());
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      testing::Row expect = paged_rows[i];
+      for (const char* slots : {"token_states", "reserved", "over_reserved", "rounding", "free", "cached_free",
+                                "unusable_free"})
+        expect[slots] = std::to_string(std::stoll(expect.at(slots)) * kBytesPerSlot);
+      for (const char* layer : {"out_of_window", "recurrent_state", "unused_layers"}) expect[layer] = "0";
+      if (rows[i] != expect && differing++ == 0) ADD_FAILURE() << "iterations.csv differs first at row " << i;
+    }
+    EXPECT_EQ(differing, 0u);
+  }
 }
 
 // allocator.vattention is written to config.resolved.yaml when it differs from the defaults.

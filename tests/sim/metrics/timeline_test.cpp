@@ -1,11 +1,13 @@
 // TimelineWriter on the hand-traced vLLM runs of tests/sim/scheduler/scheduler_test.cpp
 // (constant cost of 1 s per iteration): every iteration slice and every request phase at
-// the times worked out there, and the bounds (stride, window, iteration cap).
+// the times worked out there, and the bounds (stride, window, iteration cap); and a
+// disaggregated run's phases on its prefill and decode replicas.
 #include "sim/metrics/timeline.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "allocator/paged/paged_allocator.h"
+#include "sim/cluster/replica.h"
+#include "sim/cluster/router.h"
 #include "sim/cost/constant_cost_model.h"
 #include "sim/engine/simulation.h"
 #include "sim_harness.h"
@@ -61,7 +65,7 @@ Timeline parse(const std::string& text) {
     if (ph == "C") t.counters[e.at("name")].push_back(e);
     if (ph != "b" && ph != "e") continue;
     EXPECT_EQ(e.at("cat"), "request");
-    const std::uint64_t id = e.at("id");
+    const std::uint64_t id = e.at("id2").at("local");
     const double ts = e.at("ts").get<double>() / 1e6;
     if (ph == "b") {
       open[id].push_back({e.at("name"), ts});
@@ -179,6 +183,96 @@ TEST(Timeline, SwapPhases) {
   ASSERT_EQ(t.iterations.size(), 10u);
   EXPECT_DOUBLE_EQ(t.iterations[2].at("dur").get<double>(), 2e6);
   EXPECT_EQ(t.counters.at("queues")[2].at("args").at("swapped"), 1);
+}
+
+// The timeline of a disaggregated run: per replica a PagedAllocator (blocks of 4), the vllm
+// scheduler and 1 s per iteration; replica 0 (64 slots) prefills, replica 1 (decode_slots)
+// decodes.
+std::string run_disaggregated(std::vector<traces::TraceRequest> trace, std::int64_t decode_slots,
+                              const DisaggregationSettings& d) {
+  std::vector<std::unique_ptr<alloc::PagedAllocator>> pools;
+  std::vector<std::unique_ptr<Scheduler>> schedulers;
+  ConstantCostModel cost(1.0);
+  std::vector<Replica> replicas;
+  SchedulerSettings s;
+  s.kind = SchedulerKind::kVllm;
+  for (std::int32_t i = 0; i < 2; ++i) {
+    alloc::PagedAllocatorSettings a;
+    a.num_blocks = i == 0 ? 16 : decode_slots / 4;
+    a.block_size = 4;
+    pools.push_back(std::make_unique<alloc::PagedAllocator>(a));
+    schedulers.push_back(make_scheduler(s, *pools.back()));
+    replicas.emplace_back(i, *schedulers.back(), cost);
+  }
+  traces::VectorSource source(std::move(trace));
+  EngineSettings es;
+  es.disaggregation = d;
+  Simulation sim(source, std::move(replicas), make_router(RouterSettings{}), es);
+  std::ostringstream out;
+  TimelineWriter writer({}, out, {pools[0].get(), pools[1].get()});
+  sim.add_observer(writer);
+  sim.run();
+  writer.finish(sim.now());
+  return out.str();
+}
+
+// The outer slices and phases of each request per process (pid), in file order.
+std::map<std::pair<std::uint64_t, int>, std::vector<Slice>> slices_by_process(const nlohmann::json& doc) {
+  std::map<std::pair<std::uint64_t, int>, std::vector<Slice>> out;
+  std::map<std::pair<std::uint64_t, int>, std::vector<std::pair<std::string, double>>> open;
+  for (const auto& e : doc.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph != "b" && ph != "e") continue;
+    const std::pair<std::uint64_t, int> key{e.at("id2").at("local"), e.at("pid")};
+    const double ts = e.at("ts").get<double>() / 1e6;
+    if (ph == "b") {
+      open[key].push_back({e.at("name"), ts});
+    } else if (open[key].empty()) {
+      ADD_FAILURE() << "an \"e\" without its \"b\" on process " << key.second << " for request " << key.first;
+    } else {
+      out[key].push_back({open[key].back().first, open[key].back().second, ts});
+      open[key].pop_back();
+    }
+  }
+  return out;
+}
+
+// Replica 0 prefills, replica 1 decodes (16 slots in blocks of 4); 1 s iterations; 1 byte of
+// KV per token at 8 bytes/s: 8 tokens move in 1 s, 9 in 1.125 s (the hand-traced run of
+// tests/sim/cluster/disaggregation_test.cpp, FullDecodeReplicaKeepsTheKvOnThePrefillSide).
+// r0 (prompt 8, 3 tokens) and r1 (9, 2) arrive at 0; replica 0 prefills both [0, 1]; both
+// first tokens at 1. r0's KV moves [1, 2] and it decodes on replica 1 [2, 4]. r1's 3 blocks
+// do not fit there until r0 finishes at 4: it waits [1, 4], moves [4, 5.125] and decodes
+// [5.125, 6.125]. Prefill ends at the first token, the wait and the transfer are phases of
+// their own on the prefill replica (process 1), decode is on the decode replica (process 2).
+TEST(Timeline, DisaggregatedPhasesFollowTheRequestToItsDecodeReplica) {
+  DisaggregationSettings d;
+  d.prefill_replicas = 1;
+  d.kv_bytes_per_token = 1;
+  d.transfer_bytes_per_s = 8;
+  const std::string text = run_disaggregated({trace_req(0, 0, 8, 3), trace_req(1, 0, 9, 2)}, 16, d);
+  const Timeline t = parse(text);  // every "b" paired with its "e"
+  const auto by_process = slices_by_process(t.doc);
+  using V = std::vector<Slice>;
+  // Each process's slices of a request, phases first and the outer slice last (file order of
+  // the "e" events).
+  EXPECT_EQ(by_process.at({0, 1}), (V{{"queued", 0, 0},
+                                      {"prefill", 0, 1},
+                                      {"transfer_queued", 1, 1},
+                                      {"kv_transfer", 1, 2},
+                                      {"request 0", 0, 2}}));
+  EXPECT_EQ(by_process.at({0, 2}), (V{{"decode", 2, 4}, {"request 0", 2, 4}}));
+  EXPECT_EQ(by_process.at({1, 1}), (V{{"queued", 0, 0},
+                                      {"prefill", 0, 1},
+                                      {"transfer_queued", 1, 4},
+                                      {"kv_transfer", 4, 5.125},
+                                      {"request 1", 0, 5.125}}));
+  EXPECT_EQ(by_process.at({1, 2}), (V{{"decode", 5.125, 6.125}, {"request 1", 5.125, 6.125}}));
+  EXPECT_EQ(by_process.size(), 4u);
+  // Iterations: one of the prefill replica (both prompts), three of the decode replica.
+  std::map<int, int> iterations;
+  for (const auto& x : t.iterations) ++iterations[x.at("pid").get<int>()];
+  EXPECT_EQ(iterations, (std::map<int, int>{{1, 1}, {2, 3}}));
 }
 
 // Bounds: every 2nd iteration; a window that starts after r0's arrival keeps r1 only; a
