@@ -268,6 +268,45 @@ TEST_F(Metamorphic, APromptIsCountedOnceWhateverTheTopology) {
   }
 }
 
+// On a single-group model under vllm-v1, the layer-group pools are vLLM's one block pool:
+// paged, uniform, hybrid and jenga serve every request identically (requests.csv byte for
+// byte; their summaries differ only in the pool's unit and name), with prefix caching and
+// eviction, on each workload kind that carries token identities.
+TEST_F(Metamorphic, LayerGroupPoolsOnASingleGroupModelServeAsPaged) {
+  const std::string mooncake = (fs::path(PAGESIM_SOURCE_DIR) / "traces/data/mooncake_conversation_trace.jsonl").string();
+  const std::string workloads[] = {
+      "workload:\n  kind: trace\n  trace: {path: '" + mooncake +
+          "', format: mooncake}\n  max_requests: 60\n  oversize: truncate\n",
+      "workload:\n  kind: sessions\n  arrival: {kind: poisson, rate: 8.0}\n"
+      "  lengths:\n    prompt: {kind: lognormal, median: 300, sigma: 0.8, lo: 4, hi: 2000}\n"
+      "    output: {kind: lognormal, median: 60, sigma: 0.6, lo: 1, hi: 300}\n"
+      "  sessions:\n    turns: {kind: uniform, lo: 1, hi: 5}\n    think_time: {kind: exponential, mean_s: 2}\n"
+      "    system_prompts: 3\n    system_prompt_tokens: {kind: fixed, value: 512}\n    block_tokens: 16\n"
+      "    max_context_tokens: 4000\n  max_requests: 80\n"};
+  int w = 0;
+  for (const std::string& workload : workloads) {
+    const std::string base = "name: single-group\nseed: 8\n" + workload +
+                             "model: llama-3-8b\ngpu: h200\nmax_model_len: 4096\nkv: {slots: 4096}\n"
+                             "scheduler: {kind: vllm-v1}\ncost: {kind: roofline}\n";
+    const std::string tag = "w" + std::to_string(w++) + "-";
+    const std::optional<fs::path> paged = run(tag + "paged", base + "allocator: {kind: paged, block_size: 16, prefix_cache: true}\n");
+    ASSERT_TRUE(paged);
+    const json p = json::parse(read_file(*paged / "summary.json"));
+    ASSERT_GT(p.at("prefix_cache").at("evicted_blocks").get<std::int64_t>(), 0) << "no eviction pressure";
+    for (const char* kind : {"uniform", "hybrid", "jenga"}) {
+      SCOPED_TRACE(tag + kind);
+      const std::optional<fs::path> pool =
+          run(tag + kind, base + "allocator: {kind: " + kind + ", block_size: 16, prefix_cache: true}\n");
+      ASSERT_TRUE(pool);
+      EXPECT_TRUE(read_file(*paged / "requests.csv") == read_file(*pool / "requests.csv")) << "requests.csv differs";
+      const json q = json::parse(read_file(*pool / "summary.json"));
+      EXPECT_EQ(p.at("prefix_hit_rate"), q.at("prefix_hit_rate"));
+      EXPECT_EQ(p.at("memory_pct_time_weighted"), q.at("memory_pct_time_weighted"));
+      EXPECT_EQ(p.at("preemptions"), q.at("preemptions"));
+    }
+  }
+}
+
 // "A zero-capacity tier or global cache equals none" holds by refusal: a tier or a shared
 // pool that cannot hold one block is refused, naming its key, rather than simulated as a
 // tier that never stores anything.
