@@ -169,13 +169,20 @@ void VattentionAllocator::release_surplus(std::int64_t s) {
 
 // --- operations -----------------------------------------------------------------------------
 
+// The most tokens `req` ever holds: its KV when it generates its last token. A row never
+// grows past max_seq_len (can_append), so a request longer than the row could be admitted
+// and then neither grow nor, once preempted, come back: it is never admitted.
+std::int64_t VattentionAllocator::peak_tokens(const AdmitRequest& req) {
+  return std::max(req.tokens_at_admission(), req.final_tokens() - 1);
+}
+
 bool VattentionAllocator::can_ever_admit(const AdmitRequest& req) const {
   check_request(req, "can_ever_admit");
-  return ever_fits(req.tokens_at_admission());
+  return ever_fits(peak_tokens(req));
 }
 
 std::string VattentionAllocator::limiting_setting(const AdmitRequest& req) const {
-  return req.tokens_at_admission() > settings_.max_seq_len ? "max_seq_len" : "pool_bytes";
+  return peak_tokens(req) > settings_.max_seq_len ? "max_seq_len" : "pool_bytes";
 }
 
 std::int64_t VattentionAllocator::max_group_slots(const AdmitRequest& req, std::int32_t width) const {
@@ -188,7 +195,7 @@ std::int64_t VattentionAllocator::max_group_slots(const AdmitRequest& req, std::
 bool VattentionAllocator::can_admit(const AdmitRequest& req) const {
   check_request(req, "can_admit");
   check_not_live(req.seq, "can_admit");
-  if (!ever_fits(req.tokens_at_admission())) return false;
+  if (!ever_fits(peak_tokens(req))) return false;
   const std::int64_t tokens = req.held_tokens(0);
   return num_sequences() < settings_.max_batch_size &&
          needed_pages_ + layout_.request_pages(tokens) <= total_pages_;
@@ -299,7 +306,7 @@ MemoryBreakdown VattentionAllocator::breakdown() const {
 
 std::int64_t VattentionAllocator::unusable_free(const AdmitRequest& head) const {
   check_request(head, "unusable_free");
-  return ever_fits(head.tokens_at_admission()) ? 0 : breakdown().free;
+  return ever_fits(peak_tokens(head)) ? 0 : breakdown().free;
 }
 
 // --- validation -----------------------------------------------------------------------------

@@ -175,6 +175,7 @@ class VattentionAllocator final : public KvAllocator {
   void check_not_live(SeqId seq, const char* op) const;
   void check_n(SeqId seq, std::int64_t n, const char* op) const;
   bool ever_fits(std::int64_t tokens) const;
+  static std::int64_t peak_tokens(const AdmitRequest& req);
 
   // The free slot a request of `tokens` tokens goes to; -1 when none is free.
   std::int64_t choose_slot(std::int64_t tokens) const;

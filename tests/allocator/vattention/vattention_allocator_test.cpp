@@ -32,7 +32,7 @@ VattentionSettings settings(std::int64_t pages, bool deferred, std::int64_t slot
   return s;
 }
 
-AdmitRequest req(SeqId id, std::int64_t prompt, std::int64_t output = 100) {
+AdmitRequest req(SeqId id, std::int64_t prompt, std::int64_t output = 1) {
   AdmitRequest r;
   r.seq = id;
   r.prompt_tokens = prompt;
@@ -154,7 +154,7 @@ TEST(VattentionAllocator, AdmissionFailsWhenEverySlotIsTakenAndNothingChanges) {
   ASSERT_TRUE(a.admit(req(1, 1)).admitted);
   ASSERT_TRUE(a.admit(req(2, 1)).admitted);
   const MemoryBreakdown before = a.breakdown();
-  EXPECT_TRUE(a.can_ever_admit(req(3, 1)));
+  EXPECT_TRUE(a.can_ever_admit(req(3, 1, 4)));
   EXPECT_FALSE(a.can_admit(req(3, 1)));
   EXPECT_FALSE(a.admit(req(3, 1)).admitted);
   EXPECT_FALSE(a.fork(1, 3));
@@ -184,16 +184,21 @@ TEST(VattentionAllocator, ARowHoldsMaxSeqLenTokens) {
   EXPECT_FALSE(a.can_ever_admit(req(1, 65)));
   EXPECT_EQ(a.limiting_setting(req(1, 65)), "max_seq_len");
   EXPECT_FALSE(a.admit(req(1, 65)).admitted);
-  ASSERT_TRUE(a.admit(req(1, 60)).admitted);
+  // A prompt that fits but whose output would run past the row: never admitted, since it
+  // could neither grow there nor come back once preempted (vllm-v1 stalled on it).
+  EXPECT_FALSE(a.can_ever_admit(req(1, 60, 6)));
+  EXPECT_EQ(a.limiting_setting(req(1, 60, 6)), "max_seq_len");
+  EXPECT_TRUE(a.can_ever_admit(req(1, 60, 5)));  // its last token's KV is never stored
+  ASSERT_TRUE(a.admit(req(1, 60, 5)).admitted);
   EXPECT_TRUE(a.can_append(1, 4));
   EXPECT_FALSE(a.can_append(1, 5));
   EXPECT_FALSE(a.append(1, 5));
   EXPECT_TRUE(a.append(1, 4));
   // A request that fits a row but not the pool: 64 tokens = 64 pages of a 40-page pool.
   VattentionAllocator small(settings(40, false));
-  EXPECT_FALSE(small.can_ever_admit(req(2, 64)));
-  EXPECT_EQ(small.limiting_setting(req(2, 64)), "pool_bytes");
-  EXPECT_EQ(small.unusable_free(req(2, 64)), small.capacity_slots());
+  EXPECT_FALSE(small.can_ever_admit(req(2, 64, 1)));
+  EXPECT_EQ(small.limiting_setting(req(2, 64, 1)), "pool_bytes");
+  EXPECT_EQ(small.unusable_free(req(2, 64, 1)), small.capacity_slots());
   EXPECT_EQ(small.unusable_free(req(2, 4)), 0);
 }
 

@@ -39,9 +39,6 @@ TEST_F(ResolvedConfigTest, EverySchedulerAndAllocatorKindRerunsToTheSameBytes) {
         const std::string label =
             std::string(scheduler_name) + "-" + std::string(allocator_name) + (prefix ? "-prefix" : "");
         SCOPED_TRACE(label);
-        // vllm-v1 over vattention stalls on this trace ("no progress ... nothing fits in the KV
-        // pool" with an empty pool): a bug of its own, reported apart; its rerun is not tested here.
-        if (scheduler == SchedulerKind::kVllmV1 && allocator == alloc::AllocatorKind::kVattention) continue;
         const std::string file = write(label + ".yaml",
                                        "name: tiny\n"
                                        "seed: 2\n"
