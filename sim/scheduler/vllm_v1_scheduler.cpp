@@ -9,7 +9,7 @@ VllmV1Scheduler::VllmV1Scheduler(const SchedulerSettings& settings, alloc::KvAll
     : Scheduler(settings, allocator), pool_(allocator) {}
 
 bool VllmV1Scheduler::grow(Request* r, std::int64_t tokens) {
-  if (r->in_prefill()) return pool_.append(r->seqs.front(), tokens);
+  if (r->in_prefill()) return pool_.grow(r->seqs.front(), tokens);
   return append_slots(r);
 }
 
