@@ -31,7 +31,7 @@ PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
     misuse("num_cpu_blocks must be >= 0, got " + std::to_string(s.num_cpu_blocks));
   if (s.prefix_cache) cache_ = std::make_unique<PrefixCache>(s.num_blocks, s.eviction);
   if (single_free_queue_) {
-    in_released_.assign(static_cast<std::size_t>(s.num_blocks), false);
+    released_ = ReleasedBlockQueue(s.num_blocks);
     released_at_.assign(static_cast<std::size_t>(s.num_blocks), 0);
   }
   if (!s.offload.tiers.empty()) {
@@ -177,11 +177,9 @@ BlockId PagedAllocator::evict_cached_block() {
 
 BlockId PagedAllocator::take_least_recently_released() {
   const bool victim = cache_ && cache_->num_evictable() > 0 &&
-                      (released_.empty() || released_at_[cache_->next_victim()] < released_at_[released_.front()]);
+                      (released_.empty() || released_at_[cache_->next_victim()] < released_.front().released_at);
   if (victim) return evict_cached_block();
-  BlockId b = released_.front();
-  released_.pop_front();
-  in_released_[b] = false;
+  const BlockId b = released_.pop_front();
   gpu_.add_ref(b);
   return b;
 }
@@ -203,13 +201,12 @@ void PagedAllocator::release_gpu_block(BlockId b) {
   if (gpu_.drop_ref(b) != 0) return;
   --owned_blocks_;
   token_states_ -= gpu_.filled(b);
-  if (single_free_queue_) released_at_[b] = ++release_clock_;
   if (cache_ && cache_->cached(b)) {
+    if (single_free_queue_) released_at_[b] = ++release_clock_;
     cache_->make_evictable(b);  // keeps its KV: a later request with this prefix reuses it
   } else if (single_free_queue_) {
     gpu_.set_filled(b, 0);
-    released_.push_back(b);
-    in_released_[b] = true;
+    released_.push_back(b, ++release_clock_);
   } else {
     gpu_.give_back(b);
   }
@@ -275,6 +272,7 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
   }
   logical_blocks_ += n_blocks;
   settle_last(s);
+  check_sequence(s);
   if (cache_ && hashed_now < n_hashes) {
     s.prompt_hashes.assign(req.prompt_block_hashes.begin(), req.prompt_block_hashes.end());
     s.hashed_blocks = static_cast<std::size_t>(hashed_now);
@@ -370,7 +368,18 @@ bool PagedAllocator::append_slow(Sequence& s, SeqId seq, std::int64_t n) {
   }
   s.final_tokens = std::max(s.final_tokens, s.tokens);
   if (!s.prompt_hashes.empty()) cache_filled_prompt_blocks(s);
+  check_sequence(s);
   return true;
+}
+
+void PagedAllocator::check_sequence_now(const Sequence& s) const {
+  const auto blocks = static_cast<std::int64_t>(s.table.size());
+  if (blocks != blocks_for(s.tokens) || s.last != (s.table.empty() ? kNoBlock : s.table.back()) ||
+      s.room != blocks * block_size_ - s.tokens ||
+      (s.last != kNoBlock && (s.swapped ? cpu_ : gpu_).filled(s.last) != block_size_ - s.room))
+    broken(seq_name(s.id) + " holds " + std::to_string(s.tokens) + " tokens in " + std::to_string(blocks) +
+           " blocks, keeps last block " + std::to_string(s.last) + " with " + std::to_string(s.room) +
+           " free slots; its table ends in " + (s.table.empty() ? "nothing" : std::to_string(s.table.back())));
 }
 
 bool PagedAllocator::fork(SeqId parent, SeqId child) {
@@ -386,6 +395,7 @@ bool PagedAllocator::fork(SeqId parent, SeqId child) {
   for (BlockId b : c.table) gpu_.add_ref(b);
   logical_blocks_ += static_cast<std::int64_t>(c.table.size());
   settle_last(c);
+  check_sequence(c);
   return true;
 }
 
@@ -453,6 +463,7 @@ std::optional<std::vector<BlockMove>> PagedAllocator::swap_out(std::span<const S
     logical_blocks_ -= static_cast<std::int64_t>(s.table.size());
     s.swapped = true;
     settle_last(s);
+    check_sequence(s);
   }
   // take() gave each CPU block one reference; add the rest.
   for (SeqId id : group)
@@ -494,6 +505,7 @@ std::optional<std::vector<BlockMove>> PagedAllocator::swap_in(std::span<const Se
     logical_blocks_ += static_cast<std::int64_t>(s.table.size());
     s.swapped = false;
     settle_last(s);
+    check_sequence(s);
   }
   return moves;
 }
@@ -523,11 +535,6 @@ void PagedAllocator::validate() const {
     if (static_cast<std::int64_t>(s.table.size()) != blocks_for(s.tokens))
       broken(seq_name(id) + " holds " + std::to_string(s.tokens) + " tokens in " +
              std::to_string(s.table.size()) + " blocks");
-    if (s.last != (s.table.empty() ? kNoBlock : s.table.back()) ||
-        s.room != static_cast<std::int64_t>(s.table.size()) * block_size_ - s.tokens)
-      broken(seq_name(id) + " keeps last block " + std::to_string(s.last) + " with " + std::to_string(s.room) +
-             " free slots, but its table ends in " + (s.table.empty() ? "nothing" : std::to_string(s.table.back())) +
-             " and holds " + std::to_string(s.tokens) + " tokens");
     const BlockPool& pool = s.swapped ? cpu_ : gpu_;
     auto& refs = s.swapped ? cpu_refs : gpu_refs;
     for (std::size_t i = 0; i < s.table.size(); ++i) {
@@ -539,6 +546,7 @@ void PagedAllocator::validate() const {
         broken("block " + std::to_string(b) + " has filled " + std::to_string(pool.filled(b)) +
                " but " + seq_name(id) + " expects " + std::to_string(expect) + " at index " + std::to_string(i));
     }
+    check_sequence_now(s);  // after the loop above has checked its block ids
     if (!s.swapped) logical += static_cast<std::int64_t>(s.table.size());
     if (!s.prompt_hashes.empty() &&
         (s.swapped || s.hashed_blocks != std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.tokens / block_size_))))
@@ -578,15 +586,20 @@ void PagedAllocator::validate() const {
     }
     return std::pair{owned, filled};
   };
-  for (BlockId b : released_)
-    if (!in_released_[b] || gpu_.filled(b) != 0 || (cache_ && cache_->cached(b)))
-      broken("released block " + std::to_string(b) + " is unmarked, filled or cached");
-  if (single_free_queue_ &&
-      static_cast<std::int64_t>(std::count(in_released_.begin(), in_released_.end(), true)) !=
-          static_cast<std::int64_t>(released_.size()))
-    broken("released-block marks disagree with the released queue of " + std::to_string(released_.size()));
-  auto [owned, filled] = check_pool(gpu_, gpu_refs, "GPU", [this](BlockId b) {
-    return (cache_ && cache_->evictable(b)) || (single_free_queue_ && in_released_[b]);
+  std::vector<bool> in_released(static_cast<std::size_t>(n), false);
+  std::uint64_t previous_release = 0;
+  released_.for_each([&](const ReleasedBlockQueue::Entry& e) {
+    const BlockId b = e.block;
+    if (b < 0 || b >= n || in_released[static_cast<std::size_t>(b)] || gpu_.filled(b) != 0 ||
+        (cache_ && cache_->cached(b)))
+      broken("released block " + std::to_string(b) + " is invalid, queued twice, filled or cached");
+    if (e.released_at <= previous_release || e.released_at > release_clock_)
+      broken("released block " + std::to_string(b) + " is out of release order");
+    in_released[static_cast<std::size_t>(b)] = true;
+    previous_release = e.released_at;
+  });
+  auto [owned, filled] = check_pool(gpu_, gpu_refs, "GPU", [&](BlockId b) {
+    return (cache_ && cache_->evictable(b)) || in_released[static_cast<std::size_t>(b)];
   });
   check_pool(cpu_, cpu_refs, "CPU", [this](BlockId b) { return tiers_ && tiers_->holds_cpu_block(b); });
   if (owned != owned_blocks_)

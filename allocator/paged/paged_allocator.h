@@ -51,7 +51,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,6 +62,7 @@
 #include "allocator/paged/block_pool.h"
 #include "allocator/paged/eviction_policy.h"
 #include "allocator/paged/prefix_cache.h"
+#include "allocator/paged/released_block_queue.h"
 #include "allocator/tier/tier_stack.h"
 
 namespace pagesim::alloc {
@@ -135,7 +135,7 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t num_blocks() const { return gpu_.num_blocks(); }
   // Blocks a new owner can get now: the free list plus evictable cached blocks.
   std::int64_t num_free_blocks() const {
-    return gpu_.num_free() + static_cast<std::int64_t>(released_.size()) + (cache_ ? cache_->num_evictable() : 0);
+    return gpu_.num_free() + released_.size() + (cache_ ? cache_->num_evictable() : 0);
   }
   // How much num_free_blocks() would drop if req were admitted now, holding
   // req.held_tokens(cached) tokens (cache hits on blocks referenced elsewhere cost nothing).
@@ -208,10 +208,19 @@ class PagedAllocator final : public KvAllocator {
       s.tokens += w;
       s.room -= w;
       s.final_tokens = std::max(s.final_tokens, s.tokens);
+      check_sequence(s);
       return true;
     }
     return append_slow(s, seq, n);
   }
+  // PAGESIM_EXPENSIVE_CHECKS builds: s's own identities (table length, last block, room and
+  // the last block's fill), O(1), after every operation on it; validate() checks them all.
+  void check_sequence([[maybe_unused]] const Sequence& s) const {
+#ifdef PAGESIM_EXPENSIVE_CHECKS
+    check_sequence_now(s);
+#endif
+  }
+  void check_sequence_now(const Sequence& s) const;
   // Every other append: misuse checks, new blocks, copy-on-write, prompt blocks to cache.
   bool append_slow(Sequence& s, SeqId seq, std::int64_t n);
   // Sets s.last and s.room from s.table and s.tokens.
@@ -259,10 +268,10 @@ class PagedAllocator final : public KvAllocator {
   std::unordered_map<SeqId, std::uint32_t> index_;  // live sequence id -> slot
   std::vector<BlockMove> pending_copies_;
   // single_free_queue only: never-cached blocks released since start-up, oldest first (ref 0,
-  // filled 0, off the pool's free list), and every GPU block's release time.
+  // filled 0, off the pool's free list) with their release times, and the release time of
+  // each cached block (read for the eviction victim).
   const bool single_free_queue_;
-  std::deque<BlockId> released_;
-  std::vector<bool> in_released_;
+  ReleasedBlockQueue released_;
   std::vector<std::uint64_t> released_at_;
   std::uint64_t release_clock_ = 0;
 

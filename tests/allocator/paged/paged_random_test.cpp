@@ -294,6 +294,27 @@ TEST(PagedRandom, PrefixCacheLfu) {
   run_random(s, 5);
 }
 
+// vLLM v1's single free-block queue: never-cached and evictable cached blocks handed out in
+// release order, with and without the prefix cache.
+TEST(PagedRandom, SingleFreeQueuePrefixCacheLru) {
+  PagedAllocatorSettings s;
+  s.num_blocks = 96;
+  s.block_size = 4;
+  s.num_cpu_blocks = 32;
+  s.prefix_cache = true;
+  s.single_free_queue = true;
+  run_random(s, 7);
+}
+
+TEST(PagedRandom, SingleFreeQueueNoCache) {
+  PagedAllocatorSettings s;
+  s.num_blocks = 64;
+  s.block_size = 16;
+  s.num_cpu_blocks = 16;
+  s.single_free_queue = true;
+  run_random(s, 8);
+}
+
 // Random holds and releases of the waiting queue's prompt hashes between the operations;
 // validate() checks after each that exactly the cached blocks whose hash is held are
 // protected.
