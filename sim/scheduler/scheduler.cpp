@@ -103,8 +103,6 @@ void Scheduler::insert_swapped(Request* r) {
   swapped_.insert(std::upper_bound(swapped_.begin(), swapped_.end(), r, arrives_before), r);
 }
 
-void Scheduler::set_running(std::vector<Request*> survivors) { running_ = std::move(survivors); }
-
 void Scheduler::preempt_running(Request* r, IterationPlan& plan) {
   running_.erase(std::find(running_.begin(), running_.end(), r));
   preempt(r, plan);
@@ -132,20 +130,13 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
   return true;
 }
 
-bool Scheduler::append_slots(Request* r) {
-  // One sequence (all but forked groups): the room is checked and taken in one pass.
-  if (r->seqs.size() == 1) return alloc_.grow(r->seqs.front(), 1);
+bool Scheduler::append_group_slots(Request* r) {
   if (!alloc_.can_append_all(r->seqs, 1)) return false;
   for (const alloc::SeqHandle& s : r->seqs) {
     [[maybe_unused]] const bool ok = alloc_.grow(s, 1);
     assert(ok && "can_append_all promised room for every sequence");
   }
   return true;
-}
-
-void Scheduler::add_decode(Request* r, IterationPlan& plan) {
-  plan.decodes.push_back(r);
-  plan.decode_seqs += static_cast<std::int64_t>(r->seqs.size());
 }
 
 bool Scheduler::try_swap_out(Request*, IterationPlan&) { return false; }
@@ -183,7 +174,7 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
 }
 
 std::vector<Request*> Scheduler::grow_running_or_recompute(IterationPlan& plan) {
-  std::vector<Request*> kept, preempted;
+  std::vector<Request*> kept = spare_running(), preempted;
   kept.reserve(running_.size());
   for (Request* r : running_) {
     if (append_slots(r)) {
@@ -194,7 +185,7 @@ std::vector<Request*> Scheduler::grow_running_or_recompute(IterationPlan& plan) 
       preempted.push_back(r);
     }
   }
-  running_ = std::move(kept);
+  set_running(std::move(kept));
   // Each preemption went to the front of waiting_, oldest first: restore arrival order.
   std::reverse(waiting_.begin(), waiting_.begin() + plan.recompute_preemptions);
   return preempted;

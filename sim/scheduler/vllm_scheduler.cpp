@@ -33,7 +33,7 @@ bool VllmScheduler::try_swap_out(Request* r, IterationPlan& plan) {
 
 void VllmScheduler::reserve_running_slots(IterationPlan& plan, std::vector<Request*>* prefilling) {
   const std::vector<Request*>& running = this->running();
-  std::vector<Request*> kept;
+  std::vector<Request*> kept = spare_running();
   kept.reserve(running.size());
   std::size_t lo = 0, hi = running.size();
   while (lo < hi) {

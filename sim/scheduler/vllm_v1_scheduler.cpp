@@ -15,7 +15,8 @@ bool VllmV1Scheduler::grow(Request* r, std::int64_t tokens) {
 
 std::int64_t VllmV1Scheduler::schedule_running(IterationPlan& plan, bool* preempted) {
   std::int64_t budget = settings_.max_num_batched_tokens;
-  std::vector<Request*> running = this->running();  // admission order: victims leave from the end
+  std::vector<Request*> running = spare_running();  // admission order: victims leave from the end
+  running.assign(this->running().begin(), this->running().end());
   std::size_t next = 0;
   while (next < running.size() && budget > 0) {
     Request* r = running[next];
