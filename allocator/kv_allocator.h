@@ -40,8 +40,9 @@ using BlockHash = std::uint64_t; // prefix-cache key of one full block (chained,
 // A live sequence as its owner holds it: its id, and where the allocator keeps its state
 // (KvAllocator::handle), so that the per-token calls (grow, can_append_all) find it without
 // a lookup by id. An allocator that keeps no such place answers kNoSlot and looks the id up.
-// A handle stays valid while its sequence is live (swapping keeps it); a handle whose
-// sequence was freed is misuse, refused like an unknown id.
+// A handle stays valid while its sequence is live (swapping keeps it). Using one whose
+// sequence was freed is misuse: it falls back to its id, refused like any id not live (or
+// naming the new sequence, if the caller reused the id).
 struct SeqHandle {
   static constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
   SeqId id = 0;
