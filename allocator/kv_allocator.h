@@ -37,6 +37,19 @@ class TierStack;
 using SeqId = std::uint64_t;     // chosen by the caller; unique among live sequences
 using BlockHash = std::uint64_t; // prefix-cache key of one full block (chained, see block_hash.h)
 
+// A live sequence as its owner holds it: its id, and where the allocator keeps its state
+// (KvAllocator::handle), so that the per-token calls (grow, can_append_all) find it without
+// a lookup by id. An allocator that keeps no such place answers kNoSlot and looks the id up.
+// A handle stays valid while its sequence is live (swapping keeps it). Using one whose
+// sequence was freed is misuse: it falls back to its id, refused like any id not live (or
+// naming the new sequence, if the caller reused the id).
+struct SeqHandle {
+  static constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
+  SeqId id = 0;
+  std::uint32_t slot = kNoSlot;
+  friend bool operator==(const SeqHandle&, const SeqHandle&) = default;
+};
+
 struct AdmitRequest {
   SeqId seq = 0;
   std::int64_t prompt_tokens = 0;     // prompt length, >= 1
@@ -128,10 +141,17 @@ class KvAllocator {
   virtual bool can_append(SeqId seq, std::int64_t n) const = 0;
   // True if every sequence of `group` could grow by n tokens at once (they may compete for
   // the same free blocks). REQUIRES: each is live, n >= 0.
-  virtual bool can_append_all(std::span<const SeqId> group, std::int64_t n) const = 0;
+  virtual bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const = 0;
   // Grows seq by n tokens. False (and no change) when the room cannot be had: a paged pool
-  // with too few free blocks, or a contiguous range that the tokens would outgrow.
+  // with too few free blocks, or a contiguous range that the tokens would outgrow. The test
+  // and the growth are one pass: append(seq, n) is true exactly when can_append(seq, n) was.
   virtual bool append(SeqId seq, std::int64_t n) = 0;
+
+  // The handle of live sequence seq (one lookup by id; keep it for the per-token calls).
+  // Default: no slot (the id is looked up each time). REQUIRES: seq is live.
+  virtual SeqHandle handle(SeqId seq) const { return {.id = seq}; }
+  // append(h.id, n), without the lookup by id where h has a slot: the per-token path.
+  virtual bool grow(SeqHandle h, std::int64_t n) { return append(h.id, n); }
 
   // Creates `child` as a copy of `parent` (same tokens, same final length). Paged policies
   // share every block (copy-on-write later); contiguous policies need a second range and

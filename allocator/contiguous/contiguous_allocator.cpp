@@ -267,8 +267,8 @@ std::int32_t ContiguousAllocator::block_size() const {
   return settings_.placement == PlacementKind::kBuddy ? static_cast<std::int32_t>(settings_.block_size) : 1;
 }
 
-bool ContiguousAllocator::can_append_all(std::span<const SeqId> group, std::int64_t n) const {
-  return std::all_of(group.begin(), group.end(), [&](SeqId s) { return can_append(s, n); });
+bool ContiguousAllocator::can_append_all(std::span<const SeqHandle> group, std::int64_t n) const {
+  return std::all_of(group.begin(), group.end(), [&](const SeqHandle& s) { return can_append(s.id, n); });
 }
 
 std::vector<BlockId> ContiguousAllocator::block_table(SeqId seq) const {

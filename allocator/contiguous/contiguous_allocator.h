@@ -75,7 +75,7 @@ class ContiguousAllocator final : public KvAllocator {
   AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
   // Ranges are private to their sequence: each grows inside its own.
-  bool can_append_all(std::span<const SeqId> group, std::int64_t n) const override;
+  bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const override;
   bool append(SeqId seq, std::int64_t n) override;
   bool fork(SeqId parent, SeqId child) override;
   void free(SeqId seq) override;

@@ -360,11 +360,11 @@ bool GroupedKvAllocator::can_append(SeqId seq, std::int64_t n) const {
   return pool_.plan(pages_to_append(seq, n), {}).feasible;
 }
 
-bool GroupedKvAllocator::can_append_all(std::span<const SeqId> group, std::int64_t n) const {
+bool GroupedKvAllocator::can_append_all(std::span<const SeqHandle> group, std::int64_t n) const {
   // Summed as if each grew alone (conservative where they share a partly filled page).
   std::vector<std::int64_t> need(layout_.tables.size(), 0);
-  for (SeqId s : group) {
-    const auto one = pages_to_append(s, n);
+  for (const SeqHandle& s : group) {
+    const auto one = pages_to_append(s.id, n);
     for (std::size_t t = 0; t < need.size(); ++t) need[t] += one[t];
   }
   return pool_.plan(need, {}).feasible;

@@ -92,7 +92,7 @@ class GroupedKvAllocator final : public KvAllocator {
   std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
   AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
-  bool can_append_all(std::span<const SeqId> group, std::int64_t n) const override;
+  bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const override;
   bool append(SeqId seq, std::int64_t n) override;
   bool fork(SeqId parent, SeqId child) override;
   void free(SeqId seq) override;

@@ -1,6 +1,8 @@
 #include "allocator/paged/paged_allocator.h"
 
 #include <algorithm>
+#include <bit>
+#include <cassert>
 #include <string>
 #include <unordered_map>
 
@@ -17,6 +19,7 @@ std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
 
 PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
     : block_size_(s.block_size),
+      block_shift_(s.block_size > 0 ? std::countr_zero(static_cast<std::uint32_t>(s.block_size)) : 0),
       gpu_(std::max<std::int64_t>(s.num_blocks, 0), std::max(s.block_size, 1)),
       cpu_(std::max<std::int64_t>(s.num_cpu_blocks, 0), std::max(s.block_size, 1)),
       single_free_queue_(s.single_free_queue) {
@@ -28,7 +31,7 @@ PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
     misuse("num_cpu_blocks must be >= 0, got " + std::to_string(s.num_cpu_blocks));
   if (s.prefix_cache) cache_ = std::make_unique<PrefixCache>(s.num_blocks, s.eviction);
   if (single_free_queue_) {
-    in_released_.assign(static_cast<std::size_t>(s.num_blocks), false);
+    released_ = ReleasedBlockQueue(s.num_blocks);
     released_at_.assign(static_cast<std::size_t>(s.num_blocks), 0);
   }
   if (!s.offload.tiers.empty()) {
@@ -47,17 +50,46 @@ std::string PagedAllocator::name() const {
 }
 
 const PagedAllocator::Sequence& PagedAllocator::get(SeqId seq) const {
-  auto it = seqs_.find(seq);
-  if (it == seqs_.end()) misuse(seq_name(seq) + " is not live");
-  return it->second;
+  auto it = index_.find(seq);
+  if (it == index_.end()) misuse(seq_name(seq) + " is not live");
+  return slots_[it->second];
 }
 
 PagedAllocator::Sequence& PagedAllocator::get(SeqId seq) {
   return const_cast<Sequence&>(static_cast<const PagedAllocator*>(this)->get(seq));
 }
 
+SeqHandle PagedAllocator::handle(SeqId seq) const {
+  auto it = index_.find(seq);
+  if (it == index_.end()) misuse(seq_name(seq) + " is not live");
+  return {.id = seq, .slot = it->second};
+}
+
+std::uint32_t PagedAllocator::new_slot(SeqId seq) {
+  std::uint32_t i;
+  if (free_slots_.empty()) {
+    i = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    i = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  index_.emplace(seq, i);
+  Sequence& s = slots_[i];
+  s.id = seq;
+  s.tokens = s.final_tokens = 0;
+  s.last = kNoBlock;
+  s.room = 0;
+  s.live = true;
+  s.swapped = false;
+  s.table.clear();
+  s.prompt_hashes.clear();
+  s.hashed_blocks = 0;
+  return i;
+}
+
 void PagedAllocator::check_request(const AdmitRequest& req) const {
-  if (seqs_.count(req.seq)) misuse(seq_name(req.seq) + " is already live");
+  if (index_.count(req.seq)) misuse(seq_name(req.seq) + " is already live");
   if (req.prompt_tokens < 1)
     misuse(seq_name(req.seq) + ": prompt_tokens must be >= 1, got " + std::to_string(req.prompt_tokens));
   if (req.output_tokens < 0 || req.generated_tokens < 0)
@@ -123,7 +155,7 @@ std::int64_t PagedAllocator::blocks_to_admit(const AdmitRequest& req) const {
   std::int64_t hits = count_prefix_hits(req, &evictable_hits, &fresh_hits);
   // Every hit is held: held_tokens >= cached + 1 covers all hit blocks (cached_tokens_of).
   // A lower-tier or remote hit is loaded into a fresh block.
-  return blocks_for(req.held_tokens(cached_tokens_of(req, hits)), block_size_) - hits + fresh_hits + evictable_hits;
+  return blocks_for(req.held_tokens(cached_tokens_of(req, hits))) - hits + fresh_hits + evictable_hits;
 }
 
 bool PagedAllocator::can_admit(const AdmitRequest& req) const {
@@ -131,7 +163,7 @@ bool PagedAllocator::can_admit(const AdmitRequest& req) const {
 }
 
 bool PagedAllocator::can_ever_admit(const AdmitRequest& req) const {
-  return blocks_for(req.final_tokens(), block_size_) <= gpu_.num_blocks();
+  return blocks_for(req.final_tokens()) <= gpu_.num_blocks();
 }
 
 BlockId PagedAllocator::evict_cached_block() {
@@ -145,11 +177,9 @@ BlockId PagedAllocator::evict_cached_block() {
 
 BlockId PagedAllocator::take_least_recently_released() {
   const bool victim = cache_ && cache_->num_evictable() > 0 &&
-                      (released_.empty() || released_at_[cache_->next_victim()] < released_at_[released_.front()]);
+                      (released_.empty() || released_at_[cache_->next_victim()] < released_.front().released_at);
   if (victim) return evict_cached_block();
-  BlockId b = released_.front();
-  released_.pop_front();
-  in_released_[b] = false;
+  const BlockId b = released_.pop_front();
   gpu_.add_ref(b);
   return b;
 }
@@ -171,13 +201,12 @@ void PagedAllocator::release_gpu_block(BlockId b) {
   if (gpu_.drop_ref(b) != 0) return;
   --owned_blocks_;
   token_states_ -= gpu_.filled(b);
-  if (single_free_queue_) released_at_[b] = ++release_clock_;
   if (cache_ && cache_->cached(b)) {
+    if (single_free_queue_) released_at_[b] = ++release_clock_;
     cache_->make_evictable(b);  // keeps its KV: a later request with this prefix reuses it
   } else if (single_free_queue_) {
     gpu_.set_filled(b, 0);
-    released_.push_back(b);
-    in_released_[b] = true;
+    released_.push_back(b, ++release_clock_);
   } else {
     gpu_.give_back(b);
   }
@@ -189,14 +218,14 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
   const std::int64_t hits = count_prefix_hits(req, &evictable_hits, &fresh_hits);
   const std::int64_t cached = cached_tokens_of(req, hits);
   const std::int64_t tokens = req.held_tokens(cached);
-  const std::int64_t n_blocks = blocks_for(tokens, block_size_);
+  const std::int64_t n_blocks = blocks_for(tokens);
   if (n_blocks - hits + fresh_hits + evictable_hits > num_free_blocks()) return {};
 
-  Sequence s;
+  Sequence& s = slots_[new_slot(req.seq)];
   s.tokens = tokens;
   s.final_tokens = std::max(req.final_tokens(), req.tokens_at_admission());
   // Reserve for the known final length (no regrowth on the append path), within reason.
-  s.table.reserve(static_cast<std::size_t>(std::min<std::int64_t>(blocks_for(s.final_tokens, block_size_), 1024)));
+  s.table.reserve(static_cast<std::size_t>(std::min<std::int64_t>(blocks_for(s.final_tokens), 1024)));
   // Reuse GPU hits and claim lower-tier hits first, so that taking fresh blocks below can
   // evict neither (the GPU's victims move into the tiers).
   for (std::int64_t i = 0; i < hits; ++i) {
@@ -242,6 +271,8 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
     s.table.push_back(b);
   }
   logical_blocks_ += n_blocks;
+  settle_last(s);
+  check_sequence(s);
   if (cache_ && hashed_now < n_hashes) {
     s.prompt_hashes.assign(req.prompt_block_hashes.begin(), req.prompt_block_hashes.end());
     s.hashed_blocks = static_cast<std::size_t>(hashed_now);
@@ -258,7 +289,6 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
       st.miss_blocks += n_hashes - hits;
     }
   }
-  seqs_.emplace(req.seq, std::move(s));
   return {.admitted = true, .cached_tokens = cached, .held_tokens = tokens};
 }
 
@@ -276,9 +306,9 @@ std::int64_t PagedAllocator::append_cost(SeqId seq, const Sequence& s, std::int6
   if (n < 0) misuse(seq_name(seq) + ": cannot append " + std::to_string(n) + " tokens");
   if (s.swapped) misuse(seq_name(seq) + " is swapped out; swap it in before appending");
   if (n == 0) return 0;
-  const bool partial_last = s.tokens % block_size_ != 0;
-  const bool cow = partial_last && gpu_.ref_count(s.table.back()) > 1;
-  return (cow ? 1 : 0) + blocks_for(s.tokens + n, block_size_) - blocks_for(s.tokens, block_size_);
+  // A partly filled last block (room > 0) shared with a fork is copied on the first write.
+  const bool cow = s.room > 0 && gpu_.ref_count(s.last) > 1;
+  return (cow ? 1 : 0) + (n > s.room ? blocks_for(n - s.room) : 0);
 }
 
 std::int64_t PagedAllocator::blocks_to_append(SeqId seq, std::int64_t n) const {
@@ -292,38 +322,36 @@ bool PagedAllocator::can_append(SeqId seq, std::int64_t n) const {
 std::int64_t PagedAllocator::max_group_slots(const AdmitRequest& req, std::int32_t width) const {
   // The full prompt blocks are shared; each sequence holds its own copy of the partial last
   // prompt block, grown to prompt + output - 1 tokens.
-  const std::int64_t own = blocks_for(req.prompt_tokens % block_size_ + std::max<std::int64_t>(req.output_tokens - 1, 0),
-                                      block_size_);
+  const std::int64_t own = blocks_for(req.prompt_tokens % block_size_ + std::max<std::int64_t>(req.output_tokens - 1, 0));
   return (req.prompt_tokens / block_size_ + width * own) * block_size_;
 }
 
-bool PagedAllocator::can_append_all(std::span<const SeqId> group, std::int64_t n) const {
+bool PagedAllocator::can_append_all(std::span<const SeqHandle> group, std::int64_t n) const {
   // Summed as if each grew alone: a conservative count when sequences share a partly filled
   // last block (the last of them to write would need no copy).
   std::int64_t need = 0;
-  for (SeqId s : group) need += blocks_to_append(s, n);
+  for (const SeqHandle& h : group) need += append_cost(h.id, at(h), n);
   return need <= num_free_blocks();
 }
 
-bool PagedAllocator::append(SeqId seq, std::int64_t n) {
-  Sequence& s = get(seq);
+bool PagedAllocator::append_slow(Sequence& s, SeqId seq, std::int64_t n) {
   if (append_cost(seq, s, n) > num_free_blocks()) return false;
   if (n == 0) return true;
-  std::int64_t room = (block_size_ - s.tokens % block_size_) % block_size_;
-  if (room > 0) {
-    BlockId last = s.table.back();
+  if (s.room > 0) {
+    BlockId last = s.last;
     if (gpu_.ref_count(last) > 1) {  // copy-on-write: the first write to a shared block
       BlockId copy = take_gpu_block();
       gpu_.set_filled(copy, gpu_.filled(last));
       token_states_ += gpu_.filled(last);
       pending_copies_.push_back({last, copy});
       release_gpu_block(last);
-      s.table.back() = last = copy;
+      s.table.back() = s.last = last = copy;
     }
-    auto w = static_cast<std::int32_t>(std::min(room, n));
+    const auto w = static_cast<std::int32_t>(std::min<std::int64_t>(s.room, n));
     gpu_.set_filled(last, gpu_.filled(last) + w);
     token_states_ += w;
     s.tokens += w;
+    s.room -= w;
     n -= w;
   }
   while (n > 0) {
@@ -332,30 +360,48 @@ bool PagedAllocator::append(SeqId seq, std::int64_t n) {
     gpu_.set_filled(b, w);
     token_states_ += w;
     s.table.push_back(b);
+    s.last = b;
+    s.room = block_size_ - w;
     ++logical_blocks_;
     s.tokens += w;
     n -= w;
   }
   s.final_tokens = std::max(s.final_tokens, s.tokens);
   if (!s.prompt_hashes.empty()) cache_filled_prompt_blocks(s);
+  check_sequence(s);
   return true;
 }
 
+void PagedAllocator::check_sequence_now(const Sequence& s) const {
+  const auto blocks = static_cast<std::int64_t>(s.table.size());
+  if (blocks != blocks_for(s.tokens) || s.last != (s.table.empty() ? kNoBlock : s.table.back()) ||
+      s.room != blocks * block_size_ - s.tokens ||
+      (s.last != kNoBlock && (s.swapped ? cpu_ : gpu_).filled(s.last) != block_size_ - s.room))
+    broken(seq_name(s.id) + " holds " + std::to_string(s.tokens) + " tokens in " + std::to_string(blocks) +
+           " blocks, keeps last block " + std::to_string(s.last) + " with " + std::to_string(s.room) +
+           " free slots; its table ends in " + (s.table.empty() ? "nothing" : std::to_string(s.table.back())));
+}
+
 bool PagedAllocator::fork(SeqId parent, SeqId child) {
-  const Sequence& p = get(parent);
-  if (p.swapped) misuse("cannot fork swapped-out " + seq_name(parent));
-  if (seqs_.count(child)) misuse("fork target " + seq_name(child) + " is already live");
-  Sequence c = p;
-  c.prompt_hashes = {};  // the parent caches its prompt's blocks; the child shares them
-  c.hashed_blocks = 0;
+  const std::uint32_t pi = handle(parent).slot;
+  if (slots_[pi].swapped) misuse("cannot fork swapped-out " + seq_name(parent));
+  if (index_.count(child)) misuse("fork target " + seq_name(child) + " is already live");
+  Sequence& c = slots_[new_slot(child)];
+  const Sequence& p = slots_[pi];  // after new_slot, which may move the slots
+  // The parent caches its prompt's blocks; the child shares them (no prompt hashes of its own).
+  c.tokens = p.tokens;
+  c.final_tokens = p.final_tokens;
+  c.table.assign(p.table.begin(), p.table.end());
   for (BlockId b : c.table) gpu_.add_ref(b);
   logical_blocks_ += static_cast<std::int64_t>(c.table.size());
-  seqs_.emplace(child, std::move(c));
+  settle_last(c);
+  check_sequence(c);
   return true;
 }
 
 void PagedAllocator::free(SeqId seq) {
-  Sequence& s = get(seq);
+  const std::uint32_t i = handle(seq).slot;
+  Sequence& s = slots_[i];
   if (s.swapped) {
     for (BlockId b : s.table)
       if (cpu_.drop_ref(b) == 0) cpu_.give_back(b);
@@ -364,7 +410,11 @@ void PagedAllocator::free(SeqId seq) {
     for (auto it = s.table.rbegin(); it != s.table.rend(); ++it) release_gpu_block(*it);
     logical_blocks_ -= static_cast<std::int64_t>(s.table.size());
   }
-  seqs_.erase(seq);
+  s.live = false;
+  s.table.clear();
+  s.prompt_hashes.clear();
+  index_.erase(seq);
+  free_slots_.push_back(i);
 }
 
 AllocatorStats PagedAllocator::stats() const {
@@ -412,6 +462,8 @@ std::optional<std::vector<BlockMove>> PagedAllocator::swap_out(std::span<const S
     }
     logical_blocks_ -= static_cast<std::int64_t>(s.table.size());
     s.swapped = true;
+    settle_last(s);
+    check_sequence(s);
   }
   // take() gave each CPU block one reference; add the rest.
   for (SeqId id : group)
@@ -452,6 +504,8 @@ std::optional<std::vector<BlockMove>> PagedAllocator::swap_in(std::span<const Se
     }
     logical_blocks_ += static_cast<std::int64_t>(s.table.size());
     s.swapped = false;
+    settle_last(s);
+    check_sequence(s);
   }
   return moves;
 }
@@ -470,8 +524,15 @@ void PagedAllocator::validate() const {
   std::vector<std::int32_t> gpu_refs(static_cast<std::size_t>(n), 0);
   std::vector<std::int32_t> cpu_refs(static_cast<std::size_t>(cpu_.num_blocks()), 0);
   std::int64_t logical = 0;
-  for (const auto& [id, s] : seqs_) {
-    if (static_cast<std::int64_t>(s.table.size()) != blocks_for(s.tokens, block_size_))
+  std::int64_t live = 0;
+  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+    const Sequence& s = slots_[slot];
+    if (!s.live) continue;
+    ++live;
+    const SeqId id = s.id;
+    if (auto it = index_.find(id); it == index_.end() || it->second != slot)
+      broken(seq_name(id) + " in slot " + std::to_string(slot) + " is not indexed by its id");
+    if (static_cast<std::int64_t>(s.table.size()) != blocks_for(s.tokens))
       broken(seq_name(id) + " holds " + std::to_string(s.tokens) + " tokens in " +
              std::to_string(s.table.size()) + " blocks");
     const BlockPool& pool = s.swapped ? cpu_ : gpu_;
@@ -485,6 +546,7 @@ void PagedAllocator::validate() const {
         broken("block " + std::to_string(b) + " has filled " + std::to_string(pool.filled(b)) +
                " but " + seq_name(id) + " expects " + std::to_string(expect) + " at index " + std::to_string(i));
     }
+    check_sequence_now(s);  // after the loop above has checked its block ids
     if (!s.swapped) logical += static_cast<std::int64_t>(s.table.size());
     if (!s.prompt_hashes.empty() &&
         (s.swapped || s.hashed_blocks != std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.tokens / block_size_))))
@@ -492,6 +554,10 @@ void PagedAllocator::validate() const {
              std::to_string(s.prompt_hashes.size()) + " prompt blocks but holds " + std::to_string(s.tokens) +
              " tokens" + (s.swapped ? " swapped out" : ""));
   }
+  if (live != static_cast<std::int64_t>(index_.size()) ||
+      free_slots_.size() + index_.size() != slots_.size())
+    broken(std::to_string(live) + " live slots, " + std::to_string(index_.size()) + " indexed sequences, " +
+           std::to_string(free_slots_.size()) + " free slots of " + std::to_string(slots_.size()));
   if (logical != logical_blocks_)
     broken("logical block counter " + std::to_string(logical_blocks_) + " != " + std::to_string(logical));
 
@@ -520,15 +586,20 @@ void PagedAllocator::validate() const {
     }
     return std::pair{owned, filled};
   };
-  for (BlockId b : released_)
-    if (!in_released_[b] || gpu_.filled(b) != 0 || (cache_ && cache_->cached(b)))
-      broken("released block " + std::to_string(b) + " is unmarked, filled or cached");
-  if (single_free_queue_ &&
-      static_cast<std::int64_t>(std::count(in_released_.begin(), in_released_.end(), true)) !=
-          static_cast<std::int64_t>(released_.size()))
-    broken("released-block marks disagree with the released queue of " + std::to_string(released_.size()));
-  auto [owned, filled] = check_pool(gpu_, gpu_refs, "GPU", [this](BlockId b) {
-    return (cache_ && cache_->evictable(b)) || (single_free_queue_ && in_released_[b]);
+  std::vector<bool> in_released(static_cast<std::size_t>(n), false);
+  std::uint64_t previous_release = 0;
+  released_.for_each([&](const ReleasedBlockQueue::Entry& e) {
+    const BlockId b = e.block;
+    if (b < 0 || b >= n || in_released[static_cast<std::size_t>(b)] || gpu_.filled(b) != 0 ||
+        (cache_ && cache_->cached(b)))
+      broken("released block " + std::to_string(b) + " is invalid, queued twice, filled or cached");
+    if (e.released_at <= previous_release || e.released_at > release_clock_)
+      broken("released block " + std::to_string(b) + " is out of release order");
+    in_released[static_cast<std::size_t>(b)] = true;
+    previous_release = e.released_at;
+  });
+  auto [owned, filled] = check_pool(gpu_, gpu_refs, "GPU", [&](BlockId b) {
+    return (cache_ && cache_->evictable(b)) || in_released[static_cast<std::size_t>(b)];
   });
   check_pool(cpu_, cpu_refs, "CPU", [this](BlockId b) { return tiers_ && tiers_->holds_cpu_block(b); });
   if (owned != owned_blocks_)

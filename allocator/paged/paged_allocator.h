@@ -29,9 +29,16 @@
 // it has one. Precisely: a never-cached block released before the policy's victim goes
 // first; with `lru` that is exactly one queue.
 //
+// Sequences live in a vector of slots (a freed slot is reused), found by id through a hash
+// map or by their SeqHandle without one. The per-token path, grow(handle, 1) into the
+// sequence's own partly filled last block, touches that slot and the block's counters only:
+// each sequence keeps its last block and the free slots left in it.
+//
 // Invariants (validate() checks all of them):
 //   free list + released queue + owned + evictable-cached == num_blocks  (one state each;
 //   the released queue is empty unless single_free_queue)
+//   a live sequence's slot is indexed by its id; room == |table| * B - tokens;
+//   last == table.back()
 //   ref_count(b) == number of occurrences of b in GPU block tables
 //   a block on the free list has ref_count 0 and is not cached
 //   filled(b) == min(B, tokens - i*B) for every sequence holding b at index i
@@ -42,8 +49,8 @@
 // Not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -55,6 +62,7 @@
 #include "allocator/paged/block_pool.h"
 #include "allocator/paged/eviction_policy.h"
 #include "allocator/paged/prefix_cache.h"
+#include "allocator/paged/released_block_queue.h"
 #include "allocator/tier/tier_stack.h"
 
 namespace pagesim::alloc {
@@ -87,7 +95,10 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
   AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
-  bool append(SeqId seq, std::int64_t n) override;
+  bool append(SeqId seq, std::int64_t n) override { return append_to(get(seq), seq, n); }
+  // The sequence's slot: valid until free(seq).
+  SeqHandle handle(SeqId seq) const override;
+  bool grow(SeqHandle h, std::int64_t n) override { return append_to(at(h), h.id, n); }
   bool fork(SeqId parent, SeqId child) override;  // always succeeds for a GPU-resident parent
   void free(SeqId seq) override;
   void hold_pending_prefix(std::span<const BlockHash> hashes) override {
@@ -96,14 +107,14 @@ class PagedAllocator final : public KvAllocator {
   void release_pending_prefix(std::span<const BlockHash> hashes) override {
     if (cache_) cache_->release_pending(hashes);
   }
-  bool contains(SeqId seq) const override { return seqs_.count(seq) != 0; }
-  std::int64_t num_sequences() const override { return static_cast<std::int64_t>(seqs_.size()); }
+  bool contains(SeqId seq) const override { return index_.count(seq) != 0; }
+  std::int64_t num_sequences() const override { return static_cast<std::int64_t>(index_.size()); }
   std::int64_t sequence_tokens(SeqId seq) const override { return get(seq).tokens; }
   // GPU block ids; while the sequence is swapped out, its CPU block ids.
   std::vector<BlockId> block_table(SeqId seq) const override { return get(seq).table; }
   std::int32_t block_size() const override { return block_size_; }
   bool caches_prefixes() const override { return cache_ != nullptr; }
-  bool can_append_all(std::span<const SeqId> group, std::int64_t n) const override;
+  bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const override;
   MemoryBreakdown breakdown() const override;
   // logical_blocks / physical_blocks is the memory saved by sharing (fork, prefix cache);
   // prefix counters are zero when the prefix cache is off.
@@ -124,7 +135,7 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t num_blocks() const { return gpu_.num_blocks(); }
   // Blocks a new owner can get now: the free list plus evictable cached blocks.
   std::int64_t num_free_blocks() const {
-    return gpu_.num_free() + static_cast<std::int64_t>(released_.size()) + (cache_ ? cache_->num_evictable() : 0);
+    return gpu_.num_free() + released_.size() + (cache_ ? cache_->num_evictable() : 0);
   }
   // How much num_free_blocks() would drop if req were admitted now, holding
   // req.held_tokens(cached) tokens (cache hits on blocks referenced elsewhere cost nothing).
@@ -154,10 +165,15 @@ class PagedAllocator final : public KvAllocator {
 
  private:
   struct Sequence {
-    std::vector<BlockId> table;  // GPU ids, or CPU ids while swapped
+    // Read by every append: together at the front.
+    SeqId id = 0;
     std::int64_t tokens = 0;
     std::int64_t final_tokens = 0;  // accounting only
+    BlockId last = kNoBlock;        // table.back(); kNoBlock while the table is empty
+    std::int32_t room = 0;          // free slots of the last block: |table| * B - tokens
+    bool live = false;              // false: a free slot
     bool swapped = false;
+    std::vector<BlockId> table;     // GPU ids, or CPU ids while swapped
     // Chunked prefill with the prefix cache: the prompt's block hashes while some of its full
     // blocks are still to be appended (empty otherwise). Blocks [0, hashed_blocks) were
     // offered to the cache; INVARIANT: hashed_blocks == min(|prompt_hashes|, tokens / B).
@@ -167,9 +183,51 @@ class PagedAllocator final : public KvAllocator {
 
   const Sequence& get(SeqId seq) const;
   Sequence& get(SeqId seq);
-  static std::int64_t blocks_for(std::int64_t tokens, std::int32_t bs) { return (tokens + bs - 1) / bs; }
+  // h's sequence: its slot when the handle is current, else looked up by h.id.
+  Sequence& at(SeqHandle h) {
+    if (h.slot < slots_.size()) {
+      Sequence& s = slots_[h.slot];
+      if (s.live && s.id == h.id) return s;
+    }
+    return get(h.id);
+  }
+  const Sequence& at(SeqHandle h) const { return const_cast<PagedAllocator*>(this)->at(h); }
+  // A fresh slot for new sequence `seq`, indexed, live and empty (its vectors keep the
+  // capacity of the slot's last owner). May move every slot: take references after it.
+  std::uint32_t new_slot(SeqId seq);
+  std::int64_t blocks_for(std::int64_t tokens) const { return (tokens + block_size_ - 1) >> block_shift_; }
   // New blocks (copy-on-write included) that appending n tokens to s takes.
   std::int64_t append_cost(SeqId seq, const Sequence& s, std::int64_t n) const;
+  // append(seq, n) on s: inline when the tokens fit s's own partly filled last block (a
+  // decode, 15 times in 16 with blocks of 16), else append_slow.
+  bool append_to(Sequence& s, SeqId seq, std::int64_t n) {
+    if (n > 0 && n <= s.room && !s.swapped && s.prompt_hashes.empty() && gpu_.ref_count(s.last) == 1) {
+      const auto w = static_cast<std::int32_t>(n);
+      gpu_.set_filled(s.last, gpu_.filled(s.last) + w);
+      token_states_ += w;
+      s.tokens += w;
+      s.room -= w;
+      s.final_tokens = std::max(s.final_tokens, s.tokens);
+      check_sequence(s);
+      return true;
+    }
+    return append_slow(s, seq, n);
+  }
+  // PAGESIM_EXPENSIVE_CHECKS builds: s's own identities (table length, last block, room and
+  // the last block's fill), O(1), after every operation on it; validate() checks them all.
+  void check_sequence([[maybe_unused]] const Sequence& s) const {
+#ifdef PAGESIM_EXPENSIVE_CHECKS
+    check_sequence_now(s);
+#endif
+  }
+  void check_sequence_now(const Sequence& s) const;
+  // Every other append: misuse checks, new blocks, copy-on-write, prompt blocks to cache.
+  bool append_slow(Sequence& s, SeqId seq, std::int64_t n);
+  // Sets s.last and s.room from s.table and s.tokens.
+  void settle_last(Sequence& s) const {
+    s.last = s.table.empty() ? kNoBlock : s.table.back();
+    s.room = static_cast<std::int32_t>(static_cast<std::int64_t>(s.table.size()) * block_size_ - s.tokens);
+  }
 
   // Hands out a GPU block (never-used first, then as the header says), ref 1, filled 0.
   // REQUIRES: num_free_blocks() > 0.
@@ -198,19 +256,22 @@ class PagedAllocator final : public KvAllocator {
   void validate_tiers() const;
 
   std::int32_t block_size_;
+  std::int32_t block_shift_;  // log2(block_size_)
   BlockPool gpu_;
   BlockPool cpu_;
   std::unique_ptr<PrefixCache> cache_;  // null when prefix caching is off
   std::unique_ptr<TierStack> tiers_;    // null without offload tiers (needs cache_)
   const RemotePrefixSource* remote_ = nullptr;  // borrowed; null: local only (needs cache_)
   RemoteFetch fetched_;                 // fetched since the last take_remote_fetch
-  std::unordered_map<SeqId, Sequence> seqs_;
+  std::vector<Sequence> slots_;             // live sequences and free slots
+  std::vector<std::uint32_t> free_slots_;   // the slots not live, the last freed on top
+  std::unordered_map<SeqId, std::uint32_t> index_;  // live sequence id -> slot
   std::vector<BlockMove> pending_copies_;
   // single_free_queue only: never-cached blocks released since start-up, oldest first (ref 0,
-  // filled 0, off the pool's free list), and every GPU block's release time.
+  // filled 0, off the pool's free list) with their release times, and the release time of
+  // each cached block (read for the eviction victim).
   const bool single_free_queue_;
-  std::deque<BlockId> released_;
-  std::vector<bool> in_released_;
+  ReleasedBlockQueue released_;
   std::vector<std::uint64_t> released_at_;
   std::uint64_t release_clock_ = 0;
 

@@ -43,6 +43,7 @@ void PrefixCache::release_pending(std::span<const BlockHash> hashes) {
 
 BlockId PrefixCache::evict(BlockHash& evicted_hash) {
   BlockId b = policy_->pop_victim();
+  --evictable_;
   evicted_hash = hash_of_[b];
   by_hash_.erase(hash_of_[b]);
   cached_[b] = false;
@@ -76,8 +77,10 @@ void PrefixCache::validate(const BlockPool& pool) const {
   if (n_cached != num_cached())
     throw InvariantViolation("prefix cache: hash index has " + std::to_string(num_cached()) +
                              " entries but " + std::to_string(n_cached) + " blocks are cached");
-  if (n_evictable != policy_->size())
-    throw InvariantViolation("prefix cache: eviction policy size disagrees with its members");
+  if (n_evictable != policy_->size() || evictable_ != policy_->size())
+    throw InvariantViolation("prefix cache: eviction policy size " + std::to_string(policy_->size()) +
+                             " disagrees with its " + std::to_string(n_evictable) + " members or the count " +
+                             std::to_string(evictable_));
 }
 
 }  // namespace pagesim::alloc

@@ -13,6 +13,7 @@
 //
 // Invariants (checked by validate):
 //   by_hash_[h] == b  <=>  cached(b) && hash_of(b) == h
+//   num_evictable() == the policy's size()
 //   evictable(b) => cached(b) && the pool's ref_count(b) == 0
 //   protects_pending(): cached(b) => (policy's is_protected(b) <=> pending_[hash_of(b)] > 0)
 // Not thread-safe.
@@ -46,13 +47,19 @@ class PrefixCache {
 
   bool cached(BlockId b) const { return cached_[b]; }
   bool evictable(BlockId b) const { return policy_->contains(b); }
-  std::int64_t num_evictable() const { return policy_->size(); }
+  std::int64_t num_evictable() const { return evictable_; }
   std::int64_t num_cached() const { return static_cast<std::int64_t>(by_hash_.size()); }
 
   // b's last reference was dropped. REQUIRES: cached(b), !evictable(b).
-  void make_evictable(BlockId b) { policy_->insert(b); }
+  void make_evictable(BlockId b) {
+    policy_->insert(b);
+    ++evictable_;
+  }
   // b is referenced again. REQUIRES: evictable(b).
-  void reuse(BlockId b) { policy_->erase(b); }
+  void reuse(BlockId b) {
+    policy_->erase(b);
+    --evictable_;
+  }
   // A prompt lookup hit b (after reuse(b) if b was evictable).
   void record_hit(BlockId b) { policy_->on_hit(b); }
   // Forgets the victim's hash and returns it, unreferenced. REQUIRES: num_evictable() > 0.
@@ -86,6 +93,7 @@ class PrefixCache {
   std::vector<BlockHash> hash_of_;  // per block; meaningful while cached_
   std::vector<bool> cached_;
   std::unique_ptr<EvictionPolicy> policy_;
+  std::int64_t evictable_ = 0;  // policy_->size(), kept here: read on every free-block count
   std::unordered_map<BlockHash, std::int32_t> pending_;  // waiting prompts holding each hash (> 0)
   PrefixCacheStats stats_;
 };

@@ -167,9 +167,9 @@ bool RadixAllocator::can_append(SeqId seq, std::int64_t n) const {
   return pages_to_append(seq, n) <= tree_.num_available();
 }
 
-bool RadixAllocator::can_append_all(std::span<const SeqId> group, std::int64_t n) const {
+bool RadixAllocator::can_append_all(std::span<const SeqHandle> group, std::int64_t n) const {
   std::int64_t need = 0;
-  for (SeqId s : group) need += pages_to_append(s, n);
+  for (const SeqHandle& s : group) need += pages_to_append(s.id, n);
   return need <= tree_.num_available();
 }
 

@@ -83,7 +83,7 @@ class RadixAllocator : public KvAllocator {
   // token) and allocates req.held_tokens(cached) - cached more tokens.
   AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
-  bool can_append_all(std::span<const SeqId> group, std::int64_t n) const override;
+  bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const override;
   // Grows seq by n tokens; full prompt pages among them join the tree (or are swapped for
   // the tree's copy). False (nothing changed) when the pages do not fit.
   bool append(SeqId seq, std::int64_t n) override;

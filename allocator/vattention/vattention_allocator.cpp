@@ -220,9 +220,10 @@ bool VattentionAllocator::can_append(SeqId seq, std::int64_t n) const {
   return needed_pages_ - slot.needed + layout_.request_pages(q.tokens + n) <= total_pages_;
 }
 
-bool VattentionAllocator::can_append_all(std::span<const SeqId> group, std::int64_t n) const {
+bool VattentionAllocator::can_append_all(std::span<const SeqHandle> group, std::int64_t n) const {
   std::int64_t needed = needed_pages_;
-  for (const SeqId seq : group) {
+  for (const SeqHandle& h : group) {
+    const SeqId seq = h.id;
     check_n(seq, n, "can_append_all");
     const Sequence& q = live(seq, "can_append_all");
     if (n > settings_.max_seq_len - q.tokens) return false;

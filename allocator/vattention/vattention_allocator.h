@@ -117,7 +117,7 @@ class VattentionAllocator final : public KvAllocator {
   AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
   // The group's new pages together fit the pool, and each stays within its row.
-  bool can_append_all(std::span<const SeqId> group, std::int64_t n) const override;
+  bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const override;
   // False (nothing changes) past max_seq_len or when the new pages cannot be had.
   bool append(SeqId seq, std::int64_t n) override;
   bool fork(SeqId parent, SeqId child) override;

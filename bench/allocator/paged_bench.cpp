@@ -1,6 +1,7 @@
 // Paged allocator speed: per-block cost of append / free / fork / prefix lookups, and
 // breakdown() reads, at pools of 10^4 and 10^6 blocks. items_per_second counts blocks
-// (tokens for the per-token append), so ns per block = 1e9 / items_per_second.
+// (tokens for the per-token append, by id and by handle), so ns per block = 1e9 /
+// items_per_second.
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -60,6 +61,25 @@ void BM_AppendToken(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * seqs * 64 * kBlock);
 }
 BENCHMARK(BM_AppendToken)->Arg(10'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+
+// The same growth by handle (the schedulers' per-token path: no lookup by id).
+void BM_GrowTokenByHandle(benchmark::State& st) {
+  const std::int64_t blocks = st.range(0);
+  PagedAllocator a = make(blocks);
+  const std::int64_t seqs = blocks / 64;
+  std::vector<SeqHandle> handles(static_cast<std::size_t>(seqs));
+  for (auto _ : st) {
+    for (SeqId s = 0; s < static_cast<SeqId>(seqs); ++s) {
+      a.admit(req(s, 1));
+      handles[s] = a.handle(s);
+    }
+    for (int t = 1; t < 64 * kBlock; ++t)
+      for (const SeqHandle& h : handles) a.grow(h, 1);
+    for (SeqId s = 0; s < static_cast<SeqId>(seqs); ++s) a.free(s);
+  }
+  st.SetItemsProcessed(st.iterations() * seqs * 64 * kBlock);
+}
+BENCHMARK(BM_GrowTokenByHandle)->Arg(10'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 // Fork a 64-block sequence and free the child: per shared block.
 void BM_ForkFree(benchmark::State& st) {

@@ -32,7 +32,7 @@ struct Request {
   std::int64_t to_prefill = 0;     // tokens of the pending prefill (prompt, + generated after
                                    // a recompute); 0 once the prefill is done
   std::int64_t prefilled = 0;      // of to_prefill, tokens whose KV is computed or cached
-  std::vector<alloc::SeqId> seqs;  // live allocator sequences; empty while waiting
+  std::vector<alloc::SeqHandle> seqs;  // live allocator sequences; empty while waiting
   bool preempted_now = false;      // preempted in the iteration being scheduled
 
   std::int32_t replica = 0;        // the replica the router sent it to (0 with one replica)
@@ -59,6 +59,13 @@ struct Request {
   // Sequences the group has once forked (1 before the prompt is done).
   std::int32_t width() const { return beam_width > 1 ? beam_width : n; }
   bool in_prefill() const { return prefilled < to_prefill; }
+  // The ids of seqs, in order.
+  std::vector<alloc::SeqId> seq_ids() const {
+    std::vector<alloc::SeqId> ids;
+    ids.reserve(seqs.size());
+    for (const alloc::SeqHandle& s : seqs) ids.push_back(s.id);
+    return ids;
+  }
   std::int64_t final_tokens() const { return prompt_tokens + output_tokens; }
 };
 

@@ -23,7 +23,7 @@ void SarathiScheduler::schedule(double now, IterationPlan& plan) {
     if (r->state != RequestState::kRunning) continue;  // preempted below for an older one
     const std::int64_t chunk = std::min(settings_.chunk_tokens - used, r->to_prefill - r->prefilled);
     if (chunk <= 0) break;
-    const alloc::SeqId seq = r->seqs.front();
+    const alloc::SeqId seq = r->seqs.front().id;
     // Make room by preempting (recompute) the latest-arrived group after r still in its
     // prefill: decoding groups already hold this iteration's slot, older ones are planned.
     while (!paged_.can_append(seq, chunk)) {

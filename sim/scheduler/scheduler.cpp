@@ -103,8 +103,6 @@ void Scheduler::insert_swapped(Request* r) {
   swapped_.insert(std::upper_bound(swapped_.begin(), swapped_.end(), r, arrives_before), r);
 }
 
-void Scheduler::set_running(std::vector<Request*> survivors) { running_ = std::move(survivors); }
-
 void Scheduler::preempt_running(Request* r, IterationPlan& plan) {
   running_.erase(std::find(running_.begin(), running_.end(), r));
   preempt(r, plan);
@@ -116,7 +114,7 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
   const alloc::AdmitRequest a = admit_request(*r, seq, max_new_tokens);
   alloc::AdmitResult res = allocate_admission(a, *r);
   if (!res.admitted) return false;
-  r->seqs.assign(1, seq);
+  r->seqs.assign(1, alloc_.handle(seq));
   if (observer_) observer_->on_admitted(*r, seq);
   r->to_prefill = total;
   r->prefilled = res.cached_tokens;
@@ -132,18 +130,13 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
   return true;
 }
 
-bool Scheduler::append_slots(Request* r) {
+bool Scheduler::append_group_slots(Request* r) {
   if (!alloc_.can_append_all(r->seqs, 1)) return false;
-  for (alloc::SeqId s : r->seqs) {
-    [[maybe_unused]] const bool ok = alloc_.append(s, 1);
+  for (const alloc::SeqHandle& s : r->seqs) {
+    [[maybe_unused]] const bool ok = alloc_.grow(s, 1);
     assert(ok && "can_append_all promised room for every sequence");
   }
   return true;
-}
-
-void Scheduler::add_decode(Request* r, IterationPlan& plan) {
-  plan.decodes.push_back(r);
-  plan.decode_seqs += static_cast<std::int64_t>(r->seqs.size());
 }
 
 bool Scheduler::try_swap_out(Request*, IterationPlan&) { return false; }
@@ -170,7 +163,7 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   }
   // Recompute: everything is freed; the request later re-prefills prompt + generated tokens
   // as one sequence and forks back to its width (see fork_to_width).
-  for (alloc::SeqId s : r->seqs) free_seq(s);
+  for (const alloc::SeqHandle& s : r->seqs) free_seq(s.id);
   r->seqs.clear();
   r->to_prefill = r->prefilled = 0;
   ++r->recomputes;
@@ -181,7 +174,7 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
 }
 
 std::vector<Request*> Scheduler::grow_running_or_recompute(IterationPlan& plan) {
-  std::vector<Request*> kept, preempted;
+  std::vector<Request*> kept = spare_running(), preempted;
   kept.reserve(running_.size());
   for (Request* r : running_) {
     if (append_slots(r)) {
@@ -192,7 +185,7 @@ std::vector<Request*> Scheduler::grow_running_or_recompute(IterationPlan& plan) 
       preempted.push_back(r);
     }
   }
-  running_ = std::move(kept);
+  set_running(std::move(kept));
   // Each preemption went to the front of waiting_, oldest first: restore arrival order.
   std::reverse(waiting_.begin(), waiting_.begin() + plan.recompute_preemptions);
   return preempted;
@@ -214,7 +207,7 @@ void Scheduler::admit_fcfs(double now, IterationPlan& plan, std::int64_t batched
 }
 
 void Scheduler::on_finished(Request* r) {
-  for (alloc::SeqId s : r->seqs) free_seq(s);
+  for (const alloc::SeqHandle& s : r->seqs) free_seq(s.id);
   running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
   r->seqs.clear();
   running_.erase(std::find(running_.begin(), running_.end(), r));
@@ -235,7 +228,7 @@ std::vector<Scheduler::InTransfer>::iterator Scheduler::find_in_transfer(const R
 
 void Scheduler::release_handed_off(const Request* r) {
   auto it = find_in_transfer(r);
-  for (alloc::SeqId s : it->seqs) free_seq(s);
+  for (const alloc::SeqHandle& s : it->seqs) free_seq(s.id);
   in_transfer_.erase(it);
 }
 
@@ -248,7 +241,7 @@ bool Scheduler::reserve_hand_in(const Request* r) {
   if (!alloc_.admit(a).admitted) return false;
   ++next_seq_;
   if (observer_) observer_->on_admitted(*r, a.seq);
-  in_transfer_.push_back({r, {a.seq}});
+  in_transfer_.push_back({r, {alloc_.handle(a.seq)}});
   return true;
 }
 
@@ -264,9 +257,9 @@ bool Scheduler::fork_to_width(Request* r) {
   const std::size_t first_new = r->seqs.size();
   while (r->seqs.size() < static_cast<std::size_t>(r->width())) {
     auto child = static_cast<alloc::SeqId>(new_seq_id());
-    if (!alloc_.fork(r->seqs.front(), child)) {
+    if (!alloc_.fork(r->seqs.front().id, child)) {
       // No room for another copy (contiguous ranges): undo and recompute later.
-      for (std::size_t i = first_new; i < r->seqs.size(); ++i) free_seq(r->seqs[i]);
+      for (std::size_t i = first_new; i < r->seqs.size(); ++i) free_seq(r->seqs[i].id);
       running_seqs_ -= static_cast<std::int64_t>(r->seqs.size() - first_new);
       r->seqs.resize(first_new);
       IterationPlan scratch;
@@ -274,8 +267,8 @@ bool Scheduler::fork_to_width(Request* r) {
       r->preempted_now = false;  // preempted between iterations: it blocks no admission
       return false;
     }
-    if (observer_) observer_->on_forked(*r, r->seqs.front(), child);
-    r->seqs.push_back(child);
+    if (observer_) observer_->on_forked(*r, r->seqs.front().id, child);
+    r->seqs.push_back(alloc_.handle(child));
     ++running_seqs_;
   }
   return true;
@@ -284,19 +277,19 @@ bool Scheduler::fork_to_width(Request* r) {
 void Scheduler::reshape_beams(Request* r, const std::vector<std::int32_t>& parents) {
   std::vector<std::int32_t> picks(r->seqs.size(), 0);
   for (std::int32_t p : parents) ++picks[static_cast<std::size_t>(p)];
-  std::vector<alloc::SeqId> next;
+  std::vector<alloc::SeqHandle> next;
   next.reserve(parents.size());
   // Free the dead beams first so that their blocks are back before any copy-on-write.
   for (std::size_t i = 0; i < r->seqs.size(); ++i)
-    if (picks[i] == 0) free_seq(r->seqs[i]);
+    if (picks[i] == 0) free_seq(r->seqs[i].id);
   for (std::size_t i = 0; i < r->seqs.size(); ++i) {
     if (picks[i] == 0) continue;
     next.push_back(r->seqs[i]);
     for (std::int32_t k = 1; k < picks[i]; ++k) {
       auto child = static_cast<alloc::SeqId>(new_seq_id());
-      if (!alloc_.fork(r->seqs[i], child)) throw SimulationError("beam fork failed: beam search needs a paged allocator");
-      if (observer_) observer_->on_forked(*r, r->seqs[i], child);
-      next.push_back(child);
+      if (!alloc_.fork(r->seqs[i].id, child)) throw SimulationError("beam fork failed: beam search needs a paged allocator");
+      if (observer_) observer_->on_forked(*r, r->seqs[i].id, child);
+      next.push_back(alloc_.handle(child));
     }
   }
   running_seqs_ += static_cast<std::int64_t>(next.size()) - static_cast<std::int64_t>(r->seqs.size());

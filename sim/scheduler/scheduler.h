@@ -134,8 +134,11 @@ class Scheduler {
   // not chunk). Returns false, changing nothing, when the allocator has no room.
   bool admit(Request* r, double now, std::int64_t max_new_tokens, IterationPlan& plan);
   // Grows every sequence of r by the newest token's slot; false (nothing changed) if any
-  // cannot grow.
-  bool append_slots(Request* r);
+  // cannot grow. One sequence (all but forked groups): the room is checked and taken in one
+  // pass, by handle.
+  bool append_slots(Request* r) {
+    return r->seqs.size() == 1 ? alloc_.grow(r->seqs.front(), 1) : append_group_slots(r);
+  }
   // Preempts r, which the caller has taken or is taking out of the running queue (see
   // set_running): swapped if the policy's try_swap_out takes it, else recomputed (its
   // memory freed, back to the front of the waiting queue). Marks it preempted for this
@@ -149,7 +152,10 @@ class Scheduler {
   // budget (counting from batched_tokens) and the sequence limit; stops at the first that
   // does not, or that was preempted in this iteration.
   void admit_fcfs(double now, IterationPlan& plan, std::int64_t batched_tokens);
-  void add_decode(Request* r, IterationPlan& plan);
+  void add_decode(Request* r, IterationPlan& plan) {
+    plan.decodes.push_back(r);
+    plan.decode_seqs += static_cast<std::int64_t>(r->seqs.size());
+  }
   // Inserts into the running queue keeping arrival order (FCFS priority).
   void insert_running(Request* r);
   // Inserts into the swapped queue keeping arrival order. REQUIRES: r's sequences are
@@ -160,8 +166,18 @@ class Scheduler {
 
   // Queue access for policies. The running queue is rebuilt by a pass over it: a policy
   // takes requests out by preempting them and hands the survivors back to set_running.
+  // spare_running() is an empty vector to collect them in, with the capacity of an earlier
+  // queue (set_running keeps the replaced one's), so that the pass allocates nothing.
   const std::vector<Request*>& running() const { return running_; }
-  void set_running(std::vector<Request*> survivors);
+  std::vector<Request*> spare_running() {
+    std::vector<Request*> v = std::move(spare_);
+    v.clear();
+    return v;
+  }
+  void set_running(std::vector<Request*> survivors) {
+    spare_ = std::move(running_);
+    running_ = std::move(survivors);
+  }
   // Takes a running request out of the running queue and preempts it.
   void preempt_running(Request* r, IterationPlan& plan);
   const std::deque<Request*>& waiting() const { return waiting_; }
@@ -196,9 +212,12 @@ class Scheduler {
 
  private:
   std::int64_t new_seq_id() { return next_seq_++; }
+  // append_slots for a group of several sequences: all grow or none.
+  bool append_group_slots(Request* r);
 
   std::deque<Request*> waiting_;  // FCFS; recompute-preempted requests go to the front
   std::vector<Request*> running_; // ordered by (arrival, id)
+  std::vector<Request*> spare_;   // a replaced running queue's storage (spare_running)
   std::deque<Request*> swapped_;  // ordered by (arrival, id)
   std::int64_t running_seqs_ = 0; // Σ live sequences of running requests
   std::vector<Request*> preempted_now_;  // marked preempted_now in the current iteration
@@ -208,7 +227,7 @@ class Scheduler {
   // Requests whose KV is in transfer and the sequences they hold here, in hand-off order.
   struct InTransfer {
     const Request* request;
-    std::vector<alloc::SeqId> seqs;
+    std::vector<alloc::SeqHandle> seqs;
   };
   std::vector<InTransfer> in_transfer_;
   std::vector<InTransfer>::iterator find_in_transfer(const Request* r);

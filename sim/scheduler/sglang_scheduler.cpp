@@ -52,7 +52,7 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
     const bool last = chunk == remaining;
     if (!last) chunk = chunk / page * page;  // cut at a page boundary, so its pages can join the tree
     chunk_in_progress = !last;
-    if (chunk > 0 && radix_.append(r->seqs.front(), chunk)) {
+    if (chunk > 0 && radix_.append(r->seqs.front().id, chunk)) {
       plan.prefills.push_back({r, chunk, r->prefilled, last});
       budget -= chunk;
       if (last) reserved += static_cast<double>(std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens));
@@ -117,7 +117,7 @@ void SglangScheduler::schedule_decode(IterationPlan& plan) {
   auto fits = [&] {
     std::int64_t need = 0;
     for (const Request* r : decoding)
-      for (alloc::SeqId s : r->seqs) need += radix_.pages_to_append(s, 1);
+      for (const alloc::SeqHandle& s : r->seqs) need += radix_.pages_to_append(s.id, 1);
     return need <= radix_.num_available_pages();
   };
   if (!fits()) {

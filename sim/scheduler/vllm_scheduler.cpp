@@ -23,7 +23,7 @@ bool VllmScheduler::try_swap_out(Request* r, IterationPlan& plan) {
                          (settings_.preemption == PreemptionMode::kSwap ||
                           (settings_.preemption == PreemptionMode::kAuto && multi));
   if (!want_swap) return false;
-  auto moves = paged_.swap_out(r->seqs);
+  auto moves = paged_.swap_out(r->seq_ids());
   if (!moves) return false;  // CPU pool full: recompute rather than stall the run
   plan.swap_out_blocks += static_cast<std::int64_t>(moves->size());
   r->swapped_blocks += static_cast<std::int64_t>(moves->size());
@@ -33,7 +33,7 @@ bool VllmScheduler::try_swap_out(Request* r, IterationPlan& plan) {
 
 void VllmScheduler::reserve_running_slots(IterationPlan& plan, std::vector<Request*>* prefilling) {
   const std::vector<Request*>& running = this->running();
-  std::vector<Request*> kept;
+  std::vector<Request*> kept = spare_running();
   kept.reserve(running.size());
   std::size_t lo = 0, hi = running.size();
   while (lo < hi) {
@@ -66,11 +66,12 @@ bool VllmScheduler::swap_in_groups(IterationPlan& plan) {
     Request* r = swapped().front();
     if (r->preempted_now) break;
     const auto n_seqs = static_cast<std::int64_t>(r->seqs.size());
-    const std::int64_t need = paged_.blocks_to_swap_in(r->seqs) + n_seqs;
+    const std::vector<alloc::SeqId> ids = r->seq_ids();
+    const std::int64_t need = paged_.blocks_to_swap_in(ids) + n_seqs;
     if (paged_.num_free_blocks() - need < watermark_blocks()) break;
     if (num_running_seqs() + n_seqs > settings_.max_num_seqs) break;
     pop_swapped();
-    auto moves = paged_.swap_in(r->seqs);
+    auto moves = paged_.swap_in(ids);
     plan.swap_in_blocks += static_cast<std::int64_t>(moves->size());
     r->swapped_blocks += static_cast<std::int64_t>(moves->size());
     insert_running(r);

@@ -9,13 +9,14 @@ VllmV1Scheduler::VllmV1Scheduler(const SchedulerSettings& settings, alloc::KvAll
     : Scheduler(settings, allocator), pool_(allocator) {}
 
 bool VllmV1Scheduler::grow(Request* r, std::int64_t tokens) {
-  if (r->in_prefill()) return pool_.append(r->seqs.front(), tokens);
+  if (r->in_prefill()) return pool_.grow(r->seqs.front(), tokens);
   return append_slots(r);
 }
 
 std::int64_t VllmV1Scheduler::schedule_running(IterationPlan& plan, bool* preempted) {
   std::int64_t budget = settings_.max_num_batched_tokens;
-  std::vector<Request*> running = this->running();  // admission order: victims leave from the end
+  std::vector<Request*> running = spare_running();  // admission order: victims leave from the end
+  running.assign(this->running().begin(), this->running().end());
   std::size_t next = 0;
   while (next < running.size() && budget > 0) {
     Request* r = running[next];

@@ -82,9 +82,9 @@ SampledBatch BatchSampler::sample(std::int64_t iteration, double time_s, const I
   SampledBatch b;
   b.iteration = iteration;
   b.time_s = time_s;
-  for (const PrefillWork& p : plan.prefills) b.sequences.push_back(describe(*p.request, p.request->seqs.front(), p.new_tokens));
+  for (const PrefillWork& p : plan.prefills) b.sequences.push_back(describe(*p.request, p.request->seqs.front().id, p.new_tokens));
   for (const Request* r : plan.decodes)
-    for (alloc::SeqId s : r->seqs) b.sequences.push_back(describe(*r, s, 1));
+    for (const alloc::SeqHandle& s : r->seqs) b.sequences.push_back(describe(*r, s.id, 1));
   return b;
 }
 

@@ -100,6 +100,55 @@ TEST(PagedAllocator, ForkSharesEveryBlockAndCowCopiesExactlyOne) {
   a.validate();
 }
 
+// The scheduler's per-token path: grow(handle, 1) gives what append(id, 1) gives, across
+// a block boundary and a copy-on-write, and the handle outlives a swap.
+TEST(PagedAllocator, GrowByHandleIsAppendWithoutTheLookup) {
+  PagedAllocator a = make(10, 16, 4);
+  ASSERT_TRUE(a.admit(req(1, 14)).admitted);
+  const SeqHandle h = a.handle(1);
+  EXPECT_EQ(h.id, 1u);
+  EXPECT_NE(h.slot, SeqHandle::kNoSlot);
+  ASSERT_TRUE(a.grow(h, 1));
+  ASSERT_TRUE(a.grow(h, 1));  // fills block 0
+  EXPECT_EQ(a.block_table(1).size(), 1u);
+  ASSERT_TRUE(a.grow(h, 1));  // a new block
+  EXPECT_EQ(a.block_table(1).size(), 2u);
+  EXPECT_EQ(a.sequence_tokens(1), 17);
+  a.validate();
+
+  ASSERT_TRUE(a.fork(1, 2));  // shares the partly filled block 1
+  const SeqHandle c = a.handle(2);
+  EXPECT_NE(c.slot, h.slot);
+  ASSERT_TRUE(a.grow(c, 1));  // copy-on-write
+  EXPECT_EQ(a.take_pending_copies().size(), 1u);
+  ASSERT_TRUE(a.grow(h, 1));  // the parent's block is its own again: no copy
+  EXPECT_TRUE(a.take_pending_copies().empty());
+  EXPECT_EQ(a.breakdown().token_states, 16 + 2 + 2);
+  a.validate();
+
+  std::vector<SeqId> g{1};
+  ASSERT_TRUE(a.swap_out(g).has_value());
+  EXPECT_THROW(a.grow(h, 1), AllocatorError);  // swapped out, as append(1, 1)
+  ASSERT_TRUE(a.swap_in(g).has_value());
+  EXPECT_EQ(a.handle(1), h);
+  ASSERT_TRUE(a.grow(h, 1));
+  EXPECT_EQ(a.sequence_tokens(1), 19);
+  a.validate();
+}
+
+TEST(PagedAllocator, GrowFailsWithoutChangeWhenPoolIsFull) {
+  PagedAllocator a = make(2);
+  ASSERT_TRUE(a.admit(req(1, 31)).admitted);
+  const SeqHandle h = a.handle(1);
+  ASSERT_TRUE(a.grow(h, 1));
+  EXPECT_FALSE(a.grow(h, 1));
+  EXPECT_EQ(a.sequence_tokens(1), 32);
+  std::vector<SeqHandle> group{h};
+  EXPECT_FALSE(a.can_append_all(group, 1));
+  EXPECT_TRUE(a.can_append_all(group, 0));
+  a.validate();
+}
+
 TEST(PagedAllocator, ForkAtBlockBoundaryNeedsNoCopy) {
   PagedAllocator a = make(10);
   ASSERT_TRUE(a.admit(req(1, 32)).admitted);
@@ -208,8 +257,15 @@ TEST(PagedAllocatorMisuse, UnknownDuplicateAndDoubleFreeAreErrors) {
   EXPECT_THROW(a.admit(req(1, 4)), AllocatorError);
   EXPECT_THROW(a.fork(1, 1), AllocatorError);
   EXPECT_THROW(a.append(1, -1), AllocatorError);
+  const SeqHandle h = a.handle(1);
   a.free(1);
   EXPECT_THROW(a.free(1), AllocatorError);
+  EXPECT_THROW(a.grow(h, 1), AllocatorError);  // the handle of a freed sequence
+  EXPECT_THROW(a.handle(1), AllocatorError);
+  ASSERT_TRUE(a.admit(req(3, 4)).admitted);    // takes the freed slot
+  EXPECT_THROW(a.grow(h, 1), AllocatorError);  // which no longer holds sequence 1
+  EXPECT_EQ(a.sequence_tokens(3), 4);
+  a.free(3);
   EXPECT_THROW(a.admit(req(2, 0)), AllocatorError);
   EXPECT_THROW(a.admit(req(2, 5, -1)), AllocatorError);
   a.validate();

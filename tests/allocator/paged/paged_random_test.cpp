@@ -1,5 +1,7 @@
 // Randomized, model-based test of PagedAllocator: >= 100,000 seeded operations per
-// configuration, validate() after every one. A shadow copy of every physical block's
+// configuration, validate() after every one. Appends go by id or, for odd ids, by the
+// handle taken at admission or fork (the scheduler's per-token path), which must stay valid
+// through swaps. A shadow copy of every physical block's
 // content (one identity per token) follows the allocator's copy-on-write copies and swap
 // moves, so a missed copy, a wrong block table or a bad prefix hit shows up as a token
 // whose slot holds another token's identity.
@@ -62,6 +64,7 @@ class PagedShadow {
       return;
     }
     ASSERT_EQ(a_.num_free_blocks(), before - cost);
+    handles_[id] = a_.handle(id);
     // Cached tokens must already hold exactly this prompt's identities.
     auto table = a_.block_table(id);
     for (std::int64_t i = 0; i < res.cached_tokens; ++i)
@@ -74,7 +77,8 @@ class PagedShadow {
   void append(SeqId id, std::int64_t n) {
     bool could = a_.can_append(id, n);
     std::int64_t before = a_.num_free_blocks(), cost = a_.blocks_to_append(id, n);
-    bool ok = a_.append(id, n);
+    ASSERT_EQ(a_.handle(id), handles_.at(id)) << "a handle changed while its sequence lived";
+    bool ok = id % 2 ? a_.grow(handles_.at(id), n) : a_.append(id, n);
     ASSERT_EQ(could, ok);
     ++(ok ? counts.appends : counts.append_failures);
     if (!ok) {
@@ -97,12 +101,15 @@ class PagedShadow {
 
   void fork(SeqId parent, SeqId child) {
     ASSERT_TRUE(a_.fork(parent, child));
+    handles_[child] = a_.handle(child);
     idents_[child] = idents_[parent];
   }
 
   void free(SeqId id) {
     a_.free(id);
     idents_.erase(id);
+    ASSERT_THROW(a_.grow(handles_.at(id), 1), AllocatorError) << "the handle of a freed sequence";
+    handles_.erase(id);
   }
 
   // A waiting request with document doc's prompt joins (hold) or leaves (release) the queue.
@@ -157,6 +164,7 @@ class PagedShadow {
   std::int64_t bs_;
   std::vector<std::vector<Ident>> gpu_, cpu_;
   std::map<SeqId, std::vector<Ident>> idents_;
+  std::map<SeqId, SeqHandle> handles_;
   std::vector<std::vector<BlockHash>> waiting_;  // prompt hashes of the simulated waiting queue
   Ident fresh_ = -2;
 };
@@ -284,6 +292,27 @@ TEST(PagedRandom, PrefixCacheLfu) {
   s.prefix_cache = true;
   s.eviction = EvictionKind::kLfu;
   run_random(s, 5);
+}
+
+// vLLM v1's single free-block queue: never-cached and evictable cached blocks handed out in
+// release order, with and without the prefix cache.
+TEST(PagedRandom, SingleFreeQueuePrefixCacheLru) {
+  PagedAllocatorSettings s;
+  s.num_blocks = 96;
+  s.block_size = 4;
+  s.num_cpu_blocks = 32;
+  s.prefix_cache = true;
+  s.single_free_queue = true;
+  run_random(s, 7);
+}
+
+TEST(PagedRandom, SingleFreeQueueNoCache) {
+  PagedAllocatorSettings s;
+  s.num_blocks = 64;
+  s.block_size = 16;
+  s.num_cpu_blocks = 16;
+  s.single_free_queue = true;
+  run_random(s, 8);
 }
 
 // Random holds and releases of the waiting queue's prompt hashes between the operations;

@@ -206,7 +206,7 @@ TEST(VattentionAllocator, CanAppendAllCountsTheGroupsPagesTogether) {
   VattentionAllocator a(settings(20, false));
   ASSERT_TRUE(a.admit(req(1, 4)).admitted);  // 4 pages each
   ASSERT_TRUE(a.admit(req(2, 4)).admitted);
-  const std::vector<SeqId> both{1, 2};
+  const std::vector<SeqHandle> both{a.handle(1), a.handle(2)};
   EXPECT_TRUE(a.can_append_all(both, 4));   // 4 + 4 more pages: 16 <= 20
   EXPECT_FALSE(a.can_append_all(both, 5));  // 8 + 8 more: 24 > 20
   EXPECT_TRUE(a.can_append(1, 5));          // alone: 12 + 4 = 16

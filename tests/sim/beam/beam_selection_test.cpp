@@ -120,21 +120,21 @@ TEST(BeamSelector, ParentsFollowReshapeBeamsOrder) {
     req.prompt_tokens = 6;
     req.output_tokens = 4;
     ASSERT_TRUE(a.admit(req).admitted);
-    r.seqs.push_back(s);
+    r.seqs.push_back(a.handle(s));
   }
-  const std::vector<alloc::SeqId> old = r.seqs;
+  const std::vector<alloc::SeqId> old = r.seq_ids();
   BeamSelector sel;
   sel.select(Doubles{0, -10, -1, -10}, Doubles{-1, -2, -9, -9, -1, -2, -3, -4, -0.5, -1.5, -9, -9, -1, -2, -3, -4});
   scheduler->reshape_beams(&r, ints(sel.parents()));
   ASSERT_EQ(r.seqs.size(), 4u);
   for (std::size_t j = 0; j < r.seqs.size(); ++j) {
-    const alloc::SeqId s = r.seqs[j];
+    const alloc::SeqId s = r.seqs[j].id;
     const alloc::SeqId origin = lineage.parent_of.count(s) ? lineage.parent_of[s] : s;
     EXPECT_EQ(origin, old[static_cast<std::size_t>(sel.parents()[j])]) << "position " << j;
   }
   EXPECT_FALSE(a.contains(101));
   EXPECT_FALSE(a.contains(103));
-  for (alloc::SeqId s : r.seqs) a.free(s);
+  for (alloc::SeqId s : r.seq_ids()) a.free(s);
   a.validate();
   EXPECT_EQ(a.num_sequences(), 0);
 }
