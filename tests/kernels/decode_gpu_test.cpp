@@ -72,19 +72,13 @@ INSTANTIATE_TEST_SUITE_P(Grid, DecodeGpu,
 // Sliding-window and chunked-local masks (gpt-oss, Mistral; Llama 4) with the blocks before
 // each sequence's attended range freed: v1 and v2 (partitions wholly before the window
 // included) match the dense reference and never read a freed entry.
-using MaskParam = std::tuple<DType, MaskKind, int>;  // dtype, mask, window
+using testing::MaskParam;
 class DecodeGpuMask : public ::testing::TestWithParam<MaskParam> {};
 
 TEST_P(DecodeGpuMask, MatchesReferenceWithFreedBlocks) {
   PAGESIM_REQUIRE_GPU();
-  const auto [dtype, kind, window] = GetParam();
-  ProblemSpec spec;
-  spec.dtype = dtype;
-  spec.head_dim = 128;
-  spec.block_size = 16;
-  spec.num_q_heads = 8;
-  spec.num_kv_heads = 2;
-  spec.mask = {kind, window};
+  ProblemSpec spec = testing::mask_spec(GetParam());
+  const int window = std::get<2>(GetParam());
   spec.kv_lens = {0, 1, window, window + 1, 2 * window + 3, 1000, 1031};
   const AttentionProblem p(spec);
   for (Mode m : {Mode::kV1, Mode::kV2}) check_decode(p, m, 256, "mask", /*free_outside_mask=*/true);
@@ -94,11 +88,7 @@ INSTANTIATE_TEST_SUITE_P(Masks, DecodeGpuMask,
                          ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                                             ::testing::Values(MaskKind::kSlidingWindow, MaskKind::kChunkedLocal),
                                             ::testing::Values(1, 7, 128, 600)),
-                         [](const ::testing::TestParamInfo<MaskParam>& i) {
-                           return std::string(dtype_name(std::get<0>(i.param))) +
-                                  (std::get<1>(i.param) == MaskKind::kSlidingWindow ? "_window" : "_chunk") +
-                                  std::to_string(std::get<2>(i.param));
-                         });
+                         testing::mask_param_name);
 
 // ALiBi, NHD layout, MQA and many heads per group (several CTAs per KV head).
 class DecodeGpuOptions : public ::testing::TestWithParam<DType> {};

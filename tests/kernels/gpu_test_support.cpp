@@ -118,6 +118,24 @@ std::string kernel_grid_name(const ::testing::TestParamInfo<KernelGridParam>& in
 
 std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info) { return dtype_name(info.param); }
 
+std::string mask_param_name(const ::testing::TestParamInfo<MaskParam>& info) {
+  const auto [dtype, kind, window] = info.param;
+  return std::string(dtype_name(dtype)) + (kind == MaskKind::kSlidingWindow ? "_window" : "_chunk") +
+         std::to_string(window);
+}
+
+ProblemSpec mask_spec(const MaskParam& point) {
+  const auto [dtype, kind, window] = point;
+  ProblemSpec spec;
+  spec.dtype = dtype;
+  spec.head_dim = 128;
+  spec.block_size = 16;
+  spec.num_q_heads = 8;
+  spec.num_kv_heads = 2;
+  spec.mask = {kind, window};
+  return spec;
+}
+
 ProblemSpec grid_spec(const KernelGridParam& point) {
   const auto [dtype, d, bs, group] = point;
   ProblemSpec spec;

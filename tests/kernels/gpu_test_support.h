@@ -95,6 +95,14 @@ std::string dtype_param_name(const ::testing::TestParamInfo<DType>& info);
 // caller adds lengths.
 ProblemSpec grid_spec(const KernelGridParam& point);
 
+// A point of the mask tests: dtype, mask kind (sliding window or chunked local), window.
+using MaskParam = std::tuple<DType, MaskKind, int>;
+// "f16_window128", "bf16_chunk7".
+std::string mask_param_name(const ::testing::TestParamInfo<MaskParam>& info);
+// Its spec: head_dim 128, blocks of 16, 8 query / 2 KV heads, the mask; the caller adds
+// lengths.
+ProblemSpec mask_spec(const MaskParam& point);
+
 // Expects `out` within the dtype's tolerance of the reference, naming `label` on failure.
 void expect_matches_reference(const TensorView& out, const TensorView& ref, DType dtype,
                               const std::string& label);

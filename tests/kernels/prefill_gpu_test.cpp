@@ -58,19 +58,13 @@ INSTANTIATE_TEST_SUITE_P(Grid, PrefillGpu,
 // Sliding-window and chunked-local masks with the blocks before each sequence's attended
 // range freed: fresh prompts and chunks after history, windows shorter than a key tile, a
 // block and a prompt, match the dense reference and never read a freed entry.
-using MaskParam = std::tuple<DType, MaskKind, int>;  // dtype, mask, window
+using testing::MaskParam;
 class PrefillGpuMask : public ::testing::TestWithParam<MaskParam> {};
 
 TEST_P(PrefillGpuMask, MatchesReferenceWithFreedBlocks) {
   PAGESIM_REQUIRE_GPU();
-  const auto [dtype, kind, window] = GetParam();
-  ProblemSpec spec;
-  spec.dtype = dtype;
-  spec.head_dim = 128;
-  spec.block_size = 16;
-  spec.num_q_heads = 8;
-  spec.num_kv_heads = 2;
-  spec.mask = {kind, window};
+  ProblemSpec spec = testing::mask_spec(GetParam());
+  const int window = std::get<2>(GetParam());
   spec.kv_lens = {1, window, window + 1, 3 * window + 2, 300, 300, 700};
   spec.query_lens = {1, window, 2, window + 1, 300, 45, 129};
   check_prefill(AttentionProblem(spec), "mask", /*free_outside_mask=*/true);
@@ -80,11 +74,7 @@ INSTANTIATE_TEST_SUITE_P(Masks, PrefillGpuMask,
                          ::testing::Combine(::testing::Values(DType::kFloat16, DType::kBFloat16, DType::kFloat32),
                                             ::testing::Values(MaskKind::kSlidingWindow, MaskKind::kChunkedLocal),
                                             ::testing::Values(1, 7, 128, 200)),
-                         [](const ::testing::TestParamInfo<MaskParam>& i) {
-                           return std::string(dtype_name(std::get<0>(i.param))) +
-                                  (std::get<1>(i.param) == MaskKind::kSlidingWindow ? "_window" : "_chunk") +
-                                  std::to_string(std::get<2>(i.param));
-                         });
+                         testing::mask_param_name);
 
 class PrefillGpuOptions : public ::testing::TestWithParam<DType> {};
 
