@@ -35,7 +35,8 @@ const std::string kMooncake =
 
 // The workload section; `identities`: its requests carry token identities (hash ids), so a
 // prefix cache may hit (the simulator refuses a prefix cache without them).
-std::string workload(Draw& d, std::string& label, bool& identities) {
+std::string workload(Draw& d, std::string& label, bool& identities, std::int64_t& requests) {
+  requests = 40;
   identities = true;
   switch (d.below(3)) {
     case 0:
@@ -46,7 +47,7 @@ std::string workload(Draw& d, std::string& label, bool& identities) {
              "  arrival: {kind: poisson, rate: " + std::string(d.pick(std::array<std::string_view, 3>{"4", "16", "64"})) +
              "}\n"
              "  lengths: {prompt: {kind: uniform, lo: 16, hi: 600}, output: {kind: uniform, lo: 1, hi: 200}}\n"
-             "  max_requests: 40\n";
+             "  max_requests: " + std::to_string(requests) + "\n";
     case 1:
       label += "sessions";
       return "workload:\n"
@@ -62,13 +63,14 @@ std::string workload(Draw& d, std::string& label, bool& identities) {
              "    system_prompt_tokens: {kind: fixed, value: 256}\n"
              "    block_tokens: 16\n"
              "    max_context_tokens: 3000\n"
-             "  max_requests: 40\n";
+             "  max_requests: " + std::to_string(requests) + "\n";
     default:
       label += "mooncake";
+      requests = 30;
       return "workload:\n"
              "  kind: trace\n"
              "  trace: {path: '" + kMooncake + "', format: mooncake}\n"
-             "  max_requests: 30\n"
+             "  max_requests: " + std::to_string(requests) + "\n"
              "  oversize: truncate\n";
   }
 }
@@ -81,14 +83,15 @@ RandomExperiment random_experiment(std::uint64_t seed) {
   std::string& y = e.yaml;
   y = "name: metamorphic\nseed: " + std::to_string(seed % 1000) + "\n";
   bool identities = false;
-  y += workload(d, e.label, identities);
+  y += workload(d, e.label, identities, e.requests);
 
   static constexpr std::array<std::string_view, 6> kModels = {"llama-3-8b", "llama-3-8b", "llama-3-8b",
                                                               "llama-2-7b", "gpt-oss-120b", "jamba-v0.1"};
   const std::string_view model = d.pick(kModels);
   e.layer_groups = model == "gpt-oss-120b" || model == "jamba-v0.1";
   y += "model: " + std::string(model) + "\ngpu: h200\nmax_model_len: 4096\n";
-  y += "kv: {slots: " + std::string(d.pick(std::array<std::string_view, 3>{"8192", "16384", "65536"})) + "}\n";
+  e.kv_slots = d.pick(std::array<std::int64_t, 3>{8192, 16384, 65536});
+  y += "kv: {slots: " + std::to_string(e.kv_slots) + "}\n";
   e.label += std::string(" ") + std::string(model);
 
   // Allocator, then a scheduler that runs over it (the simulator's pairings: SGLang over its

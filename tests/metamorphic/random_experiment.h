@@ -20,6 +20,8 @@ struct RandomExperiment {
   bool disaggregated = false;
   bool layer_groups = false;   // a model whose layers differ (sliding window, recurrent)
   bool tier = false;           // an offload tier or a global cache
+  std::int64_t requests = 0;   // the workload's requests (workload.max_requests)
+  std::int64_t kv_slots = 0;   // kv.slots, per replica
 };
 
 // The draw of `seed` (any value). Small workloads: tens of requests, prompts of hundreds of

@@ -190,7 +190,7 @@ TEST_F(Metamorphic, RandomConfigurationsKeepEveryRelation) {
     const std::int64_t finished = s.at("requests_finished"), arrived = s.at("requests_arrived");
     const std::int64_t dropped = s.value("requests_dropped_oversize", std::int64_t{0});
     EXPECT_EQ(finished, arrived);
-    EXPECT_EQ(arrived + dropped, e.yaml.find("max_requests: 30") != std::string::npos ? 30 : 40);
+    EXPECT_EQ(arrived + dropped, e.requests);
     const Csv req = read_csv(*out / "requests.csv");
     EXPECT_EQ(static_cast<std::int64_t>(req.rows.size()), finished);
     if (s.contains("prefix_cache")) {
@@ -221,9 +221,8 @@ TEST_F(Metamorphic, DoublingKvNeverLowersFinishedRequests) {
     const std::optional<fs::path> small = run("s" + std::to_string(seed), e.yaml);
     if (!small) continue;
     const json a = json::parse(read_file(*small / "summary.json"));
-    const std::size_t at = e.yaml.find("kv: {slots: ") + 12;
-    const std::int64_t slots = std::stoll(e.yaml.substr(at, e.yaml.find('}', at) - at));
-    const std::optional<fs::path> big = run("b" + std::to_string(seed), e.yaml, {"kv.slots=" + std::to_string(2 * slots)});
+    const std::optional<fs::path> big =
+        run("b" + std::to_string(seed), e.yaml, {"kv.slots=" + std::to_string(2 * e.kv_slots)});
     if (!big) continue;
     const json b = json::parse(read_file(*big / "summary.json"));
     ++compared;
