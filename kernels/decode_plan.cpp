@@ -62,13 +62,30 @@ LaunchGrid decode_merge_grid(std::int32_t num_seqs, std::int32_t num_q_heads) { 
 
 const char* decode_algo_name(DecodeAlgo a) { return a == DecodeAlgo::kV1 ? "v1" : "v2"; }
 
-DecodePlan make_decode_plan(const DecodeProblem& p, DecodeAlgo algo, std::int32_t partition_size) {
+const char* decode_kernel_name(DecodeKernel k) { return k == DecodeKernel::kCudaCores ? "simt" : "mma"; }
+
+DecodeKernel decode_kernel_for(DType dtype, std::int32_t group_size) {
+  const bool half = dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+  return half && group_size >= kDecodeMmaMinGroup ? DecodeKernel::kTensorCores : DecodeKernel::kCudaCores;
+}
+
+std::int32_t decode_heads_per_cta(DecodeKernel k, std::int32_t group_size) {
+  return k == DecodeKernel::kTensorCores ? DecodeMmaTile{}.heads_per_cta : decode_simt_heads(group_size);
+}
+
+DecodePlan make_decode_plan(const DecodeProblem& p, DecodeAlgo algo, std::int32_t partition_size,
+                            std::optional<DecodeKernel> kernel) {
   const char* fn = "make_decode_plan";
   check_problem(p, fn);
+  const std::int32_t group = p.num_q_heads / p.num_kv_heads;
   DecodePlan plan;
   plan.algo = algo;
-  plan.heads_per_cta = decode_tile(static_cast<std::int32_t>(dtype_size(p.dtype)), p.head_dim).heads_per_cta;
-  const std::int32_t group = p.num_q_heads / p.num_kv_heads;
+  plan.kernel = kernel.value_or(decode_kernel_for(p.dtype, group));
+  if (plan.kernel == DecodeKernel::kTensorCores && p.dtype != DType::kFloat16 && p.dtype != DType::kBFloat16) {
+    throw KernelError(std::string(fn) + ": the tensor-core decode kernel takes f16 or bf16, not " +
+                      dtype_name(p.dtype));
+  }
+  plan.heads_per_cta = decode_heads_per_cta(plan.kernel, group);
   plan.head_groups = (group + plan.heads_per_cta - 1) / plan.heads_per_cta;
   for (std::int32_t len : p.kv_lens) plan.max_kv_len = std::max(plan.max_kv_len, len);
   if (algo == DecodeAlgo::kV1) {
@@ -105,7 +122,8 @@ DecodePlan plan_decode(const DecodeProblem& p, const DecodeDeviceCaps& caps) {
   if (caps.num_sms < 1 || caps.ctas_per_sm < 1) {
     throw KernelError(std::string(fn) + ": device caps need num_sms >= 1 and ctas_per_sm >= 1");
   }
-  const DecodePlan v1 = make_decode_plan(p, DecodeAlgo::kV1, 0);
+  const DecodePlan v1 = make_decode_plan(p, DecodeAlgo::kV1, 0);  // decode_kernel_for the problem
+  const std::int32_t group = p.num_q_heads / p.num_kv_heads;
   const double slots = static_cast<double>(caps.num_sms) * caps.ctas_per_sm;
   const double heads = static_cast<double>(p.num_kv_heads) * v1.head_groups;
   double total = 0;
@@ -131,12 +149,12 @@ DecodePlan plan_decode(const DecodeProblem& p, const DecodeDeviceCaps& caps) {
     for (std::int32_t len : p.kv_lens) units += (len + size - 1) / size;
     units *= heads;
     const double overhead =
-        units * (kCtaOverheadTokens + kPartialPerHeadTokens * v1.heads_per_cta) / slots +
+        units * (kCtaOverheadTokens + kPartialPerHeadTokens * std::min(v1.heads_per_cta, group)) / slots +
         kMergeLaunchTokens;
     const double cost = total / slots + size + overhead;
     if (cost < best_cost) {
       best_cost = cost;
-      best = make_decode_plan(p, DecodeAlgo::kV2, size);
+      best = make_decode_plan(p, DecodeAlgo::kV2, size, v1.kernel);
     }
   }
   return best;

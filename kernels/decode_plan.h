@@ -1,9 +1,12 @@
 // Decode planning: how paged decode attention is split into CTAs. Pure host functions, no
 // CUDA: the launcher, the tests and the simulator's cost model call the same planner.
 //
-// Work unit. A decode CTA handles one sequence, one KV head and up to kHeadsPerCta of the
+// Work unit. A decode CTA handles one sequence, one KV head and up to heads_per_cta of the
 // query heads that share it (GQA), so K and V are read once per group, and a range of the
-// sequence's tokens. v1 gives each CTA the whole sequence and writes the output directly.
+// sequence's tokens. Two kernels do it (DecodeKernel): on CUDA cores, every lane multiplies
+// its share of a key row into each query head in fp32, so its instructions grow with the
+// group; on tensor cores (16-bit dtypes, groups of 2 or more), the group's query heads are
+// the 16 rows of an mma.sync tile, so a key costs the same whatever the group. v1 gives each CTA the whole sequence and writes the output directly.
 // v2 (flash-decoding) cuts each sequence into partitions of partition_size tokens; every
 // partition writes an fp32 partial output and its log-sum-exp to a workspace, and a second
 // kernel merges the partitions. v2 pays a small workspace round trip to fill the GPU when
@@ -15,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "kernels/dtype.h"
@@ -22,7 +26,18 @@
 
 namespace pagesim::kernels {
 
-// Tile constants of the decode kernel for one element size and head size.
+enum class DecodeKernel : std::uint8_t { kCudaCores, kTensorCores };
+
+const char* decode_kernel_name(DecodeKernel k);
+
+// Query heads one CUDA-core CTA holds: the group rounded up to a power of two, at most 4 (the
+// registers per head: its query, accumulator and scores; MHA pays for one head, not four).
+constexpr std::int32_t decode_simt_heads(std::int32_t group_size) {
+  return group_size <= 1 ? 1 : group_size <= 2 ? 2 : 4;
+}
+
+// Tile constants of the CUDA-core decode kernel for one element size, head size and heads
+// per CTA (decode_simt_heads).
 struct DecodeTile {
   std::int32_t warps = 4;            // warps per CTA
   std::int32_t heads_per_cta = 4;    // query heads of one KV group handled by one CTA
@@ -39,8 +54,9 @@ constexpr std::int32_t next_pow2(std::int32_t x) {
   return p;
 }
 
-constexpr DecodeTile decode_tile(std::int32_t elem_bytes, std::int32_t head_dim) {
+constexpr DecodeTile decode_tile(std::int32_t elem_bytes, std::int32_t head_dim, std::int32_t heads_per_cta = 4) {
   DecodeTile t;
+  t.heads_per_cta = heads_per_cta;
   t.vec_elems = 16 / elem_bytes;
   const std::int32_t vecs = head_dim / t.vec_elems;
   t.lanes_per_token = next_pow2(vecs) < 32 ? next_pow2(vecs) : 32;
@@ -49,6 +65,42 @@ constexpr DecodeTile decode_tile(std::int32_t elem_bytes, std::int32_t head_dim)
   t.tokens_per_iteration = t.warps * (32 / t.lanes_per_token) * t.tokens_per_group;
   return t;
 }
+
+// Tile constants of the tensor-core decode kernel (16-bit dtypes; head_dim a multiple of 16).
+// Each warp streams its own key tiles (every kWarps-th tile of the CTA's range) through a
+// private cp.async pipeline of `stages` tiles of `keys` tokens (K and V, rows padded by 8
+// elements); the warps' softmax states are merged through shared memory at the end.
+struct DecodeMmaTile {
+  std::int32_t warps = 4;
+  std::int32_t heads_per_cta = 16;  // the mma tile's M: query heads of one group
+  std::int32_t keys = 16;           // tokens per warp tile (one k16 step of P V)
+  std::int32_t stages = 3;          // warp tiles in flight
+  std::int32_t row_pad = 8;         // elements: odd 16-byte row stride, conflict-free ldmatrix
+};
+
+// Three stages (104 KB at head_dim 128: two CTAs per SM); two above head_dim 128, so head_dim
+// 256 (132 KB) fits the 163 KB an A100 CTA may opt into.
+constexpr DecodeMmaTile decode_mma_tile(std::int32_t head_dim) {
+  DecodeMmaTile t;
+  t.stages = head_dim > 128 ? 2 : 3;
+  return t;
+}
+
+// Dynamic shared memory of the tensor-core decode kernel: each warp's K and V stages (16-bit).
+constexpr std::size_t decode_mma_smem_bytes(std::int32_t head_dim) {
+  const DecodeMmaTile t = decode_mma_tile(head_dim);
+  return static_cast<std::size_t>(t.warps) * t.stages * 2 * t.keys * (head_dim + t.row_pad) * 2;
+}
+
+// Groups of at least this many query heads per KV head decode on tensor cores (16-bit dtypes).
+inline constexpr std::int32_t kDecodeMmaMinGroup = 2;
+
+// The kernel decode uses for these shapes: tensor cores for f16/bf16 with a group of
+// kDecodeMmaMinGroup or more, CUDA cores otherwise.
+DecodeKernel decode_kernel_for(DType dtype, std::int32_t group_size);
+
+// Query heads one CTA of kernel k handles for a group of group_size.
+std::int32_t decode_heads_per_cta(DecodeKernel k, std::int32_t group_size);
 
 enum class DecodeAlgo : std::uint8_t { kV1, kV2 };
 
@@ -72,6 +124,7 @@ struct DecodeDeviceCaps {
 
 struct DecodePlan {
   DecodeAlgo algo = DecodeAlgo::kV1;
+  DecodeKernel kernel = DecodeKernel::kCudaCores;
   std::int32_t partition_size = 0;   // v2: tokens per partition; v1: 0 (whole sequence)
   std::int32_t max_partitions = 1;   // v2: partitions of the longest sequence; v1: 1
   std::int32_t heads_per_cta = 4;
@@ -110,11 +163,12 @@ inline constexpr std::int32_t kDecodePartitionSizes[] = {256, 512, 1024, 2048, 4
 // (launch_grid.h); v2 candidates whose grids do not fit are skipped.
 DecodePlan plan_decode(const DecodeProblem& problem, const DecodeDeviceCaps& caps);
 
-// The plan for a forced algorithm (tests, benchmarks). partition_size is ignored for v1 and
-// must be >= 1 for v2; throws KernelError when v2 would need more than
+// The plan for a forced algorithm (tests, benchmarks), on `kernel` (default: decode_kernel_for
+// the problem). partition_size is ignored for v1 and must be >= 1 for v2; throws KernelError
+// when tensor cores are forced for a 32-bit dtype; throws KernelError when v2 would need more than
 // limits::kMaxDecodePartitions partitions, or when a grid the plan launches (decode kernel;
 // v2 also the merge kernel) exceeds CUDA's limits.
 DecodePlan make_decode_plan(const DecodeProblem& problem, DecodeAlgo algo,
-                            std::int32_t partition_size);
+                            std::int32_t partition_size, std::optional<DecodeKernel> kernel = std::nullopt);
 
 }  // namespace pagesim::kernels

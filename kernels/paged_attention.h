@@ -26,9 +26,12 @@ namespace pagesim::kernels {
 
 using CudaStream = CUstream_st*;  // cudaStream_t
 
-// CTA slots of the decode kernel for (dtype, head_dim) on the current device, from the
-// occupancy API. Throws KernelError for an unsupported dtype or head size, or a CUDA error.
-DecodeDeviceCaps decode_device_caps(DType dtype, std::int32_t head_dim);
+// CTA slots of the decode kernel decode_kernel_for(dtype, group_size) picks, at head_dim, on
+// the current device, from the occupancy API. Throws KernelError for an unsupported dtype or
+// head size, a group_size below 1, or a CUDA error.
+DecodeDeviceCaps decode_device_caps(DType dtype, std::int32_t head_dim, std::int32_t group_size);
+// The same for a problem's dtype, head_dim and group (num_q_heads / num_kv_heads).
+DecodeDeviceCaps decode_device_caps(const DecodeProblem& problem);
 
 // The planner's view of decode arguments; kv_lens_host must mirror args.kv_lens (host copy).
 DecodeProblem decode_problem(const PagedAttentionArgs& args,

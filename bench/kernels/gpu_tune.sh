@@ -9,7 +9,8 @@
 #              the run without a GPU: the carried binaries start, the GPU tests skip
 #   device:  run(carry=[".gpu-stage"], command="bash bench/kernels/gpu_tune.sh run", timeout_s=200)
 #              the GPU tests against the CPU reference (decode, prefill, cache ops at once,
-#              PAGESIM_REQUIRE_GPU=1), then the headline benchmark cases alone on the GPU
+#              PAGESIM_REQUIRE_GPU=1; PAGESIM_TUNE_SUITES="decode:3" runs only the decode tests
+#              in 3 shards, when only decode changed), then the headline benchmark cases alone on the GPU
 #              (pagesim_kernels_bench --quick: the copy ceiling, decode b64 x 4k MHA and GQA,
 #              b1 x 64k, prefill 1 x 4k causal with its identity table), within
 #              PAGESIM_GPU_BUDGET_S (default 150 s).
@@ -66,7 +67,7 @@ device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
 # reference is the slow part), at most two thirds of the budget.
 test_s=$(($(left) * 2 / 3))
 pids=()
-for spec in decode:3 prefill:12 cache_ops:1; do
+for spec in ${PAGESIM_TUNE_SUITES:-decode:3 prefill:12 cache_ops:1}; do
   t=${spec%%:*}
   n=${spec#*:}
   for ((i = 0; i < n; i++)); do

@@ -35,6 +35,7 @@
 #include <fstream>
 #include <iostream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -173,7 +174,8 @@ struct DecodeCase {
   pk::DType dtype;
   int head_dim, block_size, batch, context, q_heads, kv_heads;
   double target_of_copy;  // paged row must reach this fraction of the measured copy bandwidth; 0 = none
-  std::string force;      // "", "v1", "v2"
+  std::string force;      // "", "v1", "v2" (partitions of 512)
+  std::string kernel = "";  // "": decode_kernel_for the shapes; "simt" or "mma": forced (needs force)
 };
 
 std::vector<Row> run_decode(const DecodeCase& c, const Env& env) {
@@ -210,17 +212,19 @@ std::vector<Row> run_decode(const DecodeCase& c, const Env& env) {
     // The plan reads the arguments' shapes (the table's included), not the table's contents:
     // both tables get the same plan.
     const pk::DecodeProblem problem = pk::decode_problem(a, lens);
+    std::optional<pk::DecodeKernel> kernel;
+    if (!c.kernel.empty()) kernel = c.kernel == "mma" ? pk::DecodeKernel::kTensorCores : pk::DecodeKernel::kCudaCores;
     const pk::DecodePlan plan =
         c.force.empty()
-            ? pk::plan_decode(problem, pk::decode_device_caps(c.dtype, c.head_dim))
-            : pk::make_decode_plan(problem, c.force == "v1" ? pk::DecodeAlgo::kV1 : pk::DecodeAlgo::kV2, 512);
+            ? pk::plan_decode(problem, pk::decode_device_caps(problem))
+            : pk::make_decode_plan(problem, c.force == "v1" ? pk::DecodeAlgo::kV1 : pk::DecodeAlgo::kV2, 512, kernel);
     Buffer ws(plan.workspace_bytes);
     Row r;
     r.kernel = "decode";
     r.name = c.name;
     r.dtype = pk::dtype_name(c.dtype);
     r.table = paged ? "paged" : "identity";
-    r.algo = std::string(pk::decode_algo_name(plan.algo)) +
+    r.algo = std::string(pk::decode_kernel_name(plan.kernel)) + " " + pk::decode_algo_name(plan.algo) +
              (plan.algo == pk::DecodeAlgo::kV2 ? "/" + std::to_string(plan.partition_size) : "");
     r.head_dim = c.head_dim;
     r.block_size = c.block_size;
@@ -500,6 +504,13 @@ int main(int argc, char** argv) {
         {"b64 x 4k, MHA 32/32", f16, 128, 16, 64, 4096, 32, 32, 0.90, ""},
         {"b64 x 4k, GQA 32/8", f16, 128, 16, 64, 4096, 32, 8, 0.85, ""},
         {"b1 x 64k, MHA 32/32", f16, 128, 16, 1, 65536, 32, 32, 0.85, ""},
+        // Tensor cores vs CUDA cores on the same shapes (--quick runs these too: tuning).
+        {"b64 x 4k, GQA 32/8 (mma forced)", f16, 128, 16, 64, 4096, 32, 8, 0, "v2", "mma"},
+        {"b64 x 4k, GQA 32/8 (simt forced)", f16, 128, 16, 64, 4096, 32, 8, 0, "v2", "simt"},
+        {"b64 x 4k, GQA 32/16", f16, 128, 16, 64, 4096, 32, 16, 0, ""},
+        {"b64 x 4k, GQA 32/16 (simt forced)", f16, 128, 16, 64, 4096, 32, 16, 0, "v2", "simt"},
+        {"b64 x 4k, MHA (mma forced)", f16, 128, 16, 64, 4096, 32, 32, 0, "v2", "mma"},
+        {"b1 x 64k, MHA (mma forced)", f16, 128, 16, 1, 65536, 32, 32, 0, "v2", "mma"},
         {"b1 x 64k, MHA 32/32 (v1 forced)", f16, 128, 16, 1, 65536, 32, 32, 0, "v1"},
         {"b64 x 4k, MHA (v1 forced)", f16, 128, 16, 64, 4096, 32, 32, 0, "v1"},
         {"b64 x 4k, MHA (v2 forced)", f16, 128, 16, 64, 4096, 32, 32, 0, "v2"},
@@ -525,10 +536,11 @@ int main(int argc, char** argv) {
         {"1 x 4k causal, d 256", f16, 256, 16, 1, 4096, 0, 16, 16, 0, 0},
     };
     // The headline cases (the targets') come first, so a run cut off by a time limit has them:
-    // the first three decode cases, then the first prefill case, then the rest.
-    constexpr std::size_t kHeadlineDecode = 3, kHeadlinePrefill = 1;
+    // the first three decode cases, then the first prefill case, then the rest. --quick keeps
+    // the headline cases and the kernel comparisons after them.
+    constexpr std::size_t kHeadlineDecode = 3, kHeadlinePrefill = 1, kQuickDecode = 9;
     if (quick) {
-      decode.resize(kHeadlineDecode);
+      decode.resize(kQuickDecode);
       prefill.resize(kHeadlinePrefill);
     }
     Report report(csv, md, header.str());

@@ -1,5 +1,5 @@
 // Explicit instantiations of the decode kernel for __nv_bfloat16 (one file per dtype: parallel builds).
-#include "kernels/cuda/decode_kernel.cuh"
+#include "kernels/cuda/decode_dispatch.cuh"
 
 namespace pagesim::kernels::detail {
 PAGESIM_INSTANTIATE_DECODE(__nv_bfloat16, 64)

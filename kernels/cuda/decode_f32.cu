@@ -1,5 +1,5 @@
 // Explicit instantiations of the decode kernel for float (one file per dtype: parallel builds).
-#include "kernels/cuda/decode_kernel.cuh"
+#include "kernels/cuda/decode_dispatch.cuh"
 
 namespace pagesim::kernels::detail {
 PAGESIM_INSTANTIATE_DECODE(float, 64)

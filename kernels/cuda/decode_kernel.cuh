@@ -1,7 +1,8 @@
-// Paged decode attention kernel (v1 and v2 partitions) — included only by the
-// decode_<dtype>.cu instantiation files.
+// Paged decode attention on CUDA cores (v1 and v2 partitions) — included only by the
+// decode_<dtype>.cu instantiation files. Runs f32, and f16/bf16 groups below
+// kDecodeMmaMinGroup (decode_plan.h); larger groups run decode_mma.cuh.
 //
-// One CTA = one sequence x one KV head x up to kHeads query heads of its group x one range of
+// One CTA = one sequence x one KV head x up to H (decode_simt_heads) query heads of its group x one range of
 // tokens (v1: all of them; v2: one partition). Each warp is split into lane groups of kLanes
 // lanes; a group owns one token row at a time, each lane one (or two) 16-byte vectors of it,
 // and loads kTokensPerGroup consecutive tokens per iteration (K and V loads all in flight
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/cuda/decode_params.h"
 #include "kernels/cuda/device_common.cuh"
@@ -24,9 +26,9 @@
 
 namespace pagesim::kernels::detail {
 
-template <class T, int D>
+template <class T, int D, int H>
 struct DecodeTraits {
-  static constexpr DecodeTile kTile = decode_tile(static_cast<std::int32_t>(sizeof(T)), D);
+  static constexpr DecodeTile kTile = decode_tile(static_cast<std::int32_t>(sizeof(T)), D, H);
   static constexpr int kWarps = kTile.warps;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kHeads = kTile.heads_per_cta;
@@ -48,12 +50,15 @@ struct DecodeTraits {
   static_assert(kTokensPerIteration == kGroups * kTokensPerGroup, "iteration = all groups' tokens");
   static_assert(kTokensPerGroup * kVecsPerLane == 8, "8 K + 8 V vectors in flight per lane");
   static_assert(sizeof(float) * kGroups * kHeads * D <= 32 * 1024, "merge buffer fits static smem");
+  // CTAs per SM the registers must allow: four heads' queries, accumulators and scores need
+  // about 168 registers (3 CTAs); one or two heads fit in 128 (4 CTAs).
+  static constexpr int kMinCtasPerSm = H >= 4 ? 3 : 4;
 };
 
-template <class T, int D>
-__global__ void __launch_bounds__(DecodeTraits<T, D>::kThreads, 3)
+template <class T, int D, int H>
+__global__ void __launch_bounds__(DecodeTraits<T, D, H>::kThreads, DecodeTraits<T, D, H>::kMinCtasPerSm)
     paged_decode_kernel(const DecodeParams p) {
-  using Tr = DecodeTraits<T, D>;
+  using Tr = DecodeTraits<T, D, H>;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
   // blockIdx.x = (seq * num_kv_heads + kv_head) * head_groups + head_group; y = partition.
@@ -248,24 +253,33 @@ __global__ void __launch_bounds__(DecodeTraits<T, D>::kThreads, 3)
   }
 }
 
-template <class T, int D>
-void launch_decode_kernel(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
-  using Tr = DecodeTraits<T, D>;
-  paged_decode_kernel<T, D><<<grid, Tr::kThreads, 0, stream>>>(p);
+// Calls f(std::integral_constant<int, H>{}) for the CTA's heads (decode_simt_heads).
+template <class F>
+void dispatch_simt_heads(int heads, F&& f) {
+  if (heads == 1) f(std::integral_constant<int, 1>{});
+  else if (heads == 2) f(std::integral_constant<int, 2>{});
+  else f(std::integral_constant<int, 4>{});
 }
 
 template <class T, int D>
-int decode_ctas_per_sm() {
-  int n = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, paged_decode_kernel<T, D>,
-                                                    DecodeTraits<T, D>::kThreads, 0) != cudaSuccess) {
-    return -1;
-  }
+void launch_decode_simt(const DecodeParams& p, dim3 grid, cudaStream_t stream) {
+  dispatch_simt_heads(p.heads_per_cta, [&](auto h) {
+    constexpr int kH = decltype(h)::value;
+    paged_decode_kernel<T, D, kH><<<grid, DecodeTraits<T, D, kH>::kThreads, 0, stream>>>(p);
+  });
+}
+
+template <class T, int D>
+int decode_simt_ctas_per_sm(int heads) {
+  int n = -1;
+  dispatch_simt_heads(heads, [&](auto h) {
+    constexpr int kH = decltype(h)::value;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, paged_decode_kernel<T, D, kH>,
+                                                      DecodeTraits<T, D, kH>::kThreads, 0) != cudaSuccess) {
+      n = -1;
+    }
+  });
   return n;
 }
-
-#define PAGESIM_INSTANTIATE_DECODE(T, D)                                             \
-  template void launch_decode_kernel<T, D>(const DecodeParams&, dim3, cudaStream_t); \
-  template int decode_ctas_per_sm<T, D>();
 
 }  // namespace pagesim::kernels::detail

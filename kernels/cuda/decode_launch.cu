@@ -97,21 +97,31 @@ template void launch_decode_merge<__nv_bfloat16>(const DecodeParams&, dim3, cuda
 
 using detail::require;
 
-DecodeDeviceCaps decode_device_caps(DType dtype, std::int32_t head_dim) {
+DecodeDeviceCaps decode_device_caps(DType dtype, std::int32_t head_dim, std::int32_t group_size) {
   const char* fn = "decode_device_caps";
+  require(group_size >= 1, fn, [&] { return "group_size must be >= 1, got " + std::to_string(group_size); });
   int device = 0;
   check_cuda(cudaGetDevice(&device), fn, "cudaGetDevice");
   DecodeDeviceCaps caps;
   check_cuda(cudaDeviceGetAttribute(&caps.num_sms, cudaDevAttrMultiProcessorCount, device), fn,
                      "cudaDeviceGetAttribute(multiprocessor count)");
+  const DecodeKernel kernel = decode_kernel_for(dtype, group_size);
+  const std::int32_t heads = decode_heads_per_cta(kernel, group_size);
   int per_sm = -1;
   detail::dispatch_dtype(dtype, fn, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    detail::dispatch_head_dim(head_dim, fn, [&](auto d) { per_sm = detail::decode_ctas_per_sm<T, decltype(d)::value>(); });
+    detail::dispatch_head_dim(head_dim, fn, [&](auto d) {
+      per_sm = detail::decode_ctas_per_sm<T, decltype(d)::value>(kernel, heads);
+    });
   });
   require(per_sm >= 1, fn, "cudaOccupancyMaxActiveBlocksPerMultiprocessor failed or reported 0 CTAs per SM");
   caps.ctas_per_sm = per_sm;
   return caps;
+}
+
+DecodeDeviceCaps decode_device_caps(const DecodeProblem& problem) {
+  require(problem.num_kv_heads >= 1, "decode_device_caps", "num_kv_heads must be >= 1");
+  return decode_device_caps(problem.dtype, problem.head_dim, problem.num_q_heads / problem.num_kv_heads);
 }
 
 DecodeProblem decode_problem(const PagedAttentionArgs& args, std::span<const std::int32_t> kv_lens_host) {
@@ -131,12 +141,15 @@ void paged_decode(const PagedAttentionArgs& a, const DecodePlan& plan, void* wor
   const char* fn = "paged_decode";
   const AttentionShape s = check_paged_attention_args(a, fn, Backend::kCuda);
   require(s.decode, fn, "query_starts must be empty for decode (one query per sequence); use paged_prefill");
-  const DecodeTile tile = decode_tile(static_cast<std::int32_t>(dtype_size(s.dtype)), s.head_dim);
-  const std::int32_t head_groups = (s.group_size() + tile.heads_per_cta - 1) / tile.heads_per_cta;
-  require(plan.heads_per_cta == tile.heads_per_cta && plan.head_groups == head_groups, fn,
+  const bool half = s.dtype == DType::kFloat16 || s.dtype == DType::kBFloat16;
+  require(plan.kernel == DecodeKernel::kCudaCores || half, fn,
+          "plan asks for the tensor-core decode kernel, which takes f16 or bf16 (plan made for other arguments?)");
+  const std::int32_t heads = decode_heads_per_cta(plan.kernel, s.group_size());
+  const std::int32_t head_groups = (s.group_size() + heads - 1) / heads;
+  require(plan.heads_per_cta == heads && plan.head_groups == head_groups, fn,
           [&] { return "plan has " + std::to_string(plan.head_groups) + " head groups of " +
               std::to_string(plan.heads_per_cta) + "; these arguments need " + std::to_string(head_groups) +
-              " of " + std::to_string(tile.heads_per_cta) + " (plan made for other arguments?)"; });
+              " of " + std::to_string(heads) + " (plan made for other arguments?)"; });
   const bool v2 = plan.algo == DecodeAlgo::kV2;
   if (v2) {
     require(plan.partition_size >= 1 && plan.max_partitions >= 1 &&
@@ -165,6 +178,8 @@ void paged_decode(const PagedAttentionArgs& a, const DecodePlan& plan, void* wor
   detail::DecodeParams p;
   static_cast<detail::PagedAttentionParams&>(p) = detail::make_attention_params(a, s, fn);
   p.num_seqs = s.num_seqs;
+  p.kernel = plan.kernel;
+  p.heads_per_cta = heads;
   p.head_groups = head_groups;
   p.head_dim = s.head_dim;
   p.partition_size = v2 ? plan.partition_size : 0;
@@ -173,13 +188,29 @@ void paged_decode(const PagedAttentionArgs& a, const DecodePlan& plan, void* wor
     p.partial_out = reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_out_offset);
     p.partial_lse = reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_lse_offset);
   }
+  if (plan.kernel == DecodeKernel::kTensorCores) {
+    int device = 0, max_optin = 0;
+    check_cuda(cudaGetDevice(&device), fn, "cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&max_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), fn,
+               "cudaDeviceGetAttribute(max shared memory per block, opt-in)");
+    const std::size_t need = decode_mma_smem_bytes(s.head_dim);
+    require(need <= static_cast<std::size_t>(max_optin), fn, [&] {
+      return "the tensor-core decode kernel needs " + std::to_string(need) + " bytes of shared memory at head_dim " +
+             std::to_string(s.head_dim) + "; this device allows " + std::to_string(max_optin) + " per CTA";
+    });
+  }
+  const char* kernel = plan.kernel == DecodeKernel::kTensorCores
+                           ? (v2 ? "paged_decode_mma_kernel (v2 partitions)" : "paged_decode_mma_kernel (v1)")
+                           : (v2 ? "paged_decode_kernel (v2 partitions)" : "paged_decode_kernel (v1)");
   cudaStream_t st = stream;
   detail::dispatch_dtype(s.dtype, fn, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    cudaError_t attribute = cudaSuccess;
     detail::dispatch_head_dim(s.head_dim, fn, [&](auto d) {
-      detail::launch_decode_kernel<T, decltype(d)::value>(p, to_dim3(main_grid), st);
+      attribute = detail::launch_decode_kernel<T, decltype(d)::value>(p, to_dim3(main_grid), st);
     });
-    check_launch(fn, v2 ? "paged_decode_kernel (v2 partitions)" : "paged_decode_kernel (v1)");
+    check_cuda(attribute, fn, "cudaFuncSetAttribute(shared memory) before the decode launch");
+    check_launch(fn, kernel);
     if (v2) {
       detail::launch_decode_merge<T>(p, to_dim3(merge_grid), st);
       check_launch(fn, "decode_merge_kernel");

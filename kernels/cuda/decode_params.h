@@ -8,11 +8,14 @@
 #include <cstdint>
 
 #include "kernels/cuda/attention_params.h"
+#include "kernels/decode_plan.h"
 
 namespace pagesim::kernels::detail {
 
 struct DecodeParams : PagedAttentionParams {  // query/out rows: one per sequence
   std::int32_t num_seqs = 0;
+  DecodeKernel kernel = DecodeKernel::kCudaCores;
+  std::int32_t heads_per_cta = 1;  // decode_heads_per_cta(kernel, group_size)
   std::int32_t head_groups = 1; // CTAs per KV head (each takes heads_per_cta query heads)
   std::int32_t head_dim = 0;
   std::int32_t partition_size = 0;  // 0: v1 (whole sequence, writes out); > 0: v2
@@ -21,12 +24,15 @@ struct DecodeParams : PagedAttentionParams {  // query/out rows: one per sequenc
   float* partial_lse = nullptr;  // v2: [num_seqs, num_q_heads, max_partitions], base-2 LSE
 };
 
-// Defined by the explicit instantiations in decode_{f32,f16,bf16}.cu. `grid` is
-// decode_kernel_grid() of the plan, already checked against CUDA's limits.
+// Defined by the explicit instantiations in decode_{f32,f16,bf16}.cu (decode_dispatch.cuh).
+// Launches p.kernel with p.heads_per_cta heads per CTA; `grid` is decode_kernel_grid() of the
+// plan, already checked against CUDA's limits. Returns the status of the kernel's attribute
+// set-up (the launch itself is checked by the caller).
 template <class T, int D>
-void launch_decode_kernel(const DecodeParams& p, dim3 grid, cudaStream_t stream);
+cudaError_t launch_decode_kernel(const DecodeParams& p, dim3 grid, cudaStream_t stream);
+// CTAs of `kernel` (with `heads` per CTA) one SM runs at once; -1 if the query failed.
 template <class T, int D>
-int decode_ctas_per_sm();
+int decode_ctas_per_sm(DecodeKernel kernel, int heads);
 
 // Defined in decode_launch.cu. `grid` is decode_merge_grid() (x = sequence, y = query head),
 // already checked.

@@ -278,7 +278,8 @@ class AttentionBench {
     a.out = pk::TensorView::contiguous(out_.get(), dtype_, {seqs, qh_, hd_});
     a.block_table = pk::TensorView::contiguous(table.get(), pk::DType::kInt32, {seqs, per_seq});
     a.kv_lens = pk::TensorView::contiguous(dlens.get(), pk::DType::kInt32, {seqs});
-    const pk::DecodePlan plan = pk::plan_decode(pk::decode_problem(a, lens), pk::decode_device_caps(dtype_, hd_));
+    const pk::DecodeProblem problem = pk::decode_problem(a, lens);
+    const pk::DecodePlan plan = pk::plan_decode(problem, pk::decode_device_caps(problem));
     const DeviceMemory workspace(plan.workspace_bytes);
     return timer_.median_seconds([&] { pk::paged_decode(a, plan, workspace.get(), workspace.bytes(), nullptr); });
   }

@@ -91,7 +91,7 @@ void CudaPagedAttention::run(const kernels::PagedAttentionArgs& host, std::int32
                                              static_cast<std::size_t>(host.kv_lens.size(0)));
     const kernels::DecodeProblem problem = kernels::decode_problem(dev, lens);
     const kernels::DecodePlan plan =
-        kernels::plan_decode(problem, kernels::decode_device_caps(problem.dtype, problem.head_dim));
+        kernels::plan_decode(problem, kernels::decode_device_caps(problem));
     const DeviceBuffer workspace(plan.workspace_bytes);
     kernels::paged_decode(dev, plan, workspace.get(), workspace.bytes(), nullptr);
     cuda_check(cudaDeviceSynchronize(), "paged_decode execution");

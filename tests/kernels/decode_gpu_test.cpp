@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -29,17 +30,18 @@ const char* mode_name(Mode m) { return m == Mode::kV1 ? "v1" : m == Mode::kV2 ? 
 // Runs decode on the device in `mode` and checks it against the dense reference.
 // With `free_outside_mask`, the device table has every block before a sequence's attended
 // range freed (-1), as the hybrid and Jenga pools leave a sliding-window layer's table.
+// `kernel` forces the CUDA-core or tensor-core kernel (v1/v2 modes only).
 void check_decode(const AttentionProblem& p, Mode mode, std::int32_t partition_size, const std::string& label,
-                  bool free_outside_mask = false) {
+                  bool free_outside_mask = false, std::optional<DecodeKernel> kernel = std::nullopt) {
   DeviceProblem dev(p);
   if (free_outside_mask) dev.upload_block_table(testing::freed_block_table(p));
   const PagedAttentionArgs args = dev.args();
   const DecodeProblem problem = decode_problem(args, p.batch().kv_lens);
   DecodePlan plan;
   if (mode == Mode::kAuto) {
-    plan = plan_decode(problem, decode_device_caps(p.spec().dtype, p.spec().head_dim));
+    plan = plan_decode(problem, decode_device_caps(problem));
   } else {
-    plan = make_decode_plan(problem, mode == Mode::kV1 ? DecodeAlgo::kV1 : DecodeAlgo::kV2, partition_size);
+    plan = make_decode_plan(problem, mode == Mode::kV1 ? DecodeAlgo::kV1 : DecodeAlgo::kV2, partition_size, kernel);
   }
   DeviceBuffer workspace(plan.workspace_bytes);
   paged_decode(args, plan, workspace.get(), workspace.bytes(), nullptr);
@@ -47,7 +49,8 @@ void check_decode(const AttentionProblem& p, Mode mode, std::int32_t partition_s
   const TensorView out = dev.download_output(out_storage);
   std::vector<float> ref = testing::dense_reference(p);
   testing::expect_matches_reference(out, testing::reference_view(p, ref), p.spec().dtype,
-                                    label + " " + mode_name(mode) + " (" + decode_algo_name(plan.algo) +
+                                    label + " " + mode_name(mode) + " (" + decode_kernel_name(plan.kernel) + " " +
+                                        decode_algo_name(plan.algo) +
                                         ", partition " + std::to_string(plan.partition_size) + ")");
 }
 
@@ -115,6 +118,33 @@ TEST_P(DecodeGpuOptions, AlibiNhdAndMqa) {
   spec.alibi = true;
   check_decode(AttentionProblem(spec), Mode::kV1, 0, "mqa");
   check_decode(AttentionProblem(spec), Mode::kV2, 1024, "mqa");
+}
+
+// Both kernels (f32: CUDA cores only) on every group shape: CUDA cores with 1, 2 and 4 heads per CTA (groups 1, 2,
+// 3, 4, 8), tensor cores from MHA (one real row of 16) to groups past one tile (20: two CTAs
+// per KV head, the second with 4 rows); windows and ALiBi through both.
+TEST_P(DecodeGpuOptions, BothKernelsOnEveryGroup) {
+  PAGESIM_REQUIRE_GPU();
+  std::vector<DecodeKernel> kernels{DecodeKernel::kCudaCores};
+  if (GetParam() != DType::kFloat32) kernels.push_back(DecodeKernel::kTensorCores);  // 16-bit only
+  for (int d : {80, 128}) {
+    for (int group : {1, 2, 3, 4, 8, 20}) {
+      ProblemSpec spec;
+      spec.dtype = GetParam();
+      spec.head_dim = d;
+      spec.block_size = 16;
+      spec.num_kv_heads = 2;
+      spec.num_q_heads = 2 * group;
+      spec.kv_lens = {0, 1, 15, 16, 17, 300, 1031};
+      spec.alibi = group == 3;
+      const AttentionProblem p(spec);
+      for (DecodeKernel k : kernels) {
+        const std::string label = "group " + std::to_string(group) + " d " + std::to_string(d);
+        check_decode(p, Mode::kV1, 0, label, false, k);
+        check_decode(p, Mode::kV2, 256, label, false, k);
+      }
+    }
+  }
 }
 
 // Block sizes beyond the main grid: 1 (a contiguous allocator's slots) up to 1024.
@@ -257,7 +287,7 @@ TEST(DecodeGpuValidation, BadArgumentsThrowBeforeLaunch) {
   EXPECT_THROW(paged_decode(a, other, nullptr, 0, nullptr), KernelError);
   a.query_starts = p.batch().query_starts_view();
   EXPECT_THROW(paged_decode(a, plan, nullptr, 0, nullptr), KernelError);  // prefill args
-  EXPECT_THROW(decode_device_caps(DType::kInt32, 64), KernelError);
+  EXPECT_THROW(decode_device_caps(DType::kInt32, 64, 1), KernelError);
 }
 
 }  // namespace

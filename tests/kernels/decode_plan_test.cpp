@@ -68,15 +68,43 @@ TEST(DecodePlan, FewSequencesWithGqaUseV2) {
   const std::vector<std::int32_t> lens{8192, 8000};
   const DecodePlan plan = plan_decode(problem(lens, 32, 8), {});
   EXPECT_EQ(plan.algo, DecodeAlgo::kV2);
-  EXPECT_EQ(plan.heads_per_cta, 4);
+  EXPECT_EQ(plan.kernel, DecodeKernel::kTensorCores);  // f16, group of 4
+  EXPECT_EQ(plan.heads_per_cta, 16);
   EXPECT_EQ(plan.head_groups, 1);
+}
+
+TEST(DecodePlan, KernelFollowsDtypeAndGroup) {
+  EXPECT_EQ(decode_kernel_for(DType::kFloat16, 1), DecodeKernel::kCudaCores);
+  EXPECT_EQ(decode_kernel_for(DType::kFloat16, kDecodeMmaMinGroup), DecodeKernel::kTensorCores);
+  EXPECT_EQ(decode_kernel_for(DType::kBFloat16, 8), DecodeKernel::kTensorCores);
+  EXPECT_EQ(decode_kernel_for(DType::kFloat32, 8), DecodeKernel::kCudaCores);  // no f32 mma
+  // CUDA cores hold the group rounded up to a power of two, at most 4 heads.
+  EXPECT_EQ(decode_simt_heads(1), 1);
+  EXPECT_EQ(decode_simt_heads(2), 2);
+  EXPECT_EQ(decode_simt_heads(3), 4);
+  EXPECT_EQ(decode_simt_heads(8), 4);
+  const std::vector<std::int32_t> lens(4, 100);
+  EXPECT_EQ(make_decode_plan(problem(lens, 32, 32), DecodeAlgo::kV1, 0).heads_per_cta, 1);  // MHA
+  const DecodePlan simt = make_decode_plan(problem(lens, 32, 8), DecodeAlgo::kV1, 0, DecodeKernel::kCudaCores);
+  EXPECT_EQ(simt.kernel, DecodeKernel::kCudaCores);
+  EXPECT_EQ(simt.heads_per_cta, 4);
+  EXPECT_THROW(make_decode_plan(problem(lens, 32, 8, DType::kFloat32), DecodeAlgo::kV1, 0, DecodeKernel::kTensorCores),
+               KernelError);
+  // Shared memory: three stages of 16 K and V rows per warp up to head_dim 128, two above.
+  static_assert(decode_mma_smem_bytes(128) == 4u * 3 * 2 * 16 * 136 * 2);
+  static_assert(decode_mma_smem_bytes(256) == 4u * 2 * 2 * 16 * 264 * 2);
+  for (std::int32_t d : limits::kHeadDims) EXPECT_LE(decode_mma_smem_bytes(d), 163u * 1024) << d;  // A100 opt-in
 }
 
 TEST(DecodePlan, HeadGroupsCoverLargeGroups) {
   const std::vector<std::int32_t> lens(4, 100);
-  EXPECT_EQ(plan_decode(problem(lens, 32, 1), {}).head_groups, 8);  // MQA: 32 heads / 4
-  EXPECT_EQ(plan_decode(problem(lens, 6, 2), {}).head_groups, 1);   // group of 3 fits one CTA
-  EXPECT_EQ(plan_decode(problem(lens, 10, 2), {}).head_groups, 2);  // group of 5
+  const DType f32 = DType::kFloat32;
+  EXPECT_EQ(plan_decode(problem(lens, 32, 1, f32), {}).head_groups, 8);  // MQA on CUDA cores: 32 / 4
+  EXPECT_EQ(plan_decode(problem(lens, 6, 2, f32), {}).head_groups, 1);   // group of 3 fits one CTA
+  EXPECT_EQ(plan_decode(problem(lens, 10, 2, f32), {}).head_groups, 2);  // group of 5
+  EXPECT_EQ(plan_decode(problem(lens, 32, 1), {}).head_groups, 2);       // MQA on tensor cores: 32 / 16
+  EXPECT_EQ(plan_decode(problem(lens, 10, 2), {}).head_groups, 1);
+  EXPECT_EQ(plan_decode(problem(lens, 34, 2), {}).head_groups, 2);       // group of 17
 }
 
 TEST(DecodePlan, EmptyAndZeroLengthBatches) {
