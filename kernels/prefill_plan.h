@@ -21,6 +21,7 @@ namespace pagesim::kernels {
 
 struct PrefillTile {
   std::int32_t warps = 0;
+  std::int32_t m_tiles = 1;       // tensor cores: m16 row tiles per warp (each K/V fragment feeds them all)
   std::int32_t rows = 0;          // query rows per CTA (BM)
   std::int32_t keys = 0;          // keys per K/V tile (BN)
   std::int32_t row_pad = 0;       // elements of padding per shared-memory row (bank conflicts)
@@ -39,13 +40,22 @@ constexpr PrefillTile prefill_tile(DType dtype, std::int32_t head_dim) {
     t.stages = 1;
     return t;
   }
-  t.warps = 8;
-  t.rows = 16 * t.warps;
+  // Up to head_dim 128: 4 warps of two m16 row tiles (32 rows each, as FlashAttention-2), so
+  // every K and V fragment read from shared memory feeds two mma and each warp has twice the
+  // independent accumulators; 104 KB and 255 registers a thread let two CTAs share an SM. On
+  // an H200 this took 1 x 4k causal from 185 to 209 TFLOP/s (8 warps of one tile before); 32
+  // keys per tile instead of 64 avoids ptxas's ~100 bytes of spills at head_dim 128 but ran
+  // 3.5% slower (experiments/results/kernels-h200/tune-prefill-*.csv). Above head_dim 128 two
+  // tiles' accumulators would not fit: 8 warps of one tile.
+  const bool two = head_dim <= 128;
+  t.warps = two ? 4 : 8;
+  t.m_tiles = two ? 2 : 1;
+  t.rows = 16 * t.m_tiles * t.warps;
   t.keys = head_dim <= 128 ? 64 : 32;
   t.row_pad = 8;  // 16 bytes: ldmatrix rows land in distinct bank groups
   t.stages = 2;
   t.tensor_cores = true;
-  t.q_in_registers = head_dim <= 128;
+  t.q_in_registers = false;  // two tiles' Q fragments would crowd out the accumulators
   return t;
 }
 

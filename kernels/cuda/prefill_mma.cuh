@@ -2,11 +2,12 @@
 // prefill_{f16,bf16}.cu.
 //
 // One CTA = one sequence x one KV head x kRows packed query rows (row = token * group +
-// head in group). 8 warps, 16 rows each. K/V tiles of kKeys tokens stream through a
+// head in group). Each warp owns kMTiles consecutive m16 row tiles (prefill_tile: 4 warps x 2
+// tiles up to head_dim 128, 8 x 1 above), and every K/V fragment it loads feeds all of them. K/V tiles of kKeys tokens stream through a
 // 2-stage cp.async pipeline into padded shared memory (row stride head_dim + 8 elements, so
 // ldmatrix rows hit distinct bank groups); keys past the tile's causal limit are zero-filled,
 // never read. Per tile and warp: S = Q K^T with mma.sync m16n8k16 (Q fragments kept in
-// registers for head_dim <= 128), base-2 online softmax on the fp32 accumulators, P rounded to
+// registers when the tile says so, else read per k-step), base-2 online softmax on the fp32 accumulators, P rounded to
 // T and fed straight from the accumulator layout as the A operand of O += P V (V through
 // ldmatrix.trans). Masking (causal limit, beyond-context keys) is applied only on tiles that
 // cross the diagonal, on every tile with a sliding-window or chunked-local mask (whose keys
@@ -28,6 +29,7 @@ template <class T, int D>
 struct PrefillMmaTraits {
   static constexpr PrefillTile kTile = prefill_tile(kDTypeOf<T>, D);
   static constexpr int kWarps = kTile.warps;
+  static constexpr int kMTiles = kTile.m_tiles;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kRows = kTile.rows;
   static constexpr int kKeys = kTile.keys;
@@ -43,7 +45,9 @@ struct PrefillMmaTraits {
   static_assert(kTile.tensor_cores, "fp16/bf16 tiles use tensor cores");
   static_assert(sizeof(T) == 2, "mma.sync m16n8k16 takes 16-bit operands");
   static_assert(D % 16 == 0, "head_dim must be a multiple of the mma k-step (16)");
-  static_assert(kRows == 16 * kWarps, "each warp owns one m16 row tile");
+  static_assert(kRows == 16 * kMTiles * kWarps, "each warp owns kMTiles m16 row tiles");
+  // Two CTAs per SM when the registers allow (4 warps: up to 256 registers a thread).
+  static constexpr int kMinCtasPerSm = kThreads <= 128 ? 2 : 1;
   static_assert(kKeys % 16 == 0 && kDTiles % 2 == 0, "x4 ldmatrix loads two n8 tiles at once");
   static_assert((kStride * sizeof(T)) % 16 == 0, "ldmatrix / cp.async rows are 16-byte aligned");
   static_assert(((kStride * sizeof(T)) / 16) % 2 == 1, "odd 16-byte row stride: conflict-free ldmatrix");
@@ -52,7 +56,7 @@ struct PrefillMmaTraits {
 };
 
 template <class T, int D>
-__global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
+__global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTraits<T, D>::kMinCtasPerSm)
     paged_prefill_mma_kernel(const PrefillParams p) {
   using Tr = PrefillMmaTraits<T, D>;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -117,31 +121,27 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
   load_kv(j_begin, 0);
   cp_async_commit();
 
-  // The two rows this thread holds in mma accumulator layout: lane / 4 and lane / 4 + 8.
-  int pos[2];
-  int first_key[2];  // the row's first visible key (0 without a window)
-  float slope[2];
-  bool row_valid[2];
-  int out_token[2], out_head[2];
+  // The rows this thread holds in mma accumulator layout: in each of its warp's m16 tiles,
+  // lane / 4 and lane / 4 + 8. Index [mt][h]: tile mt, half h.
+  // Per-row values (position, first visible key, ALiBi slope, output row) are recomputed
+  // per key tile where needed rather than held: with two tiles' accumulators the registers
+  // are full.
+  constexpr int kM = Tr::kMTiles;
+  auto row_of = [&](int mt, int h) { return r0 + (warp * kM + mt) * 16 + lane / 4 + 8 * h; };
+  auto pos_of = [&](int r) { return r < rows_total ? hist + r / group : kv_len - 1; };
+
+  float o[kM][Tr::kDTiles][4];
+  float m[kM][2], l[kM][2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int r = r0 + warp * 16 + lane / 4 + 8 * h;
-    row_valid[h] = r < rows_total;
-    out_token[h] = r / group;
-    out_head[h] = kv_head * group + r % group;
-    pos[h] = row_valid[h] ? hist + out_token[h] : kv_len - 1;
-    first_key[h] = first_visible_key(p, pos[h]);
-    slope[h] = (p.alibi_slopes != nullptr && row_valid[h]) ? p.alibi_slopes[out_head[h]] * kLog2e : 0.f;
+  for (int mt = 0; mt < kM; ++mt) {
+#pragma unroll
+    for (int i = 0; i < Tr::kDTiles; ++i) o[mt][i][0] = o[mt][i][1] = o[mt][i][2] = o[mt][i][3] = 0.f;
+    m[mt][0] = m[mt][1] = kNegInf;
+    l[mt][0] = l[mt][1] = 0.f;
   }
+  uint32_t qf[Tr::kQInRegisters ? kM : 1][Tr::kQInRegisters ? Tr::kKSteps : 1][4];
 
-  float o[Tr::kDTiles][4];
-#pragma unroll
-  for (int i = 0; i < Tr::kDTiles; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
-  float m[2] = {kNegInf, kNegInf};
-  float l[2] = {0.f, 0.f};
-  uint32_t qf[Tr::kQInRegisters ? Tr::kKSteps : 1][4];
-
-  const T* q_frag_base = sQ + (warp * 16 + lane % 16) * Tr::kStride + (lane / 16) * 8;
+  const T* q_frag_base = sQ + (warp * kM * 16 + lane % 16) * Tr::kStride + (lane / 16) * 8;
   for (int j = j_begin; j < n_tiles; ++j) {
     const int stage = (j - j_begin) % 2;
     if (j + 1 < n_tiles) {
@@ -155,32 +155,44 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
     if constexpr (Tr::kQInRegisters) {
       if (j == j_begin) {
 #pragma unroll
-        for (int kk = 0; kk < Tr::kKSteps; ++kk) ldmatrix_x4(qf[kk], q_frag_base + kk * 16);
+        for (int mt = 0; mt < kM; ++mt) {
+#pragma unroll
+          for (int kk = 0; kk < Tr::kKSteps; ++kk) ldmatrix_x4(qf[mt][kk], q_frag_base + mt * 16 * Tr::kStride + kk * 16);
+        }
       }
     }
     const T* k_tile = sK + stage * Tr::kKeys * Tr::kStride;
     const T* v_tile = sV + stage * Tr::kKeys * Tr::kStride;
 
     // S = Q K^T (fp32).
-    float s[Tr::kNTiles][4];
+    float s[kM][Tr::kNTiles][4];
 #pragma unroll
-    for (int i = 0; i < Tr::kNTiles; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
+    for (int mt = 0; mt < kM; ++mt) {
+#pragma unroll
+      for (int i = 0; i < Tr::kNTiles; ++i) s[mt][i][0] = s[mt][i][1] = s[mt][i][2] = s[mt][i][3] = 0.f;
+    }
     const T* k_frag_base = k_tile + (lane % 8 + (lane / 16) * 8) * Tr::kStride + ((lane / 8) % 2) * 8;
 #pragma unroll
     for (int kk = 0; kk < Tr::kKSteps; ++kk) {
-      uint32_t a[4];
-      if constexpr (Tr::kQInRegisters) {
+      uint32_t a[kM][4];
 #pragma unroll
-        for (int x = 0; x < 4; ++x) a[x] = qf[kk][x];
-      } else {
-        ldmatrix_x4(a, q_frag_base + kk * 16);
+      for (int mt = 0; mt < kM; ++mt) {
+        if constexpr (Tr::kQInRegisters) {
+#pragma unroll
+          for (int x = 0; x < 4; ++x) a[mt][x] = qf[mt][kk][x];
+        } else {
+          ldmatrix_x4(a[mt], q_frag_base + mt * 16 * Tr::kStride + kk * 16);
+        }
       }
 #pragma unroll
       for (int np = 0; np < Tr::kNTiles / 2; ++np) {
         uint32_t b[4];
         ldmatrix_x4(b, k_frag_base + np * 16 * Tr::kStride + kk * 16);
-        mma_16816<T>(s[2 * np], a, b[0], b[1]);
-        mma_16816<T>(s[2 * np + 1], a, b[2], b[3]);
+#pragma unroll
+        for (int mt = 0; mt < kM; ++mt) {
+          mma_16816<T>(s[mt][2 * np], a[mt], b[0], b[1]);
+          mma_16816<T>(s[mt][2 * np + 1], a[mt], b[2], b[3]);
+        }
       }
     }
 
@@ -189,40 +201,65 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
     const bool need_mask = windowed || key0 + Tr::kKeys - 1 > diag;
     const bool alibi = p.alibi_slopes != nullptr;
 #pragma unroll
-    for (int nt = 0; nt < Tr::kNTiles; ++nt) {
+    for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int h = c / 2;
-        const int key = key0 + nt * 8 + (lane % 4) * 2 + (c % 2);
-        float x = s[nt][c] * p.scale_log2;
-        if (alibi) x += slope[h] * static_cast<float>(key - pos[h]);
-        if (need_mask && (key > pos[h] || key < first_key[h])) x = kNegInf;
-        s[nt][c] = x;
+      for (int nt = 0; nt < Tr::kNTiles; ++nt) {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) s[mt][nt][c] *= p.scale_log2;
+      }
+    }
+    if (alibi || need_mask) {
+#pragma unroll
+      for (int mt = 0; mt < kM; ++mt) {
+        int pos[2], first_key[2];
+        float slope[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = row_of(mt, h);
+          pos[h] = pos_of(r);
+          first_key[h] = first_visible_key(p, pos[h]);
+          slope[h] = alibi && r < rows_total ? p.alibi_slopes[kv_head * group + r % group] * kLog2e : 0.f;
+        }
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTiles; ++nt) {
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const int h = c / 2;
+            const int key = key0 + nt * 8 + (lane % 4) * 2 + (c % 2);
+            float x = s[mt][nt][c];
+            if (alibi) x += slope[h] * static_cast<float>(key - pos[h]);
+            if (need_mask && (key > pos[h] || key < first_key[h])) x = kNegInf;
+            s[mt][nt][c] = x;
+          }
+        }
       }
     }
 
     // Online softmax per row; P overwrites S.
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float mx = m[h];
+    for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
-      for (int nt = 0; nt < Tr::kNTiles; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * h], s[nt][2 * h + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_use = mx == kNegInf ? 0.f : mx;
-      const float alpha = fast_exp2(m[h] - m_use);
-      m[h] = mx;
-      l[h] *= alpha;
+      for (int h = 0; h < 2; ++h) {
+        float mx = m[mt][h];
 #pragma unroll
-      for (int dt = 0; dt < Tr::kDTiles; ++dt) {
-        o[dt][2 * h] *= alpha;
-        o[dt][2 * h + 1] *= alpha;
-      }
+        for (int nt = 0; nt < Tr::kNTiles; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_use = mx == kNegInf ? 0.f : mx;
+        const float alpha = fast_exp2(m[mt][h] - m_use);
+        m[mt][h] = mx;
+        l[mt][h] *= alpha;
 #pragma unroll
-      for (int nt = 0; nt < Tr::kNTiles; ++nt) {
-        s[nt][2 * h] = fast_exp2(s[nt][2 * h] - m_use);
-        s[nt][2 * h + 1] = fast_exp2(s[nt][2 * h + 1] - m_use);
-        l[h] += s[nt][2 * h] + s[nt][2 * h + 1];
+        for (int dt = 0; dt < Tr::kDTiles; ++dt) {
+          o[mt][dt][2 * h] *= alpha;
+          o[mt][dt][2 * h + 1] *= alpha;
+        }
+#pragma unroll
+        for (int nt = 0; nt < Tr::kNTiles; ++nt) {
+          s[mt][nt][2 * h] = fast_exp2(s[mt][nt][2 * h] - m_use);
+          s[mt][nt][2 * h + 1] = fast_exp2(s[mt][nt][2 * h + 1] - m_use);
+          l[mt][h] += s[mt][nt][2 * h] + s[mt][nt][2 * h + 1];
+        }
       }
     }
 
@@ -230,15 +267,23 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
     const T* v_frag_base = v_tile + (lane % 8 + ((lane / 8) % 2) * 8) * Tr::kStride + (lane / 16) * 8;
 #pragma unroll
     for (int kt = 0; kt < Tr::kKeys / 16; ++kt) {
-      const uint32_t a[4] = {pack2<T>(s[2 * kt][0], s[2 * kt][1]), pack2<T>(s[2 * kt][2], s[2 * kt][3]),
-                             pack2<T>(s[2 * kt + 1][0], s[2 * kt + 1][1]),
-                             pack2<T>(s[2 * kt + 1][2], s[2 * kt + 1][3])};
+      uint32_t a[kM][4];
+#pragma unroll
+      for (int mt = 0; mt < kM; ++mt) {
+        a[mt][0] = pack2<T>(s[mt][2 * kt][0], s[mt][2 * kt][1]);
+        a[mt][1] = pack2<T>(s[mt][2 * kt][2], s[mt][2 * kt][3]);
+        a[mt][2] = pack2<T>(s[mt][2 * kt + 1][0], s[mt][2 * kt + 1][1]);
+        a[mt][3] = pack2<T>(s[mt][2 * kt + 1][2], s[mt][2 * kt + 1][3]);
+      }
 #pragma unroll
       for (int dp = 0; dp < Tr::kDTiles / 2; ++dp) {
         uint32_t b[4];
         ldmatrix_x4_trans(b, v_frag_base + kt * 16 * Tr::kStride + dp * 16);
-        mma_16816<T>(o[2 * dp], a, b[0], b[1]);
-        mma_16816<T>(o[2 * dp + 1], a, b[2], b[3]);
+#pragma unroll
+        for (int mt = 0; mt < kM; ++mt) {
+          mma_16816<T>(o[mt][2 * dp], a[mt], b[0], b[1]);
+          mma_16816<T>(o[mt][2 * dp + 1], a[mt], b[2], b[3]);
+        }
       }
     }
     __syncthreads();  // this stage is refilled next iteration
@@ -248,15 +293,20 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
   // Epilogue: complete row sums across the quad, normalise, store.
   T* og = static_cast<T*>(p.out);
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
-    l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
-    if (!row_valid[h]) continue;
-    const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
-    T* dst = og + (q0 + out_token[h]) * p.o_stride_token + out_head[h] * p.o_stride_head + (lane % 4) * 2;
+  for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
-    for (int dt = 0; dt < Tr::kDTiles; ++dt) {
-      *reinterpret_cast<uint32_t*>(dst + dt * 8) = pack2<T>(o[dt][2 * h] * inv, o[dt][2 * h + 1] * inv);
+    for (int h = 0; h < 2; ++h) {
+      float lsum = l[mt][h];
+      lsum += __shfl_xor_sync(0xffffffffu, lsum, 1);
+      lsum += __shfl_xor_sync(0xffffffffu, lsum, 2);
+      const int r = row_of(mt, h);
+      if (r >= rows_total) continue;
+      const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
+      T* dst = og + (q0 + r / group) * p.o_stride_token + (kv_head * group + r % group) * p.o_stride_head + (lane % 4) * 2;
+#pragma unroll
+      for (int dt = 0; dt < Tr::kDTiles; ++dt) {
+        *reinterpret_cast<uint32_t*>(dst + dt * 8) = pack2<T>(o[mt][dt][2 * h] * inv, o[mt][dt][2 * h + 1] * inv);
+      }
     }
   }
 }
@@ -264,8 +314,12 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads)
 template <class T, int D>
 cudaError_t launch_prefill_mma(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream) {
   using Tr = PrefillMmaTraits<T, D>;
-  const cudaError_t status = cudaFuncSetAttribute(paged_prefill_mma_kernel<T, D>,
-                                                  cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  cudaError_t status = cudaFuncSetAttribute(paged_prefill_mma_kernel<T, D>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (status != cudaSuccess) return status;
+  // The most shared memory the SM offers: two 104 KB CTAs share one.
+  status = cudaFuncSetAttribute(paged_prefill_mma_kernel<T, D>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                cudaSharedmemCarveoutMaxShared);
   if (status != cudaSuccess) return status;
   paged_prefill_mma_kernel<T, D><<<grid, Tr::kThreads, smem, stream>>>(p);
   return cudaSuccess;
