@@ -8,7 +8,7 @@
 #      compute-sanitizer memcheck on a shard of each GPU test binary;
 #   2. the benchmark, headline cases first (the targets': decode b64 x 4k MHA and GQA, b1 x 64k;
 #      prefill 1 x 4k causal), then the grid, with the identity-table baselines;
-#   3. `pagesim profile --device cuda` for llama-2-7b and mixtral-8x7b (the measured vLLM runs' models) and
+#   3. `pagesim profile --device cuda` for llama-2-7b (the measured vLLM runs' dense model; profile refuses MoE models) and
 #      opt-13b, each with its operator check against the published tables of this device kind;
 #   4. the PyTorch SDPA baseline.
 # The results page is rewritten after every step, so a run cut off anywhere brings back what it
@@ -285,7 +285,7 @@ write_page
 
 step "pagesim profile and operator check"
 : >"$scratch/profile.txt"
-for model in llama-2-7b opt-13b mixtral-8x7b; do
+for model in llama-2-7b opt-13b; do
   dest=$out/profiles/$model-$slug.csv
   ops=$out/operators/$model-$slug.csv
   s=$(cap 70 $([ $model = llama-2-7b ] && echo 85 || echo 30))

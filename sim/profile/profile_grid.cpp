@@ -32,6 +32,15 @@ std::vector<std::int64_t> powers_of_two(std::int64_t lo, std::int64_t hi) {
 
 ProfileGrid make_profile_grid(const ModelSpec& model, const ProfileGridOptions& o) {
   model.validate();
+  if (model.moe_layers > 0) {
+    // layer_gemms times one dense MLP per layer: a table of it would price each MoE layer as
+    // a single expert (a device run of mixtral-8x7b showed it), so refuse rather than mislead.
+    throw CostModelError(fmt::format(
+        "profile: model {} has {} mixture-of-experts layers; pagesim profile times dense layers (qkv, o_proj, "
+        "one MLP) and has no MoE kernel, so its table would price each MoE layer as one expert; use cost.kind: "
+        "operators (its tables time MoE) or roofline",
+        model.name, model.moe_layers));
+  }
   require_positive(o.max_tokens, "max_tokens");
   require_positive(o.max_decode_seqs, "max_decode_seqs");
   require_positive(o.max_swap_blocks, "max_swap_blocks");

@@ -13,7 +13,7 @@ TEST(PrefillPlan, TensorCoreTilesForHalfTypes) {
     for (std::int32_t d : limits::kHeadDims) {
       const PrefillTile tile = prefill_tile(t, d);
       EXPECT_TRUE(tile.tensor_cores);
-      EXPECT_EQ(tile.rows, 16 * tile.warps);
+      EXPECT_EQ(tile.rows, 16 * tile.m_tiles * tile.warps);
       EXPECT_EQ(tile.keys % 16, 0);
       EXPECT_EQ(d % 16, 0);  // mma k-steps of 16
       // Fits the 227 KB a Hopper CTA may use, leaving room for a second CTA up to d = 128.

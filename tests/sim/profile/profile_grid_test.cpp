@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "sim/cost/cost_error.h"
@@ -75,6 +76,17 @@ TEST(ProfileGrid, LongContextModelAddsLongPrompts) {
   const ProfileGrid h = make_profile_grid(model_preset("llama-3-8b"), o);
   EXPECT_EQ(h.decode_contexts.back(), 3000);
   EXPECT_EQ(h.prefill.back().query_len, 3000);
+}
+
+TEST(ProfileGrid, RefusesMixtureOfExperts) {
+  // One dense MLP per layer would price each MoE layer as a single expert.
+  try {
+    make_profile_grid(model_preset("mixtral-8x7b"), {});
+    FAIL() << "expected a CostModelError";
+  } catch (const CostModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("mixture-of-experts"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mixtral-8x7b"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ProfileGrid, RejectsBadOptions) {
