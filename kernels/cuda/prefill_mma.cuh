@@ -235,25 +235,49 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
       }
     }
 
-    // Online softmax per row; P overwrites S.
+    // Online softmax per row, rescaling lazily: the reference max m moves (and O and l are
+    // rescaled) only when some row of the warp sees a score more than kRescaleSlack above
+    // its m, so P = 2^(s - m) <= 2^kRescaleSlack (well inside fp16) and O / l is the same
+    // softmax. Past the first key tiles the max rarely grows that much, and the 2 x 64
+    // multiplies of O per row pair are skipped. P overwrites S.
+    constexpr float kRescaleSlack = 8.f;
+    float tile_max[kM][2];
+    bool grow = false;
 #pragma unroll
     for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        float mx = m[mt][h];
+        float mx = kNegInf;
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTiles; ++nt) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_use = mx == kNegInf ? 0.f : mx;
-        const float alpha = fast_exp2(m[mt][h] - m_use);
-        m[mt][h] = mx;
-        l[mt][h] *= alpha;
+        tile_max[mt][h] = mx;
+        grow = grow || mx > m[mt][h] + kRescaleSlack;  // m = -inf: any finite score grows it
+      }
+    }
+    if (__any_sync(0xffffffffu, grow)) {
 #pragma unroll
-        for (int dt = 0; dt < Tr::kDTiles; ++dt) {
-          o[mt][dt][2 * h] *= alpha;
-          o[mt][dt][2 * h + 1] *= alpha;
+      for (int mt = 0; mt < kM; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float mx = fmaxf(m[mt][h], tile_max[mt][h]);
+          const float alpha = fast_exp2(m[mt][h] - (mx == kNegInf ? 0.f : mx));
+          m[mt][h] = mx;
+          l[mt][h] *= alpha;
+#pragma unroll
+          for (int dt = 0; dt < Tr::kDTiles; ++dt) {
+            o[mt][dt][2 * h] *= alpha;
+            o[mt][dt][2 * h + 1] *= alpha;
+          }
         }
+      }
+    }
+#pragma unroll
+    for (int mt = 0; mt < kM; ++mt) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float m_use = m[mt][h] == kNegInf ? 0.f : m[mt][h];
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTiles; ++nt) {
           s[mt][nt][2 * h] = fast_exp2(s[mt][nt][2 * h] - m_use);
