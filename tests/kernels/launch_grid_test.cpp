@@ -67,14 +67,20 @@ TEST(LaunchGrid, MoreThan65535SequencesPlanForBothAlgorithms) {
 }
 
 TEST(LaunchGrid, ADecodeGridBeyondTheLimitIsRefusedByThePlanner) {
-  // 2^31 CTAs on x: 300000 sequences x 8 KV heads x 1000 head groups (4000 query heads each).
+  // 2^31 CTAs on x: 300000 sequences x 8 KV heads x 1000 head groups: on CUDA cores (f32, 4
+  // heads a CTA) 4000 query heads per KV head, on tensor cores (f16, 16 a CTA) 16000.
   std::vector<std::int32_t> lens(300000, 1);
   DecodeProblem p;
   p.num_seqs = 300000;
   p.num_kv_heads = 8;
   p.num_q_heads = 8 * 4000;
   p.head_dim = 128;
+  p.dtype = DType::kFloat32;
   p.kv_lens = lens;
+  EXPECT_THROW(make_decode_plan(p, DecodeAlgo::kV1, 0), KernelError);
+  p.dtype = DType::kFloat16;
+  EXPECT_NO_THROW(make_decode_plan(p, DecodeAlgo::kV1, 0));  // 250 head groups of 16
+  p.num_q_heads = 8 * 16000;
   EXPECT_THROW(make_decode_plan(p, DecodeAlgo::kV1, 0), KernelError);
   // More query heads than grid.y may hold: the v2 merge grid is refused, v1 still plans and
   // plan_decode skips the v2 candidates.
