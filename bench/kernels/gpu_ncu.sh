@@ -22,12 +22,12 @@ ncu=$(command -v ncu || true)
 "$ncu" --version >"$out/ncu.log" 2>&1
 sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats
           --section WarpStateStats --section SchedulerStats)
-# Launches of paged_decode_kernel per --quick decode case: 3 warm-ups + 30 timed, identity then
-# paged table: 66. The cases run in order MHA, GQA, 1 x 64k.
+# Launches of one kernel per --quick decode case: 3 warm-ups + 30 timed, identity then paged
+# table: 66. The cases run in order MHA (CUDA cores), GQA (tensor cores), 1 x 64k (CUDA cores).
 export CUDA_MODULE_LOADING=EAGER  # no module loads while the benchmark's stream gate spins
 status=0
-for spec in decode-mha:decode:paged_decode_kernel:0 decode-gqa:decode:paged_decode_kernel:66 \
-  decode-64k:decode:paged_decode_kernel:132 prefill-4k:prefill:paged_prefill_mma_kernel:0; do
+for spec in decode-mha:decode:paged_decode_kernel:0 decode-gqa:decode:paged_decode_mma_kernel:0 \
+  decode-64k:decode:paged_decode_kernel:66 prefill-4k:prefill:paged_prefill_mma_kernel:0; do
   IFS=: read -r name only kernel skip <<<"$spec"
   timeout 90 "$ncu" --clock-control none -k "regex:$kernel" --launch-skip "$skip" --launch-count 1 "${sections[@]}" \
     "$bench" --quick --only "$only" --repeats 30 >"$out/ncu-$name.txt" 2>>"$out/ncu.log"
