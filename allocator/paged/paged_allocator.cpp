@@ -356,28 +356,36 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
   if (rounds <= 0) return;
   const std::int64_t B = block_size_;
   // New blocks in the order the rounds one by one take them: round by round, and in seqs'
-  // order within a round. by_room[k] lists the sequences that take one in rounds j with
-  // (j - 1) % B == k.
-  std::vector<std::vector<std::uint32_t>> by_room(static_cast<std::size_t>(B));
-  std::vector<Sequence*> seq(seqs.size());
-  std::vector<std::int32_t> room0(seqs.size());
+  // order within a round; a sequence with k free slots takes one in rounds j with
+  // (j - 1) % B == k. Counting sort of the sequences by room (kept order), into scratch
+  // buffers reused from call to call.
+  std::vector<Sequence*>& seq = run_seqs_;
+  std::vector<std::uint32_t>& first = run_first_;  // first[k]: where room k starts in `order`
+  std::vector<std::uint32_t>& order = run_order_;
+  seq.resize(seqs.size());
+  first.assign(static_cast<std::size_t>(B) + 1, 0);
+  order.resize(seqs.size());
   for (std::size_t i = 0; i < seqs.size(); ++i) {
     seq[i] = &at(seqs[i]);
-    room0[i] = seq[i]->room;
-    if (rounds > seq[i]->room) by_room[static_cast<std::size_t>(seq[i]->room)].push_back(static_cast<std::uint32_t>(i));
+    ++first[static_cast<std::size_t>(seq[i]->room) + 1];
   }
-  for (std::int64_t j = 1; j <= rounds; ++j) {
-    for (std::uint32_t i : by_room[static_cast<std::size_t>((j - 1) % B)]) {
-      if (j <= room0[i]) continue;
-      assert(gpu_.num_free() > 0 && "decode_run_rounds promised blocks off the free list");
-      const BlockId b = gpu_.take();
-      ++owned_blocks_;
-      seq[i]->table.push_back(b);
-      ++logical_blocks_;
-    }
+  for (std::size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
+  {
+    std::vector<std::uint32_t>& fill = run_fill_;
+    fill.assign(first.begin(), first.end() - 1);
+    for (std::size_t i = 0; i < seqs.size(); ++i) order[fill[static_cast<std::size_t>(seq[i]->room)]++] = static_cast<std::uint32_t>(i);
   }
-  for (std::size_t i = 0; i < seqs.size(); ++i) {
-    Sequence& s = *seq[i];
+  for (std::int64_t j0 = 0; j0 < rounds; j0 += B)  // j0: the cycle's first round, from 0
+    for (std::int64_t k = 0; k < B && j0 + k < rounds; ++k)
+      for (std::uint32_t o = first[static_cast<std::size_t>(k)]; o < first[static_cast<std::size_t>(k) + 1]; ++o) {
+        assert(gpu_.num_free() > 0 && "decode_run_rounds promised blocks off the free list");
+        const BlockId b = gpu_.take();
+        ++owned_blocks_;
+        seq[order[o]]->table.push_back(b);
+        ++logical_blocks_;
+      }
+  for (Sequence* sp : seq) {
+    Sequence& s = *sp;
     assert((s.room == 0 || gpu_.ref_count(s.last) == 1) && !s.swapped && s.prompt_hashes.empty());
     // The old last block fills up (or takes all the tokens); each new block holds B tokens
     // but the last, which holds what is left.
@@ -387,8 +395,8 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
       if (s.room > 0) gpu_.set_filled(s.last, static_cast<std::int32_t>(B));
       const std::int64_t rest = rounds - s.room;  // tokens in new blocks
       const std::int64_t fresh = (rest + B - 1) / B;
-      const std::size_t first = s.table.size() - static_cast<std::size_t>(fresh);
-      for (std::size_t k = first; k + 1 < s.table.size(); ++k) gpu_.set_filled(s.table[k], static_cast<std::int32_t>(B));
+      const std::size_t from = s.table.size() - static_cast<std::size_t>(fresh);
+      for (std::size_t k = from; k + 1 < s.table.size(); ++k) gpu_.set_filled(s.table[k], static_cast<std::int32_t>(B));
       gpu_.set_filled(s.table.back(), static_cast<std::int32_t>(rest - (fresh - 1) * B));
     }
     token_states_ += rounds;

@@ -287,6 +287,10 @@ class PagedAllocator final : public KvAllocator {
   std::vector<std::uint64_t> released_at_;
   std::uint64_t release_clock_ = 0;
 
+  // grow_rounds' scratch (its sequences, and their order by room), kept to allocate nothing.
+  std::vector<Sequence*> run_seqs_;
+  std::vector<std::uint32_t> run_first_, run_fill_, run_order_;
+
   // Incremental counters behind breakdown(): O(1) reads.
   std::int64_t owned_blocks_ = 0;    // GPU blocks with ref_count > 0
   std::int64_t token_states_ = 0;    // Σ filled over owned GPU blocks
