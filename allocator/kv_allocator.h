@@ -26,6 +26,7 @@
 #include "allocator/allocator_error.h"
 #include "allocator/allocator_stats.h"
 #include "allocator/block.h"
+#include "allocator/decode_rounds.h"
 #include "allocator/memory_breakdown.h"
 #include "allocator/remote_prefix.h"
 #include "allocator/tier/tier_transfer.h"
@@ -152,6 +153,27 @@ class KvAllocator {
   virtual SeqHandle handle(SeqId seq) const { return {.id = seq}; }
   // append(h.id, n), without the lookup by id where h has a slot: the per-token path.
   virtual bool grow(SeqHandle h, std::int64_t n) { return append(h.id, n); }
+
+  // ---- Decode runs: the engine advancing identical decode iterations at once. ----
+  // Fills *out with the most rounds r <= max_rounds (a round: grow(h, 1) for each h of
+  // `seqs`, in order) such that every grow succeeds and changes only what decode_rounds.h
+  // lists: no copy-on-write, no prefix-cache or tier traffic, no eviction, no pending copy,
+  // unusable_free() and stats() but the block counts unchanged; and breakdown().free stays
+  // >= keep_free_slots after every round. out->rounds = 0 where nothing can be promised (the
+  // default: allocators that do not support runs). REQUIRES: seqs live and distinct.
+  virtual void decode_run_rounds(std::span<const SeqHandle> seqs, std::int64_t keep_free_slots,
+                                 std::int64_t max_rounds, DecodeRounds* out) const {
+    (void)seqs;
+    (void)keep_free_slots;
+    (void)max_rounds;
+    out->rounds = 0;
+  }
+  // `rounds` such rounds at once: the state ends as the rounds one by one would leave it.
+  // REQUIRES: rounds <= the decode_run_rounds(seqs, ...) promised, with nothing changed since.
+  virtual void grow_rounds(std::span<const SeqHandle> seqs, std::int64_t rounds) {
+    for (std::int64_t i = 0; i < rounds; ++i)
+      for (const SeqHandle& h : seqs) grow(h, 1);
+  }
 
   // Creates `child` as a copy of `parent` (same tokens, same final length). Paged policies
   // share every block (copy-on-write later); contiguous policies need a second range and

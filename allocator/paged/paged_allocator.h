@@ -99,6 +99,13 @@ class PagedAllocator final : public KvAllocator {
   // The sequence's slot: valid until free(seq).
   SeqHandle handle(SeqId seq) const override;
   bool grow(SeqHandle h, std::int64_t n) override { return append_to(at(h), h.id, n); }
+  // Rounds that write only into each sequence's own last block or new blocks off the free
+  // list (no copy-on-write, no eviction, no prompt block left to cache): a sequence with r
+  // free slots in its last block takes a block in rounds r + 1, r + 1 + B, ..., so the
+  // rounds' changes repeat with period B.
+  void decode_run_rounds(std::span<const SeqHandle> seqs, std::int64_t keep_free_slots, std::int64_t max_rounds,
+                         DecodeRounds* out) const override;
+  void grow_rounds(std::span<const SeqHandle> seqs, std::int64_t rounds) override;
   bool fork(SeqId parent, SeqId child) override;  // always succeeds for a GPU-resident parent
   void free(SeqId seq) override;
   void hold_pending_prefix(std::span<const BlockHash> hashes) override {
@@ -198,10 +205,15 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t blocks_for(std::int64_t tokens) const { return (tokens + block_size_ - 1) >> block_shift_; }
   // New blocks (copy-on-write included) that appending n tokens to s takes.
   std::int64_t append_cost(SeqId seq, const Sequence& s, std::int64_t n) const;
+  // Tokens s can take on append_to's inline path: its last block's free slots when that
+  // block is its own and nothing else is due (no swap, no prompt block left to cache).
+  std::int32_t inline_room(const Sequence& s) const {
+    return !s.swapped && s.prompt_hashes.empty() && s.room > 0 && gpu_.ref_count(s.last) == 1 ? s.room : 0;
+  }
   // append(seq, n) on s: inline when the tokens fit s's own partly filled last block (a
   // decode, 15 times in 16 with blocks of 16), else append_slow.
   bool append_to(Sequence& s, SeqId seq, std::int64_t n) {
-    if (n > 0 && n <= s.room && !s.swapped && s.prompt_hashes.empty() && gpu_.ref_count(s.last) == 1) {
+    if (n > 0 && n <= inline_room(s)) {
       const auto w = static_cast<std::int32_t>(n);
       gpu_.set_filled(s.last, gpu_.filled(s.last) + w);
       token_states_ += w;
@@ -274,6 +286,10 @@ class PagedAllocator final : public KvAllocator {
   ReleasedBlockQueue released_;
   std::vector<std::uint64_t> released_at_;
   std::uint64_t release_clock_ = 0;
+
+  // grow_rounds' scratch (its sequences, and their order by room), kept to allocate nothing.
+  std::vector<Sequence*> run_seqs_;
+  std::vector<std::uint32_t> run_first_, run_fill_, run_order_;
 
   // Incremental counters behind breakdown(): O(1) reads.
   std::int64_t owned_blocks_ = 0;    // GPU blocks with ref_count > 0

@@ -265,6 +265,9 @@ void visit(V& v, ExperimentConfig& c) {
     q.field("stream_final_events", c.client.stream_final_events);
     q.field("latency_s", c.client.latency_s);
   });
+  v.section_omitted_at_default("engine", c.engine.skip_decode_runs, [&](auto& q) {
+    q.field("skip_decode_runs", c.engine.skip_decode_runs);
+  });
   v.field_omitted_at_default("calibration", c.calibration, std::string());
   v.ignore("sweep");
 }

@@ -133,6 +133,14 @@ struct OutputConfig {
   std::int64_t timeline_max_iterations = 100000;
 };
 
+// engine: how the simulator advances, never what it computes (outputs are the same either
+// way). Written to config.resolved.yaml only when not at its defaults.
+struct EngineConfig {
+  // Advance runs of identical decode iterations at once (sim/engine/decode_run.h); false
+  // plans every iteration, for debugging and for checking that skipping changes no output.
+  bool skip_decode_runs = true;
+};
+
 struct ExperimentConfig;
 
 // One entry of replicas.overrides: replica `index` runs `config`, the experiment's settings
@@ -217,6 +225,7 @@ struct ExperimentConfig {
   // The load generator's view: client_metrics.json (client_stream_metrics.h) when the
   // `client` section is given (default: none, no output).
   ClientSettings client;
+  EngineConfig engine;      // how the run is advanced (default: decode runs skipped)
   // The calibration file whose values filled the keys this experiment left out (calibration.h);
   // empty: none. Kept so config.resolved.yaml says where those values came from.
   std::string calibration;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "sim/core/iteration_plan.h"
 #include "sim/core/iteration_sample.h"
@@ -32,6 +33,18 @@ class IterationObserver {
   virtual void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) {
     (void)replica;
     on_iteration(s, plan);
+  }
+  // Decode runs (simulation.h): the engine may start iterations of a run without growing
+  // the allocator's sequences and the requests' token counts one iteration at a time (they
+  // catch up when the run ends or is cut). Returns how many iterations of replica `replica`,
+  // from its iteration `index` on (index included), this observer's on_iteration may see
+  // started that way: it reads nothing of them but the sample, the plan's request
+  // identities and states, and allocator counters a run leaves alone (stats(), tiers()).
+  // Default: any number.
+  virtual std::int64_t decode_run_limit(std::int32_t replica, std::int64_t index) const {
+    (void)replica;
+    (void)index;
+    return std::numeric_limits<std::int64_t>::max();
   }
   // `r` generated a token (each sequence of the group one) at the end of an iteration at
   // time `t`; `previous_s` is when its previous token came out, < 0 for its first. Called

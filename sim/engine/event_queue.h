@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -35,6 +36,8 @@ class EventQueue {
   virtual std::optional<Event> pop() = 0;
   virtual bool empty() const = 0;
   virtual double now() const = 0;
+  // The earliest event's time, +infinity when empty.
+  virtual double next_time() const = 0;
 };
 
 class BinaryHeapEventQueue final : public EventQueue {
@@ -43,6 +46,9 @@ class BinaryHeapEventQueue final : public EventQueue {
   std::optional<Event> pop() override;
   bool empty() const override { return heap_.empty(); }
   double now() const override { return now_; }
+  double next_time() const override {
+    return heap_.empty() ? std::numeric_limits<double>::infinity() : heap_.top().time;
+  }
 
  private:
   struct Later {

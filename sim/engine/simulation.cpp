@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,8 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
       oversize_(settings.oversize),
       max_model_len_(settings.max_model_len) {
   assert(!replicas_.empty() && (router_ || replicas_.size() == 1));
+  skip_decode_runs_ = settings.skip_decode_runs;
+  runs_.resize(replicas_.size());
   if (disagg_.enabled()) {
     if (static_cast<std::size_t>(disagg_.prefill_replicas) >= replicas_.size())
       throw SimulationError(fmt::format("{} prefill replicas of {} leave none to decode", disagg_.prefill_replicas,
@@ -81,6 +84,11 @@ constexpr double kMaxSimulatedSeconds = 1e10;
 void Simulation::schedule_next_arrival() { schedule(next_->arrival_s, EventKind::kArrival); }
 
 void Simulation::schedule(double time, EventKind kind, std::int32_t replica, std::uint64_t request) {
+  check_time(time, kind, replica, request);
+  queue_->push(time, kind, replica, request);
+}
+
+void Simulation::check_time(double time, EventKind kind, std::int32_t replica, std::uint64_t request) const {
   if (!(time <= kMaxSimulatedSeconds)) {
     std::string what, settings;
     switch (kind) {
@@ -101,12 +109,12 @@ void Simulation::schedule(double time, EventKind kind, std::int32_t replica, std
                                       "expected times below that; check {}",
                                       what, time, kMaxSimulatedSeconds, settings));
   }
-  queue_->push(time, kind, replica, request);
 }
 
 void Simulation::run(const ProgressFn& progress) {
   if (read_next()) schedule_next_arrival();
-  std::int64_t next_report = 4096;
+  progress_ = &progress;
+  next_report_ = 4096;
   while (auto e = queue_->pop()) {
     if (e->kind == EventKind::kArrival) {
       on_arrivals();
@@ -115,17 +123,17 @@ void Simulation::run(const ProgressFn& progress) {
     } else if (e->kind == EventKind::kTransferEnd) {
       on_transfer_end(*e);
     } else {
-      Replica& p = replicas_[static_cast<std::size_t>(e->replica)];
-      p.busy = false;
-      apply_plan(p, e->time);
-      if (!handoffs_.empty()) start_transfers(e->time);
-      start_iteration(p);
-      if (progress && iterations_ >= next_report) {
-        progress(now(), arrived_, finished_count_);
-        next_report = iterations_ + 4096;
+      const double started = on_iteration_end(replicas_[static_cast<std::size_t>(e->replica)], e->time);
+      if (progress_due()) {
+        progress(started, arrived_, finished_count_);
+        next_report_ = iterations_ + 4096;
       }
     }
   }
+  progress_ = nullptr;
+#ifndef NDEBUG
+  for (const DecodeRun& run : runs_) assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
+#endif
   for (const Replica& p : replicas_) {
     const Scheduler& sched = p.scheduler();
     if (!sched.idle())
@@ -161,6 +169,7 @@ void Simulation::start_transfers(double now_s) {
     Request* r = handoffs_.front();
     const std::int32_t d = disagg_.prefill_replicas + decode_router_->route(*r, decode);
     Replica& q = replicas_[static_cast<std::size_t>(d)];
+    cut_run(q);
     if (!q.scheduler().reserve_hand_in(r)) return;  // the head waits; so does everyone behind it
     handoffs_.pop_front();
     ++q.handed_in;
@@ -176,6 +185,8 @@ void Simulation::on_transfer_end(const Event& e) {
   Request* r = live_.at(e.request).get();
   Replica& from = replicas_[static_cast<std::size_t>(r->replica)];
   Replica& to = replicas_[static_cast<std::size_t>(e.replica)];
+  cut_run(from);
+  cut_run(to);
   from.scheduler().release_handed_off(r);
   to.scheduler().take_handed_in(r);
   r->replica = to.index();
@@ -213,6 +224,11 @@ void Simulation::on_arrival() {
   }
   if (router_) r->replica = router_->route(*r, prefill_replicas());
   Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
+  // A request joining the back of a waiting queue whose head the run's plans leave waiting
+  // is planned by none of them (its prompt's keys, held for the prefix cache, aside).
+  if (p.scheduler().num_waiting() == 0 || p.scheduler().settings().async_steps > 0 ||
+      (!r->block_hashes.empty() && p.allocator().caches_prefixes()))
+    cut_run(p);
   ++p.routed_requests;
   p.routed_tokens += r->final_tokens();
   live_.emplace(r->id, std::move(owned));
@@ -353,6 +369,7 @@ void Simulation::start_iteration(Replica& p) {
   IterationSample s;
   s.index = p.iterations;
   s.start_s = now_s;
+  s.waiting = static_cast<std::int64_t>(p.scheduler().num_waiting());  // arrivals join behind
   s.duration_s = dt;
   s.batch_requests = plan_.batched_requests();
   s.batch_seqs = batch_seqs;
@@ -377,7 +394,125 @@ void Simulation::start_iteration(Replica& p) {
   ++p.iterations;
   ++iterations_;
   p.busy = true;
+  if (skip_decode_runs_) begin_run(p, s, shape, swap_s);
   schedule(now_s + dt, EventKind::kIterationEnd, p.index());
+}
+
+double Simulation::on_iteration_end(Replica& p, double end) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  double t = end;
+  for (;;) {
+    p.busy = false;
+    if (run.left > 0) {
+      emit_run_tokens(p, t);
+    } else {
+      settle_run(p);
+      apply_plan(p, t);
+    }
+    if (!handoffs_.empty()) start_transfers(t);  // may cut the run
+    if (run.left == 0) {
+      start_iteration(p);  // schedules its end
+      return t;
+    }
+    start_run_iteration(p, t);
+    const double next = t + run.sample.duration_s;
+    // The engine that plans every iteration would queue this end and pop it at once.
+    if (run.left == 0 || !(next < queue_->next_time()) || progress_due()) {
+      schedule(next, EventKind::kIterationEnd, p.index());
+      return t;
+    }
+    check_time(next, EventKind::kIterationEnd, p.index());
+    t = next;
+  }
+}
+
+void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShape& shape, double swap_s) {
+  const Scheduler& scheduler = p.scheduler();
+  const IterationPlan& plan = p.plan;
+  if (!scheduler.traits().repeats_decode_plans || !plan.prefills.empty() || plan.decodes.empty() ||
+      s.preemptions > 0 || s.swap_out_blocks > 0 || s.swap_in_blocks > 0 || !p.held.empty() ||
+      plan.decodes.size() != scheduler.num_running() || (global_ && scheduler.num_waiting() > 0))
+    return;
+  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
+  // Iteration j after this one repeats it when no request finished at the ends of 0..j-1.
+  std::int64_t left = std::numeric_limits<std::int64_t>::max();
+  for (const Request* r : plan.decodes) {
+    if (r->beam_width > 1 || r->first_token_s < 0) return;
+    left = std::min(left, r->output_tokens - r->generated - 1);
+  }
+  if (left <= 0) return;
+  for (const IterationObserver* o : observers_) left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
+  for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())])
+    left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
+  if (left <= 0) return;
+  run.seqs.clear();
+  for (const Request* r : plan.decodes) run.seqs.insert(run.seqs.end(), r->seqs.begin(), r->seqs.end());
+  p.allocator().decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
+  if (run.rounds.rounds <= 0) return;
+  run.left = run.rounds.rounds;
+  run.round = 0;
+  run.sample = s;
+  run.shape = shape;
+  run.swap_s = swap_s;
+  p.plan.tier = {};  // priced for this iteration only
+}
+
+void Simulation::start_run_iteration(Replica& p, double now_s) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  IterationSample& s = run.sample;
+  run.shape.decode_context_tokens += run.shape.decode_seqs;  // every context one token longer
+  s.index = p.iterations;
+  s.start_s = now_s;
+  s.waiting = static_cast<std::int64_t>(p.scheduler().num_waiting());  // arrivals join behind
+  s.duration_s = p.cost().iteration_seconds(run.shape) + run.swap_s;
+  const alloc::DecodeRound& round = run.rounds.cycle[static_cast<std::size_t>(run.round % run.rounds.cycle.size())];
+  ++run.round;
+  s.memory += round.memory;
+  s.logical_blocks += round.blocks;
+  s.physical_blocks += round.blocks;
+  s.swap_out_blocks = s.swap_in_blocks = 0;
+  s.preemptions = 0;
+  for (IterationObserver* o : observers_) o->on_replica_iteration(p.index(), s, p.plan);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, p.plan);
+  ++p.iterations;
+  ++iterations_;
+  ++run.lag;
+  --run.left;
+  p.busy = true;
+}
+
+void Simulation::emit_run_tokens(Replica& p, double t) {
+  if (!token_observers_.empty()) {  // they get every token as it comes
+    for (Request* r : p.plan.decodes) emit_token(r, t);
+    return;
+  }
+  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  if (run.tokens == 0) {
+    run.first_token_s = t;
+    run.max_gap_s = 0;
+  } else {
+    run.max_gap_s = std::max(run.max_gap_s, t - run.last_token_s);
+  }
+  run.last_token_s = t;
+  ++run.tokens;
+}
+
+void Simulation::settle_run(Replica& p) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  if (run.lag > 0) {
+    p.allocator().grow_rounds(run.seqs, run.lag);
+    run.lag = 0;
+  }
+  if (run.tokens > 0) {
+    // emit_token's updates, `tokens` times: the largest gap is the largest of the gaps (all >= 0).
+    for (Request* r : p.plan.decodes) {
+      r->generated += run.tokens;
+      r->max_token_gap_s = std::max({r->max_token_gap_s, run.first_token_s - r->last_token_s, run.max_gap_s});
+      r->last_token_s = run.last_token_s;
+    }
+    run.tokens = 0;
+  }
 }
 
 void Simulation::price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,

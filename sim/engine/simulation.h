@@ -24,6 +24,19 @@
 // apply); one that is not goes through the oversize policy. Replicas with a prefix cache
 // must share one block size (the request's block keys are made once).
 //
+// Decode runs (EngineSettings::skip_decode_runs, decode_run.h): when a replica plans an
+// iteration that decodes all of its running requests and nothing else, under a policy that
+// would plan it again (SchedulerTraits::repeats_decode_plans), the iterations after it that
+// must repeat it are started from a copy of its sample, its batch one token longer per
+// sequence, without the scheduler; the allocator and the requests catch up when the run
+// ends. A run never spans what could change the replica's next plan or what an observer of
+// its state could see: a finished request, a new block (copy-on-write and prefix caching
+// included), beam search, held requests (asynchronous scheduling), a global cache with
+// requests waiting, an iteration an observer wants exact (decode_run_limit); an arrival
+// routed to the replica and a KV transfer to or from it cut it short. Iteration ends earlier
+// than every queued event skip the queue; the others go through it, so events keep their
+// order.
+//
 // Disaggregated prefill/decode (EngineSettings::disaggregation, DisaggregationSettings):
 // arrivals are routed among the prefill replicas [0, P) only. At the end of the iteration
 // that completes a request's prefill, its first token comes out (time-to-first-token ends
@@ -76,6 +89,7 @@
 #include "sim/core/iteration_observer.h"
 #include "sim/core/request.h"
 #include "sim/cost/cost_model.h"
+#include "sim/engine/decode_run.h"
 #include "sim/engine/event_queue.h"
 #include "sim/scheduler/scheduler.h"
 #include "traces/request_source.h"
@@ -100,6 +114,10 @@ struct EngineSettings {
   // REQUIRES when enabled: bandwidth and KV bytes per token > 0, latency >= 0, pool_blocks
   // >= 1 for shared_pool (the config checks them).
   GlobalCacheSettings global_cache;
+  // Advance runs of identical decode iterations without the scheduler and the allocator
+  // (decode_run.h): outputs are byte for byte those of the engine that plans every
+  // iteration, which false runs (for debugging and for checking that promise).
+  bool skip_decode_runs = true;
 };
 
 // Called every few thousand iterations: virtual time, requests arrived, finished.
@@ -155,6 +173,26 @@ class Simulation {
   void on_arrival();   // takes next_ in
   void on_arrivals();  // on_arrival for every request arriving now
   void start_iteration(Replica& p);
+  // p's iteration that ended at `end`: applies its plan (or, in a decode run, its tokens) and
+  // starts the next one; while a run's next iteration ends before every queued event (and
+  // no progress report is due), goes on with it at once. Returns when the last iteration
+  // started, started.
+  double on_iteration_end(Replica& p, double end);
+  // Starts a decode run after p's iteration just planned (sample s, batch `shape`, swap
+  // seconds `swap_s`) when it qualifies (see above).
+  void begin_run(Replica& p, const IterationSample& s, const BatchShape& shape, double swap_s);
+  // The next iteration of p's run, starting at now_s.
+  void start_run_iteration(Replica& p, double now_s);
+  // The tokens of p's run's iteration that ended at t.
+  void emit_run_tokens(Replica& p, double t);
+  // Catches p's allocator and requests up with its run (DecodeRun::lag, DecodeRun::tokens).
+  void settle_run(Replica& p);
+  // Ends p's run now (settled): something outside it is about to read or change p's state.
+  void cut_run(Replica& p) {
+    settle_run(p);
+    runs_[static_cast<std::size_t>(p.index())].left = 0;
+  }
+  bool progress_due() const { return progress_ && *progress_ && iterations_ >= next_report_; }
   // Counts an iteration start against each request p holds (asynchronous scheduling) and
   // hands those whose count ran out, or all of them when `all`, to p's scheduler.
   void release_held(Replica& p, bool all);
@@ -169,6 +207,8 @@ class Simulation {
   // SimulationError saying which event, its time and the settings that produce such times);
   // an arrival is next_'s.
   void schedule(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0);
+  // schedule()'s check of `time` alone (a run's iteration end that skips the queue).
+  void check_time(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0) const;
   void schedule_next_arrival();
   // Disaggregated: hands r (prefill just completed on prefill replica p) off for transfer.
   void hand_off(Replica& p, Request* r);
@@ -200,6 +240,10 @@ class Simulation {
   std::vector<Request*> finished_;
   std::vector<std::int32_t> parents_;
   std::int64_t iterations_ = 0;  // over all replicas
+  bool skip_decode_runs_;
+  std::vector<DecodeRun> runs_;  // per replica
+  const ProgressFn* progress_ = nullptr;  // run()'s, while it runs
+  std::int64_t next_report_ = 0;          // iterations_ at the next progress report
   std::int64_t arrived_ = 0, finished_count_ = 0;
   traces::OversizePolicy oversize_;
   std::int64_t max_model_len_;

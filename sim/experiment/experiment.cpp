@@ -493,6 +493,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   es.beam = c.beam;
   es.oversize = c.workload.oversize;
   es.max_model_len = run.max_model_len;
+  es.skip_decode_runs = c.engine.skip_decode_runs;
   for (const Run& other : run.other_replicas)  // a request must fit every replica
     if (es.max_model_len == 0 || (other.max_model_len > 0 && other.max_model_len < es.max_model_len))
       es.max_model_len = other.max_model_len;

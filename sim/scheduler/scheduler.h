@@ -78,6 +78,14 @@ class Scheduler {
   // parent. Unpicked beams are freed; a beam picked m times continues plus m-1 forks.
   void reshape_beams(Request* r, const std::vector<std::int32_t>& parents);
 
+  // Decode runs (SchedulerTraits::repeats_decode_plans): free slots (allocator breakdown's
+  // `free`) the policy's checks need at every point of a repeat of `plan`, a decode-only
+  // plan, for it to plan the same again. Default 0: the grows need their room, nothing more.
+  virtual std::int64_t decode_repeat_free_slots(const IterationPlan& plan) const {
+    (void)plan;
+    return 0;
+  }
+
   bool idle() const { return waiting_.empty() && running_.empty() && swapped_.empty(); }
   // Preemptions since the start, including those of plans that ran no compute and of failed
   // forks (which the plan counters of IterationPlan do not see).

@@ -113,21 +113,37 @@ struct SchedulerTraits {
   // The policy runs over the layer-group pools too (allocator.kind: uniform, hybrid, jenga,
   // vattention): it needs only the KvAllocator interface and preempts by recompute.
   bool runs_on_layer_group_pools = false;
+  // Decode runs (simulation.h): after an iteration that decodes every running request and
+  // does nothing else, the policy plans the same decodes again as long as nothing changes but
+  // the decoding sequences' lengths and the free memory their growth takes (no arrival, no
+  // finished request, no memory freed), as long as Scheduler::decode_repeat_free_slots stay
+  // free; and a request joining the back of a non-empty waiting queue changes none of those
+  // plans (admission is first come, first served: it stops at a head that does not fit). Its
+  // decisions read queues, counts and free memory (admission fails the more, the less is
+  // free), never the iteration's number, the time or the tokens generated. False: sglang (its new-token ratio
+  // decays every iteration and its reservation reads the tokens generated).
+  bool repeats_decode_plans = false;
 };
 
 constexpr SchedulerTraits traits_of(SchedulerKind k) {
   switch (k) {
     case SchedulerKind::kStatic:
     case SchedulerKind::kOrca:
-      return {.chunked_prefill = false, .needs_paged_allocator = false, .runs_on_layer_group_pools = true};
+      return {.chunked_prefill = false,
+              .needs_paged_allocator = false,
+              .runs_on_layer_group_pools = true,
+              .repeats_decode_plans = true};
     case SchedulerKind::kVllm:
-    case SchedulerKind::kVllmV0: return {.chunked_prefill = false, .needs_paged_allocator = true};
-    case SchedulerKind::kSarathi: return {.chunked_prefill = true, .needs_paged_allocator = true};
+    case SchedulerKind::kVllmV0:
+      return {.chunked_prefill = false, .needs_paged_allocator = true, .repeats_decode_plans = true};
+    case SchedulerKind::kSarathi:
+      return {.chunked_prefill = true, .needs_paged_allocator = true, .repeats_decode_plans = true};
     case SchedulerKind::kVllmV1:
       return {.chunked_prefill = true,
               .needs_paged_allocator = true,
               .whole_block_prefix_hits = true,
-              .runs_on_layer_group_pools = true};
+              .runs_on_layer_group_pools = true,
+              .repeats_decode_plans = true};
     case SchedulerKind::kSglang:
       return {.chunked_prefill = true, .needs_paged_allocator = false, .needs_radix_allocator = true};
   }

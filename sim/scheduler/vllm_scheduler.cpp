@@ -13,6 +13,12 @@ std::int64_t VllmScheduler::watermark_blocks() const {
   return static_cast<std::int64_t>(settings_.watermark * static_cast<double>(paged_.num_blocks()));
 }
 
+std::int64_t VllmScheduler::decode_repeat_free_slots(const IterationPlan& plan) const {
+  std::size_t widest = 0;
+  for (const Request* r : plan.decodes) widest = std::max(widest, r->seqs.size());
+  return static_cast<std::int64_t>(widest) * paged_.block_size();
+}
+
 std::int64_t VllmScheduler::headroom_slots(const Request& r) const {
   return (r.width() + watermark_blocks()) * paged_.block_size();
 }

@@ -19,6 +19,8 @@ class VllmScheduler : public Scheduler {
  public:
   VllmScheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);
   void schedule(double now, IterationPlan& plan) override;
+  // Step (1)'s free block per sequence of the widest group: less preempts.
+  std::int64_t decode_repeat_free_slots(const IterationPlan& plan) const override;
 
  protected:
   // Step 1 for groups past their prefill; groups still in a chunked prefill are kept

@@ -1,6 +1,7 @@
 #include "sim/validate/batch_sampler.h"
 
 #include <algorithm>
+#include <limits>
 
 
 namespace pagesim::sim {
@@ -93,6 +94,12 @@ void BatchSampler::on_iteration(const IterationSample& s, const IterationPlan& p
   if (s.index % settings_.every_n_iterations != 0) return;
   file_->stream() << to_json_line(sample(s.index, s.start_s, plan)) << '\n';
   ++written_;
+}
+
+std::int64_t BatchSampler::decode_run_limit(std::int32_t, std::int64_t index) const {
+  const std::int64_t n = settings_.every_n_iterations;
+  if (n <= 0 || written_ >= settings_.max_batches) return std::numeric_limits<std::int64_t>::max();
+  return (n - index % n) % n;  // iterations before the next multiple of n (0: index itself)
 }
 
 void BatchSampler::finish() { file_->commit(); }

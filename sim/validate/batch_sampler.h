@@ -49,6 +49,9 @@ class BatchSampler final : public SequenceObserver, public IterationObserver {
 
   // Samples iteration s.index if it is due.
   void on_iteration(const IterationSample& s, const IterationPlan& plan) override;
+  // A sampled iteration reads the allocator's block tables and the requests' tokens: a decode
+  // run stops before it.
+  std::int64_t decode_run_limit(std::int32_t replica, std::int64_t index) const override;
   // The batch `plan` describes, as sampled (also used by tests).
   SampledBatch sample(std::int64_t iteration, double time_s, const IterationPlan& plan) const;
   std::int64_t batches_written() const { return written_; }

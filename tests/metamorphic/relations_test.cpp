@@ -212,6 +212,53 @@ TEST_F(Metamorphic, RandomConfigurationsKeepEveryRelation) {
   EXPECT_GE(tiers, 2);
 }
 
+// Skipping runs of identical decode iterations (engine.skip_decode_runs, the default)
+// changes no byte of any output against the engine that plans every iteration, whatever the
+// scheduler, allocator, cluster and workload, and with the outputs and observers that look at
+// every iteration: iterations.csv at strides 1 and 3, timeline.json, sampled batches
+// (batches.jsonl), the client's token stream, SLOs, asynchronous scheduling.
+TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
+  int compared = 0;
+  for (std::uint64_t seed = 300; seed < 300 + kDraws; ++seed) {
+    const RandomExperiment e = testing::random_experiment(seed);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
+    std::vector<std::string> sets;
+    switch (seed % 5) {
+      case 1: sets = {"output.timeline=true", "output.iterations_stride=3"}; break;
+      case 2: sets = {"validate.every_n_iterations=3", "validate.max_batches=5"}; break;
+      case 3: sets = {"client.kind=inference_perf", "slo.ttft_s=1", "slo.tbt_s=0.05"}; break;
+      case 4: sets = {"scheduler.async_steps=1"}; break;
+      default: break;
+    }
+    const std::string name = "k" + std::to_string(seed);
+    const std::optional<fs::path> skip = run(name, e.yaml, sets);
+    if (!skip) continue;
+    sets.push_back("engine.skip_decode_runs=false");
+    const std::optional<fs::path> plain = run(name + "-plain", e.yaml, sets);
+    ASSERT_TRUE(plain.has_value());
+    ++compared;
+    std::size_t files = 0;
+    for (const auto& entry : fs::directory_iterator(*plain)) {
+      const std::string file = entry.path().filename().string();
+      ASSERT_TRUE(fs::exists(*skip / file)) << file;
+      ++files;
+      if (file == "summary.json") {
+        EXPECT_EQ(summary_without_host_timings(*skip), summary_without_host_timings(*plain));
+      } else if (file == "config.resolved.yaml") {  // the setting itself is written where not at its default
+        std::string text = read_file(*plain / file);
+        const std::string setting = "engine:\n  skip_decode_runs: false\n";
+        ASSERT_NE(text.find(setting), std::string::npos) << text;
+        text.erase(text.find(setting), setting.size());
+        EXPECT_EQ(read_file(*skip / file), text);
+      } else {
+        EXPECT_TRUE(read_file(*skip / file) == read_file(*plain / file)) << file << " differs";
+      }
+    }
+    EXPECT_EQ(files, static_cast<std::size_t>(std::distance(fs::directory_iterator(*skip), fs::directory_iterator())));
+  }
+  EXPECT_GE(compared, 16);
+}
+
 // More KV never finishes fewer requests, nor drops more.
 TEST_F(Metamorphic, DoublingKvNeverLowersFinishedRequests) {
   int compared = 0;

@@ -448,6 +448,21 @@ TEST(ConfigErrors, TimelineBounds) {
   EXPECT_TRUE(fails_with("output:\n  timeline: maybe\n", 2, "output.timeline", {"true or false"}));
 }
 
+TEST(ExperimentConfig, EngineSectionRoundTripsAndIsOmittedAtItsDefault) {
+  EXPECT_TRUE(parse("{}").engine.skip_decode_runs);
+  EXPECT_FALSE(to_yaml(parse("{}"))["engine"]);  // runs without it keep their resolved configs
+  const ExperimentConfig c = parse("engine: {skip_decode_runs: false}\n");
+  EXPECT_FALSE(c.engine.skip_decode_runs);
+  EXPECT_FALSE(round_trip(c).engine.skip_decode_runs);
+  EXPECT_FALSE(to_yaml(c)["engine"]["skip_decode_runs"].as<bool>());
+}
+
+TEST(ConfigErrors, EngineKeys) {
+  EXPECT_TRUE(fails_with("engine:\n  skip_decode_run: false\n", 2, "engine.skip_decode_run",
+                         {"unknown key", "skip_decode_runs"}));
+  EXPECT_TRUE(fails_with("engine:\n  skip_decode_runs: sometimes\n", 2, "engine.skip_decode_runs", {"true or false"}));
+}
+
 // ---- Errors: file:line, the dotted key, what was expected ----
 
 TEST(ConfigErrors, UnknownTopLevelKey) {

@@ -1,0 +1,46 @@
+// DecodeRun: a replica's run of identical decode iterations, which the Simulation advances
+// without its scheduler and allocator (EngineSettings::skip_decode_runs, simulation.h).
+//
+// Most iterations of a serving run decode the same requests as the one before. Once an
+// iteration is planned that decodes every running request and does nothing else, and nothing
+// can happen before the next `left` iterations start — no request finishes, every sequence
+// grows without side effects and leaves the policy the free memory its checks need
+// (KvAllocator::decode_run_rounds, Scheduler::decode_repeat_free_slots), no event touches the
+// replica, no observer reads what a run leaves behind — those iterations repeat its plan: the
+// engine derives each one's sample from the last (contexts one token longer, memory and
+// blocks moved as `rounds` says), prices it with the cost model, tells the observers, and
+// catches up the rest later.
+// What it leaves behind while the run goes on, and settles when the run ends or is cut:
+//   - the allocator's sequences lack `lag` rounds of one token each (KvAllocator::grow_rounds);
+//   - the plan's requests lack the `tokens` tokens that came out at the iteration ends since
+//     the run began, the first at `first_token_s`, the last at `last_token_s`, their largest
+//     gap `max_gap_s` (only without token observers, which get every token as it comes).
+// Everything else — the clock, each sample, the observers' calls, the event order — is what
+// the iteration-by-iteration engine produces, with the same floating-point operations in the
+// same order. Owned by the Simulation, one per replica; a plain value type.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "allocator/kv_allocator.h"
+#include "allocator/decode_rounds.h"
+#include "sim/core/iteration_sample.h"
+#include "sim/cost/batch_shape.h"
+
+namespace pagesim::sim {
+
+struct DecodeRun {
+  std::int64_t left = 0;               // iterations still to start as repeats; 0: no run
+  std::vector<alloc::SeqHandle> seqs;  // the plan's sequences, in plan order
+  IterationSample sample;              // the last iteration started
+  BatchShape shape;                    // its batch
+  alloc::DecodeRounds rounds;          // how the allocator moves per iteration
+  std::int64_t round = 0;              // repeats started (the next takes rounds.cycle[round % size])
+  double swap_s = 0;                   // the swap seconds of an iteration without swaps
+  std::int64_t lag = 0;                // rounds the allocator has not grown yet
+  std::int64_t tokens = 0;             // tokens per request not handed to the requests yet
+  double first_token_s = 0, last_token_s = 0, max_gap_s = 0;
+};
+
+}  // namespace pagesim::sim
