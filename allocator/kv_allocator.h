@@ -27,6 +27,7 @@
 #include "allocator/allocator_stats.h"
 #include "allocator/block.h"
 #include "allocator/decode_rounds.h"
+#include "allocator/layer_group.h"
 #include "allocator/memory_breakdown.h"
 #include "allocator/remote_prefix.h"
 #include "allocator/tier/tier_transfer.h"
@@ -200,6 +201,19 @@ class KvAllocator {
   // ids; token t lives in block table[t / block_size()] at slot t % block_size().
   // REQUIRES: seq is live and resident (not swapped out).
   virtual std::vector<BlockId> block_table(SeqId seq) const = 0;
+  // The table a paged-attention kernel reading this pool must be checked against, and which
+  // keys it holds: a layer-group pool with a sliding-window or chunked-local table names that
+  // table — the one whose dropped pages (kNoBlock) a kernel must not read — with its kind and
+  // window W / chunk C (layer_group.h); every other allocator its block_table(), kFull.
+  // Constant for the allocator's life.
+  struct KernelTable {
+    LayerGroupKind keep = LayerGroupKind::kFull;
+    std::int64_t window_tokens = 0;  // W or C; 0 for kFull
+  };
+  virtual KernelTable kernel_table() const { return {}; }
+  // Sequence seq's entries of that table, as block_table() gives its own (kNoBlock where a
+  // page was dropped). REQUIRES: as block_table().
+  virtual std::vector<BlockId> kernel_block_table(SeqId seq) const { return block_table(seq); }
   // Block tables name ids in [0, block_id_space()): capacity_slots() / block_size() where ids
   // count blocks of the pool; the layer-group pools, whose capacity is not in blocks, say
   // their own (grouped: the large-page id space; vattention: its virtual tokens).

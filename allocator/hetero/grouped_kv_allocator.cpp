@@ -96,6 +96,28 @@ std::vector<BlockId> GroupedKvAllocator::block_table(SeqId seq) const {
   return pick < s.tables.size() ? s.tables[pick] : std::vector<BlockId>{};
 }
 
+namespace {
+// The index of the first kTokens table of `layout` that drops pages, or tables.size().
+std::size_t windowed_table(const KvLayout& layout) {
+  for (std::size_t t = 0; t < layout.tables.size(); ++t) {
+    const TableGroup& tg = layout.tables[t];
+    if (tg.kind == TableKind::kTokens && tg.keep != LayerGroupKind::kFull) return t;
+  }
+  return layout.tables.size();
+}
+}  // namespace
+
+KvAllocator::KernelTable GroupedKvAllocator::kernel_table() const {
+  const std::size_t t = windowed_table(layout_);
+  if (t == layout_.tables.size()) return {};
+  return {layout_.tables[t].keep, layout_.tables[t].window_tokens};
+}
+
+std::vector<BlockId> GroupedKvAllocator::kernel_block_table(SeqId seq) const {
+  const std::size_t t = windowed_table(layout_);
+  return t == layout_.tables.size() ? block_table(seq) : get(seq).tables[t];
+}
+
 void GroupedKvAllocator::check_request(const AdmitRequest& req) const {
   auto misuse = [&](const std::string& what) {
     throw AllocatorError(layout_.policy + " allocator: " + seq_name(req.seq) + ": " + what);

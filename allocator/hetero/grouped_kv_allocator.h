@@ -103,6 +103,9 @@ class GroupedKvAllocator final : public KvAllocator {
   // where a page was dropped); page ids of the pool. table() gives any table.
   std::vector<BlockId> block_table(SeqId seq) const override;
   std::int64_t block_id_space() const override { return pool_.id_space(); }
+  // The first kTokens table that keeps a sliding window or a chunk, when there is one.
+  KernelTable kernel_table() const override;
+  std::vector<BlockId> kernel_block_table(SeqId seq) const override;
   MemoryBreakdown breakdown() const override;
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;

@@ -69,6 +69,19 @@ std::int64_t uniform_token_bytes(const LayerGroups& groups) {
   return per_layer * layers;
 }
 
+// True when every group is full attention and two of them differ in per-layer KV size.
+bool uniform_type_with_sizes(const LayerGroups& groups) {
+  std::int64_t first = 0;
+  bool differ = false;
+  for (const LayerGroup& lg : groups) {
+    if (lg.kind != LayerGroupKind::kFull) return false;
+    const std::int64_t a = lg.kv_bytes_per_token / lg.layers;
+    if (first == 0) first = a;
+    differ = differ || a != first;
+  }
+  return differ;
+}
+
 // a * b, or a refusal naming `what` when it would overflow.
 std::int64_t checked_mul(const std::string& policy, std::int64_t a, std::int64_t b, const std::string& what) {
   if (a != 0 && b > std::numeric_limits<std::int64_t>::max() / a) refuse(policy, what + " overflows 64 bits");
@@ -139,6 +152,27 @@ KvLayout hybrid_layout(const LayerGroups& groups, std::int64_t pool_bytes, std::
   l.policy = "hybrid";
   check_groups(l.policy, groups, pool_bytes, block_size);
   l.token_bytes = uniform_token_bytes(groups);
+  // Every group full attention but of several per-layer sizes (DeepSeek-V3.2: the latent
+  // cache and the indexer's keys): vLLM's UniformTypeKVCacheSpecs, one KV cache group of all
+  // layers (kv_cache_utils.py, _get_kv_cache_groups_uniform_type), so one block table whose
+  // page holds every layer's own bytes, unpadded.
+  if (uniform_type_with_sizes(groups)) {
+    l.tokens_per_page = block_size;
+    l.vllm_group_size = 0;
+    TableGroup t;
+    t.kind = TableKind::kTokens;
+    t.caches_prefixes = true;
+    std::int64_t token = 0;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      t.parts.push_back({static_cast<std::int32_t>(g), groups[g].kv_bytes_per_token, groups[g].kv_bytes_per_token});
+      token += groups[g].kv_bytes_per_token;
+    }
+    t.page_bytes = checked_mul(l.policy, block_size, token, "a page");
+    l.tables.push_back(t);
+    l.large_page_bytes = t.page_bytes;
+    finish(l, pool_bytes);
+    return l;
+  }
   // One per-layer KV size for every attention group; the largest per-layer state.
   std::int64_t attn = 0, state = 0;
   for (std::size_t g = 0; g < groups.size(); ++g) {

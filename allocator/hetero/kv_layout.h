@@ -91,7 +91,9 @@ KvLayout uniform_layout(const LayerGroups& groups, std::int64_t pool_bytes, std:
 // has one size; group_size is the fewest layers of any layer group, or the most when
 // most < 1.25 * fewest; a layer group of n layers becomes ceil(n / group_size) tables, the
 // last padded with empty layers (rounding). Attention groups must share one per-layer KV size
-// (vLLM's unify_kv_cache_spec_page_size, which rescales block sizes, is not modelled). With
+// (vLLM's unify_kv_cache_spec_page_size, which rescales block sizes, is not modelled) — except
+// where every group is full attention (DeepSeek-V3.2's latent cache beside its indexer keys):
+// then, as vLLM's UniformTypeKVCacheSpecs, one table of every layer, each part its own size. With
 // recurrent groups the block grows to the smallest multiple of block_size whose per-layer
 // page holds a layer's state, and the state is padded to that page (vLLM's
 // HybridAttentionMambaModelConfig; the kernel alignment is taken to be block_size).

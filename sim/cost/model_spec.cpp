@@ -13,8 +13,31 @@ namespace {
 
 using alloc::LayerGroupKind;
 
-// q, k, v, o of one layer whose KV heads are kv × hd (q and o keep the model's query heads).
+// One MLA layer's projections (DeepSeek-V2/V3 modeling code; vLLM DeepseekV2MLAAttention):
+// q_a (hidden → q_lora_rank) + its norm + q_b (→ heads × (nope + rope)), or q (hidden →
+// heads × (nope + rope)) without query compression; kv_a (hidden → rank + rope) + its norm;
+// kv_b (rank → heads × (nope + v)); o (heads × v → hidden); with an indexer, its wq_b
+// (q_lora_rank → index heads × index_head_dim), wk (hidden → index_head_dim), k_norm
+// (LayerNorm weight and bias) and weights_proj (hidden → index heads).
+std::int64_t mla_attention_params(const ModelSpec& m) {
+  const LatentAttention& a = m.mla;
+  const std::int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+  const std::int64_t q = a.q_lora_rank > 0 ? m.hidden * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * m.heads * qk
+                                           : m.hidden * m.heads * qk;
+  const std::int64_t kv_a = m.hidden * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank;
+  const std::int64_t kv_b = a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim);
+  const std::int64_t o = m.heads * a.v_head_dim * m.hidden;
+  const std::int64_t indexer = a.sparse() ? a.q_lora_rank * a.index_n_heads * a.index_head_dim +
+                                                m.hidden * a.index_head_dim + 2 * a.index_head_dim +
+                                                m.hidden * a.index_n_heads
+                                          : 0;
+  return q + kv_a + kv_b + o + indexer;
+}
+
+// q, k, v, o of one layer whose KV heads are kv × hd (q and o keep the model's query heads);
+// MLA's projections for a latent-attention model.
 std::int64_t attention_params(const ModelSpec& m, std::int64_t kv, std::int64_t hd) {
+  if (m.mla.enabled()) return mla_attention_params(m);
   const std::int64_t q = m.heads * hd;
   const std::int64_t weights = m.hidden * q + 2 * m.hidden * kv * hd + q * m.hidden;
   const std::int64_t biases = m.linear_bias ? q + 2 * kv * hd + m.hidden : 0;
@@ -124,21 +147,34 @@ std::int64_t ModelSpec::parameter_count() const {
 }
 
 namespace {
-// `params` of which `expert` are experts, in bytes.
-std::int64_t bytes_of(const ModelSpec& m, std::int64_t params, std::int64_t expert) {
-  if (m.expert_weight_bytes <= 0) return params * m.dtype_bytes;
-  return (params - expert) * m.dtype_bytes +
-         static_cast<std::int64_t>(std::ceil(static_cast<double>(expert) * m.expert_weight_bytes));
+// `params` weights of `bytes` each (0: dtype_bytes), rounded up to whole bytes.
+std::int64_t bytes_of(const ModelSpec& m, std::int64_t params, double bytes) {
+  if (bytes <= 0) return params * m.dtype_bytes;
+  return static_cast<std::int64_t>(std::ceil(static_cast<double>(params) * bytes));
 }
 }  // namespace
 
-std::int64_t ModelSpec::weight_bytes() const { return bytes_of(*this, parameter_count(), all_expert_params()); }
+// The embedding and LM head (what parameter_count adds to the blocks) at dtype_bytes.
+std::int64_t ModelSpec::weight_bytes() const {
+  return nonembedding_weight_bytes() + (parameter_count() - nonembedding_params()) * dtype_bytes;
+}
 
 std::int64_t ModelSpec::nonembedding_weight_bytes() const {
-  return bytes_of(*this, nonembedding_params(), all_expert_params());
+  const std::int64_t expert = all_expert_params();
+  return bytes_of(*this, nonembedding_params() - expert, block_weight_bytes) +
+         bytes_of(*this, expert, expert_weight_bytes);
+}
+
+std::int64_t ModelSpec::latent_kv_bytes_per_token() const {
+  return mla.enabled() ? layers * latent_bytes_per_token_per_layer(mla, kv_dtype, dtype_bytes) : 0;
+}
+
+std::int64_t ModelSpec::index_kv_bytes_per_token() const {
+  return mla.enabled() ? layers * index_key_bytes_per_token_per_layer(mla) : 0;
 }
 
 std::int64_t ModelSpec::kv_bytes_per_token() const {
+  if (mla.enabled()) return latent_kv_bytes_per_token() + index_kv_bytes_per_token();
   std::int64_t widest = 0;
   for (const ModelLayerGroup& g : layer_groups_or_uniform())
     if (g.attends()) widest = std::max(widest, kv_bytes_per_token_per_layer(g.kv_heads, g.head_dim));
@@ -146,6 +182,7 @@ std::int64_t ModelSpec::kv_bytes_per_token() const {
 }
 
 std::int64_t ModelSpec::kv_bytes_per_token_per_gpu(int tp) const {
+  if (mla.enabled()) return kv_bytes_per_token();  // every rank holds the whole latent cache
   std::int64_t widest = 0;
   for (const ModelLayerGroup& g : layer_groups_or_uniform())
     if (g.attends()) widest = std::max(widest, kv_bytes_per_token_per_layer(kv_heads_per_gpu(g.kv_heads, tp), g.head_dim));
@@ -171,6 +208,7 @@ void ModelSpec::validate() const {
         "model '{}': kv_heads {} does not divide heads {}, expected a divisor (GQA groups)", name,
         kv_heads, heads));
   }
+  if (mla.enabled()) validate_latent();
   if (learned_positions < 0) {
     throw CostModelError(fmt::format("model '{}': learned_positions is {}, expected >= 0", name,
                                      learned_positions));
@@ -196,6 +234,45 @@ void ModelSpec::validate() const {
                                      name, moe_layers, experts, active_experts, shared_experts, expert_ffn));
   if (expert_weight_bytes < 0)
     throw CostModelError(fmt::format("model '{}': expert_weight_bytes is {}, expected >= 0", name, expert_weight_bytes));
+  if (block_weight_bytes < 0)
+    throw CostModelError(fmt::format("model '{}': block_weight_bytes is {}, expected >= 0", name, block_weight_bytes));
+}
+
+void ModelSpec::validate_latent() const {
+  const LatentAttention& a = mla;
+  const struct {
+    const char* field;
+    std::int64_t value;
+  } positive[] = {{"kv_lora_rank", a.kv_lora_rank},
+                  {"qk_nope_head_dim", a.qk_nope_head_dim},
+                  {"qk_rope_head_dim", a.qk_rope_head_dim},
+                  {"v_head_dim", a.v_head_dim}};
+  for (const auto& f : positive)
+    if (f.value <= 0)
+      throw CostModelError(fmt::format("model '{}': mla.{} is {}, expected a positive integer (latent attention)",
+                                       name, f.field, f.value));
+  if (a.q_lora_rank < 0)
+    throw CostModelError(fmt::format("model '{}': mla.q_lora_rank is {}, expected >= 0 (0: no query compression)",
+                                     name, a.q_lora_rank));
+  if (!groups.empty())
+    throw CostModelError(fmt::format("model '{}': latent attention with {} layer groups, expected none (every layer "
+                                     "of an MLA model caches the latent; the indexer's keys are derived from mla)",
+                                     name, groups.size()));
+  if (head_dim != a.qk_nope_head_dim + a.qk_rope_head_dim || kv_heads != heads)
+    throw CostModelError(fmt::format("model '{}': latent attention with head_dim {} and kv_heads {}, expected head_dim = "
+                                     "qk_nope_head_dim + qk_rope_head_dim = {} and kv_heads = heads = {}",
+                                     name, head_dim, kv_heads, a.qk_nope_head_dim + a.qk_rope_head_dim, heads));
+  const bool any_index = a.index_n_heads != 0 || a.index_head_dim != 0 || a.index_topk != 0;
+  if (any_index && !(a.index_n_heads > 0 && a.index_head_dim > 0 && a.index_topk > 0 && a.q_lora_rank > 0))
+    throw CostModelError(fmt::format("model '{}': mla.index_n_heads {}, index_head_dim {}, index_topk {}: expected all "
+                                     "positive (an indexer, which reads the compressed query: q_lora_rank > 0) or "
+                                     "all 0",
+                                     name, a.index_n_heads, a.index_head_dim, a.index_topk));
+  if (kv_dtype == KvDtype::kInt4)
+    throw CostModelError(fmt::format("model '{}': kv_dtype int4 for a latent (MLA) cache, expected auto, bf16, fp16 "
+                                     "or fp8: no engine stores MLA's latent in int4 (vLLM's MLA caches are bf16, "
+                                     "fp8 or fp8_ds_mla)",
+                                     name));
 }
 
 void ModelSpec::check_tensor_parallel(int tp) const {
@@ -219,6 +296,13 @@ void ModelSpec::check_tensor_parallel(int tp) const {
 
 alloc::LayerGroups layer_groups(const ModelSpec& model, int tp) {
   alloc::LayerGroups out;
+  if (model.mla.enabled()) {
+    const auto layers = static_cast<std::int32_t>(model.layers);
+    out.push_back({.kind = LayerGroupKind::kFull, .layers = layers, .kv_bytes_per_token = model.latent_kv_bytes_per_token()});
+    if (model.mla.sparse())
+      out.push_back({.kind = LayerGroupKind::kFull, .layers = layers, .kv_bytes_per_token = model.index_kv_bytes_per_token()});
+    return out;
+  }
   for (const ModelLayerGroup& g : model.layer_groups_or_uniform()) {
     alloc::LayerGroup a;
     a.kind = g.kind;

@@ -18,6 +18,15 @@
 // shared_experts always-on ones). Compute counts active parameters, weight bytes count all
 // (active_nonembedding_params vs nonembedding_params / weight_bytes).
 //
+// Latent attention (mla.enabled(): DeepSeek-V2/V3/R1/V3.2, Kimi-K2): every layer caches one
+// latent vector and one rope key per token instead of K and V per head, the same on every
+// tensor-parallel rank (latent_attention.h); with an indexer (DeepSeek-V3.2) a second per-token
+// cache of index keys besides. `groups` stays empty; layer_groups() gives the allocators one
+// kFull group for the latent cache and, with an indexer, a second kFull group for its keys (a
+// companion cache of the same layers, not more layers). heads, kv_heads (= heads) and head_dim
+// (= qk_nope_head_dim + qk_rope_head_dim) describe the queries; the attention parameters are
+// MLA's projections (q_a/q_b or q, kv_a, kv_b, o, and the indexer's).
+//
 // KV precision: kv_dtype (kv_dtype.h) sets the bytes of each head's K and V vector.
 // Named presets live in presets.h. A plain value type; derived sizes are computed on demand.
 #pragma once
@@ -28,6 +37,7 @@
 
 #include "allocator/layer_group.h"
 #include "sim/cost/kv_dtype.h"
+#include "sim/cost/latent_attention.h"
 
 namespace pagesim::sim {
 
@@ -70,6 +80,8 @@ struct ModelSpec {
   std::vector<ModelLayerGroup> groups;
   // KV cache number format (kAuto: dtype_bytes per element, as before kv_dtype existed).
   KvDtype kv_dtype = KvDtype::kAuto;
+  // Multi-head latent attention and the sparse indexer (kv_lora_rank 0: none).
+  LatentAttention mla;
 
   // Mixture of experts (all 0 for a dense model).
   std::int64_t moe_layers = 0;       // blocks whose MLP is a mixture of experts
@@ -79,6 +91,10 @@ struct ModelSpec {
   std::int64_t expert_ffn = 0;       // intermediate width of one expert (elements)
   double expert_weight_bytes = 0;    // bytes per expert weight; 0 = dtype_bytes (gpt-oss
                                      // ships its experts in MXFP4: 17 bytes per 32 = 0.53125)
+  double block_weight_bytes = 0;     // bytes per weight of the blocks outside the experts
+                                     // (attention, dense MLPs, routers, norms); 0 = dtype_bytes
+                                     // (DeepSeek-V3 ships them in fp8: 1). Embedding and LM
+                                     // head stay at dtype_bytes.
 
   // Width of the concatenated query heads, and of the key (or value) heads (elements).
   std::int64_t q_width() const { return heads * head_dim; }
@@ -124,12 +140,17 @@ struct ModelSpec {
     return 2 * kv_heads_per_layer * kv_head_vector_bytes(kv_dtype, group_head_dim, dtype_bytes);
   }
 
+  // Latent attention: the latent cache and the index keys of one token, over all layers.
+  std::int64_t latent_kv_bytes_per_token() const;
+  std::int64_t index_kv_bytes_per_token() const;
+
   // KV of one token as a uniform paged allocator charges it: every attending layer stores
   // the token as a full-attention layer, at the widest per-layer KV of any attending group;
   // recurrent layers store none (their state is per sequence). This is how vLLM sized pages
   // before its hybrid allocator (vllm-project/vllm#11382: one page size for all layers, every
   // layer holding every token). A uniform model: 2 · layers · kv_heads · head_dim ·
-  // dtype_bytes, as it always was.
+  // dtype_bytes, as it always was. Latent attention: latent + index keys over the layers
+  // (one block table holds both, as vLLM's single KV cache group of DeepSeek-V3.2 does).
   std::int64_t kv_bytes_per_token() const;
 
   // Under tensor parallelism of degree tp: query heads per GPU (heads / tp) and KV heads per
@@ -140,19 +161,24 @@ struct ModelSpec {
   static std::int64_t kv_heads_per_gpu(std::int64_t group_kv_heads, int tp) {
     return group_kv_heads >= tp ? group_kv_heads / tp : 1;
   }
-  // kv_bytes_per_token on one GPU.
+  // kv_bytes_per_token on one GPU (a latent cache is whole on every GPU).
   std::int64_t kv_bytes_per_token_per_gpu(int tp) const;
 
   // Throws CostModelError naming the first field that is not positive or not consistent
   // (heads % kv_heads, learned_positions < 0, a group's fields for its kind, group layers
-  // not summing to layers, MoE fields).
+  // not summing to layers, MoE fields, MLA dimensions, a kv_dtype MLA is not stored in).
   void validate() const;
   // Throws CostModelError unless tp >= 1, tp divides heads, and tp divides kv_heads (of every
   // attending group) or kv_heads divides tp.
   void check_tensor_parallel(int tp) const;
+
+ private:
+  void validate_latent() const;
 };
 
-// The model's layer groups per GPU under tensor parallelism tp, in the allocators' terms:
+// The model's layer groups per GPU under tensor parallelism tp, in the allocators' terms
+// (latent attention: the latent cache's kFull group, then the index keys' when there is an
+// indexer, neither split by tp):
 // kv_bytes_per_token over the group's layers in kv_dtype, state_bytes over its layers in
 // dtype_bytes (each GPU holds 1/tp of the state, rounded up). A uniform model gives one kFull
 // group whose kv_bytes_per_token == kv_bytes_per_token_per_gpu(tp).

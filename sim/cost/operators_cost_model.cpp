@@ -195,13 +195,19 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
         gemm, rows, std::vector<GridAxis>{{gemm.column("n")}, {gemm.column("k")}, {gemm.column("m")}}));
     return gemm_grids_.back().get();
   };
-  const OperatorGrid* weights = gemm_grid(weight_dtype(static_cast<double>(model_.dtype_bytes), "weights"), "linear layers");
-  const OperatorGrid* bf16 = weight_dtype(static_cast<double>(model_.dtype_bytes), "weights") == "bfloat16"
+  const double block_bytes =
+      model_.block_weight_bytes > 0 ? model_.block_weight_bytes : static_cast<double>(model_.dtype_bytes);
+  const OperatorGrid* weights = gemm_grid(weight_dtype(block_bytes, "weights"), "linear layers");
+  const OperatorGrid* bf16 = weight_dtype(block_bytes, "weights") == "bfloat16"
                                  ? weights
                                  : gemm_grid("bfloat16", "lm head and router");
   const double dense_layers = layers - static_cast<double>(model_.moe_layers);
-  gemms_.push_back({"qkv", (n_q + 2 * n_kv) * head_dim, hidden, layers, false, weights});
-  gemms_.push_back({"o_proj", hidden, n_q * head_dim, layers, false, weights});
+  if (model_.mla.enabled()) {
+    add_mla_gemms(weights);
+  } else {
+    gemms_.push_back({"qkv", (n_q + 2 * n_kv) * head_dim, hidden, layers, false, weights});
+    gemms_.push_back({"o_proj", hidden, n_q * head_dim, layers, false, weights});
+  }
   if (dense_layers > 0) {
     const double ffn = static_cast<double>(model_.ffn) / t;
     gemms_.push_back({model_.gated_mlp ? "gate_up" : "up", (model_.gated_mlp ? 2 : 1) * ffn, hidden, dense_layers,
@@ -220,11 +226,15 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
   gemms_.push_back({"lm_head", static_cast<double>(model_.vocab) / t, hidden, 1, true, bf16});
 
   // ---- attention, per attending layer group ----
-  const std::string kv = kv_dtype_name(model_);
+  // MLA: the bundled tables hold no mla operator (aiconfigurator publishes context_mla and
+  // generation_mla for vLLM 0.14.0, not imported yet): priced by the roofline's MLA terms.
+  if (model_.mla.enabled()) mla_roofline_ = std::make_unique<RooflineCostModel>(model_, gpu_, tp_);
+  const std::string kv = model_.mla.enabled() ? std::string() : kv_dtype_name(model_);
   const OperatorTable context = read_table(folder_, "context_attention.csv", "context_attention", kContextColumns);
   const OperatorTable generation =
       read_table(folder_, "generation_attention.csv", "generation_attention", kGenerationColumns);
   for (const ModelLayerGroup& g : groups) {
+    if (model_.mla.enabled()) break;
     AttentionGroup a;
     a.layers = static_cast<double>(g.layers);
     if (g.kind == alloc::LayerGroupKind::kSlidingWindow || g.kind == alloc::LayerGroupKind::kChunkedLocal)
@@ -316,6 +326,36 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
     allreduce_grid_ =
         std::make_unique<OperatorGrid>(ar, rows, std::vector<GridAxis>{{ar.column("message_elements")}});
     allreduces_ = 2 * layers + 1;
+  }
+}
+
+void OperatorsCostModel::add_mla_gemms(const OperatorGrid* weights) {
+  // vLLM's DeepseekV2MLAAttention: fused_qkv_a_proj (hidden → q_lora_rank + rank + rope,
+  // replicated) then q_b_proj (column-parallel), or q_proj and kv_a_proj_with_mqa without query
+  // compression; kv_b_proj (rank → heads/t × (nope + v)) for the prefill's new tokens, the same
+  // weights as the absorbed bmm of decode; o_proj (row-parallel). The indexer's wq_b and
+  // wk + weights_proj are replicated.
+  const LatentAttention& a = model_.mla;
+  const double hidden = static_cast<double>(model_.hidden);
+  const double layers = static_cast<double>(model_.layers);
+  const double hq = static_cast<double>(model_.heads_per_gpu(tp_));
+  const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+  const double cached = static_cast<double>(a.cached_dim());
+  if (a.q_lora_rank > 0) {
+    gemms_.push_back({"fused_qkv_a", static_cast<double>(a.q_lora_rank) + cached, hidden, layers, false, weights});
+    gemms_.push_back({"q_b", hq * qk, static_cast<double>(a.q_lora_rank), layers, false, weights});
+  } else {
+    gemms_.push_back({"q", hq * qk, hidden, layers, false, weights});
+    gemms_.push_back({"kv_a", cached, hidden, layers, false, weights});
+  }
+  gemms_.push_back({"kv_b", hq * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim),
+                    static_cast<double>(a.kv_lora_rank), layers, false, weights});
+  gemms_.push_back({"o_proj", hidden, hq * static_cast<double>(a.v_head_dim), layers, false, weights});
+  if (a.sparse()) {
+    gemms_.push_back({"indexer_wq_b", static_cast<double>(a.index_n_heads * a.index_head_dim),
+                      static_cast<double>(a.q_lora_rank), layers, false, weights});
+    gemms_.push_back({"indexer_wk", static_cast<double>(a.index_head_dim + a.index_n_heads), hidden, layers, false,
+                      weights});
   }
 }
 
@@ -422,6 +462,11 @@ OperatorsBreakdown OperatorsCostModel::breakdown(const BatchShape& batch) const 
     }
   }
 
+  if (mla_roofline_) {
+    const RooflineBreakdown r = mla_roofline_->breakdown(batch);
+    out.context_attention_seconds += r.prefill_attention.seconds();
+    out.generation_attention_seconds += r.decode_attention.seconds();
+  }
   if (moe_grid_) {
     const double coords[] = {m};
     const GridLookup moe = lookup(*moe_grid_, coords, Operator::kMoe, tally);
@@ -455,7 +500,9 @@ std::string OperatorsCostModel::describe() const {
       "host_per_seq_s={})",
       model_.name, gpu_.name, settings_.gpu, settings_.engine, tp_, settings_.cuda_graphs.max_size(),
       settings_.gpu_scale, settings_.host_step_s, settings_.host_per_seq_s) +
-         (moe_transfer_from_.empty() ? std::string() : "; moe from the measured shape " + moe_transfer_from_);
+         (moe_transfer_from_.empty() ? std::string() : "; moe from the measured shape " + moe_transfer_from_) +
+         (mla_roofline_ ? "; mla attention priced by the roofline (the bundled tables hold no mla operator)"
+                        : std::string());
 }
 
 CostNotes OperatorsCostModel::notes() const {

@@ -48,6 +48,13 @@
 //   allreduce t > 1 only: 2·L + 1 custom all-reduces (after attention and after the MLP in
 //             every layer, and the vocab-parallel embedding's; llama.py context_ar_1/2,
 //             context_embedding_ar) of M·h bf16 elements
+//   mla       latent-attention models (ModelSpec::mla): the GEMMs are MLA's projections
+//             (fused_qkv_a or q + kv_a, q_b, kv_b, o_proj, the indexer's wq_b and wk) at the
+//             blocks' weight dtype (block_weight_bytes); the attention itself is priced by
+//             RooflineCostModel's MLA terms (absorbed decode, naive prefill, sparse V3.2) and
+//             counted in context/generation attention without table lookups: the bundled
+//             tables hold no mla operator (aiconfigurator's context_mla / generation_mla for
+//             vLLM 0.14.0 are not imported). describe() says so.
 // Left out as small against these: norms, activations, rotary embedding, the embedding lookup,
 // sampling (aiconfigurator prices them with analytic memory-bound formulas).
 //   iteration = gpu_scale · Σ operators + host_step_s + host_per_seq_s · (prefill_seqs +
@@ -86,6 +93,7 @@
 #include "sim/cost/model_spec.h"
 #include "sim/cost/operator_table.h"
 #include "sim/cost/pcie_swap_cost.h"
+#include "sim/cost/roofline_cost_model.h"
 
 namespace pagesim::sim {
 
@@ -150,6 +158,8 @@ class OperatorsCostModel final : public CostModel {
   // moe_transfer_scale_ and moe_transfer_from_; empty when the table has none of that dtype
   // and moe_tp. Constructor only.
   std::vector<std::size_t> transfer_moe_shape(const OperatorTable& moe, const std::string& dtype);
+  // MLA's projection GEMMs (latent-attention models). Constructor only.
+  void add_mla_gemms(const OperatorGrid* weights);
 
   ModelSpec model_;
   GpuSpec gpu_;
@@ -166,6 +176,7 @@ class OperatorsCostModel final : public CostModel {
   double moe_transfer_scale_ = 0;  // > 0: the MoE grid is another shape's, times this
   std::string moe_transfer_from_;  // that shape, for describe()
   std::unique_ptr<OperatorGrid> allreduce_grid_;           // null when tp == 1
+  std::unique_ptr<RooflineCostModel> mla_roofline_;        // MLA attention's price; else null
   double allreduces_ = 0;                                  // per iteration
 
   static constexpr std::size_t kOps = static_cast<std::size_t>(Operator::kCount);

@@ -48,6 +48,10 @@ constexpr std::array kModelRows{
     // 28672; vocab 128256), 131072 positions (rope_scaling llama3, factor 8 of 8192).
     ModelRow{"llama-3.1-8b",  32, 4096, 32, 8,  128, 14336, 128256, 131072, true},
     ModelRow{"llama-3.1-70b", 80, 8192, 64, 8,  128, 28672, 128256, 131072, true},
+    // https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json : 126 layers,
+    // hidden 16384, 128 heads, 8 KV heads, intermediate 53248, vocab 128256, 131072 positions:
+    // the dense GQA model nearest DeepSeek-V3 in size (experiments/modern_kv compares them).
+    ModelRow{"llama-3.1-405b", 126, 16384, 128, 8, 128, 53248, 128256, 131072, true},
     // https://huggingface.co/mistralai/Mistral-Nemo-Base-2407/blob/main/config.json : 40
     // layers, hidden 5120, 32 heads, 8 KV heads, head_dim 128, intermediate 14336, vocab 131072,
     // untied. Its max_position_embeddings is 1024000, the rotary table, not the trained
@@ -310,6 +314,75 @@ ModelSpec llama_4_scout_fp8() {
   return m;
 }
 
+// DeepSeek's MLA + MoE family (DeepseekV3ForCausalLM and its kin). Every layer is MLA; the
+// first first_k_dense_replace layers have a dense MLP of intermediate_size, the others a MoE of
+// n_routed_experts routed experts of moe_intermediate_size (num_experts_per_tok per token) plus
+// n_shared_experts always-on ones (one expert of n_shared_experts · moe_intermediate_size in the
+// code: the same weights). num_key_value_heads equals num_attention_heads in these configs: MLA
+// has no KV heads; the cache is the latent (latent_attention.h). Untied LM heads.
+struct MlaRow {
+  std::int64_t layers, hidden, heads, ffn, vocab, max_seq_len;
+  LatentAttention mla;
+  std::int64_t first_dense, experts, active, shared, expert_ffn;
+  double block_weight_bytes;  // checkpoint dtype of the blocks and experts: 1 (fp8) or 0 (bf16)
+};
+
+ModelSpec mla_model(std::string_view name, const MlaRow& r) {
+  ModelSpec m = llama_flavour(name, r.layers, r.hidden, r.heads, r.heads,
+                              r.mla.qk_nope_head_dim + r.mla.qk_rope_head_dim, r.ffn, r.vocab, r.max_seq_len, false);
+  m.mla = r.mla;
+  m.moe_layers = r.layers - r.first_dense;
+  m.experts = r.experts;
+  m.active_experts = r.active;
+  m.shared_experts = r.shared;
+  m.expert_ffn = r.expert_ffn;
+  m.block_weight_bytes = r.block_weight_bytes;
+  m.expert_weight_bytes = r.block_weight_bytes;
+  return m;
+}
+
+// DeepSeek-V3 (and R1, the same architecture): 61 layers, hidden 7168, 128 heads, q_lora_rank
+// 1536, kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128,
+// intermediate_size 18432, first_k_dense_replace 3, n_routed_experts 256, num_experts_per_tok
+// 8, n_shared_experts 1, moe_intermediate_size 2048, vocab 129280, max_position_embeddings
+// 163840, tie_word_embeddings false; quantization_config fp8 e4m3 with 128×128 weight blocks
+// (the blocks' linear weights in fp8; their fp32 block scales, 1/4096 of a byte per weight,
+// are left out). 671B parameters without the MTP module, which is not served here.
+// https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json
+// https://huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/config.json
+constexpr MlaRow kDeepSeekV3{61, 7168, 128, 18432, 129280, 163840,
+                             {1536, 512, 128, 64, 128, 0, 0, 0}, 3, 256, 8, 1, 2048, 1.0};
+ModelSpec deepseek_v3() { return mla_model("deepseek-v3", kDeepSeekV3); }
+ModelSpec deepseek_r1() { return mla_model("deepseek-r1", kDeepSeekV3); }
+
+// DeepSeek-V3.2-Exp: DeepSeek-V3.1-Terminus's architecture plus the lightning indexer of
+// DeepSeek Sparse Attention: index_n_heads 64, index_head_dim 128, index_topk 2048.
+// https://huggingface.co/deepseek-ai/DeepSeek-V3.2-Exp/blob/main/config.json
+constexpr MlaRow kDeepSeekV32{61, 7168, 128, 18432, 129280, 163840,
+                              {1536, 512, 128, 64, 128, 64, 128, 2048}, 3, 256, 8, 1, 2048, 1.0};
+ModelSpec deepseek_v3_2_exp() { return mla_model("deepseek-v3.2-exp", kDeepSeekV32); }
+
+// DeepSeek-V2-Lite: 27 layers, hidden 2048, 16 heads, q_lora_rank null (no query
+// compression), kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128,
+// intermediate_size 10944, first_k_dense_replace 1, n_routed_experts 64, num_experts_per_tok 6,
+// n_shared_experts 2, moe_intermediate_size 1408, vocab 102400, max_position_embeddings
+// 163840, bf16 weights.
+// https://huggingface.co/deepseek-ai/DeepSeek-V2-Lite/blob/main/config.json
+constexpr MlaRow kDeepSeekV2Lite{27, 2048, 16, 10944, 102400, 163840,
+                                 {0, 512, 128, 64, 128, 0, 0, 0}, 1, 64, 6, 2, 1408, 0.0};
+ModelSpec deepseek_v2_lite() { return mla_model("deepseek-v2-lite", kDeepSeekV2Lite); }
+
+// Kimi-K2-Instruct (DeepSeek-V3's architecture, model_type kimi_k2): 61 layers, hidden 7168,
+// 64 heads, q_lora_rank 1536, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128,
+// intermediate_size 18432, first_k_dense_replace 1, n_routed_experts 384, num_experts_per_tok
+// 8, n_shared_experts 1, moe_intermediate_size 2048, vocab 163840, max_position_embeddings
+// 131072, fp8 block-quantised weights as DeepSeek-V3. vLLM serves it as DeepSeek-V3 (kimi_k2
+// is in its MLA model types).
+// https://huggingface.co/moonshotai/Kimi-K2-Instruct/blob/main/config.json
+constexpr MlaRow kKimiK2{61, 7168, 64, 18432, 163840, 131072,
+                         {1536, 512, 128, 64, 128, 0, 0, 0}, 1, 384, 8, 1, 2048, 1.0};
+ModelSpec kimi_k2() { return mla_model("kimi-k2", kKimiK2); }
+
 struct HeteroPreset {
   std::string_view name;
   ModelSpec (*make)();
@@ -327,6 +400,11 @@ constexpr std::array kHeteroPresets{
     HeteroPreset{"mixtral-8x7b", mixtral_8x7b},
     HeteroPreset{"mixtral-8x22b", mixtral_8x22b},
     HeteroPreset{"llama-4-scout-fp8", llama_4_scout_fp8},
+    HeteroPreset{"deepseek-v3", deepseek_v3},
+    HeteroPreset{"deepseek-r1", deepseek_r1},
+    HeteroPreset{"deepseek-v3.2-exp", deepseek_v3_2_exp},
+    HeteroPreset{"deepseek-v2-lite", deepseek_v2_lite},
+    HeteroPreset{"kimi-k2", kimi_k2},
 };
 
 constexpr auto kModelNames = [] {

@@ -8,7 +8,9 @@
 // gemma-2-9b, gemma-2-27b, gemma-3-27b, ministral-8b (sliding window + full),
 // llama-3.2-11b-vision (cross-attention + full), gpt-oss-120b (sliding + full, MoE),
 // llama-4-scout (chunked local + full, MoE), jamba-v0.1 (Mamba + full, MoE); MoE with full
-// attention: mixtral-8x7b, mixtral-8x22b. All fp16/bf16 weights and KV (dtype_bytes = 2;
+// attention: mixtral-8x7b, mixtral-8x22b; with latent attention (ModelSpec::mla) and MoE:
+// deepseek-v3, deepseek-r1, deepseek-v3.2-exp (with the sparse-attention indexer),
+// deepseek-v2-lite, kimi-k2 (fp8 weights but V2-Lite's bf16); llama-3.1-405b (dense GQA). All fp16/bf16 weights and KV (dtype_bytes = 2;
 // gpt-oss's experts MXFP4; llama-4-scout-fp8 is llama-4-scout with fp8 experts).
 // GPUs: a100-40gb, a100-80gb (SXM), h100-sxm, h200, l40s (PCIe, no NVLink); GpuSpec fields
 // not in the table (efficiencies, overheads) take the gpu_defaults values.

@@ -33,11 +33,26 @@ RooflineCostModel::RooflineCostModel(ModelSpec model, GpuSpec gpu, int tp)
   // projections (qkv, gate/up) read the full hidden vector and write their shard; row-parallel
   // ones (o, down) read their shard and write a full hidden vector (then all-reduced).
   const double gate_up = model_.gated_mlp ? 2 : 1;
-  const double act_elems = (hidden + q_width + 2 * kv_width)  // qkv
-                           + (q_width + hidden)               // o
+  const double act_elems = (model_.mla.enabled() ? mla_projection_elements() : (hidden + q_width + 2 * kv_width)  // qkv
+                                                                                    + (q_width + hidden))       // o
                            + (hidden + gate_up * ffn)         // gate, up
                            + (ffn + hidden);                  // down
   linear_m_per_token_ = layers * act_elems * d / bw;
+
+  lm_c_per_seq_ = 2 * hidden * vocab / t / flops;
+  lm_m_weights_ = hidden * vocab * d / t / bw;
+  lm_m_per_seq_ = (hidden + vocab / t) * d / bw;
+
+  if (tp_ > 1) {
+    allreduce_fixed_ = 2 * layers * gpu_.allreduce_latency_seconds;
+    allreduce_per_token_ =
+        2 * layers * (2 * (t - 1) / t) * hidden * d / gpu_.achieved_nvlink_bytes_per_s();
+  }
+  swap_ = PcieSwapCost::of(model_, gpu_, tp_);
+  if (model_.mla.enabled()) {
+    init_latent_attention();
+    return;
+  }
 
   const std::vector<ModelLayerGroup> specs = model_.layer_groups_or_uniform();
   const alloc::LayerGroups per_gpu = layer_groups(model_, tp_);
@@ -57,17 +72,81 @@ RooflineCostModel::RooflineCostModel(ModelSpec model, GpuSpec gpu, int tp)
     g.m_per_query = 2 * group_layers * group_q_width * d / bw;
     attention_groups_.push_back(g);
   }
+}
 
-  lm_c_per_seq_ = 2 * hidden * vocab / t / flops;
-  lm_m_weights_ = hidden * vocab * d / t / bw;
-  lm_m_per_seq_ = (hidden + vocab / t) * d / bw;
+double RooflineCostModel::mla_projection_elements() const {
+  // Elements in and out of MLA's projections per layer and token on one GPU: q_a, kv_a (and
+  // the indexer's) are replicated, q_b / kv_b column-parallel, o row-parallel.
+  const LatentAttention& a = model_.mla;
+  const double hidden = static_cast<double>(model_.hidden);
+  const double hq = static_cast<double>(model_.heads_per_gpu(tp_));
+  const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+  const double q = a.q_lora_rank > 0 ? (hidden + static_cast<double>(a.q_lora_rank)) +
+                                           (static_cast<double>(a.q_lora_rank) + hq * qk)
+                                     : hidden + hq * qk;
+  const double kv_a = hidden + static_cast<double>(a.cached_dim());
+  const double kv_b = static_cast<double>(a.kv_lora_rank) + hq * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim);
+  const double o = hq * static_cast<double>(a.v_head_dim) + hidden;
+  const double indexer = a.sparse() ? static_cast<double>(a.q_lora_rank + a.index_n_heads * a.index_head_dim) +
+                                          hidden + static_cast<double>(a.index_head_dim + a.index_n_heads)
+                                    : 0;
+  return q + kv_a + kv_b + o + indexer;
+}
 
-  if (tp_ > 1) {
-    allreduce_fixed_ = 2 * layers * gpu_.allreduce_latency_seconds;
-    allreduce_per_token_ =
-        2 * layers * (2 * (t - 1) / t) * hidden * d / gpu_.achieved_nvlink_bytes_per_s();
+void RooflineCostModel::init_latent_attention() {
+  const LatentAttention& a = model_.mla;
+  const double flops = gpu_.achieved_flops();
+  const double bw = gpu_.achieved_hbm_bytes_per_s();
+  const double d = static_cast<double>(model_.dtype_bytes);
+  const double layers = static_cast<double>(model_.layers);
+  const double hq = static_cast<double>(model_.heads_per_gpu(tp_));
+  const double rank = static_cast<double>(a.kv_lora_rank);
+  const double rope = static_cast<double>(a.qk_rope_head_dim);
+  const double qk = static_cast<double>(a.qk_nope_head_dim) + rope;
+  const double v = static_cast<double>(a.v_head_dim);
+  LatentAttentionCost& m = mla_;
+  m.sparse = a.sparse();
+  m.topk = static_cast<double>(a.index_topk);
+  m.absorbed_c_per_pair = 2 * layers * hq * (a.cached_dim() + rank) / flops;
+  m.absorbed_m_per_query = layers * hq * (static_cast<double>(a.cached_dim()) + rank) * d / bw;
+  m.naive_c_per_pair = 2 * layers * hq * (qk + v) / flops;
+  m.naive_c_per_cached_token = 2 * layers * rank * hq * (static_cast<double>(a.qk_nope_head_dim) + v) / flops;
+  m.naive_m_per_key = layers * hq * (qk + v) * d / bw;
+  m.naive_m_per_query = layers * hq * (qk + v) * d / bw;
+  m.latent_m_per_token = static_cast<double>(model_.latent_kv_bytes_per_token()) / bw;
+  m.index_c_per_pair = 2 * layers * static_cast<double>(a.index_n_heads * a.index_head_dim) / flops;
+  m.index_m_per_token = static_cast<double>(model_.index_kv_bytes_per_token()) / bw;
+}
+
+void RooflineCostModel::latent_attention(const BatchShape& batch, RooflineBreakdown& out) const {
+  const LatentAttentionCost& m = mla_;
+  if (batch.prefill_seqs > 0) {
+    const double q = static_cast<double>(batch.prefill_tokens);
+    const double context = static_cast<double>(batch.prefill_context_tokens);
+    const double pairs = batch.prefill_attention_pairs;
+    RooflinePart& p = out.prefill_attention;
+    if (m.sparse) {
+      // Absorbed sparse prefill: each query reads at most topk latent keys.
+      const double read = std::min(pairs, q * m.topk);
+      p.compute_seconds += read * m.absorbed_c_per_pair + pairs * m.index_c_per_pair;
+      p.memory_seconds += (std::min(context, q * m.topk) + q) * m.latent_m_per_token + q * m.absorbed_m_per_query +
+                          (context + q) * m.index_m_per_token;
+    } else {
+      // Naive prefill: the cached keys' latents are up-projected to per-head K and V (the new
+      // tokens' kv_b runs in the linear part), then multi-head attention over them.
+      p.compute_seconds += pairs * m.naive_c_per_pair + (context - q) * m.naive_c_per_cached_token;
+      p.memory_seconds += context * m.latent_m_per_token + context * m.naive_m_per_key + q * m.naive_m_per_query;
+    }
   }
-  swap_ = PcieSwapCost::of(model_, gpu_, tp_);
+  if (batch.decode_seqs > 0) {
+    const double seqs = static_cast<double>(batch.decode_seqs);
+    const double ctx = static_cast<double>(batch.decode_context_tokens);
+    const double read = m.sparse ? std::min(ctx, seqs * m.topk) : ctx;
+    RooflinePart& p = out.decode_attention;
+    p.compute_seconds += read * m.absorbed_c_per_pair + (m.sparse ? ctx * m.index_c_per_pair : 0);
+    p.memory_seconds += (read + seqs) * m.latent_m_per_token + seqs * m.absorbed_m_per_query +
+                        (m.sparse ? (ctx + seqs) * m.index_m_per_token : 0);
+  }
 }
 
 RooflineBreakdown RooflineCostModel::breakdown(const BatchShape& batch) const {
@@ -78,6 +157,7 @@ RooflineBreakdown RooflineCostModel::breakdown(const BatchShape& batch) const {
   out.allreduce_seconds = allreduce_fixed_ + tokens * allreduce_per_token_;
   out.linear = {tokens * linear_c_per_token_, linear_m_weights_ + tokens * linear_m_per_token_};
 
+  if (model_.mla.enabled()) latent_attention(batch, out);
   if (batch.prefill_seqs > 0) {
     const double q = static_cast<double>(batch.prefill_tokens);
     const double chunks = static_cast<double>(batch.prefill_seqs);

@@ -38,6 +38,23 @@
 // the weight read all of them (nonembedding_weight_bytes: a batch of many tokens touches
 // every expert; a batch of one reads only active_experts of them, so small batches are
 // costed high).
+// Latent attention (ModelSpec::mla), as vLLM runs it (vllm/model_executor/layers/attention/
+// mla_attention.py: "compute-friendly" naive prefill, "data-movement friendly" absorbed decode),
+// per GPU with Hq = heads/t, rank r = kv_lora_rank, rope ρ, L layers, and the latent bytes per
+// token Dlat (whole on every GPU, latent_attention.h):
+//   decode (absorbed MQA over the latent): FLOPs 2·L·Hq·((r + ρ) + r) per query-key pair (QKᵀ
+//            over r + ρ, PV over r); bytes Dlat·(c + seqs) + L·Hq·(2r + ρ)·d per query. The
+//            absorption GEMMs (W_UK, W_UV: kv_b's weights) are kv_b's FLOPs, in the linear part
+//   prefill (naive): the cached keys' latents are up-projected by kv_b (2·L·r·Hq·(nope + v)
+//            FLOPs per cached token; the new tokens' run in the linear part), then multi-head
+//            attention with qk = nope + ρ and v: 2·L·Hq·(qk + v) FLOPs per pair; bytes Dlat per
+//            key read or written + L·Hq·(qk + v)·d per key (per-head K, V) and per query
+//   sparse (DeepSeek-V3.2, FlashMLA's sparse kernels): prefill and decode absorbed, each query
+//            reading at most index_topk keys (pairs and keys capped as a window of topk); the
+//            indexer scores every causal pair with 2·L·index_heads·index_dim FLOPs (replicated
+//            on every rank; fp8 in vLLM, priced at the GPU's bf16 peak) and reads and writes
+//            its keys (L · 132 bytes per token)
+// MoE layers: as above (active parameters' FLOPs, every expert's weights read).
 // Swap: each GPU copies its share of the KV over its own PCIe link, in parallel:
 //   blocks·block_size·Dkv / pcie + blocks·swap_block_overhead (pcie_swap_cost.h).
 //
@@ -126,6 +143,20 @@ class RooflineCostModel final : public CostModel {
   double allreduce_fixed_ = 0;          // 2·L latencies (t > 1)
   double allreduce_per_token_ = 0;      // 2·L ring transfers of hidden·d bytes (t > 1)
   PcieSwapCost swap_;                   // Dkv bytes over PCIe, per-block overhead
+
+  // Latent attention, seconds per unit (see the header); unused without ModelSpec::mla.
+  struct LatentAttentionCost {
+    bool sparse = false;
+    double topk = 0;
+    double absorbed_c_per_pair = 0, absorbed_m_per_query = 0;
+    double naive_c_per_pair = 0, naive_c_per_cached_token = 0, naive_m_per_key = 0, naive_m_per_query = 0;
+    double latent_m_per_token = 0;
+    double index_c_per_pair = 0, index_m_per_token = 0;
+  };
+  LatentAttentionCost mla_;
+  double mla_projection_elements() const;
+  void init_latent_attention();
+  void latent_attention(const BatchShape& batch, RooflineBreakdown& out) const;
 };
 
 }  // namespace pagesim::sim

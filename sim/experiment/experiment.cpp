@@ -281,6 +281,29 @@ nlohmann::ordered_json cost_notes_json(const std::vector<const Run*>& parts) {
   return j;
 }
 
+// A latent-attention model (ModelSpec::mla) with settings that cannot hold it: errors naming
+// the key, and a warning for pages FlashMLA does not read.
+void check_latent_attention(const ExperimentConfig& c, Run& run) {
+  const ConfigOrigin& origin = c.origin;
+  if (c.kv_dtype == KvDtype::kInt4)
+    throw origin.error("kv_dtype", fmt::format("int4 for {}, whose KV is a latent (MLA) cache: expected auto, bf16, fp16 "
+                                               "or fp8 (vLLM stores MLA's latent in bf16, fp8 or fp8_ds_mla)",
+                                               run.model.name));
+  if (c.allocator.kind == alloc::AllocatorKind::kVattention)
+    throw origin.error("allocator.kind",
+                       fmt::format("vattention cannot hold {}'s latent (MLA) cache: vAttention lays a layer's KV out "
+                                   "as a K and a V buffer per KV head, while MLA keeps one latent record per layer "
+                                   "shared by every head; expected paged, contiguous, radix, uniform, hybrid or jenga",
+                                   run.model.name));
+  if (c.allocator.block_size % kFlashMlaPageTokens != 0)
+    run.warnings.push_back(warning(
+        origin, "allocator.block_size",
+        fmt::format("{} tokens per block for {}: FlashMLA reads pages of {} tokens and vLLM forces block_size {} for "
+                    "it (vllm/platforms/cuda.py); the run simulates the smaller blocks, with less rounding than an "
+                    "engine has",
+                    c.allocator.block_size, run.model.name, kFlashMlaPageTokens, kFlashMlaPageTokens)));
+}
+
 // One replica's parts from its settings; the workload source too when `with_source`.
 Run build_replica(const ExperimentConfig& c, bool with_source) {
   const ConfigOrigin& origin = c.origin;
@@ -294,6 +317,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
                                    fmt::format("kv_dtype {} sets the KV capacity, but cost.kind profile keeps the "
                                                "attention timings it measured at the model's dtype",
                                                enum_name(kKvDtypeNames, c.kv_dtype))));
+  if (run.model.mla.enabled()) check_latent_attention(c, run);
   run.gpu = in_section(origin, "gpu", [&] { return gpu_preset(c.gpu); });
   in_section(origin, "tensor_parallel", [&] {
     run.model.check_tensor_parallel(c.tensor_parallel);

@@ -12,18 +12,11 @@ BatchSampler::BatchSampler(const BatchSamplerSettings& settings, const alloc::Kv
   BatchFileHeader h;
   h.block_size = allocator.block_size();
   h.num_blocks = allocator.block_id_space();
-  if (const auto* grouped = dynamic_cast<const alloc::GroupedKvAllocator*>(&allocator)) {
-    const std::vector<alloc::TableGroup>& tables = grouped->layout().tables;
-    for (std::size_t t = 0; t < tables.size(); ++t) {
-      const alloc::TableGroup& g = tables[t];
-      if (g.kind != alloc::TableKind::kTokens || g.keep == alloc::LayerGroupKind::kFull) continue;
-      grouped_ = grouped;
-      table_ = static_cast<std::int32_t>(t);
-      h.mask.kind = g.keep == alloc::LayerGroupKind::kSlidingWindow ? kernels::MaskKind::kSlidingWindow
-                                                                      : kernels::MaskKind::kChunkedLocal;
-      h.mask.window = static_cast<std::int32_t>(g.window_tokens);
-      break;
-    }
+  const alloc::KvAllocator::KernelTable kernel = allocator.kernel_table();
+  if (kernel.keep != alloc::LayerGroupKind::kFull) {
+    h.mask.kind = kernel.keep == alloc::LayerGroupKind::kSlidingWindow ? kernels::MaskKind::kSlidingWindow
+                                                                        : kernels::MaskKind::kChunkedLocal;
+    h.mask.window = static_cast<std::int32_t>(kernel.window_tokens);
   }
   h.allocator = allocator.name();
   h.experiment = experiment;
@@ -50,7 +43,7 @@ SampledSequence BatchSampler::describe(const Request& r, alloc::SeqId seq, std::
   s.seq = seq;
   s.kv_len = alloc_.sequence_tokens(seq);
   s.query_len = query_len;
-  const std::vector<alloc::BlockId> table = grouped_ ? grouped_->table(seq, table_) : alloc_.block_table(seq);
+  const std::vector<alloc::BlockId> table = alloc_.kernel_block_table(seq);
   s.block_table.assign(table.begin(), table.end());
   const std::int64_t block_size = alloc_.block_size();
   const std::string prompt = "p" + std::to_string(r.id);

@@ -12,7 +12,8 @@
 // vattention: its contiguous virtual view, 1 token per id). A layer-group pool (hybrid,
 // jenga) with a sliding-window or chunked table is sampled in that table — the one whose
 // freed blocks a kernel must not read — and the header carries its mask; otherwise in the
-// allocator's block_table() (its first full-attention table).
+// allocator's block_table() (its first full-attention table): KvAllocator::kernel_table()
+// and kernel_block_table() say which, so the sampler needs no knowledge of the policy.
 // Borrowed allocator; owns its output file (committed by finish()). Not thread-safe.
 #pragma once
 
@@ -22,7 +23,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "allocator/hetero/grouped_kv_allocator.h"
 #include "allocator/kv_allocator.h"
 #include "sim/core/iteration_observer.h"
 #include "sim/core/iteration_plan.h"
@@ -68,9 +68,6 @@ class BatchSampler final : public SequenceObserver, public IterationObserver {
 
   BatchSamplerSettings settings_;
   const alloc::KvAllocator& alloc_;
-  // The windowed table sampled instead of block_table(), when there is one; else nullptr.
-  const alloc::GroupedKvAllocator* grouped_ = nullptr;
-  std::int32_t table_ = 0;
   std::unordered_map<alloc::SeqId, std::vector<Branch>> lineage_;
   std::uint64_t next_branch_ = 0;
   std::unique_ptr<AtomicFile> file_;

@@ -88,6 +88,28 @@ TEST(GroupedKvAllocator, SlidingWindowDropsExactlyThePagesThatLeftIt) {
   a.validate();
 }
 
+// The table a kernel is validated against comes through KvAllocator's interface (no
+// downcast): the windowed table with its window, or block_table() with kFull.
+TEST(GroupedKvAllocator, KernelTableIsTheWindowedTableThroughTheInterface) {
+  auto windowed = make({group(LayerGroupKind::kFull, 1, 8), group(LayerGroupKind::kSlidingWindow, 1, 8, 8)},
+                       hybrid_layout, 20 * 32, 4);
+  const KvAllocator& as_base = windowed;
+  EXPECT_EQ(as_base.kernel_table().keep, LayerGroupKind::kSlidingWindow);
+  EXPECT_EQ(as_base.kernel_table().window_tokens, 8);
+  ASSERT_TRUE(windowed.admit(request(1, 10)).admitted);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(windowed.append(1, 1));
+  EXPECT_EQ(as_base.kernel_block_table(1), windowed.table(1, 1));
+  EXPECT_EQ(as_base.kernel_block_table(1).front(), kNoBlock);  // dropped: out of the window
+  EXPECT_EQ(as_base.block_table(1), windowed.table(1, 0));
+
+  auto full = make({group(LayerGroupKind::kFull, 2, 8), group(LayerGroupKind::kFull, 2, 4)}, hybrid_layout, 20 * 48, 4);
+  const KvAllocator& full_base = full;
+  EXPECT_EQ(full_base.kernel_table().keep, LayerGroupKind::kFull);
+  EXPECT_EQ(full_base.kernel_table().window_tokens, 0);
+  ASSERT_TRUE(full.admit(request(1, 10)).admitted);
+  EXPECT_EQ(full_base.kernel_block_table(1), full_base.block_table(1));
+}
+
 TEST(GroupedKvAllocator, ChunkedLocalFreesThePreviousChunk) {
   auto a = make({group(LayerGroupKind::kFull, 1, 8), group(LayerGroupKind::kChunkedLocal, 1, 8, 8)}, hybrid_layout,
                 20 * 32, 4);

@@ -106,6 +106,27 @@ TEST(KvLayout, JengaCarvesLcmPagesPerLayerGroup) {
   EXPECT_EQ(l.token_bytes, 4 * 5);  // largest per-layer KV (4) x 5 layers
 }
 
+// DeepSeek-V3.2 in fp8: every layer's latent (656 B, fp8_ds_mla) and index key (132 B), both
+// full attention. hybrid is vLLM's UniformTypeKVCacheSpecs: one table of every layer, each
+// part its own size, no padding; uniform pads the index keys to the latent's 656 B.
+TEST(KvLayout, HybridKeepsFullGroupsOfSeveralSizesInOneTable) {
+  const LayerGroups g = {group(LayerGroupKind::kFull, 61, 656), group(LayerGroupKind::kFull, 61, 132)};
+  const std::int64_t page = 64 * 61 * (656 + 132);
+  const KvLayout h = hybrid_layout(g, 10 * page + 1, 64);
+  ASSERT_EQ(h.tables.size(), 1u);
+  EXPECT_EQ(h.tables[0].kind, TableKind::kTokens);
+  ASSERT_EQ(h.tables[0].parts.size(), 2u);
+  EXPECT_EQ(h.tables[0].parts[0].room_bytes, 61 * 656);
+  EXPECT_EQ(h.tables[0].parts[1].room_bytes, 61 * 132);
+  EXPECT_EQ(h.tables[0].parts[1].kv_bytes, 61 * 132);
+  EXPECT_EQ(h.tables[0].page_bytes, page);
+  EXPECT_EQ(h.tokens_per_page, 64);
+  EXPECT_EQ(h.num_large_pages, 10);
+  const KvLayout u = uniform_layout(g, 10 * page, 64);
+  EXPECT_EQ(u.token_bytes, 122 * 656);
+  EXPECT_EQ(u.tables[0].parts[1].room_bytes, 61 * 656);  // 524 B of padding per layer and token
+}
+
 void expect_refusal(const std::function<void()>& build, const std::string& fragment) {
   try {
     build();

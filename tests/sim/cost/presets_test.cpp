@@ -33,15 +33,17 @@ TEST(CostPresets, KvBytesPerTokenOfEveryModel) {
       {"codellama-34b", 2 * 48 * 8 * 128 * 2},     // 196,608
       {"llama-3.1-8b", 2 * 32 * 8 * 128 * 2},      // 131,072
       {"llama-3.1-70b", 2 * 80 * 8 * 128 * 2},     // 327,680
+      {"llama-3.1-405b", 2 * 126 * 8 * 128 * 2},   // 516,096
       {"mistral-nemo-12b", 2 * 40 * 8 * 128 * 2},  // 163,840 (head_dim 128, not 5120 / 32)
       {"qwen2.5-7b", 2 * 28 * 4 * 128 * 2},        // 57,344
       {"qwen3-14b", 2 * 40 * 8 * 128 * 2},         // 163,840
       {"mixtral-8x7b", 2 * 32 * 8 * 128 * 2},      // 131,072 (MoE, full attention)
       {"mixtral-8x22b", 2 * 56 * 8 * 128 * 2},     // 229,376
   };
-  // The presets above have one full-attention group; the other 9 (gemma-2-9b ... jamba-v0.1,
-  // llama-4-scout-fp8) have layer groups (model_layer_groups_test.cpp).
-  ASSERT_EQ(model_preset_names().size(), std::size(expected) + 9);
+  // The presets above have one full-attention group; 9 others (gemma-2-9b ... jamba-v0.1,
+  // llama-4-scout-fp8) have layer groups (model_layer_groups_test.cpp) and 5 latent attention
+  // (deepseek-v3 ... kimi-k2: latent_attention_test.cpp).
+  ASSERT_EQ(model_preset_names().size(), std::size(expected) + 9 + 5);
   for (const auto& e : expected) {
     SCOPED_TRACE(e.name);
     const ModelSpec m = model_preset(e.name);
@@ -72,7 +74,8 @@ TEST(CostPresets, ArchitectureNumbers) {
   for (std::string_view name : model_preset_names()) {
     const ModelSpec m = model_preset(name);
     // Gemma, gpt-oss and Mistral-Nemo have heads · head_dim != hidden.
-    if (!m.groups.empty() || name == "mistral-nemo-12b") continue;
+    // MLA's query heads are qk_nope + qk_rope wide, not hidden / heads.
+    if (!m.groups.empty() || m.mla.enabled() || name == "mistral-nemo-12b") continue;
     EXPECT_EQ(m.heads * m.head_dim, m.hidden) << name;
   }
   const ModelSpec l31 = model_preset("llama-3.1-70b");

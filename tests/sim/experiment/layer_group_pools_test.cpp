@@ -206,5 +206,39 @@ TEST_F(LayerGroupPoolsTest, MeaninglessCombinationsNameTheirKey) {
                       "allocator.offload");
 }
 
+// A latent-attention model with settings that cannot hold it: errors naming the key; hybrid
+// and paged hold DeepSeek-V3.2's latent and index keys, uniform pads them.
+TEST_F(LayerGroupPoolsTest, LatentAttentionRefusesWhatCannotHoldItByKey) {
+  auto error_of = [&](const std::string& name, const std::string& text) {
+    try {
+      (void)run_experiment_file(write(name, text), {}, dir_ / name);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string vat = error_of("v.yaml", experiment("deepseek-v2-lite", "vattention"));
+  EXPECT_NE(vat.find("allocator.kind"), std::string::npos) << vat;
+  EXPECT_NE(vat.find("latent (MLA)"), std::string::npos) << vat;
+  const std::string int4 = error_of("i.yaml", experiment("deepseek-v2-lite", "paged", "kv_dtype: int4\n"));
+  EXPECT_NE(int4.find("kv_dtype"), std::string::npos) << int4;
+  EXPECT_NE(int4.find("int4"), std::string::npos) << int4;
+}
+
+TEST_F(LayerGroupPoolsTest, DeepSeekV32RunsUnderPagedHybridAndUniform) {
+  std::vector<double> token_states;
+  for (const std::string kind : {"paged", "hybrid", "uniform"}) {
+    SCOPED_TRACE(kind);
+    std::string text = experiment("deepseek-v3.2-exp", kind, "tensor_parallel: 8\n");
+    text.replace(text.find("block_size: 16"), 14, "block_size: 64");
+    const auto res = run_experiment_file(write(kind + ".yaml", text), {}, dir_ / kind);
+    ASSERT_EQ(res.size(), 1u);
+    EXPECT_EQ(res[0].summary.requests_finished, 60);
+    token_states.push_back(res[0].summary.memory_pct.token_states);
+  }
+  EXPECT_NEAR(token_states[0], token_states[1], 1e-9);  // one table either way
+  EXPECT_LT(token_states[2], token_states[1]);           // uniform pads the index keys
+}
+
 }  // namespace
 }  // namespace pagesim::sim

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerates REPORT.md beside this file: the KV memory of 2025-2026 models and engines
+# (pagesim issue #26), one part per mechanism:
+#   mla   latent attention and DeepSeek-V3.2's indexer: every new preset's KV bytes per token
+#         (`pagesim model`) beside its source's figure; paged / uniform / hybrid / jenga on
+#         DeepSeek-V3 and V3.2 against Llama-3.1-405B (mla_allocators.yaml)
+# Speculative decoding and LoRA parts are to come: each adds its runs below (into $out/<part>)
+# and a section to python/make_modern_kv_report.py (SECTIONS).
+#   experiments/modern_kv/run_all.sh            (results in out/modern_kv/)
+# PAGESIM=path/to/pagesim to use an existing binary; otherwise build-main/ is built.
+# About 15 s of CPU once built.
+set -euo pipefail
+
+MLA_MODELS="deepseek-v3 deepseek-r1 deepseek-v3.2-exp deepseek-v2-lite kimi-k2 llama-3.1-405b"
+
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../.."
+out=${OUT:-out/modern_kv}
+. experiments/pagesim_binary.sh
+
+# Part mla.
+rm -rf "$out/mla"
+mkdir -p "$out/mla/models"
+for m in $MLA_MODELS; do
+  for d in auto fp8; do "$PAGESIM" model "$m" --tp 8 --kv-dtype "$d" >"$out/mla/models/$m.tp8.$d.json"; done
+done
+echo "== pagesim run $here/mla_allocators.yaml"
+"$PAGESIM" run "$here/mla_allocators.yaml" --out "$out/mla/allocators" -q --overwrite -j 2 >/dev/null
+
+python3 python/make_modern_kv_report.py "$out" "$here"
