@@ -9,7 +9,7 @@
 
 namespace pagesim::traces {
 
-AzureCsvReader::AzureCsvReader(std::string path) : csv_(std::move(path)) {
+AzureCsvReader::AzureCsvReader(std::string path, std::string name) : csv_(std::move(path), std::move(name)) {
   time_col_ = csv_.require("TIMESTAMP");
   prompt_col_ = csv_.require("ContextTokens");
   output_col_ = csv_.require("GeneratedTokens");

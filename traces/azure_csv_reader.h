@@ -17,8 +17,8 @@ namespace pagesim::traces {
 
 class AzureCsvReader final : public RequestSource {
  public:
-  // Opens `path` and checks its header. Throws TraceError.
-  explicit AzureCsvReader(std::string path);
+  // Opens `path` and checks its header. Throws TraceError. `name`: as LineReader's.
+  explicit AzureCsvReader(std::string path, std::string name = {});
 
   std::optional<TraceRequest> next() override;
   std::string describe() const override;

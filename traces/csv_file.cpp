@@ -28,7 +28,7 @@ std::string integer_expectation(std::int64_t min_value) {
   return fmt::format("an integer >= {}", min_value);
 }
 
-CsvFile::CsvFile(std::string file_path) : lines_(std::move(file_path)) {
+CsvFile::CsvFile(std::string file_path, std::string name) : lines_(std::move(file_path), std::move(name)) {
   std::string_view line;
   if (!lines_.next(&line)) {
     throw TraceError(lines_.path(), 0, "", "a header line", "an empty file");

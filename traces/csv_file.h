@@ -23,8 +23,8 @@ namespace pagesim::traces {
 class CsvFile {
  public:
   // Opens `path` and reads its header. Throws TraceError if the file is missing or empty,
-  // or the header repeats a non-empty column name.
-  explicit CsvFile(std::string path);
+  // or the header repeats a non-empty column name. `name`: as LineReader's.
+  explicit CsvFile(std::string path, std::string name = {});
 
   const std::vector<std::string>& columns() const { return columns_; }
   // Index of the column called `name`, if any.

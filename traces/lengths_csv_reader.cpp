@@ -10,8 +10,8 @@
 
 namespace pagesim::traces {
 
-LengthsCsvReader::LengthsCsvReader(std::string path, const LengthColumns& columns)
-    : csv_(std::move(path)) {
+LengthsCsvReader::LengthsCsvReader(std::string path, const LengthColumns& columns, std::string name)
+    : csv_(std::move(path), std::move(name)) {
   prompt_col_ = find_column(columns.prompt, kPromptLengthColumns, "prompt");
   output_col_ = find_column(columns.output, kOutputLengthColumns, "output");
 }
@@ -53,11 +53,11 @@ std::optional<LengthRow> LengthsCsvReader::next() {
 }
 
 LengthTable load_lengths(const std::string& path, const LengthColumns& columns,
-                         std::int64_t max_total_tokens) {
+                         std::int64_t max_total_tokens, const std::string& name) {
   assert(max_total_tokens >= 0);
-  LengthsCsvReader reader(path, columns);
+  LengthsCsvReader reader(path, columns, name);
   LengthTable table;
-  table.path = path;
+  table.path = reader.path();
   while (auto row = reader.next()) {
     ++table.rows_read;
     if (max_total_tokens == 0 || row->total_tokens() < max_total_tokens) {

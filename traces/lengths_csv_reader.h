@@ -41,7 +41,8 @@ struct LengthColumns {
 class LengthsCsvReader {
  public:
   // Opens `path` and finds the two columns. Throws TraceError (missing or ambiguous column).
-  explicit LengthsCsvReader(std::string path, const LengthColumns& columns = {});
+  // `name`: as LineReader's.
+  explicit LengthsCsvReader(std::string path, const LengthColumns& columns = {}, std::string name = {});
 
   // The next row, or nullopt at the end of the file. Throws TraceError on a bad row.
   std::optional<LengthRow> next();
@@ -69,7 +70,8 @@ struct LengthTable {
 // Reads every row of `path`, keeping those with prompt + output < max_total_tokens (strict,
 // as in the vLLM artifact); max_total_tokens == 0 keeps all. Throws TraceError.
 // REQUIRES: max_total_tokens >= 0.
+// `name`: as LineReader's (LengthTable::path is the name).
 LengthTable load_lengths(const std::string& path, const LengthColumns& columns = {},
-                         std::int64_t max_total_tokens = 0);
+                         std::int64_t max_total_tokens = 0, const std::string& name = {});
 
 }  // namespace pagesim::traces

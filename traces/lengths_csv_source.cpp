@@ -9,8 +9,8 @@ namespace pagesim::traces {
 
 LengthsCsvSource::LengthsCsvSource(std::string path, const LengthColumns& columns,
                                    std::unique_ptr<ArrivalProcess> arrivals,
-                                   std::int64_t max_total_tokens)
-    : reader_(std::move(path), columns),
+                                   std::int64_t max_total_tokens, std::string name)
+    : reader_(std::move(path), columns, std::move(name)),
       arrivals_(std::move(arrivals)),
       max_total_tokens_(max_total_tokens) {
   assert(arrivals_ && max_total_tokens_ >= 0);

@@ -17,10 +17,11 @@ namespace pagesim::traces {
 
 class LengthsCsvSource final : public RequestSource {
  public:
-  // Opens `path` (throws TraceError). max_total_tokens: 0 = keep every row.
-  // REQUIRES: arrivals non-null, max_total_tokens >= 0.
+  // Opens `path` (throws TraceError). max_total_tokens: 0 = keep every row. `name`: as
+  // LineReader's. REQUIRES: arrivals non-null, max_total_tokens >= 0.
   LengthsCsvSource(std::string path, const LengthColumns& columns,
-                   std::unique_ptr<ArrivalProcess> arrivals, std::int64_t max_total_tokens = 0);
+                   std::unique_ptr<ArrivalProcess> arrivals, std::int64_t max_total_tokens = 0,
+                   std::string name = {});
 
   std::optional<TraceRequest> next() override;
   std::string describe() const override;

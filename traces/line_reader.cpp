@@ -10,9 +10,9 @@
 
 namespace pagesim::traces {
 
-LineReader::LineReader(std::string path) : path_(std::move(path)) {
+LineReader::LineReader(std::string path, std::string name) : path_(name.empty() ? path : std::move(name)) {
   std::error_code ec;
-  const auto status = std::filesystem::status(path_, ec);
+  const auto status = std::filesystem::status(path, ec);
   if (status.type() == std::filesystem::file_type::not_found) {
     throw TraceError(path_, 0, "", "an existing file", "no such file");
   }
@@ -20,7 +20,7 @@ LineReader::LineReader(std::string path) : path_(std::move(path)) {
     throw TraceError(path_, 0, "", "a file", "a directory");
   }
   errno = 0;
-  in_.open(path_, std::ios::in | std::ios::binary);
+  in_.open(path, std::ios::in | std::ios::binary);
   if (!in_.is_open()) {
     const int err = errno;
     throw TraceError(path_, 0, "", "a readable file",

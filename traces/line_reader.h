@@ -18,8 +18,9 @@ namespace pagesim::traces {
 class LineReader {
  public:
   // Opens `path`. Throws TraceError (line 0) if it does not exist, is a directory, or cannot
-  // be opened.
-  explicit LineReader(std::string path);
+  // be opened. `name`: how errors and path() name the file ("" = `path`), e.g. an
+  // experiment's portable path of a file opened by its absolute one.
+  explicit LineReader(std::string path, std::string name = {});
 
   // Reads the next non-blank line into *line, without its line ending. The view stays valid
   // until the next call. Returns false at the end of the file (trailing blank lines
@@ -33,7 +34,7 @@ class LineReader {
 
   // 1-based number of the line last returned by next(); 0 before the first.
   std::int64_t line_number() const { return line_number_; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return path_; }  // the name
 
  private:
   bool read_raw_line();  // into buf_, CR stripped; false at end of file

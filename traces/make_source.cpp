@@ -128,7 +128,7 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
   validate(spec);
   std::unique_ptr<RequestSource> source;
   if (spec.kind == WorkloadKind::kTrace) {
-    source = open_trace(spec.trace.path, {spec.trace.format, spec.trace.hash_block_tokens});
+    source = open_trace(spec.trace.path, {spec.trace.format, spec.trace.hash_block_tokens, spec.trace.name});
     if (spec.trace.time_scale != 1.0) {
       source = std::make_unique<TimeScaleSource>(std::move(source), spec.trace.time_scale);
     }
@@ -146,7 +146,7 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
           make_length_distribution(l.output, derive_seed(spec.seed, SeedStream::kOutputLengths), "lengths.output", 0),
           0);
     else
-      turns = std::make_unique<EmpiricalLengths>(load_lengths(l.path, l.columns, 0),
+      turns = std::make_unique<EmpiricalLengths>(load_lengths(l.path, l.columns, 0, l.name),
                                                  derive_seed(spec.seed, SeedStream::kRowDraws));
     source = std::make_unique<SessionSource>(
         spec.sessions, make_arrival_process(spec.arrival, derive_seed(spec.seed, SeedStream::kArrivals)),
@@ -168,7 +168,7 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
       }
       case LengthsKind::kEmpirical: {
         auto model = std::make_unique<EmpiricalLengths>(
-            load_lengths(l.path, l.columns, spec.max_total_tokens),
+            load_lengths(l.path, l.columns, spec.max_total_tokens, l.name),
             derive_seed(spec.seed, SeedStream::kRowDraws));
         source = std::make_unique<SyntheticSource>(make_arrival_process(spec.arrival, arrival_seed),
                                                    std::move(model));
@@ -177,13 +177,13 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
       case LengthsKind::kFileOrder:
         source = std::make_unique<LengthsCsvSource>(
             l.path, l.columns, make_arrival_process(spec.arrival, arrival_seed),
-            spec.max_total_tokens);
+            spec.max_total_tokens, l.name);
         break;
       case LengthsKind::kCycleShuffle: {
         // The artifact seeds NumPy and CPython with the seed itself.
         const bool artifact = spec.rng == WorkloadRng::kArtifact;
         source = std::make_unique<CycleShuffleSource>(
-            load_lengths(l.path, l.columns, spec.max_total_tokens), spec.arrival,
+            load_lengths(l.path, l.columns, spec.max_total_tokens, l.name), spec.arrival,
             artifact ? spec.seed : arrival_seed,
             artifact ? spec.seed : derive_seed(spec.seed, SeedStream::kShuffle), spec.duration_s,
             spec.max_requests, spec.rng);

@@ -69,8 +69,8 @@ std::string parse_error_text(const json::exception& e) {
 
 }  // namespace
 
-MooncakeReader::MooncakeReader(std::string path, MooncakeOptions options)
-    : lines_(std::move(path)), options_(options) {
+MooncakeReader::MooncakeReader(std::string path, MooncakeOptions options, std::string name)
+    : lines_(std::move(path), std::move(name)), options_(options) {
   assert(options_.hash_block_tokens >= 1);
 }
 

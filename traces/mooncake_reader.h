@@ -27,7 +27,8 @@ struct MooncakeOptions {
 class MooncakeReader final : public RequestSource {
  public:
   // Opens `path`. Throws TraceError. REQUIRES: options.hash_block_tokens >= 1.
-  explicit MooncakeReader(std::string path, MooncakeOptions options = {});
+  // `name`: as LineReader's.
+  explicit MooncakeReader(std::string path, MooncakeOptions options = {}, std::string name = {});
 
   std::optional<TraceRequest> next() override;
   std::string describe() const override;

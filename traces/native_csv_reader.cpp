@@ -30,8 +30,8 @@ std::string_view parse_hash_ids(std::string_view text, std::vector<std::uint64_t
   return {};
 }
 
-NativeCsvReader::NativeCsvReader(std::string path, NativeCsvOptions options)
-    : csv_(std::move(path)), options_(options) {
+NativeCsvReader::NativeCsvReader(std::string path, NativeCsvOptions options, std::string name)
+    : csv_(std::move(path), std::move(name)), options_(options) {
   assert(options_.hash_block_tokens >= 0);
   csv_.allow_only(kNativeCsvColumns);
   arrival_col_ = csv_.require("arrival_s");

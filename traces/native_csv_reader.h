@@ -31,7 +31,8 @@ struct NativeCsvOptions {
 class NativeCsvReader final : public RequestSource {
  public:
   // Opens `path` and checks its header. Throws TraceError. REQUIRES: options valid (>= 0).
-  explicit NativeCsvReader(std::string path, NativeCsvOptions options = {});
+  // `name`: as LineReader's.
+  explicit NativeCsvReader(std::string path, NativeCsvOptions options = {}, std::string name = {});
 
   std::optional<TraceRequest> next() override;
   std::string describe() const override;

@@ -23,14 +23,14 @@ bool has_any(const CsvFile& csv, std::span<const std::string_view> names) {
 
 }  // namespace
 
-TraceFormat detect_format(const std::string& path) {
+TraceFormat detect_format(const std::string& path, const std::string& name) {
   {
-    LineReader lines(path);
+    LineReader lines(path, name);
     std::string_view first;
-    if (!lines.next(&first)) throw TraceError(path, 0, "", "a trace file", "an empty file");
+    if (!lines.next(&first)) throw TraceError(lines.path(), 0, "", "a trace file", "an empty file");
     if (first.starts_with('{')) return TraceFormat::kMooncake;
   }
-  const CsvFile csv(path);
+  const CsvFile csv(path, name);
   if (csv.find("TIMESTAMP")) return TraceFormat::kAzure;
   if (csv.find("arrival_s")) return TraceFormat::kNative;
   if (csv.find("arrived_at")) return TraceFormat::kVidur;
@@ -39,7 +39,7 @@ TraceFormat detect_format(const std::string& path) {
   }
   std::string columns;
   for (const auto& c : csv.columns()) columns += (columns.empty() ? "" : ", ") + c;
-  throw TraceError(path, csv.header_line(), "header",
+  throw TraceError(csv.path(), csv.header_line(), "header",
                    "a known trace header (a column TIMESTAMP, arrival_s or arrived_at, or a "
                    "prompt- and an output-length column such as input_tokens,output_tokens), "
                    "or JSON lines",
@@ -53,21 +53,21 @@ std::unique_ptr<RequestSource> open_trace(const std::string& path,
                     fmt::format("{}", options.hash_block_tokens));
   }
   const TraceFormat format =
-      options.format == TraceFormat::kAuto ? detect_format(path) : options.format;
+      options.format == TraceFormat::kAuto ? detect_format(path, options.name) : options.format;
   switch (format) {
     case TraceFormat::kNative:
-      return std::make_unique<NativeCsvReader>(path, NativeCsvOptions{options.hash_block_tokens});
+      return std::make_unique<NativeCsvReader>(path, NativeCsvOptions{options.hash_block_tokens}, options.name);
     case TraceFormat::kVidur:
-      return std::make_unique<VidurCsvReader>(path);
+      return std::make_unique<VidurCsvReader>(path, options.name);
     case TraceFormat::kAzure:
-      return std::make_unique<AzureCsvReader>(path);
+      return std::make_unique<AzureCsvReader>(path, options.name);
     case TraceFormat::kMooncake: {
       MooncakeOptions mo;
       if (options.hash_block_tokens > 0) mo.hash_block_tokens = options.hash_block_tokens;
-      return std::make_unique<MooncakeReader>(path, mo);
+      return std::make_unique<MooncakeReader>(path, mo, options.name);
     }
     case TraceFormat::kLengths:
-      throw TraceError(path, 0, "",
+      throw TraceError(options.name.empty() ? path : options.name, 0, "",
                        "a trace with arrival times (this lengths-only file needs a synthetic "
                        "workload: lengths from the file, arrivals from a process)",
                        "a lengths-only file");

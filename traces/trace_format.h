@@ -36,13 +36,14 @@ inline constexpr std::array<std::pair<TraceFormat, std::string_view>, 6> kTraceF
 // CSV header: TIMESTAMP -> azure, arrival_s -> native, arrived_at -> vidur, a prompt- and
 // an output-length column (lengths_csv_reader.h) -> lengths. Never returns kAuto. Reads the
 // first line only (it opens the file twice: name the format explicitly for pipes). Throws
-// TraceError (missing or empty file, unrecognised header).
-TraceFormat detect_format(const std::string& path);
+// TraceError (missing or empty file, unrecognised header) naming `name` ("" = `path`).
+TraceFormat detect_format(const std::string& path, const std::string& name = {});
 
 struct TraceFileOptions {
   TraceFormat format = TraceFormat::kAuto;  // kAuto: detect_format()
   // Tokens per hash id. 0: the format's default (mooncake 512; native: unknown, unchecked).
   std::int64_t hash_block_tokens = 0;
+  std::string name;  // how errors and describe() name the file ("" = its path)
 };
 
 // A reader for a timestamped trace file. Throws TraceError (unreadable file, a lengths-only

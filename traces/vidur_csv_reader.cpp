@@ -8,7 +8,7 @@
 
 namespace pagesim::traces {
 
-VidurCsvReader::VidurCsvReader(std::string path) : csv_(std::move(path)) {
+VidurCsvReader::VidurCsvReader(std::string path, std::string name) : csv_(std::move(path), std::move(name)) {
   arrival_col_ = csv_.require("arrived_at");
   prompt_col_ = csv_.require("num_prefill_tokens");
   output_col_ = csv_.require("num_decode_tokens");

@@ -16,8 +16,8 @@ namespace pagesim::traces {
 
 class VidurCsvReader final : public RequestSource {
  public:
-  // Opens `path` and checks its header. Throws TraceError.
-  explicit VidurCsvReader(std::string path);
+  // Opens `path` and checks its header. Throws TraceError. `name`: as LineReader's.
+  explicit VidurCsvReader(std::string path, std::string name = {});
 
   std::optional<TraceRequest> next() override;
   std::string describe() const override;

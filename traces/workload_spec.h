@@ -90,7 +90,9 @@ inline constexpr std::array<std::pair<OversizePolicy, std::string_view>, 3> kOve
 }};
 
 struct TraceFileSpec {
-  std::string path;                         // the trace file (relative to the working directory)
+  std::string path;                         // the trace file to open
+  std::string name;                         // how errors and describe() name it ("" = path);
+                                            // not a config key (sim/config/input_path.h)
   TraceFormat format = TraceFormat::kAuto;  // kAuto: detect_format(); kLengths is refused
   // Tokens per hash id; 0 = the format's default (mooncake: 512; native: unknown, unchecked).
   std::int64_t hash_block_tokens = 0;
@@ -103,6 +105,7 @@ struct LengthsSpec {
   LengthSpec prompt;      // distributions: prompt length (must be >= 1 token)
   LengthSpec output;      // distributions: output length (tokens, >= 0)
   std::string path;       // empirical, file_order, cycle_shuffle: the lengths CSV file
+  std::string name;       // how errors and describe() name it ("" = path); not a config key
   LengthColumns columns;  // ... and its two columns (empty names: detected from the header)
 };
 

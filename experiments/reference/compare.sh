@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Compares two folders written by experiments/reference/run.sh: the same files, each
-# byte-identical, except the host timings in summary.json, which are dropped before the
-# comparison. Exit 0 when identical, 1 with the differing files listed otherwise.
+# byte-identical, except the host timings in summary.json and the pagesim version and commit
+# that wrote it (pagesim_version, pagesim_commit: folders of two builds differ there by
+# design), which are dropped before the comparison; folders written before those fields
+# existed compare equal to newer ones. Exit 0 when identical, 1 with the differing files listed otherwise.
 #   experiments/reference/compare.sh A B
 set -euo pipefail
 a=$1 b=$2
-strip() { grep -vE '"(wall_s|[a-z_]+_per_wall_second)"' "$1"; }
+strip() { grep -vE '"(wall_s|[a-z_]+_per_wall_second|pagesim_version|pagesim_commit)"' "$1"; }
 status=0
 if ! diff <(cd "$a" && find . -type f | sort) <(cd "$b" && find . -type f | sort); then
   echo "compare: the two folders hold different files" >&2
@@ -20,5 +22,5 @@ while IFS= read -r f; do
   fi
 done < <(cd "$a" && find . -type f | sort)
 n=$(cd "$a" && find . -type f | wc -l)
-[ $status = 0 ] && echo "identical: $n files (host timings in summary.json excluded)"
+[ $status = 0 ] && echo "identical: $n files (host timings and pagesim version/commit in summary.json excluded)"
 exit $status

@@ -31,7 +31,9 @@
 #include "sim/cost/cost_error.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/result_folder.h"
+#include "sim/experiment/summary_table.h"
 #include "sim/output/atomic_file.h"
+#include "sim/output/build_info.h"
 #include "sim/output/folder_lock.h"
 #include "traces/trace_error.h"
 
@@ -125,22 +127,42 @@ class Experiment {
   void write_table(const std::filesystem::path& out, const std::vector<std::pair<std::string, std::string>>& plan) const {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!sweep_.swept()) throw std::invalid_argument("write_table: the experiment has no sweep");
-    if (plan.size() != sweep_.size()) throw std::invalid_argument("write_table: the plan is not this sweep's");
+    write_sweep_table(sweep_, read_results(out, plan), out);
+  }
+
+  // `pagesim run`'s closing table (summary_table.h) with its note, and its --resume note, for
+  // the points whose results lie complete in out/<folder>, read back as write_table() reads
+  // them; kept[i]: point i was kept by a resume, not run.
+  std::pair<std::string, std::string> results_table(const std::filesystem::path& out,
+                                                    const std::vector<std::pair<std::string, std::string>>& plan,
+                                                    const std::vector<bool>& kept) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<PointResult> results = read_results(out, plan);
+    if (kept.size() != results.size()) throw std::invalid_argument("results_table: kept is not one flag per point");
+    for (std::size_t i = 0; i < results.size(); ++i) results[i].kept = kept[i];
+    return {format_results_table(results) + kResultsTableNote, format_resume_note(results)};
+  }
+
+ private:
+  // Every point's summary.json read back. Throws std::runtime_error naming a point whose
+  // results are missing or not for this config. REQUIRES: mutex_ held.
+  std::vector<PointResult> read_results(const std::filesystem::path& out,
+                                        const std::vector<std::pair<std::string, std::string>>& plan) const {
+    if (plan.size() != sweep_.size()) throw std::invalid_argument("the plan is not this experiment's");
     std::vector<PointResult> results(sweep_.size());
     for (std::size_t i = 0; i < results.size(); ++i) {
       std::optional<KeptPoint> kept = read_complete_point(out / plan[i].first, plan[i].second);
       if (!kept)
-        throw std::runtime_error("sweep point " + plan[i].first + ": no complete results for this config in " +
-                                 (out / plan[i].first).string());
-      results[i].label = sweep_.label(i);
+        throw std::runtime_error("point " + (plan[i].first.empty() ? std::string("run") : plan[i].first) +
+                                 ": no complete results for this config in " + (out / plan[i].first).string());
+      results[i].label = sweep_.swept() ? sweep_.label(i) : std::string();
       results[i].assignments = sweep_.assignments(i);
       results[i].summary = std::move(kept->summary);
       results[i].notes = std::move(kept->notes);
     }
-    write_sweep_table(sweep_, results, out);
+    return results;
   }
 
- private:
   void check_index(std::size_t index) const {
     if (index >= sweep_.size())
       throw py::index_error("point " + std::to_string(index) + " of a sweep of " + std::to_string(sweep_.size()));
@@ -201,6 +223,8 @@ PYBIND11_MODULE(_core, m) {
   using namespace pagesim::sim;
   using Release = py::call_guard<py::gil_scoped_release>;
   m.doc() = "pagesim's compiled core: the experiment entry points `pagesim run` uses (see the pagesim package).";
+  m.attr("__version__") = std::string(pagesim_version());
+  m.attr("__commit__") = std::string(pagesim_commit());
 
   // Exceptions: ConfigError and TraceError are ValueErrors (bad input); the folder's are
   // OSErrors. Their text is the CLI's message (file:line: key: what was found / expected).
@@ -238,7 +262,9 @@ PYBIND11_MODULE(_core, m) {
       .def("run_point", &Experiment::run_point, py::arg("index"), py::arg("dir"), Release(),
            "Runs one point into `dir` as a sweep does; its warnings.")
       .def("write_table", &Experiment::write_table, py::arg("out"), py::arg("plan"), Release(),
-           "Writes out/sweep.csv from the points' summary.json files.");
+           "Writes out/sweep.csv from the points' summary.json files.")
+      .def("results_table", &Experiment::results_table, py::arg("out"), py::arg("plan"), py::arg("kept"), Release(),
+           "(`pagesim run`'s closing table and its note, its --resume note) of the points' results in `out`.");
 
   py::class_<ClaimedFolder>(m, "ClaimedFolder", "A result folder locked for one run (result_folder.h).")
       .def(py::init<const std::filesystem::path&, const std::string&>(), py::arg("dir"), py::arg("existing"))

@@ -2,7 +2,7 @@
 pagesim package, read into pandas, drawn with matplotlib. Notebook-ready: each step is a
 few lines to paste into a cell.
 
-    python3 python/examples/block_size_sweep.py [--out DIR]   (from the repository root)
+    python3 python/examples/block_size_sweep.py [--out DIR]   (from any folder)
 
 Writes DIR/block_size_sweep.png (default: a new temporary folder) and prints the table.
 """
@@ -21,7 +21,9 @@ import pagesim
 
 # vLLM on the Fig. 2 workload of the vLLM paper (experiments/vllm_paper/fig2.yaml), 120
 # simulated seconds, one point per block size.
-EXPERIMENT = "experiments/vllm_paper/fig2.yaml"
+# Found beside this script, so the example runs from any folder; the experiment's own lengths
+# file resolves against its folder, then pagesim's bundled data (README: Paths).
+EXPERIMENT = Path(__file__).resolve().parents[2] / "experiments" / "vllm_paper" / "fig2.yaml"
 OVERRIDES = {
     "sweep": {"allocator.block_size": [1, 4, 16, 64, 256]},  # replaces the file's Orca/vLLM cases
     "workload.duration_s": 120,

@@ -42,7 +42,10 @@ from .result import RunResult, SweepResult
 from .run import PagesimWarning, expand_sweep, run
 from .sweep import sweep
 
-__version__ = "0.1.0"
+# The version and source commit of the build (sim/output/build_info.h), as summary.json
+# records them and `pagesim --version` prints them.
+__version__: str = _core.__version__
+__commit__: str = _core.__commit__
 
 __all__ = [
     "ConfigError",

@@ -33,13 +33,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import pagesim
+    from pagesim.sweep import _sweep
 
     out = Path(args.out) if args.out else Path("out") / Path(args.file).stem
     existing = "overwrite" if args.overwrite else "resume" if args.resume else "refuse"
     start = time.monotonic()
     try:
-        result = pagesim.sweep(args.file, args.sets, out, executor=args.executor, jobs=args.jobs,
-                               address=args.address or None, existing=existing, progress=not args.quiet)
+        result, table, resume_note = _sweep(args.file, args.sets, out, executor=args.executor, jobs=args.jobs,
+                                            address=args.address or None, existing=existing,
+                                            progress=not args.quiet)
     except (pagesim.ConfigError, pagesim.TraceError, pagesim.CostModelError, pagesim.SimulationError,
             pagesim.ExistingResultsError, pagesim.FolderBusyError, pagesim.SweepPointFolderError, ImportError,
             OSError, ValueError) as e:
@@ -47,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     for w in result.warnings:
         print(f"pagesim: warning: {w}", file=sys.stderr)
+    if existing == "resume":
+        print(f"pagesim: {resume_note}", end="", file=sys.stderr)
+    print(table, end="")  # the table `pagesim run` prints
     points = len(result) if isinstance(result, pagesim.SweepResult) else 1
     print(f"{points} point{'s' if points != 1 else ''} ({args.executor}); results in {out} "
           f"({time.monotonic() - start:.2f} s wall)")

@@ -50,8 +50,9 @@ def run(config: Config, overrides: Overrides = None, out: Optional[Union[str, Pa
         jobs: int = 1, existing: str = "refuse") -> Union[RunResult, SweepResult]:
     """Runs an experiment as `pagesim run` does and returns its results.
 
-    config: a YAML file's path, a YAML string, or a dict of settings (relative paths in it,
-        such as a trace's, resolve against the working directory, as the CLI's do).
+    config: a YAML file's path, a YAML string, or a dict of settings. Relative paths in it
+        (a trace's) resolve as the CLI's do: against the file's folder (the working
+        directory for a string or dict), then pagesim's bundled data.
     overrides: {"key.path": value} (or ["key.path=value", ...]), applied in order like --set.
     out: the result folder; None writes into a temporary folder that lives as long as the
         returned result.

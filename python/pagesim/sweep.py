@@ -16,8 +16,9 @@ Executors:
              "ray://host:10001" joins a running cluster. A task runs its point in a
              temporary folder on its node and returns the files' bytes, which the driver
              writes; the nodes need pagesim installed, and the experiment's relative paths
-             (traces) resolve against the driver's working directory when that exists on
-             the node (a shared file system), else the node's.
+             (traces) resolve as on the driver (the file's folder, then the bundled data)
+             when the driver's working directory exists on the node (a shared file
+             system), else from the node's.
 After point i fails, the points after it that have not started are cancelled (those before
 it run), so the failure raised, once the running points are done, is always that of the
 lowest-numbered failing point, whatever the executor; finished points stay for a resume.
@@ -55,6 +56,10 @@ class _StderrProgress:
               file=sys.stderr, flush=True)
 
 
+def _stderr_notice(text: str) -> None:
+    print(f"pagesim: {text}", file=sys.stderr, flush=True)
+
+
 def _progress_fn(progress: Union[bool, ProgressFn, None]) -> Optional[ProgressFn]:
     if progress is True:
         return _StderrProgress()
@@ -87,7 +92,8 @@ def _run_threads(experiment: Any, out: Path, todo: list[int], folders: list[str]
 
 
 def _run_ray(source: _experiment.ExperimentSource, out: Path, todo: list[int], folders: list[str],
-             address: Optional[str], finished: Callable[[int, list[str]], None]) -> None:
+             address: Optional[str], finished: Callable[[int, list[str]], None],
+             notice: Optional[Callable[[str], None]]) -> None:
     try:
         import ray
     except ImportError as e:
@@ -99,7 +105,15 @@ def _run_ray(source: _experiment.ExperimentSource, out: Path, todo: list[int], f
     if not ray.is_initialized():
         # A local instance without the dashboard; a running cluster keeps its own settings.
         local = {} if address else {"include_dashboard": False}
+        start = time.monotonic()
+        if notice:
+            notice(f"connecting to the Ray cluster at {address}" if address else
+                   "starting a local Ray instance (a few seconds; --jobs on threads needs none)")
         ray.init(address=address, log_to_driver=False, **local)
+        if notice:
+            cpus = int(ray.cluster_resources().get("CPU", 0))
+            notice(f"Ray ready in {time.monotonic() - start:.1f} s ({cpus} CPUs); {len(todo)} point"
+                   f"{'s' if len(todo) != 1 else ''} to run")
     remote = ray.remote(_ray.run_point)
     shared = ray.put(source)  # stored once, not once per task
     pending = {remote.remote(shared, i): i for i in todo}
@@ -144,6 +158,15 @@ def sweep(config: Config, overrides: Overrides = None, out: Optional[Union[str, 
     The folder's files equal those `pagesim run` writes for the same config byte for byte
     (host timings in summary.json aside), whatever the executor.
     """
+    return _sweep(config, overrides, out, executor=executor, jobs=jobs, address=address, existing=existing,
+                  progress=progress)[0]
+
+
+def _sweep(config: Config, overrides: Overrides, out: Optional[Union[str, Path]], *, executor: str,
+           jobs: Optional[int], address: Optional[str], existing: str, progress: Union[bool, ProgressFn, None]
+           ) -> tuple[Union[RunResult, SweepResult], str, str]:
+    """sweep(), plus what `python -m pagesim sweep` prints as `pagesim run` does: the closing
+    table, and the line saying which points a resume kept and which it ran."""
     if executor not in ("threads", "ray"):
         raise ValueError(f"executor: expected 'threads' or 'ray', found {executor!r}")
     experiment, source = _experiment.load(config, overrides)
@@ -171,14 +194,15 @@ def sweep(config: Config, overrides: Overrides = None, out: Optional[Union[str, 
         if executor == "threads":
             _run_threads(experiment, folder, todo, folders, jobs, finished)
         else:
-            _run_ray(source, folder, todo, folders, address, finished)
+            _run_ray(source, folder, todo, folders, address, finished, _stderr_notice if progress is True else None)
         if experiment.swept:
             experiment.write_table(str(folder), plan)
+        table, resume_note = experiment.results_table(str(folder), plan, kept)
         claim.finish()
     finally:
         claim.release()
     for i, ws in enumerate(point_warnings):
         for w in ws:
             label = experiment.label(i)
-            warnings.warn(f"{label}: {w}" if label else w, PagesimWarning, stacklevel=2)
-    return results_of(experiment, folder, point_warnings, keep_alive)
+            warnings.warn(f"{label}: {w}" if label else w, PagesimWarning, stacklevel=3)
+    return results_of(experiment, folder, point_warnings, keep_alive), table, resume_note

@@ -36,7 +36,7 @@
 #include "sim/cli/python_handoff.h"
 #include "sim/cli/ray_handoff.h"
 #include "sim/analysis/cache_curve.h"
-#include "sim/cli/summary_table.h"
+#include "sim/experiment/summary_table.h"
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
 #include "sim/config/experiment_config.h"
@@ -44,6 +44,7 @@
 #include "sim/config/sweep.h"
 #include "sim/experiment/experiment.h"
 #include "sim/experiment/result_folder.h"
+#include "sim/output/build_info.h"
 #include "sim/validate/cpu_paged_attention.h"
 #include "sim/validate/validate_command.h"
 #include "traces/make_source.h"
@@ -124,8 +125,9 @@ int cmd_run(const sim::cli::CommandLine& cl) {
   for (const auto& r : results)
     for (const auto& w : r.notes.warnings)
       std::cerr << "pagesim: warning: " << (r.label.empty() ? "" : r.label + ": ") << w << "\n";
+  if (existing == sim::ExistingResults::kResume) std::cerr << "pagesim: " << sim::format_resume_note(results);
   std::cout << sim::format_results_table(results);
-  std::cout << fmt::format("memory: % of KV capacity averaged over scheduler iterations in the measurement window\n");
+  std::cout << sim::kResultsTableNote;
   std::cout << fmt::format("results in {} ({:.2f} s wall)\n", out.string(), wall);
   // A signal after the last point: the results are complete, but the run was asked to stop.
   if (const int s = watcher.stop_requested()) return sim::cli::Interrupted(s).exit_status();
@@ -258,6 +260,7 @@ int cmd_trace_gen(const std::string& file, const std::string& out, const std::ve
 int main(int argc, char** argv) {
   CLI::App app{"pagesim: trace-driven simulator of KV-cache memory management for LLM serving"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", sim::version_text(), "print pagesim's version and source commit, then exit");
   sim::cli::CommandLine cl;
   auto* run = sim::cli::add_run_command(app, cl);
   const sim::cli::TraceCommands trace = sim::cli::add_trace_commands(app, cl);

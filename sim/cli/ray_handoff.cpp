@@ -11,6 +11,16 @@
 
 namespace pagesim::sim::cli {
 
+bool has_compiled_module(const std::filesystem::path& package_dir) {
+  std::error_code ec;
+  if (package_dir.empty() || !std::filesystem::is_regular_file(package_dir / "pagesim" / "__init__.py", ec)) return false;
+  for (const auto& entry : std::filesystem::directory_iterator(package_dir / "pagesim", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("_core.") && name.ends_with(".so")) return true;
+  }
+  return false;
+}
+
 std::string exec_ray_sweep(const CommandLine& cl, const std::filesystem::path& out) {
   std::vector<std::string> args = {"sweep", cl.file, "--out", out.string()};
   for (const auto& s : cl.sets) args.insert(args.end(), {"--set", s});
@@ -26,8 +36,7 @@ std::string exec_ray_sweep(const CommandLine& cl, const std::filesystem::path& o
                         .install_hint = "build the package (README command 2) and make the project's venv with "
                                         ".ci/venv, which installs ray; README: Python package"};
   const std::filesystem::path package = PAGESIM_PYTHON_PACKAGE_DIR;
-  std::error_code ec;
-  if (!package.empty() && std::filesystem::exists(package / "pagesim" / "__init__.py", ec)) handoff.path.push_back(package);
+  if (has_compiled_module(package)) handoff.path.push_back(package);
   return exec_python_module(handoff, args);
 }
 

@@ -5,8 +5,11 @@
 // interpreter: one that finds pagesim and ray) with
 //   PYTHON -m pagesim sweep EXP.yaml --out OUT [--set ...] --executor ray [--address A]
 //          [--overwrite | --resume] [--quiet]
-// The package is found in this build's python/ folder when it was built there
-// (PAGESIM_PYTHON_PACKAGE_DIR), else wherever that Python finds it (pip install .).
+// The package is found in this build's python/ folder when its compiled module was built
+// there (PAGESIM_PYTHON_PACKAGE_DIR; building pagesim builds it when the build has the
+// package), else wherever that Python finds it (pip install .). A build folder holding the
+// package's Python files without its module is passed over: importing it would fail
+// ("cannot import name '_core' from partially initialized module 'pagesim'").
 // Stateless; the function touches only the calling process.
 #pragma once
 
@@ -16,6 +19,9 @@
 #include "sim/cli/command_line.h"
 
 namespace pagesim::sim::cli {
+
+// Whether `package_dir`/pagesim holds the package with its compiled module (_core*.so).
+bool has_compiled_module(const std::filesystem::path& package_dir);
 
 // Replaces this process as above, for the run command `cl` writing into `out`. Returns only
 // when no interpreter qualifies or the exec fails, with a one-line message saying why.

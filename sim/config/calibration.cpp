@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -9,6 +10,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
+#include "sim/config/input_path.h"
 #include "sim/config/yaml_document.h"
 
 namespace pagesim::sim {
@@ -50,23 +52,30 @@ YAML::Node apply_calibration(const YAML::Node& root, const std::string& file, Ca
   if (!named || named.IsNull()) return root;
   if (!named.IsScalar())
     throw ConfigError(file, line_of(named), "calibration", "expected the path of a calibration file, or none");
-  const std::string path = named.Scalar();
-  if (path == kNoCalibration) return root;
+  const std::string written = named.Scalar();
+  if (written == kNoCalibration) return root;
+  // Looked up as every input path is (input_path.h); a --set value has no line.
+  const std::filesystem::path base = experiment_dir(line_of(named) == 0 ? std::string() : file);
+  const std::optional<std::string> found = find_input(written, base, InputKind::kFile);
+  if (!found)
+    throw ConfigError(file, line_of(named), "calibration",
+                      input_not_found(written, base, InputKind::kFile) + " (pagesim calibrate writes one)");
+  const std::string& path = *found;  // as messages name it
+  const std::filesystem::path open = input_file(path);
   // A calibration file is a small YAML file: a device or FIFO (/dev/zero, /dev/stdin) would
   // never end, so only a regular file of at most kMaxCalibrationBytes is read.
   std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+  if (std::filesystem::exists(open, ec) && !std::filesystem::is_regular_file(open, ec))
     throw ConfigError(file, line_of(named), "calibration",
                       "'" + path + "' is not a regular file: expected a calibration file (pagesim calibrate writes one)");
-  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxCalibrationBytes)
+  if (const auto size = std::filesystem::file_size(open, ec); !ec && size > kMaxCalibrationBytes)
     throw ConfigError(file, line_of(named), "calibration",
                       fmt::format("the calibration file '{}' holds {} bytes: expected at most {} (a file of values)",
                                   path, size, kMaxCalibrationBytes));
-  std::ifstream in(path);
+  std::ifstream in(open);
   if (!in)
     throw ConfigError(file, line_of(named), "calibration",
-                      "cannot open the calibration file '" + path + "' (paths are relative to the working "
-                      "directory; pagesim calibrate writes one)");
+                      "cannot open the calibration file '" + path + "' (pagesim calibrate writes one)");
   std::ostringstream text;
   text << in.rdbuf();
   const YAML::Node doc = load_yaml_document(text.str(), path);

@@ -32,6 +32,12 @@ class ConfigOrigin {
   // True if the file (or an override) gave `path` itself.
   bool has(std::string_view path) const { return lines_.find(path) != lines_.end(); }
 
+  // True if `path` itself was given without a line: by --set (or a YAML string made in code).
+  bool given_without_line(std::string_view path) const {
+    const auto it = lines_.find(path);
+    return it != lines_.end() && it->second == 0;
+  }
+
   // The line of the deepest key given along `path`: `path`'s own line when it was given,
   // else its nearest given section's ("allocator" for "allocator.kind" left to its default);
   // 0 when none was given or the deepest has no line.

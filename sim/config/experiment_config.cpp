@@ -1,8 +1,12 @@
 #include "sim/config/experiment_config.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <optional>
 #include <stdexcept>
+#include <type_traits>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -11,6 +15,7 @@
 
 #include "sim/config/calibration.h"
 #include "sim/config/config_error.h"
+#include "sim/config/input_path.h"
 #include "sim/config/link_limits.h"
 #include "sim/config/yaml_document.h"
 #include "sim/config/yaml_visitors.h"
@@ -715,6 +720,45 @@ void check_combinations(const ExperimentConfig& c) {
 }
 
 // Checks of values against each other or against a range, at the key's line.
+// The input paths of `c` (input_path.h), and whether the run reads each as configured
+// (another kind's key is never read). C: ExperimentConfig, const or not.
+template <class C>
+auto input_paths_of(C& c) {
+  using Value = std::conditional_t<std::is_const_v<C>, const std::string, std::string>;
+  struct Input {
+    const char* key;
+    Value* value;
+    InputKind kind;
+    bool read;
+  };
+  auto& w = c.workload;
+  const bool lengths_file = (w.kind == traces::WorkloadKind::kSynthetic || w.kind == traces::WorkloadKind::kSessions) &&
+                            w.lengths.kind != traces::LengthsKind::kDistributions;
+  return std::array<Input, 5>{{
+      {"workload.trace.path", &w.trace.path, InputKind::kFile, w.kind == traces::WorkloadKind::kTrace},
+      {"workload.lengths.path", &w.lengths.path, InputKind::kFile, lengths_file},
+      {"cost.profile", &c.cost.profile, InputKind::kFile, c.cost.kind == CostModelKind::profile},
+      {"cost.operators.tables", &c.cost.operators.tables, InputKind::kFolder, c.cost.kind == CostModelKind::operators},
+      {"calibration", &c.calibration, InputKind::kFile, c.calibration != kNoCalibration},
+  }};
+}
+
+// The folder `key`'s relative path resolves against: the working directory for a --set
+// value, else the experiment file's folder.
+std::filesystem::path input_base(const ConfigOrigin& origin, const char* key) {
+  return experiment_dir(origin.given_without_line(key) ? std::string() : origin.file());
+}
+
+// Every input path of `c` that some folder holds, in its portable form (input_path.h); the
+// others stay as written (check_input_paths names those the run reads).
+void resolve_input_paths(ExperimentConfig& c) {
+  for (const auto& in : input_paths_of(c)) {
+    if (in.value->empty() || (in.value == &c.calibration && !in.read)) continue;
+    if (const std::optional<std::string> found = find_input(*in.value, input_base(c.origin, in.key), in.kind))
+      *in.value = *found;
+  }
+}
+
 void check_values(const ExperimentConfig& c) {
   const ConfigOrigin& o = c.origin;
   const SchedulerSettings& s = c.scheduler;
@@ -859,6 +903,14 @@ bool ReplicasConfig::at_default() const {
          router.balance_rel_threshold == d.balance_rel_threshold && router.cache_threshold == d.cache_threshold;
 }
 
+void check_input_paths(const ExperimentConfig& c) {
+  for (const auto& in : input_paths_of(c)) {
+    if (!in.read || in.value->empty()) continue;
+    const std::filesystem::path base = input_base(c.origin, in.key);
+    if (!find_input(*in.value, base, in.kind)) throw c.origin.error(in.key, input_not_found(*in.value, base, in.kind));
+  }
+}
+
 const ExperimentConfig& replica_config(const ExperimentConfig& config, std::int64_t i) {
   for (const ReplicaOverride& o : config.replicas.overrides)
     if (o.index == i) return *o.config;
@@ -916,16 +968,17 @@ ExperimentConfig parse_settings(const YAML::Node& given, const std::string& file
                                 c.allocator.kind == alloc::AllocatorKind::kJenga) &&
                                c.workload.kind != traces::WorkloadKind::kSynthetic;
   check_values(c);
+  resolve_input_paths(c);
   parse_replica_overrides(root, file, c);
   check_replicas(c);
   return c;
 }
 }  // namespace
 
-YAML::Node to_yaml(const ExperimentConfig& config) {
+YAML::Node to_yaml(const ExperimentConfig& config, bool every_field) {
   ExperimentConfig c = config;  // the visitors take non-const references
   YAML::Node root(YAML::NodeType::Map);
-  YamlWriter w(root);
+  YamlWriter w(root, every_field);
   visit(w, c);
   // The radix allocator has one cache and one eviction order: the reader refuses the two
   // keys (prefix_cache: false, any eviction) there, so a resolved config leaves them out.
@@ -937,7 +990,7 @@ YAML::Node to_yaml(const ExperimentConfig& config) {
     // Each replica's settings in full (not only the keys its entry gave).
     YAML::Node list(YAML::NodeType::Sequence);
     for (const ReplicaOverride& o : c.replicas.overrides) {
-      const YAML::Node all = to_yaml(*o.config);
+      const YAML::Node all = to_yaml(*o.config, every_field);
       YAML::Node entry(YAML::NodeType::Map);
       entry["index"] = o.index;
       for (const char* k : kOverridableKeys)

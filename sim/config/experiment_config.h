@@ -237,12 +237,19 @@ struct ExperimentConfig {
 // the key path. The key "sweep" is ignored here (see sweep.h).
 ExperimentConfig parse_experiment(const YAML::Node& root, const std::string& file);
 
+// Throws ConfigError on the key of the first input path the run reads (a trace, a lengths
+// file, a cost profile, operator tables: sim/config/input_path.h) that names nothing that
+// exists, naming the folders it was looked up in. parse_experiment() keeps each path that
+// some folder holds in its portable form, and the rest as written (a run may not read it).
+void check_input_paths(const ExperimentConfig& config);
+
 // The settings replica i runs: its override's config, else `config` itself.
 // REQUIRES: 0 <= i < config.replicas.count.
 const ExperimentConfig& replica_config(const ExperimentConfig& config, std::int64_t i);
 
-// The config with every field, as YAML.
-YAML::Node to_yaml(const ExperimentConfig& config);
+// The config as YAML: config.resolved.yaml's fields (those at their default only where it
+// writes them), or with `every_field` every field and section, defaults included.
+YAML::Node to_yaml(const ExperimentConfig& config, bool every_field = false);
 
 // Loads a YAML file (ConfigError when it cannot be read or parsed).
 YAML::Node load_yaml_file(const std::string& file);

@@ -281,6 +281,22 @@ std::vector<Sweep::Applied> Sweep::applied(std::size_t index) const {
   return out;
 }
 
+std::optional<std::string> value_text_at(const YAML::Node& root, const std::string& key) {
+  YAML::Node node;
+  node.reset(root);
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dot = key.find('.', start);
+    if (!node.IsMap()) return std::nullopt;
+    const YAML::Node& cnode = node;  // const lookup: never adds the key
+    const YAML::Node next = cnode[key.substr(start, dot == std::string::npos ? std::string::npos : dot - start)];
+    if (!next) return std::nullopt;
+    if (dot == std::string::npos) return as_text(next);
+    node.reset(next);
+    start = dot + 1;
+  }
+}
+
 std::string Sweep::label(std::size_t index) const {
   if (!swept_) return {};
   std::string label = cases_[index / grid_size_].label;

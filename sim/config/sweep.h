@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,10 @@
 #include "sim/config/experiment_config.h"
 
 namespace pagesim::sim {
+
+// The value at the dotted `key` of `root` as labels and sweep.csv write a swept value (a
+// scalar's text, else flow YAML), or nullopt when `root` does not hold it.
+std::optional<std::string> value_text_at(const YAML::Node& root, const std::string& key);
 
 class Sweep {
  public:
@@ -56,6 +61,10 @@ class Sweep {
   std::vector<std::pair<std::string, std::string>> assignments(std::size_t index) const;
   // The swept key paths in order of first appearance (cases first, then grid axes).
   std::vector<std::string> keys() const;
+  // Whether the sweep lists cases (sweep.cases); then case_label() names each point's case.
+  bool has_cases() const { return swept_ && !cases_.front().label.empty(); }
+  // The label of point `index`'s case ("" without cases). REQUIRES: index < size().
+  std::string case_label(std::size_t index) const { return has_cases() ? cases_[index / grid_size_].label : ""; }
 
   // The point's experiment as YAML (no sweep section). A new tree at each call.
   YAML::Node root(std::size_t index) const;

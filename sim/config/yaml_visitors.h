@@ -197,14 +197,16 @@ class YamlReader {
 
 class YamlWriter {
  public:
-  explicit YamlWriter(YAML::Node node) : node_(node) {}
+  // every_field: write the fields and sections left out at their defaults too (the
+  // effective value of every key; config.resolved.yaml leaves them out).
+  explicit YamlWriter(YAML::Node node, bool every_field = false) : node_(node), every_field_(every_field) {}
 
   template <class T>
   void field(const char* key, const T& value) { node_[key] = value; }
 
   template <class T>
   void field_omitted_at_default(const char* key, const T& value, const T& fallback) {
-    if (value != fallback) field(key, value);
+    if (every_field_ || value != fallback) field(key, value);
   }
 
   template <class E, std::size_t N>
@@ -214,13 +216,13 @@ class YamlWriter {
 
   template <class E, std::size_t N>
   void choice_omitted_at_default(const char* key, const E& value, const EnumNameTable<E, N>& names, E fallback) {
-    if (value != fallback) choice(key, value, names);
+    if (every_field_ || value != fallback) choice(key, value, names);
   }
 
   template <class T, class Parse, class Format>
   void parsed_omitted_at_default(const char* key, const T& value, Parse&& parse, Format&& format,
                                  const T& fallback) {
-    if (value != fallback) parsed(key, value, std::forward<Parse>(parse), std::forward<Format>(format));
+    if (every_field_ || value != fallback) parsed(key, value, std::forward<Parse>(parse), std::forward<Format>(format));
   }
 
   template <class T, class Parse, class Format>
@@ -231,14 +233,14 @@ class YamlWriter {
   template <class F>
   void section(const char* key, F&& visit_fn) {
     YAML::Node sub(YAML::NodeType::Map);
-    YamlWriter w(sub);
+    YamlWriter w(sub, every_field_);
     visit_fn(w);
     node_[key] = sub;
   }
 
   template <class F>
   void section_omitted_at_default(const char* key, bool at_default, F&& visit_fn) {
-    if (!at_default) section(key, std::forward<F>(visit_fn));
+    if (every_field_ || !at_default) section(key, std::forward<F>(visit_fn));
   }
 
   template <class T, class F>
@@ -246,7 +248,7 @@ class YamlWriter {
     YAML::Node seq(YAML::NodeType::Sequence);
     for (T& v : values) {
       YAML::Node item(YAML::NodeType::Map);
-      YamlWriter w(item);
+      YamlWriter w(item, every_field_);
       visit_elem(w, v);
       seq.push_back(item);
     }
@@ -257,6 +259,7 @@ class YamlWriter {
 
  private:
   YAML::Node node_;
+  bool every_field_;
 };
 
 }  // namespace pagesim::sim

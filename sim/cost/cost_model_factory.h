@@ -51,6 +51,7 @@ struct CostModelSpec {
   int tp = 1;                            // roofline, operators: tensor-parallel degree (GPUs)
   ConstantCostCoefficients constant;     // constant: coefficients (s, s/token, ...)
   std::filesystem::path profile_path;    // profile: the CSV to read
+  std::string profile_name;              // profile: how describe() and errors name it ("" = path)
   double iteration_overhead_s = 0;       // profile: host seconds added to every non-empty
                                          // iteration (profile_cost_model.h), >= 0
   OperatorsCostSettings operators;       // operators: tables, engine, CUDA graphs, coefficients

@@ -245,8 +245,8 @@ std::string read_file(const std::filesystem::path& path) {
 
 }  // namespace
 
-ProfileCostModel::ProfileCostModel(const std::filesystem::path& path, double iteration_overhead_s)
-    : ProfileCostModel(read_file(path), path.string(), iteration_overhead_s) {}
+ProfileCostModel::ProfileCostModel(const std::filesystem::path& path, double iteration_overhead_s, std::string name)
+    : ProfileCostModel(read_file(path), name.empty() ? path.string() : std::move(name), iteration_overhead_s) {}
 
 ProfileCostModel::ProfileCostModel(std::string_view csv_text, std::string source_name, double iteration_overhead_s)
     : ProfileCostModel(parse(csv_text, std::move(source_name)), iteration_overhead_s) {}

@@ -52,7 +52,9 @@ class ProfileCostModel final : public CostModel {
  public:
   // Reads and parses the CSV at `path`; errors name the path. Throws CostModelError when
   // `iteration_overhead_s` is negative or not finite.
-  explicit ProfileCostModel(const std::filesystem::path& path, double iteration_overhead_s = 0);
+  // `name`: how errors and describe() name the file ("" = `path`).
+  explicit ProfileCostModel(const std::filesystem::path& path, double iteration_overhead_s = 0,
+                            std::string name = {});
   // Parses CSV text; errors name `source_name` as the file.
   ProfileCostModel(std::string_view csv_text, std::string source_name, double iteration_overhead_s = 0);
 

@@ -20,6 +20,7 @@
 #include "sim/cluster/router.h"
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
+#include "sim/config/input_path.h"
 #include "sim/config/sweep.h"
 #include "sim/cost/cost_error.h"
 #include "sim/cost/cuda_graph_sizes.h"
@@ -33,6 +34,7 @@
 #include "sim/metrics/slo.h"
 #include "sim/metrics/timeline.h"
 #include "sim/output/atomic_file.h"
+#include "sim/output/build_info.h"
 #include "sim/output/created_folder.h"
 #include "sim/validate/batch_sampler.h"
 #include "traces/make_source.h"
@@ -40,6 +42,17 @@
 
 namespace pagesim::sim {
 namespace {
+
+// The workload's source, its files opened at their portable paths (input_path.h) and named
+// by them, so that summary.json and errors show the same text from any working directory.
+std::unique_ptr<traces::RequestSource> open_workload(const traces::WorkloadSpec& w) {
+  traces::WorkloadSpec opened = w;
+  opened.trace.name = w.trace.path;
+  opened.trace.path = input_file(w.trace.path).string();
+  opened.lengths.name = w.lengths.path;
+  opened.lengths.path = input_file(w.lengths.path).string();
+  return traces::make_source(opened);
+}
 
 // Runs `build`, turning a component's own error into a ConfigError on `key` (or, for a
 // workload spec's error, on the field it names: workload.arrival.rate, ...) at the line the
@@ -166,7 +179,7 @@ ConfigError no_request_error(const ExperimentConfig& c, std::uint64_t oversize_d
                           fmt::format("it dropped all {} requests of the workload (none can ever be scheduled): "
                                       "see the limits named by a run with workload.oversize: error",
                                       oversize_dropped));
-  auto first = [&](traces::WorkloadSpec spec) { return traces::make_source(spec)->next(); };
+  auto first = [&](traces::WorkloadSpec spec) { return open_workload(spec)->next(); };
   traces::WorkloadSpec bare = w;
   bare.max_total_tokens = 0;
   bare.duration_s = 0;
@@ -247,7 +260,7 @@ void fill_layer_group_pool(const ExperimentConfig& c, const Run& run, alloc::All
 OperatorsCostSettings operators_settings(const ExperimentConfig& c) {
   const OperatorsCostConfig& k = c.cost.operators;
   OperatorsCostSettings s;
-  s.tables = k.tables.empty() ? default_operator_tables() : std::filesystem::path(k.tables);
+  s.tables = k.tables.empty() ? default_operator_tables() : input_file(k.tables);
   s.engine = k.engine;
   s.gpu = k.gpu;
   if (s.gpu.empty()) {
@@ -443,25 +456,28 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
                                    run.kv_slots, gpu_blocks, c.allocator.block_size));
   }
 
+  check_input_paths(c);  // a missing trace or profile is named by its key, not by its reader
   CostModelSpec cs;
   cs.kind = c.cost.kind;
   cs.model = run.model;
   cs.gpu = run.gpu;
   cs.tp = c.tensor_parallel;
   cs.constant = c.cost.constant;
-  cs.profile_path = c.cost.profile;
+  cs.profile_path = input_file(c.cost.profile);
+  cs.profile_name = c.cost.profile;
   // Under a profile, cost.iteration_overhead_s is host time the table lacks (default none).
   if (c.cost.kind == CostModelKind::profile) cs.iteration_overhead_s = std::max(0.0, c.cost.iteration_overhead_s);
   if (c.cost.kind == CostModelKind::operators) cs.operators = operators_settings(c);
   run.cost = in_section(origin, "cost", [&] { return make_cost_model(cs); });
-  if (with_source) run.source = in_section(origin, "workload", [&] { return traces::make_source(c.workload); });
+  if (with_source) run.source = in_section(origin, "workload", [&] { return open_workload(c.workload); });
   return run;
 }
 
 }  // namespace
 
 std::unique_ptr<traces::RequestSource> make_workload_source(const ExperimentConfig& c) {
-  return in_section(c.origin, "workload", [&] { return traces::make_source(c.workload); });
+  check_input_paths(c);
+  return in_section(c.origin, "workload", [&] { return open_workload(c.workload); });
 }
 
 Run build_run(const ExperimentConfig& c) {
@@ -683,6 +699,10 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   if (client) write_file_atomically(out / "client_metrics.json", client->to_json().dump(2) + "\n");
   write_file_atomically(out / "config.resolved.yaml", resolved_config_text(c, run));
   nlohmann::ordered_json j;
+  // Which pagesim wrote it. First, so a comparison across builds drops these two lines alone
+  // (experiments/reference/compare.sh).
+  j["pagesim_version"] = std::string(pagesim_version());
+  j["pagesim_commit"] = std::string(pagesim_commit());
   j["name"] = c.name;
   j["allocator"] = run.allocator->name();
   j["scheduler"] = std::string(to_string(replica_config(c, 0).scheduler.kind));
@@ -729,6 +749,7 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
         if (kept[i]) {
           results[i].summary = kept[i]->summary;  // --resume: complete for this very config
           results[i].notes = kept[i]->notes;
+          results[i].kept = true;
           continue;
         }
         if (progress) report = progress(results[i].label, i, n);
@@ -768,13 +789,48 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
   return results;
 }
 
+// Each swept key's value for point `index`, in sweep.keys() order: the value the point sets,
+// as written; for a key it does not set (another case's), its effective value, from the
+// config.resolved.yaml the point wrote into `dir` (what ran, derived values included), else
+// from its config with every default written out. Empty only for a key neither holds.
+std::vector<std::string> swept_values(const Sweep& sweep, std::size_t index, const std::filesystem::path& dir) {
+  const std::vector<std::pair<std::string, std::string>> assigned = sweep.assignments(index);
+  std::optional<YAML::Node> resolved, every_field;
+  std::vector<std::string> values;
+  for (const std::string& k : sweep.keys()) {
+    const auto it = std::find_if(assigned.begin(), assigned.end(), [&](const auto& a) { return a.first == k; });
+    if (it != assigned.end()) {
+      values.push_back(it->second);
+      continue;
+    }
+    if (!resolved) {
+      try {
+        resolved = YAML::LoadFile((dir / "config.resolved.yaml").string());
+      } catch (const YAML::Exception&) {
+        resolved = YAML::Node();  // unreadable: the defaults below stand in
+      }
+    }
+    std::optional<std::string> v = value_text_at(*resolved, k);
+    if (!v) {
+      if (!every_field) every_field = to_yaml(sweep.config(index), true);
+      v = value_text_at(*every_field, k);
+    }
+    values.push_back(v.value_or(""));
+  }
+  return values;
+}
+
 // sweep.csv: one row per point; host timings stay in each summary.json (reproducibility).
-// The notes' columns (slo.*, cluster.*) follow, their union over the points in order of
-// first appearance, empty where a point has none; without any the table is as it was.
-void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<PointResult>& results,
-                     const std::filesystem::path& out) {
+// A sweep of cases adds a `case` column (the point's case label) before the swept keys, and
+// every swept key has a value on every row (swept_values), so grouping by a key keeps the
+// cases that leave it at its default. The notes' columns (slo.*, cluster.*) follow, their
+// union over the points in order of first appearance, empty where a point has none; without
+// any the table is as it was.
+void write_sweep_csv(const Sweep& sweep, const std::vector<PointResult>& results, const std::filesystem::path& out) {
+  const std::vector<std::string> keys = sweep.keys();
+  const bool cases = sweep.has_cases();
   AtomicFile csv(out / "sweep.csv");
-  std::string header = "point,label";
+  std::string header = cases ? "point,label,case" : "point,label";
   for (const auto& k : keys) header += "," + csv_field(k);
   // The columns of every point, in first-seen order: the summary's, then the notes' (slo,
   // cluster). Points differ only by optional objects (prefix_cache when the sweep turns the
@@ -794,13 +850,10 @@ void write_sweep_csv(const std::vector<std::string>& keys, const std::vector<Poi
   for (const auto& k : columns) header += "," + csv_field(k);
   csv.stream() << header << '\n';
   for (std::size_t i = 0; i < results.size(); ++i) {
-    std::string row = fmt::format("{},{}", point_folder(i, results[i].label), csv_field(results[i].label));
-    for (const auto& k : keys) {
-      std::string v;
-      for (const auto& [ak, av] : results[i].assignments)
-        if (ak == k) v = av;
-      row += "," + csv_field(v);
-    }
+    const std::string folder = point_folder(i, results[i].label);
+    std::string row = fmt::format("{},{}", folder, csv_field(results[i].label));
+    if (cases) row += "," + csv_field(sweep.case_label(i));
+    for (const std::string& v : swept_values(sweep, i, out / folder)) row += "," + csv_field(v);
     for (const auto& k : columns) {
       auto it = std::find_if(cells[i].begin(), cells[i].end(), [&](const auto& kv) { return kv.first == k; });
       row += "," + (it == cells[i].end() ? std::string() : it->second);
@@ -829,7 +882,7 @@ std::vector<PlannedPoint> plan_points(const Sweep& sweep) {
 }
 
 void write_sweep_table(const Sweep& sweep, const std::vector<PointResult>& results, const std::filesystem::path& out) {
-  write_sweep_csv(sweep.keys(), results, out);
+  write_sweep_csv(sweep, results, out);
 }
 
 std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
@@ -851,12 +904,13 @@ std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::fil
     if (kept[0]) {
       r.summary = kept[0]->summary;  // --resume: complete for this very config
       r.notes = kept[0]->notes;
+      r.kept = true;
     } else
       r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{}, &r.notes);
     results.push_back(std::move(r));
   } else {
     results = run_sweep_points(sweep, out, progress, jobs, kept);
-    write_sweep_csv(sweep.keys(), results, out);
+    write_sweep_csv(sweep, results, out);
   }
   folder.finish();
   return results;

@@ -24,7 +24,7 @@
 //   batches.jsonl (only with validate.every_n_iterations > 0: sampled batches for validation)
 //   timeline.json (only with output.timeline: a Chrome trace for Perfetto, sim/metrics/timeline.h)
 // run_experiment_file() does that for a file — once, or per sweep point in out/<NN>-<label>/
-// plus out/sweep.csv with one row per point (swept keys, then the flattened summary) — after
+// plus out/sweep.csv with one row per point (its case, swept keys, then the flattened summary) — after
 // claiming `out` (result_folder.h: locked; another run's results refused, replaced or resumed).
 // run_experiment_sweep() is the same for a Sweep made from text (the Python package). A front
 // end that runs the points elsewhere (the package's Ray executor) takes the same steps one by
@@ -101,6 +101,7 @@ struct PointResult {
   std::vector<std::pair<std::string, std::string>> assignments;
   Summary summary;
   SummaryNotes notes;  // warnings and oversize counts (summary.json has them too)
+  bool kept = false;   // --resume kept it: its results read back from its folder, not run
 };
 
 // Makes the progress callback for a point (label, index, count); may return an empty fn.
@@ -139,8 +140,10 @@ std::string point_folder(std::size_t index, const std::string& label);
 std::vector<PlannedPoint> plan_points(const Sweep& sweep);
 
 // Writes out/sweep.csv: one row per point of `results` (in point order; results[i] is
-// point i's), its swept keys, then its flattened summary without host timings and its
-// notes' columns. REQUIRES: sweep.swept(), results.size() == sweep.size().
+// point i's), its case (a sweep of cases), every swept key's value (the point's own, else
+// its effective value: from out/<folder>/config.resolved.yaml, else the default), then its
+// flattened summary without host timings and its notes' columns.
+// REQUIRES: sweep.swept(), results.size() == sweep.size(), every point's files in out/<folder>.
 void write_sweep_table(const Sweep& sweep, const std::vector<PointResult>& results, const std::filesystem::path& out);
 
 }  // namespace pagesim::sim

@@ -48,10 +48,13 @@ std::vector<std::string> point_folders_in(const fs::path& dir) {
   return found;
 }
 
-// Removes the result files of `dir`; then `dir` itself if `remove_empty_dir` and it is empty.
+// Removes the result files of `dir` and the plots drawn from them; then `dir` itself if
+// `remove_empty_dir` and it is empty.
 void remove_results(const fs::path& dir, bool remove_empty_dir) {
   for (const auto& name : result_files_in(dir)) fs::remove(dir / name);
   std::error_code ec;
+  for (const auto& name : plot_file_names())
+    if (fs::is_regular_file(dir / name, ec)) fs::remove(dir / name, ec);
   if (remove_empty_dir && fs::is_empty(dir, ec) && !ec) fs::remove(dir, ec);
 }
 
@@ -117,6 +120,18 @@ const std::vector<std::string>& result_file_names() {
   return names;
 }
 
+const std::vector<std::string>& plot_file_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    // pagesim plot (python/pagesim_report/plot.py) and python/plot_memory.py (README command 1).
+    for (const char* stem :
+         {"memory_over_time", "latency_cdf", "sweep_metrics", "sweep_memory", "memory_bars", "fragmentation"})
+      for (const char* ext : {"png", "svg", "pdf"}) all.push_back(fmt::format("{}.{}", stem, ext));
+    return all;
+  }();
+  return names;
+}
+
 ResultFolder::ResultFolder(const fs::path& dir, ExistingResults policy)
     : dir_(dir), policy_(policy), created_(dir) {
   lock_.emplace(dir_);
@@ -154,6 +169,8 @@ std::vector<std::optional<KeptPoint>> ResultFolder::prepare(const std::vector<Pl
   if (keep_folders.count("")) {
     std::error_code ec;
     fs::remove(dir_ / "sweep.csv", ec);
+    for (const auto& name : plot_file_names())
+      if (name.starts_with("sweep_")) fs::remove(dir_ / name, ec);
   } else {
     remove_results(dir_, false);
   }

@@ -17,7 +17,9 @@
 //      policy is kOverwrite (they are removed before anything runs) or kResume (points
 //      whose results are complete for the same resolved config are kept; everything else
 //      of the old run is removed).
-// Nothing of an old run survives beside the new one: files of other names are left alone.
+// Nothing of an old run survives beside the new one: results removed take the plots drawn
+// from them (plot_file_names(): a sweep's top-level plots always go, a kept point keeps its
+// own); files of other names are left alone.
 // Not copyable; one thread.
 #pragma once
 
@@ -42,6 +44,10 @@ enum class ExistingResults {
 
 // The file names of a run's results.
 const std::vector<std::string>& result_file_names();
+
+// The file names of the plots drawn from a folder's results (`pagesim plot`, README command
+// 1's python/plot_memory.py): removed with the results they show, never counted as results.
+const std::vector<std::string>& plot_file_names();
 
 // The folder holds results of another run and the policy is kRefuse. The message names the
 // folder, what is there and the two flags (--overwrite, --resume).

@@ -1,4 +1,5 @@
-# python/examples runs as a user would run it: a script, from the repository root.
+# python/examples runs as a user would run it: a script, here from a folder other than the
+# repository root (the example and the experiment's paths do not depend on the working directory).
 import os
 import subprocess
 import sys
@@ -8,7 +9,7 @@ from conftest import REPO
 
 def test_block_size_sweep_example(tmp_path):
     done = subprocess.run([sys.executable, str(REPO / "python/examples/block_size_sweep.py"), "--out", str(tmp_path)],
-                          cwd=REPO, capture_output=True, text=True, env=dict(os.environ))
+                          cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ))
     assert done.returncode == 0, done.stderr
     png = tmp_path / "block_size_sweep.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000

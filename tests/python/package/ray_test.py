@@ -51,7 +51,12 @@ def test_cli_ray_flag_runs_the_package_sweep(repo_cwd, small_sweep_file, tmp_pat
     # --ray execs `python -m pagesim sweep --executor ray`, which starts its own local instance.
     local = run_cli("run", small_sweep_file, "--out", tmp_path / "cli", "-q")
     assert local.returncode == 0, local.stderr
-    distributed = run_cli("run", small_sweep_file, "--out", tmp_path / "ray", "-q", "--ray")
+    distributed = run_cli("run", small_sweep_file, "--out", tmp_path / "ray", "--ray")
     assert distributed.returncode == 0, distributed.stderr
     assert "4 points (ray)" in distributed.stdout
     assert_same_files(tmp_path / "cli", tmp_path / "ray")
+    # What the local run prints: the Ray start announced, a line per point, the same table.
+    assert "pagesim: starting a local Ray instance" in distributed.stderr, distributed.stderr
+    assert "pagesim: Ray ready in " in distributed.stderr and "4 points to run" in distributed.stderr
+    assert "pagesim: [4/4] " in distributed.stderr
+    assert distributed.stdout.startswith(local.stdout[:local.stdout.index("results in")]), distributed.stdout

@@ -150,7 +150,7 @@ TEST_F(BadInput, ZeroRequestsNamesTheKeyThatLeftNone) {
                {"first request arrives at", "not before duration_s = 1e-05 s"});
   write("empty.csv", "arrival_s,prompt_tokens,output_tokens\n");
   expect_error("name: bad\nworkload:\n  kind: trace\n  trace: {path: empty.csv, format: native}\n", 4,
-               "workload.trace.path", {"'empty.csv' holds no request"});
+               "workload.trace.path", {"/empty.csv' holds no request"});
   expect_error(replay() + "  max_total_tokens: 50\n", 5, "workload.max_total_tokens",
                {"below max_total_tokens = 50"});
   expect_error(replay() + "  oversize: drop\nmax_model_len: 20\n", 5, "workload.oversize",

@@ -243,6 +243,70 @@ TEST_F(Cli, RunPrintsTheTableAndWritesFiles) {
   EXPECT_NE(read_file(dir_ / "out/summary.json").find("\"requests_finished\": 60"), std::string::npos);
 }
 
+// Input paths resolve against the experiment file's folder, then the bundled data
+// (sim/config/input_path.h), whatever the working directory: a copy of a bundled experiment
+// elsewhere, run from a third folder, writes what the bundled file writes, its lengths file
+// named as the bundled file names it.
+TEST_F(Cli, CopiedBundledExperimentRunsFromAnotherFolder) {
+  fs::create_directories(dir_ / "exp");
+  fs::create_directories(dir_ / "elsewhere");
+  fs::copy_file(kSource / "experiments/vllm_paper/fig2.yaml", dir_ / "exp/fig2.yaml");
+  const std::string shorter = " -q --set workload.duration_s=20 --set measure.window_start_s=0 --set "
+                              "measure.window_end_s=20";
+  Result r = pagesim::sim::testing::run_in(dir_ / "elsewhere", shell_quote(PAGESIM_BINARY) + " run ../exp/fig2.yaml --out ../copy" + shorter);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = pagesim("run " + shell_quote((kSource / "experiments/vllm_paper/fig2.yaml").string()) + " --out bundled" + shorter);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* f : {"sweep.csv", "03-vllm/config.resolved.yaml", "03-vllm/requests.csv", "00-orca-max/iterations.csv"})
+    EXPECT_EQ(read_file(dir_ / "copy" / f), read_file(dir_ / "bundled" / f)) << f;
+  EXPECT_NE(read_file(dir_ / "copy/03-vllm/config.resolved.yaml").find("    path: traces/data/sharegpt_opt_lengths.csv\n"),
+            std::string::npos);
+  EXPECT_NE(read_file(dir_ / "copy/03-vllm/summary.json").find("rows of 'traces/data/sharegpt_opt_lengths.csv'"),
+            std::string::npos);
+}
+
+// A file beside the experiment is found by its name from any folder, and recorded by its
+// absolute path (config.resolved.yaml reruns from anywhere); a --set value is relative to
+// the working directory; a file the run reads that no folder holds names the key.
+TEST_F(Cli, RelativeInputPathsResolveAgainstTheExperimentsFolder) {
+  fs::create_directories(dir_ / "exp");
+  fs::create_directories(dir_ / "elsewhere");
+  fs::copy_file(kSource / "traces/data/sharegpt_opt_lengths.csv", dir_ / "exp/lengths.csv");
+  std::string text = small_experiment();
+  const std::string bundled = (kSource / "traces/data/sharegpt_opt_lengths.csv").string();
+  text.replace(text.find(bundled), bundled.size(), "lengths.csv");
+  std::ofstream(dir_ / "exp/own.yaml") << text;
+  const std::string binary = shell_quote(PAGESIM_BINARY);
+  Result r = pagesim::sim::testing::run_in(dir_ / "elsewhere", binary + " run ../exp/own.yaml --out ../own -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string lengths = (fs::weakly_canonical(dir_) / "exp/lengths.csv").string();
+  EXPECT_NE(read_file(dir_ / "own/config.resolved.yaml").find("path: " + lengths + "\n"), std::string::npos)
+      << read_file(dir_ / "own/config.resolved.yaml");
+  // The resolved config reruns from another folder to the same results.
+  r = pagesim("run own/config.resolved.yaml --out again -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(dir_ / "own/requests.csv"), read_file(dir_ / "again/requests.csv"));
+  // --set: relative to the working directory, not to the file's folder.
+  r = pagesim::sim::testing::run_in(dir_, binary + " run exp/own.yaml --out set -q --set workload.lengths.path=exp/lengths.csv");
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = pagesim::sim::testing::run_in(dir_, binary + " run exp/own.yaml --out set2 -q --set workload.lengths.path=lengths.csv");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("pagesim: error: exp/own.yaml: workload.lengths.path: expected an existing file, found "
+                       "'lengths.csv': not in " + fs::weakly_canonical(dir_).string() + ", "),
+            std::string::npos)
+      << r.err;
+  // A missing file: the file, the line and the key, and the folders looked in.
+  std::ofstream(dir_ / "exp/missing.yaml") << "workload:\n  kind: trace\n  trace: {path: nope.csv}\n";
+  r = pagesim::sim::testing::run_in(dir_ / "elsewhere", binary + " run ../exp/missing.yaml --out ../missing -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("pagesim: error: ../exp/missing.yaml:3: workload.trace.path: expected an existing file, "
+                       "found 'nope.csv': not in " + (fs::weakly_canonical(dir_) / "exp").string() + ", " +
+                       (kSource / "traces/data").string()),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "missing"));
+}
+
 // `pagesim model`: the layer groups per GPU, the KV dtype applied; an unknown preset is a
 // one-line error listing the valid names.
 TEST_F(Cli, ModelPrintsLayerGroupsAsJson) {
@@ -294,7 +358,9 @@ TEST_F(Cli, TraceCommandsRefuseATraceWithNoRequest) {
   write("gen.yaml", "workload:\n  kind: trace\n  trace: {path: empty.csv, format: native}\n");
   const Result g = pagesim("trace gen gen.yaml --out out.csv");
   EXPECT_EQ(g.status, 1);
-  EXPECT_EQ(g.err, "pagesim: error: gen.yaml:3: workload.trace.path: the trace 'empty.csv' holds no request\n");
+  // The trace is named as the run found it: beside gen.yaml, by its absolute path.
+  EXPECT_EQ(g.err, "pagesim: error: gen.yaml:3: workload.trace.path: the trace '" + (dir_ / "empty.csv").string() +
+                       "' holds no request\n");
   EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
 }
 
@@ -466,8 +532,40 @@ TEST_F(Cli, ResumeRepeatsTheWarningsOfKeptPoints) {
   ASSERT_NE(first.err.find("pagesim: warning: kv.slots=100000: "), std::string::npos) << first.err;
   const Result resumed = pagesim("run " + shell_quote(sweep) + " --out out -q --resume");
   ASSERT_EQ(resumed.status, 0) << resumed.err;
-  EXPECT_EQ(resumed.err, first.err);
+  EXPECT_EQ(resumed.err, first.err + "pagesim: --resume kept 2 of 2 points (complete for this config): "
+                                     "00-kv.slots=4096, 01-kv.slots=100000; ran none\n");
   EXPECT_EQ(resumed.out.substr(0, resumed.out.find("results in")), first.out.substr(0, first.out.find("results in")));
+}
+
+// --resume says which points it kept and which it ran again; results it replaces take the
+// plots drawn from them (a sweep's top-level plots, a rerun point's), files of other names stay.
+TEST_F(Cli, ResumeNamesKeptAndRerunPointsAndDropsStalePlots) {
+  const std::string sweep = write("sweep.yaml", small_experiment() + "sweep:\n  kv.slots: [4096, 8192, 16384]\n");
+  ASSERT_EQ(pagesim("run " + shell_quote(sweep) + " --out out -q").status, 0);
+  for (const char* f : {"sweep_metrics.png", "sweep_memory.svg", "memory_bars.png", "notes.txt",
+                        "00-kv.slots=4096/memory_over_time.png", "01-kv.slots=8192/latency_cdf.svg"})
+    std::ofstream(dir_ / "out" / f) << "old";
+  fs::remove(dir_ / "out/01-kv.slots=8192/summary.json");  // as if the run had been stopped there
+  const Result r = pagesim("run " + shell_quote(sweep) + " --out out -q --resume");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "pagesim: --resume kept 2 of 3 points (complete for this config): 00-kv.slots=4096, "
+                   "02-kv.slots=16384; ran 1: 01-kv.slots=8192\n");
+  for (const char* f : {"sweep_metrics.png", "sweep_memory.svg", "memory_bars.png", "01-kv.slots=8192/latency_cdf.svg"})
+    EXPECT_FALSE(fs::exists(dir_ / "out" / f)) << f;
+  for (const char* f : {"notes.txt", "00-kv.slots=4096/memory_over_time.png", "01-kv.slots=8192/summary.json"})
+    EXPECT_TRUE(fs::exists(dir_ / "out" / f)) << f;
+  // A run without sweep, and --overwrite: the plots go with the results.
+  const std::string file = write("small.yaml", small_experiment());
+  ASSERT_EQ(pagesim("run " + shell_quote(file) + " --out one -q").status, 0);
+  Result again = pagesim("run " + shell_quote(file) + " --out one -q --resume");
+  EXPECT_EQ(again.err, "pagesim: --resume kept the run's results (complete for this config)\n");
+  std::ofstream(dir_ / "one/latency_cdf.png") << "old";
+  again = pagesim("run " + shell_quote(file) + " --out one -q --resume --set seed=4");
+  EXPECT_EQ(again.err, "pagesim: --resume ran the run (no complete results for this config)\n");
+  EXPECT_FALSE(fs::exists(dir_ / "one/latency_cdf.png"));
+  std::ofstream(dir_ / "one/latency_cdf.png") << "old";
+  ASSERT_EQ(pagesim("run " + shell_quote(file) + " --out one -q --overwrite").status, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "one/latency_cdf.png"));
 }
 
 // A pagesim run started in the background that lasts until it is stopped: millions of

@@ -86,7 +86,8 @@ TEST_F(CalibrationTest, BadFilesAreNamedErrors) {
     return "no error";
   };
   const std::string missing = (dir_ / "missing.yaml").string();
-  EXPECT_NE(error_of("calibration: " + missing).find("exp.yaml:1: calibration: cannot open the calibration file"),
+  EXPECT_NE(error_of("calibration: " + missing).find("exp.yaml:1: calibration: expected an existing file, found '" +
+                                                    missing + "': no such path"),
             std::string::npos);
   const std::string no_values = write("novalues.yaml", "fit: {}\n");
   EXPECT_NE(error_of("calibration: " + no_values).find("has no `values` map"), std::string::npos);
@@ -106,7 +107,7 @@ TEST_F(CalibrationTest, BadFilesAreNamedErrors) {
             std::string::npos);
   // A device would never end: refused before reading; so is a folder.
   EXPECT_NE(error_of("calibration: /dev/zero").find("'/dev/zero' is not a regular file"), std::string::npos);
-  EXPECT_NE(error_of("calibration: " + dir_.string()).find("is not a regular file"), std::string::npos);
+  EXPECT_NE(error_of("calibration: " + dir_.string()).find("calibration: expected an existing file"), std::string::npos);
   const std::string big = write("big.yaml", "values: {}\n# " + std::string(kMaxCalibrationBytes, 'x') + "\n");
   EXPECT_NE(error_of("calibration: " + big).find("expected at most 1048576"), std::string::npos);
 }

@@ -27,6 +27,7 @@
 #include "sim/cost/batch_shape.h"
 #include "sim/experiment/result_folder.h"
 #include "sim/metrics/metrics.h"
+#include "sim/output/build_info.h"
 #include "sim_harness.h"
 #include "traces/trace_error.h"
 #include "temp_dir_test.h"
@@ -109,6 +110,11 @@ TEST_F(ExperimentTest, WritesFourFilesThatParse) {
   for (const char* k : {"token_states", "reserved", "over_reserved", "rounding", "free", "unusable_free", "cached_free"})
     EXPECT_TRUE(s["memory_pct"].contains(k)) << k;
   EXPECT_EQ(s["name"], "small");
+  // Which pagesim wrote it, first (experiments/reference/compare.sh drops the two lines).
+  EXPECT_EQ(s["pagesim_version"], std::string(pagesim_version()));
+  EXPECT_EQ(s["pagesim_commit"], std::string(pagesim_commit()));
+  EXPECT_TRUE(read_file(out / "summary.json").starts_with("{\n  \"pagesim_version\": \"" +
+                                                          std::string(pagesim_version()) + "\",\n  \"pagesim_commit\": "));
   EXPECT_EQ(s["kv_slots"], 4096);
   EXPECT_NEAR(mem_sum(s["memory_pct"]), 100.0, 1e-6);
   EXPECT_NEAR(mem_sum(s["memory_pct_time_weighted"]), 100.0, 1e-6);
@@ -157,7 +163,8 @@ TEST_F(ExperimentTest, WritesFourFilesThatParse) {
   EXPECT_EQ(c.seed, 7u);
   EXPECT_EQ(c.kv.slots, 4096);
   EXPECT_EQ(c.workload.max_requests, 120u);
-  EXPECT_EQ(c.workload.lengths.path, kShareGpt);
+  // The bundled file, named relative to the source tree (input_path.h): the same text anywhere.
+  EXPECT_EQ(c.workload.lengths.path, "traces/data/sharegpt_opt_lengths.csv");
   EXPECT_EQ(c.measure.window_start_s, 1);
   EXPECT_TRUE(resolved["scheduler"]["max_num_batched_tokens"]);  // defaults written out
 }
@@ -317,10 +324,10 @@ TEST_F(ExperimentTest, SweepWritesOneFolderPerPointAndSweepCsv) {
     EXPECT_EQ(c.scheduler.max_num_seqs, i % 2 == 0 ? 8 : 64);
   }
 
-  // sweep.csv: point, label, the swept keys, the flattened summary without host timings.
+  // sweep.csv: point, label, case, the swept keys, the flattened summary without host timings.
   const std::string csv = read_file(out / "sweep.csv");
   const std::string header = csv.substr(0, csv.find('\n'));
-  std::string want_header = "point,label,kv.slots,scheduler.max_num_seqs";
+  std::string want_header = "point,label,case,kv.slots,scheduler.max_num_seqs";
   for (const auto& [k, v] : flatten(results[0].summary.to_json()))
     if (!is_host_timing(k)) want_header += "," + k;
   EXPECT_EQ(header, want_header);
@@ -333,16 +340,49 @@ TEST_F(ExperimentTest, SweepWritesOneFolderPerPointAndSweepCsv) {
   std::getline(lines, line);
   for (std::size_t i = 0; i < 4; ++i) {
     ASSERT_TRUE(std::getline(lines, line));
-    std::string want = folders[i] + ",\"" + labels[i] + "\"," + (i < 2 ? "2048" : "8192") + "," +
+    std::string want = folders[i] + ",\"" + labels[i] + "\"," + (i < 2 ? "tight,2048" : "roomy,8192") + "," +
                        (i % 2 == 0 ? "8" : "64");
     // The point's summary.json, flattened, minus the run description and host timings.
     const auto sj = nlohmann::ordered_json::parse(read_file(out / folders[i] / "summary.json"));
-    const std::set<std::string> description{"name", "allocator", "scheduler", "cost_model", "workload", "kv_slots"};
+    const std::set<std::string> description{"pagesim_version", "pagesim_commit", "name",     "allocator",
+                                            "scheduler",       "cost_model",     "workload", "kv_slots"};
     for (const auto& [k, v] : flatten(sj))
       if (!description.count(k) && !is_host_timing(k)) want += "," + v.dump();
     EXPECT_EQ(line, want) << "row " << i;
   }
   EXPECT_FALSE(std::getline(lines, line)) << "extra row: " << line;
+}
+
+// A sweep of cases that set different keys: every row carries every swept key's effective
+// value (the point's own; else from its resolved config, defaults included), so grouping by
+// a key keeps the cases that leave it alone; the case column names each point's case.
+TEST_F(ExperimentTest, SweepCsvGivesEveryCaseItsEffectiveValues) {
+  const std::string file = write("cases.yaml", small_experiment(30) +
+                                                   "sweep:\n"
+                                                   "  cases:\n"
+                                                   "    - {label: orca, scheduler.kind: orca, allocator.kind: "
+                                                   "contiguous, allocator.reservation: pow2}\n"
+                                                   "    - {label: fp8, kv_dtype: fp8}\n"
+                                                   "    - {label: plain}\n");
+  const fs::path out = dir_ / "out";
+  run_experiment_file(file, {}, out);
+  const std::vector<Row> rows = parse_csv(read_file(out / "sweep.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  const std::vector<std::string> cases = {"orca", "fp8", "plain"};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const bool orca = i == 0;
+    EXPECT_EQ(rows[i].at("case"), cases[i]) << i;
+    EXPECT_EQ(rows[i].at("scheduler.kind"), orca ? "orca" : "vllm") << i;
+    EXPECT_EQ(rows[i].at("allocator.kind"), orca ? "contiguous" : "paged") << i;
+    // A key of another kind's: the value the resolved config holds (paged writes it too).
+    EXPECT_EQ(rows[i].at("allocator.reservation"), orca ? "pow2" : "max") << i;
+    // Left out of config.resolved.yaml at its default: the default's name.
+    EXPECT_EQ(rows[i].at("kv_dtype"), cases[i] == "fp8" ? "fp8" : "auto") << i;
+  }
+  // A grid without cases has no case column.
+  run_experiment_file(write("grid.yaml", small_experiment(30) + "sweep:\n  seed: [1, 2]\n"), {}, dir_ / "grid");
+  const std::string grid = read_file(dir_ / "grid/sweep.csv");
+  EXPECT_TRUE(grid.starts_with("point,label,seed,")) << grid.substr(0, 40);
 }
 
 // Runs `file` expecting it to fail with E; afterwards no result file and no temporary is

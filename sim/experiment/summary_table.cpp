@@ -1,4 +1,4 @@
-#include "sim/cli/summary_table.h"
+#include "sim/experiment/summary_table.h"
 
 #include <algorithm>
 #include <cmath>
@@ -50,6 +50,33 @@ std::string format_results_table(const std::vector<PointResult>& results) {
     if (sharing) out += fmt::format(" {:7.1f}", s.sharing_saving_pct);
     out += "\n";
   }
+  return out;
+}
+
+namespace {
+
+// "00-a, 01-b, ... (3 more)": the folders of `points`.
+std::string folder_list(const std::vector<PointResult>& results, const std::vector<std::size_t>& points) {
+  std::string out;
+  for (std::size_t k = 0; k < points.size() && k < kResumeNoteNames; ++k)
+    out += (k == 0 ? "" : ", ") + point_folder(points[k], results[points[k]].label);
+  if (points.size() > kResumeNoteNames) out += fmt::format(", ... ({} more)", points.size() - kResumeNoteNames);
+  return out;
+}
+
+}  // namespace
+
+std::string format_resume_note(const std::vector<PointResult>& results) {
+  if (results.size() == 1 && results[0].label.empty())
+    return results[0].kept ? "--resume kept the run's results (complete for this config)\n"
+                           : "--resume ran the run (no complete results for this config)\n";
+  std::vector<std::size_t> kept, ran;
+  for (std::size_t i = 0; i < results.size(); ++i) (results[i].kept ? kept : ran).push_back(i);
+  const std::string points = fmt::format("{} point{}", results.size(), results.size() == 1 ? "" : "s");
+  if (kept.empty()) return fmt::format("--resume kept none of {} (none complete for this config); ran all\n", points);
+  std::string out = fmt::format("--resume kept {} of {} (complete for this config): {}", kept.size(), points,
+                                folder_list(results, kept));
+  out += ran.empty() ? "; ran none\n" : fmt::format("; ran {}: {}\n", ran.size(), folder_list(results, ran));
   return out;
 }
 

@@ -1,6 +1,6 @@
 // The run's closing table: its fixed columns as before, and the swapped, prefix-hit and
 // sharing columns only when a result has them.
-#include "sim/cli/summary_table.h"
+#include "sim/experiment/summary_table.h"
 
 #include <gtest/gtest.h>
 
