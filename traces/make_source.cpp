@@ -128,7 +128,8 @@ std::unique_ptr<RequestSource> make_source(const WorkloadSpec& spec) {
   validate(spec);
   std::unique_ptr<RequestSource> source;
   if (spec.kind == WorkloadKind::kTrace) {
-    source = open_trace(spec.trace.path, {spec.trace.format, spec.trace.hash_block_tokens, spec.trace.name});
+    source = open_trace(spec.trace.path,
+                        {spec.trace.format, spec.trace.hash_block_tokens, spec.trace.name, spec.seed});
     if (spec.trace.time_scale != 1.0) {
       source = std::make_unique<TimeScaleSource>(std::move(source), spec.trace.time_scale);
     }

@@ -4,12 +4,15 @@
 
 #include "traces/azure_csv_reader.h"
 #include "traces/csv_file.h"
+#include "traces/field_parse.h"
+#include "traces/inference_perf_requests_reader.h"
 #include "traces/lengths_csv_reader.h"
 #include "traces/line_reader.h"
 #include "traces/mooncake_reader.h"
 #include "traces/native_csv_reader.h"
 #include "traces/trace_error.h"
 #include "traces/vidur_csv_reader.h"
+#include "traces/vllm_bench_reader.h"
 
 namespace pagesim::traces {
 namespace {
@@ -28,7 +31,12 @@ TraceFormat detect_format(const std::string& path, const std::string& name) {
     LineReader lines(path, name);
     std::string_view first;
     if (!lines.next(&first)) throw TraceError(lines.path(), 0, "", "a trace file", "an empty file");
-    if (first.starts_with('{')) return TraceFormat::kMooncake;
+    if (first.starts_with('[')) return TraceFormat::kInferencePerfRequests;
+    if (first.starts_with('{')) {
+      const std::string_view rest = trim(first.substr(1));
+      if (rest.empty() || first.find("\"input_lens\"") != std::string_view::npos) return TraceFormat::kVllmBench;
+      return TraceFormat::kMooncake;
+    }
   }
   const CsvFile csv(path, name);
   if (csv.find("TIMESTAMP")) return TraceFormat::kAzure;
@@ -66,6 +74,13 @@ std::unique_ptr<RequestSource> open_trace(const std::string& path,
       if (options.hash_block_tokens > 0) mo.hash_block_tokens = options.hash_block_tokens;
       return std::make_unique<MooncakeReader>(path, mo, options.name);
     }
+    case TraceFormat::kVllmBench:
+    case TraceFormat::kInferencePerfRequests:
+    {
+      TraceFileOptions resolved = options;
+      resolved.format = format;
+      return replay_source(read_benchmark_requests(path, resolved));
+    }
     case TraceFormat::kLengths:
       throw TraceError(options.name.empty() ? path : options.name, 0, "",
                        "a trace with arrival times (this lengths-only file needs a synthetic "
@@ -75,6 +90,16 @@ std::unique_ptr<RequestSource> open_trace(const std::string& path,
       break;
   }
   throw SpecError("trace.format", "a concrete format", "auto");
+}
+
+BenchmarkRequests read_benchmark_requests(const std::string& path, const TraceFileOptions& options) {
+  const TraceFormat format = options.format == TraceFormat::kAuto ? detect_format(path) : options.format;
+  if (format == TraceFormat::kVllmBench) return read_vllm_bench(path, options.seed);
+  if (format == TraceFormat::kInferencePerfRequests) return read_inference_perf_requests(path);
+  throw TraceError(path, 0, "",
+                   "a benchmark result with measured latencies (vllm-bench: vLLM's --save-detailed result JSON, or "
+                   "inference-perf-requests: inference-perf's per_request_lifecycle_metrics.json)",
+                   fmt::format("a {} trace", to_string(format)));
 }
 
 std::string_view to_string(TraceFormat format) {

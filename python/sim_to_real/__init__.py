@@ -9,4 +9,7 @@ calibrate  `pagesim calibrate`: least-squares fit of the coefficients the measur
            tables cannot give (host time per step and per sequence, the client's fixed time).
 report     experiments/sim_to_real/REPORT.md: measured against simulated, per run, stage and
            metric, and the median absolute percentage errors beside the peers' published ones.
+request_latencies  one load test request by request (`pagesim trace compare`): the latencies its
+           client measured (measured_requests.csv of `pagesim trace import`) against a run of
+           its trace (the run's requests.csv): TTFT, TPOT and E2E mean and percentiles.
 """

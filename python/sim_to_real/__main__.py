@@ -1,4 +1,4 @@
-"""python -m sim_to_real {config,calibrate,report} ... (see the package doc)."""
+"""python -m sim_to_real {config,calibrate,report,requests} ... (see the package doc)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import calibrate, measured, report, run_config
+from . import calibrate, measured, report, request_latencies, run_config
 
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "calibrate":
         return calibrate.main(argv[1:])
+    if argv and argv[0] == "requests":
+        return request_latencies.main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m sim_to_real")
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("config", help="write the pagesim experiment of measured runs")
@@ -28,6 +30,7 @@ def main(argv=None) -> int:
     r.add_argument("--command", default="experiments/sim_to_real/run_all.sh")
     r.add_argument("--operator-checks", help="folder of <model>-<gpu>-operators.csv (pagesim profile) to report")
     sub.add_parser("calibrate", help="pagesim calibrate (see --help there)")
+    sub.add_parser("requests", help="pagesim trace compare (see --help there)")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "config":

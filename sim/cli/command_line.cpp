@@ -78,7 +78,7 @@ TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl) {
   trace->require_subcommand(1);
   TraceCommands t;
   t.stats = trace->add_subcommand("stats", "Print statistics of a trace file");
-  t.stats->add_option("file", cl.file, "Trace file (native, vidur, azure, mooncake or lengths CSV)")
+  t.stats->add_option("file", cl.file, "Trace file (native, vidur, azure, mooncake, lengths CSV, vllm-bench or inference-perf-requests JSON)")
       ->required()
       ->check(CLI::ExistingFile);
   t.stats->add_option("--format", cl.format, "Trace format (default: detected)");
@@ -115,6 +115,27 @@ TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl) {
                           "last, partial block too, as the Mooncake paper counts hash ids)");
   t.cache_curve->add_option("--points-per-decade", cl.points_per_decade, "LRU curve points per factor of 10")
       ->check(integer_in(1, 1000));
+  t.import = trace->add_subcommand(
+      "import",
+      "Read a load test's result file — vLLM's `vllm bench serve --save-result --save-detailed` JSON (vllm-bench) or "
+      "inference-perf's per_request_lifecycle_metrics.json (inference-perf-requests) — and write OUT/trace.csv (its "
+      "successful requests as a native trace to replay) and OUT/measured_requests.csv (what the client measured, in "
+      "requests.csv's columns, for `pagesim trace compare`)");
+  t.import->add_option("file", cl.file, "Benchmark result file")->required()->check(CLI::ExistingFile);
+  t.import->add_option("--out,-o", cl.out, "Output folder (created if missing)")->required();
+  t.import->add_option("--format", cl.format, "vllm-bench or inference-perf-requests (default: detected)");
+  t.import->add_option("--seed", cl.seed,
+                       "Seed of the arrival process for a vllm-bench file that records no send times (start_times) "
+                       "and a finite request_rate");
+  t.compare = trace->add_subcommand(
+      "compare",
+      "Compare the latencies a client measured (measured_requests.csv of `pagesim trace import`) with a run of its "
+      "trace: TTFT, TPOT and E2E mean and percentiles, and their differences (python/sim_to_real/requests.py)");
+  t.compare->add_option("measured", cl.file, "measured_requests.csv")->required()->check(CLI::ExistingFile);
+  t.compare->add_option("simulated", cl.simulated, "The run's folder (its requests.csv) or a requests.csv")
+      ->required()
+      ->check(CLI::ExistingPath);
+  t.compare->add_option("--json", cl.out, "Also write the comparison to this JSON file");
   return t;
 }
 

@@ -34,7 +34,9 @@ struct CommandLine {
   bool resume = false;            // run: keep the complete points of a sweep there, run the rest
   bool ray = false;               // run: points as Ray tasks (ray_handoff.h); set by main after the parse
   std::string ray_address;        // run --ray ADDRESS: the Ray cluster; empty = a local instance
-  std::string format;             // trace stats: trace format; empty = detected
+  std::string format;             // trace stats, cache-curve, import: trace format; empty = detected
+  std::uint64_t seed = 0;         // trace import: draws vllm-bench arrivals that the file does not record
+  std::string simulated;          // trace compare: a run's folder or its requests.csv
   bool json = false;              // trace stats: JSON instead of a table
 
   // trace cache-curve (also file, format; out = the CSV, empty = none)
@@ -68,6 +70,8 @@ struct TraceCommands {
   CLI::App* stats = nullptr;
   CLI::App* gen = nullptr;
   CLI::App* cache_curve = nullptr;
+  CLI::App* import = nullptr;   // benchmark result -> trace.csv + measured_requests.csv
+  CLI::App* compare = nullptr;  // measured_requests.csv against a run's requests.csv (Python)
 };
 
 // A check for an integer option: it passes a value in [min_value, max_value] and otherwise

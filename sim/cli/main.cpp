@@ -134,15 +134,19 @@ int cmd_run(const sim::cli::CommandLine& cl) {
   return 0;
 }
 
+// --format's value: a name of kTraceFormatNames; empty = auto.
+traces::TraceFormat format_option(const std::string& format) {
+  if (format.empty()) return traces::TraceFormat::kAuto;
+  const auto named = sim::find_enum(traces::kTraceFormatNames, format);
+  if (!named)
+    throw std::invalid_argument("--format: expected one of " + sim::enum_name_list(traces::kTraceFormatNames) +
+                                ", found " + traces::quote_found(format));
+  return *named;
+}
+
 int cmd_trace_stats(const std::string& file, const std::string& format, bool json) {
   traces::TraceFileOptions opt;
-  if (!format.empty()) {
-    const auto named = sim::find_enum(traces::kTraceFormatNames, format);
-    if (!named)
-      throw std::invalid_argument("--format: expected one of " + sim::enum_name_list(traces::kTraceFormatNames) +
-                                  ", found " + traces::quote_found(format));
-    opt.format = *named;
-  }
+  opt.format = format_option(format);
   const traces::TraceFormat f = opt.format == traces::TraceFormat::kAuto ? traces::detect_format(file) : opt.format;
   std::unique_ptr<traces::RequestSource> source;
   if (f == traces::TraceFormat::kLengths) {
@@ -193,13 +197,7 @@ std::int64_t parse_token_count(const std::string& text) {
 
 int cmd_trace_cache_curve(const sim::cli::CommandLine& cl) {
   traces::TraceFileOptions opt;
-  if (!cl.format.empty()) {
-    const auto named = sim::find_enum(traces::kTraceFormatNames, cl.format);
-    if (!named)
-      throw std::invalid_argument("--format: expected one of " + sim::enum_name_list(traces::kTraceFormatNames) +
-                                  ", found " + traces::quote_found(cl.format));
-    opt.format = *named;
-  }
+  opt.format = format_option(cl.format);
   opt.hash_block_tokens = cl.hash_block_tokens;
   sim::CacheCurveOptions o;
   o.block_size = cl.block_size;
@@ -252,6 +250,26 @@ int cmd_trace_gen(const std::string& file, const std::string& out, const std::ve
     std::cerr << fmt::format("note: each hash id covers {} tokens; to replay with the prefix cache set "
                              "workload.trace.hash_block_tokens: {}\n",
                              source->hash_block_tokens(), source->hash_block_tokens());
+  return 0;
+}
+
+int cmd_trace_import(const sim::cli::CommandLine& cl) {
+  traces::TraceFileOptions opt;
+  opt.format = format_option(cl.format);
+  opt.seed = cl.seed;
+  const traces::BenchmarkRequests b = traces::read_benchmark_requests(cl.file, opt);
+  const std::filesystem::path out(cl.out);
+  const std::string trace_csv = (out / "trace.csv").string();
+  const std::string measured_csv = (out / "measured_requests.csv").string();
+  auto replay = traces::replay_source(b);  // refuses a file without a request to replay
+  std::filesystem::create_directories(out);
+  traces::write_native_csv(trace_csv, *replay, traces::NativeCsvColumns{.n = false, .beam_width = false});
+  traces::write_measured_requests_csv(b, measured_csv);
+  std::cout << "imported " << traces::describe(b) << "\n";
+  std::cout << fmt::format("wrote {} (replay it: workload: {{kind: trace, trace: {{path: {}}}}})\n", trace_csv,
+                           trace_csv);
+  std::cout << fmt::format("wrote {} (after pagesim run: pagesim trace compare {} RUN_FOLDER)\n", measured_csv,
+                           measured_csv);
   return 0;
 }
 
@@ -321,6 +339,19 @@ int main(int argc, char** argv) {
     if (*trace.stats) return cmd_trace_stats(cl.file, cl.format, cl.json);
     if (*trace.gen) return cmd_trace_gen(cl.file, cl.out, cl.sets);
     if (*trace.cache_curve) return cmd_trace_cache_curve(cl);
+    if (*trace.import) return cmd_trace_import(cl);
+    if (*trace.compare) {
+      std::vector<std::string> args = {"requests", cl.file, cl.simulated};
+      if (!cl.out.empty()) args.insert(args.end(), {"--json", cl.out});
+      const sim::cli::PythonHandoff handoff{
+          .module = "sim_to_real",
+          .needs = {"numpy", "yaml"},
+          .path = {sim::cli::python_dir()},
+          .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-numpy python3-yaml"};
+      const std::string why = sim::cli::exec_python_module(handoff, args);
+      std::cerr << "pagesim: error: " << why << "\n";
+      return 1;
+    }
     if (*model) {
       sim::ModelSpec m = sim::model_preset(cl.model_name);
       m.kv_dtype = *sim::find_enum(sim::kKvDtypeNames, cl.model_kv_dtype);  // checked by the parser

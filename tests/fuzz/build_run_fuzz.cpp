@@ -77,8 +77,11 @@ bool fits_in_memory(const sim::ExperimentConfig& c) {
 void build(sim::ExperimentConfig c) {
   if (!fits_in_memory(c)) return;
   if (!c.workload.trace.path.empty()) {
-    c.workload.trace.path = fixture(c.workload.trace.format == traces::TraceFormat::kMooncake
-                                        ? "tests/traces/data/mooncake_small.jsonl"
+    const traces::TraceFormat f = c.workload.trace.format;
+    c.workload.trace.path = fixture(f == traces::TraceFormat::kMooncake    ? "tests/traces/data/mooncake_small.jsonl"
+                                    : f == traces::TraceFormat::kVllmBench ? "tests/traces/data/vllm_bench_concurrency.json"
+                                    : f == traces::TraceFormat::kInferencePerfRequests
+                                        ? "tests/traces/data/inference_perf_requests_small.json"
                                         : "tests/traces/data/native_small.csv");
   }
   if (!c.workload.lengths.path.empty()) c.workload.lengths.path = fixture("tests/traces/data/lengths_small.csv");

@@ -373,7 +373,7 @@ TEST_F(Cli, TraceStatsFormatOption) {
   EXPECT_EQ(stat(r.out, "requests"), 19366) << r.out;
   const Result bad = pagesim("trace stats --format jsonl " + azure);
   EXPECT_EQ(bad.status, 1);
-  EXPECT_NE(bad.err.find("--format: expected one of auto, native, vidur, azure, mooncake, lengths, found 'jsonl'"),
+  EXPECT_NE(bad.err.find("--format: expected one of auto, native, vidur, azure, mooncake, lengths, vllm-bench, inference-perf-requests, found 'jsonl'"),
             std::string::npos)
       << bad.err;
 }

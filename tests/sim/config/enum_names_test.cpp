@@ -53,7 +53,7 @@ TEST(EnumNames, ListForMessages) {
   EXPECT_EQ(enum_name_list(kShadeNames), "light, dark");
   EXPECT_EQ(enum_name_list(alloc::kPlacementKindNames), "buddy, first_fit, best_fit");
   EXPECT_EQ(enum_name_list(kCostModelKindNames), "roofline, constant, profile, operators");
-  EXPECT_EQ(enum_name_list(traces::kTraceFormatNames), "auto, native, vidur, azure, mooncake, lengths");
+  EXPECT_EQ(enum_name_list(traces::kTraceFormatNames), "auto, native, vidur, azure, mooncake, lengths, vllm-bench, inference-perf-requests");
   constexpr std::array<std::pair<Shade, std::string_view>, 0> kNone{};
   EXPECT_EQ(enum_name_list(kNone), "");
 }
