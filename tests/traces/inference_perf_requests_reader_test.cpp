@@ -131,7 +131,7 @@ TEST(InferencePerfRequestsReader, AnUnreadablePayloadFallsBackToTheClientsCount)
 TEST(InferencePerfRequestsReader, IsDetectedAndReplayedByOpenTrace) {
   const std::string path = testing::fixture("inference_perf_requests_small.json");
   EXPECT_EQ(detect_format(path), TraceFormat::kInferencePerfRequests);
-  auto source = open_trace(path, {TraceFormat::kInferencePerfRequests});
+  auto source = open_trace(path, testing::format_options(TraceFormat::kInferencePerfRequests));
   const auto rows = testing::drain(*source);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[1], (TraceRequest{1, 0.5, 591, 4, 1, 1, {}}));

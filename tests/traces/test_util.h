@@ -15,11 +15,20 @@
 
 #include "traces/request_source.h"
 #include "traces/trace_error.h"
+#include "traces/trace_format.h"
 
 namespace pagesim::traces::testing {
 
 inline std::string fixture(std::string_view name) {
   return std::string(PAGESIM_SOURCE_DIR) + "/tests/traces/data/" + std::string(name);
+}
+
+// Options naming a format (and tokens per hash id); the rest at their defaults.
+inline TraceFileOptions format_options(TraceFormat format, std::int64_t hash_block_tokens = 0) {
+  TraceFileOptions o;
+  o.format = format;
+  o.hash_block_tokens = hash_block_tokens;
+  return o;
 }
 
 inline std::string bundled(std::string_view name) {

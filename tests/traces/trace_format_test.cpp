@@ -47,13 +47,13 @@ TEST(OpenTrace, OpensTheDetectedReader) {
   EXPECT_EQ(testing::drain(*native).size(), 4u);
   auto mooncake = open_trace(testing::fixture("mooncake_small.jsonl"));
   EXPECT_EQ(mooncake->hash_block_tokens(), 512);
-  auto azure = open_trace(testing::fixture("azure_small.csv"), {TraceFormat::kAzure, 0});
+  auto azure = open_trace(testing::fixture("azure_small.csv"), testing::format_options(TraceFormat::kAzure, 0));
   EXPECT_EQ(testing::drain(*azure).size(), 4u);
 }
 
 TEST(OpenTrace, ExplicitFormatMustMatchTheFile) {
   const auto e = testing::catch_trace_error(
-      [] { open_trace(testing::fixture("azure_small.csv"), {TraceFormat::kVidur, 0}); });
+      [] { open_trace(testing::fixture("azure_small.csv"), testing::format_options(TraceFormat::kVidur, 0)); });
   ASSERT_TRUE(e);
   EXPECT_NE(std::string(e->what()).find("expected a column 'arrived_at'"), std::string::npos);
 }
@@ -62,10 +62,10 @@ TEST(OpenTrace, HashBlockOverride) {
   ScratchDir dir;
   const std::string p = dir.write(
       "m.jsonl", "{\"timestamp\": 0, \"input_length\": 40, \"output_length\": 1, \"hash_ids\": [1, 2, 3]}\n");
-  auto source = open_trace(p, {TraceFormat::kAuto, 16});
+  auto source = open_trace(p, testing::format_options(TraceFormat::kAuto, 16));
   EXPECT_EQ(source->hash_block_tokens(), 16);
   EXPECT_EQ(testing::drain(*source).size(), 1u);
-  EXPECT_THROW(open_trace(p, {TraceFormat::kAuto, -1}), SpecError);
+  EXPECT_THROW(open_trace(p, testing::format_options(TraceFormat::kAuto, -1)), SpecError);
 }
 
 TEST(OpenTrace, LengthsFileIsRefused) {

@@ -230,7 +230,7 @@ TEST(VllmBenchReader, AFileWithoutASuccessfulRequestCannotBeReplayed) {
   json d = rate_doc(2, 1.0, 1.0);
   d["errors"] = {"timeout", "timeout"};
   const std::string path = dir.write("failed.json", d.dump());
-  const auto e = testing::catch_trace_error([&] { open_trace(path, {TraceFormat::kVllmBench}); });
+  const auto e = testing::catch_trace_error([&] { open_trace(path, testing::format_options(TraceFormat::kVllmBench)); });
   ASSERT_TRUE(e);
   EXPECT_EQ(std::string(e->what()), path + ": expected at least one successful request with output tokens, found "
                                            "none of 2 (2 failed, 0 without output tokens)");
