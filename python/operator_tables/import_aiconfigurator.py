@@ -3,18 +3,23 @@
 
 ai-dynamo/aiconfigurator (Apache-2.0, NVIDIA) publishes per-operator latencies measured inside
 vLLM as parquet files under
-  aic-core/src/aiconfigurator_core/systems/data/<gpu>/{gemm,attention,moe,comm}/vllm/<version>/
+  aic-core/src/aiconfigurator_core/systems/data/<gpu>/{gemm,attention,mla,moe,comm}/vllm/<version>/
 This script reads them (from a checkout, or straight from a bare git mirror with `git show`)
 and writes, per GPU and engine version, one folder <out>/<gpu>/vllm-<version>/ holding
   gemm.csv                  dtype,m,n,k,latency_us
   context_attention.csv     kv_dtype,head_dim,num_heads,num_kv_heads,batch,isl,latency_us
   generation_attention.csv  kv_dtype,head_dim,num_heads,num_kv_heads,batch,kv_tokens,latency_us
+  context_mla.csv           kv_dtype,num_heads,batch,isl,latency_us
+  generation_mla.csv        kv_dtype,num_heads,batch,kv_tokens,latency_us
   moe.csv                   dtype,hidden,inter,topk,experts,moe_tp,moe_ep,num_tokens,latency_us
   allreduce.csv             num_gpus,message_elements,latency_us
 (the column meanings are in sim/cost/operator_tables/README.md and sim/cost/operator_table.h).
 Only the rows pagesim can use are kept, so the committed tables stay small:
   gemm: gemm_dtype bfloat16 and fp8 (fp8_block is DeepSeek-style block scaling, no preset uses it)
   attention: attn_dtype bfloat16 (the only one measured), kv_cache_dtype bfloat16 and fp8
+  mla: mla_dtype bfloat16 (the only one measured), kv_cache_dtype bfloat16 and fp8; num_heads is
+       per GPU (tp_size, the collector's provenance, is dropped: a head count measured under two
+       tp sizes keeps its first row)
   moe: kernel_source vllm_fused_moe, moe_dtype bfloat16 and fp8, distribution power_law_1.2 —
        aiconfigurator's default workload (sdk/config.py: workload_distribution = "power_law";
        sdk/models/moe.py: _power_law_alpha = 1.2; sdk/models/helpers.py power_law_distribution
@@ -65,7 +70,7 @@ class Table:
     """One output table: its file, the parquet it comes from, and its columns."""
 
     name: str  # output file stem
-    family: str  # aiconfigurator folder: gemm, attention, moe, comm
+    family: str  # aiconfigurator folder: gemm, attention, mla, moe, comm
     parquet: str  # file inside <family>/vllm/<version>/
     columns: tuple[str, ...]  # output columns before latency_us, also the sort order
 
@@ -76,6 +81,8 @@ TABLES = (
           ("kv_dtype", "head_dim", "num_heads", "num_kv_heads", "batch", "isl")),
     Table("generation_attention", "attention", "generation_attention_perf.parquet",
           ("kv_dtype", "head_dim", "num_heads", "num_kv_heads", "batch", "kv_tokens")),
+    Table("context_mla", "mla", "context_mla_perf.parquet", ("kv_dtype", "num_heads", "batch", "isl")),
+    Table("generation_mla", "mla", "generation_mla_perf.parquet", ("kv_dtype", "num_heads", "batch", "kv_tokens")),
     Table("moe", "moe", "moe_perf.parquet",
           ("dtype", "hidden", "inter", "topk", "experts", "moe_tp", "moe_ep", "num_tokens")),
     Table("allreduce", "comm", "custom_allreduce_perf.parquet", ("num_gpus", "message_elements")),
@@ -90,6 +97,16 @@ DESCRIPTIONS = {
     "generation_attention": "latency of one layer's decode attention for `batch` sequences, one "
                             "query token each, reading kv_tokens tokens of KV (aiconfigurator's "
                             "isl + step); num_heads / num_kv_heads are per GPU",
+    "context_mla": "latency of one layer's MLA prefill in vLLM's MLA attention backend (forward of "
+                   "the MLA impl: kv_b up-projection of the new tokens' latents, then attention with "
+                   "192-wide query/key and 128-wide value heads) over `batch` sequences of `isl` "
+                   "tokens each, causal, no cached prefix; DeepSeek-V3's MLA shape (kv_lora_rank 512, "
+                   "qk_rope 64, qk_nope 128, v 128; collector/vllm/fake_mla_hf_model/config.json); "
+                   "num_heads per GPU",
+    "generation_mla": "latency of one layer's MLA decode in vLLM's MLA attention backend (forward of "
+                      "the MLA impl: query absorption by W_UK, attention over the 576-wide latent cache, "
+                      "W_UV) for `batch` sequences, one query token each, reading kv_tokens latents "
+                      "(aiconfigurator's isl + step); DeepSeek-V3's MLA shape; num_heads per GPU",
     "moe": "latency of one MoE layer's fused expert computation (vLLM fused_moe) over num_tokens "
            "tokens; inter is one expert's intermediate width before moe_tp sharding",
     "allreduce": "latency of one vLLM custom all-reduce (CUDA-graph backend) of message_elements "
@@ -116,6 +133,17 @@ def _convert(table: Table, frame):
         else:
             # perf_database/attention.rs load_generation_parquet: sequence_tokens = isl + step,
             # the KV length the decode query attends over.
+            out = out.assign(kv_tokens=out["isl"] + out["step"])
+        keys = list(table.columns)
+    elif table.name in ("context_mla", "generation_mla"):
+        f = f[(f["mla_dtype"] == "bfloat16") & f["kv_cache_dtype"].isin(KV_DTYPES)]
+        out = f.rename(columns={"kv_cache_dtype": "kv_dtype", "batch_size": "batch"})
+        if table.name == "context_mla":
+            if (out["step"] != 0).any():
+                raise ValueError("context_mla_perf: expected step 0 on every row")
+        else:
+            # The collector logs a decode over input_len cached tokens as isl 1, step input_len
+            # (collector/vllm/collect_mla.py); the KV length, as for generation_attention:
             out = out.assign(kv_tokens=out["isl"] + out["step"])
         keys = list(table.columns)
     elif table.name == "moe":

@@ -30,6 +30,8 @@ constexpr std::string_view kGemmColumns[] = {"dtype", "m", "n", "k"};
 constexpr std::string_view kContextColumns[] = {"kv_dtype", "head_dim", "num_heads", "num_kv_heads", "batch", "isl"};
 constexpr std::string_view kGenerationColumns[] = {"kv_dtype",     "head_dim", "num_heads",
                                                    "num_kv_heads", "batch",    "kv_tokens"};
+constexpr std::string_view kContextMlaColumns[] = {"kv_dtype", "num_heads", "batch", "isl"};
+constexpr std::string_view kGenerationMlaColumns[] = {"kv_dtype", "num_heads", "batch", "kv_tokens"};
 constexpr std::string_view kMoeColumns[] = {"dtype", "hidden", "inter", "topk", "experts", "moe_tp", "moe_ep", "num_tokens"};
 constexpr std::string_view kAllreduceColumns[] = {"num_gpus", "message_elements"};
 
@@ -99,6 +101,25 @@ OperatorTable read_table(const std::filesystem::path& folder, std::string_view f
     throw CostModelError(fmt::format("operators cost model: operator {} has no table: {} does not exist", op,
                                      path.string()));
   return OperatorTable::read(path, columns);
+}
+
+// Why the tables' context_mla / generation_mla cannot price this model's latent attention
+// ("" when they can). They were measured on DeepSeek-V3's shape (aiconfigurator's
+// collector/vllm/fake_mla_hf_model/config.json), dense, bf16 or fp8 latents.
+std::string mla_table_refusal(const ModelSpec& m, const std::filesystem::path& folder) {
+  const LatentAttention& a = m.mla;
+  if (a.sparse()) return "DeepSeek-V3.2's sparse attention and indexer are not in the tables";
+  if (a.kv_lora_rank != 512 || a.qk_rope_head_dim != 64 || a.qk_nope_head_dim != 128 || a.v_head_dim != 128) {
+    return fmt::format("the tables measure DeepSeek-V3's MLA shape (kv_lora_rank 512, qk_rope 64, qk_nope 128, "
+                       "v 128), not {}'s ({}, {}, {}, {})",
+                       m.name, a.kv_lora_rank, a.qk_rope_head_dim, a.qk_nope_head_dim, a.v_head_dim);
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(folder / "context_mla.csv", ec) ||
+      !std::filesystem::is_regular_file(folder / "generation_mla.csv", ec)) {
+    return fmt::format("{} has no context_mla.csv and generation_mla.csv", folder.string());
+  }
+  return {};
 }
 
 void check_setting(bool ok, std::string_view name, double value, std::string_view expected) {
@@ -203,7 +224,9 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
                                  : gemm_grid("bfloat16", "lm head and router");
   const double dense_layers = layers - static_cast<double>(model_.moe_layers);
   if (model_.mla.enabled()) {
-    add_mla_gemms(weights);
+    mla_roofline_why_ = mla_table_refusal(model_, folder_);
+    // The tables' MLA operator includes kv_b (prefill's up-projection, decode's absorption).
+    add_mla_gemms(weights, /*with_kv_b=*/!mla_roofline_why_.empty());
   } else {
     gemms_.push_back({"qkv", (n_q + 2 * n_kv) * head_dim, hidden, layers, false, weights});
     gemms_.push_back({"o_proj", hidden, n_q * head_dim, layers, false, weights});
@@ -226,9 +249,37 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
   gemms_.push_back({"lm_head", static_cast<double>(model_.vocab) / t, hidden, 1, true, bf16});
 
   // ---- attention, per attending layer group ----
-  // MLA: the bundled tables hold no mla operator (aiconfigurator publishes context_mla and
-  // generation_mla for vLLM 0.14.0, not imported yet): priced by the roofline's MLA terms.
-  if (model_.mla.enabled()) mla_roofline_ = std::make_unique<RooflineCostModel>(model_, gpu_, tp_);
+  // MLA: the tables' context_mla / generation_mla over (num_heads, batch, length), every layer,
+  // where they measured the model's shape; else the roofline's MLA terms (mla_table_refusal).
+  if (model_.mla.enabled() && !mla_roofline_why_.empty()) {
+    mla_roofline_ = std::make_unique<RooflineCostModel>(model_, gpu_, tp_);
+  } else if (model_.mla.enabled()) {
+    const std::string kv = kv_dtype_name(model_);
+    const double heads = static_cast<double>(model_.heads_per_gpu(tp_));
+    auto grid = [&](std::string_view file, std::string_view op, std::span<const std::string_view> columns,
+                    std::string_view length) {
+      const OperatorTable table = read_table(folder_, file, op, columns);
+      const std::vector<std::size_t> rows = select(table, {{"kv_dtype", kv}});
+      if (rows.empty()) {
+        throw CostModelError(fmt::format("operators cost model: operator {} has no rows for kv_dtype {} in {}; the "
+                                         "table has kv_dtype {}",
+                                         op, kv, table.source(), join(distinct(table, "kv_dtype"))));
+      }
+      AttentionLookup out;
+      out.grid = std::make_unique<OperatorGrid>(
+          table, rows,
+          std::vector<GridAxis>{{table.column("num_heads")},
+                                {table.column("batch")},
+                                {table.column(length), length == "isl" ? AxisBlend::kSqrt : AxisBlend::kLinear}});
+      out.prefix = {heads};
+      return out;
+    };
+    AttentionGroup a;
+    a.layers = static_cast<double>(model_.layers);
+    a.context = grid("context_mla.csv", "context_mla", kContextMlaColumns, "isl");
+    a.generation = grid("generation_mla.csv", "generation_mla", kGenerationMlaColumns, "kv_tokens");
+    attention_.push_back(std::move(a));
+  }
   const std::string kv = model_.mla.enabled() ? std::string() : kv_dtype_name(model_);
   const OperatorTable context = read_table(folder_, "context_attention.csv", "context_attention", kContextColumns);
   const OperatorTable generation =
@@ -329,7 +380,7 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
   }
 }
 
-void OperatorsCostModel::add_mla_gemms(const OperatorGrid* weights) {
+void OperatorsCostModel::add_mla_gemms(const OperatorGrid* weights, bool with_kv_b) {
   // vLLM's DeepseekV2MLAAttention: fused_qkv_a_proj (hidden → q_lora_rank + rank + rope,
   // replicated) then q_b_proj (column-parallel), or q_proj and kv_a_proj_with_mqa without query
   // compression; kv_b_proj (rank → heads/t × (nope + v)) for the prefill's new tokens, the same
@@ -348,8 +399,10 @@ void OperatorsCostModel::add_mla_gemms(const OperatorGrid* weights) {
     gemms_.push_back({"q", hq * qk, hidden, layers, false, weights});
     gemms_.push_back({"kv_a", cached, hidden, layers, false, weights});
   }
-  gemms_.push_back({"kv_b", hq * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim),
-                    static_cast<double>(a.kv_lora_rank), layers, false, weights});
+  if (with_kv_b) {
+    gemms_.push_back({"kv_b", hq * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim),
+                      static_cast<double>(a.kv_lora_rank), layers, false, weights});
+  }
   gemms_.push_back({"o_proj", hidden, hq * static_cast<double>(a.v_head_dim), layers, false, weights});
   if (a.sparse()) {
     gemms_.push_back({"indexer_wq_b", static_cast<double>(a.index_n_heads * a.index_head_dim),
@@ -501,8 +554,9 @@ std::string OperatorsCostModel::describe() const {
       model_.name, gpu_.name, settings_.gpu, settings_.engine, tp_, settings_.cuda_graphs.max_size(),
       settings_.gpu_scale, settings_.host_step_s, settings_.host_per_seq_s) +
          (moe_transfer_from_.empty() ? std::string() : "; moe from the measured shape " + moe_transfer_from_) +
-         (mla_roofline_ ? "; mla attention priced by the roofline (the bundled tables hold no mla operator)"
-                        : std::string());
+         (mla_roofline_ ? "; mla attention priced by the roofline (" + mla_roofline_why_ + ")"
+                        : model_.mla.enabled() ? "; mla attention from the tables' context_mla / generation_mla"
+                                               : std::string());
 }
 
 CostNotes OperatorsCostModel::notes() const {

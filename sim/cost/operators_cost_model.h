@@ -49,12 +49,17 @@
 //             every layer, and the vocab-parallel embedding's; llama.py context_ar_1/2,
 //             context_embedding_ar) of M·h bf16 elements
 //   mla       latent-attention models (ModelSpec::mla): the GEMMs are MLA's projections
-//             (fused_qkv_a or q + kv_a, q_b, kv_b, o_proj, the indexer's wq_b and wk) at the
-//             blocks' weight dtype (block_weight_bytes); the attention itself is priced by
-//             RooflineCostModel's MLA terms (absorbed decode, naive prefill, sparse V3.2) and
-//             counted in context/generation attention without table lookups: the bundled
-//             tables hold no mla operator (aiconfigurator's context_mla / generation_mla for
-//             vLLM 0.14.0 are not imported). describe() says so.
+//             (fused_qkv_a or q + kv_a, q_b, o_proj, the indexer's wq_b and wk) at the blocks'
+//             weight dtype (block_weight_bytes). The attention is the tables' context_mla /
+//             generation_mla (vLLM's MLA impl forward, kv_b's up-projection or absorption
+//             included, so no kv_b GEMM), looked up like MHA attention at (heads per GPU,
+//             batch, length) for every layer, where they measured the model: DeepSeek-V3's
+//             shape (kv_lora_rank 512, rope 64, nope 128, v 128), dense. Otherwise (V3.2's
+//             sparse attention, other shapes, tables without them) kv_b is a GEMM and the
+//             attention is RooflineCostModel's MLA terms (absorbed decode, naive prefill,
+//             sparse V3.2), counted in context/generation attention. describe() says which.
+//             The measured decode holds a ~130-220 µs floor per layer at small batches (the
+//             impl's eager forward as the collector timed it, not the kernel alone).
 // Left out as small against these: norms, activations, rotary embedding, the embedding lookup,
 // sampling (aiconfigurator prices them with analytic memory-bound formulas).
 //   iteration = gpu_scale · Σ operators + host_step_s + host_per_seq_s · (prefill_seqs +
@@ -158,8 +163,9 @@ class OperatorsCostModel final : public CostModel {
   // moe_transfer_scale_ and moe_transfer_from_; empty when the table has none of that dtype
   // and moe_tp. Constructor only.
   std::vector<std::size_t> transfer_moe_shape(const OperatorTable& moe, const std::string& dtype);
-  // MLA's projection GEMMs (latent-attention models). Constructor only.
-  void add_mla_gemms(const OperatorGrid* weights);
+  // MLA's projection GEMMs (latent-attention models); kv_b only when the roofline prices the
+  // attention (the tables' MLA operator includes it). Constructor only.
+  void add_mla_gemms(const OperatorGrid* weights, bool with_kv_b);
 
   ModelSpec model_;
   GpuSpec gpu_;
@@ -177,6 +183,7 @@ class OperatorsCostModel final : public CostModel {
   std::string moe_transfer_from_;  // that shape, for describe()
   std::unique_ptr<OperatorGrid> allreduce_grid_;           // null when tp == 1
   std::unique_ptr<RooflineCostModel> mla_roofline_;        // MLA attention's price; else null
+  std::string mla_roofline_why_;                           // why the tables can't price MLA ("" if they can)
   double allreduces_ = 0;                                  // per iteration
 
   static constexpr std::size_t kOps = static_cast<std::size_t>(Operator::kCount);

@@ -54,6 +54,28 @@ def test_generation_attention_keeps_bf16_attention_and_adds_isl_to_step():
     )
 
 
+def test_mla_tables_drop_tp_keep_the_first_head_count_and_add_isl_to_step():
+    frame = pd.DataFrame({
+        "kernel_source": ["vllm_flashmla", "vllm_flashmla", "vllm_flashmla", "vllm_flash_attn_mla"],
+        "mla_dtype": ["bfloat16"] * 4,
+        "kv_cache_dtype": ["fp8", "fp8", "int4", "bfloat16"],
+        "num_heads": [16, 16, 16, 16],
+        "batch_size": [4, 4, 4, 4],
+        "isl": [1, 1, 1, 1],
+        "tp_size": [8, 4, 8, 8],  # 16 heads a GPU of 128 (tp 8) or of 64 (tp 4): the same key
+        "step": [1023, 1023, 1023, 1023],
+        "latency": [0.2, 0.3, 0.4, 0.25],
+    })
+    text = imp.to_csv_text(table("generation_mla"), frame, [])
+    assert text == ("kv_dtype,num_heads,batch,kv_tokens,latency_us\n"
+                    "bfloat16,16,4,1024,250.0000\n"
+                    "fp8,16,4,1024,200.0000\n")
+    context = frame.assign(step=0, isl=512)
+    assert imp.to_csv_text(table("context_mla"), context, []).splitlines()[1] == "bfloat16,16,4,512,250.0000"
+    with pytest.raises(ValueError, match="step 0"):
+        imp.to_csv_text(table("context_mla"), frame, [])
+
+
 def test_gemm_drops_block_fp8_and_keeps_the_first_of_a_repeated_key():
     frame = pd.DataFrame({
         "gemm_dtype": ["fp8_block", "bfloat16", "bfloat16", "fp8"],
@@ -107,7 +129,7 @@ def test_committed_tables_regenerate_byte_for_byte(tmp_path):
     except ValueError as e:
         pytest.skip(f"the mirror lacks the tables' commit: {e}")
     written = imp.import_tables(source, str(tmp_path))
-    assert len(written) == 5 * len(imp.DEFAULT_TABLES)
+    assert len(written) == len(imp.TABLES) * len(imp.DEFAULT_TABLES)
     for path in written:
         rel = os.path.relpath(path, tmp_path)
         assert filecmp.cmp(path, os.path.join(TABLES, rel), shallow=False), f"{rel} differs from the committed table"
