@@ -43,7 +43,11 @@ def results_of(experiment: Any, out: Path, point_warnings: list[list[str]], keep
         return RunResult(out, warnings=point_warnings[0], keep_alive=keep_alive)
     points = [RunResult(out / experiment.folder(i), experiment.label(i), _assignments(experiment, i),
                         point_warnings[i], keep_alive) for i in range(len(experiment))]
-    return SweepResult(out, points, keep_alive=keep_alive)
+    result = SweepResult(out, points, keep_alive=keep_alive)
+    if "case" in result.table.columns:
+        for p, case in zip(points, result.table["case"]):
+            p.case = case
+    return result
 
 
 def run(config: Config, overrides: Overrides = None, out: Optional[Union[str, Path]] = None, *,

@@ -1,20 +1,27 @@
 """`pagesim plot OUT`: the plots that fit a results folder of `pagesim run`.
 
-  python -m pagesim_report.plot OUT [--metric a,b] [--format png,svg]
+  python -m pagesim_report.plot OUT [--metric a,b] [--format png,svg,pdf]
 
 A single run (OUT/summary.json, no sweep.csv) gets
-  OUT/memory_over_time.{png,svg}  the memory classes as % of the KV pool over simulated time
-  OUT/latency_cdf.{png,svg}       CDFs of TTFT, TPOT, end-to-end and normalized latency
+  OUT/memory_over_time.{fmt}   the memory classes as % of the KV pool over simulated time; a
+                               cluster run (iterations.csv with a replica column): per replica
+                               a line of its token states (% of its pool) and of its waiting queue
+  OUT/latency_cdf.{fmt}        CDFs of TTFT, TPOT, end-to-end and normalized latency
 A sweep (OUT/sweep.csv) gets
-  OUT/sweep_metrics.{png,svg}     each --metric (a sweep.csv column) against the swept keys:
-                                  the numeric key with the most values on the x axis, one line
-                                  per value of the others (the points' labels on the x axis
-                                  when no key is numeric)
-  OUT/sweep_memory.{png,svg}      the memory classes of every point as stacked bars
-Labels never overlap: past 8 categories they turn vertical, past 40 only every k-th is
-written. Figures are written to a temporary name and renamed (a failed plot leaves nothing
-half-written) and are deterministic (no timestamps, fixed SVG ids). The memory classes,
-their colours and labels are plot_memory.py's.
+  OUT/sweep_metrics.{fmt}      each --metric (a sweep.csv column) against the swept keys: the
+                               numeric key with the most values on the x axis, one line per
+                               case (or per value of the other keys), named in the legend; a
+                               categorical x axis of the points (their cases) as bars when no
+                               key is numeric
+  OUT/sweep_memory.{fmt}       the memory classes of every point as stacked bars
+  OUT/sweep_latency_cdf.{fmt}  per-request CDFs of TTFT, TPOT and end-to-end latency, a line
+                               per point named by its case / label (points with requests.csv)
+Axes are labelled with their quantity and unit (pagesim.labels), never a raw column name.
+Figures are sized for a paper (7 in wide: a two-column figure; fonts 7-8 pt). Labels never
+overlap: past 8 categories they turn vertical, past 40 only every k-th is written. Figures
+are written to a temporary name and renamed (a failed plot leaves nothing half-written) and
+are deterministic (no timestamps, fixed SVG ids, no PDF dates). The memory classes, their
+colours and labels are plot_memory.py's.
 """
 import argparse
 import csv
@@ -31,12 +38,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import plot_memory  # noqa: E402  (python/, beside this package)
+from pagesim import labels  # noqa: E402  (python/pagesim: needs no compiled module)
+from pagesim._figures import DETERMINISTIC, draw_cdf, legend_above, log_x_if_wide  # noqa: E402
 
 matplotlib.rcParams["svg.hashsalt"] = "pagesim"
 DEFAULT_METRICS = ["throughput_rps", "normalized_latency_s_per_token", "memory_pct.token_states"]
-LATENCIES = [("ttft_s", "time to first token (s)"), ("tpot_s", "time per output token (s)"),
-             ("e2e_s", "end-to-end latency (s)"), ("normalized_latency_s_per_token", "normalized latency (s/token)")]
+LATENCIES = ["ttft_s", "tpot_s", "e2e_s", "normalized_latency_s_per_token"]  # requests.csv's
+WIDTH_IN = 7.0  # a two-column paper figure
+FONT = 7
 MAX_LABELS = 40  # tick labels written on one axis at most
+MAX_LEGEND = 24  # legend entries at most; more series are drawn but not named
 
 
 class PlotError(Exception):
@@ -48,7 +59,7 @@ def save(fig, out_dir, stem, formats):
         path = os.path.join(out_dir, f"{stem}.{ext}")
         tmp = f"{path}.tmp.{os.getpid()}"
         try:
-            fig.savefig(tmp, format=ext, dpi=110, bbox_inches="tight", metadata=plot_memory.DETERMINISTIC[ext])
+            fig.savefig(tmp, format=ext, dpi=200, bbox_inches="tight", metadata=DETERMINISTIC[ext])
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
@@ -121,22 +132,32 @@ def as_float(text):
         return None
 
 
-def categorical_ticks(ax, labels):
-    """Puts `labels` at 0..n-1 so that they never overlap: vertical past 8, and past
+def categorical_ticks(ax, names):
+    """Puts `names` at 0..n-1 so that they never overlap: vertical past 8, and past
     MAX_LABELS only every k-th one written."""
-    n = len(labels)
+    n = len(names)
     step = max(1, math.ceil(n / MAX_LABELS))
     ticks = list(range(0, n, step))
     ax.set_xticks(ticks)
-    ax.set_xticklabels([labels[i] for i in ticks], rotation=90 if n > 8 else 0, fontsize=7 if n > 8 else 8)
+    ax.set_xticklabels([names[i] for i in ticks], rotation=90 if n > 8 else 0, fontsize=FONT)
 
 
 # ---- a single run ----
 
+def style(ax):
+    """Paper-size fonts and a light grid."""
+    ax.tick_params(labelsize=FONT)
+    ax.grid(alpha=0.3)
+
+
 def memory_over_time(out_dir, title, formats):
-    t, series = [], {c: [] for c in plot_memory.CLASSES}
     path = os.path.join(out_dir, "iterations.csv")
-    for i, row in enumerate(read_csv(path, ["start_s"] + list(plot_memory.CLASSES))):
+    rows = read_csv(path, ["start_s"] + list(plot_memory.CLASSES))
+    if rows and "replica" in rows[0] and len({r["replica"] for r in rows}) > 1:
+        return memory_over_time_per_replica(path, rows, title.replace("memory classes", "KV use and queues per replica"),
+                                            formats)
+    t, series = [], {c: [] for c in plot_memory.CLASSES}
+    for i, row in enumerate(rows):
         line = i + 2  # the header is line 1
         values = {c: number(path, line, row, c) for c in plot_memory.CLASSES}
         cap = sum(values.values())
@@ -144,30 +165,85 @@ def memory_over_time(out_dir, title, formats):
         for c in plot_memory.CLASSES:
             series[c].append(100.0 * values[c] / cap if cap else 0.0)
     t, series = plot_memory.binned(t, series)
-    fig, ax = plt.subplots(figsize=(8, 3))
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 2.4))
     ax.stackplot(t, [series[c] for c in plot_memory.CLASSES], colors=[plot_memory.COLORS[c] for c in plot_memory.CLASSES],
                  labels=[plot_memory.LABELS[c] for c in plot_memory.CLASSES], linewidth=0, rasterized=True)
     ax.set_ylim(0, 100)
-    ax.set_ylabel("% of KV cache memory")
-    ax.set_xlabel("simulated time (s)")
-    ax.set_title(title)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_xlim(t[0] if t else 0, t[-1] if t else 1)
+    ax.set_ylabel("% of KV cache memory", fontsize=FONT + 1)
+    ax.set_xlabel(labels.axis_label("start_s"), fontsize=FONT + 1)
+    ax.set_title(title, fontsize=FONT + 1)
+    ax.tick_params(labelsize=FONT)
+    ax.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return save(fig, out_dir, "memory_over_time", formats)
+
+
+def memory_over_time_per_replica(path, rows, title, formats):
+    """A cluster run: per replica, a line of its token states (% of its own pool) and one of
+    its waiting queue, over simulated time."""
+    per = {}
+    for i, row in enumerate(rows):
+        line = i + 2
+        values = {c: number(path, line, row, c) for c in plot_memory.CLASSES}
+        cap = sum(values.values())
+        t, ts, waiting = per.setdefault(int(number(path, line, row, "replica")), ([], {"token_states": []}, []))
+        t.append(number(path, line, row, "start_s"))
+        ts["token_states"].append(100.0 * values["token_states"] / cap if cap else 0.0)
+        waiting.append(number(path, line, row, "waiting") if "waiting" in row else 0.0)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(WIDTH_IN, 3.6), sharex=True)
+    for replica in sorted(per):
+        t, ts, waiting = per[replica]
+        bt, b = binned_series(t, {"token_states": ts["token_states"], "waiting": waiting})
+        color = f"C{replica % 10}"
+        top.plot(bt, b["token_states"], linewidth=0.8, color=color, label=f"replica {replica}", drawstyle="steps-post")
+        bottom.plot(bt, b["waiting"], linewidth=0.8, color=color, drawstyle="steps-post")
+    top.set_ylim(0, 100)
+    top.set_ylabel("token states\n(% of the replica's KV)", fontsize=FONT + 1)
+    bottom.set_ylabel(labels.axis_label("waiting"), fontsize=FONT + 1)
+    bottom.set_xlabel(labels.axis_label("start_s"), fontsize=FONT + 1)
+    top.set_title(title, fontsize=FONT + 1)
+    for ax in (top, bottom):
+        style(ax)
+    handles, names = top.get_legend_handles_labels()
+    top.legend(handles[:MAX_LEGEND], names[:MAX_LEGEND], fontsize=FONT, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+               frameon=False, ncol=1 + len(names[:MAX_LEGEND]) // 13)
+    return save(fig, out_dir_of(path), "memory_over_time", formats)
+
+
+def out_dir_of(path):
+    return os.path.dirname(path) or "."
+
+
+def binned_series(t, series, bins=1500):
+    """Means over equal time bins of any named series (plot_memory.binned's, for other columns)."""
+    if len(t) <= bins:
+        return t, series
+    t0, t1 = t[0], t[-1]
+    width = (t1 - t0) / bins or 1.0
+    sums = {k: [0.0] * bins for k in series}
+    counts = [0] * bins
+    for i, x in enumerate(t):
+        b = min(int((x - t0) / width), bins - 1)
+        counts[b] += 1
+        for k in series:
+            sums[k][b] += series[k][i]
+    keep = [b for b in range(bins) if counts[b]]
+    return [t0 + (b + 0.5) * width for b in keep], {k: [sums[k][b] / counts[b] for b in keep] for k in series}
 
 
 def latency_cdf(out_dir, title, formats):
     rows = read_csv(os.path.join(out_dir, "requests.csv"))
-    fig, axes = plt.subplots(1, len(LATENCIES), figsize=(3.2 * len(LATENCIES), 2.8), squeeze=False)
-    for ax, (column, name) in zip(axes[0], LATENCIES):
-        values = sorted(v for v in (as_float(r.get(column)) for r in rows) if v is not None and v >= 0)
-        if values:
-            n = len(values)
-            ax.step(values, [(i + 1) / n for i in range(n)], where="post", linewidth=1.2)
-        ax.set_xlabel(name, fontsize=8)
+    fig, axes = plt.subplots(1, len(LATENCIES), figsize=(WIDTH_IN, 2.0), squeeze=False)
+    for ax, column in zip(axes[0], LATENCIES):
+        values = [v for v in (as_float(r.get(column)) for r in rows) if v is not None]
+        draw_cdf(ax, values, linewidth=1.0)
+        log_x_if_wide(ax, values)
+        ax.set_xlabel(labels.axis_label(column), fontsize=FONT)
         ax.set_ylim(0, 1.0)
-        ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("fraction of requests")
-    fig.suptitle(title, fontsize=9)
+        style(ax)
+    axes[0, 0].set_ylabel("fraction of requests", fontsize=FONT)
+    fig.suptitle(title, fontsize=FONT + 1)
+    fig.tight_layout()
     return save(fig, out_dir, "latency_cdf", formats)
 
 
@@ -187,13 +263,14 @@ def plot_run(out_dir, formats):
 # ---- a sweep ----
 
 def swept_keys(out_dir, rows):
-    """The sweep.csv columns that are swept keys: those after `label` that are not a result
-    (not in the first point's summary.json)."""
+    """The sweep.csv columns that are swept keys: those after `label` (and `case`) that are
+    not a result (not in the first point's summary.json)."""
     header = list(rows[0].keys())
     summary = os.path.join(out_dir, rows[0]["point"], "summary.json")
     results = set(flatten(read_json(summary))) if os.path.exists(summary) else set()
     keys = []
-    for column in header[header.index("label") + 1:]:
+    first = header.index("case") + 1 if "case" in header else header.index("label") + 1
+    for column in header[first:]:
         if column in results:
             break
         keys.append(column)
@@ -211,54 +288,120 @@ def check_metrics(rows, metrics):
             raise PlotError(f"--metric {m}: not a number in any row of sweep.csv")
 
 
+def point_names(rows):
+    """The points as ticks and legends name them: their cases when each point is one case,
+    else their labels (a sweep of cases x keys labels a point "case,key=value")."""
+    cases = [r.get("case", "") for r in rows]
+    return cases if all(cases) and len(set(cases)) == len(cases) else [r["label"] for r in rows]
+
+
+def series_name(group_rows, others):
+    """The legend entry of a line: the case its points share, else the other keys' values
+    ("scheduler: vllm, block size: 16 tokens")."""
+    cases = {r.get("case", "") for r in group_rows}
+    if len(cases) == 1 and "" not in cases:
+        return cases.pop()
+    parts = []
+    for k in others:
+        v = group_rows[0][k]
+        if v == "":
+            continue
+        name, unit = labels.name_and_unit(k)
+        parts.append(f"{name}: {v}{' ' + unit if unit and unit != '%' else unit if unit else ''}")
+    return ", ".join(parts) or None
+
+
 def sweep_metrics(out_dir, rows, keys, metrics, formats):
     numeric = [k for k in keys
                if len({r[k] for r in rows if r[k] != ""}) > 1 and all(as_float(r[k]) is not None for r in rows)]
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(min(4 + 0.18 * len(rows), 14), 2.6 * len(metrics)),
-                             squeeze=False)
+    categorical = not numeric
+    width = WIDTH_IN if categorical or len(rows) <= 40 else min(WIDTH_IN + 0.05 * len(rows), 14)
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, 1.9 * len(metrics) + 0.3), squeeze=False,
+                             sharex=True)
+    if numeric:
+        # The key with the most values along x (the first of equals), a line per case or per
+        # value of the other keys.
+        x_key = max(numeric, key=lambda k: len({r[k] for r in rows}))
+        others = [k for k in keys if k != x_key]
+        groups = {}
+        for r in rows:
+            groups.setdefault((r.get("case", ""),) + tuple(r[k] for k in others), []).append(r)
     for ax, metric in zip(axes[:, 0], metrics):
         if numeric:
-            # The key with the most values along x (the first of equals), a line per value of the rest.
-            x_key = max(numeric, key=lambda k: len({r[k] for r in rows}))
-            others = [k for k in keys if k != x_key]
-            lines = {}
-            for r in rows:
-                lines.setdefault(tuple(r[k] for k in others), []).append((float(r[x_key]), as_float(r[metric])))
-            for group, points in lines.items():
-                points = sorted(p for p in points if p[1] is not None)
-                label = ", ".join(f"{k}={v}" for k, v in zip(others, group) if v != "") or None
+            for i, group in enumerate(groups.values()):
+                points = sorted((float(r[x_key]), as_float(r[metric])) for r in group if as_float(r[metric]) is not None)
                 ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, linewidth=1,
-                        label=label)
-            ax.set_xlabel(x_key, fontsize=8)
-            if len(lines) > 1:
-                ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0), ncol=1 + len(lines) // 20)
+                        color=f"C{i % 10}", label=series_name(group, others) if i < MAX_LEGEND else None)
+            if len(set(float(r[x_key]) for r in rows)) > 2 and min(float(r[x_key]) for r in rows) > 0 and \
+                    max(float(r[x_key]) for r in rows) / min(float(r[x_key]) for r in rows) >= 16:
+                ax.set_xscale("log", base=2)  # block sizes, capacities: powers of two
         else:
+            # Cases (or categorical keys): a bar per point, named on a categorical axis.
             values = [as_float(r[metric]) for r in rows]
-            ax.plot(range(len(rows)), [v if v is not None else math.nan for v in values], marker="o", markersize=3,
-                    linewidth=1)
-            categorical_ticks(ax, [r["label"] for r in rows])
-        ax.set_ylabel(metric, fontsize=8)
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
+            ax.bar(range(len(rows)), [v if v is not None else math.nan for v in values], width=0.7,
+                   color=[f"C{i % 10}" for i in range(len(rows))])
+            ax.set_xlim(-0.6, len(rows) - 0.4)
+        ax.set_ylabel(labels.axis_label(metric), fontsize=FONT)
+        style(ax)
+    if numeric:
+        axes[-1, 0].set_xlabel(labels.axis_label(x_key), fontsize=FONT + 1)
+        fig.tight_layout()
+        if len(groups) > 1:
+            legend_above(fig, *axes[0, 0].get_legend_handles_labels())
+    else:
+        categorical_ticks(axes[-1, 0], point_names(rows))
+        axes[-1, 0].set_xlabel("case" if point_names(rows)[0] == rows[0].get("case") else "point", fontsize=FONT + 1)
+        fig.tight_layout()
     return save(fig, out_dir, "sweep_metrics", formats)
 
 
 def sweep_memory(out_dir, rows, formats):
     n = len(rows)
-    fig, ax = plt.subplots(figsize=(min(2 + 0.25 * n, 20), 3.6))
+    fig, ax = plt.subplots(figsize=(WIDTH_IN if n <= 40 else min(WIDTH_IN + 0.1 * n, 20), 2.6))
     bottom = [0.0] * n
     for c in plot_memory.CLASSES:
         heights = [as_float(r.get(f"memory_pct.{c}")) or 0.0 for r in rows]
         ax.bar(range(n), heights, bottom=bottom, color=plot_memory.COLORS[c], width=0.8, linewidth=0,
                label=plot_memory.LABELS[c])
         bottom = [b + h for b, h in zip(bottom, heights)]
-    categorical_ticks(ax, [r["label"] for r in rows])
+    categorical_ticks(ax, point_names(rows))
     ax.set_xlim(-0.6, n - 0.4)
     ax.set_ylim(0, 100)
-    ax.set_ylabel("% of KV cache memory")
-    ax.set_title("memory classes per point (window average)")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_ylabel("% of KV cache memory\n(window average)", fontsize=FONT + 1)
+    ax.set_xlabel("case" if point_names(rows)[0] == rows[0].get("case") else "point", fontsize=FONT + 1)
+    ax.tick_params(labelsize=FONT)
+    ax.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     return save(fig, out_dir, "sweep_memory", formats)
+
+
+def sweep_latency_cdf(out_dir, rows, formats):
+    """Per-request latency CDFs, a line per point with requests.csv, named by case / label;
+    [] when no point wrote requests.csv."""
+    curves = []
+    for r, name in zip(rows, point_names(rows)):
+        path = os.path.join(out_dir, r["point"], "requests.csv")
+        if os.path.exists(path):
+            curves.append((name, read_csv(path, LATENCIES[:3])))
+    if not curves:
+        return []
+    columns = LATENCIES[:3]
+    fig, axes = plt.subplots(1, len(columns), figsize=(WIDTH_IN, 2.2), squeeze=False)
+    styles = ["-", "--", ":", "-."]
+    for ax, column in zip(axes[0], columns):
+        seen = []
+        for i, (name, requests) in enumerate(curves):
+            values = [v for v in (as_float(q.get(column)) for q in requests) if v is not None]
+            seen += values
+            draw_cdf(ax, values, linewidth=1.0, color=f"C{i % 10}", linestyle=styles[(i // 10) % len(styles)],
+                     label=name if i < MAX_LEGEND else None)
+        log_x_if_wide(ax, seen)
+        ax.set_xlabel(labels.axis_label(column), fontsize=FONT)
+        ax.set_ylim(0, 1.0)
+        style(ax)
+    axes[0, 0].set_ylabel("fraction of requests", fontsize=FONT)
+    fig.tight_layout()
+    legend_above(fig, *axes[0, 0].get_legend_handles_labels())
+    return save(fig, out_dir, "sweep_latency_cdf", formats)
 
 
 def plot_sweep(out_dir, metrics, formats):
@@ -267,7 +410,8 @@ def plot_sweep(out_dir, metrics, formats):
         raise PlotError(f"{os.path.join(out_dir, 'sweep.csv')}: no point")
     check_metrics(rows, metrics)
     keys = swept_keys(out_dir, rows)
-    return sweep_metrics(out_dir, rows, keys, metrics, formats) + sweep_memory(out_dir, rows, formats)
+    return (sweep_metrics(out_dir, rows, keys, metrics, formats) + sweep_memory(out_dir, rows, formats)
+            + sweep_latency_cdf(out_dir, rows, formats))
 
 
 def plot(out_dir, metrics=None, formats=("png", "svg")):
@@ -285,13 +429,13 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="pagesim plot", description=__doc__.splitlines()[0])
     p.add_argument("out_dir")
     p.add_argument("--metric", default="", help="sweep.csv columns, comma-separated")
-    p.add_argument("--format", default="png,svg", help="png, svg or both, comma-separated")
+    p.add_argument("--format", default="png,svg", help="png, svg, pdf, comma-separated")
     a = p.parse_args(argv)
     metrics = [m for m in a.metric.split(",") if m]
     formats = [f for f in a.format.split(",") if f]
     for f in formats:
-        if f not in plot_memory.DETERMINISTIC:
-            sys.exit(f"pagesim plot: error: --format {f}: expected png or svg")
+        if f not in DETERMINISTIC:
+            sys.exit(f"pagesim plot: error: --format {f}: expected png, svg or pdf")
     try:
         files = plot(a.out_dir, metrics, formats)
     except PlotError as e:

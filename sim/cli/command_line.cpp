@@ -1,6 +1,7 @@
 #include "sim/cli/command_line.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
 #include <system_error>
@@ -203,7 +204,7 @@ CLI::App* add_plot_command(CLI::App& app, CommandLine& cl) {
   auto* plot = app.add_subcommand(
       "plot",
       "Plot the results in a run's folder: a single run's memory classes over time and latency CDFs; a sweep's "
-      "metrics against its swept keys and memory bars per point. Writes PNG and SVG into the folder (Python with "
+      "metrics against its swept keys and memory bars per point. Writes PNG and SVG (or PDF) into the folder (Python with "
       "matplotlib: <repo>/.venv, else python3)");
   plot->add_option("folder", cl.file, "Results folder of pagesim run (its summary.json or sweep.csv)")
       ->required()
@@ -212,10 +213,43 @@ CLI::App* add_plot_command(CLI::App& app, CommandLine& cl) {
                    "Sweep: summary metrics to draw, e.g. throughput_rps,memory_pct.token_states (sweep.csv columns; "
                    "default: throughput_rps, normalized_latency_s_per_token, memory_pct.token_states)")
       ->delimiter(',');
-  plot->add_option("--format", cl.plot_formats, "Image formats (png, svg)")
+  plot->add_option("--format", cl.plot_formats, "Image formats (png, svg, pdf)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"png", "svg"}));
+      ->check(CLI::IsMember({"png", "svg", "pdf"}));
   return plot;
+}
+
+CLI::App* add_compare_command(CLI::App& app, CommandLine& cl) {
+  auto* compare = app.add_subcommand(
+      "compare",
+      "Compare results folders of pagesim run (runs or sweeps; points matched by label) side by side: summary "
+      "metrics, their differences to the first folder (absolute and %), and with --out compare.csv and figures "
+      "(python/pagesim/compare.py; Python with pandas and matplotlib: <repo>/.venv, else python3)");
+  compare->add_option("folders", cl.compare_folders, "Results folders; the first is the baseline")
+      ->required()
+      ->expected(2, -1)
+      ->check(CLI::ExistingDirectory);
+  compare->add_option("--name", cl.compare_names,
+                      "A name per folder, in order, one --name each (default: the folders' names)");
+  compare->add_option("--metric,-m", cl.metrics,
+                      "Summary metrics, e.g. throughput_rps,ttft_s.p99 (sweep.csv columns; default: throughput, "
+                      "TTFT / TPOT / E2E p50 and p99, normalized latency, token states %, batch, preemptions)")
+      ->delimiter(',');
+  compare->add_option("--out,-o", cl.out, "Also write compare.csv and the figures into this folder");
+  compare->add_option("--format", cl.compare_formats, "Figure formats (png, svg, pdf)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"png", "svg", "pdf"}));
+  return compare;
+}
+
+std::vector<std::string> compare_arguments(const CommandLine& cl) {
+  std::vector<std::string> args = {"compare"};
+  args.insert(args.end(), cl.compare_folders.begin(), cl.compare_folders.end());
+  for (const std::string& n : cl.compare_names) args.insert(args.end(), {"--name", n});
+  if (!cl.metrics.empty()) args.push_back("--metric=" + fmt::format("{}", fmt::join(cl.metrics, ",")));
+  if (!cl.out.empty()) args.insert(args.end(), {"--out", cl.out});
+  args.push_back("--format=" + fmt::format("{}", fmt::join(cl.compare_formats, ",")));
+  return args;
 }
 
 CLI::App* add_calibrate_command(CLI::App& app) {

@@ -58,6 +58,10 @@ struct CommandLine {
   // plot (file = the results folder)
   std::vector<std::string> metrics;  // summary metrics drawn against the swept keys
   std::vector<std::string> plot_formats = {"png", "svg"};
+  // compare (metrics as for plot; out = the folder of compare.csv and figures, empty = none)
+  std::vector<std::string> compare_folders;  // results folders, the first the baseline
+  std::vector<std::string> compare_names;    // a name per folder (default: the folders' names)
+  std::vector<std::string> compare_formats = {"png"};
 
   // profile (options.out is set from profile_out after the parse)
   ProfileOptions profile;
@@ -89,6 +93,10 @@ CLI::App* add_profile_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_model_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_presets_command(CLI::App& app);
 CLI::App* add_plot_command(CLI::App& app, CommandLine& cl);
+// `pagesim compare A B [C...]`: handed over to python -m pagesim compare (python/pagesim/compare.py).
+CLI::App* add_compare_command(CLI::App& app, CommandLine& cl);
+// The arguments of `python -m pagesim compare` for the parsed compare command `cl`.
+std::vector<std::string> compare_arguments(const CommandLine& cl);
 // `pagesim calibrate ARGS...`: every argument is passed to python -m sim_to_real calibrate.
 CLI::App* add_calibrate_command(CLI::App& app);
 

@@ -7,7 +7,8 @@
 //   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
 //   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
 //   pagesim presets
-//   pagesim plot OUT [--metric a,b] [--format png,svg]
+//   pagesim plot OUT [--metric a,b] [--format png,svg,pdf]
+//   pagesim compare A B [C...] [--name N]... [--metric a,b] [--out DIR] [--format png,pdf] (python/pagesim)
 //   pagesim calibrate --measured FILE --configs DIR --out FILE [...] (python/sim_to_real)
 // Errors print one line naming the file, line or key and exit with status 1 (2 for usage);
 // a run stopped by SIGINT / SIGTERM exits with 128 + the signal's number.
@@ -287,6 +288,7 @@ int main(int argc, char** argv) {
   auto* model = sim::cli::add_model_command(app, cl);
   auto* presets = sim::cli::add_presets_command(app);
   auto* plot = sim::cli::add_plot_command(app, cl);
+  auto* compare = sim::cli::add_compare_command(app, cl);
   auto* calibrate = sim::cli::add_calibrate_command(app);
 
   try {
@@ -313,6 +315,17 @@ int main(int argc, char** argv) {
           .path = {sim::cli::python_dir()},
           .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-matplotlib"};
       const std::string why = sim::cli::exec_python_module(handoff, args);
+      std::cerr << "pagesim: error: " << why << "\n";
+      return 1;
+    }
+    if (*compare) {
+      const sim::cli::PythonHandoff handoff{
+          .module = "pagesim",
+          .needs = {"pandas", "matplotlib", "yaml"},
+          .path = {sim::cli::python_dir()},
+          .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-pandas "
+                          "python3-matplotlib python3-yaml"};
+      const std::string why = sim::cli::exec_python_module(handoff, sim::cli::compare_arguments(cl));
       std::cerr << "pagesim: error: " << why << "\n";
       return 1;
     }

@@ -24,7 +24,7 @@ std::string us(double seconds) { return us_of_ns(ns(seconds)); }
 
 TimelineWriter::TimelineWriter(const TimelineSettings& settings, std::ostream& out,
                                std::vector<const alloc::KvAllocator*> allocators)
-    : settings_(settings), out_(out), allocators_(std::move(allocators)) {
+    : settings_(settings), out_(out), allocators_(std::move(allocators)), lanes_(allocators_.size()) {
   assert(!allocators_.empty() && settings_.stride >= 1);
   out_ << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   for (std::size_t i = 0; i < allocators_.size(); ++i) {
@@ -37,6 +37,8 @@ TimelineWriter::TimelineWriter(const TimelineSettings& settings, std::ostream& o
                         pid, pid);
     begin_event();
     out_ << fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":1,"args":{{"name":"iterations"}}}})", pid);
+    begin_event();
+    out_ << fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":1,"args":{{"sort_index":1}}}})", pid);
   }
 }
 
@@ -58,22 +60,58 @@ void TimelineWriter::begin_event() {
   first_event_ = false;
 }
 
-void TimelineWriter::begin_request(const Request& r, std::int32_t pid, double t) {
+void TimelineWriter::lane_event(char ph, const char* name, const Followed& f, const std::string& ts) {
+  begin_event();
+  out_ << fmt::format(R"({{"ph":"{}","cat":"request","name":"{}","pid":{},"tid":{},"ts":{}}})", ph, name, f.pid, f.tid,
+                      ts);
+}
+
+void TimelineWriter::begin_request(Followed& f, const Request& r, std::int32_t pid, double t) {
+  // The lowest lane free by t: freed lanes are reused, so the pool stays as small as the
+  // replica's peak of requests at once.
+  std::vector<std::int64_t>& lanes = lanes_.at(static_cast<std::size_t>(pid - 1));
+  const std::int64_t now = ns(t);
+  std::size_t lane = 0;
+  while (lane < lanes.size() && (lanes[lane] == kBusy || lanes[lane] > now)) ++lane;
+  const std::int32_t tid = static_cast<std::int32_t>(lane) + kFirstLaneTid;
+  if (lane == lanes.size()) {
+    lanes.push_back(kBusy);
+    begin_event();
+    out_ << fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"requests {}"}}}})", pid,
+                        tid, lane);
+    begin_event();
+    out_ << fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})", pid,
+                        tid, tid);
+  }
+  lanes[lane] = kBusy;
+  f.pid = pid;
+  f.tid = tid;
   begin_event();
   out_ << fmt::format(
-      R"({{"ph":"b","cat":"request","name":"request {}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{},"args":{{"prompt_tokens":{},"output_tokens":{},"n":{},"beam_width":{}}}}})",
-      r.id, r.id, pid, us(t), r.prompt_tokens, r.output_tokens, r.n, r.beam_width);
+      R"({{"ph":"B","cat":"request","name":"request {}","pid":{},"tid":{},"ts":{},"args":{{"prompt_tokens":{},"output_tokens":{},"n":{},"beam_width":{},"lane":{}}}}})",
+      r.id, pid, tid, us(t), r.prompt_tokens, r.output_tokens, r.n, r.beam_width, lane);
+}
+
+void TimelineWriter::close_phase(const Followed& f, double t) {
+  if (ns(t) <= ns(f.phase_start_s)) return;
+  lane_event('B', phase_name(f.phase), f, us(f.phase_start_s));
+  lane_event('E', phase_name(f.phase), f, us(t));
+}
+
+void TimelineWriter::end_request(const Followed& f, double t) {
+  close_phase(f, t);
+  lane_event('E', fmt::format("request {}", f.request->id).c_str(), f, us(t));
+  std::int64_t& lane = lanes_.at(static_cast<std::size_t>(f.pid - 1)).at(static_cast<std::size_t>(f.tid - kFirstLaneTid));
+  assert(lane == kBusy);
+  lane = ns(t);
 }
 
 void TimelineWriter::on_arrival(const Request& r) {
   if (!in_window(r.arrival_s)) return;
   Followed f;
   f.request = &r;
-  f.pid = r.replica + 1;
-  begin_request(r, f.pid, r.arrival_s);
-  begin_event();
-  out_ << fmt::format(R"({{"ph":"b","cat":"request","name":"queued","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})", r.id, f.pid,
-                      us(r.arrival_s));
+  f.phase_start_s = r.arrival_s;
+  begin_request(f, r, r.replica + 1, r.arrival_s);
   queued_.emplace(r.id, f);
 }
 
@@ -94,34 +132,19 @@ void TimelineWriter::on_transfer_ended(const Request& r) {
   Followed* f = active(r);
   if (!f) return;
   // The slice on the prefill replica ends with the transfer; the request goes on as a slice
-  // of the decode replica, decoding (or back in its waiting queue, when forking to its
-  // width there failed).
-  const std::string ts = us(r.transfer_end_s);
-  begin_event();
-  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})",
-                      phase_name(f->phase), r.id, f->pid, ts);
-  begin_event();
-  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"request {}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})", r.id,
-                      r.id, f->pid, ts);
-  f->pid = r.replica + 1;
+  // on a lane of the decode replica, decoding (or back in its waiting queue, when forking
+  // to its width there failed).
+  end_request(*f, r.transfer_end_s);
   f->phase = r.state == RequestState::kWaiting ? Phase::kPreempted : Phase::kDecode;
-  begin_request(r, f->pid, r.transfer_end_s);
-  begin_event();
-  out_ << fmt::format(R"({{"ph":"b","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})",
-                      phase_name(f->phase), r.id, f->pid, ts);
+  f->phase_start_s = r.transfer_end_s;
+  begin_request(*f, r, r.replica + 1, r.transfer_end_s);
 }
 
 void TimelineWriter::set_phase(Followed& f, Phase p, double t) {
   if (f.phase == p) return;
-  const std::uint64_t id = f.request->id;
-  const std::string ts = us(t);
-  begin_event();
-  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})",
-                      phase_name(f.phase), id, f.pid, ts);
-  begin_event();
-  out_ << fmt::format(R"({{"ph":"b","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})", phase_name(p),
-                      id, f.pid, ts);
+  close_phase(f, t);
   f.phase = p;
+  f.phase_start_s = t;
 }
 
 void TimelineWriter::on_iteration(const IterationSample& s, const IterationPlan& plan) {
@@ -192,14 +215,7 @@ void TimelineWriter::on_request_finished(const Request& r) {
   auto& map = active_.count(r.id) ? active_ : queued_;
   auto it = map.find(r.id);
   if (it == map.end()) return;
-  const Followed& f = it->second;
-  const std::string ts = us(r.finish_s);
-  begin_event();
-  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})",
-                      phase_name(f.phase), r.id, f.pid, ts);
-  begin_event();
-  out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"request {}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})", r.id,
-                      r.id, f.pid, ts);
+  end_request(it->second, r.finish_s);
   map.erase(it);
 }
 
@@ -209,16 +225,7 @@ void TimelineWriter::finish(double now_s) {
   for (const auto* map : {&queued_, &active_})
     for (const auto& [id, f] : *map) open.push_back(f);
   std::sort(open.begin(), open.end(), [](const Followed& a, const Followed& b) { return a.request->id < b.request->id; });
-  const std::string ts = us(now_s);
-  for (const Followed& f : open) {
-    const std::uint64_t id = f.request->id;
-    begin_event();
-    out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"{}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})",
-                        phase_name(f.phase), id, f.pid, ts);
-    begin_event();
-    out_ << fmt::format(R"({{"ph":"e","cat":"request","name":"request {}","id2":{{"local":{}}},"pid":{},"tid":0,"ts":{}}})", id, id,
-                        f.pid, ts);
-  }
+  for (const Followed& f : open) end_request(f, now_s);
   queued_.clear();
   active_.clear();
   out_ << "\n]}\n";

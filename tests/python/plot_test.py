@@ -1,6 +1,8 @@
 """pagesim_report.plot (`pagesim plot OUT`): what it draws for a single run and for a sweep,
-labels that stay apart at many points, its errors, its speed on a 100-point sweep, and the
-CLI subcommand on real runs."""
+labels that stay apart at many points, its errors, its speed on a 100-point sweep, the CLI
+subcommand on real runs, and what a reader sees (read back from the SVG's text): axes with
+quantity and unit, lines and a categorical axis named by case, a series per replica of a
+cluster run, per-request latency CDFs per point, deterministic PDF."""
 import csv
 import json
 import os
@@ -132,3 +134,70 @@ def test_pagesim_plot_of_a_sweep(tmp_path):
                     "--format", "png")
     assert "sweep_metrics.png" in p.stdout and "svg" not in p.stdout
     assert (tmp_path / "out" / "sweep_memory.png").stat().st_size > 1000
+
+
+# ---- what a reader sees: units, cases, replicas, PDF, per-request CDFs by case ----
+
+def axis_texts(svg_path):
+    """The text of an SVG figure (matplotlib writes each string in a comment before its glyphs)."""
+    import re
+    return set(re.findall(r"<!-- (.*?) -->", svg_path.read_text()))
+
+
+def test_axes_say_quantity_and_unit(tmp_path):
+    write_sweep(tmp_path, 5, [8, 16])
+    plot.plot(str(tmp_path), ["throughput_rps", "memory_pct.token_states", "normalized_latency_s_per_token"],
+              ["svg"])
+    texts = axis_texts(tmp_path / "sweep_metrics.svg")
+    assert {"throughput (req/s)", "token states (% of KV memory)", "normalized latency (s/token)",
+            "KV capacity (token slots)"} <= texts
+    assert not {"throughput_rps", "kv.slots", "memory_pct.token_states"} & texts  # no raw column names
+    assert "block size: 8 tokens" in texts and "block size: 16 tokens" in texts  # the legend names the lines
+
+
+CASES = SMALL + """output: {iterations_stride: 10}
+sweep:
+  workload.arrival.rate: [2, 4]
+  cases:
+    - {label: vllm, scheduler.kind: vllm}
+    - {label: orca-oracle, scheduler.kind: orca, allocator.kind: contiguous, allocator.reservation: oracle}
+"""
+
+
+def test_cases_name_the_lines_and_the_categorical_axis(tmp_path):
+    (tmp_path / "cases.yaml").write_text(CASES.replace("REPO", REPO))
+    run_pagesim("run", str(tmp_path / "cases.yaml"), "--out", str(tmp_path / "grid"), "-q")
+    p = run_pagesim("plot", str(tmp_path / "grid"), "--format", "svg,pdf")
+    assert "sweep_latency_cdf.pdf" in p.stdout
+    texts = axis_texts(tmp_path / "grid" / "sweep_metrics.svg")
+    assert {"vllm", "orca-oracle", "arrival rate (req/s)"} <= texts  # a line per case, x with its unit
+    cdf = axis_texts(tmp_path / "grid" / "sweep_latency_cdf.svg")
+    assert {"TTFT (s)", "TPOT (s)", "end-to-end latency (s)", "fraction of requests"} <= cdf
+    assert {"vllm,workload.arrival.rate=2", "orca-oracle,workload.arrival.rate=4"} <= cdf  # a line per point
+    # Cases alone: a categorical x axis of the cases, the points drawn as bars.
+    (tmp_path / "only.yaml").write_text(CASES.replace("REPO", REPO).replace("  workload.arrival.rate: [2, 4]\n", ""))
+    run_pagesim("run", str(tmp_path / "only.yaml"), "--out", str(tmp_path / "only"), "-q")
+    run_pagesim("plot", str(tmp_path / "only"), "--format", "svg")
+    texts = axis_texts(tmp_path / "only" / "sweep_metrics.svg")
+    assert {"vllm", "orca-oracle", "case"} <= texts
+    rows = plot.read_csv(str(tmp_path / "only" / "sweep.csv"))
+    assert plot.point_names(rows) == ["vllm", "orca-oracle"]
+
+
+def test_pdf_is_deterministic(tmp_path):
+    write_sweep(tmp_path, 3, [16])
+    plot.plot(str(tmp_path), None, ["pdf"])
+    first = (tmp_path / "sweep_metrics.pdf").read_bytes()
+    assert first.startswith(b"%PDF") and b"CreationDate" not in first
+    plot.plot(str(tmp_path), None, ["pdf"])
+    assert (tmp_path / "sweep_metrics.pdf").read_bytes() == first
+
+
+def test_a_cluster_run_draws_a_series_per_replica(tmp_path):
+    mooncake = os.path.join(REPO, "experiments", "cluster", "mooncake_10x3m.yaml")
+    out = tmp_path / "cluster"
+    run_pagesim("run", mooncake, "--out", str(out), "-q", "--set", "workload.max_requests=100",
+                "--set", "replicas.count=3", "--set", "output.iterations_stride=1", "--set", "output.requests_csv=true")
+    run_pagesim("plot", str(out), "--format", "svg")
+    texts = axis_texts(out / "memory_over_time.svg")
+    assert {"replica 0", "replica 1", "replica 2", "waiting requests", "simulated time (s)"} <= texts

@@ -22,9 +22,35 @@ PHASES = {"queued", "prefill", "decode", "preempted", "swapped"}
 DISAGGREGATED_PHASES = {"transfer_queued", "kv_transfer"}
 
 
-def rid(e):
-    """The request id of an async event: its process-scoped id ("id2": {"local": id})."""
-    return e["id2"]["local"]
+def request_slices(events):
+    """The request slices of the lanes ("B"/"E" on threads tid >= 2): checks that they nest on
+    each (pid, tid) and that a lane holds one request at a time; returns {(pid, tid): [(name,
+    begin, end, depth)]} in the order they end, and the lanes' names {(pid, tid): name}."""
+    lane_names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+                  if e["ph"] == "M" and e["name"] == "thread_name" and e["tid"] >= 2}
+    stacks = collections.defaultdict(list)
+    slices = collections.defaultdict(list)
+    for e in events:
+        if e["ph"] not in "BE":
+            continue
+        lane = (e["pid"], e["tid"])
+        assert lane in lane_names, e  # named before its first slice
+        if e["ph"] == "B":
+            if not stacks[lane]:
+                assert e["name"].startswith("request ")
+                assert not slices[lane] or slices[lane][-1][2] <= e["ts"]  # one request at a time
+            stacks[lane].append((e["name"], e["ts"]))
+        else:
+            name, begin = stacks[lane].pop()
+            assert name == e["name"] and begin <= e["ts"]
+            slices[lane].append((name, begin, e["ts"], len(stacks[lane])))
+    assert all(not s for s in stacks.values())
+    assert all(name == f"requests {tid - 2}" for (_, tid), name in lane_names.items())
+    return slices, lane_names
+
+
+def rid(name):
+    return int(name.split()[1])
 
 
 def timeline_of(tmp_path, *sets):
@@ -73,24 +99,26 @@ def check_structure(folder):
     assert set(counters) == {"memory", "queues"}
     assert len(counters["memory"]) == rows and len(counters["queues"]) == rows
     assert all(list(e["args"]) == CLASSES for e in counters["memory"])
-    # Each request: one outer slice from arrival to finish, its phases back to back inside.
-    stacks = collections.defaultdict(list)
+    # Each request: one outer slice from arrival to finish on a lane of the replica's process,
+    # its phases back to back inside; lanes are reused (far fewer lanes than requests).
+    assert not [e for e in events if e["ph"] in "be"]  # no async tracks, one per request
+    slices, lanes = request_slices(events)
     requests = {}
-    for e in events:
-        if e["ph"] == "b":
-            stacks[rid(e)].append((e["name"], e["ts"]))
-        elif e["ph"] == "e":
-            name, begin = stacks[rid(e)].pop()
-            assert name == e["name"] and begin <= e["ts"]
-            if not stacks[rid(e)]:
-                requests[rid(e)] = (name, begin, e["ts"])
-            else:
-                assert name in PHASES
-    assert all(not s for s in stacks.values())
+    for ss in slices.values():
+        phases = []  # of the request open on the lane, in order
+        for n, b, e, depth in ss:
+            if depth == 1:
+                assert n in PHASES
+                phases.append((b, e))
+                continue
+            requests[rid(n)] = (n, b, e)
+            assert phases[0][0] == b and phases[-1][1] == e
+            assert all(x[1] == y[0] for x, y in zip(phases, phases[1:]))  # back to back
+            phases = []
     with open(folder / "requests.csv") as f:
         finished = sum(1 for _ in f) - 1
     assert len(requests) == finished
-    assert all(name == f"request {i}" for i, (name, _, _) in requests.items())
+    assert 1 <= len(lanes) < len(requests)
     return events, rows, requests
 
 
@@ -101,7 +129,7 @@ def test_small_run_timeline_structure(small):
 def test_fig2_vllm_timeline_structure(fig2):
     events, _, _ = check_structure(fig2)
     # Fig. 2 is an overload run (DESIGN.md): requests wait, and some are preempted.
-    names = {e["name"] for e in events if e["ph"] == "b"}
+    names = {e["name"] for e in events if e["ph"] == "B"}
     assert {"queued", "prefill", "decode", "preempted"} <= names
 
 
@@ -173,7 +201,20 @@ def test_fig2_vllm_timeline_opens_in_perfetto(fig2, backend):
         phase_names = {r.name for r in query("select distinct name from slice where depth = 1")}
         assert {"queued", "prefill", "decode", "preempted"} <= phase_names <= PHASES
         phases = query("select count(*) as n from slice where depth = 1")
-        assert phases[0].n == sum(1 for e in events if e["ph"] == "b" and e["name"] in PHASES)
+        assert phases[0].n == sum(1 for e in events if e["ph"] == "B" and e["name"] in PHASES)
+        # Every request slice is on a thread track of replica 0's process: its lanes, not a
+        # global track per request.
+        lanes = query("select p.name as process, t.name as thread, count(*) as n from slice s "
+                      "join thread_track tt on s.track_id = tt.id join thread t using(utid) "
+                      "join process p using(upid) where s.name like 'request %' group by t.tid")
+        assert {r.process for r in lanes} == {"replica 0"}
+        assert sum(r.n for r in lanes) == len(requests)
+        assert len(lanes) == sum(1 for e in events if e["ph"] == "M" and e["name"] == "thread_name"
+                                 and e["args"]["name"].startswith("requests "))
+        assert all(r.thread.startswith("requests ") for r in lanes)
+        errors = list(tp.query("select name, value from stats where severity in ('error', 'data_loss') "
+                               "and value > 0"))
+        assert not errors, [(e.name, e.value) for e in errors]  # e.g. misplaced_end_event
 
 
 MOONCAKE_10X3M = os.path.join(REPO, "experiments", "cluster", "mooncake_10x3m.yaml")
@@ -209,9 +250,11 @@ def test_two_replicas_with_prefix_caches(tmp_path):
     assert sum(p["prompt_tokens"] for p in last_prefix.values()) == summary["prefix_cache"]["prompt_tokens"]
     assert sum(p["hit_tokens"] for p in last_prefix.values()) == summary["prefix_cache"]["hit_tokens"] > 0
     outer = collections.defaultdict(set)
-    for e in events:
-        if e["ph"] == "b" and e["name"].startswith("request "):
-            outer[rid(e)].add(e["pid"])
+    slices, _ = request_slices(events)
+    for (pid, _), ss in slices.items():
+        for name, _, _, depth in ss:
+            if depth == 0:
+                outer[rid(name)].add(pid)
     assert all(len(pids) == 1 for pids in outer.values()) and {p for s in outer.values() for p in s} == {1, 2}
     with open(out / "requests.csv") as f:
         assert len(outer) == sum(1 for _ in f) - 1
@@ -223,9 +266,9 @@ DISAGG_AZURE = os.path.join(REPO, "experiments", "cluster", "disagg_azure.yaml")
 def test_disaggregated_requests_move_to_their_decode_replica(tmp_path):
     """Two prefill and two decode replicas: a handed-off request's slice on its prefill replica
     holds queued, prefill (ending at its first token, requests.csv's first_token_s), then
-    transfer_queued and kv_transfer; a second slice on its decode replica's process starts at
-    the transfer's end, in decode, and ends at its finish. In Perfetto each slice is on the
-    track of its own replica's process."""
+    transfer_queued (when not empty) and kv_transfer; a second slice on its decode replica's process starts at
+    the transfer's end, in decode, and ends at its finish. In Perfetto each slice is on a
+    lane (thread) of its own replica's process."""
     out = tmp_path / "out"
     run_pagesim("run", DISAGG_AZURE, "--out", str(out), "-q", "--set", "workload.max_requests=60",
                 "--set", "sweep.workload.trace.time_scale=[1]", "--set", "replicas.disaggregated.prefill=2",
@@ -238,16 +281,13 @@ def test_disaggregated_requests_move_to_their_decode_replica(tmp_path):
     with open(folder / "requests.csv") as f:
         rows = list(csv.DictReader(f))
     slices = collections.defaultdict(list)  # (request, pid) -> [(name, begin, end)], by end
-    stacks = collections.defaultdict(list)
-    for e in events:
-        key = (rid(e), e["pid"]) if e["ph"] in "be" else None
-        if e["ph"] == "b":
-            stacks[key].append((e["name"], e["ts"]))
-        elif e["ph"] == "e":
-            name, begin = stacks[key].pop()
-            assert name == e["name"]
-            slices[key].append((name, begin, e["ts"]))
-    assert all(not s for s in stacks.values())
+    for (pid, _), ss in request_slices(events)[0].items():
+        current = []
+        for name, begin, end, depth in ss:
+            current.append((name, begin, end))
+            if depth == 0:
+                slices[(rid(name), pid)] += current
+                current = []
     moved = 0
     for row in rows:
         i = int(row["id"])
@@ -259,8 +299,12 @@ def test_disaggregated_requests_move_to_their_decode_replica(tmp_path):
         (p, on_prefill), (d, on_decode) = parts
         assert p in (1, 2) and d in (3, 4)  # replicas 0-1 prefill, 2-3 decode
         names = [n for n, _, _ in on_prefill]
-        assert names[0] == "queued" and names[-3:] == ["transfer_queued", "kv_transfer", f"request {i}"]
-        assert set(names[:-3]) <= {"queued", "prefill", "preempted"}
+        # A phase that lasts no time has no slice (queued on arrival, transfer_queued when a
+        # decode replica has room at once).
+        assert names[0] in ("queued", "prefill") and names[-2:] == ["kv_transfer", f"request {i}"]
+        if names[-3] == "transfer_queued":
+            names.pop(-3)
+        assert set(names[:-2]) <= {"queued", "prefill", "preempted"}
         prefill_end = next(end for n, _, end in reversed(on_prefill) if n == "prefill")
         assert abs(prefill_end - first_token_us) <= 1e-3
         phases = on_prefill[:-1] + on_decode[:-1]
@@ -272,11 +316,15 @@ def test_disaggregated_requests_move_to_their_decode_replica(tmp_path):
     assert moved > 0
     with perfetto_trace_processor(str(folder / "timeline.json"), "wasm") as tp:
         rows = list(tp.query("select s.name as name, p.name as process from slice s "
-                             "join process_track t on s.track_id = t.id join process p using(upid)"))
+                             "join thread_track tt on s.track_id = tt.id join thread t using(utid) "
+                             "join process p using(upid) where t.tid >= 2"))
         by_phase = collections.defaultdict(set)
         for r in rows:
             by_phase[r.name].add(r.process)
-        for phase in ("transfer_queued", "kv_transfer"):
-            assert by_phase[phase] and by_phase[phase] <= {"replica 0", "replica 1"}
+        assert by_phase["kv_transfer"] and by_phase["kv_transfer"] <= {"replica 0", "replica 1"}
+        assert by_phase["transfer_queued"] <= {"replica 0", "replica 1"}
         assert by_phase["decode"] and by_phase["decode"] <= {"replica 2", "replica 3"}
-        assert len(rows) == sum(len(s) for s in slices.values())  # every slice on a process track
+        assert len(rows) == sum(len(s) for s in slices.values())  # every slice on a replica's lane
+        errors = list(tp.query("select name, value from stats where severity in ('error', 'data_loss') "
+                               "and value > 0"))
+        assert not errors, [(e.name, e.value) for e in errors]

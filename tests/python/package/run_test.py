@@ -5,6 +5,7 @@ import threading
 import time
 
 import numpy
+import pandas
 import pytest
 import yaml
 
@@ -49,14 +50,17 @@ def test_single_run_results(repo_cwd, tmp_path):
     assert_same_files(tmp_path / "cli", r2.out)
 
 
-def test_tables_without_pandas_are_record_arrays(repo_cwd, monkeypatch):
+def test_tables_are_dataframes_and_need_pandas(repo_cwd, monkeypatch):
+    # pandas is a dependency of the package (pyproject.toml): no second kind of table.
     config = yaml.safe_load(SMALL_SWEEP)
     del config["sweep"]
-    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
     r = pagesim.run(config)
-    assert isinstance(r.requests, numpy.ndarray) and r.requests.dtype.names is not None
-    assert len(r.requests) == r.summary["requests_arrived"]
+    assert isinstance(r.requests, pandas.DataFrame) and len(r.requests) == r.summary["requests_arrived"]
     assert len(r.iterations) == r.summary["iterations"]
+    r2 = pagesim.run(config)
+    monkeypatch.setitem(sys.modules, "pandas", None)  # import pandas fails
+    with pytest.raises(ImportError, match="needs pandas"):
+        r2.requests
 
 
 def test_config_errors_are_the_clis(repo_cwd, tmp_path):

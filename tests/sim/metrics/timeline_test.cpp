@@ -45,42 +45,72 @@ std::ostream& operator<<(std::ostream& os, const Slice& s) {
   return os << s.name << " [" << s.begin_s << ", " << s.end_s << ")";
 }
 
+// A request slice as written: on lane `tid` of process `pid`, for request `id`.
+struct LaneSlice {
+  std::uint64_t id = 0;
+  int pid = 0, tid = 0;
+  Slice slice;
+  bool outer = false;  // the request's slice, not one of its phases
+};
+
 struct Timeline {
   nlohmann::json doc;
   std::vector<nlohmann::json> iterations;                    // the "X" events, in file order
+  std::vector<LaneSlice> slices;                             // request slices, in the order they end
   std::map<std::uint64_t, std::vector<Slice>> phases;        // request id -> its phases, in order
-  std::map<std::uint64_t, Slice> requests;                   // request id -> its outer slice
+  std::map<std::uint64_t, Slice> requests;                   // request id -> its (last) outer slice
+  std::map<std::uint64_t, std::vector<int>> lanes;           // request id -> the tids it was on
+  std::map<std::pair<int, int>, std::string> lane_names;     // (pid, tid) -> thread name
   std::map<std::string, std::vector<nlohmann::json>> counters;  // counter name -> its events
 };
 
-// Parses the writer's output and pairs every "b" with its "e" (a stack per request id, so
-// an unbalanced or crossed pair fails the test).
+// Parses the writer's output and pairs every "B" with its "E" on its lane (a stack per
+// (pid, tid), so an unbalanced or crossed pair, or two requests at once on a lane, fails
+// the test).
 Timeline parse(const std::string& text) {
   Timeline t;
   t.doc = nlohmann::json::parse(text);
-  std::map<std::uint64_t, std::vector<std::pair<std::string, double>>> open;
+  std::map<std::pair<int, int>, std::vector<std::pair<std::string, double>>> open;
+  std::map<std::pair<int, int>, std::uint64_t> holder;  // lane -> the request open on it
   for (const auto& e : t.doc.at("traceEvents")) {
     const std::string ph = e.at("ph");
     if (ph == "X") t.iterations.push_back(e);
     if (ph == "C") t.counters[e.at("name")].push_back(e);
-    if (ph != "b" && ph != "e") continue;
+    if (ph == "M" && e.at("name") == "thread_name") t.lane_names[{e.at("pid"), e.at("tid")}] = e.at("args").at("name");
+    if (ph == "b" || ph == "e") ADD_FAILURE() << "an async event: requests are on lanes";
+    if (ph != "B" && ph != "E") continue;
     EXPECT_EQ(e.at("cat"), "request");
-    const std::uint64_t id = e.at("id2").at("local");
+    const std::pair<int, int> lane{e.at("pid"), e.at("tid")};
+    EXPECT_GE(lane.second, 2);
+    EXPECT_TRUE(t.lane_names.count(lane)) << "lane " << lane.second << " used before it is named";
     const double ts = e.at("ts").get<double>() / 1e6;
-    if (ph == "b") {
-      open[id].push_back({e.at("name"), ts});
+    auto& stack = open[lane];
+    if (ph == "B") {
+      if (stack.empty()) {
+        const std::string name = e.at("name");
+        EXPECT_EQ(name.rfind("request ", 0), 0u) << name;
+        holder[lane] = std::stoull(name.substr(8));
+        EXPECT_EQ(e.at("args").at("lane"), lane.second - 2);
+      }
+      stack.push_back({e.at("name"), ts});
       continue;
     }
-    auto& stack = open[id];
-    EXPECT_FALSE(stack.empty()) << "an \"e\" without its \"b\" for request " << id;
+    EXPECT_FALSE(stack.empty()) << "an \"E\" without its \"B\" on lane " << lane.second;
     if (stack.empty()) continue;
     EXPECT_EQ(stack.back().first, e.at("name").get<std::string>());
     const Slice s{stack.back().first, stack.back().second, ts};
+    EXPECT_LE(s.begin_s, s.end_s);
     stack.pop_back();
-    if (stack.empty()) t.requests[id] = s;
-    else t.phases[id].push_back(s);
+    const std::uint64_t id = holder[lane];
+    t.slices.push_back({id, lane.first, lane.second, s, stack.empty()});
+    if (stack.empty()) {
+      t.requests[id] = s;
+      t.lanes[id].push_back(lane.second);
+    } else {
+      t.phases[id].push_back(s);
+    }
   }
-  for (const auto& [id, stack] : open) EXPECT_TRUE(stack.empty()) << "request " << id << " left open";
+  for (const auto& [lane, stack] : open) EXPECT_TRUE(stack.empty()) << "lane " << lane.second << " left open";
   return t;
 }
 
@@ -134,8 +164,13 @@ TEST(Timeline, ContinuousBatchingSlices) {
 
   EXPECT_EQ(t.requests.at(0), (Slice{"request 0", 0, 3}));
   EXPECT_EQ(t.requests.at(1), (Slice{"request 1", 0.5, 3}));
-  EXPECT_EQ(t.phases.at(0), (std::vector<Slice>{{"queued", 0, 0}, {"prefill", 0, 1}, {"decode", 1, 3}}));
+  EXPECT_EQ(t.phases.at(0), (std::vector<Slice>{{"prefill", 0, 1}, {"decode", 1, 3}}));
   EXPECT_EQ(t.phases.at(1), (std::vector<Slice>{{"queued", 0.5, 1}, {"prefill", 1, 2}, {"decode", 2, 3}}));
+  // Both in the system at once: two lanes of replica 0's process, after its iterations thread.
+  EXPECT_EQ(t.lanes.at(0), (std::vector<int>{2}));
+  EXPECT_EQ(t.lanes.at(1), (std::vector<int>{3}));
+  EXPECT_EQ(t.lane_names, (std::map<std::pair<int, int>, std::string>{
+                              {{1, 1}, "iterations"}, {{1, 2}, "requests 0"}, {{1, 3}, "requests 1"}}));
 
   // Counters at each iteration's start: the memory classes (at it1, r0's 10 prompt tokens +
   // its first token and r1's 5 prompt tokens) and the queues.
@@ -158,14 +193,13 @@ TEST(Timeline, RecomputePreemptionPhases) {
   auto a = paged(5, 4);
   const Timeline t = parse(run({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, {}));
   EXPECT_EQ(t.iterations.size(), 9u);
-  EXPECT_EQ(t.phases.at(1), (std::vector<Slice>{{"queued", 0, 0},
-                                                {"prefill", 0, 1},
+  EXPECT_EQ(t.phases.at(1), (std::vector<Slice>{{"prefill", 0, 1},
                                                 {"decode", 1, 2},
                                                 {"preempted", 2, 3},
                                                 {"prefill", 3, 4},
                                                 {"preempted", 4, 8},
                                                 {"prefill", 8, 9}}));
-  EXPECT_EQ(t.phases.at(0), (std::vector<Slice>{{"queued", 0, 0}, {"prefill", 0, 1}, {"decode", 1, 8}}));
+  EXPECT_EQ(t.phases.at(0), (std::vector<Slice>{{"prefill", 0, 1}, {"decode", 1, 8}}));
   EXPECT_EQ(t.requests.at(1), (Slice{"request 1", 0, 9}));
 }
 
@@ -175,8 +209,7 @@ TEST(Timeline, SwapPhases) {
   auto a = paged(5, 4, 8);
   const Timeline t =
       parse(run({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, {}, PreemptionMode::kSwap, 0.5));
-  EXPECT_EQ(t.phases.at(1), (std::vector<Slice>{{"queued", 0, 0},
-                                                {"prefill", 0, 1},
+  EXPECT_EQ(t.phases.at(1), (std::vector<Slice>{{"prefill", 0, 1},
                                                 {"decode", 1, 2},
                                                 {"swapped", 2, 9},
                                                 {"decode", 9, 12}}));
@@ -216,24 +249,10 @@ std::string run_disaggregated(std::vector<traces::TraceRequest> trace, std::int6
   return out.str();
 }
 
-// The outer slices and phases of each request per process (pid), in file order.
-std::map<std::pair<std::uint64_t, int>, std::vector<Slice>> slices_by_process(const nlohmann::json& doc) {
+// The outer slices and phases of each request per process (pid), in the order they end.
+std::map<std::pair<std::uint64_t, int>, std::vector<Slice>> slices_by_process(const Timeline& t) {
   std::map<std::pair<std::uint64_t, int>, std::vector<Slice>> out;
-  std::map<std::pair<std::uint64_t, int>, std::vector<std::pair<std::string, double>>> open;
-  for (const auto& e : doc.at("traceEvents")) {
-    const std::string ph = e.at("ph");
-    if (ph != "b" && ph != "e") continue;
-    const std::pair<std::uint64_t, int> key{e.at("id2").at("local"), e.at("pid")};
-    const double ts = e.at("ts").get<double>() / 1e6;
-    if (ph == "b") {
-      open[key].push_back({e.at("name"), ts});
-    } else if (open[key].empty()) {
-      ADD_FAILURE() << "an \"e\" without its \"b\" on process " << key.second << " for request " << key.first;
-    } else {
-      out[key].push_back({open[key].back().first, open[key].back().second, ts});
-      open[key].pop_back();
-    }
-  }
+  for (const LaneSlice& s : t.slices) out[{s.id, s.pid}].push_back(s.slice);
   return out;
 }
 
@@ -251,28 +270,46 @@ TEST(Timeline, DisaggregatedPhasesFollowTheRequestToItsDecodeReplica) {
   d.kv_bytes_per_token = 1;
   d.transfer_bytes_per_s = 8;
   const std::string text = run_disaggregated({trace_req(0, 0, 8, 3), trace_req(1, 0, 9, 2)}, 16, d);
-  const Timeline t = parse(text);  // every "b" paired with its "e"
-  const auto by_process = slices_by_process(t.doc);
+  const Timeline t = parse(text);  // every "B" paired with its "E"
+  const auto by_process = slices_by_process(t);
   using V = std::vector<Slice>;
-  // Each process's slices of a request, phases first and the outer slice last (file order of
-  // the "e" events).
-  EXPECT_EQ(by_process.at({0, 1}), (V{{"queued", 0, 0},
-                                      {"prefill", 0, 1},
-                                      {"transfer_queued", 1, 1},
+  // Each process's slices of a request, phases first and the outer slice last (the order of
+  // the "E" events); phases that last no time (r0's wait for the transfer) have no slice.
+  EXPECT_EQ(by_process.at({0, 1}), (V{{"prefill", 0, 1},
                                       {"kv_transfer", 1, 2},
                                       {"request 0", 0, 2}}));
   EXPECT_EQ(by_process.at({0, 2}), (V{{"decode", 2, 4}, {"request 0", 2, 4}}));
-  EXPECT_EQ(by_process.at({1, 1}), (V{{"queued", 0, 0},
-                                      {"prefill", 0, 1},
+  EXPECT_EQ(by_process.at({1, 1}), (V{{"prefill", 0, 1},
                                       {"transfer_queued", 1, 4},
                                       {"kv_transfer", 4, 5.125},
                                       {"request 1", 0, 5.125}}));
   EXPECT_EQ(by_process.at({1, 2}), (V{{"decode", 5.125, 6.125}, {"request 1", 5.125, 6.125}}));
   EXPECT_EQ(by_process.size(), 4u);
+  // Lanes: r0 and r1 overlap on the prefill replica (lanes 0 and 1, tids 2 and 3); on the
+  // decode replica r1 arrives at 5.125, after r0 left at 4, and reuses lane 0.
+  EXPECT_EQ(t.lanes.at(0), (std::vector<int>{2, 2}));
+  EXPECT_EQ(t.lanes.at(1), (std::vector<int>{3, 2}));
+  EXPECT_EQ(t.lane_names.at({1, 3}), "requests 1");
+  EXPECT_EQ(t.lane_names.count({2, 3}), 0u);  // the decode replica needed one lane only
   // Iterations: one of the prefill replica (both prompts), three of the decode replica.
   std::map<int, int> iterations;
   for (const auto& x : t.iterations) ++iterations[x.at("pid").get<int>()];
   EXPECT_EQ(iterations, (std::map<int, int>{{1, 1}, {2, 3}}));
+}
+
+// A lane is reused once free, the lowest first: r0 [0, 3) and r1 [0.5, 3) take lanes 0 and
+// 1; r2 arrives at 3.25, when both are free again, and takes lane 0; r3 at 3.5 lane 1.
+TEST(Timeline, LanesAreReusedLowestFirst) {
+  auto a = paged(100, 4);
+  const Timeline t = parse(run(
+      {trace_req(0, 0, 10, 3), trace_req(1, 0.5, 5, 2), trace_req(2, 3.25, 5, 2), trace_req(3, 3.5, 5, 2)}, a, {}));
+  EXPECT_EQ(t.requests.at(0).end_s, 3);
+  EXPECT_EQ(t.requests.at(2).begin_s, 3.25);
+  EXPECT_EQ(t.lanes.at(0), (std::vector<int>{2}));
+  EXPECT_EQ(t.lanes.at(1), (std::vector<int>{3}));
+  EXPECT_EQ(t.lanes.at(2), (std::vector<int>{2}));
+  EXPECT_EQ(t.lanes.at(3), (std::vector<int>{3}));
+  EXPECT_EQ(t.lane_names.size(), 3u);  // iterations + 2 lanes for 4 requests
 }
 
 // Bounds: every 2nd iteration; a window that starts after r0's arrival keeps r1 only; a
@@ -285,7 +322,7 @@ TEST(Timeline, StrideWindowAndCap) {
   ASSERT_EQ(t.iterations.size(), 5u);  // it0, 2, 4, 6, 8
   EXPECT_EQ(t.iterations[1].at("args").at("index"), 2);
   EXPECT_EQ(t.counters.at("memory").size(), 5u);
-  EXPECT_EQ(t.phases.at(1).size(), 7u);  // phases are followed at every iteration
+  EXPECT_EQ(t.phases.at(1).size(), 6u);  // phases are followed at every iteration
 
   auto b = paged(100, 4);
   TimelineSettings window;
