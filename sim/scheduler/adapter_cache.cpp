@@ -50,9 +50,7 @@ void AdapterCache::load(alloc::AdapterId a) {
 
 void AdapterCache::pin(alloc::AdapterId a) {
   if (settings_.placement == LoraPlacement::kUnified) {
-    const std::int64_t evictions = pool_.adapter_evictions();
     if (pool_.pin_adapter(a, adapter_blocks_)) load(a);
-    counters_.evictions += pool_.adapter_evictions() - evictions;
     return;
   }
   ++clock_;
@@ -94,7 +92,12 @@ void AdapterCache::unpin(alloc::AdapterId a) {
   --s.pins;
 }
 
-AdapterCounters AdapterCache::counters() const { return counters_; }
+AdapterCounters AdapterCache::counters() const {
+  AdapterCounters c = counters_;
+  // Unified: the pool evicts idle adapters for KV as well as for other adapters.
+  if (settings_.placement == LoraPlacement::kUnified) c.evictions = pool_.adapter_evictions();
+  return c;
+}
 
 void AdapterCache::validate() const {
   for (std::size_t i = 0; i < slots_.size(); ++i) {

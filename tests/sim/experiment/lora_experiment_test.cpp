@@ -76,7 +76,7 @@ TEST_F(LoraExperimentTest, VllmSlotsSkipARequestWhoseAdapterHasNoSlot) {
   // The slot (sized for every LoRA-capable layer at the rank) is adapter_weights, always.
   EXPECT_GT(s.at("adapter_weights").at("memory_pct").get<double>(), 0);
   // One slot of rank 16 over q, k, v, o, gate, up, down of llama-2-7b, in 512 KiB blocks.
-  const double slot = 16.0 * (4 * 8192 + 2 * 4096 + 3 * (4096 + 11008)) * 32 * 2;
+  const double slot = 16.0 * (4 * 8192 + 3 * (4096 + 11008)) * 32 * 2;
   EXPECT_EQ(s.at("lora").at("slot_bytes").get<double>(), slot);
 }
 
