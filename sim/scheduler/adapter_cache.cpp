@@ -90,6 +90,7 @@ void AdapterCache::unpin(alloc::AdapterId a) {
   Slot& s = slots_[slot_of_.at(a)];
   assert(s.pins > 0);
   --s.pins;
+  s.last_used = ++clock_;  // used until now (vLLM's LRU touches an adapter every step it runs)
 }
 
 AdapterCounters AdapterCache::counters() const {
