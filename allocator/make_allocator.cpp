@@ -37,6 +37,7 @@ std::unique_ptr<PagedAllocator> make_paged_allocator(const AllocatorSpec& spec) 
   s.eviction = spec.eviction;
   s.single_free_queue = spec.single_free_queue;
   s.offload = spec.offload;
+  s.adapter_region_blocks = spec.adapter_region_blocks;
   return std::make_unique<PagedAllocator>(s);
 }
 

@@ -78,6 +78,9 @@ constexpr std::string_view describe(AllocatorKind kind) {
 
 struct AllocatorSpec {
   AllocatorKind kind = AllocatorKind::kPaged;
+  // paged: blocks reserved for LoRA adapter weights apart from the KV (vLLM's max_loras
+  // slots, PagedAllocatorSettings::adapter_region_blocks); 0: none. Not a config key.
+  std::int64_t adapter_region_blocks = 0;
   std::int64_t capacity_slots = 0;    // pool size in token slots; pools of whole blocks hold it
                                       // rounded down to them (pool_slots())
   std::int64_t block_size = 16;       // tokens per block (paged, and the contiguous buddy unit;

@@ -19,6 +19,10 @@
 //   unused_layers   allocated for a (token, layer) pair that the layer never stores: a uniform
 //                   allocator's per-token room in a cross-attention or recurrent layer for a
 //                   decoder token, or in a self-attention layer for an encoder token
+// One more class exists only where LoRA adapters share the GPU memory the pool is carved
+// from (sim/lora/adapter_cache.h); every other run leaves it 0:
+//   adapter_weights slots holding LoRA adapter weights instead of KV: vLLM's max_loras GPU
+//                   slots reserved apart from the KV, or S-LoRA's adapter pages in the pool
 // Units: token slots (one token's K and V, all layers) for single-group pools; an allocator of
 // a heterogeneous model states its unit (KvAllocator::name and its header), and every class,
 // capacity included, is in that unit, so shares of capacity stay exact.
@@ -26,7 +30,8 @@
 // that still hold reusable KV and are evicted on demand. Shared blocks count once.
 // kMemoryBreakdownFields lists the members every run writes, in output order (the metrics' CSV
 // columns are generated from it); kLayerClassFields lists the three classes above, written only
-// by runs of a heterogeneous model. Together they list every member once; sums and differences
+// by runs of a heterogeneous model; kAdapterClassFields the adapter class, written only by runs
+// with LoRA adapters. Together they list every member once; sums and differences
 // are generated from both.
 #pragma once
 
@@ -47,9 +52,11 @@ struct MemoryBreakdown {
   std::int64_t out_of_window = 0;
   std::int64_t recurrent_state = 0;
   std::int64_t unused_layers = 0;
+  std::int64_t adapter_weights = 0;
 
   std::int64_t allocated() const {
-    return token_states + reserved + over_reserved + rounding + out_of_window + recurrent_state + unused_layers;
+    return token_states + reserved + over_reserved + rounding + out_of_window + recurrent_state + unused_layers +
+           adapter_weights;
   }
   std::int64_t total() const { return allocated() + free; }
 
@@ -79,19 +86,27 @@ inline constexpr std::array<MemoryBreakdownField, 3> kLayerClassFields{{
     {"recurrent_state", &MemoryBreakdown::recurrent_state},
     {"unused_layers", &MemoryBreakdown::unused_layers},
 }};
-static_assert(sizeof(MemoryBreakdown) ==
-                  (kMemoryBreakdownFields.size() + kLayerClassFields.size()) * sizeof(std::int64_t),
-              "a MemoryBreakdown member is missing from kMemoryBreakdownFields or kLayerClassFields");
+// The class only runs with LoRA adapters have (see the header comment).
+inline constexpr std::array<MemoryBreakdownField, 1> kAdapterClassFields{{
+    {"adapter_weights", &MemoryBreakdown::adapter_weights},
+}};
+static_assert(sizeof(MemoryBreakdown) == (kMemoryBreakdownFields.size() + kLayerClassFields.size() +
+                                          kAdapterClassFields.size()) *
+                                             sizeof(std::int64_t),
+              "a MemoryBreakdown member is missing from kMemoryBreakdownFields, kLayerClassFields or "
+              "kAdapterClassFields");
 
 inline MemoryBreakdown& MemoryBreakdown::operator+=(const MemoryBreakdown& o) {
   for (const auto& f : kMemoryBreakdownFields) this->*f.member += o.*f.member;
   for (const auto& f : kLayerClassFields) this->*f.member += o.*f.member;
+  for (const auto& f : kAdapterClassFields) this->*f.member += o.*f.member;
   return *this;
 }
 
 inline MemoryBreakdown& MemoryBreakdown::operator-=(const MemoryBreakdown& o) {
   for (const auto& f : kMemoryBreakdownFields) this->*f.member -= o.*f.member;
   for (const auto& f : kLayerClassFields) this->*f.member -= o.*f.member;
+  for (const auto& f : kAdapterClassFields) this->*f.member -= o.*f.member;
   return *this;
 }
 

@@ -40,6 +40,7 @@ NativeCsvReader::NativeCsvReader(std::string path, NativeCsvOptions options, std
   n_col_ = csv_.find("n");
   beam_col_ = csv_.find("beam_width");
   hash_col_ = csv_.find("hash_ids");
+  adapter_col_ = csv_.find("adapter");
 }
 
 std::optional<TraceRequest> NativeCsvReader::next() {
@@ -78,6 +79,9 @@ std::optional<TraceRequest> NativeCsvReader::next() {
       }
     }
   }
+  // An empty adapter field is a request to the base model.
+  if (adapter_col_ && !csv_.field(*adapter_col_).empty())
+    r.adapter = static_cast<std::int32_t>(csv_.integer(*adapter_col_, 0, kMaxInt32 - 1));
   last_arrival_s_ = r.arrival_s;
   ++next_id_;
   return r;

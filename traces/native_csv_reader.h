@@ -3,7 +3,8 @@
 // Required columns: arrival_s (seconds, finite, >= 0, non-decreasing), prompt_tokens (>= 1),
 // output_tokens (>= 0). Optional: n (>= 1, default 1), beam_width (>= 1, default 1; a row
 // may not set both above 1) and hash_ids (space-separated unsigned 64-bit integers, may be
-// empty). Columns may come in any order; any other column is an error. Request ids are the
+// empty), adapter (the LoRA adapter the request names, an integer >= 0; empty: the base
+// model). Columns may come in any order; any other column is an error. Request ids are the
 // 0-based data-row ordinals.
 // native_csv_writer.h writes this format.
 #pragma once
@@ -18,8 +19,8 @@
 
 namespace pagesim::traces {
 
-inline constexpr std::array<std::string_view, 6> kNativeCsvColumns = {
-    "arrival_s", "prompt_tokens", "output_tokens", "n", "beam_width", "hash_ids"};
+inline constexpr std::array<std::string_view, 7> kNativeCsvColumns = {
+    "arrival_s", "prompt_tokens", "output_tokens", "n", "beam_width", "hash_ids", "adapter"};
 
 struct NativeCsvOptions {
   // Tokens covered by one hash id. When > 0, a non-empty hash_ids field must hold exactly
@@ -42,7 +43,7 @@ class NativeCsvReader final : public RequestSource {
   CsvFile csv_;
   NativeCsvOptions options_;
   std::size_t arrival_col_, prompt_col_, output_col_;
-  std::optional<std::size_t> n_col_, beam_col_, hash_col_;
+  std::optional<std::size_t> n_col_, beam_col_, hash_col_, adapter_col_;
   std::uint64_t next_id_ = 0;
   double last_arrival_s_ = 0.0;
 };

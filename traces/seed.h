@@ -23,6 +23,7 @@ enum class SeedStream : std::uint64_t {
   kThinkTimes = 8,         // sessions: pauses between turns
   kSystemPrompts = 9,      // sessions: system prompt lengths
   kSystemPromptChoice = 10,  // sessions: which system prompt a session uses
+  kAdapters = 11,          // LoRA: which adapter each request names (adapter_assignment.h)
 };
 
 // Which generators a synthetic workload draws from:

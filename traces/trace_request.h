@@ -17,6 +17,8 @@ namespace pagesim::traces {
 // any real request, and low enough that sums over 10^9 requests fit in 64 bits.
 inline constexpr std::int64_t kMaxTokens = std::int64_t{1} << 32;
 
+inline constexpr std::int32_t kNoAdapter = -1;
+
 struct TraceRequest {
   std::uint64_t id = 0;             // unique within one source, increasing
   double arrival_s = 0.0;           // arrival time, seconds, >= 0
@@ -25,6 +27,7 @@ struct TraceRequest {
   std::int32_t n = 1;               // parallel samples, >= 1
   std::int32_t beam_width = 1;      // beams, >= 1; 1 = no beam search
   std::vector<std::uint64_t> hash_ids = {};  // one id per hash block of the prompt; may be empty
+  std::int32_t adapter = kNoAdapter;  // LoRA adapter the request names, >= 0; kNoAdapter: the base model
 
   std::int64_t total_tokens() const { return prompt_tokens + output_tokens; }
   friend bool operator==(const TraceRequest&, const TraceRequest&) = default;

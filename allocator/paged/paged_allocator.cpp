@@ -39,6 +39,11 @@ PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
     if (!cache_) misuse("offload tiers store prefix-cache blocks; turn the prefix cache on");
     tiers_ = std::make_unique<TierStack>(s.offload, s.block_size, cpu_);
   }
+  if (s.adapter_region_blocks < 0 || s.adapter_region_blocks >= s.num_blocks)
+    misuse("adapter_region_blocks must be in [0, num_blocks = " + std::to_string(s.num_blocks) + "), got " +
+           std::to_string(s.adapter_region_blocks));
+  region_blocks_ = s.adapter_region_blocks;
+  for (std::int64_t i = 0; i < region_blocks_; ++i) region_.push_back(gpu_.take());
 }
 
 std::string PagedAllocator::name() const {
@@ -164,7 +169,41 @@ bool PagedAllocator::can_admit(const AdmitRequest& req) const {
 }
 
 bool PagedAllocator::can_ever_admit(const AdmitRequest& req) const {
-  return blocks_for(req.final_tokens()) <= gpu_.num_blocks();
+  return blocks_for(req.final_tokens()) <= gpu_.num_blocks() - region_blocks_;
+}
+
+std::int64_t PagedAllocator::adapter_blocks_to_pin(AdapterId a, std::int64_t blocks) const {
+  if (!adapters_.resident(a)) return blocks;
+  return adapters_.pins(a) == 0 ? adapters_.blocks_of(a) : 0;
+}
+
+bool PagedAllocator::pin_adapter(AdapterId a, std::int64_t blocks) {
+  assert(blocks >= 1 && adapter_blocks_to_pin(a, blocks) <= num_free_blocks());
+  const bool load = !adapters_.resident(a);
+  if (load) {
+    std::vector<BlockId> pages;
+    pages.reserve(static_cast<std::size_t>(blocks));
+    for (std::int64_t i = 0; i < blocks; ++i) {
+      pages.push_back(take_gpu_block());
+      --owned_blocks_;  // adapter weights, not KV (adapter_weight_blocks)
+    }
+    adapters_.add(a, std::move(pages));
+  }
+  adapters_.pin(a);
+  return load;
+}
+
+void PagedAllocator::unpin_adapter(AdapterId a) {
+  if (!adapters_.resident(a) || adapters_.pins(a) == 0) misuse("adapter " + std::to_string(a) + " is not pinned");
+  adapters_.unpin(a);
+}
+
+void PagedAllocator::evict_idle_adapter() {
+  for (BlockId b : adapters_.remove(adapters_.victim())) {
+    gpu_.drop_ref(b);
+    gpu_.give_back(b);
+  }
+  ++adapter_evictions_;
 }
 
 BlockId PagedAllocator::evict_cached_block() {
@@ -187,6 +226,10 @@ BlockId PagedAllocator::take_least_recently_released() {
 
 BlockId PagedAllocator::take_gpu_block() {
   BlockId b;
+  // Idle adapters go last: after every free block and every evictable cached block.
+  if (gpu_.num_free() == 0 && adapters_.idle_blocks() > 0 && released_.size() == 0 &&
+      (!cache_ || cache_->num_evictable() == 0))
+    evict_idle_adapter();
   if (gpu_.num_free() > 0) {
     b = gpu_.take();
   } else if (single_free_queue_) {
@@ -329,7 +372,8 @@ void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int
   // Blocks the rounds may take: off the free list only (anything else evicts), and leaving
   // keep_free_slots free.
   const std::int64_t keep_blocks = (std::max<std::int64_t>(keep_free_slots, 0) + B - 1) / B;
-  const std::int64_t budget = std::min(gpu_.num_free(), gpu_.num_blocks() - owned_blocks_ - keep_blocks);
+  const std::int64_t budget =
+      std::min(gpu_.num_free(), gpu_.num_blocks() - owned_blocks_ - adapter_weight_blocks() - keep_blocks);
   if (budget < 0) return;
   // Every B rounds take n blocks; then the phases in order while the budget lasts.
   std::int64_t rounds = budget / n >= max_rounds / B + 1 ? max_rounds : budget / n * B;
@@ -610,7 +654,8 @@ MemoryBreakdown PagedAllocator::breakdown() const {
   MemoryBreakdown b;
   b.token_states = token_states_;
   b.rounding = owned_blocks_ * block_size_ - token_states_;
-  b.free = (gpu_.num_blocks() - owned_blocks_) * block_size_;
+  b.adapter_weights = adapter_weight_blocks() * block_size_;
+  b.free = (gpu_.num_blocks() - owned_blocks_ - adapter_weight_blocks()) * block_size_;
   b.cached_free = (cache_ ? cache_->num_evictable() : 0) * block_size_;
   return b;
 }
@@ -682,6 +727,17 @@ void PagedAllocator::validate() const {
     }
     return std::pair{owned, filled};
   };
+  // Adapter weights hold one reference per block, from no block table.
+  auto adapter_block = [&](BlockId b, const std::string& owner) {
+    if (b < 0 || b >= n || gpu_.filled(b) != 0) broken(owner + " holds invalid or filled block " + std::to_string(b));
+    ++gpu_refs[static_cast<std::size_t>(b)];
+  };
+  for (BlockId b : region_) adapter_block(b, "the adapter region");
+  adapters_.for_each([&](AdapterId a, const std::vector<BlockId>& blocks) {
+    for (BlockId b : blocks) adapter_block(b, "adapter " + std::to_string(a));
+  });
+  adapters_.validate();
+  if (static_cast<std::int64_t>(region_.size()) != region_blocks_) broken("adapter region size changed");
   std::vector<bool> in_released(static_cast<std::size_t>(n), false);
   std::uint64_t previous_release = 0;
   released_.for_each([&](const ReleasedBlockQueue::Entry& e) {
@@ -698,8 +754,9 @@ void PagedAllocator::validate() const {
     return (cache_ && cache_->evictable(b)) || in_released[static_cast<std::size_t>(b)];
   });
   check_pool(cpu_, cpu_refs, "CPU", [this](BlockId b) { return tiers_ && tiers_->holds_cpu_block(b); });
-  if (owned != owned_blocks_)
-    broken("owned block counter " + std::to_string(owned_blocks_) + " != " + std::to_string(owned));
+  if (owned - adapter_weight_blocks() != owned_blocks_)
+    broken("owned block counter " + std::to_string(owned_blocks_) + " != " + std::to_string(owned) + " - " +
+           std::to_string(adapter_weight_blocks()) + " adapter blocks");
   if (filled != token_states_)
     broken("token_states counter " + std::to_string(token_states_) + " != " + std::to_string(filled));
   if (cache_) cache_->validate(gpu_);

@@ -29,6 +29,13 @@
 // it has one. Precisely: a never-cached block released before the policy's victim goes
 // first; with `lru` that is exactly one queue.
 //
+// LoRA adapter weights (sim/scheduler/adapter_cache.h) can take blocks of the pool in two
+// ways, both in breakdown()'s adapter_weights class and never KV: a fixed region taken at
+// construction (vLLM's max_loras GPU slots, reserved apart from the KV cache), and adapter
+// pages (S-LoRA's unified paging, AdapterPages): an adapter is loaded into blocks taken like
+// any new block, pinned while requests use it, and, once idle, evicted (least recently used
+// first) when a new owner finds no free block and no evictable cached block.
+//
 // Sequences live in a vector of slots (a freed slot is reused), found by id through a hash
 // map or by their SeqHandle without one. The per-token path, grow(handle, 1) into the
 // sequence's own partly filled last block, touches that slot and the block's counters only:
@@ -59,6 +66,7 @@
 #include <vector>
 
 #include "allocator/kv_allocator.h"
+#include "allocator/paged/adapter_pages.h"
 #include "allocator/paged/block_pool.h"
 #include "allocator/paged/eviction_policy.h"
 #include "allocator/paged/prefix_cache.h"
@@ -78,6 +86,9 @@ struct PagedAllocatorSettings {
   // never-cached free blocks wait; false: never-cached free blocks are always used first.
   bool single_free_queue = false;
   OffloadSettings offload;          // tiers below the prefix cache; empty: none
+  // Blocks reserved for LoRA adapter weights at construction (vLLM's max_loras slots), in
+  // [0, num_blocks); the KV gets the rest. 0: none.
+  std::int64_t adapter_region_blocks = 0;
 };
 
 class PagedAllocator final : public KvAllocator {
@@ -140,9 +151,11 @@ class PagedAllocator final : public KvAllocator {
 
   // Paged specifics
   std::int64_t num_blocks() const { return gpu_.num_blocks(); }
-  // Blocks a new owner can get now: the free list plus evictable cached blocks.
+  // Blocks a new owner can get now: the free list plus evictable cached blocks and the pages
+  // of idle adapters.
   std::int64_t num_free_blocks() const {
-    return gpu_.num_free() + released_.size() + (cache_ ? cache_->num_evictable() : 0);
+    return gpu_.num_free() + released_.size() + (cache_ ? cache_->num_evictable() : 0) +
+           adapters_.idle_blocks();
   }
   // How much num_free_blocks() would drop if req were admitted now, holding
   // req.held_tokens(cached) tokens (cache hits on blocks referenced elsewhere cost nothing).
@@ -169,6 +182,24 @@ class PagedAllocator final : public KvAllocator {
   std::optional<std::vector<BlockMove>> swap_in(std::span<const SeqId> group);
   std::int64_t num_cpu_blocks() const { return cpu_.num_blocks(); }
   std::int64_t num_free_cpu_blocks() const { return cpu_.num_free(); }
+
+  // ---- LoRA adapter weights (see the header comment). ----
+  // Blocks holding adapter weights: the fixed region plus every resident adapter's pages.
+  std::int64_t adapter_weight_blocks() const { return region_blocks_ + adapters_.blocks(); }
+  std::int64_t adapter_region_blocks() const { return region_blocks_; }
+  const AdapterPages& adapter_pages() const { return adapters_; }
+  // How much num_free_blocks() drops if pin_adapter(a, blocks) runs now: `blocks` when a is
+  // not resident, its pages when it is resident and idle, 0 when it is pinned already.
+  std::int64_t adapter_blocks_to_pin(AdapterId a, std::int64_t blocks) const;
+  // Pins adapter a for one more user, loading it first into `blocks` new blocks (taken as
+  // any new block: free, then evicting cached prefixes, then idle adapters) when it is not
+  // resident. Returns true when it loaded a. REQUIRES: blocks >= 1,
+  // adapter_blocks_to_pin(a, blocks) <= num_free_blocks().
+  bool pin_adapter(AdapterId a, std::int64_t blocks);
+  // Drops one pin of a; at none it stays resident, idle, until evicted. REQUIRES: pinned.
+  void unpin_adapter(AdapterId a);
+  // Idle adapters evicted so far to make room.
+  std::int64_t adapter_evictions() const { return adapter_evictions_; }
 
  private:
   struct Sequence {
@@ -250,6 +281,8 @@ class PagedAllocator final : public KvAllocator {
   // Evicts the prefix cache's victim (its hash goes down the offload tiers, if any) and
   // returns it, ref 1, filled 0. REQUIRES: the cache has an evictable block.
   BlockId evict_cached_block();
+  // Evicts the least recently used idle adapter: its pages go back to the free list.
+  void evict_idle_adapter();
   // Drops one reference to GPU block b; at zero it becomes evictable (if cached) or free.
   void release_gpu_block(BlockId b);
   // Caches the full prompt blocks s has been appended up to. REQUIRES: the cache is on.
@@ -295,6 +328,12 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t owned_blocks_ = 0;    // GPU blocks with ref_count > 0
   std::int64_t token_states_ = 0;    // Σ filled over owned GPU blocks
   std::int64_t logical_blocks_ = 0;  // Σ block-table lengths of GPU-resident sequences
+
+  // LoRA adapter weights: the fixed region's blocks (ref 1, never freed) and adapter pages.
+  std::vector<BlockId> region_;
+  std::int64_t region_blocks_ = 0;
+  AdapterPages adapters_;
+  std::int64_t adapter_evictions_ = 0;
 };
 
 }  // namespace pagesim::alloc

@@ -4,8 +4,10 @@
 #   mla   latent attention and DeepSeek-V3.2's indexer: every new preset's KV bytes per token
 #         (`pagesim model`) beside its source's figure; paged / uniform / hybrid / jenga on
 #         DeepSeek-V3 and V3.2 against Llama-3.1-405B (mla_allocators.yaml)
-# Speculative decoding and LoRA parts are to come: each adds its runs below (into $out/<part>)
-# and a section to python/make_modern_kv_report.py (SECTIONS).
+#   lora  LoRA adapters: KV capacity and throughput against the number of distinct adapters,
+#         vLLM's max_loras slots against S-LoRA's unified paging (lora_placements.yaml)
+# The speculative decoding part is to come: it adds its runs below (into $out/<part>) and a
+# section to python/make_modern_kv_report.py (SECTIONS).
 #   experiments/modern_kv/run_all.sh            (results in out/modern_kv/)
 # PAGESIM=path/to/pagesim to use an existing binary; otherwise build-main/ is built.
 # About 15 s of CPU once built.
@@ -26,5 +28,9 @@ for m in $MLA_MODELS; do
 done
 echo "== pagesim run $here/mla_allocators.yaml"
 "$PAGESIM" run "$here/mla_allocators.yaml" --out "$out/mla/allocators" -q --overwrite -j 2 >/dev/null
+
+# Part lora.
+echo "== pagesim run $here/lora_placements.yaml"
+"$PAGESIM" run "$here/lora_placements.yaml" --out "$out/lora/placements" -q --overwrite -j 2 >/dev/null
 
 python3 python/make_modern_kv_report.py "$out" "$here"

@@ -1,6 +1,7 @@
 #include "sim/cluster/router.h"
 
 #include <algorithm>
+#include <limits>
 #include <random>
 
 namespace pagesim::sim {
@@ -48,6 +49,32 @@ class LeastKvRouter final : public Router {
     return argmin(replicas, [](const Replica& p) { return -p.free_kv_slots(); });
   }
   std::string name() const override { return "least_kv"; }
+};
+
+// LoRA: the least-loaded replica whose GPU holds the request's adapter (no load to wait for),
+// unless it has more than balance_abs_threshold requests beyond the least-loaded replica;
+// otherwise, and for requests to the base model, least_outstanding's choice.
+class AdapterAwareRouter final : public Router {
+ public:
+  explicit AdapterAwareRouter(const RouterSettings& s) : s_(s) {}
+  std::int32_t route(const Request& r, std::span<const Replica> replicas) override {
+    const std::int32_t least = argmin(replicas, [](const Replica& p) { return p.outstanding(); });
+    if (r.adapter < 0) return least;
+    const std::int64_t floor = replicas[static_cast<std::size_t>(least)].outstanding();
+    constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+    const std::int32_t best = argmin(replicas, [&](const Replica& p) {
+      const AdapterCache* a = p.scheduler().adapters();
+      return a && a->resident(r.adapter) ? p.outstanding() : kNone;
+    });
+    const std::int64_t load = replicas[static_cast<std::size_t>(best)].outstanding();
+    const bool holds = replicas[static_cast<std::size_t>(best)].scheduler().adapters() &&
+                       replicas[static_cast<std::size_t>(best)].scheduler().adapters()->resident(r.adapter);
+    return holds && load - floor <= s_.balance_abs_threshold ? best : least;
+  }
+  std::string name() const override { return "adapter_aware"; }
+
+ private:
+  RouterSettings s_;
 };
 
 // SGLang's cache_aware policy over the replicas' real caches (SGLang keeps an approximate
@@ -110,6 +137,8 @@ std::unique_ptr<Router> make_router(const RouterSettings& settings) {
       return std::make_unique<LeastKvRouter>();
     case RouterKind::kPrefixAware:
       return std::make_unique<PrefixAwareRouter>(settings);
+    case RouterKind::kAdapterAware:
+      return std::make_unique<AdapterAwareRouter>(settings);
     case RouterKind::kRandom:
       return std::make_unique<RandomRouter>(settings.seed ^ 0x726f75746572ULL);  // "router"
   }

@@ -2,7 +2,9 @@
 //
 // Policies (router.h): round_robin, least_outstanding (fewest requests waiting, running or
 // swapped), least_kv (most free KV slots, cached-but-evictable included), prefix_aware
-// (most prompt tokens already cached, behind a load-balance guard) and random (seeded).
+// (most prompt tokens already cached, behind a load-balance guard), random (seeded) and
+// adapter_aware (LoRA: a replica whose GPU holds the request's adapter, within
+// balance_abs_threshold requests of the least loaded, else least_outstanding).
 // The prefix_aware knobs and their defaults are SGLang router's cache_aware policy's
 // (sgl-project/sglang, rust/README.md "Cache-Aware Load-Balancing Router": cache_threshold
 // 0.5, balance_abs_threshold 32, balance_rel_threshold 1.0001).
@@ -15,14 +17,15 @@
 
 namespace pagesim::sim {
 
-enum class RouterKind { kRoundRobin, kLeastOutstanding, kLeastKv, kPrefixAware, kRandom };
+enum class RouterKind { kRoundRobin, kLeastOutstanding, kLeastKv, kPrefixAware, kRandom, kAdapterAware };
 
-inline constexpr std::array<std::pair<RouterKind, std::string_view>, 5> kRouterKindNames = {{
+inline constexpr std::array<std::pair<RouterKind, std::string_view>, 6> kRouterKindNames = {{
     {RouterKind::kRoundRobin, "round_robin"},
     {RouterKind::kLeastOutstanding, "least_outstanding"},
     {RouterKind::kLeastKv, "least_kv"},
     {RouterKind::kPrefixAware, "prefix_aware"},
     {RouterKind::kRandom, "random"},
+    {RouterKind::kAdapterAware, "adapter_aware"},
 }};
 
 struct RouterSettings {

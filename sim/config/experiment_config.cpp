@@ -1,5 +1,6 @@
 #include "sim/config/experiment_config.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -270,12 +271,57 @@ void visit(V& v, ExperimentConfig& c) {
     q.field("stream_final_events", c.client.stream_final_events);
     q.field("latency_s", c.client.latency_s);
   });
+  v.section_omitted_at_default("lora", !c.lora.enabled, [&](auto& q) {
+    q.choice("placement", c.lora.placement, kLoraPlacementNames);
+    q.field("max_loras", c.lora.max_loras);
+    q.field("max_cpu_loras", c.lora.max_cpu_loras);
+    q.field("rank", c.lora.rank);
+    q.parsed("target_modules", c.lora.target_modules, parse_lora_modules, format_lora_modules);
+    q.field("adapters", c.lora.adapters);
+    q.choice("popularity", c.lora.popularity, kLoraPopularityNames);
+    q.field("zipf_alpha", c.lora.zipf_alpha);
+  });
   v.section_omitted_at_default("engine", c.engine.skip_decode_runs, [&](auto& q) {
     q.field("skip_decode_runs", c.engine.skip_decode_runs);
   });
   v.field_omitted_at_default("calibration", c.calibration, std::string());
   v.ignore("sweep");
 }
+
+// ---- lora ----
+
+}  // namespace
+
+std::vector<std::string> parse_lora_modules(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string name = text.substr(pos, end - pos);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    bool known = false;
+    for (std::string_view m : kLoraModules) known |= m == name;
+    std::string all;
+    for (std::string_view m : kLoraModules) all += (all.empty() ? "" : ", ") + std::string(m);
+    if (!known)
+      throw std::invalid_argument(fmt::format("expected comma-separated module names among {}, found '{}'", all, name));
+    if (std::find(out.begin(), out.end(), name) != out.end())
+      throw std::invalid_argument(fmt::format("module '{}' is named twice", name));
+    out.push_back(name);
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::string format_lora_modules(const std::vector<std::string>& modules) {
+  std::string s;
+  for (const std::string& m : modules) s += (s.empty() ? "" : ",") + m;
+  return s;
+}
+
+namespace {
 
 // ---- replicas and slo ----
 
@@ -638,9 +684,46 @@ void check_layer_group_pool(const ExperimentConfig& c) {
 
 // Settings that are valid alone but mean nothing together: each would run and report numbers
 // that do not describe what the file asks for.
+// The lora section's own values, and what it needs of the rest (a paged pool driven by a vLLM
+// scheduler, co-located replicas).
+void check_lora(const ExperimentConfig& c) {
+  const ConfigOrigin& o = c.origin;
+  const LoraSettings& l = c.lora;
+  if (!l.enabled) return;
+  if (l.max_loras < 1)
+    throw o.error("lora.max_loras", fmt::format("expected GPU adapter slots >= 1 (vLLM's --max-loras), found {}; "
+                                                "without slots no request naming an adapter could run",
+                                                l.max_loras));
+  if (l.max_cpu_loras < 0 || (l.max_cpu_loras > 0 && l.max_cpu_loras < l.max_loras))
+    throw o.error("lora.max_cpu_loras",
+                  fmt::format("expected 0 (= max_loras) or at least lora.max_loras = {} adapters (vLLM refuses "
+                              "max_cpu_loras < max_loras), found {}",
+                              l.max_loras, l.max_cpu_loras));
+  if (l.rank < 1 || l.rank > 4096)
+    throw o.error("lora.rank", fmt::format("expected a LoRA rank in [1, 4096], found {}", l.rank));
+  if (l.adapters < 0 || l.adapters > (std::int64_t{1} << 30))
+    throw o.error("lora.adapters", fmt::format("expected a number of adapters in [0, 2^30], found {}", l.adapters));
+  if (!(l.zipf_alpha > 0 && std::isfinite(l.zipf_alpha)))
+    throw o.error("lora.zipf_alpha", fmt::format("expected a finite Zipf exponent > 0, found {}", l.zipf_alpha));
+  if (c.allocator.kind != alloc::AllocatorKind::kPaged)
+    throw o.error("allocator.kind", fmt::format("lora keeps adapter weights in a paged KV pool (vLLM's slots or "
+                                                "S-LoRA's pages); allocator.kind is '{}': set allocator.kind: paged",
+                                                alloc::to_string(c.allocator.kind)));
+  const SchedulerKind k = c.scheduler.kind;
+  if (k != SchedulerKind::kVllm && k != SchedulerKind::kVllmV0 && k != SchedulerKind::kVllmV1 &&
+      k != SchedulerKind::kSarathi)
+    throw o.error("scheduler.kind", fmt::format("lora's admission rules (adapter residency, max_loras) are modelled "
+                                                "for vllm, vllm-v0, vllm-v1 and sarathi; scheduler.kind is '{}'",
+                                                to_string(k)));
+  if (c.replicas.disaggregated.enabled())
+    throw o.error("replicas.disaggregated", "lora is not modelled with disaggregated prefill/decode (the decode "
+                                            "replica would need the adapter too): remove one of them");
+}
+
 void check_combinations(const ExperimentConfig& c) {
   const ConfigOrigin& o = c.origin;
   check_cost(c);
+  check_lora(c);
   const AllocatorConfig& a = c.allocator;
   const bool paged = a.kind == alloc::AllocatorKind::kPaged;
   const bool layer_groups = alloc::is_layer_group_kind(a.kind);
@@ -956,6 +1039,7 @@ ExperimentConfig parse_settings(const YAML::Node& given, const std::string& file
   c.workload.inference_perf.shared_prefix.output_distribution.given =
       c.origin.has("workload.inference_perf.shared_prefix.output_distribution");
   c.client.enabled = c.origin.has("client");
+  c.lora.enabled = c.origin.has("lora");
   apply_implied_settings(c);
   c.replicas.router.seed = c.seed;
   c.replicas.global_cache.enabled = c.origin.has("replicas.global_cache");

@@ -30,6 +30,7 @@
 #include "sim/cost/kv_dtype.h"
 #include "sim/metrics/client_stream_metrics.h"
 #include "sim/metrics/slo.h"
+#include "sim/scheduler/lora_settings.h"
 #include "sim/scheduler/scheduler_settings.h"
 #include "traces/workload_spec.h"
 
@@ -226,11 +227,19 @@ struct ExperimentConfig {
   // `client` section is given (default: none, no output).
   ClientSettings client;
   EngineConfig engine;      // how the run is advanced (default: decode runs skipped)
+  // LoRA adapters (sim/scheduler/lora_settings.h) when the `lora` section is given (default:
+  // none, no adapter output).
+  LoraSettings lora;
   // The calibration file whose values filled the keys this experiment left out (calibration.h);
   // empty: none. Kept so config.resolved.yaml says where those values came from.
   std::string calibration;
   ConfigOrigin origin;      // the file and line of each key given (not a setting: not written)
 };
+
+// lora.target_modules' text: comma-separated names of kLoraModules, each once (throws
+// std::invalid_argument otherwise), and back.
+std::vector<std::string> parse_lora_modules(const std::string& text);
+std::string format_lora_modules(const std::vector<std::string>& modules);
 
 // Parses `root` (a YAML map) read from `file` (used in messages). Unknown keys, values of
 // the wrong type or out of range and unknown names throw ConfigError naming file:line and

@@ -25,6 +25,7 @@ struct Request {
   std::int32_t n = 1;              // parallel samples
   std::int32_t beam_width = 1;     // beams (> 1: beam search)
   std::vector<alloc::BlockHash> block_hashes;  // prefix-cache keys of the prompt's full blocks
+  std::int32_t adapter = -1;       // LoRA adapter (>= 0), or -1: the base model
 
   // Progress in the current residency.
   RequestState state = RequestState::kWaiting;
@@ -34,6 +35,7 @@ struct Request {
   std::int64_t prefilled = 0;      // of to_prefill, tokens whose KV is computed or cached
   std::vector<alloc::SeqHandle> seqs;  // live allocator sequences; empty while waiting
   bool preempted_now = false;      // preempted in the iteration being scheduled
+  bool adapter_pinned = false;     // holds a pin on its adapter (from admission to free)
 
   std::int32_t replica = 0;        // the replica the router sent it to (0 with one replica)
 

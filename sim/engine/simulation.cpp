@@ -214,6 +214,7 @@ void Simulation::on_arrival() {
   r->output_tokens = t.output_tokens;
   r->n = t.n;
   r->beam_width = t.beam_width;
+  r->adapter = t.adapter;
   if (!t.hash_ids.empty()) ++requests_with_token_ids_;
   set_block_hashes(*r, t);
   std::string why, key;
@@ -225,8 +226,9 @@ void Simulation::on_arrival() {
   if (router_) r->replica = router_->route(*r, prefill_replicas());
   Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
   // A request joining the back of a waiting queue whose head the run's plans leave waiting
-  // is planned by none of them (its prompt's keys, held for the prefix cache, aside).
-  if (p.scheduler().num_waiting() == 0 || p.scheduler().settings().async_steps > 0 ||
+  // is planned by none of them (its prompt's keys, held for the prefix cache, aside). With
+  // LoRA adapters a policy may skip the head and admit one behind it (vLLM's max_loras).
+  if (p.scheduler().num_waiting() == 0 || p.scheduler().settings().async_steps > 0 || p.scheduler().adapters() ||
       (!r->block_hashes.empty() && p.allocator().caches_prefixes()))
     cut_run(p);
   ++p.routed_requests;
@@ -365,6 +367,8 @@ void Simulation::start_iteration(Replica& p) {
   double dt = cost.iteration_seconds(shape) + swap_s;
   if (const alloc::TierTransfer moved = a.take_tier_transfer(); !moved.empty()) price_tiers(p, shape, swap_s, moved, dt);
   if (global_) price_fetch(p, dt);
+  // LoRA adapters loaded for this iteration's admissions: before its forward pass.
+  if (AdapterCache* adapters = scheduler.adapters()) dt += adapters->take_load_seconds();
 
   IterationSample s;
   s.index = p.iterations;

@@ -59,6 +59,11 @@
 // width > 1 (parallel sampling, beam search) hands off its one prompt sequence and forks
 // to its width on the decode replica when the transfer ends.
 //
+// LoRA adapters (Scheduler::adapters, sim/scheduler/adapter_cache.h): the adapter loads a
+// replica's admissions started are added to the iteration's duration after compute, swaps,
+// tiers and global fetches (vLLM loads a batch's adapters before its forward pass), so the
+// whole batch waits for them; every arrival to such a replica cuts its decode run.
+//
 // Global cache (EngineSettings::global_cache, GlobalCacheSettings): each replica that admits
 // arrivals (all, or the prefill replicas when disaggregated) gets the GlobalCache's source as
 // its allocator's remote prefix source, so its admissions fetch the prompt blocks it lacks

@@ -37,6 +37,8 @@
 #include "sim/output/build_info.h"
 #include "sim/output/created_folder.h"
 #include "sim/validate/batch_sampler.h"
+#include "sim/cost/lora_adapter_bytes.h"
+#include "traces/adapter_assignment.h"
 #include "traces/make_source.h"
 #include "traces/trace_error.h"
 
@@ -317,6 +319,47 @@ void check_latent_attention(const ExperimentConfig& c, Run& run) {
                     c.allocator.block_size, run.model.name, kFlashMlaPageTokens, kFlashMlaPageTokens)));
 }
 
+// The workload, each request naming a LoRA adapter when lora.adapters > 0.
+std::unique_ptr<traces::RequestSource> open_run_workload(const ExperimentConfig& c) {
+  std::unique_ptr<traces::RequestSource> source = open_workload(c.workload);
+  if (!c.lora.enabled || c.lora.adapters == 0) return source;
+  return std::make_unique<traces::AdapterAssignmentSource>(
+      std::move(source), static_cast<std::int32_t>(c.lora.adapters),
+      c.lora.popularity == LoraPopularity::kZipf ? traces::AdapterPopularity::kZipf : traces::AdapterPopularity::kUniform,
+      c.lora.zipf_alpha, c.seed);
+}
+
+// The adapters' bytes (run.lora_*) and, for vLLM's placement, the region of max_loras slots
+// the KV pool gives up (as.adapter_region_blocks).
+void configure_lora(const ExperimentConfig& c, Run& run, alloc::AllocatorSpec& as) {
+  const ConfigOrigin& origin = c.origin;
+  const LoraSettings& l = c.lora;
+  try {
+    run.lora_adapter_bytes =
+        static_cast<double>(lora_adapter_bytes(run.model, l.target_modules, l.rank, c.tensor_parallel));
+    run.lora_slot_bytes =
+        static_cast<double>(lora_adapter_bytes(run.model, lora_all_modules(run.model), l.rank, c.tensor_parallel));
+  } catch (const std::invalid_argument& e) {
+    throw origin.error(run.model.mla.enabled() ? "model" : "lora.target_modules", e.what());
+  }
+  if (!(run.gpu.pcie_bytes_per_s > 0))
+    throw origin.error("gpu", fmt::format("{} has no host-to-device bandwidth (pcie) to load LoRA adapters at",
+                                          run.gpu.name));
+  if (l.placement != LoraPlacement::kVllm) return;
+  const double block_bytes = static_cast<double>(run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel)) *
+                             static_cast<double>(as.block_size);
+  const auto slot_blocks = static_cast<std::int64_t>(std::ceil(run.lora_slot_bytes / block_bytes));
+  const std::int64_t blocks = as.capacity_slots / as.block_size;
+  if (l.max_loras * slot_blocks >= blocks)
+    throw origin.error("lora.max_loras",
+                       fmt::format("{} slots of {:.1f} MiB (rank {} over every LoRA-capable layer of {}, as vLLM "
+                                   "reserves them) take {} KV blocks, and the pool holds {}: expected fewer slots, a "
+                                   "lower lora.rank or a larger pool",
+                                   l.max_loras, run.lora_slot_bytes / (1 << 20), l.rank, run.model.name,
+                                   l.max_loras * slot_blocks, blocks));
+  as.adapter_region_blocks = l.max_loras * slot_blocks;
+}
+
 // One replica's parts from its settings; the workload source too when `with_source`.
 Run build_replica(const ExperimentConfig& c, bool with_source) {
   const ConfigOrigin& origin = c.origin;
@@ -430,6 +473,24 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
       auto radix_allocator = in_section(origin, "allocator", [&] { return alloc::make_radix_allocator(as); });
       run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *radix_allocator); });
       run.allocator = std::move(radix_allocator);
+    } else if (c.lora.enabled) {  // check_lora: a paged pool and a vLLM policy
+      configure_lora(c, run, as);
+      auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
+      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *paged_allocator); });
+      run.allocator_spec = as;
+      const double block_bytes = kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
+      run.adapters = std::make_unique<AdapterCache>(c.lora, *paged_allocator, run.lora_adapter_bytes, block_bytes,
+                                                    run.gpu.pcie_bytes_per_s);
+      if (c.lora.placement == LoraPlacement::kUnified && run.adapters->adapter_blocks() >= paged_allocator->num_blocks())
+        throw origin.error("lora.rank",
+                           fmt::format("one adapter of {:.1f} MiB (rank {}, {}) takes {} KV blocks, and the pool holds "
+                                       "{}: expected an adapter smaller than the KV pool; lower lora.rank or "
+                                       "lora.target_modules, or raise the capacity",
+                                       run.lora_adapter_bytes / (1 << 20), c.lora.rank,
+                                       format_lora_modules(c.lora.target_modules), run.adapters->adapter_blocks(),
+                                       paged_allocator->num_blocks()));
+      run.scheduler->set_adapters(run.adapters.get());
+      run.allocator = std::move(paged_allocator);
     } else if (traits_of(c.scheduler.kind).needs_paged_allocator && !layer_group_pool) {
       if (!paged)
         throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
@@ -469,7 +530,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   if (c.cost.kind == CostModelKind::profile) cs.iteration_overhead_s = std::max(0.0, c.cost.iteration_overhead_s);
   if (c.cost.kind == CostModelKind::operators) cs.operators = operators_settings(c);
   run.cost = in_section(origin, "cost", [&] { return make_cost_model(cs); });
-  if (with_source) run.source = in_section(origin, "workload", [&] { return open_workload(c.workload); });
+  if (with_source) run.source = in_section(origin, "workload", [&] { return open_run_workload(c); });
   return run;
 }
 
@@ -523,6 +584,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   ms.replica_column = cluster;
   // Only the layer-group pools split KV by layer class; other runs keep their outputs' bytes.
   ms.layer_classes = alloc::is_layer_group_kind(c.allocator.kind);
+  ms.adapter_class = c.lora.enabled;
   std::vector<const alloc::KvAllocator*> allocators{run.allocator.get()};
   for (const Run& other : run.other_replicas) allocators.push_back(other.allocator.get());
   Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr,
@@ -712,6 +774,33 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   const nlohmann::ordered_json fields = s.to_json();
   for (const auto& [k, v] : fields.items()) j[k] = v;
   n.add_to(j);
+  if (c.lora.enabled) {  // the adapters, and their traffic summed over the replicas
+    AdapterCounters sum;
+    for (const Run* part : parts) {
+      const AdapterCounters k = part->adapters->counters();
+      sum.loads += k.loads;
+      sum.cpu_misses += k.cpu_misses;
+      sum.evictions += k.evictions;
+      sum.load_bytes += k.load_bytes;
+      sum.load_seconds += k.load_seconds;
+    }
+    nlohmann::ordered_json& l = j["lora"];
+    l["placement"] = std::string(enum_name(kLoraPlacementNames, c.lora.placement));
+    l["adapters"] = c.lora.adapters;
+    l["adapter_bytes"] = run.lora_adapter_bytes;
+    if (c.lora.placement == LoraPlacement::kVllm) {
+      l["max_loras"] = c.lora.max_loras;
+      l["slot_bytes"] = run.lora_slot_bytes;
+      l["region_slots"] = run.allocator_spec.adapter_region_blocks * run.allocator_spec.block_size;
+    } else {
+      l["adapter_slots"] = run.adapters->adapter_blocks() * run.allocator_spec.block_size;
+    }
+    l["loads"] = sum.loads;
+    l["cpu_misses"] = sum.cpu_misses;
+    l["evictions"] = sum.evictions;
+    l["load_bytes"] = sum.load_bytes;
+    l["load_seconds"] = sum.load_seconds;
+  }
   if (notes) *notes = std::move(n);
   write_file_atomically(out / "summary.json", j.dump(2) + "\n");  // last: its presence means complete
   folder.keep();

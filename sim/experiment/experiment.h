@@ -68,6 +68,9 @@ struct Run {
   std::unique_ptr<alloc::KvAllocator> allocator;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<CostModel> cost;
+  // LoRA adapters (the lora section; null without it), lent to the scheduler.
+  std::unique_ptr<AdapterCache> adapters;
+  double lora_adapter_bytes = 0, lora_slot_bytes = 0;  // one adapter; one vllm slot
   // The allocator's settings as built: capacity and CPU blocks derived, and a contiguous
   // allocator's max_seq_len following the model's context unless the file gives it.
   alloc::AllocatorSpec allocator_spec;

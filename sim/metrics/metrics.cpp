@@ -60,7 +60,8 @@ Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, st
     for (const alloc::KvAllocator* a : prefix_) tier_seen_.push_back(tier_counters(*a));
   if (requests_csv_) *requests_csv_ << requests_csv_header(prefix) << '\n';
   if (iterations_csv_ && settings_.iterations_stride > 0)
-    *iterations_csv_ << iterations_csv_header(prefix, settings_.replica_column, tiers_, settings_.layer_classes)
+    *iterations_csv_ << iterations_csv_header(prefix, settings_.replica_column, tiers_, settings_.layer_classes,
+                                              settings_.adapter_class)
                      << '\n';
 }
 
@@ -70,11 +71,13 @@ std::string Metrics::requests_csv_header(bool prefix_cache) {
   return h;
 }
 
-std::string Metrics::iterations_csv_header(bool prefix_cache, bool replica_column, bool tiers, bool layer_classes) {
+std::string Metrics::iterations_csv_header(bool prefix_cache, bool replica_column, bool tiers, bool layer_classes,
+                                           bool adapter_class) {
   std::string h = replica_column ? csv_header<ReplicaIterationRow>() : csv_header<IterationSample>();
   if (prefix_cache) append_csv_header<PrefixIterationSample>(h, false);
   if (tiers) append_csv_header<TierIterationSample>(h, false);
   if (layer_classes) append_csv_header<LayerClassIterationSample>(h, false);
+  if (adapter_class) append_csv_header<AdapterIterationSample>(h, false);
   return h;
 }
 
@@ -98,6 +101,7 @@ void Metrics::integrate_until(double t) {
     tw_layer_.recurrent_state += last_layer_.recurrent_state * (b - a);
     tw_layer_.unused_layers += last_layer_.unused_layers * (b - a);
   }
+  tw_adapter_ += last_adapter_ * (b - a);
   tw_seconds_ += b - a;
 }
 
@@ -149,6 +153,7 @@ void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
   last_duration_ = s.duration_s;
   last_pct_ = pct;
   if (settings_.layer_classes) last_layer_ = layer_class_pct(s.memory);
+  if (settings_.adapter_class) last_adapter_ = adapter_class_pct(s.memory);
 
   if (in_window) {
     ++summary_.window_iterations;
@@ -156,6 +161,7 @@ void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
     sum_layer_.out_of_window += last_layer_.out_of_window;
     sum_layer_.recurrent_state += last_layer_.recurrent_state;
     sum_layer_.unused_layers += last_layer_.unused_layers;
+    sum_adapter_ += last_adapter_;
     sum_batched_requests_ += static_cast<double>(s.batch_requests);
     sum_batched_seqs_ += static_cast<double>(s.batch_seqs);
     if (s.physical_blocks > 0) {
@@ -172,9 +178,11 @@ void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
     const TierIterationSample* tier_extra = tiers_ ? &ts : nullptr;
     const LayerClassIterationSample ls = layer_class_sample(s.memory);
     const LayerClassIterationSample* layer_extra = settings_.layer_classes ? &ls : nullptr;
+    const AdapterIterationSample as{s.memory.adapter_weights};
+    const AdapterIterationSample* adapter_extra = settings_.adapter_class ? &as : nullptr;
     if (settings_.replica_column)
-      write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra, tier_extra, layer_extra);
-    else write_csv_line(*iterations_csv_, s, extra, tier_extra, layer_extra);
+      write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra, tier_extra, layer_extra, adapter_extra);
+    else write_csv_line(*iterations_csv_, s, extra, tier_extra, layer_extra, adapter_extra);
   }
 }
 
@@ -228,6 +236,8 @@ Summary Metrics::finish(double sim_time_s, double wall_s) {
     };
     s.layer_classes = LayerClassSummary{mean(sum_layer_, n), mean(tw_layer_, tw_seconds_)};
   }
+  if (settings_.adapter_class)
+    s.adapter_weights = AdapterClassSummary{n > 0 ? sum_adapter_ / n : 0, tw_seconds_ > 0 ? tw_adapter_ / tw_seconds_ : 0};
   s.mean_batched_requests = n > 0 ? sum_batched_requests_ / n : 0;
   s.mean_batched_seqs = n > 0 ? sum_batched_seqs_ / n : 0;
   s.sharing_saving_pct =

@@ -44,6 +44,9 @@ struct MetricsSettings {
   // The allocator's pool holds a heterogeneous model's KV: write the layer classes
   // (layer_class_records.h) to iterations.csv and summary.json.
   bool layer_classes = false;
+  // LoRA adapters share the pool: write the adapter_weights class (adapter_records.h) to
+  // iterations.csv and summary.json.
+  bool adapter_class = false;
 };
 
 class Metrics final : public IterationObserver {
@@ -73,8 +76,10 @@ class Metrics final : public IterationObserver {
   // offload-tier records' with `tiers` (tier_records.h).
   static std::string requests_csv_header(bool prefix_cache = false);
   // then the layer classes' with `layer_classes`.
+  // then the adapter class's with `adapter_class`.
   static std::string iterations_csv_header(bool prefix_cache = false, bool replica_column = false,
-                                           bool tiers = false, bool layer_classes = false);
+                                           bool tiers = false, bool layer_classes = false,
+                                           bool adapter_class = false);
 
  private:
   // Time-weighted memory of the last sample over its iteration, up to t.
@@ -121,6 +126,8 @@ class Metrics final : public IterationObserver {
 
   // Layer classes (settings_.layer_classes): window sum, time-weighted integral, last sample.
   LayerClassPct sum_layer_, tw_layer_, last_layer_;
+  // Adapter class (settings_.adapter_class): the same three, in % of capacity.
+  double sum_adapter_ = 0, tw_adapter_ = 0, last_adapter_ = 0;
 };
 
 }  // namespace pagesim::sim

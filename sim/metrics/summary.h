@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/metrics/adapter_records.h"
 #include "sim/metrics/layer_class_records.h"
 #include "sim/metrics/memory_pct.h"
 #include "sim/metrics/prefix_cache_records.h"
@@ -52,6 +53,7 @@ struct Summary {
   std::optional<PrefixCacheSummary> prefix_cache;  // only when the allocator caches prefixes
   std::optional<TierSummary> tiers;                 // only with allocator.offload tiers
   std::optional<LayerClassSummary> layer_classes;   // only for heterogeneous-model allocators
+  std::optional<AdapterClassSummary> adapter_weights;  // only with LoRA adapters
   std::int64_t requests_arrived = 0, requests_finished = 0, iterations = 0;
   std::int64_t window_iterations = 0;
   double sim_time_s = 0;               // virtual time of the last event
@@ -88,6 +90,7 @@ struct RecordFields<Summary> {
       Field{"prefix_cache", &S::prefix_cache},
       Field{"tiers", &S::tiers},
       Field{"layer_classes", &S::layer_classes},
+      Field{"adapter_weights", &S::adapter_weights},
       Field{"requests_arrived", &S::requests_arrived},
       Field{"requests_finished", &S::requests_finished},
       Field{"iterations", &S::iterations},

@@ -65,6 +65,16 @@ bool Scheduler::can_ever_schedule(const Request& r, std::string* why, std::strin
                        r.width(), worst, headroom, alloc_.capacity_slots(), alloc_.name());
     return false;
   }
+  if (const std::int64_t lora = adapters_ ? adapters_->reserved_slots(r.adapter >= 0) : 0;
+      lora > 0 && worst + headroom + lora > alloc_.capacity_slots()) {
+    const bool slots = adapters_->settings().placement == LoraPlacement::kVllm;
+    key = slots ? "lora.max_loras" : "lora.rank";
+    *why = fmt::format("with {} sequence(s) it may hold {} slots, + {} the scheduler keeps free, + {} of LoRA "
+                       "adapter weights ({}), more than the pool's {} (allocator {})",
+                       r.width(), worst, headroom, lora, slots ? "vLLM's max_loras slots" : "its adapter's pages",
+                       alloc_.capacity_slots(), alloc_.name());
+    return false;
+  }
   // A recompute re-prefills prompt + generated tokens in one iteration unless prefill is chunked.
   if (!traits().chunked_prefill && r.final_tokens() - 1 > settings_.max_num_batched_tokens) {
     key = "scheduler.max_num_batched_tokens";
@@ -112,8 +122,18 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
   const std::int64_t total = r->prompt_tokens + r->generated;
   const auto seq = static_cast<alloc::SeqId>(new_seq_id());
   const alloc::AdmitRequest a = admit_request(*r, seq, max_new_tokens);
+  // The adapter first: its pages must not be what the KV's blocks evict.
+  const bool pins = adapters_ && r->adapter >= 0 && !r->adapter_pinned;
+  if (pins) {
+    if (adapter_blocked(r) || !fits_with_adapter(a, r)) return false;
+    adapters_->pin(r->adapter);
+    r->adapter_pinned = true;
+  }
   alloc::AdmitResult res = allocate_admission(a, *r);
-  if (!res.admitted) return false;
+  if (!res.admitted) {
+    if (pins) unpin_adapter(r);
+    return false;
+  }
   r->seqs.assign(1, alloc_.handle(seq));
   if (observer_) observer_->on_admitted(*r, seq);
   r->to_prefill = total;
@@ -165,6 +185,7 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   // as one sequence and forks back to its width (see fork_to_width).
   for (const alloc::SeqHandle& s : r->seqs) free_seq(s.id);
   r->seqs.clear();
+  unpin_adapter(r);
   r->to_prefill = r->prefilled = 0;
   ++r->recomputes;
   ++plan.recompute_preemptions;
@@ -210,6 +231,7 @@ void Scheduler::on_finished(Request* r) {
   for (const alloc::SeqHandle& s : r->seqs) free_seq(s.id);
   running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
   r->seqs.clear();
+  unpin_adapter(r);
   running_.erase(std::find(running_.begin(), running_.end(), r));
 }
 

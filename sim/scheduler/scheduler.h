@@ -38,6 +38,7 @@
 #include "sim/core/request.h"
 #include "sim/core/sequence_observer.h"
 #include "sim/core/simulation_error.h"
+#include "sim/scheduler/adapter_cache.h"
 #include "sim/scheduler/scheduler_settings.h"
 
 namespace pagesim::alloc {
@@ -122,6 +123,13 @@ class Scheduler {
   // Requests holding sequences here while their KV is in transfer (either direction).
   std::size_t num_in_transfer() const { return in_transfer_.size(); }
 
+  // LoRA (lora_settings.h): the replica's adapters (borrowed; null: none, requests' adapters
+  // are ignored). A request naming an adapter is admitted only with it pinned (loaded), and
+  // unpins it when its sequences are freed. Only the vllm-family policies consult it
+  // (the config allows lora with vllm, vllm-v0, vllm-v1 and sarathi only).
+  void set_adapters(AdapterCache* adapters) { adapters_ = adapters; }
+  AdapterCache* adapters() const { return adapters_; }
+
   // Reports sequence creation, forks and frees to `observer` (borrowed; null: nobody).
   void set_observer(SequenceObserver* observer) { observer_ = observer; }
 
@@ -202,6 +210,32 @@ class Scheduler {
     return r;
   }
 
+  // ---- LoRA, for admission loops (adapters() set). ----
+  // True when r's adapter cannot be had now (vllm: every slot pinned by another adapter):
+  // vLLM's scheduler skips such a request and goes on with the next one.
+  bool adapter_blocked(const Request* r) const {
+    return adapters_ && r->adapter >= 0 && !r->adapter_pinned && !adapters_->can_pin(r->adapter);
+  }
+  // Whether admission `a` of r fits the paged pool beside the blocks pinning r's adapter takes
+  // (unified placement); true without adapters.
+  bool fits_with_adapter(const alloc::AdmitRequest& a, const Request* r) const {
+    return !adapters_ || r->adapter < 0 || r->adapter_pinned || adapters_->fits(a, r->adapter);
+  }
+  // KV blocks pinning r's adapter takes from the pool now (0 without one, or under vllm).
+  std::int64_t adapter_blocks_to_pin(const Request* r) const {
+    return adapters_ && r->adapter >= 0 && !r->adapter_pinned ? adapters_->blocks_to_pin(r->adapter) : 0;
+  }
+  // Sets the waiting head aside (a skipped request) until restore_deferred() puts every one
+  // set aside back at the front, in order. Its prefix keys stay held.
+  void defer_waiting_head() {
+    deferred_.push_back(waiting_.front());
+    waiting_.pop_front();
+  }
+  void restore_deferred() {
+    waiting_.insert(waiting_.begin(), deferred_.begin(), deferred_.end());
+    deferred_.clear();
+  }
+
   // Stable-sorts the waiting queue by `before` (cache-aware orderings, sglang).
   void reorder_waiting(const std::function<bool(const Request*, const Request*)>& before);
   // The allocation behind admit(): alloc_.admit(a) by default; a policy whose allocator
@@ -222,6 +256,12 @@ class Scheduler {
   std::int64_t new_seq_id() { return next_seq_++; }
   // append_slots for a group of several sequences: all grow or none.
   bool append_group_slots(Request* r);
+  // Drops r's pin on its adapter, if it holds one.
+  void unpin_adapter(Request* r) {
+    if (!r->adapter_pinned) return;
+    adapters_->unpin(r->adapter);
+    r->adapter_pinned = false;
+  }
 
   std::deque<Request*> waiting_;  // FCFS; recompute-preempted requests go to the front
   std::vector<Request*> running_; // ordered by (arrival, id)
@@ -232,6 +272,8 @@ class Scheduler {
   std::int64_t preemptions_total_ = 0;  // every preempt() so far, whatever plan it went to
   std::int64_t next_seq_ = 1;
   SequenceObserver* observer_ = nullptr;
+  AdapterCache* adapters_ = nullptr;
+  std::vector<Request*> deferred_;  // waiting requests skipped by the admission under way
   // Requests whose KV is in transfer and the sequences they hold here, in hand-off order.
   struct InTransfer {
     const Request* request;

@@ -92,11 +92,15 @@ void VllmScheduler::admit_waiting(double now, IterationPlan& plan, std::int64_t 
   while (!waiting().empty()) {
     Request* r = waiting().front();
     if (r->preempted_now) break;
+    if (adapter_blocked(r)) {  // vLLM skips it: no slot for another adapter in this batch
+      defer_waiting_head();
+      continue;
+    }
     const std::int64_t tokens = r->prompt_tokens + r->generated;
     const std::int64_t chunk = chunked ? std::min(tokens, token_limit - batched_tokens) : tokens;
     if (chunk <= 0) break;
     const alloc::AdmitRequest a = admit_request(*r, 0, chunk);
-    if (paged_.num_free_blocks() - paged_.blocks_to_admit(a) < watermark_blocks()) break;
+    if (paged_.num_free_blocks() - paged_.blocks_to_admit(a) - adapter_blocks_to_pin(r) < watermark_blocks()) break;
     if (batched_tokens + chunk > token_limit) break;
     if (num_running_seqs() + r->width() > settings_.max_num_seqs) break;
     pop_waiting();
@@ -105,6 +109,7 @@ void VllmScheduler::admit_waiting(double now, IterationPlan& plan, std::int64_t 
     // A chunk spends the budget on the tokens it computes, not on its prefix-cache hits.
     batched_tokens += chunked ? plan.prefills.back().new_tokens : chunk;
   }
+  restore_deferred();
 }
 
 void VllmScheduler::schedule(double now, IterationPlan& plan) {

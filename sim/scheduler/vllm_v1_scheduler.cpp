@@ -52,15 +52,21 @@ std::int64_t VllmV1Scheduler::schedule_running(IterationPlan& plan, bool* preemp
 void VllmV1Scheduler::admit_waiting(double now, IterationPlan& plan, std::int64_t budget) {
   while (!waiting().empty() && budget > 0) {
     Request* r = waiting().front();
+    if (adapter_blocked(r)) {  // vLLM v1 skips it: scheduling it would exceed max_loras
+      defer_waiting_head();
+      continue;
+    }
     if (num_running_seqs() + r->width() > settings_.max_num_seqs) break;
     // PagedAllocator::can_admit is exactly blocks_to_admit <= num_free_blocks (allocate_slots's
     // test); a layer-group pool answers the same question for all of its tables at once.
-    if (!pool_.can_admit(admit_request(*r, 0, budget))) break;
+    const alloc::AdmitRequest a = admit_request(*r, 0, budget);
+    if (!pool_.can_admit(a) || !fits_with_adapter(a, r)) break;
     pop_waiting();
     [[maybe_unused]] const bool admitted = admit(r, now, budget, plan);
     assert(admitted && "can_admit promised room");
     budget -= plan.prefills.back().new_tokens;
   }
+  restore_deferred();
 }
 
 void VllmV1Scheduler::schedule(double now, IterationPlan& plan) {

@@ -353,6 +353,60 @@ TEST_F(Metamorphic, LayerGroupPoolsOnASingleGroupModelServeAsPaged) {
   }
 }
 
+// Zero LoRA adapters equal none: a lora section under unified paging (nothing reserved up
+// front) whose workload names no adapter runs exactly as the same configuration without it.
+// Its outputs differ only where LoRA writes itself: the adapter_weights column (all 0) of
+// iterations.csv, summary.json's "lora" and "adapter_weights" objects (a replica's too), and the lora section of
+// config.resolved.yaml. Runs with adapters keep the classes plus adapter_weights at 100%.
+TEST_F(Metamorphic, ZeroLoraAdaptersEqualNone) {
+  int compared = 0, with_adapters = 0;
+  for (std::uint64_t seed = 500; seed < 500 + kDraws; ++seed) {
+    const RandomExperiment e = testing::random_experiment(seed);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
+    const std::string name = "z" + std::to_string(seed);
+    const std::optional<fs::path> lora = run(name, e.yaml, {"lora.placement=unified", "lora.adapters=0"});
+    if (!lora) continue;  // lora refuses this allocator, scheduler or topology
+    const std::optional<fs::path> none = run(name + "-none", e.yaml);
+    ASSERT_TRUE(none.has_value());
+    ++compared;
+    EXPECT_TRUE(read_file(*none / "requests.csv") == read_file(*lora / "requests.csv")) << "requests.csv differs";
+    const Csv a = read_csv(*none / "iterations.csv"), b = read_csv(*lora / "iterations.csv");
+    ASSERT_EQ(b.header.back(), "adapter_weights");
+    ASSERT_EQ(a.rows.size(), b.rows.size());
+    EXPECT_EQ(a.header, std::vector<std::string>(b.header.begin(), b.header.end() - 1));
+    for (std::size_t i = 0; i < a.rows.size(); ++i) {
+      ASSERT_EQ(b.rows[i].back(), "0") << "row " << i;
+      ASSERT_EQ(a.rows[i], std::vector<std::string>(b.rows[i].begin(), b.rows[i].end() - 1)) << "row " << i;
+    }
+    json sa = summary_without_host_timings(*none), sb = summary_without_host_timings(*lora);
+    EXPECT_EQ(sb.at("lora").at("loads"), 0);
+    EXPECT_EQ(sb.at("adapter_weights").at("memory_pct"), 0.0);
+    sb.erase("lora");
+    sb.erase("adapter_weights");
+    if (sb.contains("replicas"))
+      for (json& r : sb.at("replicas")) r.erase("adapter_weights");
+    EXPECT_EQ(sa, sb);
+    std::string resolved = read_file(*lora / "config.resolved.yaml");
+    const std::size_t at = resolved.find("lora:\n");
+    ASSERT_NE(at, std::string::npos);
+    std::size_t end = resolved.find('\n', at) + 1;
+    while (end < resolved.size() && resolved[end] == ' ') end = resolved.find('\n', end) + 1;
+    resolved.erase(at, end - at);
+    EXPECT_EQ(read_file(*none / "config.resolved.yaml"), resolved);
+
+    // With adapters (vLLM's slots this time), every slot is still in exactly one class.
+    const std::optional<fs::path> used =
+        run(name + "-used", e.yaml, {"lora.placement=vllm", "lora.max_loras=2", "lora.adapters=5", "lora.rank=8"});
+    if (!used) continue;
+    ++with_adapters;
+    const json s = json::parse(read_file(*used / "summary.json"));
+    for (const char* key : {"memory_pct", "memory_pct_time_weighted"})
+      EXPECT_NEAR(class_sum(s, key) + s.at("adapter_weights").at(key).get<double>(), 100.0, 1e-6) << key;
+  }
+  EXPECT_GE(compared, 4);
+  EXPECT_GE(with_adapters, 2);
+}
+
 // "A zero-capacity tier or global cache equals none" holds by refusal: a tier or a shared
 // pool that cannot hold one block is refused, naming its key, rather than simulated as a
 // tier that never stores anything.

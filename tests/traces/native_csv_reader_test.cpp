@@ -214,3 +214,31 @@ TEST(ParseHashIds, SplitsOnRunsOfSpaces) {
 
 }  // namespace
 }  // namespace pagesim::traces
+
+namespace pagesim::traces {
+namespace {
+
+// The adapter column names a LoRA adapter (>= 0); an empty field is the base model; a
+// negative or non-integer one is refused at its row naming the column.
+TEST(NativeCsvReader, AdapterColumnNamesALoraAdapter) {
+  ScratchDir dir;
+  const std::string p = dir.write("a.csv", "arrival_s,prompt_tokens,output_tokens,adapter\n0,10,1,3\n1,10,1,\n2,10,1,0\n");
+  const auto rows = read_native(p);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].adapter, 3);
+  EXPECT_EQ(rows[1].adapter, kNoAdapter);
+  EXPECT_EQ(rows[2].adapter, 0);
+  for (const char* bad : {"-1", "x"}) {
+    const std::string q = dir.write("b.csv", std::string("arrival_s,prompt_tokens,output_tokens,adapter\n0,10,1,") + bad + "\n");
+    try {
+      read_native(q);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("adapter"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(":2"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pagesim::traces
