@@ -66,24 +66,10 @@ __global__ void __launch_bounds__(DecodeMmaTraits<T, D>::kThreads)
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   extern __shared__ __align__(16) unsigned char smem_raw[];
 
-  // blockIdx.x = (seq * num_kv_heads + kv_head) * head_groups + head_group; y = partition.
-  const int hg = static_cast<int>(blockIdx.x % static_cast<unsigned>(p.head_groups));
-  const int kv_head = static_cast<int>((blockIdx.x / p.head_groups) % static_cast<unsigned>(p.num_kv_heads));
-  const int seq = static_cast<int>(blockIdx.x / p.head_groups / p.num_kv_heads);
-  const int partition = static_cast<int>(blockIdx.y);
-  const int head0 = kv_head * p.group_size + hg * Tr::kRows;
-  const int nheads = min(Tr::kRows, p.group_size - hg * Tr::kRows);
-
-  const int kv_len = p.kv_lens[seq];
-  int tok_begin = 0;
-  int tok_end = kv_len;
-  if (p.partition_size > 0) {
-    tok_begin = partition * p.partition_size;
-    if (tok_begin >= kv_len) return;  // uniform across the CTA: no barrier is skipped
-    tok_end = min(kv_len, tok_begin + p.partition_size);
-  }
-  const int query_pos = kv_len - 1;
-  tok_begin = max(tok_begin, first_visible_key(p, query_pos));
+  const DecodeCtaWork w = decode_cta_work(p, Tr::kRows);
+  if (w.past_end) return;
+  const int seq = w.seq, kv_head = w.kv_head, partition = w.partition, head0 = w.head0, nheads = w.nheads;
+  const int tok_begin = w.tok_begin, tok_end = w.tok_end, query_pos = w.query_pos;
   const int n_tiles = tok_end > tok_begin ? (tok_end - tok_begin + Tr::kKeys - 1) / Tr::kKeys : 0;
 
   const int warp = static_cast<int>(threadIdx.x) / 32;

@@ -274,6 +274,14 @@ int cmd_trace_import(const sim::cli::CommandLine& cl) {
   return 0;
 }
 
+// `python -m sim_to_real` (calibrate, trace compare): numpy and yaml, from python/.
+sim::cli::PythonHandoff sim_to_real_handoff() {
+  return {.module = "sim_to_real",
+          .needs = {"numpy", "yaml"},
+          .path = {sim::cli::python_dir()},
+          .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-numpy python3-yaml"};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -340,12 +348,7 @@ int main(int argc, char** argv) {
       ::setenv("PAGESIM", self.c_str(), 1);
       std::vector<std::string> args = {"calibrate"};
       for (const std::string& a : calibrate->remaining()) args.push_back(a);
-      const sim::cli::PythonHandoff handoff{
-          .module = "sim_to_real",
-          .needs = {"numpy", "yaml"},
-          .path = {sim::cli::python_dir()},
-          .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-numpy python3-yaml"};
-      const std::string why = sim::cli::exec_python_module(handoff, args);
+      const std::string why = sim::cli::exec_python_module(sim_to_real_handoff(), args);
       std::cerr << "pagesim: error: " << why << "\n";
       return 1;
     }
@@ -356,12 +359,7 @@ int main(int argc, char** argv) {
     if (*trace.compare) {
       std::vector<std::string> args = {"requests", cl.file, cl.simulated};
       if (!cl.out.empty()) args.insert(args.end(), {"--json", cl.out});
-      const sim::cli::PythonHandoff handoff{
-          .module = "sim_to_real",
-          .needs = {"numpy", "yaml"},
-          .path = {sim::cli::python_dir()},
-          .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-numpy python3-yaml"};
-      const std::string why = sim::cli::exec_python_module(handoff, args);
+      const std::string why = sim::cli::exec_python_module(sim_to_real_handoff(), args);
       std::cerr << "pagesim: error: " << why << "\n";
       return 1;
     }
