@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/metrics/sort_doubles.h"
+
 namespace pagesim::sim {
 namespace {
 
@@ -20,7 +22,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 Distribution distribution(std::vector<double>& v) {
   Distribution d;
   if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
+  sort_doubles(v);
   d.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   d.p50 = quantile(v, 0.50);
   d.p90 = quantile(v, 0.90);
