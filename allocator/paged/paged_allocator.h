@@ -252,6 +252,8 @@ class PagedAllocator final : public KvAllocator {
   BlockId evict_cached_block();
   // Drops one reference to GPU block b; at zero it becomes evictable (if cached) or free.
   void release_gpu_block(BlockId b);
+  // release_gpu_block for each block of a freed sequence's table, last block first.
+  void release_gpu_table(const std::vector<BlockId>& table);
   // Caches the full prompt blocks s has been appended up to. REQUIRES: the cache is on.
   void cache_filled_prompt_blocks(Sequence& s);
   // Prompt tokens served by `hits` leading cached blocks: all but the last token at most.
