@@ -355,7 +355,8 @@ void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int
   const std::int64_t B = block_size_;
   // by_room[k]: sequences with k free slots in their last block; each takes a block in the
   // rounds j with (j - 1) % B == k.
-  std::vector<std::int64_t> by_room(static_cast<std::size_t>(B), 0);
+  std::vector<std::int64_t>& by_room = run_by_room_;
+  by_room.assign(static_cast<std::size_t>(B), 0);
   for (const SeqHandle& h : seqs) {
     const Sequence& s = at(h);
     if (s.swapped || !s.prompt_hashes.empty() || (s.room > 0 && gpu_.ref_count(s.last) != 1)) return;

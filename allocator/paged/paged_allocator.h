@@ -292,6 +292,7 @@ class PagedAllocator final : public KvAllocator {
   // grow_rounds' scratch (its sequences, and their order by room), kept to allocate nothing.
   std::vector<Sequence*> run_seqs_;
   std::vector<std::uint32_t> run_first_, run_fill_, run_order_;
+  mutable std::vector<std::int64_t> run_by_room_;  // decode_run_rounds' (a const query's) scratch
 
   // Incremental counters behind breakdown(): O(1) reads.
   std::int64_t owned_blocks_ = 0;    // GPU blocks with ref_count > 0

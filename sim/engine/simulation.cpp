@@ -491,8 +491,8 @@ void Simulation::start_run_iteration(Replica& p, double now_s) {
   s.start_s = now_s;
   s.waiting = static_cast<std::int64_t>(p.scheduler().num_waiting());  // arrivals join behind
   s.duration_s = p.cost().iteration_seconds(run.shape) + run.swap_s;
-  const alloc::DecodeRound& round = run.rounds.cycle[static_cast<std::size_t>(run.round % run.rounds.cycle.size())];
-  ++run.round;
+  const alloc::DecodeRound& round = run.rounds.cycle[run.round];
+  if (++run.round == run.rounds.cycle.size()) run.round = 0;
   s.memory += round.memory;
   s.logical_blocks += round.blocks;
   s.physical_blocks += round.blocks;
