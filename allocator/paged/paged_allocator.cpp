@@ -256,6 +256,30 @@ void PagedAllocator::release_gpu_block(BlockId b) {
   }
 }
 
+void PagedAllocator::release_gpu_table(const std::vector<BlockId>& table) {
+  // Last blocks first: with LRU the deepest prefix blocks are evicted before their parents.
+  if (cache_) {
+    for (auto it = table.rbegin(); it != table.rend(); ++it) release_gpu_block(*it);
+    return;
+  }
+  // release_gpu_block's steps without a cache, the counters kept in registers.
+  std::int64_t released = 0, tokens = 0;
+  for (auto it = table.rbegin(); it != table.rend(); ++it) {
+    const BlockId b = *it;
+    if (gpu_.drop_ref(b) != 0) continue;
+    ++released;
+    tokens += gpu_.filled(b);
+    if (single_free_queue_) {
+      gpu_.set_filled(b, 0);
+      released_.push_back(b, ++release_clock_);
+    } else {
+      gpu_.give_back(b);
+    }
+  }
+  owned_blocks_ -= released;
+  token_states_ -= tokens;
+}
+
 AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
   std::int64_t evictable_hits = 0, fresh_hits = 0;
   check_request(req);
@@ -306,7 +330,20 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
   const auto n_hashes = static_cast<std::int64_t>(req.prompt_block_hashes.size());
   // Full prompt blocks held now are cached at once; those of later chunks as append fills them.
   const std::int64_t hashed_now = std::min(n_hashes, tokens / block_size_);
-  for (std::int64_t i = hits; i < n_blocks; ++i) {
+  if (!cache_ && gpu_.num_free() >= n_blocks - hits) {
+    // The loop below off the free list alone, the counters kept in registers.
+    std::int64_t filled = 0;
+    for (std::int64_t i = hits; i < n_blocks; ++i) {
+      const BlockId b = gpu_.take();
+      const auto fill = static_cast<std::int32_t>(std::min<std::int64_t>(block_size_, tokens - i * block_size_));
+      gpu_.set_filled(b, fill);
+      filled += fill;
+      s.table.push_back(b);
+    }
+    owned_blocks_ += n_blocks - hits;
+    token_states_ += filled;
+  }
+  for (std::int64_t i = static_cast<std::int64_t>(s.table.size()); i < n_blocks; ++i) {
     BlockId b = take_gpu_block();
     auto fill = static_cast<std::int32_t>(std::min<std::int64_t>(block_size_, tokens - i * block_size_));
     gpu_.set_filled(b, fill);
@@ -361,7 +398,8 @@ void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int
   const std::int64_t B = block_size_;
   // by_room[k]: sequences with k free slots in their last block; each takes a block in the
   // rounds j with (j - 1) % B == k.
-  std::vector<std::int64_t> by_room(static_cast<std::size_t>(B), 0);
+  std::vector<std::int64_t>& by_room = run_by_room_;
+  by_room.assign(static_cast<std::size_t>(B), 0);
   for (const SeqHandle& h : seqs) {
     const Sequence& s = at(h);
     if (s.swapped || !s.prompt_hashes.empty() || (s.room > 0 && gpu_.ref_count(s.last) != 1)) return;
@@ -546,8 +584,7 @@ void PagedAllocator::free(SeqId seq) {
     for (BlockId b : s.table)
       if (cpu_.drop_ref(b) == 0) cpu_.give_back(b);
   } else {
-    // Last blocks first: with LRU the deepest prefix blocks are evicted before their parents.
-    for (auto it = s.table.rbegin(); it != s.table.rend(); ++it) release_gpu_block(*it);
+    release_gpu_table(s.table);
     logical_blocks_ -= static_cast<std::int64_t>(s.table.size());
   }
   s.live = false;

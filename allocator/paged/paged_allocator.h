@@ -285,6 +285,8 @@ class PagedAllocator final : public KvAllocator {
   void evict_idle_adapter();
   // Drops one reference to GPU block b; at zero it becomes evictable (if cached) or free.
   void release_gpu_block(BlockId b);
+  // release_gpu_block for each block of a freed sequence's table, last block first.
+  void release_gpu_table(const std::vector<BlockId>& table);
   // Caches the full prompt blocks s has been appended up to. REQUIRES: the cache is on.
   void cache_filled_prompt_blocks(Sequence& s);
   // Prompt tokens served by `hits` leading cached blocks: all but the last token at most.
@@ -323,6 +325,7 @@ class PagedAllocator final : public KvAllocator {
   // grow_rounds' scratch (its sequences, and their order by room), kept to allocate nothing.
   std::vector<Sequence*> run_seqs_;
   std::vector<std::uint32_t> run_first_, run_fill_, run_order_;
+  mutable std::vector<std::int64_t> run_by_room_;  // decode_run_rounds' (a const query's) scratch
 
   // Incremental counters behind breakdown(): O(1) reads.
   std::int64_t owned_blocks_ = 0;    // GPU blocks with ref_count > 0

@@ -36,7 +36,7 @@ struct DecodeRun {
   IterationSample sample;              // the last iteration started
   BatchShape shape;                    // its batch
   alloc::DecodeRounds rounds;          // how the allocator moves per iteration
-  std::int64_t round = 0;              // repeats started (the next takes rounds.cycle[round % size])
+  std::size_t round = 0;               // the next repeat takes rounds.cycle[round] (repeats started mod size)
   double swap_s = 0;                   // the swap seconds of an iteration without swaps
   std::int64_t lag = 0;                // rounds the allocator has not grown yet
   std::int64_t tokens = 0;             // tokens per request not handed to the requests yet

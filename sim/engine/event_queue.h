@@ -11,7 +11,6 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <vector>
 
 namespace pagesim::sim {
@@ -47,16 +46,18 @@ class BinaryHeapEventQueue final : public EventQueue {
   bool empty() const override { return heap_.empty(); }
   double now() const override { return now_; }
   double next_time() const override {
-    return heap_.empty() ? std::numeric_limits<double>::infinity() : heap_.top().time;
+    return heap_.empty() ? std::numeric_limits<double>::infinity() : heap_.front().time;
   }
 
  private:
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const {
-      return a.time != b.time ? a.time > b.time : a.order > b.order;
-    }
-  };
-  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  // a pops before b.
+  static bool earlier(const Event& a, const Event& b) {
+    return a.time < b.time || (a.time == b.time && a.order < b.order);
+  }
+  // A binary min-heap by `earlier` (heap_[0] first), sifted by moving a hole: one copy per
+  // level, and the smaller child picked without a branch (the times compared are those of
+  // different replicas' iterations, whose order a predictor cannot guess).
+  std::vector<Event> heap_;
   std::uint64_t next_order_ = 0;
   double now_ = 0;
 };

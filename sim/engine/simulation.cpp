@@ -175,6 +175,7 @@ void Simulation::start_transfers(double now_s) {
     ++q.handed_in;
     ++transfers_in_flight_;
     r->transfer_start_s = now_s;
+    transferring_.emplace(r->id, r);
     schedule(now_s + disagg_.transfer_seconds(r->prompt_tokens), EventKind::kTransferEnd, d, r->id);
     for (IterationObserver* o : observers_) o->on_transfer_started(*r, d);
     for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_transfer_started(*r, d);
@@ -182,7 +183,10 @@ void Simulation::start_transfers(double now_s) {
 }
 
 void Simulation::on_transfer_end(const Event& e) {
-  Request* r = live_.at(e.request).get();
+  const auto it = transferring_.find(e.request);
+  assert(it != transferring_.end());
+  Request* r = it->second;
+  transferring_.erase(it);
   Replica& from = replicas_[static_cast<std::size_t>(r->replica)];
   Replica& to = replicas_[static_cast<std::size_t>(e.replica)];
   cut_run(from);
@@ -206,8 +210,7 @@ void Simulation::on_transfer_end(const Event& e) {
 
 void Simulation::on_arrival() {
   traces::TraceRequest t = std::move(*next_);
-  auto owned = std::make_unique<Request>();
-  Request* r = owned.get();
+  Request* r = new_request();
   r->id = t.id;
   r->arrival_s = t.arrival_s;
   r->prompt_tokens = t.prompt_tokens;
@@ -220,6 +223,7 @@ void Simulation::on_arrival() {
   std::string why, key;
   int replica = 0;
   if (!can_ever_run(*r, &why, &key, &replica) && !fit_oversize(*r, t, why, key, replica)) {
+    free_requests_.push_back(r);
     read_next();
     return;
   }
@@ -233,7 +237,6 @@ void Simulation::on_arrival() {
     cut_run(p);
   ++p.routed_requests;
   p.routed_tokens += r->final_tokens();
-  live_.emplace(r->id, std::move(owned));
   ++arrived_;
   // Asynchronous scheduling: the step after the one in flight is planned already, so the
   // scheduler first sees r at the (async_steps + 1)-th iteration start from now.
@@ -244,6 +247,28 @@ void Simulation::on_arrival() {
   for (IterationObserver* o : observers_) o->on_arrival(*r);
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_arrival(*r);
   read_next();
+}
+
+Request* Simulation::new_request() {
+  if (free_requests_.empty()) {
+    constexpr std::size_t kChunk = 1024;
+    if (request_chunks_.empty() || chunk_used_ == kChunk) {
+      request_chunks_.push_back(std::make_unique<Request[]>(kChunk));
+      chunk_used_ = 0;
+    }
+    return &request_chunks_.back()[chunk_used_++];
+  }
+  Request* r = free_requests_.back();
+  free_requests_.pop_back();
+  // A new Request, keeping the vectors' capacity for the next owner.
+  std::vector<alloc::BlockHash> block_hashes = std::move(r->block_hashes);
+  std::vector<alloc::SeqHandle> seqs = std::move(r->seqs);
+  *r = Request{};
+  block_hashes.clear();
+  seqs.clear();
+  r->block_hashes = std::move(block_hashes);
+  r->seqs = std::move(seqs);
+  return r;
 }
 
 bool Simulation::can_ever_run(const Request& r, std::string* why, std::string* key, int* replica) const {
@@ -470,8 +495,8 @@ void Simulation::start_run_iteration(Replica& p, double now_s) {
   s.start_s = now_s;
   s.waiting = static_cast<std::int64_t>(p.scheduler().num_waiting());  // arrivals join behind
   s.duration_s = p.cost().iteration_seconds(run.shape) + run.swap_s;
-  const alloc::DecodeRound& round = run.rounds.cycle[static_cast<std::size_t>(run.round % run.rounds.cycle.size())];
-  ++run.round;
+  const alloc::DecodeRound& round = run.rounds.cycle[run.round];
+  if (++run.round == run.rounds.cycle.size()) run.round = 0;
   s.memory += round.memory;
   s.logical_blocks += round.blocks;
   s.physical_blocks += round.blocks;
@@ -602,7 +627,7 @@ void Simulation::apply_plan(Replica& p, double end) {
     for (IterationObserver* o : observers_) o->on_request_finished(*r);
     for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_request_finished(*r);
     ++finished_count_;
-    live_.erase(r->id);
+    free_requests_.push_back(r);
   }
 }
 

@@ -208,6 +208,7 @@ class Simulation {
   void price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,
                    double& dt) const;
   bool read_next();  // reads the next request into next_; false at the end
+  Request* new_request();  // a default Request from requests_ (a free one, or a new one)
   // Queues an event at `time`, which must stay below kMaxSimulatedSeconds (else
   // SimulationError saying which event, its time and the settings that produce such times);
   // an arrival is next_'s.
@@ -241,7 +242,13 @@ class Simulation {
   std::int64_t prefix_block_size_ = 0;  // > 0 when the allocator caches prefixes
 
   std::optional<traces::TraceRequest> next_;  // the one request read ahead
-  std::unordered_map<std::uint64_t, std::unique_ptr<Request>> live_;
+  // Every Request the run has made, live or free for reuse, in chunks (they never move), so
+  // that requests in flight take no allocation each; the free ones; and those whose KV
+  // transfer is in flight, by id (the transfer's end event names its request).
+  std::vector<std::unique_ptr<Request[]>> request_chunks_;
+  std::size_t chunk_used_ = 0;  // of the last chunk
+  std::vector<Request*> free_requests_;
+  std::unordered_map<std::uint64_t, Request*> transferring_;
   std::vector<Request*> finished_;
   std::vector<std::int32_t> parents_;
   std::int64_t iterations_ = 0;  // over all replicas

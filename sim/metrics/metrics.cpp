@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/metrics/sort_doubles.h"
+
 namespace pagesim::sim {
 namespace {
 
@@ -20,7 +22,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 Distribution distribution(std::vector<double>& v) {
   Distribution d;
   if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
+  sort_doubles(v);
   d.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   d.p50 = quantile(v, 0.50);
   d.p90 = quantile(v, 0.90);
@@ -109,43 +111,9 @@ void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
   ++summary_.iterations;
   const bool in_window = s.start_s >= settings_.window_start_s && s.start_s < settings_.window_end_s;
   PrefixIterationSample ps;
-  if (!prefix_.empty()) {
-    const auto r = static_cast<std::size_t>(replica_);
-    alloc::PrefixCacheStats& seen = prefix_seen_.at(r);
-    const alloc::PrefixCacheStats now = prefix_.at(r)->stats().prefix;
-    ps.prefix_prompt_tokens = now.prompt_tokens - seen.prompt_tokens;
-    ps.prefix_hit_tokens = now.hit_tokens - seen.hit_tokens;
-    ps.readmission_hit_tokens = now.readmission_hit_tokens - seen.readmission_hit_tokens;
-    ps.evicted_blocks = now.evictions - seen.evictions;
-    seen = now;
-    if (in_window) {
-      window_prompt_tokens_ += ps.prefix_prompt_tokens;
-      window_hit_tokens_ += ps.prefix_hit_tokens;
-    }
-  }
+  if (!prefix_.empty()) record_prefix(in_window, ps);
   TierIterationSample ts;
-  if (tiers_) {
-    const auto r = static_cast<std::size_t>(replica_);
-    KindCounters& seen = tier_seen_.at(r);
-    const KindCounters now = tier_counters(*prefix_.at(r));
-    const double bytes_per_block = static_cast<double>(settings_.block_size) * settings_.kv_bytes_per_token;
-    ts.cpu_hit_tokens = now.cpu.hit_tokens - seen.cpu.hit_tokens;
-    ts.disk_hit_tokens = now.disk.hit_tokens - seen.disk.hit_tokens;
-    ts.gpu_hit_tokens = ps.prefix_hit_tokens - ts.cpu_hit_tokens - ts.disk_hit_tokens;
-    ts.cpu_read_bytes = static_cast<double>(now.cpu.loaded_blocks - seen.cpu.loaded_blocks) * bytes_per_block;
-    ts.cpu_write_bytes = static_cast<double>(now.cpu.stored_blocks - seen.cpu.stored_blocks) * bytes_per_block;
-    ts.disk_read_bytes = static_cast<double>(now.disk.loaded_blocks - seen.disk.loaded_blocks) * bytes_per_block;
-    ts.disk_write_bytes = static_cast<double>(now.disk.stored_blocks - seen.disk.stored_blocks) * bytes_per_block;
-    seen = now;
-    if (tier) {
-      ts.tier_transfer_s = tier->transfer_s;
-      ts.tier_added_s = tier->added_s;
-      ts.prefill_saved_s = tier->prefill_saved_s;
-      tier_sums_.transfer_s += tier->transfer_s;
-      tier_sums_.added_s += tier->added_s;
-      tier_sums_.prefill_saved_s += tier->prefill_saved_s;
-    }
-  }
+  if (tiers_) record_tiers(ps, tier, ts);
   const MemoryPct pct = memory_pct_of(s);
   integrate_until(s.start_s);
   have_last_ = true;
@@ -158,32 +126,80 @@ void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
   if (in_window) {
     ++summary_.window_iterations;
     add(sum_pct_, pct);
-    sum_layer_.out_of_window += last_layer_.out_of_window;
-    sum_layer_.recurrent_state += last_layer_.recurrent_state;
-    sum_layer_.unused_layers += last_layer_.unused_layers;
-    sum_adapter_ += last_adapter_;
+    if (settings_.layer_classes) {  // else the sums stay 0
+      sum_layer_.out_of_window += last_layer_.out_of_window;
+      sum_layer_.recurrent_state += last_layer_.recurrent_state;
+      sum_layer_.unused_layers += last_layer_.unused_layers;
+    }
+    if (settings_.adapter_class) sum_adapter_ += last_adapter_;  // else it stays 0
     sum_batched_requests_ += static_cast<double>(s.batch_requests);
     sum_batched_seqs_ += static_cast<double>(s.batch_seqs);
     if (s.physical_blocks > 0) {
-      sum_sharing_ratio_ += static_cast<double>(s.logical_blocks) / static_cast<double>(s.physical_blocks);
+      // Without sharing (most iterations) the ratio is exactly 1, so no division.
+      sum_sharing_ratio_ += s.logical_blocks == s.physical_blocks
+                                ? 1.0
+                                : static_cast<double>(s.logical_blocks) / static_cast<double>(s.physical_blocks);
       ++sharing_samples_;
     }
   }
   summary_.preemptions += s.preemptions;
-  summary_.swapped_bytes += static_cast<double>(s.swap_out_blocks + s.swap_in_blocks) *
-                            static_cast<double>(settings_.block_size) * settings_.kv_bytes_per_token;
+  if (const std::int64_t swapped = s.swap_out_blocks + s.swap_in_blocks; swapped != 0)  // else it adds +0
+    summary_.swapped_bytes += static_cast<double>(swapped) * static_cast<double>(settings_.block_size) *
+                              settings_.kv_bytes_per_token;
 
-  if (iterations_csv_ && settings_.iterations_stride > 0 && s.index % settings_.iterations_stride == 0) {
-    const PrefixIterationSample* extra = prefix_.empty() ? nullptr : &ps;
-    const TierIterationSample* tier_extra = tiers_ ? &ts : nullptr;
-    const LayerClassIterationSample ls = layer_class_sample(s.memory);
-    const LayerClassIterationSample* layer_extra = settings_.layer_classes ? &ls : nullptr;
-    const AdapterIterationSample as{s.memory.adapter_weights};
-    const AdapterIterationSample* adapter_extra = settings_.adapter_class ? &as : nullptr;
-    if (settings_.replica_column)
-      write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra, tier_extra, layer_extra, adapter_extra);
-    else write_csv_line(*iterations_csv_, s, extra, tier_extra, layer_extra, adapter_extra);
+  if (iterations_csv_ && settings_.iterations_stride > 0 && s.index % settings_.iterations_stride == 0)
+    write_iteration_row(s, ps, ts);
+}
+
+void Metrics::record_prefix(bool in_window, PrefixIterationSample& ps) {
+  const auto r = static_cast<std::size_t>(replica_);
+  alloc::PrefixCacheStats& seen = prefix_seen_.at(r);
+  const alloc::PrefixCacheStats now = prefix_.at(r)->stats().prefix;
+  ps.prefix_prompt_tokens = now.prompt_tokens - seen.prompt_tokens;
+  ps.prefix_hit_tokens = now.hit_tokens - seen.hit_tokens;
+  ps.readmission_hit_tokens = now.readmission_hit_tokens - seen.readmission_hit_tokens;
+  ps.evicted_blocks = now.evictions - seen.evictions;
+  seen = now;
+  if (in_window) {
+    window_prompt_tokens_ += ps.prefix_prompt_tokens;
+    window_hit_tokens_ += ps.prefix_hit_tokens;
   }
+}
+
+void Metrics::record_tiers(const PrefixIterationSample& ps, const TierCost* tier, TierIterationSample& ts) {
+  const auto r = static_cast<std::size_t>(replica_);
+  KindCounters& seen = tier_seen_.at(r);
+  const KindCounters now = tier_counters(*prefix_.at(r));
+  const double bytes_per_block = static_cast<double>(settings_.block_size) * settings_.kv_bytes_per_token;
+  ts.cpu_hit_tokens = now.cpu.hit_tokens - seen.cpu.hit_tokens;
+  ts.disk_hit_tokens = now.disk.hit_tokens - seen.disk.hit_tokens;
+  ts.gpu_hit_tokens = ps.prefix_hit_tokens - ts.cpu_hit_tokens - ts.disk_hit_tokens;
+  ts.cpu_read_bytes = static_cast<double>(now.cpu.loaded_blocks - seen.cpu.loaded_blocks) * bytes_per_block;
+  ts.cpu_write_bytes = static_cast<double>(now.cpu.stored_blocks - seen.cpu.stored_blocks) * bytes_per_block;
+  ts.disk_read_bytes = static_cast<double>(now.disk.loaded_blocks - seen.disk.loaded_blocks) * bytes_per_block;
+  ts.disk_write_bytes = static_cast<double>(now.disk.stored_blocks - seen.disk.stored_blocks) * bytes_per_block;
+  seen = now;
+  if (tier) {
+    ts.tier_transfer_s = tier->transfer_s;
+    ts.tier_added_s = tier->added_s;
+    ts.prefill_saved_s = tier->prefill_saved_s;
+    tier_sums_.transfer_s += tier->transfer_s;
+    tier_sums_.added_s += tier->added_s;
+    tier_sums_.prefill_saved_s += tier->prefill_saved_s;
+  }
+}
+
+void Metrics::write_iteration_row(const IterationSample& s, const PrefixIterationSample& ps,
+                                  const TierIterationSample& ts) {
+  const PrefixIterationSample* extra = prefix_.empty() ? nullptr : &ps;
+  const TierIterationSample* tier_extra = tiers_ ? &ts : nullptr;
+  const LayerClassIterationSample ls = layer_class_sample(s.memory);
+  const LayerClassIterationSample* layer_extra = settings_.layer_classes ? &ls : nullptr;
+  const AdapterIterationSample as{s.memory.adapter_weights};
+  const AdapterIterationSample* adapter_extra = settings_.adapter_class ? &as : nullptr;
+  if (settings_.replica_column)
+    write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra, tier_extra, layer_extra, adapter_extra);
+  else write_csv_line(*iterations_csv_, s, extra, tier_extra, layer_extra, adapter_extra);
 }
 
 void Metrics::on_request_finished(const Request& r) {

@@ -84,6 +84,11 @@ class Metrics final : public IterationObserver {
  private:
   // Time-weighted memory of the last sample over its iteration, up to t.
   void integrate_until(double t);
+  // on_iteration's rarer parts, out of its way: the prefix-cache and tier counters of the
+  // iteration (into ps, ts and the window sums) and its iterations.csv row.
+  void record_prefix(bool in_window, PrefixIterationSample& ps);
+  void record_tiers(const PrefixIterationSample& ps, const TierCost* tier, TierIterationSample& ts);
+  void write_iteration_row(const IterationSample& s, const PrefixIterationSample& ps, const TierIterationSample& ts);
 
   MetricsSettings settings_;
   std::ostream* requests_csv_;
