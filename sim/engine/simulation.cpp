@@ -167,6 +167,12 @@ void Simulation::start_transfers(double now_s) {
       std::span<const Replica>(replicas_).subspan(static_cast<std::size_t>(disagg_.prefill_replicas));
   while (!handoffs_.empty()) {
     Request* r = handoffs_.front();
+    // The router reads the decode replicas' state, which a run leaves as it stood when the run
+    // began: every run ends here first (with several to choose from).
+    if (decode.size() > 1) {
+      for (std::size_t i = static_cast<std::size_t>(disagg_.prefill_replicas); i < replicas_.size(); ++i)
+        cut_run(replicas_[i]);
+    }
     const std::int32_t d = disagg_.prefill_replicas + decode_router_->route(*r, decode);
     Replica& q = replicas_[static_cast<std::size_t>(d)];
     cut_run(q);
@@ -227,7 +233,16 @@ void Simulation::on_arrival() {
     read_next();
     return;
   }
-  if (router_) r->replica = router_->route(*r, prefill_replicas());
+  if (router_) {
+    // Routers read the replicas' state (KV in use, queues, caches), which a run leaves as it
+    // stood when the run began: the candidates' runs end here first. (Without this, runs
+    // changed outputs under least_kv with 2 or 3 replicas: metamorphic seeds 700-739.)
+    const std::span<Replica> candidates = prefill_replicas();
+    if (candidates.size() > 1) {
+      for (Replica& q : candidates) cut_run(q);
+    }
+    r->replica = router_->route(*r, candidates);
+  }
   Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
   // A request joining the back of a waiting queue whose head the run's plans leave waiting
   // is planned by none of them (its prompt's keys, held for the prefix cache, aside). With
