@@ -19,6 +19,17 @@
 //   unused_layers   allocated for a (token, layer) pair that the layer never stores: a uniform
 //                   allocator's per-token room in a cross-attention or recurrent layer for a
 //                   decoder token, or in a self-attention layer for an encoder token
+// Four more exist only with speculative decoding on (allocator/proposed_slots.h); every other
+// run leaves them 0:
+//   proposed_accepted slots of proposed (draft) tokens that verification will accept: their
+//                   KV becomes token states when the step ends
+//   proposed_rejected slots of proposed tokens that verification will reject: freed when the
+//                   step ends, never token states, never cached
+//   lookahead       slots reserved for the drafter's next proposals (vLLM v1's
+//                   num_lookahead_tokens, EAGLE); freed when the step ends
+//   draft_kv        the draft model's KV carved out of the pool's memory (its layers' blocks,
+//                   one per target block: speculative.draft_kv shared); not the allocator's
+//                   (0 in KvAllocator::breakdown), added by the engine to what it samples
 // Units: token slots (one token's K and V, all layers) for single-group pools; an allocator of
 // a heterogeneous model states its unit (KvAllocator::name and its header), and every class,
 // capacity included, is in that unit, so shares of capacity stay exact.
@@ -26,7 +37,8 @@
 // that still hold reusable KV and are evicted on demand. Shared blocks count once.
 // kMemoryBreakdownFields lists the members every run writes, in output order (the metrics' CSV
 // columns are generated from it); kLayerClassFields lists the three classes above, written only
-// by runs of a heterogeneous model. Together they list every member once; sums and differences
+// by runs of a heterogeneous model; kSpeculativeFields the four above, written only by runs with
+// speculative decoding. Together they list every member once; sums and differences
 // are generated from both.
 #pragma once
 
@@ -47,9 +59,14 @@ struct MemoryBreakdown {
   std::int64_t out_of_window = 0;
   std::int64_t recurrent_state = 0;
   std::int64_t unused_layers = 0;
+  std::int64_t proposed_accepted = 0;
+  std::int64_t proposed_rejected = 0;
+  std::int64_t lookahead = 0;
+  std::int64_t draft_kv = 0;
 
   std::int64_t allocated() const {
-    return token_states + reserved + over_reserved + rounding + out_of_window + recurrent_state + unused_layers;
+    return token_states + reserved + over_reserved + rounding + out_of_window + recurrent_state + unused_layers +
+           proposed_accepted + proposed_rejected + lookahead + draft_kv;
   }
   std::int64_t total() const { return allocated() + free; }
 
@@ -79,19 +96,30 @@ inline constexpr std::array<MemoryBreakdownField, 3> kLayerClassFields{{
     {"recurrent_state", &MemoryBreakdown::recurrent_state},
     {"unused_layers", &MemoryBreakdown::unused_layers},
 }};
+// The classes only speculative decoding has (see the header comment), in output order.
+inline constexpr std::array<MemoryBreakdownField, 4> kSpeculativeFields{{
+    {"proposed_accepted", &MemoryBreakdown::proposed_accepted},
+    {"proposed_rejected", &MemoryBreakdown::proposed_rejected},
+    {"lookahead", &MemoryBreakdown::lookahead},
+    {"draft_kv", &MemoryBreakdown::draft_kv},
+}};
 static_assert(sizeof(MemoryBreakdown) ==
-                  (kMemoryBreakdownFields.size() + kLayerClassFields.size()) * sizeof(std::int64_t),
-              "a MemoryBreakdown member is missing from kMemoryBreakdownFields or kLayerClassFields");
+                  (kMemoryBreakdownFields.size() + kLayerClassFields.size() + kSpeculativeFields.size()) *
+                      sizeof(std::int64_t),
+              "a MemoryBreakdown member is missing from kMemoryBreakdownFields, kLayerClassFields or "
+              "kSpeculativeFields");
 
 inline MemoryBreakdown& MemoryBreakdown::operator+=(const MemoryBreakdown& o) {
   for (const auto& f : kMemoryBreakdownFields) this->*f.member += o.*f.member;
   for (const auto& f : kLayerClassFields) this->*f.member += o.*f.member;
+  for (const auto& f : kSpeculativeFields) this->*f.member += o.*f.member;
   return *this;
 }
 
 inline MemoryBreakdown& MemoryBreakdown::operator-=(const MemoryBreakdown& o) {
   for (const auto& f : kMemoryBreakdownFields) this->*f.member -= o.*f.member;
   for (const auto& f : kLayerClassFields) this->*f.member -= o.*f.member;
+  for (const auto& f : kSpeculativeFields) this->*f.member -= o.*f.member;
   return *this;
 }
 
