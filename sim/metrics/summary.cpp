@@ -24,11 +24,13 @@ void SummaryNotes::add_to(nlohmann::ordered_json& j) const {
   if (!cluster.is_null()) j["cluster"] = cluster;
   if (!replicas.is_null()) j["replicas"] = replicas;
   if (!cost.is_null()) j["cost"] = cost;
+  if (!speculative.is_null()) j["speculative"] = speculative;
 }
 
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns(const SummaryNotes& notes) {
   std::vector<std::pair<std::string, nlohmann::ordered_json>> out;
-  for (const auto& [name, j] : {std::pair{"slo", &notes.slo}, std::pair{"cluster", &notes.cluster}}) {
+  for (const auto& [name, j] : {std::pair{"slo", &notes.slo}, std::pair{"cluster", &notes.cluster},
+                                std::pair{"speculative", &notes.speculative}}) {
     if (j->is_null()) continue;
     for (auto& [k, v] : flatten(*j)) out.emplace_back(std::string(name) + "." + k, std::move(v));
   }
@@ -44,6 +46,7 @@ SummaryNotes SummaryNotes::read_from(const nlohmann::ordered_json& j) {
   if (j.contains("cluster")) n.cluster = j.at("cluster");
   if (j.contains("replicas")) n.replicas = j.at("replicas");
   if (j.contains("cost")) n.cost = j.at("cost");
+  if (j.contains("speculative")) n.speculative = j.at("speculative");
   return n;
 }
 

@@ -112,6 +112,8 @@ struct SummaryNotes {
   // Only under a cost model that keeps notes (cost.kind operators; null otherwise): "cost",
   // its lookups and extrapolated lookups per operator, summed over replicas.
   nlohmann::ordered_json cost;
+  // Only with speculative decoding on (null otherwise): "speculative" (speculative_metrics.h).
+  nlohmann::ordered_json speculative;
 
   // Adds the non-empty notes to summary.json's object `j`.
   void add_to(nlohmann::ordered_json& j) const;
@@ -120,7 +122,7 @@ struct SummaryNotes {
   static SummaryNotes read_from(const nlohmann::ordered_json& j);
 };
 
-// The sweep table's columns from the notes, after the Summary's: "slo.*" and "cluster.*",
+// The sweep table's columns from the notes, after the Summary's: "slo.*", "cluster.*" and "speculative.*",
 // flattened (per-replica arrays stay in each summary.json). Empty without them.
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns(const SummaryNotes& notes);
 
