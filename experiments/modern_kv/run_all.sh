@@ -4,8 +4,11 @@
 #   mla   latent attention and DeepSeek-V3.2's indexer: every new preset's KV bytes per token
 #         (`pagesim model`) beside its source's figure; paged / uniform / hybrid / jenga on
 #         DeepSeek-V3 and V3.2 against Llama-3.1-405B (mla_allocators.yaml)
-# Speculative decoding and LoRA parts are to come: each adds its runs below (into $out/<part>)
-# and a section to python/make_modern_kv_report.py (SECTIONS).
+#   speculative  speculative decoding: one request at a time against Leviathan et al.'s closed
+#         form (speculative_leviathan.yaml); a loaded server's memory classes and speed-up
+#         against k and acceptance, EAGLE and n-gram (speculative_load.yaml)
+# The LoRA part is to come: it adds its runs below (into $out/<part>) and a section to
+# python/make_modern_kv_report.py (SECTIONS).
 #   experiments/modern_kv/run_all.sh            (results in out/modern_kv/)
 # PAGESIM=path/to/pagesim to use an existing binary; otherwise build-main/ is built.
 # About 15 s of CPU once built.
@@ -26,5 +29,13 @@ for m in $MLA_MODELS; do
 done
 echo "== pagesim run $here/mla_allocators.yaml"
 "$PAGESIM" run "$here/mla_allocators.yaml" --out "$out/mla/allocators" -q --overwrite -j 2 >/dev/null
+
+# Part speculative.
+rm -rf "$out/speculative"
+mkdir -p "$out/speculative"
+echo "== pagesim run $here/speculative_leviathan.yaml"
+"$PAGESIM" run "$here/speculative_leviathan.yaml" --out "$out/speculative/alone" -q --overwrite -j 2 >/dev/null
+echo "== pagesim run $here/speculative_load.yaml"
+"$PAGESIM" run "$here/speculative_load.yaml" --out "$out/speculative/load" -q --overwrite -j 2 >/dev/null
 
 python3 python/make_modern_kv_report.py "$out" "$here"

@@ -279,9 +279,10 @@ void visit(V& v, ExperimentConfig& c) {
     q.field("num_speculative_tokens", s.k);
     q.ignore("acceptance");  // a number or a list: read by read_acceptance, written by to_yaml
     q.choice("draft_kv", s.draft_kv, kDraftKvPlacementNames);
-    q.field("draft_model", c.speculative.draft_model);
-    q.field("eagle_layers", c.speculative.eagle_layers);
-    q.field("draft_cost_ratio", c.speculative.draft_cost_ratio);
+    // Written only where they apply (the reader refuses them for another method).
+    q.field_omitted_at_default("draft_model", c.speculative.draft_model, std::string());
+    q.field_omitted_at_default("eagle_layers", c.speculative.eagle_layers, std::int64_t{1});
+    q.field_omitted_at_default("draft_cost_ratio", c.speculative.draft_cost_ratio, -1.0);
   });
   v.field_omitted_at_default("calibration", c.calibration, std::string());
   v.ignore("sweep");
@@ -837,11 +838,11 @@ void check_speculative(const ExperimentConfig& c) {
   const bool draft = s.method == SpeculativeMethod::kDraftModel;
   if (draft && sc.draft_model.empty())
     throw o.error("speculative.draft_model", "method draft_model needs the draft's model preset, e.g. llama-3.2-1b");
-  if (!draft && o.has("speculative.draft_model"))
+  if (!draft && !sc.draft_model.empty())
     throw o.error("speculative.draft_model", fmt::format("names a draft model, but method is '{}': set method: "
                                                          "draft_model, or remove it",
                                                          enum_name(kSpeculativeMethodNames, s.method)));
-  if (s.method != SpeculativeMethod::kEagle && o.has("speculative.eagle_layers"))
+  if (s.method != SpeculativeMethod::kEagle && sc.eagle_layers != 1)
     throw o.error("speculative.eagle_layers", "sizes an EAGLE head, but method is not eagle");
   if (sc.eagle_layers < 1 || sc.eagle_layers > 64)
     throw o.error("speculative.eagle_layers", fmt::format("expected decoder layers in [1, 64], found {}", sc.eagle_layers));

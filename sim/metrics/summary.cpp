@@ -29,8 +29,7 @@ void SummaryNotes::add_to(nlohmann::ordered_json& j) const {
 
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns(const SummaryNotes& notes) {
   std::vector<std::pair<std::string, nlohmann::ordered_json>> out;
-  for (const auto& [name, j] : {std::pair{"slo", &notes.slo}, std::pair{"cluster", &notes.cluster},
-                                std::pair{"speculative", &notes.speculative}}) {
+  for (const auto& [name, j] : {std::pair{"slo", &notes.slo}, std::pair{"cluster", &notes.cluster}}) {
     if (j->is_null()) continue;
     for (auto& [k, v] : flatten(*j)) out.emplace_back(std::string(name) + "." + k, std::move(v));
   }

@@ -112,7 +112,8 @@ struct SummaryNotes {
   // Only under a cost model that keeps notes (cost.kind operators; null otherwise): "cost",
   // its lookups and extrapolated lookups per operator, summed over replicas.
   nlohmann::ordered_json cost;
-  // Only with speculative decoding on (null otherwise): "speculative" (speculative_metrics.h).
+  // Only with speculative decoding on (null otherwise): "speculative" (speculative_metrics.h);
+  // not a sweep.csv column (its keys would shadow the swept speculative.* keys).
   nlohmann::ordered_json speculative;
 
   // Adds the non-empty notes to summary.json's object `j`.
@@ -122,7 +123,7 @@ struct SummaryNotes {
   static SummaryNotes read_from(const nlohmann::ordered_json& j);
 };
 
-// The sweep table's columns from the notes, after the Summary's: "slo.*", "cluster.*" and "speculative.*",
+// The sweep table's columns from the notes, after the Summary's: "slo.*" and "cluster.*",
 // flattened (per-replica arrays stay in each summary.json). Empty without them.
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns(const SummaryNotes& notes);
 
