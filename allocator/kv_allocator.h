@@ -29,6 +29,7 @@
 #include "allocator/decode_rounds.h"
 #include "allocator/layer_group.h"
 #include "allocator/memory_breakdown.h"
+#include "allocator/proposed_slots.h"
 #include "allocator/remote_prefix.h"
 #include "allocator/tier/tier_transfer.h"
 
@@ -176,12 +177,34 @@ class KvAllocator {
       for (const SeqHandle& h : seqs) grow(h, 1);
   }
 
+  // ---- Speculative decoding: slots of proposed tokens (proposed_slots.h). ----
+  // True when this allocator holds proposed tokens (grow_proposed, verify_proposed); false:
+  // both throw AllocatorError (the default).
+  virtual bool holds_proposed_slots() const { return false; }
+  // Grows h by 1 + p.pending() slots in one pass: the newest token's (as grow(h, 1)) and the
+  // step's proposed and lookahead slots, which breakdown() shows as proposed_accepted,
+  // proposed_rejected and lookahead until verify_proposed(h). False, changing nothing, when
+  // the room cannot be had. REQUIRES: h live and resident, nothing pending on it,
+  // 0 <= p.rejected <= p.proposed, p.lookahead >= 0.
+  virtual bool grow_proposed(SeqHandle h, const ProposedSlots& p) {
+    (void)h;
+    (void)p;
+    throw AllocatorError(name() + " holds no proposed (speculative) tokens");
+  }
+  // Verification of h's pending step: the accepted proposals become token states, the
+  // rejected and lookahead slots are freed (a block left empty goes back to the pool). Nothing
+  // pending: nothing changes. REQUIRES: h live.
+  virtual void verify_proposed(SeqHandle h) {
+    (void)h;
+    throw AllocatorError(name() + " holds no proposed (speculative) tokens");
+  }
+
   // Creates `child` as a copy of `parent` (same tokens, same final length). Paged policies
   // share every block (copy-on-write later); contiguous policies need a second range and
   // return false when none can be placed. REQUIRES: parent live, child not live.
   virtual bool fork(SeqId parent, SeqId child) = 0;
 
-  // Releases seq's memory. REQUIRES: seq is live.
+  // Releases seq's memory, pending proposed slots included. REQUIRES: seq is live.
   virtual void free(SeqId seq) = 0;
 
   // The scheduler's waiting queue, as far as the prefix cache cares: a request whose prompt

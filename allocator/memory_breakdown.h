@@ -23,6 +23,17 @@
 // from (sim/lora/adapter_cache.h); every other run leaves it 0:
 //   adapter_weights slots holding LoRA adapter weights instead of KV: vLLM's max_loras GPU
 //                   slots reserved apart from the KV, or S-LoRA's adapter pages in the pool
+// Four more exist only with speculative decoding on (allocator/proposed_slots.h); every other
+// run leaves them 0:
+//   proposed_accepted slots of proposed (draft) tokens that verification will accept: their
+//                   KV becomes token states when the step ends
+//   proposed_rejected slots of proposed tokens that verification will reject: freed when the
+//                   step ends, never token states, never cached
+//   lookahead       slots reserved for the drafter's next proposals (vLLM v1's
+//                   num_lookahead_tokens, EAGLE); freed when the step ends
+//   draft_kv        the draft model's KV carved out of the pool's memory (its layers' blocks,
+//                   one per target block: speculative.draft_kv shared); not the allocator's
+//                   (0 in KvAllocator::breakdown), added by the engine to what it samples
 // Units: token slots (one token's K and V, all layers) for single-group pools; an allocator of
 // a heterogeneous model states its unit (KvAllocator::name and its header), and every class,
 // capacity included, is in that unit, so shares of capacity stay exact.
@@ -31,7 +42,8 @@
 // kMemoryBreakdownFields lists the members every run writes, in output order (the metrics' CSV
 // columns are generated from it); kLayerClassFields lists the three classes above, written only
 // by runs of a heterogeneous model; kAdapterClassFields the adapter class, written only by runs
-// with LoRA adapters. Together they list every member once; sums and differences
+// with LoRA adapters; kSpeculativeFields the four above, written only by runs with speculative
+// decoding. Together they list every member once; sums and differences
 // are generated from both.
 #pragma once
 
@@ -53,10 +65,14 @@ struct MemoryBreakdown {
   std::int64_t recurrent_state = 0;
   std::int64_t unused_layers = 0;
   std::int64_t adapter_weights = 0;
+  std::int64_t proposed_accepted = 0;
+  std::int64_t proposed_rejected = 0;
+  std::int64_t lookahead = 0;
+  std::int64_t draft_kv = 0;
 
   std::int64_t allocated() const {
     return token_states + reserved + over_reserved + rounding + out_of_window + recurrent_state + unused_layers +
-           adapter_weights;
+           adapter_weights + proposed_accepted + proposed_rejected + lookahead + draft_kv;
   }
   std::int64_t total() const { return allocated() + free; }
 
@@ -90,16 +106,24 @@ inline constexpr std::array<MemoryBreakdownField, 3> kLayerClassFields{{
 inline constexpr std::array<MemoryBreakdownField, 1> kAdapterClassFields{{
     {"adapter_weights", &MemoryBreakdown::adapter_weights},
 }};
+// The classes only speculative decoding has (see the header comment), in output order.
+inline constexpr std::array<MemoryBreakdownField, 4> kSpeculativeFields{{
+    {"proposed_accepted", &MemoryBreakdown::proposed_accepted},
+    {"proposed_rejected", &MemoryBreakdown::proposed_rejected},
+    {"lookahead", &MemoryBreakdown::lookahead},
+    {"draft_kv", &MemoryBreakdown::draft_kv},
+}};
 static_assert(sizeof(MemoryBreakdown) == (kMemoryBreakdownFields.size() + kLayerClassFields.size() +
-                                          kAdapterClassFields.size()) *
+                                          kAdapterClassFields.size() + kSpeculativeFields.size()) *
                                              sizeof(std::int64_t),
-              "a MemoryBreakdown member is missing from kMemoryBreakdownFields, kLayerClassFields or "
-              "kAdapterClassFields");
+              "a MemoryBreakdown member is missing from kMemoryBreakdownFields, kLayerClassFields, "
+              "kAdapterClassFields or kSpeculativeFields");
 
 inline MemoryBreakdown& MemoryBreakdown::operator+=(const MemoryBreakdown& o) {
   for (const auto& f : kMemoryBreakdownFields) this->*f.member += o.*f.member;
   for (const auto& f : kLayerClassFields) this->*f.member += o.*f.member;
   for (const auto& f : kAdapterClassFields) this->*f.member += o.*f.member;
+  for (const auto& f : kSpeculativeFields) this->*f.member += o.*f.member;
   return *this;
 }
 
@@ -107,6 +131,7 @@ inline MemoryBreakdown& MemoryBreakdown::operator-=(const MemoryBreakdown& o) {
   for (const auto& f : kMemoryBreakdownFields) this->*f.member -= o.*f.member;
   for (const auto& f : kLayerClassFields) this->*f.member -= o.*f.member;
   for (const auto& f : kAdapterClassFields) this->*f.member -= o.*f.member;
+  for (const auto& f : kSpeculativeFields) this->*f.member -= o.*f.member;
   return *this;
 }
 

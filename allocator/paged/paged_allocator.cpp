@@ -91,6 +91,7 @@ std::uint32_t PagedAllocator::new_slot(SeqId seq) {
   s.table.clear();
   s.prompt_hashes.clear();
   s.hashed_blocks = 0;
+  s.pending = s.pending_rejected = s.pending_lookahead = 0;
   return i;
 }
 
@@ -374,7 +375,8 @@ AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
 }
 
 void PagedAllocator::cache_filled_prompt_blocks(Sequence& s) {
-  const std::size_t full = std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.tokens / block_size_));
+  // Pending (speculated) tokens are never cached: only blocks full of committed tokens.
+  const std::size_t full = std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.committed() / block_size_));
   for (; s.hashed_blocks < full; ++s.hashed_blocks)
     cache_block(s.table[s.hashed_blocks], s.prompt_hashes[s.hashed_blocks]);
   if (s.hashed_blocks == s.prompt_hashes.size()) {
@@ -402,7 +404,8 @@ void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int
   by_room.assign(static_cast<std::size_t>(B), 0);
   for (const SeqHandle& h : seqs) {
     const Sequence& s = at(h);
-    if (s.swapped || !s.prompt_hashes.empty() || (s.room > 0 && gpu_.ref_count(s.last) != 1)) return;
+    if (s.swapped || s.pending > 0 || !s.prompt_hashes.empty() || (s.room > 0 && gpu_.ref_count(s.last) != 1))
+      return;
     ++by_room[static_cast<std::size_t>(s.room)];
   }
   const auto n = static_cast<std::int64_t>(seqs.size());
@@ -512,7 +515,10 @@ bool PagedAllocator::can_append_all(std::span<const SeqHandle> group, std::int64
   return need <= num_free_blocks();
 }
 
-bool PagedAllocator::append_slow(Sequence& s, SeqId seq, std::int64_t n) {
+bool PagedAllocator::append_slow(Sequence& s, SeqId seq, std::int64_t n, bool proposing) {
+  if (s.pending > 0 && !proposing)
+    misuse(seq_name(seq) + " has " + std::to_string(s.pending) +
+           " proposed (speculative) slots pending; verify_proposed before appending");
   if (append_cost(seq, s, n) > num_free_blocks()) return false;
   if (n == 0) return true;
   if (s.room > 0) {
@@ -560,9 +566,62 @@ void PagedAllocator::check_sequence_now(const Sequence& s) const {
            " free slots; its table ends in " + (s.table.empty() ? "nothing" : std::to_string(s.table.back())));
 }
 
+bool PagedAllocator::grow_proposed(SeqHandle h, const ProposedSlots& p) {
+  Sequence& s = at(h);
+  if (s.pending > 0) misuse(seq_name(h.id) + " already has proposed slots pending; verify_proposed first");
+  if (p.proposed < 0 || p.rejected < 0 || p.rejected > p.proposed || p.lookahead < 0 ||
+      p.pending() > std::numeric_limits<std::int32_t>::max() - 1)
+    misuse(seq_name(h.id) + ": expected 0 <= rejected <= proposed and lookahead >= 0, got proposed " +
+           std::to_string(p.proposed) + ", rejected " + std::to_string(p.rejected) + ", lookahead " +
+           std::to_string(p.lookahead));
+  const std::int64_t n = 1 + p.pending();
+  if (append_cost(h.id, s, n) > num_free_blocks()) return false;
+  // Pending before the append, so that no prompt block it completes with them is cached.
+  s.pending = static_cast<std::int32_t>(p.pending());
+  s.pending_rejected = static_cast<std::int32_t>(p.rejected);
+  s.pending_lookahead = static_cast<std::int32_t>(p.lookahead);
+  [[maybe_unused]] const bool ok = append_slow(s, h.id, n, true);
+  assert(ok && "append_cost promised the blocks");
+  proposed_accepted_ += p.proposed - p.rejected;
+  proposed_rejected_ += p.rejected;
+  lookahead_ += p.lookahead;
+  return true;
+}
+
+void PagedAllocator::verify_proposed(SeqHandle h) {
+  Sequence& s = at(h);
+  if (s.pending == 0) return;
+  proposed_accepted_ -= s.pending - s.pending_rejected - s.pending_lookahead;
+  proposed_rejected_ -= s.pending_rejected;
+  lookahead_ -= s.pending_lookahead;
+  std::int64_t drop = s.pending_rejected + s.pending_lookahead;
+  s.pending = s.pending_rejected = s.pending_lookahead = 0;
+  // The dropped tokens are the last ones, in blocks this sequence alone holds (appended by
+  // grow_proposed: fresh blocks, or a last block copied on write) and never cached.
+  while (drop > 0) {
+    const BlockId b = s.table.back();
+    const std::int32_t filled = gpu_.filled(b);
+    const auto w = static_cast<std::int32_t>(std::min<std::int64_t>(filled, drop));
+    assert(gpu_.ref_count(b) == 1 && !(cache_ && cache_->cached(b)));
+    gpu_.set_filled(b, filled - w);
+    token_states_ -= w;
+    s.tokens -= w;
+    drop -= w;
+    if (filled == w) {
+      s.table.pop_back();
+      --logical_blocks_;
+      release_gpu_block(b);
+    }
+  }
+  settle_last(s);
+  if (!s.prompt_hashes.empty()) cache_filled_prompt_blocks(s);
+  check_sequence(s);
+}
+
 bool PagedAllocator::fork(SeqId parent, SeqId child) {
   const std::uint32_t pi = handle(parent).slot;
   if (slots_[pi].swapped) misuse("cannot fork swapped-out " + seq_name(parent));
+  if (slots_[pi].pending > 0) misuse("cannot fork " + seq_name(parent) + " with proposed slots pending");
   if (index_.count(child)) misuse("fork target " + seq_name(child) + " is already live");
   Sequence& c = slots_[new_slot(child)];
   const Sequence& p = slots_[pi];  // after new_slot, which may move the slots
@@ -580,6 +639,10 @@ bool PagedAllocator::fork(SeqId parent, SeqId child) {
 void PagedAllocator::free(SeqId seq) {
   const std::uint32_t i = handle(seq).slot;
   Sequence& s = slots_[i];
+  proposed_accepted_ -= s.pending - s.pending_rejected - s.pending_lookahead;  // a preemption mid-step
+  proposed_rejected_ -= s.pending_rejected;
+  lookahead_ -= s.pending_lookahead;
+  s.pending = s.pending_rejected = s.pending_lookahead = 0;
   if (s.swapped) {
     for (BlockId b : s.table)
       if (cpu_.drop_ref(b) == 0) cpu_.give_back(b);
@@ -615,6 +678,7 @@ std::optional<std::vector<BlockMove>> PagedAllocator::swap_out(std::span<const S
   for (SeqId id : group) {
     const Sequence& s = get(id);
     if (s.swapped) misuse(seq_name(id) + " is already swapped out");
+    if (s.pending > 0) misuse("cannot swap out " + seq_name(id) + " with proposed slots pending");
     for (BlockId b : s.table)
       if (to_cpu.emplace(b, kNoBlock).second) order.push_back(b);
   }
@@ -689,7 +753,10 @@ std::optional<std::vector<BlockMove>> PagedAllocator::swap_in(std::span<const Se
 
 MemoryBreakdown PagedAllocator::breakdown() const {
   MemoryBreakdown b;
-  b.token_states = token_states_;
+  b.proposed_accepted = proposed_accepted_;
+  b.proposed_rejected = proposed_rejected_;
+  b.lookahead = lookahead_;
+  b.token_states = token_states_ - proposed_accepted_ - proposed_rejected_ - lookahead_;
   b.rounding = owned_blocks_ * block_size_ - token_states_;
   b.adapter_weights = adapter_weight_blocks() * block_size_;
   b.free = (gpu_.num_blocks() - owned_blocks_ - adapter_weight_blocks()) * block_size_;
@@ -703,6 +770,7 @@ void PagedAllocator::validate() const {
   std::vector<std::int32_t> cpu_refs(static_cast<std::size_t>(cpu_.num_blocks()), 0);
   std::int64_t logical = 0;
   std::int64_t live = 0;
+  std::int64_t accepted = 0, rejected = 0, lookahead = 0;
   for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
     const Sequence& s = slots_[slot];
     if (!s.live) continue;
@@ -726,8 +794,21 @@ void PagedAllocator::validate() const {
     }
     check_sequence_now(s);  // after the loop above has checked its block ids
     if (!s.swapped) logical += static_cast<std::int64_t>(s.table.size());
+    if (s.pending < 0 || s.pending_rejected < 0 || s.pending_lookahead < 0 ||
+        s.pending_rejected + s.pending_lookahead > s.pending || s.pending > s.tokens || (s.swapped && s.pending > 0))
+      broken(seq_name(id) + " has " + std::to_string(s.pending) + " pending slots (" + std::to_string(s.pending_rejected) +
+             " rejected, " + std::to_string(s.pending_lookahead) + " lookahead) of " + std::to_string(s.tokens) +
+             " tokens" + (s.swapped ? " swapped out" : ""));
+    accepted += s.pending - s.pending_rejected - s.pending_lookahead;
+    rejected += s.pending_rejected;
+    lookahead += s.pending_lookahead;
+    // No block holding a pending (speculated) token is cached.
+    for (std::int64_t i = s.committed() / block_size_; s.pending > 0 && cache_ && i < static_cast<std::int64_t>(s.table.size()); ++i)
+      if (cache_->cached(s.table[static_cast<std::size_t>(i)]))
+        broken(seq_name(id) + "'s block " + std::to_string(s.table[static_cast<std::size_t>(i)]) +
+               " holds proposed tokens and is cached");
     if (!s.prompt_hashes.empty() &&
-        (s.swapped || s.hashed_blocks != std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.tokens / block_size_))))
+        (s.swapped || s.hashed_blocks != std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.committed() / block_size_))))
       broken(seq_name(id) + " has cached " + std::to_string(s.hashed_blocks) + " of " +
              std::to_string(s.prompt_hashes.size()) + " prompt blocks but holds " + std::to_string(s.tokens) +
              " tokens" + (s.swapped ? " swapped out" : ""));
@@ -738,6 +819,10 @@ void PagedAllocator::validate() const {
            std::to_string(free_slots_.size()) + " free slots of " + std::to_string(slots_.size()));
   if (logical != logical_blocks_)
     broken("logical block counter " + std::to_string(logical_blocks_) + " != " + std::to_string(logical));
+  if (accepted != proposed_accepted_ || rejected != proposed_rejected_ || lookahead != lookahead_)
+    broken("proposed slot counters " + std::to_string(proposed_accepted_) + "/" + std::to_string(proposed_rejected_) +
+           "/" + std::to_string(lookahead_) + " != the sequences' " + std::to_string(accepted) + "/" +
+           std::to_string(rejected) + "/" + std::to_string(lookahead) + " (accepted/rejected/lookahead)");
 
   auto check_pool = [](const BlockPool& pool, const std::vector<std::int32_t>& refs, const char* what,
                        auto&& is_unowned_kept) {

@@ -35,6 +35,14 @@
 // pages (S-LoRA's unified paging, AdapterPages): an adapter is loaded into blocks taken like
 // any new block, pinned while requests use it, and, once idle, evicted (least recently used
 // first) when a new owner finds no free block and no evictable cached block.
+// Speculative decoding (proposed_slots.h): grow_proposed appends the newest token and a
+// step's proposed and lookahead slots like any tokens (fresh blocks, copy-on-write of a shared
+// last block), and the sequence keeps them pending until verify_proposed, which drops the
+// rejected and lookahead tokens from its end, giving back blocks left empty. vLLM v1 keeps
+// those blocks with the request (its block tables only grow); they are taken again by the
+// next step's reservation, which always needs at least as many, so the blocks held at each
+// scheduling point agree unless a request planned earlier in the pass takes the freed block.
+// Pending tokens are never cached: prompt blocks are cached only up to the committed tokens.
 //
 // Sequences live in a vector of slots (a freed slot is reused), found by id through a hash
 // map or by their SeqHandle without one. The per-token path, grow(handle, 1) into the
@@ -49,7 +57,10 @@
 //   ref_count(b) == number of occurrences of b in GPU block tables
 //   a block on the free list has ref_count 0 and is not cached
 //   filled(b) == min(B, tokens - i*B) for every sequence holding b at index i
-//   token_states == Σ filled over owned blocks; breakdown classes sum to capacity
+//   token_states_ == Σ filled over owned blocks (pending proposed slots included);
+//   proposed_accepted_ + proposed_rejected_ + lookahead_ == Σ pending over sequences, each
+//   split as its ProposedSlots; no block holding a pending token is cached; a swapped
+//   sequence has nothing pending; breakdown classes sum to capacity
 //   the same identities for the CPU pool and swapped sequences, a CPU block held by the
 //   CPU tier counting as kept (swapped + tier + free CPU blocks == num_cpu_blocks)
 //   the tier stack's own identities (tier_stack.h)
@@ -117,7 +128,11 @@ class PagedAllocator final : public KvAllocator {
   void decode_run_rounds(std::span<const SeqHandle> seqs, std::int64_t keep_free_slots, std::int64_t max_rounds,
                          DecodeRounds* out) const override;
   void grow_rounds(std::span<const SeqHandle> seqs, std::int64_t rounds) override;
-  bool fork(SeqId parent, SeqId child) override;  // always succeeds for a GPU-resident parent
+  bool holds_proposed_slots() const override { return true; }
+  bool grow_proposed(SeqHandle h, const ProposedSlots& p) override;
+  void verify_proposed(SeqHandle h) override;
+  // Always succeeds for a GPU-resident parent with nothing pending.
+  bool fork(SeqId parent, SeqId child) override;
   void free(SeqId seq) override;
   void hold_pending_prefix(std::span<const BlockHash> hashes) override {
     if (cache_) cache_->hold_pending(hashes);
@@ -211,12 +226,18 @@ class PagedAllocator final : public KvAllocator {
     std::int32_t room = 0;          // free slots of the last block: |table| * B - tokens
     bool live = false;              // false: a free slot
     bool swapped = false;
+    std::int32_t pending = 0;       // proposed + lookahead slots awaiting verify_proposed (the
+                                    // last `pending` of `tokens`)
     std::vector<BlockId> table;     // GPU ids, or CPU ids while swapped
     // Chunked prefill with the prefix cache: the prompt's block hashes while some of its full
     // blocks are still to be appended (empty otherwise). Blocks [0, hashed_blocks) were
-    // offered to the cache; INVARIANT: hashed_blocks == min(|prompt_hashes|, tokens / B).
+    // offered to the cache; INVARIANT: hashed_blocks == min(|prompt_hashes|, committed() / B).
     std::vector<BlockHash> prompt_hashes;
     std::size_t hashed_blocks = 0;
+    std::int32_t pending_rejected = 0;   // of `pending`: proposals verification rejects
+    std::int32_t pending_lookahead = 0;  // of `pending`: lookahead slots
+    // Tokens whose KV is kept: all but the pending ones.
+    std::int64_t committed() const { return tokens - pending; }
   };
 
   const Sequence& get(SeqId seq) const;
@@ -239,7 +260,9 @@ class PagedAllocator final : public KvAllocator {
   // Tokens s can take on append_to's inline path: its last block's free slots when that
   // block is its own and nothing else is due (no swap, no prompt block left to cache).
   std::int32_t inline_room(const Sequence& s) const {
-    return !s.swapped && s.prompt_hashes.empty() && s.room > 0 && gpu_.ref_count(s.last) == 1 ? s.room : 0;
+    return !s.swapped && s.pending == 0 && s.prompt_hashes.empty() && s.room > 0 && gpu_.ref_count(s.last) == 1
+               ? s.room
+               : 0;
   }
   // append(seq, n) on s: inline when the tokens fit s's own partly filled last block (a
   // decode, 15 times in 16 with blocks of 16), else append_slow.
@@ -265,7 +288,8 @@ class PagedAllocator final : public KvAllocator {
   }
   void check_sequence_now(const Sequence& s) const;
   // Every other append: misuse checks, new blocks, copy-on-write, prompt blocks to cache.
-  bool append_slow(Sequence& s, SeqId seq, std::int64_t n);
+  // `proposing`: grow_proposed's append, which may write behind pending tokens (it sets them).
+  bool append_slow(Sequence& s, SeqId seq, std::int64_t n, bool proposing = false);
   // Sets s.last and s.room from s.table and s.tokens.
   void settle_last(Sequence& s) const {
     s.last = s.table.empty() ? kNoBlock : s.table.back();
@@ -337,6 +361,8 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t region_blocks_ = 0;
   AdapterPages adapters_;
   std::int64_t adapter_evictions_ = 0;
+  // Pending proposed slots (speculative decoding), by what verification makes of them.
+  std::int64_t proposed_accepted_ = 0, proposed_rejected_ = 0, lookahead_ = 0;
 };
 
 }  // namespace pagesim::alloc

@@ -6,8 +6,9 @@
 #         DeepSeek-V3 and V3.2 against Llama-3.1-405B (mla_allocators.yaml)
 #   lora  LoRA adapters: KV capacity and throughput against the number of distinct adapters,
 #         vLLM's max_loras slots against S-LoRA's unified paging (lora_placements.yaml)
-# The speculative decoding part is to come: it adds its runs below (into $out/<part>) and a
-# section to python/make_modern_kv_report.py (SECTIONS).
+#   speculative  speculative decoding: one request at a time against Leviathan et al.'s closed
+#         form (speculative_leviathan.yaml); a loaded server's memory classes and speed-up
+#         against k and acceptance, EAGLE and n-gram (speculative_load.yaml)
 #   experiments/modern_kv/run_all.sh            (results in out/modern_kv/)
 # PAGESIM=path/to/pagesim to use an existing binary; otherwise build-main/ is built.
 # About 15 s of CPU once built.
@@ -32,5 +33,13 @@ echo "== pagesim run $here/mla_allocators.yaml"
 # Part lora.
 echo "== pagesim run $here/lora_placements.yaml"
 "$PAGESIM" run "$here/lora_placements.yaml" --out "$out/lora/placements" -q --overwrite -j 2 >/dev/null
+
+# Part speculative.
+rm -rf "$out/speculative"
+mkdir -p "$out/speculative"
+echo "== pagesim run $here/speculative_leviathan.yaml"
+"$PAGESIM" run "$here/speculative_leviathan.yaml" --out "$out/speculative/alone" -q --overwrite -j 2 >/dev/null
+echo "== pagesim run $here/speculative_load.yaml"
+"$PAGESIM" run "$here/speculative_load.yaml" --out "$out/speculative/load" -q --overwrite -j 2 >/dev/null
 
 python3 python/make_modern_kv_report.py "$out" "$here"

@@ -51,6 +51,9 @@ class Replica {
   IterationPlan plan;                 // the iteration in flight (valid while busy)
   std::int64_t iterations = 0;        // iterations started
   std::int64_t preemptions_reported = 0;  // scheduler preemptions already in a sample
+  // Speculative decoding with the draft's KV in the pool's memory: the slots its blocks take
+  // (MemoryBreakdown::draft_kv), added to every sample. 0 otherwise.
+  std::int64_t draft_kv_slots = 0;
   std::int64_t pending_swap_out = 0, pending_swap_in = 0;  // swaps of plans with no compute
   std::int64_t routed_requests = 0;   // requests the router sent here
   std::int64_t routed_tokens = 0;     // their prompt + output tokens (per sequence group)

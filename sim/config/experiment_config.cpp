@@ -284,6 +284,17 @@ void visit(V& v, ExperimentConfig& c) {
   v.section_omitted_at_default("engine", c.engine.skip_decode_runs, [&](auto& q) {
     q.field("skip_decode_runs", c.engine.skip_decode_runs);
   });
+  v.section_omitted_at_default("speculative", !c.speculative.settings.enabled(), [&](auto& q) {
+    SpeculativeSettings& s = c.speculative.settings;
+    q.choice("method", s.method, kSpeculativeMethodNames);
+    q.field("num_speculative_tokens", s.k);
+    q.ignore("acceptance");  // a number or a list: read by read_acceptance, written by to_yaml
+    q.choice("draft_kv", s.draft_kv, kDraftKvPlacementNames);
+    // Written only where they apply (the reader refuses them for another method).
+    q.field_omitted_at_default("draft_model", c.speculative.draft_model, std::string());
+    q.field_omitted_at_default("eagle_layers", c.speculative.eagle_layers, std::int64_t{1});
+    q.field_omitted_at_default("draft_cost_ratio", c.speculative.draft_cost_ratio, -1.0);
+  });
   v.field_omitted_at_default("calibration", c.calibration, std::string());
   v.ignore("sweep");
 }
@@ -842,6 +853,90 @@ void resolve_input_paths(ExperimentConfig& c) {
   }
 }
 
+// speculative.acceptance: one probability (every position) or a list of them (position by
+// position), into c.speculative.settings.acceptance.
+void read_acceptance(const YAML::Node& root, ExperimentConfig& c) {
+  const YAML::Node section = root["speculative"];
+  if (!section || !section.IsMap()) return;
+  const YAML::Node n = section["acceptance"];
+  if (!n) return;
+  const std::string key = "speculative.acceptance";
+  const int line = YamlReader::line_of(n);
+  c.origin.record(key, line);
+  auto number = [&](const YAML::Node& v, const std::string& where) {
+    double x = 0;
+    try {
+      if (!v.IsScalar()) throw YAML::Exception(YAML::Mark::null_mark(), "");
+      x = v.as<double>();
+    } catch (const YAML::Exception&) {
+      throw ConfigError(c.origin.file(), YamlReader::line_of(v), where,
+                        "expected an acceptance probability in [0, 1] (or a list of them, one per proposed position)");
+    }
+    return x;
+  };
+  std::vector<double>& out = c.speculative.settings.acceptance;
+  out.clear();
+  if (n.IsSequence()) {
+    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(number(n[i], key + "[" + std::to_string(i) + "]"));
+  } else {
+    out.push_back(number(n, key));
+  }
+}
+
+// The speculative section's values and what they need of the rest.
+void check_speculative(const ExperimentConfig& c) {
+  const ConfigOrigin& o = c.origin;
+  const SpeculativeConfig& sc = c.speculative;
+  const SpeculativeSettings& s = sc.settings;
+  if (!s.enabled()) {
+    if (o.has("speculative.num_speculative_tokens") || o.has("speculative.acceptance") || o.has("speculative.draft_kv") ||
+        o.has("speculative.draft_model") || o.has("speculative.eagle_layers") || o.has("speculative.draft_cost_ratio"))
+      throw o.error("speculative.method", "speculative settings are given but method is none (or missing): expected "
+                                          "one of draft_model, eagle, ngram");
+    return;
+  }
+  if (s.k < 0 || s.k > kMaxSpeculativeTokens)
+    throw o.error("speculative.num_speculative_tokens",
+                  fmt::format("expected tokens proposed per step in [0, {}] (0: decode as without speculation), found {}",
+                              kMaxSpeculativeTokens, s.k));
+  if (s.acceptance.empty() || (s.acceptance.size() != 1 && static_cast<std::int64_t>(s.acceptance.size()) != s.k))
+    throw o.error("speculative.acceptance",
+                  fmt::format("expected one probability or num_speculative_tokens = {} of them (one per proposed "
+                              "position), found {}",
+                              s.k, s.acceptance.size()));
+  for (std::size_t i = 0; i < s.acceptance.size(); ++i)
+    if (!(s.acceptance[i] >= 0 && s.acceptance[i] <= 1))
+      throw o.error("speculative.acceptance",
+                    fmt::format("expected acceptance probabilities in [0, 1], found {} at position {}", s.acceptance[i],
+                                i + 1));
+  if (c.scheduler.kind != SchedulerKind::kVllmV1)
+    throw o.error("speculative.method",
+                  fmt::format("speculative decoding follows vLLM v1's scheduler (lookahead slots, 1 + k tokens of the "
+                              "budget per decode), but scheduler.kind is '{}': set scheduler.kind: vllm-v1",
+                              to_string(c.scheduler.kind)));
+  if (c.allocator.kind != alloc::AllocatorKind::kPaged)
+    throw o.error("allocator.kind", fmt::format("speculative decoding holds proposed tokens in a paged pool's block "
+                                                "tables; expected paged, found '{}'",
+                                                alloc::to_string(c.allocator.kind)));
+  const bool draft = s.method == SpeculativeMethod::kDraftModel;
+  if (draft && sc.draft_model.empty())
+    throw o.error("speculative.draft_model", "method draft_model needs the draft's model preset, e.g. llama-3.2-1b");
+  if (!draft && !sc.draft_model.empty())
+    throw o.error("speculative.draft_model", fmt::format("names a draft model, but method is '{}': set method: "
+                                                         "draft_model, or remove it",
+                                                         enum_name(kSpeculativeMethodNames, s.method)));
+  if (s.method != SpeculativeMethod::kEagle && sc.eagle_layers != 1)
+    throw o.error("speculative.eagle_layers", "sizes an EAGLE head, but method is not eagle");
+  if (sc.eagle_layers < 1 || sc.eagle_layers > 64)
+    throw o.error("speculative.eagle_layers", fmt::format("expected decoder layers in [1, 64], found {}", sc.eagle_layers));
+  if (s.method == SpeculativeMethod::kNgram && s.draft_kv != DraftKvPlacement::kNone)
+    throw o.error("speculative.draft_kv", "n-gram proposals keep no KV: expected none");
+  if (!(sc.draft_cost_ratio == -1 || (sc.draft_cost_ratio >= 0 && std::isfinite(sc.draft_cost_ratio))))
+    throw o.error("speculative.draft_cost_ratio",
+                  fmt::format("expected a finite ratio >= 0 (or -1: price the draft's own model), found {}",
+                              sc.draft_cost_ratio));
+}
+
 void check_values(const ExperimentConfig& c) {
   const ConfigOrigin& o = c.origin;
   const SchedulerSettings& s = c.scheduler;
@@ -1051,7 +1146,13 @@ ExperimentConfig parse_settings(const YAML::Node& given, const std::string& file
                                 c.allocator.kind == alloc::AllocatorKind::kHybrid ||
                                 c.allocator.kind == alloc::AllocatorKind::kJenga) &&
                                c.workload.kind != traces::WorkloadKind::kSynthetic;
+  read_acceptance(root, c);
+  // vLLM keeps a draft model's and an EAGLE head's KV in the target's KV budget.
+  if (!c.origin.has("speculative.draft_kv") && (c.speculative.settings.method == SpeculativeMethod::kDraftModel ||
+                                                 c.speculative.settings.method == SpeculativeMethod::kEagle))
+    c.speculative.settings.draft_kv = DraftKvPlacement::kShared;
   check_values(c);
+  check_speculative(c);
   resolve_input_paths(c);
   parse_replica_overrides(root, file, c);
   check_replicas(c);
@@ -1069,6 +1170,16 @@ YAML::Node to_yaml(const ExperimentConfig& config, bool every_field) {
   if (c.allocator.kind == alloc::AllocatorKind::kRadix) {
     root["allocator"].remove("prefix_cache");
     root["allocator"].remove("eviction");
+  }
+  if (root["speculative"]) {
+    const std::vector<double>& a = c.speculative.settings.acceptance;
+    if (a.size() == 1) {
+      root["speculative"]["acceptance"] = a.front();
+    } else {
+      YAML::Node list(YAML::NodeType::Sequence);
+      for (double p : a) list.push_back(p);
+      root["speculative"]["acceptance"] = list;
+    }
   }
   if (!c.replicas.overrides.empty()) {
     // Each replica's settings in full (not only the keys its entry gave).

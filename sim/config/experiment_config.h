@@ -27,6 +27,7 @@
 #include "sim/config/config_origin.h"
 #include "sim/config/offload_config.h"
 #include "sim/cost/cost_model_factory.h"
+#include "sim/core/speculative_settings.h"
 #include "sim/cost/kv_dtype.h"
 #include "sim/metrics/client_stream_metrics.h"
 #include "sim/metrics/slo.h"
@@ -142,6 +143,19 @@ struct EngineConfig {
   bool skip_decode_runs = true;
 };
 
+// speculative: speculative decoding (sim/core/speculative_settings.h; vllm-v1 over a paged
+// pool). Absent or method none: off. The run derives SpeculativeSettings::lookahead,
+// draft_kv_ratio and seed.
+struct SpeculativeConfig {
+  SpeculativeSettings settings;  // method, num_speculative_tokens (k), acceptance, draft_kv
+  std::string draft_model;       // method draft_model: the draft's model preset (required)
+  std::int64_t eagle_layers = 1;  // method eagle: decoder layers of the EAGLE head (EAGLE-1/2,
+                                  // vLLM's EAGLE heads: 1), each as one of the target's
+  // >= 0: each draft pass costs this times the target's pass over the same batch (Leviathan
+  // et al.'s c); -1: the draft's own roofline model on the run's GPU (n-gram: no GPU time).
+  double draft_cost_ratio = -1;
+};
+
 struct ExperimentConfig;
 
 // One entry of replicas.overrides: replica `index` runs `config`, the experiment's settings
@@ -230,6 +244,7 @@ struct ExperimentConfig {
   // LoRA adapters (sim/scheduler/lora_settings.h) when the `lora` section is given (default:
   // none, no adapter output).
   LoraSettings lora;
+  SpeculativeConfig speculative;  // speculative decoding (default: none)
   // The calibration file whose values filled the keys this experiment left out (calibration.h);
   // empty: none. Kept so config.resolved.yaml says where those values came from.
   std::string calibration;

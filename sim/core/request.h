@@ -36,6 +36,13 @@ struct Request {
   std::vector<alloc::SeqHandle> seqs;  // live allocator sequences; empty while waiting
   bool preempted_now = false;      // preempted in the iteration being scheduled
   bool adapter_pinned = false;     // holds a pin on its adapter (from admission to free)
+  // Speculative decoding: the step planned for this request verifies `spec_proposed` proposed
+  // tokens, of which verification accepts `spec_accepted` (drawn when planned). Both 0 when
+  // the step proposes nothing; `spec_step`: the step went through grow_proposed (the engine
+  // verifies it when the step ends).
+  bool spec_step = false;
+  std::int64_t spec_proposed = 0;
+  std::int64_t spec_accepted = 0;
 
   std::int32_t replica = 0;        // the replica the router sent it to (0 with one replica)
 

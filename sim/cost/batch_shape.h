@@ -10,6 +10,9 @@
 // never for a recompute, which re-prefills prompt + generated tokens from h = 0).
 // A decode sequence generates one token and reads the KV of its c context tokens (the new
 // token's own KV included, as the paged-attention kernel reads it).
+// Speculative decoding: a decode sequence may also verify p proposed tokens in the same pass
+// (p + 1 query positions, each through the linear layers and the LM head; p·c extra
+// query-key pairs over the KV it reads once).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,9 @@ struct BatchShape {
                                             // runs on their last token (count, <= prefill_seqs)
   std::int64_t decode_seqs = 0;             // sequences generating one token each (count)
   std::int64_t decode_context_tokens = 0;   // Σ c: KV read by decode attention (tokens)
+  std::int64_t verify_tokens = 0;           // Σ p: proposed tokens verified by decode
+                                            // sequences besides their one token (tokens)
+  double verify_attention_pairs = 0;        // Σ p·c + p(p+1)/2: their query–key pairs (pairs)
 
   // Adds a prefill chunk of `new_tokens` (q >= 1) after `cached_tokens` (h >= 0);
   // `completes_prompt`: this chunk ends the prompt, so a token is sampled from it.
@@ -44,10 +50,20 @@ struct BatchShape {
     decode_context_tokens += context_tokens;
   }
 
-  // Tokens that go through the linear layers: every prefill token plus one per decode sequence.
-  std::int64_t total_tokens() const { return prefill_tokens + decode_seqs; }
-  // Sequences whose last position goes through the LM head.
-  std::int64_t sampling_seqs() const { return prefill_sampling_seqs + decode_seqs; }
+  // Speculative decoding: the decode sequence just added also verifies `proposed` (p >= 0)
+  // tokens after its `context_tokens` (c).
+  void add_verified_tokens(std::int64_t proposed, std::int64_t context_tokens) {
+    const double p = static_cast<double>(proposed);
+    verify_tokens += proposed;
+    verify_attention_pairs += p * static_cast<double>(context_tokens) + p * (p + 1) / 2;
+  }
+
+  // Tokens that go through the linear layers: every prefill token plus one per decode
+  // sequence, plus the proposed tokens verified.
+  std::int64_t total_tokens() const { return prefill_tokens + decode_seqs + verify_tokens; }
+  // Positions that go through the LM head: each sampling sequence's last, plus every verified
+  // proposal's (verification reads the target's distribution at each).
+  std::int64_t sampling_seqs() const { return prefill_sampling_seqs + decode_seqs + verify_tokens; }
   // No token at all: no forward pass runs.
   bool empty() const { return total_tokens() == 0; }
 };

@@ -190,8 +190,15 @@ RooflineBreakdown RooflineCostModel::breakdown(const BatchShape& batch) const {
       } else if (g.window > 0) {
         pairs = std::min(ctx, seqs * g.window);
       }
-      out.decode_attention.compute_seconds += pairs * g.c_per_pair;
-      out.decode_attention.memory_seconds += (pairs + written) * g.m_per_kv_token + seqs * g.m_per_query;
+      // Verified proposals (speculative decoding): more queries over the KV read once.
+      const double verify = static_cast<double>(batch.verify_tokens);
+      double verify_pairs = 0;
+      if (verify > 0 && g.kind != alloc::LayerGroupKind::kCrossAttention) {
+        verify_pairs = g.window > 0 ? std::min(batch.verify_attention_pairs, verify * g.window) : batch.verify_attention_pairs;
+        written += verify;
+      }
+      out.decode_attention.compute_seconds += (pairs + verify_pairs) * g.c_per_pair;
+      out.decode_attention.memory_seconds += (pairs + written) * g.m_per_kv_token + (seqs + verify) * g.m_per_query;
     }
     out.decode_attention.memory_seconds += seqs * state_m_per_seq_;
   }

@@ -398,6 +398,7 @@ void Simulation::start_iteration(Replica& p) {
   for (const Request* r : plan_.decodes) {
     const std::int64_t context = r->prompt_tokens + r->generated;
     for (std::size_t i = 0; i < r->seqs.size(); ++i) shape.add_decode_seq(context);
+    if (r->spec_proposed > 0) shape.add_verified_tokens(r->spec_proposed, context);
     batch_seqs += static_cast<std::int64_t>(r->seqs.size());
   }
   alloc::KvAllocator& a = scheduler.allocator();
@@ -423,6 +424,7 @@ void Simulation::start_iteration(Replica& p) {
   s.running = static_cast<std::int64_t>(scheduler.num_running());
   s.swapped = static_cast<std::int64_t>(scheduler.num_swapped());
   s.memory = a.breakdown();
+  s.memory.draft_kv = p.draft_kv_slots;
   if (const Request* head = scheduler.waiting_head()) s.unusable_free = a.unusable_free(scheduler.admit_request(*head, 0));
   const alloc::AllocatorStats st = a.stats();
   s.logical_blocks = st.logical_blocks;
@@ -482,7 +484,8 @@ void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShap
   // Iteration j after this one repeats it when no request finished at the ends of 0..j-1.
   std::int64_t left = std::numeric_limits<std::int64_t>::max();
   for (const Request* r : plan.decodes) {
-    if (r->beam_width > 1 || r->first_token_s < 0) return;
+    // Speculative steps emit a drawn number of tokens: never a run.
+    if (r->beam_width > 1 || r->first_token_s < 0 || r->spec_step) return;
     left = std::min(left, r->output_tokens - r->generated - 1);
   }
   if (left <= 0) return;
@@ -588,6 +591,15 @@ void Simulation::price_fetch(Replica& p, double& dt) {
   ++c.iterations;
 }
 
+void Simulation::finish_speculative_step(Replica& p, Request* r, double end) {
+  // The accepted proposals come out with the target's own token (tokens past the last are
+  // dropped); verification keeps their KV and frees the rejected and lookahead slots.
+  for (std::int64_t i = 0; i < r->spec_accepted && r->state != RequestState::kFinished; ++i) emit_token(r, end);
+  if (r->state != RequestState::kFinished) p.allocator().verify_proposed(r->seqs.front());
+  r->spec_step = false;
+  r->spec_proposed = r->spec_accepted = 0;
+}
+
 void Simulation::emit_token(Request* r, double t) {
   ++r->generated;
   const double previous = r->first_token_s < 0 ? -1.0 : r->last_token_s;
@@ -631,6 +643,7 @@ void Simulation::apply_plan(Replica& p, double end) {
   }
   for (Request* r : plan_.decodes) {
     emit_token(r, end);
+    if (r->spec_step) finish_speculative_step(p, r, end);
     if (r->state != RequestState::kFinished && r->beam_width > 1) {
       beams_->draw_parents(r->id, static_cast<std::int32_t>(r->seqs.size()), parents_);
       scheduler.reshape_beams(r, parents_);

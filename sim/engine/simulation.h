@@ -37,6 +37,12 @@
 // than every queued event skip the queue; the others go through it, so events keep their
 // order.
 //
+// Speculative decoding (SchedulerSettings::speculative, vllm-v1): a decode step that verified
+// proposals (Request::spec_step) prices them as more query tokens (BatchShape::verify_tokens)
+// and, when it ends, emits its accepted proposals at the same instant as its own token and
+// verifies its proposed slots (KvAllocator::verify_proposed). Such steps never start a decode
+// run: their token counts are drawn, not repeated.
+//
 // Disaggregated prefill/decode (EngineSettings::disaggregation, DisaggregationSettings):
 // arrivals are routed among the prefill replicas [0, P) only. At the end of the iteration
 // that completes a request's prefill, its first token comes out (time-to-first-token ends
@@ -203,6 +209,9 @@ class Simulation {
   void release_held(Replica& p, bool all);
   void apply_plan(Replica& p, double end);
   void emit_token(Request* r, double t);
+  // The end of r's speculative step (Request::spec_step): its accepted proposals come out at
+  // `end` after its own token, and its proposed slots are verified.
+  void finish_speculative_step(Replica& p, Request* r, double end);
   // Charges the tier transfers `moved` to p's iteration of duration dt (compute + swaps
   // `swap_s`): dt grows by them (serial) or to them (overlap), and p.plan.tier records it.
   void price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,

@@ -27,11 +27,13 @@
 #include "sim/cost/kv_capacity.h"
 #include "sim/cost/operators_cost_model.h"
 #include "sim/cost/presets.h"
+#include "sim/cost/speculative_cost_model.h"
 #include "sim/experiment/result_folder.h"
 #include "sim/metrics/client_stream_metrics.h"
 #include "sim/metrics/cluster_summary.h"
 #include "sim/metrics/metrics.h"
 #include "sim/metrics/slo.h"
+#include "sim/metrics/speculative_metrics.h"
 #include "sim/metrics/timeline.h"
 #include "sim/output/atomic_file.h"
 #include "sim/output/build_info.h"
@@ -358,6 +360,60 @@ void configure_lora(const ExperimentConfig& c, Run& run, alloc::AllocatorSpec& a
                                    l.max_loras, run.lora_slot_bytes / (1 << 20), l.rank, run.model.name,
                                    l.max_loras * slot_blocks, blocks));
   as.adapter_region_blocks = l.max_loras * slot_blocks;
+// The draft of speculative decoding as a model: the draft model's preset, or an EAGLE head of
+// `layers` of the target's decoder layers (dense, full attention: EAGLE's head is a Llama
+// decoder layer over the target's hidden states, with the target's embedding and LM head).
+ModelSpec draft_model_of(const ExperimentConfig& c, const ModelSpec& target) {
+  if (c.speculative.settings.method == SpeculativeMethod::kDraftModel) {
+    ModelSpec draft = in_section(c.origin, "speculative.draft_model", [&] { return model_preset(c.speculative.draft_model); });
+    draft.kv_dtype = c.kv_dtype;
+    return draft;
+  }
+  ModelSpec head = target;
+  head.name = target.name + "-eagle";
+  head.layers = c.speculative.eagle_layers;
+  head.groups.clear();
+  head.moe_layers = head.experts = head.active_experts = head.shared_experts = head.expert_ffn = 0;
+  if (head.ffn == 0) head.ffn = 4 * head.hidden;  // a MoE target's head gets a dense MLP
+  return head;
+}
+
+// Speculative decoding's settings for replica `run` (its pool in run.kv_slots): the lookahead
+// slots, the draft's KV, a pool carved for it (draft_kv shared), and the check that a step's
+// slots fit a request's block table. Errors name the key.
+void plan_speculation(const ExperimentConfig& c, Run& run) {
+  SpeculativeSettings s = c.speculative.settings;
+  const ConfigOrigin& origin = c.origin;
+  s.seed = c.seed;
+  // vLLM v1 reserves lookahead slots for EAGLE's proposals only (num_lookahead_tokens).
+  s.lookahead = s.method == SpeculativeMethod::kEagle ? s.k : 0;
+  const std::int64_t step_slots = 1 + s.k + s.lookahead;
+  const std::int64_t max_len = c.max_model_len == kMaxModelLenOfModel ? run.model.max_seq_len : c.max_model_len;
+  const std::int64_t B = c.allocator.block_size;
+  if ((max_len > 0 && step_slots > max_len) || (step_slots + B - 1) / B > run.kv_slots / B)
+    throw origin.error("speculative.num_speculative_tokens",
+                       fmt::format("a step holds 1 + {} proposed{} slots beyond a request's tokens, more than its block "
+                                   "table can hold (max_model_len = {} tokens, a pool of {} blocks of {}): lower "
+                                   "num_speculative_tokens",
+                                   s.k, s.lookahead > 0 ? fmt::format(" + {} lookahead", s.lookahead) : std::string(),
+                                   max_len, run.kv_slots / B, B));
+  if (s.method == SpeculativeMethod::kDraftModel || s.method == SpeculativeMethod::kEagle) {
+    const ModelSpec draft = draft_model_of(c, run.model);
+    const double target_bytes = static_cast<double>(run.model.kv_bytes_per_token_per_gpu(c.tensor_parallel));
+    s.draft_kv_ratio = static_cast<double>(draft.kv_bytes_per_token_per_gpu(c.tensor_parallel)) / target_bytes;
+    if (s.draft_kv == DraftKvPlacement::kOwnPool) run.draft_kv_bytes_per_slot = s.draft_kv_ratio * target_bytes;
+  }
+  if (s.draft_kv == DraftKvPlacement::kNone) s.draft_kv_ratio = 0;
+  if (s.draft_kv == DraftKvPlacement::kShared && s.k > 0 && s.draft_kv_ratio > 0) {
+    // vLLM sizes every attention layer's cache, the draft's included, with one number of
+    // blocks from the one KV budget (vllm/v1/worker/gpu_model_runner.py initialize_kv_cache):
+    // a block of B tokens costs B·(1 + ratio) target slots of memory.
+    const auto blocks = static_cast<std::int64_t>(static_cast<double>(run.kv_slots) /
+                                                  (static_cast<double>(B) * (1.0 + s.draft_kv_ratio)));
+    run.draft_kv_slots = run.kv_slots - blocks * B;
+    run.kv_slots = blocks * B;
+  }
+  run.speculative = s;
 }
 
 // One replica's parts from its settings; the workload source too when `with_source`.
@@ -421,6 +477,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
                       gib(static_cast<double>(run.gpu.hbm_bytes)), run.gpu.name)));
   }
 
+  if (c.speculative.settings.enabled()) plan_speculation(c, run);
   alloc::AllocatorSpec as = c.allocator;
   as.capacity_slots = run.kv_slots;
   const bool layer_group_pool = alloc::is_layer_group_kind(c.allocator.kind);
@@ -462,6 +519,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   // size (llama-3.2-11b-vision: one image of max_num_tiles tiles); the allocators charge it
   // from admission to free.
   SchedulerSettings ss = c.scheduler;
+  ss.speculative = run.speculative;
   for (const ModelLayerGroup& g : run.model.groups)
     if (g.kind == alloc::LayerGroupKind::kCrossAttention) ss.encoder_tokens = std::max(ss.encoder_tokens, g.encoder_tokens);
   // The pool's structures are sized by the capacity: memory running out while building them
@@ -530,6 +588,21 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   if (c.cost.kind == CostModelKind::profile) cs.iteration_overhead_s = std::max(0.0, c.cost.iteration_overhead_s);
   if (c.cost.kind == CostModelKind::operators) cs.operators = operators_settings(c);
   run.cost = in_section(origin, "cost", [&] { return make_cost_model(cs); });
+  if (run.speculative.enabled() && run.speculative.k > 0) {
+    // The drafter's passes: its own roofline model on the run's GPU, or a ratio of the target's.
+    std::unique_ptr<CostModel> draft;
+    const SpeculativeMethod m = run.speculative.method;
+    if (c.speculative.draft_cost_ratio < 0 && (m == SpeculativeMethod::kDraftModel || m == SpeculativeMethod::kEagle)) {
+      CostModelSpec ds;
+      ds.kind = CostModelKind::roofline;
+      ds.model = draft_model_of(c, run.model);
+      ds.gpu = run.gpu;
+      ds.tp = c.tensor_parallel;
+      draft = in_section(origin, "speculative", [&] { return make_cost_model(ds); });
+    }
+    run.cost = std::make_unique<SpeculativeCostModel>(std::move(run.cost), std::move(draft),
+                                                      c.speculative.draft_cost_ratio, run.speculative.k);
+  }
   if (with_source) run.source = in_section(origin, "workload", [&] { return open_run_workload(c); });
   return run;
 }
@@ -631,8 +704,10 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   std::vector<const Run*> parts{&run};
   for (const Run& other : run.other_replicas) parts.push_back(&other);
   std::vector<Replica> replicas;
-  for (std::size_t i = 0; i < parts.size(); ++i)
+  for (std::size_t i = 0; i < parts.size(); ++i) {
     replicas.emplace_back(static_cast<std::int32_t>(i), *parts[i]->scheduler, *parts[i]->cost);
+    replicas.back().draft_kv_slots = parts[i]->draft_kv_slots;
+  }
   Simulation simulation(*run.source, std::move(replicas), cluster ? make_router(c.replicas.router) : nullptr, es);
   simulation.add_observer(metrics);
   // Per replica, for summary.json's "replicas": the same measures over its own iterations
@@ -652,6 +727,11 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   }
   std::optional<SloTracker> slo;
   if (c.slo.enabled()) simulation.add_observer(slo.emplace(c.slo));
+  // k = 0 decodes exactly as without speculation, and writes the same outputs.
+  std::optional<SpeculativeMetrics> speculative;
+  if (run.speculative.enabled() && run.speculative.k > 0)
+    simulation.add_observer(speculative.emplace(run.speculative, c.measure.window_start_s, c.measure.window_end_s,
+                                                run.draft_kv_bytes_per_slot));
   std::optional<ClientStreamMetrics> client;
   if (c.client.enabled) simulation.add_observer(client.emplace(c.client, client_stages(c)), /*tokens=*/true);
   std::optional<AtomicFile> timeline_file;
@@ -698,6 +778,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   n.requests_truncated_oversize = simulation.oversize_truncated();
   if (slo) n.slo = record_json(slo->finish(s.sim_time_s));
   n.cost = cost_notes_json(parts);
+  if (speculative) n.speculative = speculative->to_json();
   if (cluster) {
     std::vector<ReplicaResult> per;
     for (std::size_t i = 0; i < parts.size(); ++i) {

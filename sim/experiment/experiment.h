@@ -75,6 +75,13 @@ struct Run {
   // allocator's max_seq_len following the model's context unless the file gives it.
   alloc::AllocatorSpec allocator_spec;
   std::int64_t max_model_len = 0;  // tokens (prompt + output) a request may have; 0: not checked
+  // Speculative decoding as the replica runs it (lookahead, draft KV ratio, seed derived),
+  // the slots the draft's KV takes of the pool's memory (draft_kv shared: Replica::
+  // draft_kv_slots; kv_slots is what is left to the target), and the draft's KV bytes per
+  // target slot (draft_kv own_pool: its peak is reported; else 0).
+  SpeculativeSettings speculative;
+  std::int64_t draft_kv_slots = 0;
+  double draft_kv_bytes_per_slot = 0;
   // Settings that run but deserve a look (e.g. a KV pool larger than the GPU); written to
   // summary.json's "warnings" and printed by the CLI.
   std::vector<std::string> warnings;

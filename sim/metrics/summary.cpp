@@ -24,6 +24,7 @@ void SummaryNotes::add_to(nlohmann::ordered_json& j) const {
   if (!cluster.is_null()) j["cluster"] = cluster;
   if (!replicas.is_null()) j["replicas"] = replicas;
   if (!cost.is_null()) j["cost"] = cost;
+  if (!speculative.is_null()) j["speculative"] = speculative;
 }
 
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns(const SummaryNotes& notes) {
@@ -44,6 +45,7 @@ SummaryNotes SummaryNotes::read_from(const nlohmann::ordered_json& j) {
   if (j.contains("cluster")) n.cluster = j.at("cluster");
   if (j.contains("replicas")) n.replicas = j.at("replicas");
   if (j.contains("cost")) n.cost = j.at("cost");
+  if (j.contains("speculative")) n.speculative = j.at("speculative");
   return n;
 }
 

@@ -115,6 +115,9 @@ struct SummaryNotes {
   // Only under a cost model that keeps notes (cost.kind operators; null otherwise): "cost",
   // its lookups and extrapolated lookups per operator, summed over replicas.
   nlohmann::ordered_json cost;
+  // Only with speculative decoding on (null otherwise): "speculative" (speculative_metrics.h);
+  // not a sweep.csv column (its keys would shadow the swept speculative.* keys).
+  nlohmann::ordered_json speculative;
 
   // Adds the non-empty notes to summary.json's object `j`.
   void add_to(nlohmann::ordered_json& j) const;

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <utility>
 
+#include "sim/core/speculative_settings.h"
+
 namespace pagesim::sim {
 
 enum class SchedulerKind {
@@ -94,6 +96,8 @@ struct SchedulerSettings {
   // it from the model's cross-attention group (ModelLayerGroup::encoder_tokens, one image of
   // the preset's size per request); 0 for a model without one. Not a config key.
   std::int64_t encoder_tokens = 0;
+  // Speculative decoding (config section `speculative`; vllm-v1 only, the config checks it).
+  SpeculativeSettings speculative;
 };
 
 // What a policy is, as far as the mechanics shared by every policy need to know.

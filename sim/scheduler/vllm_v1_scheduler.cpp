@@ -6,11 +6,30 @@
 namespace pagesim::sim {
 
 VllmV1Scheduler::VllmV1Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator)
-    : Scheduler(settings, allocator), pool_(allocator) {}
+    : Scheduler(settings, allocator), pool_(allocator) {
+  if (settings.speculative.enabled()) sampler_.emplace(settings.speculative);
+}
+
+std::int64_t VllmV1Scheduler::headroom_slots(const Request& r) const {
+  return sampler_ && r.width() == 1 ? settings_.speculative.k + settings_.speculative.lookahead : 0;
+}
 
 bool VllmV1Scheduler::grow(Request* r, std::int64_t tokens) {
   if (r->in_prefill()) return pool_.grow(r->seqs.front(), tokens);
+  if (speculates(r)) return grow_speculative(r, tokens - 1);
   return append_slots(r);
+}
+
+bool VllmV1Scheduler::grow_speculative(Request* r, std::int64_t proposed) {
+  const std::int64_t accepted = sampler_->draw(proposed);
+  const alloc::ProposedSlots slots{.proposed = proposed,
+                                   .rejected = proposed - accepted,
+                                   .lookahead = settings_.speculative.lookahead};
+  if (!pool_.grow_proposed(r->seqs.front(), slots)) return false;
+  r->spec_step = true;
+  r->spec_proposed = proposed;
+  r->spec_accepted = accepted;
+  return true;
 }
 
 std::int64_t VllmV1Scheduler::schedule_running(IterationPlan& plan, bool* preempted) {
@@ -24,7 +43,10 @@ std::int64_t VllmV1Scheduler::schedule_running(IterationPlan& plan, bool* preemp
     const auto width = static_cast<std::int64_t>(r->seqs.size());
     // A group decodes whole; alone in a step it may overrun a budget smaller than its width.
     if (!prefill && width > budget && next > 0) break;
-    const std::int64_t tokens = prefill ? std::min(r->to_prefill - r->prefilled, budget) : width;
+    // A speculative decode verifies up to k proposals besides its token, as the budget allows.
+    const std::int64_t tokens = prefill            ? std::min(r->to_prefill - r->prefilled, budget)
+                                : speculates(r) ? 1 + std::min(settings_.speculative.k, budget - 1)
+                                                 : width;
     bool self_preempted = false;
     while (!grow(r, tokens)) {
       // Everything before `next` is planned; the victim is the newest admission, maybe r.

@@ -24,14 +24,23 @@
 // block pools take the same queue (GroupedKvAllocator): vLLM v1's hybrid KV cache manager is
 // `hybrid` under this very scheduler (vllm/v1/core/kv_cache_coordinator.py allocates every
 // group's blocks or none).
-// Not modelled: long_prefill_token_threshold (v1's default 0: off), speculative decoding,
-// encoder budgets, priority scheduling, swapping (v1 has none), v1's reserved null block.
+// Speculative decoding (settings.speculative, sim/core/speculative_settings.h): a decoding
+// single-sequence request asks for 1 + k tokens of the budget, k cut to what the budget leaves
+// (v1 trims spec_token_ids to the budget), and for the newest token's slot, k proposed slots
+// and the drafter's lookahead slots in one allocation (KvAllocator::grow_proposed;
+// allocate_slots with num_lookahead_tokens); how many proposals verification accepts is
+// drawn then (AcceptanceSampler) and the engine emits them and verifies the slots when the
+// step ends. Groups (n > 1, beams) decode without speculation.
+// Not modelled: long_prefill_token_threshold (v1's default 0: off), encoder budgets, priority scheduling, swapping (v1 has none), v1's reserved null block.
 // Parallel sampling and beams decode as one group in lockstep (one token per sequence, the
 // group scheduled only whole: v1 fans n > 1 out into separate requests instead).
 // Borrows the allocator. Not thread-safe.
 #pragma once
 
+#include <optional>
+
 #include "allocator/kv_allocator.h"
+#include "sim/core/acceptance_sampler.h"
 #include "sim/scheduler/scheduler.h"
 
 namespace pagesim::sim {
@@ -40,6 +49,10 @@ class VllmV1Scheduler final : public Scheduler {
  public:
   VllmV1Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
   void schedule(double now, IterationPlan& plan) override;
+
+ protected:
+  // Speculative decoding: a request's last step holds its k proposed and lookahead slots too.
+  std::int64_t headroom_slots(const Request& r) const override;
 
  private:
   // Pass (1). Returns the budget left; *preempted says whether anything was preempted.
@@ -50,8 +63,14 @@ class VllmV1Scheduler final : public Scheduler {
   // sequence, or one token per sequence when decoding). False, changing nothing, when the
   // pool lacks the blocks.
   bool grow(Request* r, std::int64_t tokens);
+  // A speculative decode step for r's one sequence: the newest token's slot plus `proposed`
+  // proposed slots and the lookahead; draws how many verification accepts. False, changing
+  // nothing, when the pool lacks the blocks.
+  bool grow_speculative(Request* r, std::int64_t proposed);
+  bool speculates(const Request* r) const { return sampler_ && r->seqs.size() == 1; }
 
   alloc::KvAllocator& pool_;
+  std::optional<AcceptanceSampler> sampler_;  // engaged when speculation is on
 };
 
 }  // namespace pagesim::sim

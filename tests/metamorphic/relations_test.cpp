@@ -448,3 +448,62 @@ TEST_F(Metamorphic, TierOrGlobalCacheOfNoBlockIsRefused) {
 
 }  // namespace
 }  // namespace pagesim::sim
+
+namespace pagesim::sim {
+namespace {
+
+// Speculative decoding proposing k = 0 tokens per step is no speculation: every output byte
+// is the same (config.resolved.yaml aside, which writes the section), whatever the drafter.
+// With k > 0 the memory classes, the speculative ones (summary.json's "speculative") included,
+// still sum to 100%. Random draws run under vllm-v1 over a paged pool, which speculation needs.
+// Both sides plan every iteration (engine.skip_decode_runs false): speculative steps never
+// start a decode run, so this relation compares speculation alone.
+TEST_F(Metamorphic, ZeroProposedTokensIsNoSpeculation) {
+  int compared = 0;
+  const char* const methods[] = {"eagle", "ngram", "draft_model"};
+  for (std::uint64_t seed = 700; seed < 700 + kDraws; ++seed) {
+    const RandomExperiment e = testing::random_experiment(seed);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
+    std::vector<std::string> sets = {"scheduler.kind=vllm-v1", "allocator.kind=paged", "engine.skip_decode_runs=false"};
+    const std::string name = "s" + std::to_string(seed);
+    const std::optional<fs::path> plain = run(name, e.yaml, sets);
+    if (!plain) continue;
+    const std::string method = methods[seed % 3];
+    sets.push_back("speculative.method=" + method);
+    if (method == "draft_model") sets.push_back("speculative.draft_model=llama-2-7b");
+    if (seed % 2 == 0) sets.push_back("speculative.acceptance=0.6");
+    std::vector<std::string> zero = sets;
+    zero.push_back("speculative.num_speculative_tokens=0");
+    const std::optional<fs::path> spec = run(name + "-k0", e.yaml, zero);
+    ++compared;
+    for (const auto& entry : fs::directory_iterator(*plain)) {
+      const std::string file = entry.path().filename().string();
+      ASSERT_TRUE(fs::exists(*spec / file)) << file;
+      if (file == "summary.json") {
+        EXPECT_EQ(summary_without_host_timings(*plain), summary_without_host_timings(*spec));
+      } else if (file == "config.resolved.yaml") {  // the same, plus the section at its end
+        const std::string a = read_file(*plain / file), b = read_file(*spec / file);
+        ASSERT_EQ(b.substr(0, a.size()), a);
+        EXPECT_EQ(b.substr(a.size(), 12), "speculative:");
+      } else {
+        EXPECT_TRUE(read_file(*plain / file) == read_file(*spec / file)) << file << " differs";
+      }
+    }
+    // k > 0: the classes still partition the pool.
+    std::vector<std::string> two = sets;
+    two.push_back("speculative.num_speculative_tokens=2");
+    const std::optional<fs::path> spec2 = run(name + "-k2", e.yaml, two);
+    if (!spec2) continue;  // 1 + 2 (+ 2 lookahead) slots may not fit a tiny pool's table
+    const json j = summary_without_host_timings(*spec2);
+    double s = class_sum(j.at("memory_pct"));
+    if (j.contains("speculative"))
+      for (const auto& [k, v] : j.at("speculative").at("memory_pct").items()) s += v.get<double>();
+    if (j.at("window_iterations").get<std::int64_t>() > 0) {
+      EXPECT_NEAR(s, 100.0, 1e-6);
+    }
+  }
+  EXPECT_GE(compared, 12);
+}
+
+}  // namespace
+}  // namespace pagesim::sim

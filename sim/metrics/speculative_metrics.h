@@ -1,0 +1,43 @@
+// SpeculativeMetrics: what a run with speculative decoding reports beyond the usual metrics —
+// summary.json's "speculative" object (SummaryNotes::speculative).
+//
+// An IterationObserver of the whole run (every replica). Over the iterations that start in
+// the measurement window it counts the speculative steps planned (decoding requests whose
+// step went through grow_proposed), the tokens they proposed and the proposals verification
+// accepts (drawn when the step is planned; a proposal past the request's last token counts
+// as accepted but is not emitted), and averages the four speculative memory classes
+// (MemoryBreakdown::proposed_accepted, proposed_rejected, lookahead, draft_kv) as % of the
+// pool's memory, as memory_pct averages the others. With the draft's KV in its own pool, the
+// draft holds one block per target block: its peak is reported in GiB. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/iteration_observer.h"
+#include "sim/core/speculative_settings.h"
+
+namespace pagesim::sim {
+
+class SpeculativeMetrics final : public IterationObserver {
+ public:
+  // `settings`: the run's (copied); `draft_kv_bytes_per_slot`: the draft's KV bytes per
+  // target token slot (own pool: to report its size; else 0). Window [start, end) in seconds.
+  SpeculativeMetrics(const SpeculativeSettings& settings, double window_start_s, double window_end_s,
+                     double draft_kv_bytes_per_slot);
+
+  void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) override;
+
+  // The "speculative" object: settings, counts, means.
+  nlohmann::ordered_json to_json() const;
+
+ private:
+  SpeculativeSettings settings_;
+  double window_start_s_, window_end_s_, draft_bytes_per_slot_;
+  std::int64_t iterations_ = 0, steps_ = 0, proposed_ = 0, accepted_ = 0;
+  double sum_pct_[4] = {0, 0, 0, 0};  // proposed_accepted, proposed_rejected, lookahead, draft_kv
+  double peak_draft_bytes_ = 0;
+};
+
+}  // namespace pagesim::sim
