@@ -360,6 +360,8 @@ void configure_lora(const ExperimentConfig& c, Run& run, alloc::AllocatorSpec& a
                                    l.max_loras, run.lora_slot_bytes / (1 << 20), l.rank, run.model.name,
                                    l.max_loras * slot_blocks, blocks));
   as.adapter_region_blocks = l.max_loras * slot_blocks;
+}
+
 // The draft of speculative decoding as a model: the draft model's preset, or an EAGLE head of
 // `layers` of the target's decoder layers (dense, full attention: EAGLE's head is a Llama
 // decoder layer over the target's hidden states, with the target's embedding and LM head).
