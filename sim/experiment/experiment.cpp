@@ -364,7 +364,7 @@ void configure_lora(const ExperimentConfig& c, Run& run, alloc::AllocatorSpec& a
 Run build_replica(const ExperimentConfig& c, bool with_source) {
   const ConfigOrigin& origin = c.origin;
   Run run;
-  run.model = in_section(origin, "model", [&] { return model_preset(c.model); });
+  run.model = in_section(origin, model_error_key(c.custom_model), [&] { return model_of(c.model, c.custom_model); });
   run.model.kv_dtype = c.kv_dtype;
   // A measured profile timed the kernels at the model's own dtype: its attention times do not
   // follow kv_dtype (the capacity does).
