@@ -7,7 +7,7 @@
 #   lora  LoRA adapters: KV capacity and throughput against the number of distinct adapters,
 #         vLLM's max_loras slots against S-LoRA's unified paging (lora_placements.yaml)
 # The speculative decoding part is to come: it adds its runs below (into $out/<part>) and a
-# section to python/make_modern_kv_report.py (SECTIONS).
+# section to python/pagesim/reports/modern_kv (SECTIONS).
 #   experiments/modern_kv/run_all.sh            (results in out/modern_kv/)
 # PAGESIM=path/to/pagesim to use an existing binary; otherwise build-main/ is built.
 # About 15 s of CPU once built.
@@ -33,4 +33,4 @@ echo "== pagesim run $here/mla_allocators.yaml"
 echo "== pagesim run $here/lora_placements.yaml"
 "$PAGESIM" run "$here/lora_placements.yaml" --out "$out/lora/placements" -q --overwrite -j 2 >/dev/null
 
-python3 python/make_modern_kv_report.py "$out" "$here"
+bash .ci/python -m pagesim.reports.modern_kv "$out" "$here"

@@ -97,7 +97,7 @@ CLI::App* add_plot_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_compare_command(CLI::App& app, CommandLine& cl);
 // The arguments of `python -m pagesim compare` for the parsed compare command `cl`.
 std::vector<std::string> compare_arguments(const CommandLine& cl);
-// `pagesim calibrate ARGS...`: every argument is passed to python -m sim_to_real calibrate.
+// `pagesim calibrate ARGS...`: every argument is passed to python -m pagesim.reports.sim_to_real calibrate.
 CLI::App* add_calibrate_command(CLI::App& app);
 
 // Copies the values CLI11 holds as strings into the commands' options (validate.file,

@@ -9,7 +9,7 @@
 //   pagesim presets
 //   pagesim plot OUT [--metric a,b] [--format png,svg,pdf]
 //   pagesim compare A B [C...] [--name N]... [--metric a,b] [--out DIR] [--format png,pdf] (python/pagesim)
-//   pagesim calibrate --measured FILE --configs DIR --out FILE [...] (python/sim_to_real)
+//   pagesim calibrate --measured FILE --configs DIR --out FILE [...] (python/pagesim/reports/sim_to_real)
 // Errors print one line naming the file, line or key and exit with status 1 (2 for usage);
 // a run stopped by SIGINT / SIGTERM exits with 128 + the signal's number.
 // `validate --device cuda` and `profile` run in pagesim-cuda, beside this executable
@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
       if (!cl.metrics.empty()) args.push_back("--metric=" + fmt::format("{}", fmt::join(cl.metrics, ",")));
       args.push_back("--format=" + fmt::format("{}", fmt::join(cl.plot_formats, ",")));
       const sim::cli::PythonHandoff handoff{
-          .module = "pagesim_report.plot",
+          .module = "pagesim.plot",
           .needs = {"matplotlib"},
           .path = {sim::cli::python_dir()},
           .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-matplotlib"};
@@ -330,7 +330,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (*calibrate) {
-      // The fit simulates with this very pagesim (python/sim_to_real/simulate.py reads $PAGESIM).
+      // The fit simulates with this very pagesim (pagesim/reports/sim_to_real/simulate.py reads $PAGESIM).
       std::error_code ec;
       const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
       if (ec) {
@@ -341,7 +341,7 @@ int main(int argc, char** argv) {
       std::vector<std::string> args = {"calibrate"};
       for (const std::string& a : calibrate->remaining()) args.push_back(a);
       const sim::cli::PythonHandoff handoff{
-          .module = "sim_to_real",
+          .module = "pagesim.reports.sim_to_real",
           .needs = {"numpy", "yaml"},
           .path = {sim::cli::python_dir()},
           .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-numpy python3-yaml"};
@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
       std::vector<std::string> args = {"requests", cl.file, cl.simulated};
       if (!cl.out.empty()) args.insert(args.end(), {"--json", cl.out});
       const sim::cli::PythonHandoff handoff{
-          .module = "sim_to_real",
+          .module = "pagesim.reports.sim_to_real",
           .needs = {"numpy", "yaml"},
           .path = {sim::cli::python_dir()},
           .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-numpy python3-yaml"};
