@@ -200,6 +200,18 @@ CLI::App* add_presets_command(CLI::App& app) {
                             "may name, with their key facts");
 }
 
+CLI::App* add_schema_command(CLI::App& app) {
+  return app.add_subcommand("schema",
+                            "Print the JSON Schema of an experiment file (editor completion and validation; "
+                            "docs/experiment.schema.json)");
+}
+
+CLI::App* add_keys_command(CLI::App& app) {
+  return app.add_subcommand("keys",
+                            "Print every experiment key with its type, default and allowed values as Markdown "
+                            "(docs/experiment-keys.md)");
+}
+
 CLI::App* add_plot_command(CLI::App& app, CommandLine& cl) {
   auto* plot = app.add_subcommand(
       "plot",

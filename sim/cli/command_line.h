@@ -92,6 +92,10 @@ CLI::App* add_validate_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_profile_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_model_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_presets_command(CLI::App& app);
+// `pagesim schema` / `pagesim keys`: the experiment file's JSON Schema / key reference
+// (sim/config/config_schema.h) on standard output.
+CLI::App* add_schema_command(CLI::App& app);
+CLI::App* add_keys_command(CLI::App& app);
 CLI::App* add_plot_command(CLI::App& app, CommandLine& cl);
 // `pagesim compare A B [C...]`: handed over to python -m pagesim compare (python/pagesim/compare.py).
 CLI::App* add_compare_command(CLI::App& app, CommandLine& cl);

@@ -7,6 +7,7 @@
 //   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
 //   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
 //   pagesim presets
+//   pagesim schema | pagesim keys   (the experiment file's JSON Schema | key reference)
 //   pagesim plot OUT [--metric a,b] [--format png,svg,pdf]
 //   pagesim compare A B [C...] [--name N]... [--metric a,b] [--out DIR] [--format png,pdf] (python/pagesim)
 //   pagesim calibrate --measured FILE --configs DIR --out FILE [...] (python/pagesim/reports/sim_to_real)
@@ -33,6 +34,7 @@
 #include "sim/cli/interrupt_watcher.h"
 #include "sim/cli/model_info.h"
 #include "sim/cli/presets_listing.h"
+#include "sim/config/config_schema.h"
 #include "sim/cli/progress_reporter.h"
 #include "sim/cli/python_handoff.h"
 #include "sim/cli/ray_handoff.h"
@@ -287,6 +289,8 @@ int main(int argc, char** argv) {
   auto* profile = sim::cli::add_profile_command(app, cl);
   auto* model = sim::cli::add_model_command(app, cl);
   auto* presets = sim::cli::add_presets_command(app);
+  auto* schema = sim::cli::add_schema_command(app);
+  auto* keys = sim::cli::add_keys_command(app);
   auto* plot = sim::cli::add_plot_command(app, cl);
   auto* compare = sim::cli::add_compare_command(app, cl);
   auto* calibrate = sim::cli::add_calibrate_command(app);
@@ -303,6 +307,14 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(cl);
     if (*presets) {
       std::cout << sim::format_presets();
+      return 0;
+    }
+    if (*schema) {
+      std::cout << sim::experiment_json_schema();
+      return 0;
+    }
+    if (*keys) {
+      std::cout << sim::experiment_keys_markdown();
       return 0;
     }
     if (*plot) {
