@@ -3,7 +3,7 @@
 // measured (TTFT, TPOT, end-to-end latency) — read from a benchmark's result file by
 // vllm_bench_reader.h or inference_perf_requests_reader.h. A replay of it is a trace
 // (replay_source()); its measurements are the reference a simulation of that trace is
-// compared with (write_measured_requests_csv(), python/sim_to_real/requests.py).
+// compared with (write_measured_requests_csv(), python/pagesim/reports/sim_to_real/request_latencies.py).
 //
 // The latencies follow the definitions of pagesim's requests.csv (request_record.h), so the
 // two files compare column by column: ttft_s from send to first token, e2e_s from send to

@@ -50,4 +50,4 @@ run "$here/disagg_azure.yaml" --out "$out/d_colocated"
 run "$here/disagg_azure.yaml" --out "$out/d_disaggregated" --set replicas.disaggregated.prefill=2 \
   --set replicas.disaggregated.transfer_gbps=200 --set replicas.disaggregated.transfer_latency_us=20
 
-bash .ci/python python/make_cluster_report.py "$out" "$here"
+bash .ci/python -m pagesim.reports.cluster "$out" "$here"

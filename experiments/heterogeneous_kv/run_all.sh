@@ -32,4 +32,4 @@ done
 echo "== pagesim run $here/kv_dtype.yaml"
 "$PAGESIM" run "$here/kv_dtype.yaml" --out "$out/kv_dtype" -q --overwrite -j 2 >/dev/null
 
-bash .ci/python python/make_heterogeneous_kv_report.py "$out" "$here"
+bash .ci/python -m pagesim.reports.heterogeneous_kv "$out" "$here"

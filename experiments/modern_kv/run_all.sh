@@ -42,4 +42,4 @@ echo "== pagesim run $here/speculative_leviathan.yaml"
 echo "== pagesim run $here/speculative_load.yaml"
 "$PAGESIM" run "$here/speculative_load.yaml" --out "$out/speculative/load" -q --overwrite -j 2 >/dev/null
 
-python3 python/make_modern_kv_report.py "$out" "$here"
+bash .ci/python -m pagesim.reports.modern_kv "$out" "$here"

@@ -46,4 +46,4 @@ done
 # (c) Eviction policies at the same three pool sizes.
 run "$here/eviction.yaml" --out "$out/eviction" --set "sweep.kv.slots=[$CAPACITIES]"
 
-bash .ci/python python/make_prefix_cache_report.py "$out" "$here"
+bash .ci/python -m pagesim.reports.prefix_cache "$out" "$here"

@@ -17,7 +17,7 @@ measured=${MEASURED:-$rel/measured/measured_runs.json}
 out=${OUT:-out/sim_to_real}
 . experiments/pagesim_binary.sh
 export PAGESIM
-py() { PYTHONPATH=python bash .ci/python -m sim_to_real "$@"; }
+py() { bash .ci/python -m pagesim.reports.sim_to_real "$@"; }
 runs=$(bash .ci/python -c 'import json,sys; print(" ".join(r["run"] for r in json.load(open(sys.argv[1]))["runs"]))' "$measured")
 
 echo "== (1) configs: $rel/runs/"

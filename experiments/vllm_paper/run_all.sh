@@ -26,4 +26,4 @@ run "$here/calibration.yaml" --out "$out/calibration_4rps" --set workload.arriva
 run "$here/calibration.yaml" --out "$out/calibration_2rps" --set workload.arrival.rate=2 \
   --set workload.duration_s=3600 --set measure.window_start_s=600 --set measure.window_end_s=3600
 
-bash .ci/python python/make_report.py "$out" "$here"
+bash .ci/python -m pagesim.reports.vllm_paper "$out" "$here"

@@ -27,6 +27,16 @@ import pkgutil
 # every "pagesim" folder on sys.path. An installed package has both in one folder.
 __path__ = pkgutil.extend_path(__path__, __name__)
 
+# An installed package carries pagesim's bundled data (traces, operator tables, experiment
+# files) in pagesim/data: the compiled module looks relative input paths up there
+# (sim/config/input_path.h), as the installed `pagesim` command does (_cli.py).
+import os as _os  # noqa: E402
+
+for _folder in __path__:
+    if _os.path.isfile(_os.path.join(_folder, "data", "PAGESIM_DATA")):
+        _os.environ.setdefault("PAGESIM_DATA_DIR", _os.path.join(_folder, "data"))
+        break
+
 # The compiled module runs simulations (run, sweep, expand_sweep); reading results (open,
 # compare) needs only the Python files, so that `pagesim plot` / `pagesim compare` and a
 # notebook on a machine without the build still read a results folder.

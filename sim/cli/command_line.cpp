@@ -131,7 +131,7 @@ TraceCommands add_trace_commands(CLI::App& app, CommandLine& cl) {
   t.compare = trace->add_subcommand(
       "compare",
       "Compare the latencies a client measured (measured_requests.csv of `pagesim trace import`) with a run of its "
-      "trace: TTFT, TPOT and E2E mean and percentiles, and their differences (python/sim_to_real/requests.py)");
+      "trace: TTFT, TPOT and E2E mean and percentiles, and their differences (pagesim.reports.sim_to_real)");
   t.compare->add_option("measured", cl.file, "measured_requests.csv")->required()->check(CLI::ExistingFile);
   t.compare->add_option("simulated", cl.simulated, "The run's folder (its requests.csv) or a requests.csv")
       ->required()
@@ -200,6 +200,18 @@ CLI::App* add_presets_command(CLI::App& app) {
                             "may name, with their key facts");
 }
 
+CLI::App* add_schema_command(CLI::App& app) {
+  return app.add_subcommand("schema",
+                            "Print the JSON Schema of an experiment file (editor completion and validation; "
+                            "docs/experiment.schema.json)");
+}
+
+CLI::App* add_keys_command(CLI::App& app) {
+  return app.add_subcommand("keys",
+                            "Print every experiment key with its type, default and allowed values as Markdown "
+                            "(docs/experiment-keys.md)");
+}
+
 CLI::App* add_plot_command(CLI::App& app, CommandLine& cl) {
   auto* plot = app.add_subcommand(
       "plot",
@@ -257,7 +269,7 @@ CLI::App* add_calibrate_command(CLI::App& app) {
       "calibrate",
       "Fit the latency coefficients measured operators cannot give (host time per step and per sequence, the "
       "operator-time factor, the client's fixed time) by least squares on measured server runs, and write them to a "
-      "calibration file an experiment names (calibration: FILE). Runs python/sim_to_real/calibrate.py, which "
+      "calibration file an experiment names (calibration: FILE). Runs python/pagesim/reports/sim_to_real/calibrate.py, which "
       "simulates with this pagesim; its options: pagesim calibrate --help");
   calibrate->prefix_command();  // every argument goes to the Python side, --help included
   calibrate->set_help_flag();

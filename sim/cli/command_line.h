@@ -92,12 +92,16 @@ CLI::App* add_validate_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_profile_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_model_command(CLI::App& app, CommandLine& cl);
 CLI::App* add_presets_command(CLI::App& app);
+// `pagesim schema` / `pagesim keys`: the experiment file's JSON Schema / key reference
+// (sim/config/config_schema.h) on standard output.
+CLI::App* add_schema_command(CLI::App& app);
+CLI::App* add_keys_command(CLI::App& app);
 CLI::App* add_plot_command(CLI::App& app, CommandLine& cl);
 // `pagesim compare A B [C...]`: handed over to python -m pagesim compare (python/pagesim/compare.py).
 CLI::App* add_compare_command(CLI::App& app, CommandLine& cl);
 // The arguments of `python -m pagesim compare` for the parsed compare command `cl`.
 std::vector<std::string> compare_arguments(const CommandLine& cl);
-// `pagesim calibrate ARGS...`: every argument is passed to python -m sim_to_real calibrate.
+// `pagesim calibrate ARGS...`: every argument is passed to python -m pagesim.reports.sim_to_real calibrate.
 CLI::App* add_calibrate_command(CLI::App& app);
 
 // Copies the values CLI11 holds as strings into the commands' options (validate.file,

@@ -7,9 +7,10 @@
 //   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
 //   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
 //   pagesim presets
+//   pagesim schema | pagesim keys   (the experiment file's JSON Schema | key reference)
 //   pagesim plot OUT [--metric a,b] [--format png,svg,pdf]
 //   pagesim compare A B [C...] [--name N]... [--metric a,b] [--out DIR] [--format png,pdf] (python/pagesim)
-//   pagesim calibrate --measured FILE --configs DIR --out FILE [...] (python/sim_to_real)
+//   pagesim calibrate --measured FILE --configs DIR --out FILE [...] (python/pagesim/reports/sim_to_real)
 // Errors print one line naming the file, line or key and exit with status 1 (2 for usage);
 // a run stopped by SIGINT / SIGTERM exits with 128 + the signal's number.
 // `validate --device cuda` and `profile` run in pagesim-cuda, beside this executable
@@ -33,6 +34,7 @@
 #include "sim/cli/interrupt_watcher.h"
 #include "sim/cli/model_info.h"
 #include "sim/cli/presets_listing.h"
+#include "sim/config/config_schema.h"
 #include "sim/cli/progress_reporter.h"
 #include "sim/cli/python_handoff.h"
 #include "sim/cli/ray_handoff.h"
@@ -274,9 +276,9 @@ int cmd_trace_import(const sim::cli::CommandLine& cl) {
   return 0;
 }
 
-// `python -m sim_to_real` (calibrate, trace compare): numpy and yaml, from python/.
+// `python -m pagesim.reports.sim_to_real` (calibrate, trace compare): numpy and yaml, from python/.
 sim::cli::PythonHandoff sim_to_real_handoff() {
-  return {.module = "sim_to_real",
+  return {.module = "pagesim.reports.sim_to_real",
           .needs = {"numpy", "yaml"},
           .path = {sim::cli::python_dir()},
           .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-numpy python3-yaml"};
@@ -295,6 +297,8 @@ int main(int argc, char** argv) {
   auto* profile = sim::cli::add_profile_command(app, cl);
   auto* model = sim::cli::add_model_command(app, cl);
   auto* presets = sim::cli::add_presets_command(app);
+  auto* schema = sim::cli::add_schema_command(app);
+  auto* keys = sim::cli::add_keys_command(app);
   auto* plot = sim::cli::add_plot_command(app, cl);
   auto* compare = sim::cli::add_compare_command(app, cl);
   auto* calibrate = sim::cli::add_calibrate_command(app);
@@ -313,12 +317,20 @@ int main(int argc, char** argv) {
       std::cout << sim::format_presets();
       return 0;
     }
+    if (*schema) {
+      std::cout << sim::experiment_json_schema();
+      return 0;
+    }
+    if (*keys) {
+      std::cout << sim::experiment_keys_markdown();
+      return 0;
+    }
     if (*plot) {
       std::vector<std::string> args = {cl.file};
       if (!cl.metrics.empty()) args.push_back("--metric=" + fmt::format("{}", fmt::join(cl.metrics, ",")));
       args.push_back("--format=" + fmt::format("{}", fmt::join(cl.plot_formats, ",")));
       const sim::cli::PythonHandoff handoff{
-          .module = "pagesim_report.plot",
+          .module = "pagesim.plot",
           .needs = {"matplotlib"},
           .path = {sim::cli::python_dir()},
           .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-matplotlib"};
@@ -338,7 +350,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (*calibrate) {
-      // The fit simulates with this very pagesim (python/sim_to_real/simulate.py reads $PAGESIM).
+      // The fit simulates with this very pagesim (pagesim/reports/sim_to_real/simulate.py reads $PAGESIM).
       std::error_code ec;
       const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
       if (ec) {

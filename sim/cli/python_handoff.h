@@ -1,6 +1,6 @@
 // The seam between `pagesim` and its Python parts. Two commands hand over to a Python module
 // by replacing this process with `PYTHON -m MODULE ARGS...`:
-//   `pagesim plot`      -> pagesim_report.plot (python/pagesim_report/), needs matplotlib;
+//   `pagesim plot`      -> pagesim.plot (python/pagesim/plot.py), needs matplotlib;
 //   `pagesim run --ray` -> pagesim sweep (ray_handoff.h), needs pagesim and ray.
 // One rule picks PYTHON for every hand-off (and .ci/python follows it for the test scripts):
 //   1. $PAGESIM_PYTHON when set, alone: an explicit choice is used or reported, never passed over;

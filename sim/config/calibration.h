@@ -1,6 +1,6 @@
 // Calibration files: fitted config values an experiment takes by naming the file.
 //
-// `pagesim calibrate` (python/sim_to_real/calibrate.py) writes a YAML file whose `values`
+// `pagesim calibrate` (python/pagesim/reports/sim_to_real/calibrate.py) writes a YAML file whose `values`
 // map dotted config keys (cost.host.step_s, client.latency_s, ...) to scalars, beside a
 // `fit` section saying how they were found (read by people, not here). An experiment names
 // one with the top-level key `calibration: PATH` (relative to the working directory, as a

@@ -132,7 +132,11 @@ void visit(V& v, ExperimentConfig& c) {
   v.field("name", c.name);
   v.field("seed", c.seed);
   v.section("workload", [&](auto& w) { visit(w, c.workload); });
-  v.field("model", c.model);
+  v.field_or_section("model", c.model, c.custom_model.given, [&](auto& m) {
+    // The writer leaves a config.json's architecture in the file it came from.
+    constexpr bool writer = std::is_same_v<std::decay_t<decltype(m)>, YamlWriter>;
+    visit_custom_model(m, c.model, c.custom_model, !writer || c.custom_model.hf_config.empty());
+  });
   v.choice_omitted_at_default("kv_dtype", c.kv_dtype, kKvDtypeNames, KvDtype::kAuto);
   v.field("gpu", c.gpu);
   v.field("tensor_parallel", c.tensor_parallel);
@@ -553,7 +557,7 @@ void check_replicas(const ExperimentConfig& c) {
   }
   if (r.disaggregated.enabled())
     for (const ReplicaOverride& ov : r.overrides)
-      if (ov.config->model != c.model)
+      if (ov.config->model != c.model || !(ov.config->custom_model == c.custom_model))
         throw o.error(fmt::format("replicas.overrides[{}].model", &ov - r.overrides.data()),
                       fmt::format("replica {} runs model '{}', the others '{}': a disaggregated cluster hands one "
                                   "model's KV from prefill to decode replicas, so all run the same model",
@@ -828,8 +832,10 @@ auto input_paths_of(C& c) {
   auto& w = c.workload;
   const bool lengths_file = (w.kind == traces::WorkloadKind::kSynthetic || w.kind == traces::WorkloadKind::kSessions) &&
                             w.lengths.kind != traces::LengthsKind::kDistributions;
-  return std::array<Input, 5>{{
+  auto& m = c.custom_model;
+  return std::array<Input, 6>{{
       {"workload.trace.path", &w.trace.path, InputKind::kFile, w.kind == traces::WorkloadKind::kTrace},
+      {"model.hf_config", &m.hf_config, InputKind::kFile, m.given && !m.hf_config.empty()},
       {"workload.lengths.path", &w.lengths.path, InputKind::kFile, lengths_file},
       {"cost.profile", &c.cost.profile, InputKind::kFile, c.cost.kind == CostModelKind::profile},
       {"cost.operators.tables", &c.cost.operators.tables, InputKind::kFolder, c.cost.kind == CostModelKind::operators},
@@ -1135,6 +1141,7 @@ ExperimentConfig parse_settings(const YAML::Node& given, const std::string& file
       c.origin.has("workload.inference_perf.shared_prefix.output_distribution");
   c.client.enabled = c.origin.has("client");
   c.lora.enabled = c.origin.has("lora");
+  if (c.custom_model.given) complete_custom_model(c.model, c.custom_model, c.origin);
   apply_implied_settings(c);
   c.replicas.router.seed = c.seed;
   c.replicas.global_cache.enabled = c.origin.has("replicas.global_cache");
@@ -1195,6 +1202,18 @@ YAML::Node to_yaml(const ExperimentConfig& config, bool every_field) {
     root["replicas"]["overrides"] = list;
   }
   return root;
+}
+
+std::vector<KeyInfo> experiment_keys() {
+  ExperimentConfig c;
+  KeySchemaBuilder b;
+  visit(b, c);
+  // A custom model's name defaults to its config file's name or "custom", not the preset's.
+  for (KeyInfo& k : b.keys())
+    if (k.key == "model")
+      for (KeyInfo& m : k.children)
+        if (m.key == "name") m.default_text.clear();
+  return std::move(b.keys());
 }
 
 YAML::Node load_yaml_file(const std::string& file) {

@@ -25,6 +25,8 @@
 #include "sim/cluster/global_cache_settings.h"
 #include "sim/cluster/router_settings.h"
 #include "sim/config/config_origin.h"
+#include "sim/config/key_schema.h"
+#include "sim/config/model_config.h"
 #include "sim/config/offload_config.h"
 #include "sim/cost/cost_model_factory.h"
 #include "sim/core/speculative_settings.h"
@@ -213,7 +215,10 @@ struct ExperimentConfig {
   std::string name = "experiment";
   std::uint64_t seed = 0;              // every random draw of the run derives from it
   traces::WorkloadSpec workload;       // its seed is set from `seed`
-  std::string model = "opt-13b";       // model preset (cost model, KV bytes per token)
+  std::string model = "opt-13b";       // model preset (cost model, KV bytes per token), or the
+                                       // custom model's name
+  // `model` given as a map: a config.json or the architecture inline (model_config.h).
+  CustomModelConfig custom_model;
   // KV cache number format (sim/cost/kv_dtype.h): auto (the model's dtype, fp16/bf16: the
   // default, not written when left so), fp16, bf16, fp8 (half the bytes per token) or int4
   // (4 bits + an fp16 scale and zero per 32 elements). Sets the KV capacity and the cost
@@ -274,6 +279,10 @@ const ExperimentConfig& replica_config(const ExperimentConfig& config, std::int6
 // The config as YAML: config.resolved.yaml's fields (those at their default only where it
 // writes them), or with `every_field` every field and section, defaults included.
 YAML::Node to_yaml(const ExperimentConfig& config, bool every_field = false);
+
+// Every key an experiment file may give, from the same field list the reader walks, with
+// its type and default (key_schema.h; config_schema.h renders it).
+std::vector<KeyInfo> experiment_keys();
 
 // Loads a YAML file (ConfigError when it cannot be read or parsed).
 YAML::Node load_yaml_file(const std::string& file);

@@ -1,5 +1,6 @@
 #include "sim/config/input_path.h"
 
+#include <cstdlib>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -25,7 +26,7 @@ fs::path absolute_normal(const fs::path& p) {
   return (ec ? p : a).lexically_normal();
 }
 
-// `p` relative to the source tree when it lies inside it, else `p` (absolute).
+// `p` relative to the bundled data's root when it lies inside it, else `p` (absolute).
 std::string portable(const fs::path& p) {
   const fs::path root = bundled_root();
   if (!root.empty()) {
@@ -35,9 +36,21 @@ std::string portable(const fs::path& p) {
   return p.generic_string();
 }
 
+// The installed package's data folder when this process runs from one: <pkg>/bin/pagesim
+// beside <pkg>/data/PAGESIM_DATA (python/CMakeLists.txt installs both); else empty.
+fs::path installed_data_beside_executable() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec || exe.empty()) return {};
+  const fs::path data = exe.parent_path().parent_path() / "data";
+  return fs::is_regular_file(data / kBundledDataMarker, ec) ? data : fs::path();
+}
+
 }  // namespace
 
 fs::path bundled_root() {
+  if (const char* dir = std::getenv("PAGESIM_DATA_DIR"); dir && *dir) return absolute_normal(dir);
+  if (const fs::path installed = installed_data_beside_executable(); !installed.empty()) return absolute_normal(installed);
   const fs::path root = PAGESIM_SOURCE_DIR;
   return root.empty() ? root : absolute_normal(root);
 }

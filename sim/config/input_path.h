@@ -5,14 +5,17 @@
 //   1. in the experiment file's folder; for a value given on the command line (--set) or an
 //      experiment that is not a file (a YAML string or dict from Python), in the working
 //      directory instead (experiment_dir());
-//   2. in pagesim's bundled data: traces/data/ of the source tree pagesim was built from,
-//      then that tree itself, so "traces/data/sharegpt_opt_lengths.csv" as the bundled
-//      experiments write it is found from any folder.
+//   2. in pagesim's bundled data: traces/data/ of bundled_root(), then that root itself, so
+//      "traces/data/sharegpt_opt_lengths.csv" as the bundled experiments write it is found
+//      from any folder. bundled_root() is $PAGESIM_DATA_DIR when set (the installed
+//      package's `pagesim` command and `import pagesim` set it to <pkg>/data), else the data
+//      folder of the installed package this executable runs from (<pkg>/bin/pagesim beside
+//      <pkg>/data/PAGESIM_DATA), else the source tree pagesim was built from.
 // The first that exists wins; an absolute path is used as is. A found path is kept in its
-// portable form: relative to the source tree when it lies inside it (the bundled data: the
-// same text on every machine and from every folder), else absolute. config.resolved.yaml,
+// portable form: relative to bundled_root() when it lies inside it (the bundled data: the
+// same text on every machine, from every folder, installed or built), else absolute. config.resolved.yaml,
 // summary.json and error messages show that form; input_file() gives the file to open.
-// Stateless functions; they read the file system and the working directory only.
+// Stateless functions; they read the file system, the working directory and $PAGESIM_DATA_DIR.
 #pragma once
 
 #include <filesystem>
@@ -22,7 +25,11 @@
 
 namespace pagesim::sim {
 
-// The source tree of this build (absolute, lexically normal): the bundled data's root.
+// The name of the file that marks an installed package's data folder (python/CMakeLists.txt).
+inline constexpr const char* kBundledDataMarker = "PAGESIM_DATA";
+
+// The bundled data's root (absolute, lexically normal; see above): the installed package's
+// data folder, or the source tree of this build.
 std::filesystem::path bundled_root();
 
 // The folder relative paths of `file` resolve against (step 1): its parent folder when

@@ -2,7 +2,8 @@
 //
 // A config struct lists its fields once, in a template visit(V&, Struct&) that calls
 // v.field(key, member), v.choice(key, member, names), v.parsed(key, member, parse, format),
-// v.section(key, fn) and v.list(key, vector, fn). YamlReader fills the struct from a YAML
+// v.section(key, fn), v.list(key, vector, fn) and v.field_or_section(key, name, as_section,
+// fn) (a name or a map). YamlReader fills the struct from a YAML
 // map — rejecting unknown keys, wrong types and unknown names with a ConfigError that names
 // the file, the line and the dotted key path — and records the line of every key it reads in
 // a ConfigOrigin; YamlWriter emits every field back as YAML. Absent keys keep the defaults.
@@ -141,6 +142,21 @@ class YamlReader {
     }
   }
 
+  // A key that is either a name (a scalar, read into `name`; as_section = false) or a map
+  // of settings (visit_fn; as_section = true): `model: llama-3-8b` or `model: {layers: ...}`.
+  // Absent, both keep their values.
+  template <class F>
+  void field_or_section(const char* key, std::string& name, bool& as_section, F&& visit_fn) {
+    YAML::Node n = child(key);
+    if (n && n.IsMap()) {
+      as_section = true;
+      section(key, std::forward<F>(visit_fn));
+      return;
+    }
+    field(key, name);
+    if (n) as_section = false;
+  }
+
   // Keys consumed elsewhere (e.g. "sweep" at the top level).
   void ignore(const char* key) { known_.insert(key); }
 
@@ -253,6 +269,12 @@ class YamlWriter {
       seq.push_back(item);
     }
     node_[key] = seq;
+  }
+
+  template <class F>
+  void field_or_section(const char* key, const std::string& name, bool as_section, F&& visit_fn) {
+    if (as_section) section(key, std::forward<F>(visit_fn));
+    else field(key, name);
   }
 
   void ignore(const char*) {}

@@ -65,6 +65,7 @@ struct LatentAttention {
   constexpr bool sparse() const { return index_head_dim > 0; }
   // Width of the cached record in elements: what one MQA head of absorbed decode reads.
   constexpr std::int64_t cached_dim() const { return kv_lora_rank + qk_rope_head_dim; }
+  constexpr bool operator==(const LatentAttention&) const = default;
 };
 
 // The latent cache of one token in one layer (bytes, scales included); 0 for int4 (refused).

@@ -57,6 +57,7 @@ struct ModelLayerGroup {
                                     // the q, k, v, o projections); else 0
 
   bool attends() const { return kind != alloc::LayerGroupKind::kRecurrent; }
+  bool operator==(const ModelLayerGroup&) const = default;
 };
 
 struct ModelSpec {
@@ -95,6 +96,9 @@ struct ModelSpec {
                                      // (attention, dense MLPs, routers, norms); 0 = dtype_bytes
                                      // (DeepSeek-V3 ships them in fp8: 1). Embedding and LM
                                      // head stay at dtype_bytes.
+
+  // Every field equal (a custom model read from config.json against a preset, replicas).
+  bool operator==(const ModelSpec&) const = default;
 
   // Width of the concatenated query heads, and of the key (or value) heads (elements).
   std::int64_t q_width() const { return heads * head_dim; }

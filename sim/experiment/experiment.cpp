@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <limits>
 #include <mutex>
 #include <new>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -258,13 +260,18 @@ void fill_layer_group_pool(const ExperimentConfig& c, const Run& run, alloc::All
   as.vattention.page_bytes = c.allocator.vattention_page_kib * 1024;
 }
 
-// cost.kind operators' settings from the config: the tables of the source tree unless
-// cost.operators.tables names others, the GPU's folder from the gpu preset unless
-// cost.operators.gpu names it, vLLM's CUDA-graph sizes for the scheduler's limits.
+// cost.kind operators' settings from the config: the tables of the source tree (or, without
+// it, of the installed package's bundled data) unless cost.operators.tables names others, the
+// GPU's folder from the gpu preset unless cost.operators.gpu names it, vLLM's CUDA-graph sizes
+// for the scheduler's limits.
 OperatorsCostSettings operators_settings(const ExperimentConfig& c) {
   const OperatorsCostConfig& k = c.cost.operators;
   OperatorsCostSettings s;
-  s.tables = k.tables.empty() ? default_operator_tables() : input_file(k.tables);
+  std::error_code ec;
+  const std::filesystem::path built_in = std::filesystem::is_directory(default_operator_tables(), ec)
+                                             ? default_operator_tables()
+                                             : input_file("sim/cost/operator_tables");
+  s.tables = k.tables.empty() ? built_in : input_file(k.tables);
   s.engine = k.engine;
   s.gpu = k.gpu;
   if (s.gpu.empty()) {
@@ -422,7 +429,7 @@ void plan_speculation(const ExperimentConfig& c, Run& run) {
 Run build_replica(const ExperimentConfig& c, bool with_source) {
   const ConfigOrigin& origin = c.origin;
   Run run;
-  run.model = in_section(origin, "model", [&] { return model_preset(c.model); });
+  run.model = in_section(origin, model_error_key(c.custom_model), [&] { return model_of(c.model, c.custom_model); });
   run.model.kv_dtype = c.kv_dtype;
   // A measured profile timed the kernels at the model's own dtype: its attention times do not
   // follow kv_dtype (the capacity does).

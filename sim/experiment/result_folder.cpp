@@ -123,7 +123,7 @@ const std::vector<std::string>& result_file_names() {
 const std::vector<std::string>& plot_file_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all;
-    // pagesim plot (python/pagesim_report/plot.py) and python/plot_memory.py (README command 1).
+    // pagesim plot (python/pagesim/plot.py) and pagesim.plots.memory (README command 1).
     for (const char* stem :
          {"memory_over_time", "latency_cdf", "sweep_metrics", "sweep_memory", "memory_bars", "fragmentation"})
       for (const char* ext : {"png", "svg", "pdf"}) all.push_back(fmt::format("{}.{}", stem, ext));

@@ -46,7 +46,7 @@ enum class ExistingResults {
 const std::vector<std::string>& result_file_names();
 
 // The file names of the plots drawn from a folder's results (`pagesim plot`, README command
-// 1's python/plot_memory.py): removed with the results they show, never counted as results.
+// 1's pagesim.plots.memory): removed with the results they show, never counted as results.
 const std::vector<std::string>& plot_file_names();
 
 // The folder holds results of another run and the policy is kRefuse. The message names the

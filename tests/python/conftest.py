@@ -1,5 +1,5 @@
-# Puts python/ (the report package and plot_memory.py) on the import path of these tests, as
-# python/make_report.py does for itself.
+# Puts python/ (the pagesim package's source: pagesim.reports, pagesim.plots) on the import path
+# of these tests, as .ci/python does for the experiments' scripts.
 import os
 import sys
 

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-import plot_cache_curve
+from pagesim.plots import cache_curve as plot_cache_curve
 
 CSV = """policy,method,capacity_blocks,capacity_tokens,hit_tokens,prompt_tokens,hit_rate,hit_blocks,block_hit_rate
 lru,stack,1,512,0,2048,0,0,0

@@ -13,9 +13,9 @@ ITERATIONS_HEADER = ["iteration", "start_s"] + CLASSES
 
 
 def plot_cli(folder):
-    """Runs `python -m pagesim_report.plot folder --format png` as `pagesim plot` does."""
+    """Runs `python -m pagesim.plot folder --format png` as `pagesim plot` does."""
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
-    return subprocess.run([sys.executable, "-m", "pagesim_report.plot", str(folder), "--format", "png"],
+    return subprocess.run([sys.executable, "-m", "pagesim.plot", str(folder), "--format", "png"],
                           capture_output=True, text=True, env=env, timeout=120)
 
 

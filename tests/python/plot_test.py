@@ -1,4 +1,4 @@
-"""pagesim_report.plot (`pagesim plot OUT`): what it draws for a single run and for a sweep,
+"""pagesim.plot (`pagesim plot OUT`): what it draws for a single run and for a sweep,
 labels that stay apart at many points, its errors, its speed on a 100-point sweep, the CLI
 subcommand on real runs, and what a reader sees (read back from the SVG's text): axes with
 quantity and unit, lines and a categorical axis named by case, a series per replica of a
@@ -12,7 +12,7 @@ import matplotlib
 import pytest
 
 from pagesim_binary import REPO, run_pagesim
-from pagesim_report import plot
+from pagesim import plot
 
 CLASSES = ["token_states", "reserved", "over_reserved", "rounding", "free"]
 

@@ -104,10 +104,10 @@ TEST_F(PythonHandoffTest, RefusalWithoutExplicitPythonListsTheCandidates) {
   const ScopedEnv env("PAGESIM_PYTHON", std::nullopt);
   const ScopedEnv dir("PAGESIM_PYTHON_DIR", (dir_ / "python").string());  // so <repo> is dir_
   const ScopedEnv path("PYTHONPATH", std::nullopt);
-  const PythonHandoff handoff{.module = "pagesim_report.plot", .needs = {"pagesim_no_such_module_for_the_test"},
+  const PythonHandoff handoff{.module = "pagesim.plot", .needs = {"pagesim_no_such_module_for_the_test"},
                               .path = {}, .install_hint = "apt-get install it"};
   EXPECT_EQ(exec_python_module(handoff, {}),
-            "pagesim_report.plot needs a Python that finds pagesim_no_such_module_for_the_test: none of " +
+            "pagesim.plot needs a Python that finds pagesim_no_such_module_for_the_test: none of " +
                 venv_python().string() +
                 ", python3, /usr/bin/python3 does (set PAGESIM_PYTHON to one that does, or apt-get install it)");
 }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -91,6 +92,23 @@ TEST_F(InputPath, ParsingResolvesThePathsTheRunReads) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "cost.profile");
   }
+}
+
+// An installed package's data (pip install .: <pkg>/data, named by PAGESIM_DATA_DIR, which its
+// `pagesim` command and `import pagesim` set) replaces the source tree as the bundled data.
+TEST_F(InputPath, AnInstalledPackagesDataIsTheBundledData) {
+  const fs::path data = dir_ / "pkg" / "data";
+  fs::create_directories(data / "traces/data");
+  std::ofstream(data / "traces/data/only_installed.csv") << "x\n";
+  fs::create_directories(dir_ / "exp");
+  ASSERT_EQ(::setenv("PAGESIM_DATA_DIR", data.c_str(), 1), 0);
+  EXPECT_EQ(bundled_root(), data);
+  EXPECT_EQ(find_input("only_installed.csv", dir_ / "exp", InputKind::kFile), "traces/data/only_installed.csv");
+  EXPECT_EQ(input_file("traces/data/only_installed.csv"), data / "traces/data/only_installed.csv");
+  EXPECT_EQ(find_input("sharegpt_opt_lengths.csv", dir_ / "exp", InputKind::kFile), std::nullopt);  // not the tree's
+  ASSERT_EQ(::unsetenv("PAGESIM_DATA_DIR"), 0);
+  EXPECT_EQ(bundled_root(), kSource);
+  EXPECT_EQ(find_input("only_installed.csv", dir_ / "exp", InputKind::kFile), std::nullopt);
 }
 
 }  // namespace
