@@ -212,6 +212,13 @@ CLI::App* add_keys_command(CLI::App& app) {
                             "(docs/experiment-keys.md)");
 }
 
+namespace {
+// --format of the commands that draw figures (plot, compare): what matplotlib writes for them.
+void add_figure_formats(CLI::App* command, std::vector<std::string>& formats, const std::string& help) {
+  command->add_option("--format", formats, help)->delimiter(',')->check(CLI::IsMember({"png", "svg", "pdf"}));
+}
+}  // namespace
+
 CLI::App* add_plot_command(CLI::App& app, CommandLine& cl) {
   auto* plot = app.add_subcommand(
       "plot",
@@ -225,9 +232,7 @@ CLI::App* add_plot_command(CLI::App& app, CommandLine& cl) {
                    "Sweep: summary metrics to draw, e.g. throughput_rps,memory_pct.token_states (sweep.csv columns; "
                    "default: throughput_rps, normalized_latency_s_per_token, memory_pct.token_states)")
       ->delimiter(',');
-  plot->add_option("--format", cl.plot_formats, "Image formats (png, svg, pdf)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"png", "svg", "pdf"}));
+  add_figure_formats(plot, cl.plot_formats, "Image formats (png, svg, pdf)");
   return plot;
 }
 
@@ -248,9 +253,7 @@ CLI::App* add_compare_command(CLI::App& app, CommandLine& cl) {
                       "TTFT / TPOT / E2E p50 and p99, normalized latency, token states %, batch, preemptions)")
       ->delimiter(',');
   compare->add_option("--out,-o", cl.out, "Also write compare.csv and the figures into this folder");
-  compare->add_option("--format", cl.compare_formats, "Figure formats (png, svg, pdf)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"png", "svg", "pdf"}));
+  add_figure_formats(compare, cl.compare_formats, "Figure formats (png, svg, pdf)");
   return compare;
 }
 
