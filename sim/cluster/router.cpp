@@ -30,6 +30,7 @@ class RoundRobinRouter final : public Router {
     return i;
   }
   std::string name() const override { return "round_robin"; }
+  bool reads_kv_state() const override { return false; }
 
  private:
   std::uint64_t next_ = 0;
@@ -41,6 +42,7 @@ class LeastOutstandingRouter final : public Router {
     return argmin(replicas, [](const Replica& p) { return p.outstanding(); });
   }
   std::string name() const override { return "least_outstanding"; }
+  bool reads_kv_state() const override { return false; }
 };
 
 class LeastKvRouter final : public Router {
@@ -49,6 +51,7 @@ class LeastKvRouter final : public Router {
     return argmin(replicas, [](const Replica& p) { return -p.free_kv_slots(); });
   }
   std::string name() const override { return "least_kv"; }
+  bool reads_kv_state() const override { return true; }
 };
 
 // LoRA: the least-loaded replica whose GPU holds the request's adapter (no load to wait for),
@@ -72,6 +75,7 @@ class AdapterAwareRouter final : public Router {
     return holds && load - floor <= s_.balance_abs_threshold ? best : least;
   }
   std::string name() const override { return "adapter_aware"; }
+  bool reads_kv_state() const override { return false; }
 
  private:
   RouterSettings s_;
@@ -105,6 +109,7 @@ class PrefixAwareRouter final : public Router {
     return argmin(replicas, [](const Replica& p) { return -p.free_kv_slots(); });
   }
   std::string name() const override { return "prefix_aware"; }
+  bool reads_kv_state() const override { return true; }
 
  private:
   RouterSettings s_;
@@ -120,6 +125,7 @@ class RandomRouter final : public Router {
     return static_cast<std::int32_t>(rng_() % replicas.size());
   }
   std::string name() const override { return "random"; }
+  bool reads_kv_state() const override { return false; }
 
  private:
   std::mt19937_64 rng_;

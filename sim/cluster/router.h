@@ -26,6 +26,11 @@ class Router {
   // are keyed to the replicas' block size (prefix_aware).
   virtual std::int32_t route(const Request& r, std::span<const Replica> replicas) = 0;
   virtual std::string name() const = 0;
+  // Whether route() reads a replica's KV memory (free slots, prefix cache), which a decode
+  // run (simulation.h) leaves as it stood when the run began, so the engine ends the
+  // candidates' runs before routing. Queue lengths (Replica::outstanding) and resident
+  // adapters stay exact during a run: it admits, finishes and preempts nothing.
+  virtual bool reads_kv_state() const = 0;
 };
 
 // REQUIRES: settings checked (thresholds as RouterSettings documents).

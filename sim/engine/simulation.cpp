@@ -167,9 +167,9 @@ void Simulation::start_transfers(double now_s) {
       std::span<const Replica>(replicas_).subspan(static_cast<std::size_t>(disagg_.prefill_replicas));
   while (!handoffs_.empty()) {
     Request* r = handoffs_.front();
-    // The router reads the decode replicas' state, which a run leaves as it stood when the run
-    // began: every run ends here first (with several to choose from).
-    if (decode.size() > 1) {
+    // A router that reads KV state would see the decode replicas' as their runs began: every
+    // run ends here first (with several to choose from).
+    if (decode.size() > 1 && decode_router_->reads_kv_state()) {
       for (std::size_t i = static_cast<std::size_t>(disagg_.prefill_replicas); i < replicas_.size(); ++i)
         cut_run(replicas_[i]);
     }
@@ -234,11 +234,11 @@ void Simulation::on_arrival() {
     return;
   }
   if (router_) {
-    // Routers read the replicas' state (KV in use, queues, caches), which a run leaves as it
-    // stood when the run began: the candidates' runs end here first. (Without this, runs
-    // changed outputs under least_kv with 2 or 3 replicas: metamorphic seeds 700-739.)
+    // A router that reads KV state (free slots, caches) would see it as the candidates' runs
+    // began: their runs end here first. (Without this, runs changed outputs under least_kv
+    // with 2 or 3 replicas: metamorphic seeds 700-739.)
     const std::span<Replica> candidates = prefill_replicas();
-    if (candidates.size() > 1) {
+    if (candidates.size() > 1 && router_->reads_kv_state()) {
       for (Replica& q : candidates) cut_run(q);
     }
     r->replica = router_->route(*r, candidates);

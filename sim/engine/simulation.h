@@ -33,7 +33,8 @@
 // its state could see: a finished request, a new block (copy-on-write and prefix caching
 // included), beam search, held requests (asynchronous scheduling), a global cache with
 // requests waiting, an iteration an observer wants exact (decode_run_limit); an arrival
-// routed to the replica and a KV transfer to or from it cut it short. Iteration ends earlier
+// routed to the replica and a KV transfer to or from it cut it short, and so does routing among
+// replicas by a router that reads KV state (Router::reads_kv_state). Iteration ends earlier
 // than every queued event skip the queue; the others go through it, so events keep their
 // order.
 //

@@ -218,12 +218,12 @@ TEST_F(Metamorphic, RandomConfigurationsKeepEveryRelation) {
 // every iteration: iterations.csv at strides 1 and 3, timeline.json, sampled batches
 // (batches.jsonl), the client's token stream, SLOs, asynchronous scheduling.
 TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
-  int compared = 0;
+  int compared = 0, calls = 0;
   // Outputs with runs skipped equal those of the per-iteration engine, file by file.
   auto compare = [&](std::uint64_t seed, std::vector<std::string> sets) {
     const RandomExperiment e = testing::random_experiment(seed);
     SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
-    const std::string name = "k" + std::to_string(seed) + "-" + std::to_string(sets.size());
+    const std::string name = "k" + std::to_string(seed) + "-" + std::to_string(calls++);
     const std::optional<fs::path> skip = run(name, e.yaml, sets);
     if (!skip) return;
     sets.push_back("engine.skip_decode_runs=false");
@@ -264,6 +264,12 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
   // Draws that once differed: disaggregated, a transfer routed among two decode replicas while
   // one of them was in a run.
   for (std::uint64_t seed : {700, 701, 710, 716, 739}) compare(seed, {"scheduler.kind=vllm-v1", "allocator.kind=paged"});
+  // Routers that read no KV state (Router::reads_kv_state) leave the other replicas' runs going
+  // through an arrival or a transfer.
+  for (std::uint64_t seed : {700, 716}) {
+    for (const char* router : {"least_outstanding", "round_robin"})
+      compare(seed, {"scheduler.kind=vllm-v1", "allocator.kind=paged", std::string("replicas.router=") + router});
+  }
 }
 
 // More KV never finishes fewer requests, nor drops more.
