@@ -13,6 +13,7 @@
 #include "traces/lengths_csv_source.h"
 #include "traces/max_total_filter.h"
 #include "traces/request_limit.h"
+#include "traces/sampling_mix.h"
 #include "traces/seed.h"
 #include "traces/synthetic_source.h"
 #include "traces/time_scale_source.h"

@@ -37,7 +37,7 @@
 #include "traces/inference_perf_source.h"
 #include "traces/length_distribution.h"
 #include "traces/lengths_csv_reader.h"
-#include "traces/sampling_mix.h"
+#include "traces/sampling_choice.h"
 #include "traces/seed.h"
 #include "traces/session_source.h"
 #include "traces/trace_format.h"

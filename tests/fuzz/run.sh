@@ -6,7 +6,8 @@
 #
 #   tests/fuzz/run.sh [SECONDS [HARNESS...]]     SECONDS per harness, default 30; all by default
 #
-# Environment: PAGESIM_FUZZ_BUILD (build folder, default build-fuzz), PAGESIM_FUZZ_JOBS
+# Environment: PAGESIM_FUZZ_BUILD (build folder, default build-fuzz; one configured with
+# PAGESIM_FUZZ=ON already is used as it is), PAGESIM_FUZZ_JOBS
 # (harnesses run at once, default nproc), PAGESIM_FUZZ_FLAGS (more libFuzzer flags, after
 # the defaults, e.g. -seed=1 or -timeout=5). Each run starts by replaying the committed corpus
 # (tests/fuzz/corpus/<harness>, reproducers of fixed bugs included), then mutates; inputs
@@ -32,12 +33,22 @@ max_len() {
 }
 
 start=$(date +%s)
-launcher=()
-command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-if ! { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-         -DPAGESIM_FUZZ=ON -DPAGESIM_ENABLE_CUDA=OFF -DPAGESIM_BUILD_TESTS=OFF -DPAGESIM_BUILD_BENCH=OFF \
-         "${launcher[@]}" >/dev/null &&
-       cmake --build "$build" -j "$jobs" --target "${harnesses[@]/%/_fuzz}"; }; then
+# A folder already configured with PAGESIM_FUZZ=ON is built as it is (CI's ASan build, whose
+# tests then share the instrumented libraries: .ci/test); any other is configured here.
+configure() {
+  local launcher=()
+  command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DPAGESIM_FUZZ=ON -DPAGESIM_ENABLE_CUDA=OFF -DPAGESIM_BUILD_TESTS=OFF -DPAGESIM_BUILD_BENCH=OFF \
+    "${launcher[@]}" >/dev/null
+}
+if grep -qs '^PAGESIM_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
+  echo "fuzz: building in $build as it is configured"
+elif ! configure; then
+  echo "fuzz: cannot configure $build" >&2
+  exit 2
+fi
+if ! cmake --build "$build" -j "$jobs" --target "${harnesses[@]/%/_fuzz}"; then
   echo "fuzz: the harnesses do not build" >&2
   exit 2
 fi
