@@ -1,5 +1,6 @@
 #include "sim/engine/event_queue.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace pagesim::sim {
@@ -7,6 +8,11 @@ namespace pagesim::sim {
 void BinaryHeapEventQueue::push(double time, EventKind kind, std::int32_t replica, std::uint64_t request) {
   assert(time >= now_ && "events cannot be scheduled in the past");
   const Event e{time, next_order_++, kind, replica, request};
+  if (popped_root_) {
+    popped_root_ = false;
+    sift_down(0, e);
+    return;
+  }
   std::size_t hole = heap_.size();
   heap_.emplace_back();
   while (hole > 0) {
@@ -18,26 +24,44 @@ void BinaryHeapEventQueue::push(double time, EventKind kind, std::int32_t replic
   heap_[hole] = e;
 }
 
-std::optional<Event> BinaryHeapEventQueue::pop() {
-  if (heap_.empty()) return std::nullopt;
-  const Event top = heap_.front();
+void BinaryHeapEventQueue::sift_down(std::size_t hole, const Event& e) {
+  const std::size_t n = heap_.size();
+  for (std::size_t child = 2 * hole + 1; child < n; child = 2 * hole + 1) {
+    // The earlier child (the right one when both tie: orders are distinct, so never).
+    if (child + 1 < n) child += static_cast<std::size_t>(earlier(heap_[child + 1], heap_[child]));
+    if (!earlier(heap_[child], e)) break;
+    heap_[hole] = heap_[child];
+    hole = child;
+  }
+  heap_[hole] = e;
+}
+
+void BinaryHeapEventQueue::remove_root() {
   const Event last = heap_.back();
   heap_.pop_back();
-  const std::size_t n = heap_.size();
-  if (n > 0) {
-    std::size_t hole = 0;
-    for (std::size_t child = 1; child < n; child = 2 * hole + 1) {
-      // The earlier child (the right one when both tie: orders are distinct, so never).
-      if (child + 1 < n) child += static_cast<std::size_t>(earlier(heap_[child + 1], heap_[child]));
-      if (!earlier(heap_[child], last)) break;
-      heap_[hole] = heap_[child];
-      hole = child;
-    }
-    heap_[hole] = last;
+  if (!heap_.empty()) sift_down(0, last);
+}
+
+std::optional<Event> BinaryHeapEventQueue::pop() {
+  if (popped_root_) {
+    popped_root_ = false;
+    remove_root();
   }
+  if (heap_.empty()) return std::nullopt;
+  const Event top = heap_.front();
+  popped_root_ = true;
   assert(top.time >= now_ && "time went backwards");
   now_ = top.time;
   return top;
+}
+
+double BinaryHeapEventQueue::next_time() const {
+  if (!popped_root_) return heap_.empty() ? std::numeric_limits<double>::infinity() : heap_.front().time;
+  // The root is spent: the earliest of the rest is one of its children.
+  double t = std::numeric_limits<double>::infinity();
+  if (heap_.size() > 1) t = heap_[1].time;
+  if (heap_.size() > 2) t = std::min(t, heap_[2].time);
+  return t;
 }
 
 }  // namespace pagesim::sim

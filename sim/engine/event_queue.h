@@ -43,11 +43,9 @@ class BinaryHeapEventQueue final : public EventQueue {
  public:
   void push(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0) override;
   std::optional<Event> pop() override;
-  bool empty() const override { return heap_.empty(); }
+  bool empty() const override { return heap_.size() == (popped_root_ ? 1 : 0); }
   double now() const override { return now_; }
-  double next_time() const override {
-    return heap_.empty() ? std::numeric_limits<double>::infinity() : heap_.front().time;
-  }
+  double next_time() const override;
 
  private:
   // a pops before b.
@@ -58,6 +56,14 @@ class BinaryHeapEventQueue final : public EventQueue {
   // level, and the smaller child picked without a branch (the times compared are those of
   // different replicas' iterations, whose order a predictor cannot guess).
   std::vector<Event> heap_;
+  // heap_[0] was popped and is still in place: the next push takes its slot and sifts down
+  // once (an iteration end popped, its successor pushed: the common step) instead of the pop
+  // sifting the last event down and the push sifting up; a pop first removes it.
+  bool popped_root_ = false;
+  // Removes heap_[0]: the last event takes its place and sifts down.
+  void remove_root();
+  // Puts e at heap_[hole] and sifts it down.
+  void sift_down(std::size_t hole, const Event& e);
   std::uint64_t next_order_ = 0;
   double now_ = 0;
 };

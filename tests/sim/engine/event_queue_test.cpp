@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <random>
+#include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace pagesim::sim {
@@ -109,6 +113,41 @@ TEST(EventQueue, MatchesStableSortByTime) {
     last = q->now();
   }
   EXPECT_TRUE(q->empty());
+}
+
+// Pushes, pops and next_time() interleaved at random (a pop often followed by a push, the
+// step the heap does in place): every answer is a sorted reference's, by (time, order).
+TEST(EventQueue, InterleavedOperationsMatchASortedReference) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    BinaryHeapEventQueue q;
+    std::mt19937_64 rng(seed);
+    std::set<std::pair<double, std::uint64_t>> ref;  // (time, order)
+    std::uint64_t order = 0;
+    for (int step = 0; step < 3000; ++step) {
+      const int op = static_cast<int>(rng() % 10);
+      if (op < 5 || ref.empty()) {
+        const double time = q.now() + 0.25 * static_cast<double>(rng() % 8);
+        q.push(time, EventKind::kIterationEnd, static_cast<std::int32_t>(rng() % 4));
+        ref.emplace(time, order++);
+      } else {
+        const auto e = q.pop();
+        ASSERT_TRUE(e.has_value());
+        ASSERT_EQ(std::make_pair(e->time, e->order), *ref.begin());
+        ref.erase(ref.begin());
+      }
+      ASSERT_EQ(q.empty(), ref.empty());
+      ASSERT_EQ(q.next_time(), ref.empty() ? std::numeric_limits<double>::infinity() : ref.begin()->first);
+    }
+    while (!ref.empty()) {
+      const auto e = q.pop();
+      ASSERT_TRUE(e.has_value());
+      ASSERT_EQ(std::make_pair(e->time, e->order), *ref.begin());
+      ref.erase(ref.begin());
+    }
+    EXPECT_FALSE(q.pop().has_value());
+    EXPECT_TRUE(q.empty());
+  }
 }
 
 #ifndef NDEBUG
