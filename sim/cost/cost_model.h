@@ -43,6 +43,15 @@ struct CostNotes {
   }
 };
 
+// What decode_run_constant() computed once for a decode run (see CostModel): the terms summed
+// before and after the one that varies. `varies` false: none computed, each iteration is
+// priced whole.
+struct DecodeRunConstant {
+  bool varies = false;
+  double before = 0;
+  double after = 0;
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -52,6 +61,18 @@ class CostModel {
 
   // Seconds of one forward pass over `batch`, >= 0; 0 for an empty batch (no pass runs).
   virtual double iteration_seconds(const BatchShape& batch) const = 0;
+
+  // A decode run (sim/engine/decode_run.h) prices iterations whose batches differ only in
+  // decode_context_tokens (every context one token longer each time). A model whose price is
+  // (before + term(decode_context_tokens)) + after may compute `before` and `after` once, for
+  // `batch`; decode_run_seconds(b, c) then equals iteration_seconds(b) bit for bit, for every
+  // such b. The defaults price each iteration whole.
+  virtual DecodeRunConstant decode_run_constant(const BatchShape& /*batch*/) const { return {}; }
+  // REQUIRES: c from decode_run_constant(a) of a batch `a` that differs from `batch` at most in
+  // decode_context_tokens.
+  virtual double decode_run_seconds(const BatchShape& batch, const DecodeRunConstant& /*c*/) const {
+    return iteration_seconds(batch);
+  }
 
   // Seconds to copy `blocks` KV blocks of `block_size` tokens (all layers) between GPU and CPU
   // memory, in one direction, >= 0; 0 when blocks == 0. REQUIRES: blocks >= 0, block_size >= 1.

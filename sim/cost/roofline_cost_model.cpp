@@ -178,35 +178,55 @@ RooflineBreakdown RooflineCostModel::breakdown(const BatchShape& batch) const {
     }
     out.prefill_attention.memory_seconds += chunks * state_m_per_seq_;
   }
-  if (batch.decode_seqs > 0) {
-    const double seqs = static_cast<double>(batch.decode_seqs);
-    const double ctx = static_cast<double>(batch.decode_context_tokens);
-    for (const AttentionGroupCost& g : attention_groups_) {
-      double pairs = ctx;         // keys read = query-key pairs (one query per sequence)
-      double written = seqs;      // the new token's KV
-      if (g.kind == alloc::LayerGroupKind::kCrossAttention) {
-        pairs = seqs * g.encoder_tokens;
-        written = 0;
-      } else if (g.window > 0) {
-        pairs = std::min(ctx, seqs * g.window);
-      }
-      // Verified proposals (speculative decoding): more queries over the KV read once.
-      const double verify = static_cast<double>(batch.verify_tokens);
-      double verify_pairs = 0;
-      if (verify > 0 && g.kind != alloc::LayerGroupKind::kCrossAttention) {
-        verify_pairs = g.window > 0 ? std::min(batch.verify_attention_pairs, verify * g.window) : batch.verify_attention_pairs;
-        written += verify;
-      }
-      out.decode_attention.compute_seconds += (pairs + verify_pairs) * g.c_per_pair;
-      out.decode_attention.memory_seconds += (pairs + written) * g.m_per_kv_token + (seqs + verify) * g.m_per_query;
-    }
-    out.decode_attention.memory_seconds += seqs * state_m_per_seq_;
-  }
+  if (batch.decode_seqs > 0) add_decode_attention(batch, out.decode_attention);
   const double sampled = static_cast<double>(batch.sampling_seqs());
   if (sampled > 0) {
     out.lm_head = {sampled * lm_c_per_seq_, lm_m_weights_ + sampled * lm_m_per_seq_};
   }
   return out;
+}
+
+DecodeRunConstant RooflineCostModel::decode_run_constant(const BatchShape& batch) const {
+  if (batch.prefill_seqs > 0 || batch.decode_seqs <= 0) return {};
+  const RooflineBreakdown b = breakdown(batch);
+  // total_seconds(): ((((overhead + allreduce) + linear) + prefill) + decode) + lm_head.
+  return {.varies = true,
+          .before = b.overhead_seconds + b.allreduce_seconds + b.linear.seconds() + b.prefill_attention.seconds(),
+          .after = b.lm_head.seconds()};
+}
+
+double RooflineCostModel::decode_run_seconds(const BatchShape& batch, const DecodeRunConstant& c) const {
+  if (!c.varies) return iteration_seconds(batch);
+  // breakdown()'s decode attention for a batch without prefills.
+  RooflineBreakdown out;
+  if (model_.mla.enabled()) latent_attention(batch, out);
+  add_decode_attention(batch, out.decode_attention);
+  return c.before + out.decode_attention.seconds() + c.after;
+}
+
+void RooflineCostModel::add_decode_attention(const BatchShape& batch, RooflinePart& part) const {
+  const double seqs = static_cast<double>(batch.decode_seqs);
+  const double ctx = static_cast<double>(batch.decode_context_tokens);
+  for (const AttentionGroupCost& g : attention_groups_) {
+    double pairs = ctx;         // keys read = query-key pairs (one query per sequence)
+    double written = seqs;      // the new token's KV
+    if (g.kind == alloc::LayerGroupKind::kCrossAttention) {
+      pairs = seqs * g.encoder_tokens;
+      written = 0;
+    } else if (g.window > 0) {
+      pairs = std::min(ctx, seqs * g.window);
+    }
+    // Verified proposals (speculative decoding): more queries over the KV read once.
+    const double verify = static_cast<double>(batch.verify_tokens);
+    double verify_pairs = 0;
+    if (verify > 0 && g.kind != alloc::LayerGroupKind::kCrossAttention) {
+      verify_pairs = g.window > 0 ? std::min(batch.verify_attention_pairs, verify * g.window) : batch.verify_attention_pairs;
+      written += verify;
+    }
+    part.compute_seconds += (pairs + verify_pairs) * g.c_per_pair;
+    part.memory_seconds += (pairs + written) * g.m_per_kv_token + (seqs + verify) * g.m_per_query;
+  }
+  part.memory_seconds += seqs * state_m_per_seq_;
 }
 
 double RooflineCostModel::swap_seconds(std::int64_t blocks, std::int64_t block_size) const {

@@ -110,6 +110,10 @@ class RooflineCostModel final : public CostModel {
   }
   // The terms of iteration_seconds(batch); all zero for an empty batch.
   RooflineBreakdown breakdown(const BatchShape& batch) const;
+  // Decode-only batches: every term but decode attention once (total_seconds()'s sum, in its
+  // order, around it).
+  DecodeRunConstant decode_run_constant(const BatchShape& batch) const override;
+  double decode_run_seconds(const BatchShape& batch, const DecodeRunConstant& c) const override;
   double swap_seconds(std::int64_t blocks, std::int64_t block_size) const override;
   std::string describe() const override;
 
@@ -157,6 +161,9 @@ class RooflineCostModel final : public CostModel {
   double mla_projection_elements() const;
   void init_latent_attention();
   void latent_attention(const BatchShape& batch, RooflineBreakdown& out) const;
+  // Adds decode attention's bounds (every attention group and per-sequence state) to part.
+  // REQUIRES: batch.decode_seqs > 0.
+  void add_decode_attention(const BatchShape& batch, RooflinePart& part) const;
 };
 
 }  // namespace pagesim::sim

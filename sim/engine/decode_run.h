@@ -8,7 +8,8 @@
 // (KvAllocator::decode_run_rounds, Scheduler::decode_repeat_free_slots), no event touches the
 // replica, no observer reads what a run leaves behind — those iterations repeat its plan: the
 // engine derives each one's sample from the last (contexts one token longer, memory and
-// blocks moved as `rounds` says), prices it with the cost model, tells the observers, and
+// blocks moved as `rounds` says), prices it with the cost model (the terms that stay the same
+// computed once: CostModel::decode_run_constant), tells the observers, and
 // catches up the rest later.
 // What it leaves behind while the run goes on, and settles when the run ends or is cut:
 //   - the allocator's sequences lack `lag` rounds of one token each (KvAllocator::grow_rounds);
@@ -27,6 +28,7 @@
 #include "allocator/decode_rounds.h"
 #include "sim/core/iteration_sample.h"
 #include "sim/cost/batch_shape.h"
+#include "sim/cost/cost_model.h"
 
 namespace pagesim::sim {
 
@@ -35,6 +37,7 @@ struct DecodeRun {
   std::vector<alloc::SeqHandle> seqs;  // the plan's sequences, in plan order
   IterationSample sample;              // the last iteration started
   BatchShape shape;                    // its batch
+  DecodeRunConstant price;             // the cost model's terms that stay the same in the run
   alloc::DecodeRounds rounds;          // how the allocator moves per iteration
   std::size_t round = 0;               // the next repeat takes rounds.cycle[round] (repeats started mod size)
   double swap_s = 0;                   // the swap seconds of an iteration without swaps

@@ -501,6 +501,7 @@ void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShap
   run.round = 0;
   run.sample = s;
   run.shape = shape;
+  run.price = p.cost().decode_run_constant(shape);
   run.swap_s = swap_s;
   p.plan.tier = {};  // priced for this iteration only
 }
@@ -512,7 +513,7 @@ void Simulation::start_run_iteration(Replica& p, double now_s) {
   s.index = p.iterations;
   s.start_s = now_s;
   s.waiting = static_cast<std::int64_t>(p.scheduler().num_waiting());  // arrivals join behind
-  s.duration_s = p.cost().iteration_seconds(run.shape) + run.swap_s;
+  s.duration_s = p.cost().decode_run_seconds(run.shape, run.price) + run.swap_s;
   const alloc::DecodeRound& round = run.rounds.cycle[run.round];
   if (++run.round == run.rounds.cycle.size()) run.round = 0;
   s.memory += round.memory;

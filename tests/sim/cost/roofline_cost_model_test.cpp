@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cstdio>
 #include <functional>
+#include <memory>
+#include <string_view>
 #include <vector>
 
 #include "sim/cost/cost_error.h"
@@ -260,6 +264,43 @@ TEST(CostRoofline, MonotoneInEveryInput) {
     }
     // From an empty batch, any work costs more than nothing.
     EXPECT_GT(r.iteration_seconds(decode_batch(1, 1)), 0.0);
+  }
+}
+
+// A decode run's price with its constant terms computed once is iteration_seconds()' bit for
+// bit, on every preset (latent attention, sliding windows, recurrent state included), at tp 1
+// and 2, and on the toy models with cross-attention and sliding-window groups.
+TEST(CostRoofline, DecodeRunPriceIsIterationSecondsBitForBit) {
+  std::vector<std::unique_ptr<RooflineCostModel>> models;
+  for (std::string_view name : model_preset_names()) {
+    const ModelSpec m = model_preset(name);
+    models.push_back(std::make_unique<RooflineCostModel>(m, gpu_preset("h100-sxm")));
+    try {
+      models.push_back(std::make_unique<RooflineCostModel>(m, gpu_preset("h100-sxm"), 2));
+    } catch (const CostModelError&) {  // a model that does not split over 2 GPUs
+    }
+  }
+  models.push_back(std::make_unique<RooflineCostModel>(toy_with_groups(alloc::LayerGroupKind::kCrossAttention, 0, 5), toy_gpu()));
+  models.push_back(std::make_unique<RooflineCostModel>(toy_with_groups(alloc::LayerGroupKind::kSlidingWindow, 4, 0), toy_gpu(), 2));
+  ASSERT_GE(models.size(), 20u);
+  for (const auto& model : models) {
+    const RooflineCostModel& r = *model;
+    SCOPED_TRACE(r.describe());
+    for (const std::int64_t seqs : {1, 3, 64}) {
+      BatchShape b = decode_batch(seqs, 17 * seqs);
+      const DecodeRunConstant c = r.decode_run_constant(b);
+      EXPECT_TRUE(c.varies);
+      for (int step = 0; step < 300; ++step) {
+        b.decode_context_tokens += step < 200 ? seqs : 997 * seqs;
+        const double whole = r.iteration_seconds(b), run = r.decode_run_seconds(b, c);
+        ASSERT_EQ(std::memcmp(&whole, &run, sizeof whole), 0) << whole << " vs " << run << " at step " << step;
+      }
+    }
+    // A batch with a prefill is priced whole.
+    BatchShape mixed = decode_batch(2, 40);
+    mixed.add_prefill_chunk(100, 0, true);
+    EXPECT_FALSE(r.decode_run_constant(mixed).varies);
+    EXPECT_EQ(r.decode_run_seconds(mixed, r.decode_run_constant(mixed)), r.iteration_seconds(mixed));
   }
 }
 
