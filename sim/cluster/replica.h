@@ -35,9 +35,11 @@ class Replica {
   // transfer (disaggregated prefill/decode), or held until the scheduler sees them
   // (asynchronous scheduling).
   std::int64_t outstanding() const {
-    return static_cast<std::int64_t>(scheduler_->num_waiting() + scheduler_->num_running() +
-                                     scheduler_->num_swapped() + scheduler_->num_in_transfer() + held.size());
+    return static_cast<std::int64_t>(num_waiting() + scheduler_->num_running() + scheduler_->num_swapped() +
+                                     scheduler_->num_in_transfer() + held.size());
   }
+  // Requests waiting: in the scheduler's queue or behind it in the backlog.
+  std::size_t num_waiting() const { return scheduler_->num_waiting() + backlog.size(); }
   // Slots a new request could take now: free, unreferenced cached blocks included (they are
   // evicted on demand).
   std::int64_t free_kv_slots() const { return allocator().breakdown().free; }
@@ -63,6 +65,17 @@ class Replica {
   // (SchedulerSettings::async_steps > 0), in arrival order, each with the iteration starts
   // left before the scheduler sees it (>= 1).
   std::deque<std::pair<Request*, std::int64_t>> held;
+  // Arrivals waiting behind the scheduler's queue, in arrival order, as the fields they arrived
+  // with (48 bytes each, a Request is 256): a policy that reads only the first
+  // Scheduler::waiting_lookahead() waiting requests cannot tell them from queued ones, and
+  // an overloaded replica's queue grows by millions (Simulation::backlog_).
+  struct BacklogEntry {
+    std::uint64_t id;
+    double arrival_s;
+    std::int64_t prompt_tokens, output_tokens;
+    std::int32_t n, beam_width, adapter;
+  };
+  std::deque<BacklogEntry> backlog;
 
  private:
   std::int32_t index_;

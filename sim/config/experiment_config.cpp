@@ -285,8 +285,9 @@ void visit(V& v, ExperimentConfig& c) {
     q.choice("popularity", c.lora.popularity, kLoraPopularityNames);
     q.field("zipf_alpha", c.lora.zipf_alpha);
   });
-  v.section_omitted_at_default("engine", c.engine.skip_decode_runs, [&](auto& q) {
+  v.section_omitted_at_default("engine", c.engine.skip_decode_runs && c.engine.compact_waiting, [&](auto& q) {
     q.field("skip_decode_runs", c.engine.skip_decode_runs);
+    q.field("compact_waiting", c.engine.compact_waiting);
   });
   v.section_omitted_at_default("speculative", !c.speculative.settings.enabled(), [&](auto& q) {
     SpeculativeSettings& s = c.speculative.settings;

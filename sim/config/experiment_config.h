@@ -143,6 +143,9 @@ struct EngineConfig {
   // Advance runs of identical decode iterations at once (sim/engine/decode_run.h); false
   // plans every iteration, for debugging and for checking that skipping changes no output.
   bool skip_decode_runs = true;
+  // Keep arrivals behind a long waiting queue in a compact backlog (EngineSettings::
+  // compact_waiting); false makes every arrival a queued Request at once.
+  bool compact_waiting = true;
 };
 
 // speculative: speculative decoding (sim/core/speculative_settings.h; vllm-v1 over a paged

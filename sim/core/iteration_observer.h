@@ -4,8 +4,9 @@
 // to check invariants after every iteration.
 //
 // The Simulation calls its observers in the order they were added. References passed in
-// are valid for the duration of the call only. An observer must not call back into the
-// simulation or its scheduler (reading the allocator is fine).
+// are valid for the duration of the call only, but for an observer that holds_requests():
+// a Request it was shown stays where it is until its on_request_finished. An observer must
+// not call back into the simulation or its scheduler (reading the allocator is fine).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,9 @@ namespace pagesim::sim {
 class IterationObserver {
  public:
   virtual ~IterationObserver() = default;
+  // Whether it keeps references to the Requests it is shown; then the engine keeps every
+  // arrival a Request of its own until it finishes (no compact backlog: simulation.h).
+  virtual bool holds_requests() const { return true; }
   // `r` has arrived and joined the waiting queue.
   virtual void on_arrival(const Request& r) { (void)r; }
   // Iteration `s.index` was scheduled: `plan` is what it computes, `s` the state then.

@@ -29,6 +29,7 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
       max_model_len_(settings.max_model_len) {
   assert(!replicas_.empty() && (router_ || replicas_.size() == 1));
   skip_decode_runs_ = settings.skip_decode_runs;
+  compact_waiting_ = settings.compact_waiting;
   runs_.resize(replicas_.size());
   if (disagg_.enabled()) {
     if (static_cast<std::size_t>(disagg_.prefill_replicas) >= replicas_.size())
@@ -112,6 +113,21 @@ void Simulation::check_time(double time, EventKind kind, std::int32_t replica, s
 }
 
 void Simulation::run(const ProgressFn& progress) {
+  // The replicas whose arrivals may wait in a backlog, and how many queued requests their
+  // policy reads (0: none, every arrival joins the scheduler's queue at once). Not with a
+  // prefix cache (waiting prompts' keys are held, hold_pending_prefix), LoRA, asynchronous
+  // scheduling, disaggregation or a global cache, nor an observer that holds Requests.
+  bool holders = false;
+  for (const IterationObserver* o : observers_) holders = holders || o->holds_requests();
+  for (const auto& list : replica_observers_)
+    for (const IterationObserver* o : list) holders = holders || o->holds_requests();
+  backlog_lookahead_.assign(replicas_.size(), Scheduler::kWholeQueue);
+  for (Replica& p : replicas_) {
+    const Scheduler& sched = p.scheduler();
+    if (compact_waiting_ && !holders && prefix_block_size_ == 0 && !global_ && !disagg_.enabled() &&
+        sched.settings().async_steps == 0 && !sched.adapters())
+      backlog_lookahead_[static_cast<std::size_t>(p.index())] = sched.waiting_lookahead();
+  }
   if (read_next()) schedule_next_arrival();
   progress_ = &progress;
   next_report_ = 4096;
@@ -136,10 +152,11 @@ void Simulation::run(const ProgressFn& progress) {
 #endif
   for (const Replica& p : replicas_) {
     const Scheduler& sched = p.scheduler();
+    assert(p.backlog.empty() || sched.num_waiting() > 0);
     if (!sched.idle())
       throw SimulationError(fmt::format("simulation stopped at t = {:.3f} s with {} waiting, {} running, {} swapped "
                                         "requests{} and nothing schedulable",
-                                        now(), sched.num_waiting(), sched.num_running(), sched.num_swapped(),
+                                        now(), p.num_waiting(), sched.num_running(), sched.num_swapped(),
                                         replicas_.size() > 1 ? fmt::format(" on replica {}", p.index()) : ""));
   }
   if (!handoffs_.empty())
@@ -247,7 +264,7 @@ void Simulation::on_arrival() {
   // A request joining the back of a waiting queue whose head the run's plans leave waiting
   // is planned by none of them (its prompt's keys, held for the prefix cache, aside). With
   // LoRA adapters a policy may skip the head and admit one behind it (vLLM's max_loras).
-  if (p.scheduler().num_waiting() == 0 || p.scheduler().settings().async_steps > 0 || p.scheduler().adapters() ||
+  if (p.num_waiting() == 0 || p.scheduler().settings().async_steps > 0 || p.scheduler().adapters() ||
       (!r->block_hashes.empty() && p.allocator().caches_prefixes()))
     cut_run(p);
   ++p.routed_requests;
@@ -255,12 +272,20 @@ void Simulation::on_arrival() {
   ++arrived_;
   // Asynchronous scheduling: the step after the one in flight is planned already, so the
   // scheduler first sees r at the (async_steps + 1)-th iteration start from now.
+  // Behind a queue longer than the policy reads (Scheduler::waiting_lookahead), r waits in
+  // the replica's backlog as the fields it arrived with.
+  const std::size_t lookahead = backlog_lookahead_[static_cast<std::size_t>(p.index())];
+  const bool to_backlog = !p.backlog.empty() || p.scheduler().num_waiting() >= lookahead;
   if (const std::int64_t lag = p.scheduler().settings().async_steps; lag > 0 && p.busy)
     p.held.emplace_back(r, lag + 1);
-  else
+  else if (!to_backlog)
     p.scheduler().add_request(r);
   for (IterationObserver* o : observers_) o->on_arrival(*r);
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_arrival(*r);
+  if (to_backlog) {
+    p.backlog.push_back({r->id, r->arrival_s, r->prompt_tokens, r->output_tokens, r->n, r->beam_width, r->adapter});
+    free_requests_.push_back(r);
+  }
   read_next();
 }
 
@@ -354,6 +379,24 @@ void Simulation::release_held(Replica& p, bool all) {
   }
 }
 
+void Simulation::refill_waiting(Replica& p) {
+  const std::size_t lookahead = backlog_lookahead_[static_cast<std::size_t>(p.index())];
+  while (!p.backlog.empty() && p.scheduler().num_waiting() < lookahead) {
+    const Replica::BacklogEntry& e = p.backlog.front();
+    Request* r = new_request();
+    r->id = e.id;
+    r->arrival_s = e.arrival_s;
+    r->prompt_tokens = e.prompt_tokens;
+    r->output_tokens = e.output_tokens;
+    r->n = e.n;
+    r->beam_width = e.beam_width;
+    r->adapter = e.adapter;
+    r->replica = p.index();
+    p.scheduler().add_request(r);
+    p.backlog.pop_front();
+  }
+}
+
 void Simulation::start_iteration(Replica& p) {
   const double now_s = now();
   Scheduler& scheduler = p.scheduler();
@@ -364,6 +407,7 @@ void Simulation::start_iteration(Replica& p) {
   std::int64_t swap_out = p.pending_swap_out, swap_in = p.pending_swap_in;
   // A plan with no compute but preemptions changed the state: plan again at once.
   for (int attempt = 0; attempt < 4; ++attempt) {
+    refill_waiting(p);
     scheduler.schedule(now_s, plan_);
     swap_out += plan_.swap_out_blocks;
     swap_in += plan_.swap_in_blocks;
@@ -383,7 +427,7 @@ void Simulation::start_iteration(Replica& p) {
     if (!scheduler.idle() && !next_ && handoffs_.empty() && transfers_in_flight_ == 0)
       throw SimulationError(fmt::format("no progress at t = {:.3f} s: {} waiting, {} running, {} swapped requests{}, "
                                         "but nothing fits in the KV pool",
-                                        now_s, scheduler.num_waiting(), scheduler.num_running(),
+                                        now_s, p.num_waiting(), scheduler.num_running(),
                                         scheduler.num_swapped(),
                                         replicas_.size() > 1 ? fmt::format(" on replica {}", p.index()) : ""));
     return;  // idle until the next arrival
@@ -414,13 +458,12 @@ void Simulation::start_iteration(Replica& p) {
   IterationSample s;
   s.index = p.iterations;
   s.start_s = now_s;
-  s.waiting = static_cast<std::int64_t>(p.scheduler().num_waiting());  // arrivals join behind
   s.duration_s = dt;
   s.batch_requests = plan_.batched_requests();
   s.batch_seqs = batch_seqs;
   s.prefill_tokens = shape.prefill_tokens;
   s.decode_tokens = shape.decode_seqs;
-  s.waiting = static_cast<std::int64_t>(scheduler.num_waiting());
+  s.waiting = static_cast<std::int64_t>(p.num_waiting());
   s.running = static_cast<std::int64_t>(scheduler.num_running());
   s.swapped = static_cast<std::int64_t>(scheduler.num_swapped());
   s.memory = a.breakdown();
@@ -477,7 +520,7 @@ void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShap
   const IterationPlan& plan = p.plan;
   if (!scheduler.traits().repeats_decode_plans || !plan.prefills.empty() || plan.decodes.empty() ||
       s.preemptions > 0 || s.swap_out_blocks > 0 || s.swap_in_blocks > 0 || !p.held.empty() ||
-      plan.decodes.size() != scheduler.num_running() || (global_ && scheduler.num_waiting() > 0))
+      plan.decodes.size() != scheduler.num_running() || (global_ && p.num_waiting() > 0))
     return;
   DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
   assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
@@ -512,7 +555,7 @@ void Simulation::start_run_iteration(Replica& p, double now_s) {
   run.shape.decode_context_tokens += run.shape.decode_seqs;  // every context one token longer
   s.index = p.iterations;
   s.start_s = now_s;
-  s.waiting = static_cast<std::int64_t>(p.scheduler().num_waiting());  // arrivals join behind
+  s.waiting = static_cast<std::int64_t>(p.num_waiting());  // arrivals join behind
   s.duration_s = p.cost().decode_run_seconds(run.shape, run.price) + run.swap_s;
   const alloc::DecodeRound& round = run.rounds.cycle[run.round];
   if (++run.round == run.rounds.cycle.size()) run.round = 0;

@@ -38,6 +38,16 @@
 // than every queued event skip the queue; the others go through it, so events keep their
 // order.
 //
+// Waiting backlog (EngineSettings::compact_waiting): a policy that reads at most the first
+// Scheduler::waiting_lookahead() waiting requests (vLLM's, admitting FCFS up to max_num_seqs)
+// cannot tell a request further back from one not yet queued. Arrivals behind that many wait
+// in the replica's backlog (Replica::backlog) as the fields they arrived with, and join the
+// scheduler's queue, in order, before it plans with fewer queued; the waiting counts that
+// samples, routers and checks read include them. An overloaded replica's queue of millions
+// then takes 48 bytes a request, not a Request's 256. Not with a prefix cache (the queue's
+// prompt keys are held), LoRA, asynchronous scheduling, disaggregation, a global cache, or an
+// observer that holds Requests (IterationObserver::holds_requests).
+//
 // Speculative decoding (SchedulerSettings::speculative, vllm-v1): a decode step that verified
 // proposals (Request::spec_step) prices them as more query tokens (BatchShape::verify_tokens)
 // and, when it ends, emits its accepted proposals at the same instant as its own token and
@@ -130,6 +140,10 @@ struct EngineSettings {
   // (decode_run.h): outputs are byte for byte those of the engine that plans every
   // iteration, which false runs (for debugging and for checking that promise).
   bool skip_decode_runs = true;
+  // Keep arrivals behind a queue longer than its policy reads (Scheduler::waiting_lookahead)
+  // in a compact backlog, added to the queue as it shortens (simulation.h): outputs are byte for
+  // byte the same; false queues every arrival as a Request at once.
+  bool compact_waiting = true;
 };
 
 // Called every few thousand iterations: virtual time, requests arrived, finished.
@@ -185,6 +199,8 @@ class Simulation {
   void on_arrival();   // takes next_ in
   void on_arrivals();  // on_arrival for every request arriving now
   void start_iteration(Replica& p);
+  // Moves p's backlog into its scheduler's queue while the queue is shorter than its policy reads.
+  void refill_waiting(Replica& p);
   // p's iteration that ended at `end`: applies its plan (or, in a decode run, its tokens) and
   // starts the next one; while a run's next iteration ends before every queued event (and
   // no progress report is due), goes on with it at once. Returns when the last iteration
@@ -263,6 +279,10 @@ class Simulation {
   std::vector<std::int32_t> parents_;
   std::int64_t iterations_ = 0;  // over all replicas
   bool skip_decode_runs_;
+  bool compact_waiting_;
+  // Per replica: how many queued requests its policy reads, kWholeQueue (no backlog) when
+  // arrivals must join the scheduler's queue at once (run() decides).
+  std::vector<std::size_t> backlog_lookahead_;
   std::vector<DecodeRun> runs_;  // per replica
   const ProgressFn* progress_ = nullptr;  // run()'s, while it runs
   std::int64_t next_report_ = 0;          // iterations_ at the next progress report

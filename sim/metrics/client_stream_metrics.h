@@ -91,6 +91,7 @@ class ClientStreamMetrics final : public IterationObserver {
   // (the config checks them).
   ClientStreamMetrics(const ClientSettings& settings, std::vector<ClientStage> stages);
 
+  bool holds_requests() const override { return false; }
   void on_arrival(const Request& r) override;
   void on_token(const Request& r, double t, double previous_s) override;
   void on_request_finished(const Request& r) override;

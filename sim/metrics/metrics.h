@@ -58,6 +58,7 @@ class Metrics final : public IterationObserver {
   Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv,
           std::vector<const alloc::KvAllocator*> allocators = {});
 
+  bool holds_requests() const override { return false; }
   void on_arrival(const Request&) override { ++summary_.requests_arrived; }
   void on_iteration(const IterationSample& s, const IterationPlan& plan) override { on_iteration(s, &plan.tier); }
   void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) override {

@@ -87,6 +87,13 @@ class Scheduler {
     return 0;
   }
 
+  // How many requests from the head of the waiting queue one schedule() may read or admit;
+  // kWholeQueue (the default) for a policy that reorders, counts or skips through the queue.
+  // The engine may keep later arrivals out of the queue, in arrival order, and add them when
+  // it is shorter (Simulation: the replica's backlog), so a bound must hold for every plan.
+  static constexpr std::size_t kWholeQueue = static_cast<std::size_t>(-1);
+  virtual std::size_t waiting_lookahead() const { return kWholeQueue; }
+
   bool idle() const { return waiting_.empty() && running_.empty() && swapped_.empty(); }
   // Preemptions since the start, including those of plans that ran no compute and of failed
   // forks (which the plan counters of IterationPlan do not see).

@@ -21,6 +21,11 @@ class VllmScheduler : public Scheduler {
   void schedule(double now, IterationPlan& plan) override;
   // Step (1)'s free block per sequence of the widest group: less preempts.
   std::int64_t decode_repeat_free_slots(const IterationPlan& plan) const override;
+  // admit_waiting takes heads FCFS until one does not fit, at most max_num_seqs of them (each
+  // adds a running sequence): max_num_seqs + 1 heads; LoRA may skip heads (max_loras).
+  std::size_t waiting_lookahead() const override {
+    return adapters() ? kWholeQueue : static_cast<std::size_t>(settings_.max_num_seqs) + 1;
+  }
 
  protected:
   // Step 1 for groups past their prefill; groups still in a chunked prefill are kept

@@ -49,6 +49,11 @@ class VllmV1Scheduler final : public Scheduler {
  public:
   VllmV1Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
   void schedule(double now, IterationPlan& plan) override;
+  // admit_waiting takes heads FCFS until one does not fit, at most max_num_seqs of them;
+  // LoRA may skip heads (max_loras).
+  std::size_t waiting_lookahead() const override {
+    return adapters() ? kWholeQueue : static_cast<std::size_t>(settings_.max_num_seqs) + 1;
+  }
 
  protected:
   // Speculative decoding: a request's last step holds its k proposed and lookahead slots too.

@@ -220,13 +220,14 @@ TEST_F(Metamorphic, RandomConfigurationsKeepEveryRelation) {
 TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
   int compared = 0, calls = 0;
   // Outputs with runs skipped equal those of the per-iteration engine, file by file.
-  auto compare = [&](std::uint64_t seed, std::vector<std::string> sets) {
+  auto compare = [&](std::uint64_t seed, std::vector<std::string> sets,
+                     const std::string& off = "engine.skip_decode_runs=false") {
     const RandomExperiment e = testing::random_experiment(seed);
     SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
     const std::string name = "k" + std::to_string(seed) + "-" + std::to_string(calls++);
     const std::optional<fs::path> skip = run(name, e.yaml, sets);
     if (!skip) return;
-    sets.push_back("engine.skip_decode_runs=false");
+    sets.push_back(off);
     const std::optional<fs::path> plain = run(name + "-plain", e.yaml, sets);
     ASSERT_TRUE(plain.has_value());
     ++compared;
@@ -237,11 +238,14 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
       ++files;
       if (file == "summary.json") {
         EXPECT_EQ(summary_without_host_timings(*skip), summary_without_host_timings(*plain));
-      } else if (file == "config.resolved.yaml") {  // the setting itself is written where not at its default
+      } else if (file == "config.resolved.yaml") {  // the engine section is written where not at its defaults
         std::string text = read_file(*plain / file);
-        const std::string setting = "engine:\n  skip_decode_runs: false\n";
-        ASSERT_NE(text.find(setting), std::string::npos) << text;
-        text.erase(text.find(setting), setting.size());
+        const std::string key = off.substr(off.find('.') + 1, off.find('=') - off.find('.') - 1);
+        const std::size_t at = text.find("engine:\n");
+        ASSERT_NE(at, std::string::npos) << text;
+        ASSERT_NE(text.find("  " + key + ": false\n", at), std::string::npos) << text;
+        const std::size_t end = text.find("\n", text.find("compact_waiting", at));  // the section's last line
+        text.erase(at, end + 1 - at);
         EXPECT_EQ(read_file(*skip / file), text);
       } else {
         EXPECT_TRUE(read_file(*skip / file) == read_file(*plain / file)) << file << " differs";
@@ -264,6 +268,17 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
   // Draws that once differed: disaggregated, a transfer routed among two decode replicas while
   // one of them was in a run.
   for (std::uint64_t seed : {700, 701, 710, 716, 739}) compare(seed, {"scheduler.kind=vllm-v1", "allocator.kind=paged"});
+  // The waiting backlog (engine.compact_waiting): vLLM policies that read at most
+  // max_num_seqs + 1 queued requests, with a queue kept long by max_num_seqs = 2.
+  int backlogged = 0;
+  for (std::uint64_t seed = 300; seed < 300 + kDraws; ++seed) {
+    const RandomExperiment e = testing::random_experiment(seed);
+    if (e.prefix_cache || e.disaggregated || e.tier || e.label.find(" vllm") == std::string::npos) continue;
+    const int before = compared;
+    compare(seed, {"scheduler.max_num_seqs=2"}, "engine.compact_waiting=false");
+    backlogged += compared - before;
+  }
+  EXPECT_GE(backlogged, 4);
   // Routers that read no KV state (Router::reads_kv_state) leave the other replicas' runs going
   // through an arrival or a transfer.
   for (std::uint64_t seed : {700, 716}) {

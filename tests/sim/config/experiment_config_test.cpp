@@ -455,12 +455,19 @@ TEST(ExperimentConfig, EngineSectionRoundTripsAndIsOmittedAtItsDefault) {
   EXPECT_FALSE(c.engine.skip_decode_runs);
   EXPECT_FALSE(round_trip(c).engine.skip_decode_runs);
   EXPECT_FALSE(to_yaml(c)["engine"]["skip_decode_runs"].as<bool>());
+  EXPECT_TRUE(parse("{}").engine.compact_waiting);
+  const ExperimentConfig q = parse("engine: {compact_waiting: false}\n");
+  EXPECT_FALSE(q.engine.compact_waiting);
+  EXPECT_TRUE(q.engine.skip_decode_runs);
+  EXPECT_FALSE(round_trip(q).engine.compact_waiting);
+  EXPECT_FALSE(to_yaml(q)["engine"]["compact_waiting"].as<bool>());
 }
 
 TEST(ConfigErrors, EngineKeys) {
   EXPECT_TRUE(fails_with("engine:\n  skip_decode_run: false\n", 2, "engine.skip_decode_run",
                          {"unknown key", "skip_decode_runs"}));
   EXPECT_TRUE(fails_with("engine:\n  skip_decode_runs: sometimes\n", 2, "engine.skip_decode_runs", {"true or false"}));
+  EXPECT_TRUE(fails_with("engine:\n  compact_waiting: 2\n", 2, "engine.compact_waiting", {"true or false"}));
 }
 
 // ---- Errors: file:line, the dotted key, what was expected ----
