@@ -82,6 +82,22 @@ void Simulation::on_arrivals() {
 // arrival time, rate or scale, or a cost setting, far off.
 constexpr double kMaxSimulatedSeconds = 1e10;
 
+namespace {
+
+// What a request arrives with, from a trace row or a backlog entry (Replica::BacklogEntry).
+template <class Arrival>
+void set_arrival_fields(Request& r, const Arrival& a) {
+  r.id = a.id;
+  r.arrival_s = a.arrival_s;
+  r.prompt_tokens = a.prompt_tokens;
+  r.output_tokens = a.output_tokens;
+  r.n = a.n;
+  r.beam_width = a.beam_width;
+  r.adapter = a.adapter;
+}
+
+}  // namespace
+
 void Simulation::schedule_next_arrival() { schedule(next_->arrival_s, EventKind::kArrival); }
 
 void Simulation::schedule(double time, EventKind kind, std::int32_t replica, std::uint64_t request) {
@@ -234,13 +250,7 @@ void Simulation::on_transfer_end(const Event& e) {
 void Simulation::on_arrival() {
   traces::TraceRequest t = std::move(*next_);
   Request* r = new_request();
-  r->id = t.id;
-  r->arrival_s = t.arrival_s;
-  r->prompt_tokens = t.prompt_tokens;
-  r->output_tokens = t.output_tokens;
-  r->n = t.n;
-  r->beam_width = t.beam_width;
-  r->adapter = t.adapter;
+  set_arrival_fields(*r, t);
   if (!t.hash_ids.empty()) ++requests_with_token_ids_;
   set_block_hashes(*r, t);
   std::string why, key;
@@ -384,13 +394,7 @@ void Simulation::refill_waiting(Replica& p) {
   while (!p.backlog.empty() && p.scheduler().num_waiting() < lookahead) {
     const Replica::BacklogEntry& e = p.backlog.front();
     Request* r = new_request();
-    r->id = e.id;
-    r->arrival_s = e.arrival_s;
-    r->prompt_tokens = e.prompt_tokens;
-    r->output_tokens = e.output_tokens;
-    r->n = e.n;
-    r->beam_width = e.beam_width;
-    r->adapter = e.adapter;
+    set_arrival_fields(*r, e);
     r->replica = p.index();
     p.scheduler().add_request(r);
     p.backlog.pop_front();
