@@ -280,6 +280,11 @@ def _col(row, *names):
     return ""
 
 
+def _spec_k(row):
+    """A sweep row's proposed tokens per step (speculative.num_speculative_tokens; 0: off)."""
+    return int(float(_col(row, "speculative.num_speculative_tokens")))
+
+
 def _leviathan(alpha, k, c):
     tokens = (1 - alpha ** (k + 1)) / (1 - alpha)
     return tokens, tokens / (c * k + 1)
@@ -301,11 +306,11 @@ def speculative_section(out):
         rows = _sweep_rows(alone)
         base = {}
         for r in rows:
-            if int(float(_col(r, "speculative.num_speculative_tokens"))) == 0:
+            if _spec_k(r) == 0:
                 base[_col(r, "speculative.acceptance")] = float(_col(r, "tpot_s.mean"))
         table = []
         for r in rows:
-            k = int(float(_col(r, "speculative.num_speculative_tokens")))
+            k = _spec_k(r)
             a = _col(r, "speculative.acceptance")
             if k == 0:
                 continue
@@ -333,11 +338,11 @@ def speculative_section(out):
         rows = _sweep_rows(load)
         base = {}
         for r in rows:
-            if int(float(_col(r, "speculative.num_speculative_tokens"))) == 0:
+            if _spec_k(r) == 0:
                 base[(r.get("case", ""), _col(r, "speculative.acceptance"))] = r
         table = []
         for r in rows:
-            k = int(float(_col(r, "speculative.num_speculative_tokens")))
+            k = _spec_k(r)
             if k == 0:
                 continue
             b = base[(r.get("case", ""), _col(r, "speculative.acceptance"))]
