@@ -130,7 +130,7 @@ void Simulation::check_time(double time, EventKind kind, std::int32_t replica, s
 
 void Simulation::run(const ProgressFn& progress) {
   // The replicas whose arrivals may wait in a backlog, and how many queued requests their
-  // policy reads (0: none, every arrival joins the scheduler's queue at once). Not with a
+  // policy reads (kWholeQueue: no backlog, every arrival joins the scheduler's queue). Not with a
   // prefix cache (waiting prompts' keys are held, hold_pending_prefix), LoRA, asynchronous
   // scheduling, disaggregation or a global cache, nor an observer that holds Requests.
   bool holders = false;
@@ -200,8 +200,8 @@ void Simulation::start_transfers(double now_s) {
       std::span<const Replica>(replicas_).subspan(static_cast<std::size_t>(disagg_.prefill_replicas));
   while (!handoffs_.empty()) {
     Request* r = handoffs_.front();
-    // A router that reads KV state would see the decode replicas' as their runs began: every
-    // run ends here first (with several to choose from).
+    // A router that reads KV state would see the decode replicas' KV as it stood when their
+    // runs began: every run ends here first (with several to choose from).
     if (decode.size() > 1 && decode_router_->reads_kv_state()) {
       for (std::size_t i = static_cast<std::size_t>(disagg_.prefill_replicas); i < replicas_.size(); ++i)
         cut_run(replicas_[i]);
@@ -280,12 +280,12 @@ void Simulation::on_arrival() {
   ++p.routed_requests;
   p.routed_tokens += r->final_tokens();
   ++arrived_;
-  // Asynchronous scheduling: the step after the one in flight is planned already, so the
-  // scheduler first sees r at the (async_steps + 1)-th iteration start from now.
   // Behind a queue longer than the policy reads (Scheduler::waiting_lookahead), r waits in
   // the replica's backlog as the fields it arrived with.
   const std::size_t lookahead = backlog_lookahead_[static_cast<std::size_t>(p.index())];
   const bool to_backlog = !p.backlog.empty() || p.scheduler().num_waiting() >= lookahead;
+  // Asynchronous scheduling: the step after the one in flight is planned already, so the
+  // scheduler first sees r at the (async_steps + 1)-th iteration start from now.
   if (const std::int64_t lag = p.scheduler().settings().async_steps; lag > 0 && p.busy)
     p.held.emplace_back(r, lag + 1);
   else if (!to_backlog)
