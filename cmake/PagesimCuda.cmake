@@ -6,8 +6,9 @@ if(PAGESIM_ENABLE_CUDA)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      # Hopper (H100/H200) is where the kernels are measured; sm_80 keeps A100s working.
-      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+      # Hopper (H100/H200) is where the kernels are measured: 90a holds its wgmma prefill
+      # kernel (sm_90a code runs on compute capability 9.0 only); sm_80 keeps A100s working.
+      set(CMAKE_CUDA_ARCHITECTURES 80 90a)
     endif()
     enable_language(CUDA)
     set(PAGESIM_HAVE_CUDA ON)

@@ -5,10 +5,13 @@
 // group), so K/V tiles loaded once serve every query head of the group. The CTA walks the
 // sequence's keys in tiles of `keys` tokens up to the causal limit of its last row.
 //
-// fp16/bf16 use tensor cores (mma.sync m16n8k16, fp32 accumulation): 8 warps of 16 rows
-// each. fp32 uses a CUDA-core kernel (fp32 FMA; tf32 would lose precision): 4 warps,
-// smaller tiles, correct and simple rather than fast. The tile constants are shared with the
-// CUDA kernels' traits, which static_assert that they match.
+// Three kernels (PrefillKernel): fp16/bf16 use tensor cores, with mma.sync m16n8k16 on any
+// GPU from sm_80, or, at head_dim 128 on a Hopper GPU (compute capability 9.0) when the
+// build holds sm_90a code, with Hopper's asynchronous warpgroup MMA (wgmma), which reads its
+// operands from shared memory without each warp loading fragments. fp32 uses a CUDA-core
+// kernel (fp32 FMA; tf32 would lose precision), correct and simple rather than fast. The
+// tile constants are shared with the CUDA kernels' traits, which static_assert that they
+// match.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +21,10 @@
 #include "kernels/launch_grid.h"
 
 namespace pagesim::kernels {
+
+enum class PrefillKernel : std::uint8_t { kCudaCores, kMma, kWgmma };
+
+const char* prefill_kernel_name(PrefillKernel k);
 
 struct PrefillTile {
   std::int32_t warps = 0;
@@ -59,7 +66,37 @@ constexpr PrefillTile prefill_tile(DType dtype, std::int32_t head_dim) {
   return t;
 }
 
-// Dynamic shared memory of one prefill CTA, in bytes.
+// The Hopper kernel's tile: two warpgroups of 64 query rows (each an m64 wgmma), 128-key
+// K/V tiles double-buffered through cp.async into 128-byte-swizzled shared memory (no
+// padding: the swizzle spreads the rows over the banks). 161 KB: one CTA per SM.
+inline constexpr std::int32_t kPrefillWgmmaHeadDim = 128;
+constexpr PrefillTile prefill_wgmma_tile() {
+  PrefillTile t;
+  t.warps = 8;
+  t.m_tiles = 1;
+  t.rows = 128;
+  t.keys = 128;
+  t.row_pad = 0;
+  t.stages = 2;
+  t.tensor_cores = true;
+  t.q_in_registers = false;
+  return t;
+}
+
+// Whether the Hopper kernel has code for this dtype and head size.
+constexpr bool prefill_wgmma_supports(DType dtype, std::int32_t head_dim) {
+  return dtype != DType::kFloat32 && head_dim == kPrefillWgmmaHeadDim;
+}
+
+// Dynamic shared memory of one Hopper prefill CTA: Q and two stages of K and V, plus 1 KB
+// to align the swizzle atoms to 1024 bytes.
+constexpr std::size_t prefill_wgmma_smem_bytes(std::int32_t head_dim) {
+  const PrefillTile t = prefill_wgmma_tile();
+  return 1024 + static_cast<std::size_t>(head_dim) * 2 *
+                    (static_cast<std::size_t>(t.rows) + 2 * static_cast<std::size_t>(t.stages) * t.keys);
+}
+
+// Dynamic shared memory of one prefill CTA of the mma.sync or CUDA-core kernel, in bytes.
 constexpr std::size_t prefill_smem_bytes(DType dtype, std::int32_t head_dim) {
   const PrefillTile t = prefill_tile(dtype, head_dim);
   const auto row = static_cast<std::size_t>(head_dim + t.row_pad) * dtype_size(dtype);
@@ -78,9 +115,11 @@ struct PrefillProblem {
   std::int32_t head_dim = 0;
   DType dtype = DType::kFloat16;
   std::int32_t max_query_len = 0;  // host-side maximum of the batch's query lengths
+  bool wgmma = false;  // the device and the build run the Hopper kernel (prefill_problem sets it)
 };
 
 struct PrefillPlan {
+  PrefillKernel kernel = PrefillKernel::kMma;
   PrefillTile tile;
   std::int32_t row_tiles = 0;   // grid.x: tiles of the longest sequence's packed rows
   std::int32_t kv_heads = 0;    // grid.y
@@ -91,7 +130,18 @@ struct PrefillPlan {
 
 // Throws KernelError on non-positive head counts or a group size that is not an integer,
 // or a grid beyond CUDA's limits (more than 65535 sequences or KV heads; launch_grid.h).
+// Chooses the kernel: wgmma where problem.wgmma and prefill_wgmma_supports, else mma.sync
+// for 16-bit dtypes and CUDA cores for fp32.
 PrefillPlan plan_prefill(const PrefillProblem& problem);
+
+// The plan on a forced kernel (tests, benchmarks). Also throws KernelError when the kernel
+// has no code for the problem: CUDA cores take fp32 only, mma.sync 16-bit dtypes only, wgmma
+// needs problem.wgmma and prefill_wgmma_supports.
+PrefillPlan make_prefill_plan(const PrefillProblem& problem, PrefillKernel kernel);
+
+// The tile and the dynamic shared memory of `kernel` at this dtype and head size.
+PrefillTile prefill_kernel_tile(PrefillKernel kernel, DType dtype, std::int32_t head_dim);
+std::size_t prefill_kernel_smem_bytes(PrefillKernel kernel, DType dtype, std::int32_t head_dim);
 
 // The launch grid of a plan: x = row tiles, y = KV heads, z = sequences.
 LaunchGrid prefill_grid(const PrefillPlan& plan);

@@ -3,7 +3,7 @@
 # working tree (see gpu_run.sh for the call itself):
 #   .gpu-deps/   Eigen 3 headers and GoogleTest sources for the standalone GPU build
 #                (gpu_deps.sh; the GPU machine has neither), ~11 MB
-#   .gpu-stage/  bin/pagesim and bin/pagesim-cuda built here with CUDA for sm_90 (the GPU
+#   .gpu-stage/  bin/pagesim and bin/pagesim-cuda built here with CUDA for sm_90a (the GPU
 #                machine lacks yaml-cpp, fmt, CLI11, Boost, ... so they cannot be built there;
 #                pagesim hands `validate --device cuda` and `profile` to the pagesim-cuda
 #                beside it); kernels/ the standalone build's GPU tests and benchmark
@@ -25,28 +25,28 @@ stage=$root/.gpu-stage
 echo "== .gpu-deps"
 bash bench/kernels/gpu_deps.sh
 
-echo "== pagesim with CUDA (sm_90) in $build"
+echo "== pagesim with CUDA (sm_90a) in $build"
 launchers=()
 if command -v ccache >/dev/null 2>&1; then
   launchers=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a \
   "${launchers[@]}" >/dev/null
 grep -q '^PAGESIM_ENABLE_CUDA:BOOL=ON' "$build/CMakeCache.txt" || { echo "gpu_prepare.sh: $build is not a CUDA build" >&2; exit 1; }
 cmake --build "$build" -j "$(nproc)" --target pagesim pagesim-cuda
 
 kbuild=${PAGESIM_GPU_KERNELS_BUILD:-$root/build-gpu}
 echo "== kernels' GPU tests and benchmark (standalone build, sm_90) in $kbuild"
-cmake -S bench/kernels/gpu -B "$kbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+cmake -S bench/kernels/gpu -B "$kbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
   -DPAGESIM_GPU_DEPS="$root/.gpu-deps" "${launchers[@]}" >/dev/null
 cmake --build "$kbuild" -j "$(nproc)" --target kernels_decode_gpu_test kernels_prefill_gpu_test \
-  kernels_cache_ops_gpu_test pagesim_kernels_bench
+  kernels_cache_ops_gpu_test kernels_wgmma_gpu_test pagesim_kernels_bench
 
 echo "== .gpu-stage"
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/batches" "$stage/kernels"
 cp "$build/pagesim" "$build/pagesim-cuda" "$stage/bin/"
-cp "$kbuild"/tests/kernels/kernels_{decode,prefill,cache_ops}_gpu_test "$kbuild/bench/kernels/pagesim_kernels_bench" \
+cp "$kbuild"/tests/kernels/kernels_{decode,prefill,cache_ops,wgmma}_gpu_test "$kbuild/bench/kernels/pagesim_kernels_bench" \
   "$stage/kernels/"
 # Shared libraries other than glibc's and the CUDA toolkit's (the GPU machine has both).
 ldd "$stage"/bin/* "$stage"/kernels/* | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |

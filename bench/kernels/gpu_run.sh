@@ -85,7 +85,7 @@ commit=$(head -2 "$stage/commit.txt" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')
 [ -n "$commit" ] || commit=$(git rev-parse HEAD 2>/dev/null || echo "unknown (run gpu_prepare.sh)")
 inputs_ok=1
 for need in bin/pagesim bin/pagesim-cuda kernels/kernels_decode_gpu_test kernels/kernels_prefill_gpu_test \
-  kernels/kernels_cache_ops_gpu_test kernels/pagesim_kernels_bench; do
+  kernels/kernels_cache_ops_gpu_test kernels/kernels_wgmma_gpu_test kernels/pagesim_kernels_bench; do
   [ -x "$stage/$need" ] || { note "missing .gpu-stage/$need: run bench/kernels/gpu_prepare.sh and carry .gpu-stage"; inputs_ok=0; }
 done
 # A library the image lacks where the toolkit usually is (cuBLAS is the likeliest): look for it
@@ -182,7 +182,7 @@ correct_s=$(cap 90 200)
 # part, ~580 CPU-seconds for prefill on an H200 machine, which has 16 cores): decode 3,
 # prefill 12, cache ops 1.
 test_pids=()
-for spec in decode:3 prefill:12 cache_ops:1; do
+for spec in wgmma:1 decode:3 prefill:12 cache_ops:1; do
   t=${spec%%:*}
   n=${spec#*:}
   for ((i = 0; i < n; i++)); do

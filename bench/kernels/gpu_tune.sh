@@ -29,11 +29,11 @@ if [ "$mode" = build ]; then
   if command -v ccache >/dev/null 2>&1; then
     launchers=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   fi
-  cmake -S bench/kernels/gpu -B "$kbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  cmake -S bench/kernels/gpu -B "$kbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
     -DPAGESIM_GPU_DEPS="$root/.gpu-deps" "${launchers[@]}" >/dev/null
   cmake --build "$kbuild" -j "$(nproc)" --target kernels_decode_gpu_test kernels_prefill_gpu_test \
-    kernels_cache_ops_gpu_test pagesim_kernels_bench
-  cp "$kbuild"/tests/kernels/kernels_{decode,prefill,cache_ops}_gpu_test "$kbuild/bench/kernels/pagesim_kernels_bench" \
+    kernels_cache_ops_gpu_test kernels_wgmma_gpu_test pagesim_kernels_bench
+  cp "$kbuild"/tests/kernels/kernels_{decode,prefill,cache_ops,wgmma}_gpu_test "$kbuild/bench/kernels/pagesim_kernels_bench" \
     "$stage/kernels/"
   {
     git rev-parse HEAD
@@ -67,7 +67,7 @@ device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
 # reference is the slow part), at most two thirds of the budget.
 test_s=$(($(left) * 2 / 3))
 pids=()
-for spec in ${PAGESIM_TUNE_SUITES:-decode:3 prefill:12 cache_ops:1}; do
+for spec in ${PAGESIM_TUNE_SUITES:-wgmma:1 decode:3 prefill:12 cache_ops:1}; do
   t=${spec%%:*}
   n=${spec#*:}
   for ((i = 0; i < n; i++)); do

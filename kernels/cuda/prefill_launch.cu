@@ -17,6 +17,26 @@ namespace pagesim::kernels {
 
 using detail::require;
 
+namespace detail {
+
+bool device_runs_wgmma() {
+#if defined(PAGESIM_CUDA_SM90A)
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    // No usable device: plans take mma.sync, and a launch reports the error itself.
+    (void)cudaGetLastError();
+    return false;
+  }
+  return major == 9 && minor == 0;  // sm_90a code runs on 9.0 only
+#else
+  return false;
+#endif
+}
+
+}  // namespace detail
+
 PrefillProblem prefill_problem(const PagedAttentionArgs& args, std::int32_t max_query_len) {
   const AttentionShape s = check_paged_attention_args(args, "prefill_problem", Backend::kCuda);
   PrefillProblem p;
@@ -26,6 +46,7 @@ PrefillProblem prefill_problem(const PagedAttentionArgs& args, std::int32_t max_
   p.head_dim = s.head_dim;
   p.dtype = s.dtype;
   p.max_query_len = max_query_len;
+  p.wgmma = detail::device_runs_wgmma();
   return p;
 }
 
@@ -33,9 +54,18 @@ void paged_prefill(const PagedAttentionArgs& a, const PrefillPlan& plan, CudaStr
   const char* fn = "paged_prefill";
   const AttentionShape s = check_paged_attention_args(a, fn, Backend::kCuda);
   require(!s.decode, fn, "needs query_starts (prefill); use paged_decode for one query per sequence");
-  const PrefillTile tile = prefill_tile(s.dtype, s.head_dim);
+  const bool f32 = s.dtype == DType::kFloat32;
+  const bool wgmma = plan.kernel == PrefillKernel::kWgmma;
+  require((plan.kernel == PrefillKernel::kCudaCores) == f32 &&
+              (!wgmma || (prefill_wgmma_supports(s.dtype, s.head_dim) && detail::device_runs_wgmma())),
+          fn, [&] {
+            return std::string("plan's ") + prefill_kernel_name(plan.kernel) + " kernel has no code for these arguments" +
+                   (wgmma ? " on this device and build (wgmma: compute capability 9.0, sm_90a code, head_dim 128)" : "");
+          });
+  const PrefillTile tile = prefill_kernel_tile(plan.kernel, s.dtype, s.head_dim);
   require(plan.tile.rows == tile.rows && plan.tile.keys == tile.keys && plan.kv_heads == s.num_kv_heads &&
-              plan.num_seqs == s.num_seqs && plan.smem_bytes == prefill_smem_bytes(s.dtype, s.head_dim),
+              plan.num_seqs == s.num_seqs &&
+              plan.smem_bytes == prefill_kernel_smem_bytes(plan.kernel, s.dtype, s.head_dim),
           fn, "plan does not match these arguments (made for another dtype, head size, head count or batch?)");
   require(plan.row_tiles >= 0, fn, "plan has a negative tile count");
   require(static_cast<std::int64_t>(plan.row_tiles) * tile.rows <=
@@ -48,7 +78,9 @@ void paged_prefill(const PagedAttentionArgs& a, const PrefillPlan& plan, CudaStr
   p.query_starts = a.query_starts.as<const std::int32_t>();
   p.row_tiles = plan.row_tiles;
 
-  const char* kernel = s.dtype == DType::kFloat32 ? "paged_prefill_simt_kernel" : "paged_prefill_mma_kernel";
+  const char* kernel = f32 ? "paged_prefill_simt_kernel"
+                      : wgmma ? "paged_prefill_wgmma_kernel"
+                              : "paged_prefill_mma_kernel";
   const LaunchGrid planned = prefill_grid(plan);
   check_launch_grid(planned, fn, kernel);
   int device = 0, max_optin = 0;
@@ -65,6 +97,8 @@ void paged_prefill(const PagedAttentionArgs& a, const PrefillPlan& plan, CudaStr
       constexpr int D = decltype(d)::value;
       if constexpr (std::is_same_v<T, float>) {
         attribute = detail::launch_prefill_simt<D>(p, grid, plan.smem_bytes, st);
+      } else if (wgmma) {
+        if constexpr (D == kPrefillWgmmaHeadDim) attribute = detail::launch_prefill_wgmma<T>(p, grid, plan.smem_bytes, st);
       } else {
         attribute = detail::launch_prefill_mma<T, D>(p, grid, plan.smem_bytes, st);
       }

@@ -23,6 +23,13 @@ struct PrefillParams : PagedAttentionParams {
 // Tensor-core kernel (T = __half, __nv_bfloat16): prefill_{f16,bf16}.cu.
 template <class T, int D>
 cudaError_t launch_prefill_mma(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream);
+// Hopper wgmma kernel at head_dim 128 (T = __half, __nv_bfloat16): prefill_{f16,bf16}.cu.
+// REQUIRES device_runs_wgmma().
+template <class T>
+cudaError_t launch_prefill_wgmma(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream);
+// Whether the current device is compute capability 9.0 and this build holds sm_90a code
+// (PAGESIM_CUDA_SM90A), so the wgmma kernel runs; false when no device is usable.
+bool device_runs_wgmma();
 // CUDA-core fp32 kernel: prefill_f32.cu.
 template <int D>
 cudaError_t launch_prefill_simt(const PrefillParams& p, dim3 grid, std::size_t smem, cudaStream_t stream);

@@ -26,12 +26,20 @@ void check_prefill(const AttentionProblem& p, const std::string& label, bool fre
   DeviceProblem dev(p);
   if (free_outside_mask) dev.upload_block_table(testing::freed_block_table(p));
   const PagedAttentionArgs args = dev.args();
-  const PrefillPlan plan = plan_prefill(prefill_problem(args, p.batch().max_query_len));
-  paged_prefill(args, plan, nullptr);
-  std::vector<std::byte> storage;
-  const TensorView out = dev.download_output(storage);
+  const PrefillProblem problem = prefill_problem(args, p.batch().max_query_len);
+  const PrefillPlan plan = plan_prefill(problem);
   std::vector<float> ref = testing::dense_reference(p);
-  testing::expect_matches_reference(out, testing::reference_view(p, ref), p.spec().dtype, label);
+  // The planned kernel, and mma.sync too where the plan took the Hopper (wgmma) kernel.
+  std::vector<PrefillPlan> plans = {plan};
+  if (plan.kernel == PrefillKernel::kWgmma) plans.push_back(make_prefill_plan(problem, PrefillKernel::kMma));
+  for (const PrefillPlan& run : plans) {
+    dev.poison_output();
+    paged_prefill(args, run, nullptr);
+    std::vector<std::byte> storage;
+    const TensorView out = dev.download_output(storage);
+    testing::expect_matches_reference(out, testing::reference_view(p, ref), p.spec().dtype,
+                                      label + " (" + prefill_kernel_name(run.kernel) + ")");
+  }
 }
 
 class PrefillGpu : public ::testing::TestWithParam<testing::KernelGridParam> {};

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "kernels/kernel_error.h"
 #include "kernels/limits.h"
 
@@ -43,6 +45,45 @@ TEST(PrefillPlan, GridPacksQueryHeadsOfAGroup) {
   EXPECT_EQ(plan_prefill(p).row_tiles, 0);
   p.max_query_len = 1;
   EXPECT_EQ(plan_prefill(p).row_tiles, 1);
+}
+
+// plan_prefill takes the Hopper kernel only where the problem says the device and build run
+// it and the kernel has code for the shape; forced plans refuse kernels without code.
+TEST(PrefillPlan, KernelChoice) {
+  PrefillProblem p;
+  p.num_seqs = 2;
+  p.num_q_heads = 32;
+  p.num_kv_heads = 8;
+  p.head_dim = 128;
+  p.max_query_len = 1000;
+  EXPECT_EQ(plan_prefill(p).kernel, PrefillKernel::kMma);
+  p.wgmma = true;
+  const PrefillPlan w = plan_prefill(p);
+  EXPECT_EQ(w.kernel, PrefillKernel::kWgmma);
+  EXPECT_EQ(w.tile.rows, 128);
+  EXPECT_EQ(w.row_tiles, (1000 * 4 + 127) / 128);
+  EXPECT_EQ(w.smem_bytes, prefill_wgmma_smem_bytes(128));
+  EXPECT_LE(w.smem_bytes, 227u * 1024u);
+  const PrefillPlan m = make_prefill_plan(p, PrefillKernel::kMma);
+  EXPECT_EQ(m.kernel, PrefillKernel::kMma);
+  EXPECT_EQ(m.smem_bytes, prefill_smem_bytes(DType::kFloat16, 128));
+  EXPECT_THROW(make_prefill_plan(p, PrefillKernel::kCudaCores), KernelError);  // 16-bit on CUDA cores
+  p.head_dim = 64;
+  EXPECT_EQ(plan_prefill(p).kernel, PrefillKernel::kMma);  // no wgmma code at d 64
+  EXPECT_THROW(make_prefill_plan(p, PrefillKernel::kWgmma), KernelError);
+  p.head_dim = 128;
+  p.dtype = DType::kFloat32;
+  EXPECT_EQ(plan_prefill(p).kernel, PrefillKernel::kCudaCores);
+  EXPECT_THROW(make_prefill_plan(p, PrefillKernel::kWgmma), KernelError);
+  EXPECT_THROW(make_prefill_plan(p, PrefillKernel::kMma), KernelError);
+  p.dtype = DType::kBFloat16;
+  p.wgmma = false;
+  try {
+    make_prefill_plan(p, PrefillKernel::kWgmma);
+    FAIL() << "expected KernelError";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("compute capability 9.0"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PrefillPlan, BadInputsThrow) {
