@@ -148,8 +148,10 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
     const std::uint32_t k_base = smem_addr(sK + stage * Tr::kKvBytes);
     const std::uint32_t v_base = smem_addr(sV + stage * Tr::kKvBytes);
 
-    // 1. S = Q K^T.
+    // 1. S = Q K^T. Warpgroup 1 issues after warpgroup 0 (named barrier 1), so the tensor
+    // cores run 0's product first and 0's softmax overlaps 1's product (ping-pong).
     float s[64];
+    if (wg == 1) named_barrier_sync(1, Tr::kThreads);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Tr::kKSteps; ++kk) {
@@ -159,14 +161,20 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
       wgmma_m64n128k16_ss<T>(s, a, b, kk > 0);
     }
     wgmma_commit();
+    if (wg == 0) named_barrier_arrive(1, Tr::kThreads);
     wgmma_wait<0>(s);
 
-    // 2. Scale to base 2, ALiBi, mask (causal: only where the tile crosses the diagonal).
+    // 2. Scale to base 2 (folded into the exponent's FMA on tiles without ALiBi or mask),
+    // ALiBi, mask (causal: only where the tile crosses the diagonal).
     const int key0 = j * Tr::kKeys;
     const bool need_mask = windowed || key0 + Tr::kKeys - 1 > diag;
     const bool alibi = p.alibi_slopes != nullptr;
+    float scale = p.scale_log2;  // applied to s by the exponent; 1 once s is scaled in place
+    if (alibi || need_mask || !(scale > 0.f)) {  // (a max commutes only with a positive scale)
 #pragma unroll
-    for (int i = 0; i < 64; ++i) s[i] *= p.scale_log2;
+      for (int i = 0; i < 64; ++i) s[i] *= scale;
+      scale = 1.f;
+    }
     if (alibi || need_mask) {
       int pos[2], first_key[2];
       float slope[2];
@@ -202,6 +210,7 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
       for (int nt = 0; nt < Tr::kNTiles; ++nt) mx = fmaxf(mx, fmaxf(s[nt * 4 + 2 * h], s[nt * 4 + 2 * h + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      mx *= scale;  // scale > 0 here: the max of the scaled scores
       tile_max[h] = mx;
       grow = grow || mx > m[h] + kRescaleSlack;
     }
@@ -225,8 +234,8 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
       const float m_use = m[h] == kNegInf ? 0.f : m[h];
 #pragma unroll
       for (int nt = 0; nt < Tr::kNTiles; ++nt) {
-        s[nt * 4 + 2 * h] = fast_exp2(s[nt * 4 + 2 * h] - m_use);
-        s[nt * 4 + 2 * h + 1] = fast_exp2(s[nt * 4 + 2 * h + 1] - m_use);
+        s[nt * 4 + 2 * h] = fast_exp2(fmaf(s[nt * 4 + 2 * h], scale, -m_use));
+        s[nt * 4 + 2 * h + 1] = fast_exp2(fmaf(s[nt * 4 + 2 * h + 1], scale, -m_use));
         l[h] += s[nt * 4 + 2 * h] + s[nt * 4 + 2 * h + 1];
       }
     }
