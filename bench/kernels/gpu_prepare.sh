@@ -36,7 +36,7 @@ grep -q '^PAGESIM_ENABLE_CUDA:BOOL=ON' "$build/CMakeCache.txt" || { echo "gpu_pr
 cmake --build "$build" -j "$(nproc)" --target pagesim pagesim-cuda
 
 kbuild=${PAGESIM_GPU_KERNELS_BUILD:-$root/build-gpu}
-echo "== kernels' GPU tests and benchmark (standalone build, sm_90) in $kbuild"
+echo "== kernels' GPU tests and benchmark (standalone build, sm_90a) in $kbuild"
 cmake -S bench/kernels/gpu -B "$kbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
   -DPAGESIM_GPU_DEPS="$root/.gpu-deps" "${launchers[@]}" >/dev/null
 cmake --build "$kbuild" -j "$(nproc)" --target kernels_decode_gpu_test kernels_prefill_gpu_test \

@@ -2,7 +2,7 @@
 # One tuning round of the paged-attention kernels in a short device call (issue #22): after
 # the full run (gpu_run.sh), change a kernel, then
 #   here:    bash bench/kernels/gpu_tune.sh build
-#              rebuilds only the kernels' GPU tests and benchmark (standalone build, sm_90;
+#              rebuilds only the kernels' GPU tests and benchmark (standalone build, sm_90a;
 #              ~20 s on 2 cores) and stages them in .gpu-stage/kernels (gpu_prepare.sh must
 #              have run once: it made .gpu-deps and .gpu-stage)
 #            PAGESIM_GPU_DRY_RUN=1 bash bench/kernels/gpu_tune.sh run
