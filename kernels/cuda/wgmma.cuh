@@ -107,6 +107,21 @@ __device__ __forceinline__ void wgmma_wait(float (&d)[64]) {
 #endif
 }
 
+// The m64n128k16 products for one operand type TY ("f16" or "bf16"), fp32 accumulators.
+// SS: A and B descriptors, %66 != 0 accumulates. RS_TB: A in registers, B N-major.
+#define PAGESIM_WGMMA_SS(TY)                                                                              \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                              \
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " " PAGESIM_WGMMA_D64             \
+               ", %64, %65, p, 1, 1, 0, 0;\n}\n"                                                         \
+               : PAGESIM_WGMMA_D64_OPS(d)                                                                 \
+               : "l"(a_desc), "l"(b_desc), "r"(static_cast<int>(accumulate)))
+#define PAGESIM_WGMMA_RS_TB(TY)                                                                           \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                              \
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." TY "." TY " " PAGESIM_WGMMA_D64             \
+               ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"                                           \
+               : PAGESIM_WGMMA_D64_OPS(d)                                                                 \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1))
+
 // d (+)= A B for A (64 x 16) and B (16 x 128) both K-major in shared memory;
 // accumulate = false overwrites d.
 template <class T>
@@ -115,17 +130,9 @@ __device__ __forceinline__ void wgmma_m64n128k16_ss(float (&d)[64], std::uint64_
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "16-bit operands");
 #if PAGESIM_WGMMA_AVAILABLE
   if constexpr (std::is_same_v<T, __half>) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " PAGESIM_WGMMA_D64 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : PAGESIM_WGMMA_D64_OPS(d)
-        : "l"(a_desc), "l"(b_desc), "r"(static_cast<int>(accumulate)));
+    PAGESIM_WGMMA_SS("f16");
   } else {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " PAGESIM_WGMMA_D64 ", %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : PAGESIM_WGMMA_D64_OPS(d)
-        : "l"(a_desc), "l"(b_desc), "r"(static_cast<int>(accumulate)));
+    PAGESIM_WGMMA_SS("bf16");
   }
 #else
   (void)d, (void)a_desc, (void)b_desc, (void)accumulate;
@@ -134,26 +141,16 @@ __device__ __forceinline__ void wgmma_m64n128k16_ss(float (&d)[64], std::uint64_
 }
 
 // d += A B for A (64 x 16) in registers (mma.sync A-fragment layout per warp) and B
-// (16 x 128) MN-major in shared memory.
+// (16 x 128) N-major in shared memory.
 template <class T>
 __device__ __forceinline__ void wgmma_m64n128k16_rs_tb(float (&d)[64], const std::uint32_t (&a)[4],
                                                        std::uint64_t b_desc) {
   static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>, "16-bit operands");
 #if PAGESIM_WGMMA_AVAILABLE
   if constexpr (std::is_same_v<T, __half>) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " PAGESIM_WGMMA_D64
-        ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-        : PAGESIM_WGMMA_D64_OPS(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
+    PAGESIM_WGMMA_RS_TB("f16");
   } else {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " PAGESIM_WGMMA_D64
-        ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n"
-        : PAGESIM_WGMMA_D64_OPS(d)
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
+    PAGESIM_WGMMA_RS_TB("bf16");
   }
 #else
   (void)d, (void)a, (void)b_desc;
@@ -161,6 +158,8 @@ __device__ __forceinline__ void wgmma_m64n128k16_rs_tb(float (&d)[64], const std
 #endif
 }
 
+#undef PAGESIM_WGMMA_SS
+#undef PAGESIM_WGMMA_RS_TB
 #undef PAGESIM_WGMMA_D64
 #undef PAGESIM_WGMMA_D64_OPS
 
