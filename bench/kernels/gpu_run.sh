@@ -178,9 +178,9 @@ write_page
 
 step "correctness: GPU tests, validate every policy, memcheck (in parallel)"
 correct_s=$(cap 90 200)
-# GPU tests: the three binaries at once, each in gtest shards (their CPU reference is the slow
-# part, ~580 CPU-seconds for prefill on an H200 machine, which has 16 cores): decode 3,
-# prefill 12, cache ops 1.
+# GPU tests: the four binaries at once, each in gtest shards (their CPU reference is the slow
+# part, ~580 CPU-seconds for prefill on an H200 machine, which has 16 cores): the wgmma
+# layout 1, decode 3, prefill 12, cache ops 1.
 test_pids=()
 for spec in wgmma:1 decode:3 prefill:12 cache_ops:1; do
   t=${spec%%:*}

@@ -8,11 +8,12 @@
 #            PAGESIM_GPU_DRY_RUN=1 bash bench/kernels/gpu_tune.sh run
 #              the run without a GPU: the carried binaries start, the GPU tests skip
 #   device:  run(carry=[".gpu-stage"], command="bash bench/kernels/gpu_tune.sh run", timeout_s=200)
-#              the GPU tests against the CPU reference (decode, prefill, cache ops at once,
-#              PAGESIM_REQUIRE_GPU=1; PAGESIM_TUNE_SUITES="decode:3" runs only the decode tests
-#              in 3 shards, when only decode changed), then the headline benchmark cases alone on the GPU
-#              (pagesim_kernels_bench --quick: the copy ceiling, decode b64 x 4k MHA and GQA,
-#              b1 x 64k, prefill 1 x 4k causal with its identity table), within
+#              the GPU tests against the CPU reference (wgmma layout, decode, prefill, cache ops
+#              at once, PAGESIM_REQUIRE_GPU=1; PAGESIM_TUNE_SUITES="decode:3" runs only the decode
+#              tests in 3 shards, when only decode changed), then the headline benchmark cases alone
+#              on the GPU (pagesim_kernels_bench --quick: the copy ceiling, decode b64 x 4k MHA and
+#              GQA, b1 x 64k, the kernel comparisons, prefill 1 x 4k and 8k causal on the planned
+#              kernel and on mma.sync, with the identity table), within
 #              PAGESIM_GPU_BUDGET_S (default 150 s).
 # $OUT: tune.md (tests, the headline table and its targets), tune_bench.csv, tune.log.
 set -u -o pipefail
@@ -63,7 +64,7 @@ commit=$(head -2 "$stage/commit.txt" 2>/dev/null | tr '\n' ' ')
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 [ $dry = 1 ] && device="dry-run"
 
-# Tests: the three binaries at once in gtest shards (decode 3, prefill 12, cache ops 1: the CPU
+# Tests: the four binaries at once in gtest shards (wgmma 1, decode 3, prefill 12, cache ops 1: the CPU
 # reference is the slow part), at most two thirds of the budget.
 test_s=$(($(left) * 2 / 3))
 pids=()
