@@ -145,8 +145,9 @@ write_page() {
     echo
     echo "## pagesim validate --device $validate_device (sampled batches of every allocator policy)"
     echo
-    echo "Batches from \`bench/kernels/gpu_batches.sh\`; \`pagesim validate FILE --device $validate_device --dtype T\`"
-    echo "with its defaults (4 query / 2 KV heads, head_dim 64)."
+    echo "Batches from \`bench/kernels/gpu_batches.sh\`; \`pagesim validate FILE --device $validate_device --dtype T --head-dim D\`"
+    echo "with 4 query / 2 KV heads; D = 64 (labels f32, f16, bf16), and 128 in f16 (label f16-d128: the"
+    echo "wgmma prefill kernel on a Hopper GPU)."
     echo
     echo '```'
     [ -f "$scratch/validate.txt" ] && sort "$scratch/validate.txt" || echo "(not run yet)"
@@ -204,21 +205,24 @@ if [ $dry = 0 ] && [ -n "$sanitizer" ]; then
     mc_pids+=("$name:$!")
   done
 fi
-# validate: every batch file in every dtype, four at a time.
+# validate: every batch file in every dtype at validate's default head_dim (64), and in f16 at
+# head_dim 128, where a Hopper GPU runs the wgmma prefill kernel; four at a time.
 : >"$scratch/validate.txt"
-validate_one() {  # FILE DTYPE
-  local name rc
+validate_one() {  # FILE DTYPE HEAD_DIM
+  local name rc label
   name=$(basename "$1" .jsonl)
-  timeout "$correct_s" "$pagesim" validate "$1" --device "$validate_device" --dtype "$2" >"$scratch/v_${name}_$2.txt" 2>&1
+  label=$2$([ "$3" = 64 ] || echo "-d$3")
+  timeout "$correct_s" "$pagesim" validate "$1" --device "$validate_device" --dtype "$2" --head-dim "$3" \
+    >"$scratch/v_${name}_$label.txt" 2>&1
   rc=$?
-  echo "$2 $name: $(grep -m1 'summary' "$scratch/v_${name}_$2.txt" || tail -1 "$scratch/v_${name}_$2.txt") (exit $rc)" \
+  echo "$label $name: $(grep -m1 'summary' "$scratch/v_${name}_$label.txt" || tail -1 "$scratch/v_${name}_$label.txt") (exit $rc)" \
     >>"$scratch/validate.txt"
 }
 export -f validate_one
 export scratch correct_s pagesim validate_device
-for dt in f32 f16 bf16; do for f in "${batches[@]}"; do echo "$f $dt"; done; done |
-  xargs -P 4 -n 2 bash -c 'validate_one "$0" "$1"'
-validate_total=$((3 * ${#batches[@]}))
+for run in "f32 64" "f16 64" "bf16 64" "f16 128"; do for f in "${batches[@]}"; do echo "$f $run"; done; done |
+  xargs -P 4 -n 3 bash -c 'validate_one "$0" "$1" "$2"'
+validate_total=$((4 * ${#batches[@]}))
 validate_pass=$(grep -c 'PASS (exit 0)' "$scratch/validate.txt")
 note "validate ($validate_device): $validate_pass of $validate_total runs pass"
 cat "$scratch"/v_*.txt >>"$log" 2>/dev/null
