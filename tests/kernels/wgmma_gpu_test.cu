@@ -18,6 +18,7 @@
 #include "gpu_requirement.h"
 #include "kernels/cuda/cuda_host.h"
 #include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/prefill_params.h"
 #include "kernels/cuda/wgmma.cuh"
 
 namespace pagesim::kernels {
@@ -87,15 +88,11 @@ __global__ void __launch_bounds__(128) wgmma_products_kernel(const __half* q, co
 
 bool wgmma_runs(std::string* why) {
   if (!cuda_device_available(why)) return false;
-  int device = 0, major = 0, minor = 0;
-  check_cuda(cudaGetDevice(&device), "test", "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "test", "cc");
-  check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "test", "cc");
-  if (major != 9 || minor != 0) {
-    *why = "wgmma needs compute capability 9.0, this device is " + std::to_string(major) + "." + std::to_string(minor);
+  if (!detail::device_runs_wgmma()) {  // the launcher's own test
+    *why = "wgmma needs a compute capability 9.0 device and kernels built with sm_90a";
     return false;
   }
-  DeviceBuffer flag(sizeof(int));
+  DeviceBuffer flag(sizeof(int));  // and this test's own code has it too
   wgmma_available_kernel<<<1, 1>>>(reinterpret_cast<int*>(flag.get()));
   check_cuda(cudaGetLastError(), "test", "wgmma_available_kernel");
   int have = 0;
