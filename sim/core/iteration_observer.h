@@ -24,6 +24,14 @@ class IterationObserver {
   // Whether it keeps references to the Requests it is shown; then the engine keeps every
   // arrival a Request of its own until it finishes (no compact backlog: simulation.h).
   virtual bool holds_requests() const { return true; }
+  // Whether what it records depends on the order in which different replicas' iterations
+  // reach it (rows of one file, sums over all replicas in floating point). False lets the
+  // engine start a replica's decode-run iterations ahead of other replicas' earlier events
+  // (simulation.h): each replica's own iterations still come in order, and arrivals,
+  // finished requests and every other call in the order of the clock. Only asked of
+  // observers of the whole run (an observer of one replica sees its iterations in order).
+  // Default: true.
+  virtual bool reads_replica_order() const { return true; }
   // `r` has arrived and joined the waiting queue.
   virtual void on_arrival(const Request& r) { (void)r; }
   // Iteration `s.index` was scheduled: `plan` is what it computes, `s` the state then.

@@ -5,9 +5,27 @@
 
 namespace pagesim::sim {
 
-void BinaryHeapEventQueue::push(double time, EventKind kind, std::int32_t replica, std::uint64_t request) {
+void BinaryHeapEventQueue::set_tie_order(TieOrder order) {
+  assert(empty());
+  tie_order_ = order;
+}
+
+void BinaryHeapEventQueue::push(double time, double scheduled_s, EventKind kind, std::int32_t replica,
+                                std::uint64_t request) {
   assert(time >= now_ && "events cannot be scheduled in the past");
-  const Event e{time, next_order_++, kind, replica, request};
+  Event e{time, 0, next_order_++, kind, replica, request};
+  if (tie_order_ == TieOrder::kCanonical) {
+    // Ranks: arrivals 0, transfer ends 1, iteration ends 2 (TieOrder).
+    constexpr std::uint64_t kRankShift = 56;
+    e.scheduled_s = scheduled_s;
+    switch (kind) {
+      case EventKind::kArrival: break;
+      case EventKind::kTransferEnd: e.order |= std::uint64_t{1} << kRankShift; break;
+      case EventKind::kIterationEnd:
+        e.order = (std::uint64_t{2} << kRankShift) | static_cast<std::uint32_t>(replica);
+        break;
+    }
+  }
   if (popped_root_) {
     popped_root_ = false;
     sift_down(0, e);

@@ -1,6 +1,6 @@
-// EventQueue: the simulation's future events, ordered by (time, insertion number).
+// EventQueue: the simulation's future events, ordered by time, ties resolved by a TieOrder.
 //
-// Ties resolve by insertion order, so a run is reproducible bit for bit. A cluster's
+// Ties resolve deterministically, so a run is reproducible bit for bit. A cluster's
 // replicas share one queue: an iteration end carries the replica it belongs to. Popping an event
 // earlier than the last one popped is a broken contract (time never goes backwards) and
 // asserts. The queue is an interface so that other orderings (calendar queues, ...) can be
@@ -18,9 +18,24 @@ namespace pagesim::sim {
 // kTransferEnd: a request's KV has reached its decode replica (disaggregated prefill/decode).
 enum class EventKind : std::uint8_t { kArrival, kIterationEnd, kTransferEnd };
 
+// How events at one instant are ordered (EventQueue::set_tie_order).
+//   kInsertion  in insertion order (the order they were pushed in);
+//   kCanonical  by when each was scheduled (Event::scheduled_s: an iteration end's is its
+//               iteration's start), then arrivals, KV transfer ends (in insertion order
+//               between them) and iteration ends by replica index. What it depends on is
+//               each event's own times, never when the engine happened to push it, so a
+//               replica's iterations may be computed ahead of other replicas' earlier events
+//               (a cluster's decode runs, simulation.h). Where pushes follow the clock (an
+//               event is pushed at its scheduled_s), it differs from kInsertion only for
+//               events alike in both times.
+enum class TieOrder : std::uint8_t { kInsertion, kCanonical };
+
 struct Event {
   double time = 0;
-  std::uint64_t order = 0;  // insertion number, set by the queue
+  double scheduled_s = 0;  // kCanonical: when the event was scheduled; kInsertion: 0
+  // Set by the queue: kInsertion, the insertion number; kCanonical, the kind's rank (high
+  // byte) and then the insertion number (arrivals, transfer ends) or the replica.
+  std::uint64_t order = 0;
   EventKind kind = EventKind::kArrival;
   std::int32_t replica = 0;  // kIterationEnd: whose iteration ended
   std::uint64_t request = 0;  // kTransferEnd: whose KV arrived
@@ -29,8 +44,13 @@ struct Event {
 class EventQueue {
  public:
   virtual ~EventQueue() = default;
-  // REQUIRES: time >= now() (events cannot be scheduled in the past).
-  virtual void push(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0) = 0;
+  // REQUIRES: empty() (set before the first push). Default: kInsertion.
+  virtual void set_tie_order(TieOrder order) = 0;
+  // An event at `time`, scheduled at `scheduled_s` (read under kCanonical only). REQUIRES:
+  // time >= now() (events cannot be scheduled in the past); under kCanonical at most one
+  // iteration end per replica queued at once.
+  virtual void push(double time, double scheduled_s, EventKind kind, std::int32_t replica = 0,
+                    std::uint64_t request = 0) = 0;
   // The earliest event, removed; nullopt when empty. Advances now().
   virtual std::optional<Event> pop() = 0;
   virtual bool empty() const = 0;
@@ -41,7 +61,9 @@ class EventQueue {
 
 class BinaryHeapEventQueue final : public EventQueue {
  public:
-  void push(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0) override;
+  void set_tie_order(TieOrder order) override;
+  void push(double time, double scheduled_s, EventKind kind, std::int32_t replica = 0,
+            std::uint64_t request = 0) override;
   std::optional<Event> pop() override;
   bool empty() const override { return heap_.size() == (popped_root_ ? 1 : 0); }
   double now() const override { return now_; }
@@ -50,7 +72,8 @@ class BinaryHeapEventQueue final : public EventQueue {
  private:
   // a pops before b.
   static bool earlier(const Event& a, const Event& b) {
-    return a.time < b.time || (a.time == b.time && a.order < b.order);
+    if (a.time != b.time) return a.time < b.time;
+    return a.scheduled_s < b.scheduled_s || (a.scheduled_s == b.scheduled_s && a.order < b.order);
   }
   // A binary min-heap by `earlier` (heap_[0] first), sifted by moving a hole: one copy per
   // level, and the smaller child picked without a branch (the times compared are those of
@@ -65,6 +88,7 @@ class BinaryHeapEventQueue final : public EventQueue {
   // Puts e at heap_[hole] and sifts it down.
   void sift_down(std::size_t hole, const Event& e);
   std::uint64_t next_order_ = 0;
+  TieOrder tie_order_ = TieOrder::kInsertion;
   double now_ = 0;
 };
 

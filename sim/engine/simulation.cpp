@@ -30,6 +30,7 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
   assert(!replicas_.empty() && (router_ || replicas_.size() == 1));
   skip_decode_runs_ = settings.skip_decode_runs;
   compact_waiting_ = settings.compact_waiting;
+  queue_->set_tie_order(replicas_.size() > 1 ? TieOrder::kCanonical : TieOrder::kInsertion);
   runs_.resize(replicas_.size());
   if (disagg_.enabled()) {
     if (static_cast<std::size_t>(disagg_.prefill_replicas) >= replicas_.size())
@@ -98,11 +99,12 @@ void set_arrival_fields(Request& r, const Arrival& a) {
 
 }  // namespace
 
-void Simulation::schedule_next_arrival() { schedule(next_->arrival_s, EventKind::kArrival); }
+void Simulation::schedule_next_arrival() { schedule(next_->arrival_s, now(), EventKind::kArrival); }
 
-void Simulation::schedule(double time, EventKind kind, std::int32_t replica, std::uint64_t request) {
+void Simulation::schedule(double time, double scheduled_s, EventKind kind, std::int32_t replica,
+                          std::uint64_t request) {
   check_time(time, kind, replica, request);
-  queue_->push(time, kind, replica, request);
+  queue_->push(time, scheduled_s, kind, replica, request);
 }
 
 void Simulation::check_time(double time, EventKind kind, std::int32_t replica, std::uint64_t request) const {
@@ -144,6 +146,12 @@ void Simulation::run(const ProgressFn& progress) {
         sched.settings().async_steps == 0 && !sched.adapters())
       backlog_lookahead_[static_cast<std::size_t>(p.index())] = sched.waiting_lookahead();
   }
+  // A cluster's decode runs go on past other replicas' queued events (simulation.h) when
+  // nothing else reads a replica's state between arrivals and no observer reads the order.
+  run_ahead_ = skip_decode_runs_ && replicas_.size() > 1 && !disagg_.enabled() && !global_ &&
+               token_observers_.empty() &&
+               std::none_of(observers_.begin(), observers_.end(),
+                            [](const IterationObserver* o) { return o->reads_replica_order(); });
   if (read_next()) schedule_next_arrival();
   progress_ = &progress;
   next_report_ = 4096;
@@ -215,7 +223,7 @@ void Simulation::start_transfers(double now_s) {
     ++transfers_in_flight_;
     r->transfer_start_s = now_s;
     transferring_.emplace(r->id, r);
-    schedule(now_s + disagg_.transfer_seconds(r->prompt_tokens), EventKind::kTransferEnd, d, r->id);
+    schedule(now_s + disagg_.transfer_seconds(r->prompt_tokens), now_s, EventKind::kTransferEnd, d, r->id);
     for (IterationObserver* o : observers_) o->on_transfer_started(*r, d);
     for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_transfer_started(*r, d);
   }
@@ -488,7 +496,7 @@ void Simulation::start_iteration(Replica& p) {
   ++iterations_;
   p.busy = true;
   if (skip_decode_runs_) begin_run(p, s, shape, swap_s);
-  schedule(now_s + dt, EventKind::kIterationEnd, p.index());
+  schedule(now_s + dt, now_s, EventKind::kIterationEnd, p.index());
 }
 
 double Simulation::on_iteration_end(Replica& p, double end) {
@@ -509,9 +517,14 @@ double Simulation::on_iteration_end(Replica& p, double end) {
     }
     start_run_iteration(p, t);
     const double next = t + run.sample.duration_s;
-    // The engine that plans every iteration would queue this end and pop it at once.
-    if (run.left == 0 || !(next < queue_->next_time()) || progress_due()) {
-      schedule(next, EventKind::kIterationEnd, p.index());
+    // The engine that plans every iteration would queue this end and pop it before anything
+    // that reads or changes p: the next event, or with run_ahead_ the next arrival (only an
+    // arrival touches p; other replicas' events in between do not, TieOrder::kCanonical
+    // orders this end where that engine would, and no observer reads the interleaving).
+    const double horizon =
+        !run_ahead_ ? queue_->next_time() : next_ ? next_->arrival_s : std::numeric_limits<double>::infinity();
+    if (run.left == 0 || !(next < horizon) || progress_due()) {
+      schedule(next, t, EventKind::kIterationEnd, p.index());
       return t;
     }
     check_time(next, EventKind::kIterationEnd, p.index());

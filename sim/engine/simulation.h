@@ -14,12 +14,15 @@
 // Several replicas share the one event queue and clock. Each arriving request is routed
 // once, at its arrival, and stays on its replica (preempted requests re-queue there). The
 // order of simultaneous events, which makes a run reproducible:
-//   1. events pop in (time, insertion order);
+//   1. events pop in time order; with one replica, those at one instant in insertion order
+//      (TieOrder::kInsertion); with several, by when each was scheduled, then arrivals,
+//      transfer ends, and iteration ends by replica index (TieOrder::kCanonical): iteration
+//      ends at one instant pop in the order their iterations started, those started at one
+//      instant by replica;
 //   2. an arrival event takes in every request arriving at that instant, in trace order,
 //      routing each on the state left by the one before; then every idle replica, in index
 //      order, plans an iteration;
-//   3. an iteration end applies that replica's plan and lets that replica alone plan again;
-//      iteration ends at one instant pop in the order their iterations were scheduled.
+//   3. an iteration end applies that replica's plan and lets that replica alone plan again.
 // A request must be servable by every replica (a heterogeneous cluster's smallest limits
 // apply); one that is not goes through the oversize policy. Replicas with a prefix cache
 // must share one block size (the request's block keys are made once).
@@ -36,7 +39,13 @@
 // routed to the replica and a KV transfer to or from it cut it short, and so does routing among
 // replicas by a router that reads KV state (Router::reads_kv_state). Iteration ends earlier
 // than every queued event skip the queue; the others go through it, so events keep their
-// order.
+// order. In a cluster, a run's iteration ends earlier than the next arrival skip the queue
+// too, ahead of other replicas' earlier events, when nothing but an arrival can touch a
+// replica between arrivals (no disaggregation, no global cache) and no observer of the whole
+// run reads how replicas interleave (IterationObserver::reads_replica_order, no token
+// observer): each replica's iterations still reach the observers in order, and every
+// queued event pops where it would without (TieOrder::kCanonical does not depend on when an
+// event was pushed).
 //
 // Waiting backlog (EngineSettings::compact_waiting): a policy that reads at most the first
 // Scheduler::waiting_lookahead() waiting requests (vLLM's, admitting FCFS up to max_num_seqs)
@@ -235,10 +244,10 @@ class Simulation {
                    double& dt) const;
   bool read_next();  // reads the next request into next_; false at the end
   Request* new_request();  // a default Request from requests_ (a free one, or a new one)
-  // Queues an event at `time`, which must stay below kMaxSimulatedSeconds (else
-  // SimulationError saying which event, its time and the settings that produce such times);
-  // an arrival is next_'s.
-  void schedule(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0);
+  // Queues an event at `time`, scheduled at `scheduled_s` (an iteration end: its iteration's
+  // start; TieOrder), which must stay below kMaxSimulatedSeconds (else SimulationError saying
+  // which event, its time and the settings that produce such times); an arrival is next_'s.
+  void schedule(double time, double scheduled_s, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0);
   // schedule()'s check of `time` alone (a run's iteration end that skips the queue).
   void check_time(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0) const;
   void schedule_next_arrival();
@@ -280,6 +289,7 @@ class Simulation {
   std::int64_t iterations_ = 0;  // over all replicas
   bool skip_decode_runs_;
   bool compact_waiting_;
+  bool run_ahead_ = false;  // a cluster's runs go on past other replicas' events (run() decides)
   // Per replica: how many queued requests its policy reads, kWholeQueue (no backlog) when
   // arrivals must join the scheduler's queue at once (run() decides).
   std::vector<std::size_t> backlog_lookahead_;

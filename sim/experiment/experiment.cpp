@@ -664,6 +664,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   ms.block_size = run.allocator->block_size();
   const bool cluster = c.replicas.count > 1;
   ms.replica_column = cluster;
+  ms.memory_of_replicas = cluster;
   // Only the layer-group pools split KV by layer class; other runs keep their outputs' bytes.
   ms.layer_classes = alloc::is_layer_group_kind(c.allocator.kind);
   ms.adapter_class = c.lora.enabled;
@@ -726,6 +727,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   if (cluster) {
     MetricsSettings rms = ms;
     rms.replica_column = false;
+    rms.memory_of_replicas = false;
     rms.iterations_stride = 0;
     for (std::size_t i = 0; i < parts.size(); ++i) {
       rms.kv_bytes_per_token = static_cast<double>(parts[i]->model.kv_bytes_per_token());
@@ -780,7 +782,14 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   if (timeline) timeline->finish(simulation.now());
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  Summary s = metrics.finish(simulation.now(), wall);
+  // A cluster's memory averages are its replicas' sums, added in index order.
+  std::vector<Summary> replica_summaries;
+  MemorySums replica_memory;
+  for (const auto& m : replica_metrics) {
+    replica_summaries.push_back(m->finish(simulation.now(), 0));
+    replica_memory += m->memory_sums();
+  }
+  Summary s = metrics.finish(simulation.now(), wall, cluster ? &replica_memory : nullptr);
   if (s.requests_arrived == 0) throw no_request_error(c, simulation.oversize_dropped());
   SummaryNotes n;
   n.warnings = run.warnings;
@@ -808,7 +817,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
         r.kv_transfers_in = replica.handed_in;
       }
       if (c.replicas.global_cache.enabled) r.global_fetch = replica.global_fetch;
-      r.summary = replica_metrics[i]->finish(s.sim_time_s, 0);
+      r.summary = std::move(replica_summaries[i]);
       per.push_back(std::move(r));
     }
     const ClusterJson cj = cluster_json(std::string(enum_name(kRouterKindNames, c.replicas.router.kind)), per,

@@ -1,6 +1,7 @@
 #include "sim/metrics/metrics.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <numeric>
 
@@ -91,20 +92,68 @@ Metrics::KindCounters Metrics::tier_counters(const alloc::KvAllocator& a) {
   return k;
 }
 
+MemorySums& operator+=(MemorySums& sum, const MemorySums& x) {
+  const auto add_layer = [](LayerClassPct& to, const LayerClassPct& from) {
+    to.out_of_window += from.out_of_window;
+    to.recurrent_state += from.recurrent_state;
+    to.unused_layers += from.unused_layers;
+  };
+  sum.window_iterations += x.window_iterations;
+  add(sum.window, x.window);
+  add_layer(sum.window_layer, x.window_layer);
+  sum.window_adapter += x.window_adapter;
+  sum.window_sharing_ratio += x.window_sharing_ratio;
+  sum.sharing_samples += x.sharing_samples;
+  add(sum.time_weighted, x.time_weighted);
+  add_layer(sum.time_weighted_layer, x.time_weighted_layer);
+  sum.time_weighted_adapter += x.time_weighted_adapter;
+  sum.seconds += x.seconds;
+  return sum;
+}
+
 void Metrics::integrate_until(double t) {
   if (!have_last_) return;
   const double a = std::max(last_time_, settings_.window_start_s);
   // A sample stands for its own iteration; the GPU's idle time after it is not its state.
   const double b = std::min({t, last_time_ + last_duration_, settings_.window_end_s});
   if (b <= a) return;
-  add_weighted(tw_pct_, last_pct_, b - a);
+  MemorySums& m = memory_;
+  add_weighted(m.time_weighted, last_pct_, b - a);
   if (settings_.layer_classes) {
-    tw_layer_.out_of_window += last_layer_.out_of_window * (b - a);
-    tw_layer_.recurrent_state += last_layer_.recurrent_state * (b - a);
-    tw_layer_.unused_layers += last_layer_.unused_layers * (b - a);
+    m.time_weighted_layer.out_of_window += last_layer_.out_of_window * (b - a);
+    m.time_weighted_layer.recurrent_state += last_layer_.recurrent_state * (b - a);
+    m.time_weighted_layer.unused_layers += last_layer_.unused_layers * (b - a);
   }
-  tw_adapter_ += last_adapter_ * (b - a);
-  tw_seconds_ += b - a;
+  m.time_weighted_adapter += last_adapter_ * (b - a);
+  m.seconds += b - a;
+}
+
+void Metrics::record_memory(const IterationSample& s, bool in_window) {
+  const MemoryPct pct = memory_pct_of(s);
+  integrate_until(s.start_s);
+  have_last_ = true;
+  last_time_ = s.start_s;
+  last_duration_ = s.duration_s;
+  last_pct_ = pct;
+  if (settings_.layer_classes) last_layer_ = layer_class_pct(s.memory);
+  if (settings_.adapter_class) last_adapter_ = adapter_class_pct(s.memory);
+  if (!in_window) return;
+  MemorySums& m = memory_;
+  ++m.window_iterations;
+  add(m.window, pct);
+  if (settings_.layer_classes) {  // else the sums stay 0
+    m.window_layer.out_of_window += last_layer_.out_of_window;
+    m.window_layer.recurrent_state += last_layer_.recurrent_state;
+    m.window_layer.unused_layers += last_layer_.unused_layers;
+  }
+  if (settings_.adapter_class) m.window_adapter += last_adapter_;  // else it stays 0
+  if (s.physical_blocks > 0) {
+    // Without sharing (most iterations) the ratio is exactly 1, so no division.
+    m.window_sharing_ratio += s.logical_blocks == s.physical_blocks
+                                  ? 1.0
+                                  : static_cast<double>(s.logical_blocks) / static_cast<double>(s.physical_blocks);
+    ++m.sharing_samples;
+  }
 }
 
 void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
@@ -114,33 +163,11 @@ void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
   if (!prefix_.empty()) record_prefix(in_window, ps);
   TierIterationSample ts;
   if (tiers_) record_tiers(ps, tier, ts);
-  const MemoryPct pct = memory_pct_of(s);
-  integrate_until(s.start_s);
-  have_last_ = true;
-  last_time_ = s.start_s;
-  last_duration_ = s.duration_s;
-  last_pct_ = pct;
-  if (settings_.layer_classes) last_layer_ = layer_class_pct(s.memory);
-  if (settings_.adapter_class) last_adapter_ = adapter_class_pct(s.memory);
-
+  if (!settings_.memory_of_replicas) record_memory(s, in_window);
   if (in_window) {
     ++summary_.window_iterations;
-    add(sum_pct_, pct);
-    if (settings_.layer_classes) {  // else the sums stay 0
-      sum_layer_.out_of_window += last_layer_.out_of_window;
-      sum_layer_.recurrent_state += last_layer_.recurrent_state;
-      sum_layer_.unused_layers += last_layer_.unused_layers;
-    }
-    if (settings_.adapter_class) sum_adapter_ += last_adapter_;  // else it stays 0
     sum_batched_requests_ += static_cast<double>(s.batch_requests);
     sum_batched_seqs_ += static_cast<double>(s.batch_seqs);
-    if (s.physical_blocks > 0) {
-      // Without sharing (most iterations) the ratio is exactly 1, so no division.
-      sum_sharing_ratio_ += s.logical_blocks == s.physical_blocks
-                                ? 1.0
-                                : static_cast<double>(s.logical_blocks) / static_cast<double>(s.physical_blocks);
-      ++sharing_samples_;
-    }
   }
   summary_.preemptions += s.preemptions;
   if (const std::int64_t swapped = s.swap_out_blocks + s.swap_in_blocks; swapped != 0)  // else it adds +0
@@ -235,29 +262,34 @@ void Metrics::on_request_finished(const Request& r) {
   if (requests_csv_) write_csv_line(*requests_csv_, rec, prefix_.empty() ? nullptr : &prefix_rec);
 }
 
-Summary Metrics::finish(double sim_time_s, double wall_s) {
+Summary Metrics::finish(double sim_time_s, double wall_s, const MemorySums* replicas) {
+  assert((replicas != nullptr) == settings_.memory_of_replicas);
   integrate_until(sim_time_s);
   Summary& s = summary_;
-  const auto n = static_cast<double>(s.window_iterations);
-  s.memory_pct = divided(sum_pct_, n);
-  s.memory_pct_time_weighted = divided(tw_pct_, tw_seconds_);
+  const MemorySums& m = replicas ? *replicas : memory_;
+  const auto n = static_cast<double>(m.window_iterations);
+  const double seconds = m.seconds;
+  s.memory_pct = divided(m.window, n);
+  s.memory_pct_time_weighted = divided(m.time_weighted, seconds);
   // A pool that ran no iteration in the window held no request then: all of it was free
   // (so that the classes sum to 100% for every pool, an idle replica's included).
   if (n <= 0) s.memory_pct.free = 100.0;
-  if (tw_seconds_ <= 0) s.memory_pct_time_weighted.free = 100.0;
+  if (seconds <= 0) s.memory_pct_time_weighted.free = 100.0;
   if (settings_.layer_classes) {
     const auto mean = [](LayerClassPct sum, double denom) {
       if (denom <= 0) return LayerClassPct{};
       return LayerClassPct{sum.out_of_window / denom, sum.recurrent_state / denom, sum.unused_layers / denom};
     };
-    s.layer_classes = LayerClassSummary{mean(sum_layer_, n), mean(tw_layer_, tw_seconds_)};
+    s.layer_classes = LayerClassSummary{mean(m.window_layer, n), mean(m.time_weighted_layer, seconds)};
   }
   if (settings_.adapter_class)
-    s.adapter_weights = AdapterClassSummary{n > 0 ? sum_adapter_ / n : 0, tw_seconds_ > 0 ? tw_adapter_ / tw_seconds_ : 0};
-  s.mean_batched_requests = n > 0 ? sum_batched_requests_ / n : 0;
-  s.mean_batched_seqs = n > 0 ? sum_batched_seqs_ / n : 0;
+    s.adapter_weights = AdapterClassSummary{n > 0 ? m.window_adapter / n : 0,
+                                            seconds > 0 ? m.time_weighted_adapter / seconds : 0};
+  const auto batches = static_cast<double>(s.window_iterations);
+  s.mean_batched_requests = batches > 0 ? sum_batched_requests_ / batches : 0;
+  s.mean_batched_seqs = batches > 0 ? sum_batched_seqs_ / batches : 0;
   s.sharing_saving_pct =
-      sharing_samples_ > 0 ? 100.0 * (1.0 - static_cast<double>(sharing_samples_) / sum_sharing_ratio_) : 0;
+      m.sharing_samples > 0 ? 100.0 * (1.0 - static_cast<double>(m.sharing_samples) / m.window_sharing_ratio) : 0;
   s.sim_time_s = sim_time_s;
   s.throughput_rps = sim_time_s > 0 ? static_cast<double>(s.requests_finished) / sim_time_s : 0;
   s.throughput_tokens_per_s = sim_time_s > 0 ? generated_tokens_ / sim_time_s : 0;

@@ -23,6 +23,7 @@
 #include "sim/core/iteration_observer.h"
 #include "sim/core/iteration_sample.h"
 #include "sim/core/request.h"
+#include "sim/metrics/layer_class_records.h"
 #include "sim/metrics/memory_pct.h"
 #include "sim/metrics/prefix_cache_records.h"
 #include "sim/metrics/replica_iteration_row.h"
@@ -47,7 +48,31 @@ struct MetricsSettings {
   // LoRA adapters share the pool: write the adapter_weights class (adapter_records.h) to
   // iterations.csv and summary.json.
   bool adapter_class = false;
+  // A cluster's Metrics, beside one Metrics per replica: its memory averages (memory_pct,
+  // memory_pct_time_weighted, sharing_saving_pct, layer_classes, adapter_weights) are
+  // computed from the replicas' MemorySums added in replica order (finish's `replicas`), so
+  // that each replica's samples are weighted by its own iterations, whatever the
+  // interleaving; it keeps no memory sums of its own.
+  bool memory_of_replicas = false;
 };
+
+// What a run's memory averages divide (Metrics::finish): sums over the iterations starting
+// in the window, and integrals over time, each sample weighted by the part of its iteration
+// inside the window (its duration but for the window's edges). Those of several replicas add
+// up, class by class, into a cluster's (operator+=).
+struct MemorySums {
+  std::int64_t window_iterations = 0;
+  MemoryPct window;                  // Σ of the samples' classes
+  LayerClassPct window_layer;        // layer classes (MetricsSettings::layer_classes)
+  double window_adapter = 0;         // adapter class (MetricsSettings::adapter_class)
+  double window_sharing_ratio = 0;   // Σ logical / physical blocks ...
+  std::int64_t sharing_samples = 0;  // ... over the samples with physical blocks
+  MemoryPct time_weighted;           // Σ class × seconds
+  LayerClassPct time_weighted_layer;
+  double time_weighted_adapter = 0;
+  double seconds = 0;  // Σ seconds
+};
+MemorySums& operator+=(MemorySums& sum, const MemorySums& x);
 
 class Metrics final : public IterationObserver {
  public:
@@ -59,6 +84,10 @@ class Metrics final : public IterationObserver {
           std::vector<const alloc::KvAllocator*> allocators = {});
 
   bool holds_requests() const override { return false; }
+  // Only its interleaved iterations.csv rows and, without memory_of_replicas, its memory sums.
+  bool reads_replica_order() const override {
+    return !settings_.memory_of_replicas || (iterations_csv_ && settings_.iterations_stride > 0);
+  }
   void on_arrival(const Request&) override { ++summary_.requests_arrived; }
   void on_iteration(const IterationSample& s, const IterationPlan& plan) override { on_iteration(s, &plan.tier); }
   void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) override {
@@ -68,8 +97,11 @@ class Metrics final : public IterationObserver {
   // `tier`: what the offload tiers cost the iteration (null: nothing).
   void on_iteration(const IterationSample& s, const TierCost* tier = nullptr);
   void on_request_finished(const Request& r) override;
-  // Closes the run at virtual time sim_time_s.
-  Summary finish(double sim_time_s, double wall_s);
+  // Closes the run at virtual time sim_time_s. `replicas`: with memory_of_replicas (and only
+  // then), the replicas' memory_sums() added in replica order, their runs closed.
+  Summary finish(double sim_time_s, double wall_s, const MemorySums* replicas = nullptr);
+  // The memory sums so far (those of a closed run after finish()); empty with memory_of_replicas.
+  const MemorySums& memory_sums() const { return memory_; }
 
   // The CSV header lines (no newline), from RequestRecord's and IterationSample's fields
   // (after ReplicaIterationRow's `replica` with `replica_column`), followed by the
@@ -85,6 +117,8 @@ class Metrics final : public IterationObserver {
  private:
   // Time-weighted memory of the last sample over its iteration, up to t.
   void integrate_until(double t);
+  // s's memory classes: the integral of the last sample up to it, then s's into the window sums.
+  void record_memory(const IterationSample& s, bool in_window);
   // on_iteration's rarer parts, out of its way: the prefix-cache and tier counters of the
   // iteration (into ps, ts and the window sums) and its iterations.csv row.
   void record_prefix(bool in_window, PrefixIterationSample& ps);
@@ -97,14 +131,10 @@ class Metrics final : public IterationObserver {
   Summary summary_;
   std::int32_t replica_ = 0;  // of the iteration being recorded (on_replica_iteration)
 
-  // Window sums over iterations (the paper's per-iteration average).
-  MemoryPct sum_pct_;
+  // Window sums over iterations (the paper's per-iteration average) and time-weighted
+  // integrals of the last sample's classes.
+  MemorySums memory_;
   double sum_batched_requests_ = 0, sum_batched_seqs_ = 0;
-  double sum_sharing_ratio_ = 0;
-  std::int64_t sharing_samples_ = 0;
-  // Time-weighted integrals of the last sample's classes.
-  MemoryPct tw_pct_;
-  double tw_seconds_ = 0;
   bool have_last_ = false;
   double last_time_ = 0;
   double last_duration_ = 0;
@@ -130,10 +160,10 @@ class Metrics final : public IterationObserver {
   std::vector<KindCounters> tier_seen_;
   TierSummary tier_sums_;  // transfer_s, added_s, prefill_saved_s only
 
-  // Layer classes (settings_.layer_classes): window sum, time-weighted integral, last sample.
-  LayerClassPct sum_layer_, tw_layer_, last_layer_;
-  // Adapter class (settings_.adapter_class): the same three, in % of capacity.
-  double sum_adapter_ = 0, tw_adapter_ = 0, last_adapter_ = 0;
+  // The last sample's layer classes (settings_.layer_classes) and adapter class (% of
+  // capacity, settings_.adapter_class).
+  LayerClassPct last_layer_;
+  double last_adapter_ = 0;
 };
 
 }  // namespace pagesim::sim

@@ -285,6 +285,17 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
     for (const char* router : {"least_outstanding", "round_robin"})
       compare(seed, {"scheduler.kind=vllm-v1", "allocator.kind=paged", std::string("replicas.router=") + router});
   }
+  // Clusters whose runs go on past other replicas' events up to the next arrival (no
+  // iterations.csv, whose rows interleave replicas; simulation.h), with requests.csv and SLOs.
+  int ahead = 0;
+  for (std::uint64_t seed = 300; seed < 300 + 2 * kDraws; ++seed) {
+    const RandomExperiment e = testing::random_experiment(seed);
+    if (!e.cluster || e.disaggregated || e.label.find("global-cache") != std::string::npos) continue;
+    const int before = compared;
+    compare(seed, {"output.iterations_stride=0", "slo.ttft_s=1", "slo.tbt_s=0.05"});
+    ahead += compared - before;
+  }
+  EXPECT_GE(ahead, 8);
 }
 
 // More KV never finishes fewer requests, nor drops more.

@@ -1,5 +1,6 @@
-// EventQueue: events come out ordered by (time, insertion order), now() follows the popped
-// events, and an empty queue says so.
+// EventQueue: events come out ordered by time, ties by insertion order (kInsertion) or by
+// their own times, kinds and replicas (kCanonical); now() follows the popped events, and an
+// empty queue says so.
 #include "sim/engine/event_queue.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -26,9 +28,9 @@ TEST(EventQueue, EmptyQueue) {
 
 TEST(EventQueue, PopsInTimeOrderAndAdvancesNow) {
   BinaryHeapEventQueue q;
-  q.push(3.0, EventKind::kIterationEnd);
-  q.push(1.0, EventKind::kArrival);
-  q.push(2.5, EventKind::kArrival);
+  q.push(3.0, 0.0, EventKind::kIterationEnd);
+  q.push(1.0, 0.0, EventKind::kArrival);
+  q.push(2.5, 0.0, EventKind::kArrival);
   EXPECT_FALSE(q.empty());
   EXPECT_EQ(q.now(), 0.0);  // pushing does not move the clock
 
@@ -59,7 +61,7 @@ TEST(EventQueue, TiesResolveByInsertionOrder) {
   BinaryHeapEventQueue q;
   const EventKind kinds[] = {EventKind::kIterationEnd, EventKind::kArrival, EventKind::kArrival,
                              EventKind::kIterationEnd, EventKind::kArrival};
-  for (EventKind k : kinds) q.push(5.0, k);
+  for (EventKind k : kinds) q.push(5.0, 0.0, k);
   for (std::uint64_t i = 0; i < std::size(kinds); ++i) {
     auto e = q.pop();
     ASSERT_TRUE(e.has_value());
@@ -72,11 +74,11 @@ TEST(EventQueue, TiesResolveByInsertionOrder) {
 
 TEST(EventQueue, EventsPushedWhilePoppingKeepTheirPlace) {
   BinaryHeapEventQueue q;
-  q.push(1.0, EventKind::kArrival);     // order 0
-  q.push(2.0, EventKind::kArrival);     // order 1
+  q.push(1.0, 0.0, EventKind::kArrival);     // order 0
+  q.push(2.0, 0.0, EventKind::kArrival);     // order 1
   ASSERT_EQ(q.pop()->order, 0u);        // now = 1
-  q.push(1.0, EventKind::kIterationEnd);  // order 2: at now, allowed, and before t = 2
-  q.push(2.0, EventKind::kIterationEnd);  // order 3: ties with order 1, comes after it
+  q.push(1.0, 0.0, EventKind::kIterationEnd);  // order 2: at now, allowed, and before t = 2
+  q.push(2.0, 0.0, EventKind::kIterationEnd);  // order 3: ties with order 1, comes after it
   auto a = q.pop();
   EXPECT_EQ(a->order, 2u);
   EXPECT_EQ(a->time, 1.0);
@@ -99,7 +101,7 @@ TEST(EventQueue, MatchesStableSortByTime) {
   std::vector<std::pair<double, std::uint64_t>> pushed;
   for (std::uint64_t i = 0; i < 500; ++i) {
     const double time = 0.5 * t(rng);
-    q->push(time, i % 3 == 0 ? EventKind::kIterationEnd : EventKind::kArrival);
+    q->push(time, 0.0, i % 3 == 0 ? EventKind::kIterationEnd : EventKind::kArrival);
     pushed.emplace_back(time, i);
   }
   std::stable_sort(pushed.begin(), pushed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -128,7 +130,7 @@ TEST(EventQueue, InterleavedOperationsMatchASortedReference) {
       const int op = static_cast<int>(rng() % 10);
       if (op < 5 || ref.empty()) {
         const double time = q.now() + 0.25 * static_cast<double>(rng() % 8);
-        q.push(time, EventKind::kIterationEnd, static_cast<std::int32_t>(rng() % 4));
+        q.push(time, 0.0, EventKind::kIterationEnd, static_cast<std::int32_t>(rng() % 4));
         ref.emplace(time, order++);
       } else {
         const auto e = q.pop();
@@ -150,14 +152,84 @@ TEST(EventQueue, InterleavedOperationsMatchASortedReference) {
   }
 }
 
+// kCanonical: at one instant, the earlier scheduled first; then arrivals, transfer ends (in
+// insertion order) and iteration ends by replica, whatever order they were pushed in.
+TEST(EventQueue, CanonicalTiesFollowScheduledTimeThenKindThenReplica) {
+  BinaryHeapEventQueue q;
+  q.set_tie_order(TieOrder::kCanonical);
+  q.push(2.0, 1.5, EventKind::kIterationEnd, 3);
+  q.push(2.0, 1.0, EventKind::kIterationEnd, 5);
+  q.push(2.0, 1.5, EventKind::kIterationEnd, 1);
+  q.push(2.0, 1.5, EventKind::kTransferEnd, 0, 77);
+  q.push(2.0, 1.5, EventKind::kArrival);
+  q.push(2.0, 1.5, EventKind::kTransferEnd, 0, 66);
+  q.push(1.0, 1.0, EventKind::kIterationEnd, 9);
+  // (time, scheduled_s, kind, replica, request) in the order they must pop.
+  const std::vector<std::tuple<double, double, EventKind, std::int32_t, std::uint64_t>> expected = {
+      {1.0, 1.0, EventKind::kIterationEnd, 9, 0}, {2.0, 1.0, EventKind::kIterationEnd, 5, 0},
+      {2.0, 1.5, EventKind::kArrival, 0, 0},      {2.0, 1.5, EventKind::kTransferEnd, 0, 77},
+      {2.0, 1.5, EventKind::kTransferEnd, 0, 66}, {2.0, 1.5, EventKind::kIterationEnd, 1, 0},
+      {2.0, 1.5, EventKind::kIterationEnd, 3, 0}};
+  for (const auto& [time, scheduled, kind, replica, request] : expected) {
+    const auto e = q.pop();
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->time, time);
+    EXPECT_EQ(e->scheduled_s, scheduled);
+    EXPECT_EQ(e->kind, kind);
+    EXPECT_EQ(e->replica, replica);
+    EXPECT_EQ(e->request, request);
+  }
+  EXPECT_TRUE(q.empty());
+}
+
+// kCanonical: the iteration ends of several replicas (one each), with few distinct times,
+// pop in the same order whatever order they were pushed in, interleaved with pops.
+TEST(EventQueue, CanonicalOrderDoesNotDependOnPushOrder) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    struct Pending {
+      double time, scheduled;
+      std::int32_t replica;
+    };
+    std::vector<Pending> events;
+    for (std::int32_t r = 0; r < 16; ++r) {
+      const double scheduled = 0.5 * static_cast<double>(rng() % 3);
+      events.push_back({scheduled + 0.5 * static_cast<double>(1 + rng() % 3), scheduled, r});
+    }
+    std::vector<std::vector<std::int32_t>> orders;
+    for (int shuffle = 0; shuffle < 3; ++shuffle) {
+      std::shuffle(events.begin(), events.end(), rng);
+      BinaryHeapEventQueue q;
+      q.set_tie_order(TieOrder::kCanonical);
+      for (const Pending& e : events) q.push(e.time, e.scheduled, EventKind::kIterationEnd, e.replica);
+      std::vector<std::int32_t> popped;
+      std::pair<double, double> last{0, 0};
+      while (const auto e = q.pop()) {
+        const std::pair<double, double> key{e->time, e->scheduled_s};
+        EXPECT_LE(last, key);
+        if (last == key) {
+          EXPECT_GT(e->replica, popped.back());
+        }
+        last = key;
+        popped.push_back(e->replica);
+      }
+      ASSERT_EQ(popped.size(), events.size());
+      orders.push_back(std::move(popped));
+    }
+    EXPECT_EQ(orders[0], orders[1]);
+    EXPECT_EQ(orders[0], orders[2]);
+  }
+}
+
 #ifndef NDEBUG
 TEST(EventQueueDeathTest, PushingIntoThePastAsserts) {
   EXPECT_DEATH(
       {
         BinaryHeapEventQueue q;
-        q.push(2.0, EventKind::kArrival);
+        q.push(2.0, 0.0, EventKind::kArrival);
         q.pop();
-        q.push(1.0, EventKind::kArrival);
+        q.push(1.0, 0.0, EventKind::kArrival);
       },
       "past");
 }

@@ -117,6 +117,20 @@ TEST_F(ClusterExperimentTest, SummaryHasClusterReplicasAndSlo) {
   const double sum = m["token_states"].get<double>() + m["reserved"].get<double>() + m["over_reserved"].get<double>() +
                      m["rounding"].get<double>() + m["free"].get<double>();
   EXPECT_NEAR(sum, 16384.0, 1e-6);
+  // The top-level memory averages are over every replica's iterations, each a % of its own
+  // pool: per iteration, and weighted by each iteration's duration (iterations.csv's rows).
+  double per_iteration = 0, weighted = 0, seconds = 0, n = 0;
+  for (const auto& row : testing::parse_csv(read_file(dir_ / "out/iterations.csv"))) {
+    const double slots = row.at("replica") == "1" ? 8192 : 4096;
+    const double pct = 100.0 * std::stod(row.at("token_states")) / slots;
+    const double duration = std::stod(row.at("duration_s"));
+    per_iteration += pct;
+    weighted += pct * duration;
+    seconds += duration;
+    ++n;
+  }
+  EXPECT_NEAR(j["memory_pct"]["token_states"].get<double>(), per_iteration / n, 1e-9);
+  EXPECT_NEAR(j["memory_pct_time_weighted"]["token_states"].get<double>(), weighted / seconds, 1e-9);
   const auto& lb = c["load_balance"]["requests"];
   EXPECT_NEAR(lb["mean"].get<double>() * 3, static_cast<double>(routed), 1e-9);
   EXPECT_GE(lb["max_over_mean"].get<double>(), 1.0);

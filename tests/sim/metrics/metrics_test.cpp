@@ -40,6 +40,49 @@ TEST(Metrics, TimeWeightedMemoryWeighsByDuration) {
   EXPECT_DOUBLE_EQ(s.memory_pct_time_weighted.token_states, 40);
 }
 
+// A cluster of two replicas (memory_of_replicas): its memory averages are the replicas'
+// sums added, each replica's samples weighted by its own iterations' durations, and they do
+// not depend on how the replicas' iterations reached it. Replica 0: 1 s at 10%, then 3 s at
+// 50%; replica 1: 2 s at 20%, overlapping both. Per iteration (10 + 50 + 20) / 3; over time
+// (10 + 150 + 40) / 6.
+TEST(Metrics, ClusterMemoryIsTheReplicasSumsWhateverTheInterleaving) {
+  const IterationSample r0[] = {sample(0, 0, 1, 10), sample(1, 1, 3, 50)};
+  const IterationSample r1[] = {sample(0, 0.5, 2, 20)};
+  MetricsSettings cs;
+  cs.memory_of_replicas = true;
+  auto run = [&](bool r1_first) {
+    Metrics cluster(cs, nullptr, nullptr), m0(MetricsSettings{}, nullptr, nullptr), m1(MetricsSettings{}, nullptr, nullptr);
+    EXPECT_FALSE(cluster.reads_replica_order());
+    auto feed = [&](std::int32_t replica, const IterationSample& s) {
+      cluster.on_replica_iteration(replica, s, IterationPlan{});
+      (replica == 0 ? m0 : m1).on_iteration(s);
+    };
+    if (r1_first) feed(1, r1[0]);
+    feed(0, r0[0]);
+    feed(0, r0[1]);
+    if (!r1_first) feed(1, r1[0]);
+    m0.finish(4, 0);
+    m1.finish(4, 0);
+    MemorySums sums = m0.memory_sums();
+    sums += m1.memory_sums();
+    EXPECT_EQ(sums.window_iterations, 3);
+    EXPECT_DOUBLE_EQ(sums.seconds, 6);
+    return cluster.finish(4, 0, &sums);
+  };
+  const Summary a = run(false), b = run(true);
+  EXPECT_DOUBLE_EQ(a.memory_pct.token_states, 80.0 / 3);
+  EXPECT_DOUBLE_EQ(a.memory_pct_time_weighted.token_states, 200.0 / 6);
+  EXPECT_DOUBLE_EQ(a.memory_pct_time_weighted.free, 100 - 200.0 / 6);
+  EXPECT_EQ(a.memory_pct.token_states, b.memory_pct.token_states);
+  EXPECT_EQ(a.memory_pct_time_weighted.token_states, b.memory_pct_time_weighted.token_states);
+  EXPECT_EQ(a.iterations, 3);
+  EXPECT_EQ(a.window_iterations, 3);
+  // Rows of interleaved replicas do depend on the order.
+  std::ostringstream rows;
+  Metrics writer(cs, nullptr, &rows);
+  EXPECT_TRUE(writer.reads_replica_order());
+}
+
 }  // namespace
 }  // namespace pagesim::sim
 
