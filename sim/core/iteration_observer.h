@@ -24,6 +24,9 @@ class IterationObserver {
   // Whether it keeps references to the Requests it is shown; then the engine keeps every
   // arrival a Request of its own until it finishes (no compact backlog: simulation.h).
   virtual bool holds_requests() const { return true; }
+  // Whether it reads on_iteration / on_replica_iteration at all; false spares the engine the
+  // calls (an observer of requests alone). Asked once, before the run. Default: true.
+  virtual bool reads_iterations() const { return true; }
   // Whether what it records depends on the order in which different replicas' iterations
   // reach it (rows of one file, sums over all replicas in floating point). False lets the
   // engine start a replica's decode-run iterations ahead of other replicas' earlier events

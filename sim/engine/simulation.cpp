@@ -152,6 +152,9 @@ void Simulation::run(const ProgressFn& progress) {
                token_observers_.empty() &&
                std::none_of(observers_.begin(), observers_.end(),
                             [](const IterationObserver* o) { return o->reads_replica_order(); });
+  iteration_observers_.clear();
+  for (IterationObserver* o : observers_)
+    if (o->reads_iterations()) iteration_observers_.push_back(o);
   if (read_next()) schedule_next_arrival();
   progress_ = &progress;
   next_report_ = 4096;
@@ -489,7 +492,7 @@ void Simulation::start_iteration(Replica& p) {
   s.swap_in_blocks = swap_in;
   s.preemptions = static_cast<std::int32_t>(scheduler.preemptions_total() - p.preemptions_reported);
   p.preemptions_reported = scheduler.preemptions_total();
-  for (IterationObserver* o : observers_) o->on_replica_iteration(p.index(), s, plan_);
+  for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(p.index(), s, plan_);
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, plan_);
 
   ++p.iterations;
@@ -581,7 +584,7 @@ void Simulation::start_run_iteration(Replica& p, double now_s) {
   s.physical_blocks += round.blocks;
   s.swap_out_blocks = s.swap_in_blocks = 0;
   s.preemptions = 0;
-  for (IterationObserver* o : observers_) o->on_replica_iteration(p.index(), s, p.plan);
+  for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(p.index(), s, p.plan);
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, p.plan);
   ++p.iterations;
   ++iterations_;

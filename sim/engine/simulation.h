@@ -270,6 +270,7 @@ class Simulation {
   std::int64_t transfers_in_flight_ = 0;
   std::vector<IterationObserver*> observers_;
   std::vector<IterationObserver*> token_observers_;  // those of observers_ added with tokens
+  std::vector<IterationObserver*> iteration_observers_;  // those of observers_ that read iterations (run())
   std::vector<std::vector<IterationObserver*>> replica_observers_;  // per replica
   std::unique_ptr<EventQueue> queue_;
   std::unique_ptr<BeamModel> beams_;

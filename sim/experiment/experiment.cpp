@@ -664,7 +664,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   ms.block_size = run.allocator->block_size();
   const bool cluster = c.replicas.count > 1;
   ms.replica_column = cluster;
-  ms.memory_of_replicas = cluster;
+  ms.iterations_of_replicas = cluster;
   // Only the layer-group pools split KV by layer class; other runs keep their outputs' bytes.
   ms.layer_classes = alloc::is_layer_group_kind(c.allocator.kind);
   ms.adapter_class = c.lora.enabled;
@@ -727,7 +727,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   if (cluster) {
     MetricsSettings rms = ms;
     rms.replica_column = false;
-    rms.memory_of_replicas = false;
+    rms.iterations_of_replicas = false;
     rms.iterations_stride = 0;
     for (std::size_t i = 0; i < parts.size(); ++i) {
       rms.kv_bytes_per_token = static_cast<double>(parts[i]->model.kv_bytes_per_token());
@@ -782,14 +782,14 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   if (timeline) timeline->finish(simulation.now());
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // A cluster's memory averages are its replicas' sums, added in index order.
+  // A cluster adds up its replicas' iterations: their sums, added in index order.
   std::vector<Summary> replica_summaries;
-  MemorySums replica_memory;
+  IterationSums replica_sums;
   for (const auto& m : replica_metrics) {
     replica_summaries.push_back(m->finish(simulation.now(), 0));
-    replica_memory += m->memory_sums();
+    replica_sums += m->sums();
   }
-  Summary s = metrics.finish(simulation.now(), wall, cluster ? &replica_memory : nullptr);
+  Summary s = metrics.finish(simulation.now(), wall, cluster ? &replica_sums : nullptr);
   if (s.requests_arrived == 0) throw no_request_error(c, simulation.oversize_dropped());
   SummaryNotes n;
   n.warnings = run.warnings;

@@ -92,13 +92,16 @@ Metrics::KindCounters Metrics::tier_counters(const alloc::KvAllocator& a) {
   return k;
 }
 
-MemorySums& operator+=(MemorySums& sum, const MemorySums& x) {
+IterationSums& operator+=(IterationSums& sum, const IterationSums& x) {
   const auto add_layer = [](LayerClassPct& to, const LayerClassPct& from) {
     to.out_of_window += from.out_of_window;
     to.recurrent_state += from.recurrent_state;
     to.unused_layers += from.unused_layers;
   };
+  sum.iterations += x.iterations;
   sum.window_iterations += x.window_iterations;
+  sum.window_batched_requests += x.window_batched_requests;
+  sum.window_batched_seqs += x.window_batched_seqs;
   add(sum.window, x.window);
   add_layer(sum.window_layer, x.window_layer);
   sum.window_adapter += x.window_adapter;
@@ -108,6 +111,13 @@ MemorySums& operator+=(MemorySums& sum, const MemorySums& x) {
   add_layer(sum.time_weighted_layer, x.time_weighted_layer);
   sum.time_weighted_adapter += x.time_weighted_adapter;
   sum.seconds += x.seconds;
+  sum.preemptions += x.preemptions;
+  sum.swapped_bytes += x.swapped_bytes;
+  sum.window_prompt_tokens += x.window_prompt_tokens;
+  sum.window_hit_tokens += x.window_hit_tokens;
+  sum.tier_transfer_s += x.tier_transfer_s;
+  sum.tier_added_s += x.tier_added_s;
+  sum.tier_prefill_saved_s += x.tier_prefill_saved_s;
   return sum;
 }
 
@@ -117,7 +127,7 @@ void Metrics::integrate_until(double t) {
   // A sample stands for its own iteration; the GPU's idle time after it is not its state.
   const double b = std::min({t, last_time_ + last_duration_, settings_.window_end_s});
   if (b <= a) return;
-  MemorySums& m = memory_;
+  IterationSums& m = sums_;
   add_weighted(m.time_weighted, last_pct_, b - a);
   if (settings_.layer_classes) {
     m.time_weighted_layer.out_of_window += last_layer_.out_of_window * (b - a);
@@ -138,8 +148,7 @@ void Metrics::record_memory(const IterationSample& s, bool in_window) {
   if (settings_.layer_classes) last_layer_ = layer_class_pct(s.memory);
   if (settings_.adapter_class) last_adapter_ = adapter_class_pct(s.memory);
   if (!in_window) return;
-  MemorySums& m = memory_;
-  ++m.window_iterations;
+  IterationSums& m = sums_;
   add(m.window, pct);
   if (settings_.layer_classes) {  // else the sums stay 0
     m.window_layer.out_of_window += last_layer_.out_of_window;
@@ -157,28 +166,31 @@ void Metrics::record_memory(const IterationSample& s, bool in_window) {
 }
 
 void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
-  ++summary_.iterations;
   const bool in_window = s.start_s >= settings_.window_start_s && s.start_s < settings_.window_end_s;
+  // With iterations_of_replicas the replicas' Metrics add up all but the rows' own counters.
+  IterationSums& m = sums_;
+  const bool sums = !settings_.iterations_of_replicas;
   PrefixIterationSample ps;
-  if (!prefix_.empty()) record_prefix(in_window, ps);
+  if (!prefix_.empty()) record_prefix(in_window && sums, ps);
   TierIterationSample ts;
-  if (tiers_) record_tiers(ps, tier, ts);
-  if (!settings_.memory_of_replicas) record_memory(s, in_window);
-  if (in_window) {
-    ++summary_.window_iterations;
-    sum_batched_requests_ += static_cast<double>(s.batch_requests);
-    sum_batched_seqs_ += static_cast<double>(s.batch_seqs);
+  if (tiers_) record_tiers(ps, sums ? tier : nullptr, tier, ts);
+  if (sums) {
+    ++m.iterations;
+    record_memory(s, in_window);
+    if (in_window) {
+      ++m.window_iterations;
+      m.window_batched_requests += static_cast<double>(s.batch_requests);
+      m.window_batched_seqs += static_cast<double>(s.batch_seqs);
+    }
+    m.preemptions += s.preemptions;
+    if (const std::int64_t swapped = s.swap_out_blocks + s.swap_in_blocks; swapped != 0)  // else it adds +0
+      m.swapped_bytes += static_cast<double>(swapped) * static_cast<double>(settings_.block_size) *
+                         settings_.kv_bytes_per_token;
   }
-  summary_.preemptions += s.preemptions;
-  if (const std::int64_t swapped = s.swap_out_blocks + s.swap_in_blocks; swapped != 0)  // else it adds +0
-    summary_.swapped_bytes += static_cast<double>(swapped) * static_cast<double>(settings_.block_size) *
-                              settings_.kv_bytes_per_token;
-
-  if (iterations_csv_ && settings_.iterations_stride > 0 && s.index % settings_.iterations_stride == 0)
-    write_iteration_row(s, ps, ts);
+  if (writes_rows() && s.index % settings_.iterations_stride == 0) write_iteration_row(s, ps, ts);
 }
 
-void Metrics::record_prefix(bool in_window, PrefixIterationSample& ps) {
+void Metrics::record_prefix(bool window_sums, PrefixIterationSample& ps) {
   const auto r = static_cast<std::size_t>(replica_);
   alloc::PrefixCacheStats& seen = prefix_seen_.at(r);
   const alloc::PrefixCacheStats now = prefix_.at(r)->stats().prefix;
@@ -187,13 +199,14 @@ void Metrics::record_prefix(bool in_window, PrefixIterationSample& ps) {
   ps.readmission_hit_tokens = now.readmission_hit_tokens - seen.readmission_hit_tokens;
   ps.evicted_blocks = now.evictions - seen.evictions;
   seen = now;
-  if (in_window) {
-    window_prompt_tokens_ += ps.prefix_prompt_tokens;
-    window_hit_tokens_ += ps.prefix_hit_tokens;
+  if (window_sums) {
+    sums_.window_prompt_tokens += ps.prefix_prompt_tokens;
+    sums_.window_hit_tokens += ps.prefix_hit_tokens;
   }
 }
 
-void Metrics::record_tiers(const PrefixIterationSample& ps, const TierCost* tier, TierIterationSample& ts) {
+void Metrics::record_tiers(const PrefixIterationSample& ps, const TierCost* summed, const TierCost* tier,
+                           TierIterationSample& ts) {
   const auto r = static_cast<std::size_t>(replica_);
   KindCounters& seen = tier_seen_.at(r);
   const KindCounters now = tier_counters(*prefix_.at(r));
@@ -210,9 +223,11 @@ void Metrics::record_tiers(const PrefixIterationSample& ps, const TierCost* tier
     ts.tier_transfer_s = tier->transfer_s;
     ts.tier_added_s = tier->added_s;
     ts.prefill_saved_s = tier->prefill_saved_s;
-    tier_sums_.transfer_s += tier->transfer_s;
-    tier_sums_.added_s += tier->added_s;
-    tier_sums_.prefill_saved_s += tier->prefill_saved_s;
+  }
+  if (summed) {
+    sums_.tier_transfer_s += summed->transfer_s;
+    sums_.tier_added_s += summed->added_s;
+    sums_.tier_prefill_saved_s += summed->prefill_saved_s;
   }
 }
 
@@ -262,11 +277,15 @@ void Metrics::on_request_finished(const Request& r) {
   if (requests_csv_) write_csv_line(*requests_csv_, rec, prefix_.empty() ? nullptr : &prefix_rec);
 }
 
-Summary Metrics::finish(double sim_time_s, double wall_s, const MemorySums* replicas) {
-  assert((replicas != nullptr) == settings_.memory_of_replicas);
+Summary Metrics::finish(double sim_time_s, double wall_s, const IterationSums* replicas) {
+  assert((replicas != nullptr) == settings_.iterations_of_replicas);
   integrate_until(sim_time_s);
   Summary& s = summary_;
-  const MemorySums& m = replicas ? *replicas : memory_;
+  const IterationSums& m = replicas ? *replicas : sums_;
+  s.iterations = m.iterations;
+  s.window_iterations = m.window_iterations;
+  s.preemptions = m.preemptions;
+  s.swapped_bytes = m.swapped_bytes;
   const auto n = static_cast<double>(m.window_iterations);
   const double seconds = m.seconds;
   s.memory_pct = divided(m.window, n);
@@ -285,9 +304,8 @@ Summary Metrics::finish(double sim_time_s, double wall_s, const MemorySums* repl
   if (settings_.adapter_class)
     s.adapter_weights = AdapterClassSummary{n > 0 ? m.window_adapter / n : 0,
                                             seconds > 0 ? m.time_weighted_adapter / seconds : 0};
-  const auto batches = static_cast<double>(s.window_iterations);
-  s.mean_batched_requests = batches > 0 ? sum_batched_requests_ / batches : 0;
-  s.mean_batched_seqs = batches > 0 ? sum_batched_seqs_ / batches : 0;
+  s.mean_batched_requests = n > 0 ? m.window_batched_requests / n : 0;
+  s.mean_batched_seqs = n > 0 ? m.window_batched_seqs / n : 0;
   s.sharing_saving_pct =
       m.sharing_samples > 0 ? 100.0 * (1.0 - static_cast<double>(m.sharing_samples) / m.window_sharing_ratio) : 0;
   s.sim_time_s = sim_time_s;
@@ -307,9 +325,9 @@ Summary Metrics::finish(double sim_time_s, double wall_s, const MemorySums* repl
     p.prompt_tokens = st.prompt_tokens;
     p.hit_tokens = st.hit_tokens;
     p.hit_rate = st.hit_rate();
-    p.window_prompt_tokens = window_prompt_tokens_;
-    p.window_hit_tokens = window_hit_tokens_;
-    p.window_hit_rate = ratio(window_hit_tokens_, window_prompt_tokens_);
+    p.window_prompt_tokens = m.window_prompt_tokens;
+    p.window_hit_tokens = m.window_hit_tokens;
+    p.window_hit_rate = ratio(m.window_hit_tokens, m.window_prompt_tokens);
     p.readmission_hit_tokens = st.readmission_hit_tokens;
     p.hit_blocks = st.hit_blocks;
     p.miss_blocks = st.miss_blocks;
@@ -319,7 +337,10 @@ Summary Metrics::finish(double sim_time_s, double wall_s, const MemorySums* repl
   }
   if (tiers_) {
     const double bytes_per_block = static_cast<double>(settings_.block_size) * settings_.kv_bytes_per_token;
-    TierSummary t = tier_sums_;
+    TierSummary t;
+    t.transfer_s = m.tier_transfer_s;
+    t.added_s = m.tier_added_s;
+    t.prefill_saved_s = m.tier_prefill_saved_s;
     const std::int64_t prompt_tokens = s.prefix_cache->prompt_tokens;
     auto level = [&](TierLevelSummary& out, const alloc::TierCounters& c) {
       out.hit_tokens += c.hit_tokens;

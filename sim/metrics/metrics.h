@@ -48,20 +48,24 @@ struct MetricsSettings {
   // LoRA adapters share the pool: write the adapter_weights class (adapter_records.h) to
   // iterations.csv and summary.json.
   bool adapter_class = false;
-  // A cluster's Metrics, beside one Metrics per replica: its memory averages (memory_pct,
-  // memory_pct_time_weighted, sharing_saving_pct, layer_classes, adapter_weights) are
-  // computed from the replicas' MemorySums added in replica order (finish's `replicas`), so
-  // that each replica's samples are weighted by its own iterations, whatever the
-  // interleaving; it keeps no memory sums of its own.
-  bool memory_of_replicas = false;
+  // A cluster's Metrics, beside one Metrics per replica: what it would add up over
+  // iterations (IterationSums: counts, batches, memory averages, swaps, prefix and tier
+  // sums) are the replicas' sums added in replica order (finish's `replicas`), so that each
+  // replica's iterations are weighted by their own durations and measured in their own
+  // model's bytes, whatever the interleaving. It reads iterations only to write
+  // iterations.csv.
+  bool iterations_of_replicas = false;
 };
 
-// What a run's memory averages divide (Metrics::finish): sums over the iterations starting
-// in the window, and integrals over time, each sample weighted by the part of its iteration
-// inside the window (its duration but for the window's edges). Those of several replicas add
-// up, class by class, into a cluster's (operator+=).
-struct MemorySums {
+// What a Metrics adds up over the iterations it sees, for finish() to divide: counts, sums
+// over the iterations starting in the window, integrals over time (each sample weighted by
+// the part of its iteration inside the window: its duration but for the window's edges),
+// and run totals. Those of several replicas add up, field by field, into a cluster's
+// (operator+=).
+struct IterationSums {
+  std::int64_t iterations = 0;
   std::int64_t window_iterations = 0;
+  double window_batched_requests = 0, window_batched_seqs = 0;
   MemoryPct window;                  // Σ of the samples' classes
   LayerClassPct window_layer;        // layer classes (MetricsSettings::layer_classes)
   double window_adapter = 0;         // adapter class (MetricsSettings::adapter_class)
@@ -71,8 +75,12 @@ struct MemorySums {
   LayerClassPct time_weighted_layer;
   double time_weighted_adapter = 0;
   double seconds = 0;  // Σ seconds
+  std::int64_t preemptions = 0;
+  double swapped_bytes = 0;
+  std::int64_t window_prompt_tokens = 0, window_hit_tokens = 0;  // prefix cache, first admissions
+  double tier_transfer_s = 0, tier_added_s = 0, tier_prefill_saved_s = 0;  // Σ TierCost
 };
-MemorySums& operator+=(MemorySums& sum, const MemorySums& x);
+IterationSums& operator+=(IterationSums& sum, const IterationSums& x);
 
 class Metrics final : public IterationObserver {
  public:
@@ -84,10 +92,9 @@ class Metrics final : public IterationObserver {
           std::vector<const alloc::KvAllocator*> allocators = {});
 
   bool holds_requests() const override { return false; }
-  // Only its interleaved iterations.csv rows and, without memory_of_replicas, its memory sums.
-  bool reads_replica_order() const override {
-    return !settings_.memory_of_replicas || (iterations_csv_ && settings_.iterations_stride > 0);
-  }
+  // With iterations_of_replicas, only to write iterations.csv, whose rows interleave replicas.
+  bool reads_iterations() const override { return !settings_.iterations_of_replicas || writes_rows(); }
+  bool reads_replica_order() const override { return !settings_.iterations_of_replicas || writes_rows(); }
   void on_arrival(const Request&) override { ++summary_.requests_arrived; }
   void on_iteration(const IterationSample& s, const IterationPlan& plan) override { on_iteration(s, &plan.tier); }
   void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) override {
@@ -97,11 +104,11 @@ class Metrics final : public IterationObserver {
   // `tier`: what the offload tiers cost the iteration (null: nothing).
   void on_iteration(const IterationSample& s, const TierCost* tier = nullptr);
   void on_request_finished(const Request& r) override;
-  // Closes the run at virtual time sim_time_s. `replicas`: with memory_of_replicas (and only
-  // then), the replicas' memory_sums() added in replica order, their runs closed.
-  Summary finish(double sim_time_s, double wall_s, const MemorySums* replicas = nullptr);
-  // The memory sums so far (those of a closed run after finish()); empty with memory_of_replicas.
-  const MemorySums& memory_sums() const { return memory_; }
+  // Closes the run at virtual time sim_time_s. `replicas`: with iterations_of_replicas (and
+  // only then), the replicas' sums() added in replica order, their runs closed.
+  Summary finish(double sim_time_s, double wall_s, const IterationSums* replicas = nullptr);
+  // The sums so far (those of a closed run after finish()); empty with iterations_of_replicas.
+  const IterationSums& sums() const { return sums_; }
 
   // The CSV header lines (no newline), from RequestRecord's and IterationSample's fields
   // (after ReplicaIterationRow's `replica` with `replica_column`), followed by the
@@ -115,14 +122,18 @@ class Metrics final : public IterationObserver {
                                            bool adapter_class = false);
 
  private:
+  bool writes_rows() const { return iterations_csv_ && settings_.iterations_stride > 0; }
   // Time-weighted memory of the last sample over its iteration, up to t.
   void integrate_until(double t);
   // s's memory classes: the integral of the last sample up to it, then s's into the window sums.
   void record_memory(const IterationSample& s, bool in_window);
   // on_iteration's rarer parts, out of its way: the prefix-cache and tier counters of the
   // iteration (into ps, ts and the window sums) and its iterations.csv row.
-  void record_prefix(bool in_window, PrefixIterationSample& ps);
-  void record_tiers(const PrefixIterationSample& ps, const TierCost* tier, TierIterationSample& ts);
+  // `window_sums`: add the first admissions to the window sums. `summed`: the tier cost to
+  // add to the run's sums (null: none); `tier`: the row's.
+  void record_prefix(bool window_sums, PrefixIterationSample& ps);
+  void record_tiers(const PrefixIterationSample& ps, const TierCost* summed, const TierCost* tier,
+                    TierIterationSample& ts);
   void write_iteration_row(const IterationSample& s, const PrefixIterationSample& ps, const TierIterationSample& ts);
 
   MetricsSettings settings_;
@@ -131,11 +142,8 @@ class Metrics final : public IterationObserver {
   Summary summary_;
   std::int32_t replica_ = 0;  // of the iteration being recorded (on_replica_iteration)
 
-  // Window sums over iterations (the paper's per-iteration average) and time-weighted
-  // integrals of the last sample's classes.
-  MemorySums memory_;
-  double sum_batched_requests_ = 0, sum_batched_seqs_ = 0;
-  bool have_last_ = false;
+  IterationSums sums_;
+  bool have_last_ = false;  // the last sample, integrated up to the next one
   double last_time_ = 0;
   double last_duration_ = 0;
   MemoryPct last_pct_;
@@ -144,21 +152,18 @@ class Metrics final : public IterationObserver {
   double generated_tokens_ = 0;
 
   // Prefix cache (prefix_ empty: off). Per replica, its allocator and the counters at its
-  // last iteration, so that each iteration reports what its scheduling added; window sums
-  // of first admissions.
+  // last iteration, so that each iteration reports what its scheduling added.
   std::vector<const alloc::KvAllocator*> prefix_;
   std::vector<alloc::PrefixCacheStats> prefix_seen_;
-  std::int64_t window_prompt_tokens_ = 0, window_hit_tokens_ = 0;
 
   // Offload tiers (tiers_ false: none). Per replica, the tier counters by kind at its last
-  // iteration; the run's sums of TierCost.
+  // iteration.
   struct KindCounters {
     alloc::TierCounters cpu, disk;
   };
   static KindCounters tier_counters(const alloc::KvAllocator& a);
   bool tiers_ = false;
   std::vector<KindCounters> tier_seen_;
-  TierSummary tier_sums_;  // transfer_s, added_s, prefill_saved_s only
 
   // The last sample's layer classes (settings_.layer_classes) and adapter class (% of
   // capacity, settings_.adapter_class).

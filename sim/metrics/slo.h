@@ -81,6 +81,7 @@ class SloTracker final : public IterationObserver {
 
   // It reads each finished request once and counts it: it keeps no Request and no order.
   bool holds_requests() const override { return false; }
+  bool reads_iterations() const override { return false; }
   bool reads_replica_order() const override { return false; }
   void on_request_finished(const Request& r) override;
   // The counts so far, with goodput over sim_time_s simulated seconds.

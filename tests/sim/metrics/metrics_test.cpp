@@ -40,8 +40,8 @@ TEST(Metrics, TimeWeightedMemoryWeighsByDuration) {
   EXPECT_DOUBLE_EQ(s.memory_pct_time_weighted.token_states, 40);
 }
 
-// A cluster of two replicas (memory_of_replicas): its memory averages are the replicas'
-// sums added, each replica's samples weighted by its own iterations' durations, and they do
+// A cluster of two replicas (iterations_of_replicas): its iteration figures are the
+// replicas' sums added, each replica's samples weighted by its own iterations' durations, and they do
 // not depend on how the replicas' iterations reached it. Replica 0: 1 s at 10%, then 3 s at
 // 50%; replica 1: 2 s at 20%, overlapping both. Per iteration (10 + 50 + 20) / 3; over time
 // (10 + 150 + 40) / 6.
@@ -49,10 +49,11 @@ TEST(Metrics, ClusterMemoryIsTheReplicasSumsWhateverTheInterleaving) {
   const IterationSample r0[] = {sample(0, 0, 1, 10), sample(1, 1, 3, 50)};
   const IterationSample r1[] = {sample(0, 0.5, 2, 20)};
   MetricsSettings cs;
-  cs.memory_of_replicas = true;
+  cs.iterations_of_replicas = true;
   auto run = [&](bool r1_first) {
     Metrics cluster(cs, nullptr, nullptr), m0(MetricsSettings{}, nullptr, nullptr), m1(MetricsSettings{}, nullptr, nullptr);
     EXPECT_FALSE(cluster.reads_replica_order());
+    EXPECT_FALSE(cluster.reads_iterations());
     auto feed = [&](std::int32_t replica, const IterationSample& s) {
       cluster.on_replica_iteration(replica, s, IterationPlan{});
       (replica == 0 ? m0 : m1).on_iteration(s);
@@ -63,8 +64,8 @@ TEST(Metrics, ClusterMemoryIsTheReplicasSumsWhateverTheInterleaving) {
     if (!r1_first) feed(1, r1[0]);
     m0.finish(4, 0);
     m1.finish(4, 0);
-    MemorySums sums = m0.memory_sums();
-    sums += m1.memory_sums();
+    IterationSums sums = m0.sums();
+    sums += m1.sums();
     EXPECT_EQ(sums.window_iterations, 3);
     EXPECT_DOUBLE_EQ(sums.seconds, 6);
     return cluster.finish(4, 0, &sums);
@@ -81,6 +82,7 @@ TEST(Metrics, ClusterMemoryIsTheReplicasSumsWhateverTheInterleaving) {
   std::ostringstream rows;
   Metrics writer(cs, nullptr, &rows);
   EXPECT_TRUE(writer.reads_replica_order());
+  EXPECT_TRUE(writer.reads_iterations());
 }
 
 }  // namespace
