@@ -51,6 +51,15 @@ struct RecordFields<LayerClassPct> {
 };
 static_assert(lists_every_member<LayerClassPct>());
 
+// sum += x and sum += weight * x, class by class (window sums and time integrals).
+inline void add(LayerClassPct& sum, const LayerClassPct& x) {
+  std::apply([&](const auto&... f) { ((sum.*f.member += x.*f.member), ...); }, RecordFields<LayerClassPct>::fields);
+}
+inline void add_weighted(LayerClassPct& sum, const LayerClassPct& x, double weight) {
+  std::apply([&](const auto&... f) { ((sum.*f.member += x.*f.member * weight), ...); },
+             RecordFields<LayerClassPct>::fields);
+}
+
 // summary.json's "layer_classes" object: the window means, as memory_pct and
 // memory_pct_time_weighted.
 struct LayerClassSummary {

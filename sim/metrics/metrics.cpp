@@ -93,22 +93,17 @@ Metrics::KindCounters Metrics::tier_counters(const alloc::KvAllocator& a) {
 }
 
 IterationSums& operator+=(IterationSums& sum, const IterationSums& x) {
-  const auto add_layer = [](LayerClassPct& to, const LayerClassPct& from) {
-    to.out_of_window += from.out_of_window;
-    to.recurrent_state += from.recurrent_state;
-    to.unused_layers += from.unused_layers;
-  };
   sum.iterations += x.iterations;
   sum.window_iterations += x.window_iterations;
   sum.window_batched_requests += x.window_batched_requests;
   sum.window_batched_seqs += x.window_batched_seqs;
   add(sum.window, x.window);
-  add_layer(sum.window_layer, x.window_layer);
+  add(sum.window_layer, x.window_layer);
   sum.window_adapter += x.window_adapter;
   sum.window_sharing_ratio += x.window_sharing_ratio;
   sum.sharing_samples += x.sharing_samples;
   add(sum.time_weighted, x.time_weighted);
-  add_layer(sum.time_weighted_layer, x.time_weighted_layer);
+  add(sum.time_weighted_layer, x.time_weighted_layer);
   sum.time_weighted_adapter += x.time_weighted_adapter;
   sum.seconds += x.seconds;
   sum.preemptions += x.preemptions;
@@ -129,11 +124,7 @@ void Metrics::integrate_until(double t) {
   if (b <= a) return;
   IterationSums& m = sums_;
   add_weighted(m.time_weighted, last_pct_, b - a);
-  if (settings_.layer_classes) {
-    m.time_weighted_layer.out_of_window += last_layer_.out_of_window * (b - a);
-    m.time_weighted_layer.recurrent_state += last_layer_.recurrent_state * (b - a);
-    m.time_weighted_layer.unused_layers += last_layer_.unused_layers * (b - a);
-  }
+  if (settings_.layer_classes) add_weighted(m.time_weighted_layer, last_layer_, b - a);
   m.time_weighted_adapter += last_adapter_ * (b - a);
   m.seconds += b - a;
 }
@@ -150,11 +141,7 @@ void Metrics::record_memory(const IterationSample& s, bool in_window) {
   if (!in_window) return;
   IterationSums& m = sums_;
   add(m.window, pct);
-  if (settings_.layer_classes) {  // else the sums stay 0
-    m.window_layer.out_of_window += last_layer_.out_of_window;
-    m.window_layer.recurrent_state += last_layer_.recurrent_state;
-    m.window_layer.unused_layers += last_layer_.unused_layers;
-  }
+  if (settings_.layer_classes) add(m.window_layer, last_layer_);  // else the sums stay 0
   if (settings_.adapter_class) m.window_adapter += last_adapter_;  // else it stays 0
   if (s.physical_blocks > 0) {
     // Without sharing (most iterations) the ratio is exactly 1, so no division.
