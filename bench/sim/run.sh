@@ -6,6 +6,10 @@
 # pairwise ratios PAGESIM / BASELINE of wall, CPU and peak RSS. On a shared machine quote CPU:
 # wall time counts the other processes' turns. bench/sim/README.md describes the workloads.
 #   bench/sim/run.sh [-n RUNS] [-N LONG_RUNS] [--only NAME,...] [--keep DIR] PAGESIM [BASELINE]
+#   bench/sim/run.sh [...] --per-iteration PAGESIM
+#     --per-iteration  the baseline is PAGESIM itself planning every iteration
+#                    (--set engine.skip_decode_runs=false): the ratios are the decode-run
+#                    engine's against the per-iteration engine, in the same run
 #     -n RUNS        runs of each binary on the short workloads (default 3)
 #     -N LONG_RUNS   runs on azure-x100 and synthetic-10m (default 1)
 #     --only NAMES   a comma-separated subset of: azure-x1 azure-x10 azure-x100
@@ -16,13 +20,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-runs=3 long_runs=1 only="" keep=""
+runs=3 long_runs=1 only="" keep="" per_iteration=""
 while [ $# -gt 0 ]; do
   case $1 in
     -n) runs=$2; shift 2 ;;
     -N) long_runs=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
+    --per-iteration) per_iteration=1; shift ;;
     -h|--help) sed -n '2,/^set -e/{/^set -e/!p}' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -30,7 +35,11 @@ while [ $# -gt 0 ]; do
 done
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then sed -n '2,/^set -e/{/^set -e/!p}' "$0" >&2; exit 2; fi
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
-new=$(abs "$1") base=${2:+$(abs "$2")}
+new=$(abs "$1") base=${2:+$(abs "$2")} base_sets=()
+if [ -n "$per_iteration" ]; then
+  [ -z "$base" ] || { echo "run.sh: --per-iteration takes no BASELINE (its baseline is PAGESIM)" >&2; exit 2; }
+  base=$new base_sets=(--set engine.skip_decode_runs=false)
+fi
 for b in "$new" ${base:+"$base"}; do [ -x "$b" ] || { echo "run.sh: $b is not an executable" >&2; exit 2; }; done
 [ -x /usr/bin/time ] || { echo "run.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2; exit 2; }
 
@@ -104,7 +113,7 @@ while IFS='|' read -r name n config sets; do
     if [ -n "$keep" ]; then echo "$name new $a" >> "$keep/runs.tsv"; fi
     if [ -n "$base" ]; then
       # shellcheck disable=SC2086
-      b=$(measure "$base" "$config" $sets)
+      b=$(measure "$base" "$config" $sets "${base_sets[@]}")
       echo "$b" >> "$tmp/b"
       if [ -n "$keep" ]; then echo "$name baseline $b" >> "$keep/runs.tsv"; fi
       paste -d' ' <(echo "$a") <(echo "$b") |
