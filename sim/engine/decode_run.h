@@ -21,6 +21,7 @@
 // same order. Owned by the Simulation, one per replica; a plain value type.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -44,6 +45,18 @@ struct DecodeRun {
   std::int64_t lag = 0;                // rounds the allocator has not grown yet
   std::int64_t tokens = 0;             // tokens per request not handed to the requests yet
   double first_token_s = 0, last_token_s = 0, max_gap_s = 0;
+
+  // The iteration that ended at t gave each of the plan's requests a token (held in `tokens`).
+  void count_tokens(double t) {
+    if (tokens == 0) {
+      first_token_s = t;
+      max_gap_s = 0;
+    } else {
+      max_gap_s = std::max(max_gap_s, t - last_token_s);
+    }
+    last_token_s = t;
+    ++tokens;
+  }
 };
 
 }  // namespace pagesim::sim

@@ -508,13 +508,15 @@ double Simulation::on_iteration_end(Replica& p, double end) {
   for (;;) {
     p.busy = false;
     if (run.left > 0) {
-      emit_run_tokens(p, t);
+      if (token_observers_.empty()) run.count_tokens(t);  // emit_run_tokens, inlined in the loop
+      else emit_run_tokens(p, t);
     } else {
       settle_run(p);
       apply_plan(p, t);
     }
     if (!handoffs_.empty()) start_transfers(t);  // may cut the run
-    if (run.left == 0) {
+    // (An overloaded replica's queue is rarely empty: that test first, inline.)
+    if (run.left == 0 && !(skip_decode_runs_ && p.num_waiting() == 0 && begin_run_at_end(p))) {
       start_iteration(p);  // schedules its end
       return t;
     }
@@ -569,6 +571,56 @@ void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShap
   p.plan.tier = {};  // priced for this iteration only
 }
 
+bool Simulation::begin_run_at_end(Replica& p) {
+  Scheduler& scheduler = p.scheduler();
+  if (p.num_waiting() > 0 || !scheduler.traits().repeats_decode_plans || !p.held.empty() ||
+      p.pending_swap_out != 0 || p.pending_swap_in != 0 || global_ || disagg_.enabled() || scheduler.adapters() ||
+      scheduler.settings().async_steps > 0 || scheduler.num_running() == 0 || p.allocator().caches_prefixes())
+    return false;
+  IterationPlan& plan = p.plan;  // applied: schedule() would clear it first too
+  if (!scheduler.plan_running_decodes(plan)) return false;
+  // Iteration j from the next (j = 1) is planned so when no request finished at the ends of
+  // 1..j-1.
+  std::int64_t left = std::numeric_limits<std::int64_t>::max();
+  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
+  run.seqs.clear();
+  BatchShape shape;  // the next iteration's, one token shorter per sequence (run.shape's way)
+  for (const Request* r : plan.decodes) {
+    if (r->beam_width > 1 || r->first_token_s < 0 || r->in_prefill() || r->spec_step) return false;
+    left = std::min(left, r->output_tokens - r->generated);
+    run.seqs.insert(run.seqs.end(), r->seqs.begin(), r->seqs.end());
+    for (std::size_t i = 0; i < r->seqs.size(); ++i) shape.add_decode_seq(r->prompt_tokens + r->generated - 1);
+  }
+  for (const IterationObserver* o : observers_) left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
+  for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())])
+    left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
+  if (left <= 0) return false;
+  alloc::KvAllocator& a = p.allocator();
+  a.decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
+  if (run.rounds.rounds <= 0) return false;
+  // The sample start_iteration would take before the plan's appends (the first round).
+  IterationSample& s = run.sample;
+  s = IterationSample{};
+  s.batch_requests = plan.batched_requests();
+  s.batch_seqs = plan.decode_seqs;
+  s.decode_tokens = shape.decode_seqs;
+  s.running = static_cast<std::int64_t>(scheduler.num_running());
+  s.memory = a.breakdown();
+  s.memory.draft_kv = p.draft_kv_slots;
+  const alloc::AllocatorStats st = a.stats();
+  s.logical_blocks = st.logical_blocks;
+  s.physical_blocks = st.physical_blocks;
+  a.take_pending_copies();
+  const CostModel& cost = p.cost();
+  run.left = run.rounds.rounds;
+  run.round = 0;
+  run.shape = shape;
+  run.price = cost.decode_run_constant(shape);
+  run.swap_s = cost.swap_seconds(0, a.block_size()) + cost.swap_seconds(0, a.block_size());
+  return true;
+}
+
 void Simulation::start_run_iteration(Replica& p, double now_s) {
   DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
   IterationSample& s = run.sample;
@@ -598,15 +650,7 @@ void Simulation::emit_run_tokens(Replica& p, double t) {
     for (Request* r : p.plan.decodes) emit_token(r, t);
     return;
   }
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
-  if (run.tokens == 0) {
-    run.first_token_s = t;
-    run.max_gap_s = 0;
-  } else {
-    run.max_gap_s = std::max(run.max_gap_s, t - run.last_token_s);
-  }
-  run.last_token_s = t;
-  ++run.tokens;
+  runs_[static_cast<std::size_t>(p.index())].count_tokens(t);
 }
 
 void Simulation::settle_run(Replica& p) {

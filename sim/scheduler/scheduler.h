@@ -87,6 +87,17 @@ class Scheduler {
     return 0;
   }
 
+  // Decode runs that begin where an iteration ends (Simulation::begin_run_at_end): when this
+  // policy promises that its next schedule() — nothing arriving, every running request past
+  // its prefill, and every append leaving decode_repeat_free_slots(plan) free — plans one
+  // decode of every running request in running order and nothing else, fills `plan`
+  // (cleared first) with that plan and returns true. Changes nothing else. Default false:
+  // no promise, the engine calls schedule().
+  virtual bool plan_running_decodes(IterationPlan& plan) const {
+    (void)plan;
+    return false;
+  }
+
   // How many requests from the head of the waiting queue one schedule() may read or admit;
   // kWholeQueue (the default) for a policy that reorders, counts or skips through the queue.
   // The engine may keep later arrivals out of the queue, in arrival order, and add them when
@@ -175,9 +186,14 @@ class Scheduler {
   // budget (counting from batched_tokens) and the sequence limit; stops at the first that
   // does not, or that was preempted in this iteration.
   void admit_fcfs(double now, IterationPlan& plan, std::int64_t batched_tokens);
-  void add_decode(Request* r, IterationPlan& plan) {
+  static void add_decode(Request* r, IterationPlan& plan) {
     plan.decodes.push_back(r);
     plan.decode_seqs += static_cast<std::int64_t>(r->seqs.size());
+  }
+  // plan_running_decodes' plan: `plan` cleared, then add_decode of each running request.
+  void fill_running_decodes(IterationPlan& plan) const {
+    plan.clear();
+    for (Request* r : running_) add_decode(r, plan);
   }
   // Inserts into the running queue keeping arrival order (FCFS priority).
   void insert_running(Request* r);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -268,6 +269,11 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
   // Draws that once differed: disaggregated, a transfer routed among two decode replicas while
   // one of them was in a run.
   for (std::uint64_t seed : {700, 701, 710, 716, 739}) compare(seed, {"scheduler.kind=vllm-v1", "allocator.kind=paged"});
+  // Each policy that promises its next plan at an iteration's end (Scheduler::plan_running_decodes),
+  // over a paged pool.
+  const std::array<std::string, 4> promising = {"vllm", "vllm-v0", "vllm-v1", "sarathi"};
+  for (std::uint64_t seed = 900; seed < 924; ++seed)
+    compare(seed, {"scheduler.kind=" + promising[seed % promising.size()], "allocator.kind=paged"});
   // The waiting backlog (engine.compact_waiting): vLLM policies that read at most
   // max_num_seqs + 1 queued requests, with a queue kept long by max_num_seqs = 2.
   int backlogged = 0;
