@@ -589,8 +589,11 @@ bool Simulation::begin_run_at_end(Replica& p) {
   for (const Request* r : plan.decodes) {
     if (r->beam_width > 1 || r->first_token_s < 0 || r->in_prefill() || r->spec_step) return false;
     left = std::min(left, r->output_tokens - r->generated);
-    run.seqs.insert(run.seqs.end(), r->seqs.begin(), r->seqs.end());
-    for (std::size_t i = 0; i < r->seqs.size(); ++i) shape.add_decode_seq(r->prompt_tokens + r->generated - 1);
+    const std::int64_t context = r->prompt_tokens + r->generated - 1;
+    for (const alloc::SeqHandle& h : r->seqs) {
+      run.seqs.push_back(h);
+      shape.add_decode_seq(context);
+    }
   }
   for (const IterationObserver* o : observers_) left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
   for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())])
