@@ -515,8 +515,7 @@ double Simulation::on_iteration_end(Replica& p, double end) {
       apply_plan(p, t);
     }
     if (!handoffs_.empty()) start_transfers(t);  // may cut the run
-    // (An overloaded replica's queue is rarely empty: that test first, inline.)
-    if (run.left == 0 && !(skip_decode_runs_ && p.num_waiting() == 0 && begin_run_at_end(p))) {
+    if (run.left == 0 && !(skip_decode_runs_ && begin_run_at_end(p))) {
       start_iteration(p);  // schedules its end
       return t;
     }
@@ -573,12 +572,17 @@ void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShap
 
 bool Simulation::begin_run_at_end(Replica& p) {
   Scheduler& scheduler = p.scheduler();
-  if (p.num_waiting() > 0 || !scheduler.traits().repeats_decode_plans || !p.held.empty() ||
-      p.pending_swap_out != 0 || p.pending_swap_in != 0 || global_ || disagg_.enabled() || scheduler.adapters() ||
+  if (!scheduler.traits().repeats_decode_plans || !p.held.empty() || p.pending_swap_out != 0 ||
+      p.pending_swap_in != 0 || global_ || disagg_.enabled() || scheduler.adapters() ||
       scheduler.settings().async_steps > 0 || scheduler.num_running() == 0 || p.allocator().caches_prefixes())
     return false;
   IterationPlan& plan = p.plan;  // applied: schedule() would clear it first too
   if (!scheduler.plan_running_decodes(plan)) return false;
+  // The decodes' appends take at most a block a sequence: an admission that even the most
+  // they take leaves room for is sure. (A backlog stands behind a non-empty queue, whose
+  // head refill_waiting does not change.)
+  if (scheduler.admits_after_decodes(plan.decode_seqs) || (scheduler.num_waiting() == 0 && !p.backlog.empty()))
+    return false;
   // Iteration j from the next (j = 1) is planned so when no request finished at the ends of
   // 1..j-1.
   std::int64_t left = std::numeric_limits<std::int64_t>::max();
@@ -601,7 +605,7 @@ bool Simulation::begin_run_at_end(Replica& p) {
   if (left <= 0) return false;
   alloc::KvAllocator& a = p.allocator();
   a.decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
-  if (run.rounds.rounds <= 0) return false;
+  if (run.rounds.rounds <= 0 || scheduler.admits_after_decodes(run.rounds.cycle.front().blocks)) return false;
   // The sample start_iteration would take before the plan's appends (the first round).
   IterationSample& s = run.sample;
   s = IterationSample{};
@@ -611,6 +615,8 @@ bool Simulation::begin_run_at_end(Replica& p) {
   s.running = static_cast<std::int64_t>(scheduler.num_running());
   s.memory = a.breakdown();
   s.memory.draft_kv = p.draft_kv_slots;
+  // (Like every repeat's, read before the appends: decode runs leave it alone.)
+  if (const Request* head = scheduler.waiting_head()) s.unusable_free = a.unusable_free(scheduler.admit_request(*head, 0));
   const alloc::AllocatorStats st = a.stats();
   s.logical_blocks = st.logical_blocks;
   s.physical_blocks = st.physical_blocks;

@@ -34,10 +34,12 @@
 // sequence, without the scheduler; the allocator and the requests catch up when the run
 // ends. A run also begins where an iteration ends, its plan applied, when the policy promises
 // that its next plan decodes every running request and nothing else
-// (Scheduler::plan_running_decodes: nothing waiting or swapped, every running request past
-// its prefill): that plan is not made either, its sample is the allocator's state before its
-// appends moved by the run's first round. So after an arrival's prefill or a finished request,
-// the next iteration is already a run's. A run never spans what could change the replica's next plan or what an observer of
+// (Scheduler::plan_running_decodes: nothing swapped, every running request past its
+// prefill) and admits no waiting request after those decodes' appends
+// (Scheduler::admits_after_decodes): that plan is not made either, its sample is the
+// allocator's state before its appends moved by the run's first round. So after an arrival's
+// prefill, an admission or a finished request, the next iteration is already a run's. A run
+// never spans what could change the replica's next plan or what an observer of
 // its state could see: a finished request, a new block (copy-on-write and prefix caching
 // included), beam search, held requests (asynchronous scheduling), a global cache with
 // requests waiting, an iteration an observer wants exact (decode_run_limit); an arrival
@@ -225,9 +227,9 @@ class Simulation {
   void begin_run(Replica& p, const IterationSample& s, const BatchShape& shape, double swap_s);
   // At the end of p's iteration, its plan applied and no run going on: when p's policy
   // promises its next plan decodes every running request and nothing else
-  // (Scheduler::plan_running_decodes), sets p.plan to it and begins a run whose first
-  // iteration is that one (the allocator lags from its first round on), instead of planning
-  // it; false, changing nothing the engine reads, when it does not qualify.
+  // (Scheduler::plan_running_decodes, admits_after_decodes), sets p.plan to it and begins a
+  // run whose first iteration is that one (the allocator lags from its first round on),
+  // instead of planning it; false, changing nothing the engine reads, when it does not qualify.
   bool begin_run_at_end(Replica& p);
   // The next iteration of p's run, starting at now_s.
   void start_run_iteration(Replica& p, double now_s);

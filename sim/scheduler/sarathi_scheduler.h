@@ -16,6 +16,8 @@ class SarathiScheduler final : public VllmScheduler {
  public:
   SarathiScheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);
   void schedule(double now, IterationPlan& plan) override;
+  // It admits a chunk of the head into the token budget the decodes leave: no promise while a request waits.
+  bool admits_after_decodes(std::int64_t) const override { return !waiting().empty(); }
 };
 
 }  // namespace pagesim::sim

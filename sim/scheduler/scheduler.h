@@ -87,15 +87,23 @@ class Scheduler {
     return 0;
   }
 
-  // Decode runs that begin where an iteration ends (Simulation::begin_run_at_end): when this
+  // Decode runs that begin where an iteration ends (Simulation::begin_run_at_end). When this
   // policy promises that its next schedule() — nothing arriving, every running request past
-  // its prefill, and every append leaving decode_repeat_free_slots(plan) free — plans one
-  // decode of every running request in running order and nothing else, fills `plan`
-  // (cleared first) with that plan and returns true. Changes nothing else. Default false:
-  // no promise, the engine calls schedule().
+  // its prefill, every append leaving decode_repeat_free_slots(plan) free — begins with one
+  // decode of every running request in running order and adds nothing else but, perhaps,
+  // admissions (admits_after_decodes), fills `plan` (cleared first) with those decodes and
+  // returns true. Changes nothing else. Default false: no promise, the engine calls schedule().
   virtual bool plan_running_decodes(IterationPlan& plan) const {
     (void)plan;
     return false;
+  }
+  // Whether that schedule() may admit a waiting request when the decodes' appends have taken
+  // `appended_blocks` blocks off the free list. A policy that answers false for some value
+  // answers false for every larger one (admission fails the more, the less is free). Default:
+  // whether any request waits.
+  virtual bool admits_after_decodes(std::int64_t appended_blocks) const {
+    (void)appended_blocks;
+    return !waiting_.empty();
   }
 
   // How many requests from the head of the waiting queue one schedule() may read or admit;

@@ -87,6 +87,22 @@ bool VllmScheduler::swap_in_groups(IterationPlan& plan) {
   return !swapped().empty();
 }
 
+bool VllmScheduler::admits_after_decodes(std::int64_t appended_blocks) const {
+  if (waiting().empty()) return false;
+  if (adapters()) return true;  // adapter_blocked may skip the head: no promise
+  // The head's checks as admit_waiting makes them in schedule() (chunked = false, batched
+  // tokens = the running sequences). Its preempted_now mark, if any, is cleared by then.
+  const Request* r = waiting().front();
+  const std::int64_t tokens = r->prompt_tokens + r->generated;
+  if (tokens <= 0) return false;
+  const alloc::AdmitRequest a = admit_request(*r, 0, tokens);
+  if (paged_.num_free_blocks() - appended_blocks - paged_.blocks_to_admit(a) - adapter_blocks_to_pin(r) <
+      watermark_blocks())
+    return false;
+  if (num_running_seqs() + tokens > settings_.max_num_batched_tokens) return false;
+  return num_running_seqs() + r->width() <= settings_.max_num_seqs;
+}
+
 void VllmScheduler::admit_waiting(double now, IterationPlan& plan, std::int64_t batched_tokens,
                                   std::int64_t token_limit, bool chunked) {
   while (!waiting().empty()) {

@@ -21,13 +21,16 @@ class VllmScheduler : public Scheduler {
   void schedule(double now, IterationPlan& plan) override;
   // Step (1)'s free block per sequence of the widest group: less preempts.
   std::int64_t decode_repeat_free_slots(const IterationPlan& plan) const override;
-  // With no request waiting or swapped, step 1 decodes every running group in order and
-  // steps 2 and 3 add nothing (so for vllm-v0 and sarathi too, which reorder the steps).
+  // With no request swapped, step 1 decodes every running group in order and step 2 adds
+  // nothing; step 3 admits what admits_after_decodes says. (vllm-v0 and sarathi, which
+  // reorder or chunk the steps, keep the default admits_after_decodes.)
   bool plan_running_decodes(IterationPlan& plan) const override {
-    if (!waiting().empty() || !swapped().empty()) return false;
+    if (!swapped().empty()) return false;
     fill_running_decodes(plan);
     return true;
   }
+  // Step 3's checks on the waiting head (whole prompts, after step 1's appends).
+  bool admits_after_decodes(std::int64_t appended_blocks) const override;
   // admit_waiting takes heads FCFS until one does not fit, at most max_num_seqs of them (each
   // adds a running sequence): max_num_seqs + 1 heads; LoRA may skip heads (max_loras).
   std::size_t waiting_lookahead() const override {

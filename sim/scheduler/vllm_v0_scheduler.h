@@ -28,6 +28,8 @@ class VllmV0Scheduler final : public VllmScheduler {
  public:
   VllmV0Scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);
   void schedule(double now, IterationPlan& plan) override;
+  // It admits before it decodes: no promise while a request waits.
+  bool admits_after_decodes(std::int64_t) const override { return !waiting().empty(); }
 };
 
 }  // namespace pagesim::sim

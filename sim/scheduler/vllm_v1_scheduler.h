@@ -54,11 +54,12 @@ class VllmV1Scheduler final : public Scheduler {
   std::size_t waiting_lookahead() const override {
     return adapters() ? kWholeQueue : static_cast<std::size_t>(settings_.max_num_seqs) + 1;
   }
-  // With no request waiting or swapped, no speculation and a token budget of at least one
-  // token per running sequence, pass (1) decodes every running group in order (the budget
-  // never runs out before the last) and pass (2) admits nothing.
+  // With no request swapped, no speculation and a token budget of at least one token per
+  // running sequence, pass (1) decodes every running group in order (the budget never runs
+  // out before the last); pass (2) may admit while a request waits (the default
+  // admits_after_decodes).
   bool plan_running_decodes(IterationPlan& plan) const override {
-    if (!waiting().empty() || !swapped().empty() || sampler_ ||
+    if (!swapped().empty() || sampler_ ||
         num_running_seqs() > settings_.max_num_batched_tokens)
       return false;
     fill_running_decodes(plan);

@@ -274,6 +274,15 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
   const std::array<std::string, 4> promising = {"vllm", "vllm-v0", "vllm-v1", "sarathi"};
   for (std::uint64_t seed = 900; seed < 924; ++seed)
     compare(seed, {"scheduler.kind=" + promising[seed % promising.size()], "allocator.kind=paged"});
+  // vllm's promise while requests wait (VllmScheduler::admits_after_decodes): a pool a few
+  // requests fill and token budgets near a prompt, so that the head's checks run at their edges.
+  const std::array<std::string, 3> batched = {"scheduler.max_num_batched_tokens=620",
+                                               "scheduler.max_num_batched_tokens=1600",
+                                               "scheduler.max_num_batched_tokens=4096"};
+  for (std::uint64_t seed = 930; seed < 970; ++seed)
+    compare(seed, {"scheduler.kind=vllm", "allocator.kind=paged", seed % 2 ? "kv.slots=4608" : "kv.slots=6144",
+                   batched[seed % batched.size()],
+                   seed % 5 ? "scheduler.max_num_seqs=256" : "scheduler.max_num_seqs=6"});
   // The waiting backlog (engine.compact_waiting): vLLM policies that read at most
   // max_num_seqs + 1 queued requests, with a queue kept long by max_num_seqs = 2.
   int backlogged = 0;
