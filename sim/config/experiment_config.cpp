@@ -232,6 +232,8 @@ void visit(V& v, ExperimentConfig& c) {
     o.field_omitted_at_default("timeline_start_s", c.output.timeline_start_s, d.timeline_start_s);
     o.field_omitted_at_default("timeline_end_s", c.output.timeline_end_s, d.timeline_end_s);
     o.field_omitted_at_default("timeline_max_iterations", c.output.timeline_max_iterations, d.timeline_max_iterations);
+    o.field_omitted_at_default("latency_samples_in_memory", c.output.latency_samples_in_memory,
+                               d.latency_samples_in_memory);
   });
   v.section("validate", [&](auto& q) {
     q.field("every_n_iterations", c.validate.every_n_iterations);
@@ -1003,6 +1005,8 @@ void check_values(const ExperimentConfig& c) {
     throw o.error("beam.mean_entropy_nats",
                   fmt::format("expected a finite number >= 0, found {}", c.beam.mean_entropy_nats));
   if (c.output.iterations_stride < 0) throw o.error("output.iterations_stride", "expected an integer >= 0");
+  if (c.output.latency_samples_in_memory < 1)
+    throw o.error("output.latency_samples_in_memory", "expected an integer >= 1");
   if (c.output.timeline_stride < 1) throw o.error("output.timeline_stride", "expected an integer >= 1");
   if (c.output.timeline_max_iterations < 0)
     throw o.error("output.timeline_max_iterations", "expected an integer >= 0 (0: no bound)");

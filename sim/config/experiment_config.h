@@ -32,6 +32,7 @@
 #include "sim/core/speculative_settings.h"
 #include "sim/cost/kv_dtype.h"
 #include "sim/metrics/client_stream_metrics.h"
+#include "sim/metrics/latency_samples.h"
 #include "sim/metrics/slo.h"
 #include "sim/scheduler/lora_settings.h"
 #include "sim/scheduler/scheduler_settings.h"
@@ -135,6 +136,11 @@ struct OutputConfig {
   double timeline_start_s = 0;
   double timeline_end_s = 0;
   std::int64_t timeline_max_iterations = 100000;
+  // Values of each per-request latency (e2e, TTFT, TPOT, normalized) held in memory; beyond
+  // them, sorted batches go to an anonymous temporary file in $TMPDIR and the percentiles
+  // come from merging them, bit for bit the same (sim/metrics/latency_samples.h). The default
+  // (2^24) keeps runs of up to ~16 million requests in memory.
+  std::int64_t latency_samples_in_memory = static_cast<std::int64_t>(LatencySamples::kBatchValues);
 };
 
 // engine: how the simulator advances, never what it computes (outputs are the same either

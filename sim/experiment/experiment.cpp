@@ -660,6 +660,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   ms.window_start_s = c.measure.window_start_s;
   ms.window_end_s = c.measure.window_end_s;
   ms.iterations_stride = c.output.iterations_stride;
+  ms.latency_samples_in_memory = static_cast<std::size_t>(c.output.latency_samples_in_memory);
   ms.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
   ms.block_size = run.allocator->block_size();
   const bool cluster = c.replicas.count > 1;

@@ -2,35 +2,11 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cmath>
-#include <numeric>
 
 #include <fmt/format.h>
 
-#include "sim/metrics/sort_doubles.h"
-
 namespace pagesim::sim {
 namespace {
-
-// Linear interpolation between closest ranks (numpy's default). REQUIRES: sorted, non-empty.
-double quantile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
-}
-
-Distribution distribution(std::vector<double>& v) {
-  Distribution d;
-  if (v.empty()) return d;
-  sort_doubles(v);
-  d.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  d.p50 = quantile(v, 0.50);
-  d.p90 = quantile(v, 0.90);
-  d.p99 = quantile(v, 0.99);
-  d.max = v.back();
-  return d;
-}
 
 // Writes one CSV line of r, then of each `extra` given (not null), to os, formatted on the
 // stack (no heap allocation).
@@ -51,7 +27,13 @@ double ratio(std::int64_t part, std::int64_t whole) {
 
 Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv,
                  std::vector<const alloc::KvAllocator*> allocators)
-    : settings_(settings), requests_csv_(requests_csv), iterations_csv_(iterations_csv) {
+    : settings_(settings),
+      requests_csv_(requests_csv),
+      iterations_csv_(iterations_csv),
+      e2e_(settings.latency_samples_in_memory),
+      ttft_(settings.latency_samples_in_memory),
+      tpot_(settings.latency_samples_in_memory),
+      normalized_(settings.latency_samples_in_memory) {
   if (std::any_of(allocators.begin(), allocators.end(),
                   [](const alloc::KvAllocator* a) { return a && a->caches_prefixes(); })) {
     prefix_ = std::move(allocators);
@@ -256,10 +238,10 @@ void Metrics::on_request_finished(const Request& r) {
                       settings_.kv_bytes_per_token;
   rec.cached_tokens = r.cached_tokens;
   rec.recomputed_tokens = r.recomputed_tokens;
-  e2e_.push_back(rec.e2e_s);
-  ttft_.push_back(rec.ttft_s);
-  if (r.output_tokens > 1) tpot_.push_back(rec.tpot_s);
-  if (r.output_tokens > 0) normalized_.push_back(rec.normalized_latency_s_per_token);
+  e2e_.add(rec.e2e_s);
+  ttft_.add(rec.ttft_s);
+  if (r.output_tokens > 1) tpot_.add(rec.tpot_s);
+  if (r.output_tokens > 0) normalized_.add(rec.normalized_latency_s_per_token);
   const PrefixRequestRecord prefix_rec{r.readmission_cached_tokens};
   if (requests_csv_) write_csv_line(*requests_csv_, rec, prefix_.empty() ? nullptr : &prefix_rec);
 }
@@ -298,11 +280,11 @@ Summary Metrics::finish(double sim_time_s, double wall_s, const IterationSums* r
   s.sim_time_s = sim_time_s;
   s.throughput_rps = sim_time_s > 0 ? static_cast<double>(s.requests_finished) / sim_time_s : 0;
   s.throughput_tokens_per_s = sim_time_s > 0 ? generated_tokens_ / sim_time_s : 0;
-  s.normalized_latency = distribution(normalized_);
+  s.normalized_latency = normalized_.distribution();
   s.normalized_latency_s_per_token = s.normalized_latency.mean;
-  s.e2e_s = distribution(e2e_);
-  s.ttft_s = distribution(ttft_);
-  s.tpot_s = distribution(tpot_);
+  s.e2e_s = e2e_.distribution();
+  s.ttft_s = ttft_.distribution();
+  s.tpot_s = tpot_.distribution();
   if (!prefix_.empty()) {
     // The run's totals from the allocators themselves, summed over replicas: admissions
     // after the last iteration (none in practice) count too.

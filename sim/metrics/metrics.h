@@ -23,6 +23,7 @@
 #include "sim/core/iteration_observer.h"
 #include "sim/core/iteration_sample.h"
 #include "sim/core/request.h"
+#include "sim/metrics/latency_samples.h"
 #include "sim/metrics/layer_class_records.h"
 #include "sim/metrics/memory_pct.h"
 #include "sim/metrics/prefix_cache_records.h"
@@ -55,6 +56,9 @@ struct MetricsSettings {
   // model's bytes, whatever the interleaving. It reads iterations only to write
   // iterations.csv.
   bool iterations_of_replicas = false;
+  // Values of each per-request latency held in memory before a sorted batch of them goes to
+  // a temporary file (LatencySamples): the samples' memory stops growing there.
+  std::size_t latency_samples_in_memory = LatencySamples::kBatchValues;
 };
 
 // What a Metrics adds up over the iterations it sees, for finish() to divide: counts, sums
@@ -148,7 +152,8 @@ class Metrics final : public IterationObserver {
   double last_duration_ = 0;
   MemoryPct last_pct_;
 
-  std::vector<double> e2e_, ttft_, tpot_, normalized_;
+  // In memory up to settings_.latency_samples_in_memory values each.
+  LatencySamples e2e_, ttft_, tpot_, normalized_;
   double generated_tokens_ = 0;
 
   // Prefix cache (prefix_ empty: off). Per replica, its allocator and the counters at its

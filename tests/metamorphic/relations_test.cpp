@@ -412,6 +412,38 @@ TEST_F(Metamorphic, LayerGroupPoolsOnASingleGroupModelServeAsPaged) {
 // Its outputs differ only where LoRA writes itself: the adapter_weights column (all 0) of
 // iterations.csv, summary.json's "lora" and "adapter_weights" objects (a replica's too), and the lora section of
 // config.resolved.yaml. Runs with adapters keep the classes plus adapter_weights at 100%.
+// Spilling latency samples to a temporary file (output.latency_samples_in_memory, here a
+// few values, so that every distribution is merged from many sorted runs) changes no byte of
+// any output but the key's own line in config.resolved.yaml.
+TEST_F(Metamorphic, SpilledLatencySamplesChangeNoOutputByte) {
+  int compared = 0;
+  for (std::uint64_t seed = 600; seed < 600 + kDraws / 2; ++seed) {
+    const RandomExperiment e = testing::random_experiment(seed);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
+    const std::string name = "l" + std::to_string(seed);
+    const std::optional<fs::path> memory = run(name, e.yaml);
+    if (!memory) continue;
+    const std::optional<fs::path> spilled = run(name + "-spilled", e.yaml, {"output.latency_samples_in_memory=3"});
+    ASSERT_TRUE(spilled.has_value());
+    ++compared;
+    for (const auto& entry : fs::directory_iterator(*memory)) {
+      const std::string file = entry.path().filename().string();
+      if (file == "summary.json") {
+        EXPECT_EQ(summary_without_host_timings(*memory), summary_without_host_timings(*spilled));
+      } else if (file == "config.resolved.yaml") {
+        std::string resolved = read_file(*spilled / file);
+        const std::string line = "  latency_samples_in_memory: 3\n";
+        const std::size_t at = resolved.find(line);
+        ASSERT_NE(at, std::string::npos) << resolved;
+        EXPECT_EQ(read_file(entry.path()), resolved.erase(at, line.size()));
+      } else {
+        EXPECT_TRUE(read_file(entry.path()) == read_file(*spilled / file)) << file << " differs";
+      }
+    }
+  }
+  EXPECT_GE(compared, 8);
+}
+
 TEST_F(Metamorphic, ZeroLoraAdaptersEqualNone) {
   int compared = 0, with_adapters = 0;
   for (std::uint64_t seed = 500; seed < 500 + kDraws; ++seed) {

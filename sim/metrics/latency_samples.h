@@ -1,0 +1,62 @@
+// LatencySamples: every value of one per-request latency over a run (end-to-end, TTFT,
+// TPOT, normalized) and their exact Distribution, in memory that does not grow with the run.
+//
+// The Distribution is that of the values in ascending order: the mean sums them in that
+// order from 0 and divides by the count, p50/p90/p99 interpolate linearly between the
+// closest ranks (NumPy's default), max is the last. Up to `batch_values` values are held in
+// memory; when the batch fills it is sorted (sort_doubles) and appended to an anonymous
+// temporary file (output/spill_file.h) as a sorted run, and distribution() merges the runs
+// and the last batch into one ascending stream. The figures come from that stream exactly as
+// from one sorted vector of every value — the same additions in the same order, the same
+// ranks — so they do not depend on the batch size. (Values that compare equal but differ in
+// bits, -0.0 and +0.0, may come out in either order; latencies, differences of times, are
+// never -0.0. NaN is not a latency.) A run shorter than one batch touches no file.
+// Not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "sim/metrics/summary.h"
+#include "sim/output/spill_file.h"
+
+namespace pagesim::sim {
+
+class LatencySamples {
+ public:
+  // The default batch: 2^24 values (128 MiB of doubles), more than a run of a few million
+  // requests holds, so that such runs touch no file and pay nothing for the bound.
+  static constexpr std::size_t kBatchValues = std::size_t{1} << 24;
+
+  // REQUIRES: batch_values >= 1.
+  explicit LatencySamples(std::size_t batch_values = kBatchValues);
+
+  void add(double v) {
+    batch_.push_back(v);
+    if (batch_.size() == batch_values_) spill();
+  }
+  std::int64_t size() const {
+    return static_cast<std::int64_t>(runs_ * batch_values_ + batch_.size());
+  }
+  // Sorted runs written to the temporary file so far (0: all values are in memory).
+  std::size_t spilled_runs() const { return runs_; }
+
+  // The distribution of every value added (all zero when none). Leaves no values behind.
+  Distribution distribution();
+
+ private:
+  void spill();
+  // Hands every value, in ascending order, to `take` a block at a time. Leaves batch_ moved from.
+  void merge_runs(const std::function<void(std::span<const double>)>& take);
+
+  std::size_t batch_values_;
+  std::vector<double> batch_;       // the values since the last spill, in arrival order
+  std::optional<SpillFile> file_;   // runs_ sorted runs of batch_values_ values each
+  std::size_t runs_ = 0;
+};
+
+}  // namespace pagesim::sim
