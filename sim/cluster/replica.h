@@ -17,6 +17,7 @@
 #include "sim/core/global_fetch.h"
 #include "sim/core/iteration_plan.h"
 #include "sim/cost/cost_model.h"
+#include "sim/output/spill_queue.h"
 #include "sim/scheduler/scheduler.h"
 
 namespace pagesim::sim {
@@ -75,7 +76,7 @@ class Replica {
     std::int64_t prompt_tokens, output_tokens;
     std::int32_t n, beam_width, adapter;
   };
-  std::deque<BacklogEntry> backlog;
+  SpillQueue<BacklogEntry> backlog;  // EngineSettings::backlog_in_memory sets its chunk
 
  private:
   std::int32_t index_;

@@ -287,10 +287,14 @@ void visit(V& v, ExperimentConfig& c) {
     q.choice("popularity", c.lora.popularity, kLoraPopularityNames);
     q.field("zipf_alpha", c.lora.zipf_alpha);
   });
-  v.section_omitted_at_default("engine", c.engine.skip_decode_runs && c.engine.compact_waiting, [&](auto& q) {
-    q.field("skip_decode_runs", c.engine.skip_decode_runs);
-    q.field("compact_waiting", c.engine.compact_waiting);
-  });
+  v.section_omitted_at_default("engine", c.engine.skip_decode_runs && c.engine.compact_waiting &&
+                                             c.engine.backlog_in_memory == EngineConfig{}.backlog_in_memory,
+                               [&](auto& q) {
+                                 q.field("skip_decode_runs", c.engine.skip_decode_runs);
+                                 q.field("compact_waiting", c.engine.compact_waiting);
+                                 q.field_omitted_at_default("backlog_in_memory", c.engine.backlog_in_memory,
+                                                            EngineConfig{}.backlog_in_memory);
+                               });
   v.section_omitted_at_default("speculative", !c.speculative.settings.enabled(), [&](auto& q) {
     SpeculativeSettings& s = c.speculative.settings;
     q.choice("method", s.method, kSpeculativeMethodNames);
@@ -1005,6 +1009,8 @@ void check_values(const ExperimentConfig& c) {
     throw o.error("beam.mean_entropy_nats",
                   fmt::format("expected a finite number >= 0, found {}", c.beam.mean_entropy_nats));
   if (c.output.iterations_stride < 0) throw o.error("output.iterations_stride", "expected an integer >= 0");
+  if (c.engine.backlog_in_memory < 0)
+    throw o.error("engine.backlog_in_memory", "expected an integer >= 0 (0: no bound)");
   if (c.output.latency_samples_in_memory < 1)
     throw o.error("output.latency_samples_in_memory", "expected an integer >= 1");
   if (c.output.timeline_stride < 1) throw o.error("output.timeline_stride", "expected an integer >= 1");

@@ -152,6 +152,10 @@ struct EngineConfig {
   // Keep arrivals behind a long waiting queue in a compact backlog (EngineSettings::
   // compact_waiting); false makes every arrival a queued Request at once.
   bool compact_waiting = true;
+  // Backlog entries a replica holds in memory (about twice this many at most); the rest wait,
+  // in order, in an anonymous temporary file in $TMPDIR (EngineSettings::backlog_in_memory).
+  // 0 (the default): all in memory.
+  std::int64_t backlog_in_memory = 0;
 };
 
 // speculative: speculative decoding (sim/core/speculative_settings.h; vllm-v1 over a paged

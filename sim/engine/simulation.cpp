@@ -10,10 +10,19 @@
 #include "sim/engine/prefix_keys.h"
 
 namespace pagesim::sim {
+namespace {
+
+std::vector<Replica> one_replica(Scheduler& scheduler, const CostModel& cost) {
+  std::vector<Replica> replicas;  // (an initializer list would copy it: a Replica moves only)
+  replicas.emplace_back(0, scheduler, cost);
+  return replicas;
+}
+
+}  // namespace
 
 Simulation::Simulation(traces::RequestSource& source, Scheduler& scheduler, const CostModel& cost,
                        const EngineSettings& settings, std::unique_ptr<EventQueue> queue)
-    : Simulation(source, std::vector<Replica>{Replica(0, scheduler, cost)}, nullptr, settings, std::move(queue)) {}
+    : Simulation(source, one_replica(scheduler, cost), nullptr, settings, std::move(queue)) {}
 
 Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> replicas, std::unique_ptr<Router> router,
                        const EngineSettings& settings, std::unique_ptr<EventQueue> queue)
@@ -30,6 +39,7 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
   assert(!replicas_.empty() && (router_ || replicas_.size() == 1));
   skip_decode_runs_ = settings.skip_decode_runs;
   compact_waiting_ = settings.compact_waiting;
+  for (Replica& p : replicas_) p.backlog = SpillQueue<Replica::BacklogEntry>(settings.backlog_in_memory, "waiting backlog");
   queue_->set_tie_order(replicas_.size() > 1 ? TieOrder::kCanonical : TieOrder::kInsertion);
   runs_.resize(replicas_.size());
   if (disagg_.enabled()) {

@@ -160,6 +160,9 @@ struct EngineSettings {
   // in a compact backlog, added to the queue as it shortens (simulation.h): outputs are byte for
   // byte the same; false queues every arrival as a Request at once.
   bool compact_waiting = true;
+  // Backlog entries each replica holds in memory, about (Replica::backlog, a SpillQueue: the
+  // rest wait in a temporary file); 0: all. Outputs are the same either way.
+  std::size_t backlog_in_memory = 0;
 };
 
 // Called every few thousand iterations: virtual time, requests arrived, finished.

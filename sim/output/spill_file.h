@@ -1,6 +1,6 @@
 // SpillFile: an anonymous temporary file for what a run would otherwise hold in memory in
 // proportion to its length (sorted runs of latency samples: metrics/latency_samples.h; a
-// replica's long waiting backlog: cluster/spill_queue.h).
+// replica's long waiting backlog: output/spill_queue.h).
 //
 // Created in $TMPDIR (or /tmp) and unlinked at once, so nothing is left behind however the
 // process ends; the descriptor is closed by the destructor. Writes append; reads are by

@@ -412,36 +412,54 @@ TEST_F(Metamorphic, LayerGroupPoolsOnASingleGroupModelServeAsPaged) {
 // Its outputs differ only where LoRA writes itself: the adapter_weights column (all 0) of
 // iterations.csv, summary.json's "lora" and "adapter_weights" objects (a replica's too), and the lora section of
 // config.resolved.yaml. Runs with adapters keep the classes plus adapter_weights at 100%.
-// Spilling latency samples to a temporary file (output.latency_samples_in_memory, here a
-// few values, so that every distribution is merged from many sorted runs) changes no byte of
-// any output but the key's own line in config.resolved.yaml.
-TEST_F(Metamorphic, SpilledLatencySamplesChangeNoOutputByte) {
-  int compared = 0;
-  for (std::uint64_t seed = 600; seed < 600 + kDraws / 2; ++seed) {
-    const RandomExperiment e = testing::random_experiment(seed);
-    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
-    const std::string name = "l" + std::to_string(seed);
-    const std::optional<fs::path> memory = run(name, e.yaml);
-    if (!memory) continue;
-    const std::optional<fs::path> spilled = run(name + "-spilled", e.yaml, {"output.latency_samples_in_memory=3"});
-    ASSERT_TRUE(spilled.has_value());
+// Spilling to temporary files changes no byte of any output but the keys' own lines in
+// config.resolved.yaml: latency samples (output.latency_samples_in_memory, here 3 values, so
+// that every distribution is merged from many sorted runs) on random draws, and the waiting
+// backlog (engine.backlog_in_memory, here about 2 entries) on vLLM draws whose queue
+// max_num_seqs = 2 keeps long.
+TEST_F(Metamorphic, SpillingToTemporaryFilesChangesNoOutputByte) {
+  int compared = 0, backlogged = 0;
+  // Runs e with `sets` and with `sets` + `spill`; `resolved`: the lines `spill` adds to
+  // config.resolved.yaml.
+  auto compare = [&](std::uint64_t seed, const RandomExperiment& e, std::vector<std::string> sets,
+                     const std::string& spill, const std::string& resolved) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label + ", " + spill);
+    const std::string name = "l" + std::to_string(seed) + "-" + std::to_string(compared);
+    const std::optional<fs::path> memory = run(name, e.yaml, sets);
+    if (!memory) return false;
+    sets.push_back(spill);
+    const std::optional<fs::path> spilled = run(name + "-spilled", e.yaml, sets);
+    EXPECT_TRUE(spilled.has_value());
+    if (!spilled) return false;
     ++compared;
     for (const auto& entry : fs::directory_iterator(*memory)) {
       const std::string file = entry.path().filename().string();
       if (file == "summary.json") {
         EXPECT_EQ(summary_without_host_timings(*memory), summary_without_host_timings(*spilled));
       } else if (file == "config.resolved.yaml") {
-        std::string resolved = read_file(*spilled / file);
-        const std::string line = "  latency_samples_in_memory: 3\n";
-        const std::size_t at = resolved.find(line);
-        ASSERT_NE(at, std::string::npos) << resolved;
-        EXPECT_EQ(read_file(entry.path()), resolved.erase(at, line.size()));
+        std::string text = read_file(*spilled / file);
+        const std::size_t at = text.find(resolved);
+        EXPECT_NE(at, std::string::npos) << text;
+        if (at != std::string::npos) {
+          EXPECT_EQ(read_file(entry.path()), text.erase(at, resolved.size()));
+        }
       } else {
         EXPECT_TRUE(read_file(entry.path()) == read_file(*spilled / file)) << file << " differs";
       }
     }
-  }
+    return true;
+  };
+  for (std::uint64_t seed = 600; seed < 600 + kDraws / 2; ++seed)
+    compare(seed, testing::random_experiment(seed), {}, "output.latency_samples_in_memory=3",
+            "  latency_samples_in_memory: 3\n");
   EXPECT_GE(compared, 8);
+  for (std::uint64_t seed = 300; seed < 300 + kDraws; ++seed) {
+    const RandomExperiment e = testing::random_experiment(seed);
+    if (e.prefix_cache || e.disaggregated || e.tier || e.label.find(" vllm") == std::string::npos) continue;
+    backlogged += compare(seed, e, {"scheduler.max_num_seqs=2"}, "engine.backlog_in_memory=2",
+                          "engine:\n  skip_decode_runs: true\n  compact_waiting: true\n  backlog_in_memory: 2\n");
+  }
+  EXPECT_GE(backlogged, 4);
 }
 
 TEST_F(Metamorphic, ZeroLoraAdaptersEqualNone) {
