@@ -11,9 +11,10 @@
 #                    (--set engine.skip_decode_runs=false): the ratios are the decode-run
 #                    engine's against the per-iteration engine, in the same run
 #     -n RUNS        runs of each binary on the short workloads (default 3)
-#     -N LONG_RUNS   runs on azure-x100 and synthetic-10m (default 1)
+#     -N LONG_RUNS   runs on azure-x100, azure-x100-bound and synthetic-10m (default 1)
 #     --only NAMES   a comma-separated subset of: azure-x1 azure-x10 azure-x100
-#                    azure-x10-10rep synthetic-10m (default: all, in that order)
+#                    azure-x100-bound azure-x10-10rep synthetic-10m (default: all, in
+#                    that order)
 #     --keep DIR     also write the table (results.tsv) and each run's figures (runs.tsv) there
 # Needs GNU time (/usr/bin/time) and awk. The concatenated Azure traces are generated under
 # a temporary folder (removed at exit), never in the repository.
@@ -69,11 +70,15 @@ azure_copies() {
   echo "$out"
 }
 
-# name | runs | config | --set overrides (a trace path is filled in at run time)
+# Bounded memory: latency samples and the waiting backlog spill to temporary files past these.
+bounded="--set output.latency_samples_in_memory=262144 --set engine.backlog_in_memory=65536"
+
+# name | runs | config | --set overrides (TRACE<k>: the trace x k, its path filled in at run time)
 workloads() {
   echo "azure-x1|$runs|$azure|"
   echo "azure-x10|$runs|$azure|TRACE10"
   echo "azure-x100|$long_runs|$azure|TRACE100"
+  echo "azure-x100-bound|$long_runs|$azure|TRACE100 $bounded"
   echo "azure-x10-10rep|$runs|$azure10|TRACE10"
   echo "synthetic-10m|$long_runs|$synthetic|--set workload.max_requests=10000000"
 }
@@ -103,7 +108,10 @@ if [ -n "$keep" ]; then echo "$header" >> "$keep/results.tsv"; fi
 while IFS='|' read -r name n config sets; do
   if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then continue; fi
   case $sets in
-    TRACE*) sets="--set workload.trace.path=$(azure_copies "${sets#TRACE}") --set workload.trace.format=native" ;;
+    TRACE*)
+      trace=${sets%% *} rest=""
+      [ "$trace" = "$sets" ] || rest=${sets#* }
+      sets="--set workload.trace.path=$(azure_copies "${trace#TRACE}") --set workload.trace.format=native $rest" ;;
   esac
   : > "$tmp/a" ; : > "$tmp/b" ; : > "$tmp/r"
   for ((i = 0; i < n; ++i)); do
