@@ -488,15 +488,7 @@ void Simulation::start_iteration(Replica& p) {
   s.batch_seqs = batch_seqs;
   s.prefill_tokens = shape.prefill_tokens;
   s.decode_tokens = shape.decode_seqs;
-  s.waiting = static_cast<std::int64_t>(p.num_waiting());
-  s.running = static_cast<std::int64_t>(scheduler.num_running());
-  s.swapped = static_cast<std::int64_t>(scheduler.num_swapped());
-  s.memory = a.breakdown();
-  s.memory.draft_kv = p.draft_kv_slots;
-  if (const Request* head = scheduler.waiting_head()) s.unusable_free = a.unusable_free(scheduler.admit_request(*head, 0));
-  const alloc::AllocatorStats st = a.stats();
-  s.logical_blocks = st.logical_blocks;
-  s.physical_blocks = st.physical_blocks;
+  sample_state(p, s);
   a.take_pending_copies();  // the kernels would run these copies now
   s.swap_out_blocks = swap_out;
   s.swap_in_blocks = swap_in;
@@ -580,6 +572,20 @@ void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShap
   p.plan.tier = {};  // priced for this iteration only
 }
 
+void Simulation::sample_state(const Replica& p, IterationSample& s) const {
+  const Scheduler& scheduler = p.scheduler();
+  const alloc::KvAllocator& a = p.allocator();
+  s.waiting = static_cast<std::int64_t>(p.num_waiting());
+  s.running = static_cast<std::int64_t>(scheduler.num_running());
+  s.swapped = static_cast<std::int64_t>(scheduler.num_swapped());
+  s.memory = a.breakdown();
+  s.memory.draft_kv = p.draft_kv_slots;
+  if (const Request* head = scheduler.waiting_head()) s.unusable_free = a.unusable_free(scheduler.admit_request(*head, 0));
+  const alloc::AllocatorStats st = a.stats();
+  s.logical_blocks = st.logical_blocks;
+  s.physical_blocks = st.physical_blocks;
+}
+
 bool Simulation::begin_run_at_end(Replica& p) {
   Scheduler& scheduler = p.scheduler();
   if (!scheduler.traits().repeats_decode_plans || !p.held.empty() || p.pending_swap_out != 0 ||
@@ -622,14 +628,7 @@ bool Simulation::begin_run_at_end(Replica& p) {
   s.batch_requests = plan.batched_requests();
   s.batch_seqs = plan.decode_seqs;
   s.decode_tokens = shape.decode_seqs;
-  s.running = static_cast<std::int64_t>(scheduler.num_running());
-  s.memory = a.breakdown();
-  s.memory.draft_kv = p.draft_kv_slots;
-  // (Like every repeat's, read before the appends: decode runs leave it alone.)
-  if (const Request* head = scheduler.waiting_head()) s.unusable_free = a.unusable_free(scheduler.admit_request(*head, 0));
-  const alloc::AllocatorStats st = a.stats();
-  s.logical_blocks = st.logical_blocks;
-  s.physical_blocks = st.physical_blocks;
+  sample_state(p, s);  // (unusable_free, like every repeat's, before the appends: runs leave it alone)
   a.take_pending_copies();
   const CostModel& cost = p.cost();
   run.left = run.rounds.rounds;

@@ -60,9 +60,11 @@
 // in the replica's backlog (Replica::backlog) as the fields they arrived with, and join the
 // scheduler's queue, in order, before it plans with fewer queued; the waiting counts that
 // samples, routers and checks read include them. An overloaded replica's queue of millions
-// then takes 48 bytes a request, not a Request's 256. Not with a prefix cache (the queue's
-// prompt keys are held), LoRA, asynchronous scheduling, disaggregation, a global cache, or an
-// observer that holds Requests (IterationObserver::holds_requests).
+// then takes 48 bytes a request, not a Request's 256, and with EngineSettings::
+// backlog_in_memory set, those past about twice that many wait in a temporary file
+// (output/spill_queue.h). Not with a prefix cache (the queue's prompt keys are held), LoRA,
+// asynchronous scheduling, disaggregation, a global cache, or an observer that holds
+// Requests (IterationObserver::holds_requests).
 //
 // Speculative decoding (SchedulerSettings::speculative, vllm-v1): a decode step that verified
 // proposals (Request::spec_step) prices them as more query tokens (BatchShape::verify_tokens)
@@ -228,6 +230,9 @@ class Simulation {
   // Starts a decode run after p's iteration just planned (sample s, batch `shape`, swap
   // seconds `swap_s`) when it qualifies (see above).
   void begin_run(Replica& p, const IterationSample& s, const BatchShape& shape, double swap_s);
+  // The fields of s that p's state gives as it stands: queue lengths, memory, the waiting
+  // head's unusable_free, block counts.
+  void sample_state(const Replica& p, IterationSample& s) const;
   // At the end of p's iteration, its plan applied and no run going on: when p's policy
   // promises its next plan decodes every running request and nothing else
   // (Scheduler::plan_running_decodes, admits_after_decodes), sets p.plan to it and begins a
