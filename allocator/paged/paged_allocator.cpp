@@ -479,7 +479,7 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
     } else {
       if (s.room > 0) gpu_.set_filled(s.last, static_cast<std::int32_t>(B));
       const std::int64_t rest = rounds - s.room;  // tokens in new blocks
-      const std::int64_t fresh = (rest + B - 1) / B;
+      const std::int64_t fresh = blocks_for(rest);
       const std::size_t from = s.table.size() - static_cast<std::size_t>(fresh);
       for (std::size_t k = from; k + 1 < s.table.size(); ++k) gpu_.set_filled(s.table[k], static_cast<std::int32_t>(B));
       gpu_.set_filled(s.table.back(), static_cast<std::int32_t>(rest - (fresh - 1) * B));

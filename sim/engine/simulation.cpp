@@ -592,13 +592,13 @@ bool Simulation::begin_run_at_end(Replica& p) {
       p.pending_swap_in != 0 || global_ || disagg_.enabled() || scheduler.adapters() ||
       scheduler.settings().async_steps > 0 || scheduler.num_running() == 0 || p.allocator().caches_prefixes())
     return false;
+  // The decodes' appends take at most a block a running sequence: an admission that even the
+  // most they take leaves room for is sure. (A backlog stands behind a non-empty queue, whose
+  // head refill_waiting does not change.)
+  if (scheduler.admits_after_decodes(scheduler.num_running_seqs()) || (scheduler.num_waiting() == 0 && !p.backlog.empty()))
+    return false;
   IterationPlan& plan = p.plan;  // applied: schedule() would clear it first too
   if (!scheduler.plan_running_decodes(plan)) return false;
-  // The decodes' appends take at most a block a sequence: an admission that even the most
-  // they take leaves room for is sure. (A backlog stands behind a non-empty queue, whose
-  // head refill_waiting does not change.)
-  if (scheduler.admits_after_decodes(plan.decode_seqs) || (scheduler.num_waiting() == 0 && !p.backlog.empty()))
-    return false;
   // Iteration j from the next (j = 1) is planned so when no request finished at the ends of
   // 1..j-1.
   std::int64_t left = std::numeric_limits<std::int64_t>::max();
@@ -726,7 +726,7 @@ void Simulation::finish_speculative_step(Replica& p, Request* r, double end) {
   r->spec_proposed = r->spec_accepted = 0;
 }
 
-void Simulation::emit_token(Request* r, double t) {
+inline void Simulation::emit_token(Request* r, double t) {
   ++r->generated;
   const double previous = r->first_token_s < 0 ? -1.0 : r->last_token_s;
   if (r->first_token_s < 0) r->first_token_s = t;
