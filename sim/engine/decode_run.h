@@ -10,7 +10,10 @@
 // engine derives each one's sample from the last (contexts one token longer, memory and
 // blocks moved as `rounds` says), prices it with the cost model (the terms that stay the same
 // computed once: CostModel::decode_run_constant), tells the observers, and
-// catches up the rest later.
+// catches up the rest later. A run may also begin where an iteration ends, when the policy
+// promises that its next plan is such an iteration (Scheduler::plan_running_decodes): then
+// that iteration is a repeat too, of a sample taken from the replica's state before its
+// appends (Simulation::begin_run_at_end).
 // What it leaves behind while the run goes on, and settles when the run ends or is cut:
 //   - the allocator's sequences lack `lag` rounds of one token each (KvAllocator::grow_rounds);
 //   - the plan's requests lack the `tokens` tokens that came out at the iteration ends since
