@@ -148,7 +148,6 @@ Distribution LatencySamples::distribution() {
     summary.take(batch_);
   } else {
     merge_runs([&summary](std::span<const double> values) { summary.take(values); });
-    batch_ = {};
   }
   batch_.clear();
   file_.reset();
