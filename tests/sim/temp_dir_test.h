@@ -1,12 +1,14 @@
 // Test support: TempDirTest, a GoogleTest fixture that gives each test a fresh folder of its
 // own, removed afterwards (named by process, suite and test, so ctest's parallel processes
-// never share one); and helpers to read files and run commands there.
+// never share one; a parameterized test's '/' becomes '_'); and helpers to read files and
+// run commands there.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -49,8 +51,11 @@ class TempDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("pagesim-test-" + std::to_string(::getpid()) + "-" + info->test_suite_name() + "-" + info->name());
+    // A parameterized test's names hold '/' ("Kinds/PoolKindTest", "Runs/0"): one folder,
+    // not a nest whose parents TearDown would leave behind.
+    std::string name = "pagesim-test-" + std::to_string(::getpid()) + "-" + info->test_suite_name() + "-" + info->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir_ = std::filesystem::temp_directory_path() / name;
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
