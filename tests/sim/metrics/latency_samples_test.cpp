@@ -47,14 +47,18 @@ void expect_bitwise(const Distribution& got, const Distribution& want) {
 TEST(LatencySamples, SpilledRunsGiveTheInMemoryFiguresBitForBit) {
   std::mt19937_64 rng(11);
   std::lognormal_distribution<double> latency(-1.0, 1.5);
+  // coarse: a few distinct values, so that runs of equal values cross windows and runs.
+  for (const bool coarse : {false, true})
   for (const std::size_t n : {1, 2, 3, 101, 5000, 70000}) {
     std::vector<double> values(n);
-    for (double& x : values) x = latency(rng);
+    for (double& x : values) x = coarse ? std::round(latency(rng)) / 4 : latency(rng);
     for (std::size_t i = 0; i + 1 < n; i += 5) values[i] = values[i + 1];  // ties
     if (n > 10) values[n / 3] = 0.0;
     const Distribution want = sorted_in_memory(values);
-    for (const std::size_t batch : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, n, n + 1, LatencySamples::kBatchValues}) {
-      SCOPED_TRACE("n " + std::to_string(n) + ", batch " + std::to_string(batch));
+    // Batches above the merge's window (4096 values) read each run a window at a time.
+    for (const std::size_t batch : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, std::size_t{5000},
+                                    std::size_t{9000}, std::size_t{30000}, n, n + 1, LatencySamples::kBatchValues}) {
+      SCOPED_TRACE(std::string(coarse ? "coarse, " : "") + "n " + std::to_string(n) + ", batch " + std::to_string(batch));
       LatencySamples samples(batch);
       for (const double x : values) samples.add(x);
       EXPECT_EQ(samples.size(), static_cast<std::int64_t>(n));
