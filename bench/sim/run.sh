@@ -11,9 +11,9 @@
 #                    (--set engine.skip_decode_runs=false): the ratios are the decode-run
 #                    engine's against the per-iteration engine, in the same run
 #     -n RUNS        runs of each binary on the short workloads (default 3)
-#     -N LONG_RUNS   runs on azure-x100, azure-x100-bound and synthetic-10m (default 1)
+#     -N LONG_RUNS   runs on azure-x100, azure-x100-in-memory and synthetic-10m (default 1)
 #     --only NAMES   a comma-separated subset of: azure-x1 azure-x10 azure-x100
-#                    azure-x100-bound azure-x10-10rep synthetic-10m (default: all, in
+#                    azure-x100-in-memory azure-x10-10rep synthetic-10m (default: all, in
 #                    that order)
 #     --keep DIR     also write the table (results.tsv) and each run's figures (runs.tsv) there
 # Needs GNU time (/usr/bin/time) and awk. The concatenated Azure traces are generated under
@@ -70,15 +70,16 @@ azure_copies() {
   echo "$out"
 }
 
-# Bounded memory: latency samples and the waiting backlog spill to temporary files past these.
-bounded="--set output.latency_samples_in_memory=262144 --set engine.backlog_in_memory=65536"
+# Everything in memory (the defaults before 2026-11-27): no latency sample nor backlog entry
+# spills to a temporary file, so the run shows what the default bound costs.
+in_memory="--set output.latency_samples_in_memory=16777216 --set engine.backlog_in_memory=0"
 
 # name | runs | config | --set overrides (TRACE<k>: the trace x k, its path filled in at run time)
 workloads() {
   echo "azure-x1|$runs|$azure|"
   echo "azure-x10|$runs|$azure|TRACE10"
   echo "azure-x100|$long_runs|$azure|TRACE100"
-  echo "azure-x100-bound|$long_runs|$azure|TRACE100 $bounded"
+  echo "azure-x100-in-memory|$long_runs|$azure|TRACE100 $in_memory"
   echo "azure-x10-10rep|$runs|$azure10|TRACE10"
   echo "synthetic-10m|$long_runs|$synthetic|--set workload.max_requests=10000000"
 }

@@ -139,7 +139,7 @@ struct OutputConfig {
   // Values of each per-request latency (e2e, TTFT, TPOT, normalized) held in memory; beyond
   // them, sorted batches go to an anonymous temporary file in $TMPDIR and the percentiles
   // come from merging them, bit for bit the same (sim/metrics/latency_samples.h). The default
-  // (2^24) keeps runs of up to ~16 million requests in memory.
+  // (2^18) keeps runs of up to 262,144 requests in memory, and 2 MiB a latency past that.
   std::int64_t latency_samples_in_memory = static_cast<std::int64_t>(LatencySamples::kBatchValues);
 };
 
@@ -154,8 +154,9 @@ struct EngineConfig {
   bool compact_waiting = true;
   // Backlog entries a replica holds in memory (about twice this many at most); the rest wait,
   // in order, in an anonymous temporary file in $TMPDIR (EngineSettings::backlog_in_memory).
-  // 0 (the default): all in memory.
-  std::int64_t backlog_in_memory = 0;
+  // 0: all in memory. The default, 8192 (384 KiB of entries): a larger chunk only costs more
+  // memory (and page faults) for the same sequential I/O.
+  std::int64_t backlog_in_memory = 8192;
 };
 
 // speculative: speculative decoding (sim/core/speculative_settings.h; vllm-v1 over a paged

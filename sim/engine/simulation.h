@@ -163,8 +163,9 @@ struct EngineSettings {
   // byte the same; false queues every arrival as a Request at once.
   bool compact_waiting = true;
   // Backlog entries each replica holds in memory, about (Replica::backlog, a SpillQueue: the
-  // rest wait in a temporary file); 0: all. Outputs are the same either way.
-  std::size_t backlog_in_memory = 0;
+  // rest wait in a temporary file); 0: all. Outputs are the same either way. The default is
+  // the config's (EngineConfig::backlog_in_memory).
+  std::size_t backlog_in_memory = 8192;
 };
 
 // Called every few thousand iterations: virtual time, requests arrived, finished.

@@ -28,9 +28,10 @@ namespace pagesim::sim {
 
 class LatencySamples {
  public:
-  // The default batch: 2^24 values (128 MiB of doubles), more than a run of a few million
-  // requests holds, so that such runs touch no file and pay nothing for the bound.
-  static constexpr std::size_t kBatchValues = std::size_t{1} << 24;
+  // The default batch: 2^18 values (2 MiB of doubles). Runs of up to 262,144 requests touch
+  // no file; longer ones hold 2 MiB a latency, whatever their length, for a merge that costs
+  // about what sorting them in memory would.
+  static constexpr std::size_t kBatchValues = std::size_t{1} << 18;
 
   // REQUIRES: batch_values >= 1.
   explicit LatencySamples(std::size_t batch_values = kBatchValues);
