@@ -40,6 +40,7 @@ struct DecodeRun {
   std::int64_t left = 0;               // iterations still to start as repeats; 0: no run
   std::vector<alloc::SeqHandle> seqs;  // the plan's sequences, in plan order
   IterationSample sample;              // the last iteration started
+  std::int64_t waiting = 0;            // the replica's num_waiting(): arrivals that join behind update it
   BatchShape shape;                    // its batch
   DecodeRunConstant price;             // the cost model's terms that stay the same in the run
   alloc::DecodeRounds rounds;          // how the allocator moves per iteration

@@ -111,33 +111,36 @@ void set_arrival_fields(Request& r, const Arrival& a) {
 
 void Simulation::schedule_next_arrival() { schedule(next_->arrival_s, now(), EventKind::kArrival); }
 
+inline void Simulation::check_time(double time, EventKind kind, std::int32_t replica, std::uint64_t request) const {
+  if (!(time <= kMaxSimulatedSeconds)) [[unlikely]]
+    time_out_of_range(time, kind, replica, request);
+}
+
+void Simulation::time_out_of_range(double time, EventKind kind, std::int32_t replica, std::uint64_t request) const {
+  std::string what, settings;
+  switch (kind) {
+    case EventKind::kArrival:
+      what = fmt::format("request {} arrives", next_->id);
+      settings = "the trace's times, workload.trace.time_scale and workload.arrival";
+      break;
+    case EventKind::kIterationEnd:
+      what = fmt::format("an iteration of replica {} starting at {} s would end", replica, now());
+      settings = "the cost settings (cost.*, gpu)";
+      break;
+    case EventKind::kTransferEnd:
+      what = fmt::format("request {}'s KV transfer to replica {} would end", request, replica);
+      settings = "replicas.disaggregated (transfer_gbps, transfer_latency_us)";
+      break;
+  }
+  throw SimulationError(fmt::format("{} at {} s, beyond the {:g} s a simulation can time to the microsecond: "
+                                    "expected times below that; check {}",
+                                    what, time, kMaxSimulatedSeconds, settings));
+}
+
 void Simulation::schedule(double time, double scheduled_s, EventKind kind, std::int32_t replica,
                           std::uint64_t request) {
   check_time(time, kind, replica, request);
   queue_->push(time, scheduled_s, kind, replica, request);
-}
-
-void Simulation::check_time(double time, EventKind kind, std::int32_t replica, std::uint64_t request) const {
-  if (!(time <= kMaxSimulatedSeconds)) {
-    std::string what, settings;
-    switch (kind) {
-      case EventKind::kArrival:
-        what = fmt::format("request {} arrives", next_->id);
-        settings = "the trace's times, workload.trace.time_scale and workload.arrival";
-        break;
-      case EventKind::kIterationEnd:
-        what = fmt::format("an iteration of replica {} starting at {} s would end", replica, now());
-        settings = "the cost settings (cost.*, gpu)";
-        break;
-      case EventKind::kTransferEnd:
-        what = fmt::format("request {}'s KV transfer to replica {} would end", request, replica);
-        settings = "replicas.disaggregated (transfer_gbps, transfer_latency_us)";
-        break;
-    }
-    throw SimulationError(fmt::format("{} at {} s, beyond the {:g} s a simulation can time to the microsecond: "
-                                      "expected times below that; check {}",
-                                      what, time, kMaxSimulatedSeconds, settings));
-  }
 }
 
 void Simulation::run(const ProgressFn& progress) {
@@ -317,6 +320,8 @@ void Simulation::on_arrival() {
     p.backlog.push_back({r->id, r->arrival_s, r->prompt_tokens, r->output_tokens, r->n, r->beam_width, r->adapter});
     free_requests_.push_back(r);
   }
+  if (DecodeRun& run = runs_[static_cast<std::size_t>(p.index())]; run.left > 0)
+    run.waiting = static_cast<std::int64_t>(p.num_waiting());
   read_next();
 }
 
@@ -507,6 +512,9 @@ void Simulation::start_iteration(Replica& p) {
 double Simulation::on_iteration_end(Replica& p, double end) {
   DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
   double t = end;
+  // The horizon below, once known: only applying a plan or starting transfers queues events.
+  double horizon = 0;
+  bool horizon_known = false;
   for (;;) {
     p.busy = false;
     if (run.left > 0) {
@@ -515,8 +523,12 @@ double Simulation::on_iteration_end(Replica& p, double end) {
     } else {
       settle_run(p);
       apply_plan(p, t);
+      horizon_known = false;
     }
-    if (!handoffs_.empty()) start_transfers(t);  // may cut the run
+    if (!handoffs_.empty()) {
+      start_transfers(t);  // may cut the run
+      horizon_known = false;
+    }
     if (run.left == 0 && !(skip_decode_runs_ && begin_run_at_end(p))) {
       start_iteration(p);  // schedules its end
       return t;
@@ -527,8 +539,10 @@ double Simulation::on_iteration_end(Replica& p, double end) {
     // that reads or changes p: the next event, or with run_ahead_ the next arrival (only an
     // arrival touches p; other replicas' events in between do not, TieOrder::kCanonical
     // orders this end where that engine would, and no observer reads the interleaving).
-    const double horizon =
-        !run_ahead_ ? queue_->next_time() : next_ ? next_->arrival_s : std::numeric_limits<double>::infinity();
+    if (!horizon_known) {
+      horizon = !run_ahead_ ? queue_->next_time() : next_ ? next_->arrival_s : std::numeric_limits<double>::infinity();
+      horizon_known = true;
+    }
     if (run.left == 0 || !(next < horizon) || progress_due()) {
       schedule(next, t, EventKind::kIterationEnd, p.index());
       return t;
@@ -566,6 +580,7 @@ void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShap
   run.left = run.rounds.rounds;
   run.round = 0;
   run.sample = s;
+  run.waiting = static_cast<std::int64_t>(p.num_waiting());
   run.shape = shape;
   run.price = p.cost().decode_run_constant(shape);
   run.swap_s = swap_s;
@@ -633,6 +648,7 @@ bool Simulation::begin_run_at_end(Replica& p) {
   const CostModel& cost = p.cost();
   run.left = run.rounds.rounds;
   run.round = 0;
+  run.waiting = s.waiting;
   run.shape = shape;
   run.price = cost.decode_run_constant(shape);
   run.swap_s = cost.swap_seconds(0, a.block_size()) + cost.swap_seconds(0, a.block_size());
@@ -645,7 +661,8 @@ void Simulation::start_run_iteration(Replica& p, double now_s) {
   run.shape.decode_context_tokens += run.shape.decode_seqs;  // every context one token longer
   s.index = p.iterations;
   s.start_s = now_s;
-  s.waiting = static_cast<std::int64_t>(p.num_waiting());  // arrivals join behind
+  assert(run.waiting == static_cast<std::int64_t>(p.num_waiting()));
+  s.waiting = run.waiting;  // arrivals join behind (on_arrival)
   s.duration_s = p.cost().decode_run_seconds(run.shape, run.price) + run.swap_s;
   const alloc::DecodeRound& round = run.rounds.cycle[run.round];
   if (++run.round == run.rounds.cycle.size()) run.round = 0;

@@ -272,6 +272,8 @@ class Simulation {
   void schedule(double time, double scheduled_s, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0);
   // schedule()'s check of `time` alone (a run's iteration end that skips the queue).
   void check_time(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0) const;
+  // check_time's error, out of its way.
+  [[noreturn]] void time_out_of_range(double time, EventKind kind, std::int32_t replica, std::uint64_t request) const;
   void schedule_next_arrival();
   // Disaggregated: hands r (prefill just completed on prefill replica p) off for transfer.
   void hand_off(Replica& p, Request* r);
