@@ -118,6 +118,32 @@ void RooflineCostModel::init_latent_attention() {
   m.index_m_per_token = static_cast<double>(model_.index_kv_bytes_per_token()) / bw;
 }
 
+// Inline: a decode run prices every iteration with it (decode_run_seconds).
+inline void RooflineCostModel::add_decode_attention(const BatchShape& batch, RooflinePart& part) const {
+  const double seqs = static_cast<double>(batch.decode_seqs);
+  const double ctx = static_cast<double>(batch.decode_context_tokens);
+  for (const AttentionGroupCost& g : attention_groups_) {
+    double pairs = ctx;         // keys read = query-key pairs (one query per sequence)
+    double written = seqs;      // the new token's KV
+    if (g.kind == alloc::LayerGroupKind::kCrossAttention) {
+      pairs = seqs * g.encoder_tokens;
+      written = 0;
+    } else if (g.window > 0) {
+      pairs = std::min(ctx, seqs * g.window);
+    }
+    // Verified proposals (speculative decoding): more queries over the KV read once.
+    const double verify = static_cast<double>(batch.verify_tokens);
+    double verify_pairs = 0;
+    if (verify > 0 && g.kind != alloc::LayerGroupKind::kCrossAttention) {
+      verify_pairs = g.window > 0 ? std::min(batch.verify_attention_pairs, verify * g.window) : batch.verify_attention_pairs;
+      written += verify;
+    }
+    part.compute_seconds += (pairs + verify_pairs) * g.c_per_pair;
+    part.memory_seconds += (pairs + written) * g.m_per_kv_token + (seqs + verify) * g.m_per_query;
+  }
+  part.memory_seconds += seqs * state_m_per_seq_;
+}
+
 void RooflineCostModel::latent_attention(const BatchShape& batch, RooflineBreakdown& out) const {
   const LatentAttentionCost& m = mla_;
   if (batch.prefill_seqs > 0) {
@@ -202,31 +228,6 @@ double RooflineCostModel::decode_run_seconds(const BatchShape& batch, const Deco
   if (model_.mla.enabled()) latent_attention(batch, out);
   add_decode_attention(batch, out.decode_attention);
   return c.before + out.decode_attention.seconds() + c.after;
-}
-
-void RooflineCostModel::add_decode_attention(const BatchShape& batch, RooflinePart& part) const {
-  const double seqs = static_cast<double>(batch.decode_seqs);
-  const double ctx = static_cast<double>(batch.decode_context_tokens);
-  for (const AttentionGroupCost& g : attention_groups_) {
-    double pairs = ctx;         // keys read = query-key pairs (one query per sequence)
-    double written = seqs;      // the new token's KV
-    if (g.kind == alloc::LayerGroupKind::kCrossAttention) {
-      pairs = seqs * g.encoder_tokens;
-      written = 0;
-    } else if (g.window > 0) {
-      pairs = std::min(ctx, seqs * g.window);
-    }
-    // Verified proposals (speculative decoding): more queries over the KV read once.
-    const double verify = static_cast<double>(batch.verify_tokens);
-    double verify_pairs = 0;
-    if (verify > 0 && g.kind != alloc::LayerGroupKind::kCrossAttention) {
-      verify_pairs = g.window > 0 ? std::min(batch.verify_attention_pairs, verify * g.window) : batch.verify_attention_pairs;
-      written += verify;
-    }
-    part.compute_seconds += (pairs + verify_pairs) * g.c_per_pair;
-    part.memory_seconds += (pairs + written) * g.m_per_kv_token + (seqs + verify) * g.m_per_query;
-  }
-  part.memory_seconds += seqs * state_m_per_seq_;
 }
 
 double RooflineCostModel::swap_seconds(std::int64_t blocks, std::int64_t block_size) const {

@@ -98,7 +98,8 @@ IterationSums& operator+=(IterationSums& sum, const IterationSums& x) {
   return sum;
 }
 
-void Metrics::integrate_until(double t) {
+// integrate_until and record_memory are inline: on_iteration runs them once an iteration.
+inline void Metrics::integrate_until(double t) {
   if (!have_last_) return;
   const double a = std::max(last_time_, settings_.window_start_s);
   // A sample stands for its own iteration; the GPU's idle time after it is not its state.
@@ -111,7 +112,7 @@ void Metrics::integrate_until(double t) {
   m.seconds += b - a;
 }
 
-void Metrics::record_memory(const IterationSample& s, bool in_window) {
+inline void Metrics::record_memory(const IterationSample& s, bool in_window) {
   const MemoryPct pct = memory_pct_of(s);
   integrate_until(s.start_s);
   have_last_ = true;
