@@ -40,9 +40,11 @@ alloc::AdmitRequest Scheduler::admit_request(const Request& r, alloc::SeqId seq,
 }
 
 bool Scheduler::can_ever_schedule(const Request& r, std::string* why, std::string* limiting_key) const {
-  std::string unused;
-  std::string& key = limiting_key ? *limiting_key : unused;
-  key = "kv.slots";
+  // The key is named on the way out only: this runs for every arrival on every replica.
+  const auto limit = [limiting_key](std::string k) {
+    if (limiting_key) *limiting_key = std::move(k);
+    return false;
+  };
   alloc::AdmitRequest a = admit_request(r, 0);
   a.generated_tokens = 0;
   if (!alloc_.can_ever_admit(a)) {
@@ -51,11 +53,10 @@ bool Scheduler::can_ever_schedule(const Request& r, std::string* why, std::strin
     // memory: its capacity_slots() counts full-attention token equivalents (grouped) or bytes
     // (vattention), so the message names the unit by the setting.
     const bool bytes = setting == "pool_bytes";
-    key = setting == "capacity_slots" || bytes ? "kv.slots" : "allocator." + setting;
     *why = fmt::format("it never fits the KV pool of {} {} with allocator {} (prompt {} + output {} tokens)",
                        alloc_.capacity_slots(), bytes ? "capacity units (allocator's own: bytes or token equivalents)" : "slots",
                        alloc_.name(), r.prompt_tokens, r.output_tokens);
-    return false;
+    return limit(setting == "capacity_slots" || bytes ? "kv.slots" : "allocator." + setting);
   }
   const std::int64_t worst = alloc_.max_group_slots(a, r.width());
   const std::int64_t headroom = headroom_slots(r);
@@ -63,24 +64,22 @@ bool Scheduler::can_ever_schedule(const Request& r, std::string* why, std::strin
     *why = fmt::format("with {} sequence(s) it may hold {} slots, + {} the scheduler keeps free, more than the "
                        "pool's {} (allocator {})",
                        r.width(), worst, headroom, alloc_.capacity_slots(), alloc_.name());
-    return false;
+    return limit("kv.slots");
   }
   if (const std::int64_t lora = adapters_ ? adapters_->reserved_slots(r.adapter >= 0) : 0;
       lora > 0 && worst + headroom + lora > alloc_.capacity_slots()) {
     const bool slots = adapters_->settings().placement == LoraPlacement::kVllm;
-    key = slots ? "lora.max_loras" : "lora.rank";
     *why = fmt::format("with {} sequence(s) it may hold {} slots, + {} the scheduler keeps free, + {} of LoRA "
                        "adapter weights ({}), more than the pool's {} (allocator {})",
                        r.width(), worst, headroom, lora, slots ? "vLLM's max_loras slots" : "its adapter's pages",
                        alloc_.capacity_slots(), alloc_.name());
-    return false;
+    return limit(slots ? "lora.max_loras" : "lora.rank");
   }
   // A recompute re-prefills prompt + generated tokens in one iteration unless prefill is chunked.
   if (!traits().chunked_prefill && r.final_tokens() - 1 > settings_.max_num_batched_tokens) {
-    key = "scheduler.max_num_batched_tokens";
     *why = fmt::format("its prefill (up to {} tokens after a recompute) exceeds scheduler.max_num_batched_tokens = {}",
                        r.final_tokens() - 1, settings_.max_num_batched_tokens);
-    return false;
+    return limit("scheduler.max_num_batched_tokens");
   }
   return true;
 }
