@@ -141,3 +141,14 @@ def test_report_lists_each_operator_check_with_its_median_and_range(tmp_path):
     assert "| NVIDIA H200 | gemm_layer | 3 | 1.10 | 1.00–1.20 |" in rows[0]
     assert "| generation_attention | 1 | 1.50 | 1.50–1.50 |" in rows[1]
     assert report.operator_check_lines(tmp_path / "missing") == []
+
+
+def test_the_committed_report_shows_the_committed_operator_checks(monkeypatch):
+    # A GPU run that re-measures experiments/profiles/*-operators.csv must regenerate
+    # REPORT.md too (experiments/sim_to_real/run_all.sh); its section once lagged a run behind.
+    monkeypatch.chdir(ROOT)
+    section = "\n".join(report.operator_check_lines(Path("experiments/profiles")))
+    assert section, "no operator checks under experiments/profiles"
+    text = (ROOT / "experiments" / "sim_to_real" / "REPORT.md").read_text()
+    assert section in text, ("experiments/sim_to_real/REPORT.md's operator section is not what "
+                             "experiments/profiles/*-operators.csv give: run experiments/sim_to_real/run_all.sh")
