@@ -242,6 +242,18 @@ class KvAllocator {
   // their own (grouped: the large-page id space; vattention: its virtual tokens).
   virtual std::int64_t block_id_space() const { return capacity_slots() / block_size(); }
 
+  // What an engine's own scheduler would log of the pool (engine-parity step records,
+  // sim/metrics/step_recorder.h). available_blocks(): the blocks a new owner can get now,
+  // free ones and unreferenced cached ones it would evict (vLLM's
+  // BlockPool.get_num_free_blocks; SGLang's available + evictable size); by default the
+  // free slots in whole blocks. group_blocks(seq): the blocks seq holds in each KV-cache group,
+  // in group order, blocks dropped out of a sliding window not counted; by default one group,
+  // block_table(seq)'s length. REQUIRES (group_blocks): as block_table().
+  virtual std::int64_t available_blocks() const { return breakdown().free / block_size(); }
+  virtual std::vector<std::int64_t> group_blocks(SeqId seq) const {
+    return {static_cast<std::int64_t>(block_table(seq).size())};
+  }
+
   // Where every slot is now; O(1) from incremental counters.
   virtual MemoryBreakdown breakdown() const = 0;
   // Block and prefix-cache statistics; O(1).

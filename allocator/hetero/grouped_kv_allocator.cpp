@@ -118,6 +118,23 @@ std::vector<BlockId> GroupedKvAllocator::kernel_block_table(SeqId seq) const {
   return t == layout_.tables.size() ? block_table(seq) : get(seq).tables[t];
 }
 
+std::int64_t GroupedKvAllocator::available_blocks() const {
+  std::int64_t pages = pool_.free_large() + pool_.released_large() + pool_.num_evictable();
+  for (std::size_t t = 0; t < layout_.tables.size(); ++t) pages += pool_.free_pages(static_cast<std::int32_t>(t));
+  return pages;
+}
+
+std::vector<std::int64_t> GroupedKvAllocator::group_blocks(SeqId seq) const {
+  const Sequence& s = get(seq);
+  std::vector<std::int64_t> kept;
+  for (std::size_t t = 0; t < layout_.tables.size(); ++t) {
+    if (layout_.tables[t].kind != TableKind::kTokens) continue;
+    kept.push_back(static_cast<std::int64_t>(
+        std::count_if(s.tables[t].begin(), s.tables[t].end(), [](BlockId p) { return p != kNoBlock; })));
+  }
+  return kept;
+}
+
 void GroupedKvAllocator::check_request(const AdmitRequest& req) const {
   auto misuse = [&](const std::string& what) {
     throw AllocatorError(layout_.policy + " allocator: " + seq_name(req.seq) + ": " + what);

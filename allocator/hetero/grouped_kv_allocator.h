@@ -106,6 +106,10 @@ class GroupedKvAllocator final : public KvAllocator {
   // The first kTokens table that keeps a sliding window or a chunk, when there is one.
   KernelTable kernel_table() const override;
   std::vector<BlockId> kernel_block_table(SeqId seq) const override;
+  // Pages any table can get now (free pages of active large pages, free and released large
+  // pages, evictable pages); per kTokens table, the pages kept (kNoBlock entries not counted).
+  std::int64_t available_blocks() const override;
+  std::vector<std::int64_t> group_blocks(SeqId seq) const override;
   MemoryBreakdown breakdown() const override;
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;

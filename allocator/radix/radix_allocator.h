@@ -94,6 +94,7 @@ class RadixAllocator : public KvAllocator {
   std::int64_t num_sequences() const override { return static_cast<std::int64_t>(seqs_.size()); }
   std::int64_t sequence_tokens(SeqId seq) const override { return get(seq).tokens; }
   std::vector<BlockId> block_table(SeqId seq) const override { return get(seq).table; }
+  std::int64_t available_blocks() const override { return num_available_pages(); }
   MemoryBreakdown breakdown() const override;
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;

@@ -187,6 +187,8 @@ void visit(V& v, ExperimentConfig& c) {
     s.choice_omitted_at_default("schedule_policy", c.scheduler.schedule_policy, kSchedulePolicyNames,
                                 SchedulePolicy::kLpm);
     s.field_omitted_at_default("async_steps", c.scheduler.async_steps, std::int64_t{0});
+    s.field_omitted_at_default("long_prefill_token_threshold", c.scheduler.long_prefill_token_threshold,
+                               std::int64_t{0});
   });
   v.section("beam", [&](auto& b) {
     b.choice("model", c.beam.model, kBeamModelNames);
@@ -232,6 +234,7 @@ void visit(V& v, ExperimentConfig& c) {
     o.field_omitted_at_default("timeline_start_s", c.output.timeline_start_s, d.timeline_start_s);
     o.field_omitted_at_default("timeline_end_s", c.output.timeline_end_s, d.timeline_end_s);
     o.field_omitted_at_default("timeline_max_iterations", c.output.timeline_max_iterations, d.timeline_max_iterations);
+    o.field_omitted_at_default("steps", c.output.steps, d.steps);
     o.field_omitted_at_default("latency_samples_in_memory", c.output.latency_samples_in_memory,
                                d.latency_samples_in_memory);
   });
@@ -963,6 +966,13 @@ void check_values(const ExperimentConfig& c) {
     throw o.error("scheduler.async_steps",
                   fmt::format("expected an integer in [0, {}] (planned steps a new request waits behind; vLLM's "
                               "async scheduling: 1), found {}", kMaxAsyncSteps, s.async_steps));
+  if (s.long_prefill_token_threshold < 0)
+    throw o.error("scheduler.long_prefill_token_threshold",
+                  fmt::format("expected an integer >= 0 (0: off), found {}", s.long_prefill_token_threshold));
+  if (s.long_prefill_token_threshold > 0 && s.kind != SchedulerKind::kVllmV1)
+    throw o.error("scheduler.long_prefill_token_threshold",
+                  fmt::format("caps a prefill's tokens per step under vllm-v1 only; scheduler.kind is {}: remove it",
+                              enum_name(kSchedulerKindNames, s.kind)));
   if (s.kind == SchedulerKind::kSarathi && s.chunk_tokens < 1)
     throw o.error("scheduler.chunk_tokens", fmt::format("expected an integer >= 1 for sarathi, found {}", s.chunk_tokens));
   const AllocatorConfig& a = c.allocator;

@@ -136,6 +136,11 @@ struct OutputConfig {
   double timeline_start_s = 0;
   double timeline_end_s = 0;
   std::int64_t timeline_max_iterations = 100000;
+  // steps.jsonl (sim/metrics/step_recorder.h): each step's scheduling decisions as an engine
+  // logs them, for comparing with vLLM's and SGLang's own schedulers
+  // (experiments/engine_parity/). Off by default: it reads the pool at every step and keeps
+  // every iteration planned (no decode runs). Written to config.resolved.yaml only when on.
+  bool steps = false;
   // Values of each per-request latency (e2e, TTFT, TPOT, normalized) held in memory; beyond
   // them, sorted batches go to an anonymous temporary file in $TMPDIR and the percentiles
   // come from merging them, bit for bit the same (sim/metrics/latency_samples.h). The default

@@ -18,6 +18,9 @@ struct PrefillWork {
   std::int64_t new_tokens = 0;     // tokens whose KV this iteration computes
   std::int64_t cached_before = 0;  // tokens of this prefill already computed or cached
   bool completes = false;          // this chunk ends the prefill: a token is sampled
+  bool admitted = false;           // the request was admitted in this iteration (first time
+                                   // or back from a recompute preemption): cached_before is
+                                   // its prefix-cache hit
 };
 
 struct IterationPlan {
@@ -28,11 +31,13 @@ struct IterationPlan {
   std::int64_t swap_in_blocks = 0;
   std::int32_t recompute_preemptions = 0;
   std::int32_t swap_preemptions = 0;
+  std::vector<Request*> preempted;  // preempted in this iteration, in order (recompute + swap)
   TierCost tier;  // set by the engine when it prices the plan (offload tiers only)
 
   void clear() {
     prefills.clear();
     decodes.clear();
+    preempted.clear();
     decode_seqs = swap_out_blocks = swap_in_blocks = 0;
     recompute_preemptions = swap_preemptions = 0;
     tier = {};

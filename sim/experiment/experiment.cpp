@@ -36,6 +36,7 @@
 #include "sim/metrics/metrics.h"
 #include "sim/metrics/slo.h"
 #include "sim/metrics/speculative_metrics.h"
+#include "sim/metrics/step_recorder.h"
 #include "sim/metrics/timeline.h"
 #include "sim/output/atomic_file.h"
 #include "sim/output/build_info.h"
@@ -759,6 +760,13 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     timeline_file.emplace(out / "timeline.json");
     simulation.add_observer(timeline.emplace(ts, timeline_file->stream(), allocators));
   }
+  std::optional<AtomicFile> steps_file;
+  std::optional<StepRecorder> steps;
+  if (c.output.steps) {
+    steps_file.emplace(out / "steps.jsonl");
+    simulation.add_observer(steps.emplace(StepRecordHeader{c.name, std::string(pagesim_version())},
+                                          steps_file->stream(), allocators));
+  }
   std::unique_ptr<BatchSampler> sampler;
   if (c.validate.every_n_iterations > 0) {
     sampler = std::make_unique<BatchSampler>(
@@ -782,6 +790,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   }
   if (sampler) sampler->finish();
   if (timeline) timeline->finish(simulation.now());
+  if (steps) steps->finish();
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // A cluster adds up its replicas' iterations: their sums, added in index order.
@@ -860,6 +869,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   if (requests) requests->commit();
   if (iterations) iterations->commit();
   if (timeline_file) timeline_file->commit();
+  if (steps_file) steps_file->commit();
   if (client) write_file_atomically(out / "client_metrics.json", client->to_json().dump(2) + "\n");
   write_file_atomically(out / "config.resolved.yaml", resolved_config_text(c, run));
   nlohmann::ordered_json j;

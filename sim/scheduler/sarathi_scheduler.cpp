@@ -34,7 +34,7 @@ void SarathiScheduler::schedule(double now, IterationPlan& plan) {
       preempt_running(*victim, plan);
     }
     if (!paged_.append(seq, chunk)) break;
-    plan.prefills.push_back({r, chunk, r->prefilled, r->prefilled + chunk == r->to_prefill});
+    plan.prefills.push_back({r, chunk, r->prefilled, r->prefilled + chunk == r->to_prefill, /*admitted=*/false});
     used += chunk;
   }
   if (still_swapped) return;

@@ -144,7 +144,7 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
   if (r->generated > 0) r->recomputed_tokens += total - res.cached_tokens;
   if (r->first_scheduled_s < 0) r->first_scheduled_s = now;
   const std::int64_t held = res.held_tokens;
-  plan.prefills.push_back({r, held - res.cached_tokens, res.cached_tokens, held == total});
+  plan.prefills.push_back({r, held - res.cached_tokens, res.cached_tokens, held == total, /*admitted=*/true});
   insert_running(r);
   return true;
 }
@@ -177,6 +177,7 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   r->spec_step = false;  // a step's pending proposals go with its memory
   r->spec_proposed = r->spec_accepted = 0;
   preempted_now_.push_back(r);
+  plan.preempted.push_back(r);
   ++r->preemptions;
   if (try_swap_out(r, plan)) {
     insert_swapped(r);

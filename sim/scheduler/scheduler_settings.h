@@ -92,6 +92,10 @@ struct SchedulerSettings {
   // 1 = vLLM's async scheduling (a batch queue of depth 2). A request arriving at an idle
   // engine is planned at once either way. Applied by the engine (simulation.cpp).
   std::int64_t async_steps = 0;  // in [0, kMaxAsyncSteps]
+  // vllm-v1: the most tokens one request's prefill may compute in a step, below the token
+  // budget (vLLM's long_prefill_token_threshold, vllm/config/scheduler.py; applied to running
+  // and waiting requests alike in Scheduler.schedule); 0 = off (vLLM's default).
+  std::int64_t long_prefill_token_threshold = 0;
   // Encoder tokens every request carries (AdmitRequest::encoder_tokens): the experiment sets
   // it from the model's cross-attention group (ModelLayerGroup::encoder_tokens, one image of
   // the preset's size per request); 0 for a model without one. Not a config key.

@@ -53,7 +53,7 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
     if (!last) chunk = chunk / page * page;  // cut at a page boundary, so its pages can join the tree
     chunk_in_progress = !last;
     if (chunk > 0 && radix_.append(r->seqs.front().id, chunk)) {
-      plan.prefills.push_back({r, chunk, r->prefilled, last});
+      plan.prefills.push_back({r, chunk, r->prefilled, last, /*admitted=*/false});
       budget -= chunk;
       if (last) reserved += static_cast<double>(std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens));
     } else {

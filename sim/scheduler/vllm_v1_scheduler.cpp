@@ -44,7 +44,7 @@ std::int64_t VllmV1Scheduler::schedule_running(IterationPlan& plan, bool* preemp
     // A group decodes whole; alone in a step it may overrun a budget smaller than its width.
     if (!prefill && width > budget && next > 0) break;
     // A speculative decode verifies up to k proposals besides its token, as the budget allows.
-    const std::int64_t tokens = prefill            ? std::min(r->to_prefill - r->prefilled, budget)
+    const std::int64_t tokens = prefill            ? std::min(prefill_cap(r->to_prefill - r->prefilled), budget)
                                 : speculates(r) ? 1 + std::min(settings_.speculative.k, budget - 1)
                                                  : width;
     bool self_preempted = false;
@@ -61,7 +61,7 @@ std::int64_t VllmV1Scheduler::schedule_running(IterationPlan& plan, bool* preemp
     }
     if (self_preempted) break;
     if (prefill)
-      plan.prefills.push_back({r, tokens, r->prefilled, r->prefilled + tokens == r->to_prefill});
+      plan.prefills.push_back({r, tokens, r->prefilled, r->prefilled + tokens == r->to_prefill, /*admitted=*/false});
     else
       add_decode(r, plan);
     budget = std::max<std::int64_t>(budget - tokens, 0);
@@ -81,10 +81,11 @@ void VllmV1Scheduler::admit_waiting(double now, IterationPlan& plan, std::int64_
     if (num_running_seqs() + r->width() > settings_.max_num_seqs) break;
     // PagedAllocator::can_admit is exactly blocks_to_admit <= num_free_blocks (allocate_slots's
     // test); a layer-group pool answers the same question for all of its tables at once.
-    const alloc::AdmitRequest a = admit_request(*r, 0, budget);
+    const std::int64_t chunk = prefill_cap(budget);
+    const alloc::AdmitRequest a = admit_request(*r, 0, chunk);
     if (!pool_.can_admit(a) || !fits_with_adapter(a, r)) break;
     pop_waiting();
-    [[maybe_unused]] const bool admitted = admit(r, now, budget, plan);
+    [[maybe_unused]] const bool admitted = admit(r, now, chunk, plan);
     assert(admitted && "can_admit promised room");
     budget -= plan.prefills.back().new_tokens;
   }

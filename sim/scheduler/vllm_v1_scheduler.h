@@ -31,12 +31,14 @@
 // allocate_slots with num_lookahead_tokens); how many proposals verification accepts is
 // drawn then (AcceptanceSampler) and the engine emits them and verifies the slots when the
 // step ends. Groups (n > 1, beams) decode without speculation.
-// Not modelled: long_prefill_token_threshold (v1's default 0: off), encoder budgets, priority scheduling, swapping (v1 has none), v1's reserved null block.
+// A prefill's tokens in a step are capped by long_prefill_token_threshold when set (0: off).
+// Not modelled: encoder budgets, priority scheduling, swapping (v1 has none), v1's reserved null block.
 // Parallel sampling and beams decode as one group in lockstep (one token per sequence, the
 // group scheduled only whole: v1 fans n > 1 out into separate requests instead).
 // Borrows the allocator. Not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 
 #include "allocator/kv_allocator.h"
@@ -84,6 +86,11 @@ class VllmV1Scheduler final : public Scheduler {
   // nothing, when the pool lacks the blocks.
   bool grow_speculative(Request* r, std::int64_t proposed);
   bool speculates(const Request* r) const { return sampler_ && r->seqs.size() == 1; }
+  // A prefill's tokens this step, capped by long_prefill_token_threshold when it is set.
+  std::int64_t prefill_cap(std::int64_t tokens) const {
+    const std::int64_t t = settings_.long_prefill_token_threshold;
+    return t > 0 ? std::min(tokens, t) : tokens;
+  }
 
   alloc::KvAllocator& pool_;
   std::optional<AcceptanceSampler> sampler_;  // engaged when speculation is on

@@ -50,6 +50,22 @@ TEST(VllmV1Scheduler, OneTokenBudgetOverRunningThenWaiting) {
   EXPECT_DOUBLE_EQ(o.value(1, "finish_s"), 4);
 }
 
+// long_prefill_token_threshold 8 under a budget of 100: r0 and r1 (20 tokens, 2 out) at 0
+// each prefill at most 8 tokens a step, admitted or running (vLLM's Scheduler.schedule caps
+// num_new_tokens in both loops): 16, 16, then the last 4 of each; first tokens at 3.
+TEST(VllmV1Scheduler, LongPrefillThresholdCapsEachPrefillPerStep) {
+  auto a = v1_pool(100, 4, false);
+  SchedulerSettings s = v1(100);
+  s.long_prefill_token_threshold = 8;
+  auto o = testing::simulate({trace_req(0, 0, 20, 2), trace_req(1, 0, 20, 2)}, a, s);
+  EXPECT_EQ(o.iterations_run, 4);
+  EXPECT_EQ(o.iterations[0].at("prefill_tokens"), "16");
+  EXPECT_EQ(o.iterations[1].at("prefill_tokens"), "16");
+  EXPECT_EQ(o.iterations[2].at("prefill_tokens"), "8");
+  EXPECT_DOUBLE_EQ(o.value(0, "ttft_s"), 3);
+  EXPECT_DOUBLE_EQ(o.value(1, "ttft_s"), 3);
+}
+
 // Pool of 6 blocks of 4, budget 100, no prefix cache. r0 and r1 (4, 12) at 0, r2 (4, 2) at
 // 4.5. it0 admits r0 and r1 (1 block each). At it_k each holds 4 + k tokens: 2 blocks each
 // from it1, 3 each from it5 (free 0), so r2 waits. it9: r0 needs its 4th block; the last
