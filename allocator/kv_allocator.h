@@ -58,9 +58,11 @@ struct AdmitRequest {
   std::int64_t prompt_tokens = 0;     // prompt length, >= 1
   std::int64_t output_tokens = 0;     // true output length, >= 0 (accounting; `oracle` reservation)
   std::int64_t generated_tokens = 0;  // tokens generated before a recompute preemption, else 0
-  // Prefix-cache keys of all of the prompt's full blocks, in order: hash i keys prompt
+  // Prefix-cache keys of full blocks of the tokens held at admission, in order: hash i keys
   // tokens [i*B, (i+1)*B) for the allocator's block size B, chained so that equal hashes mean
-  // equal prefixes. Empty: the request takes no part in prefix caching. Copied by a prefix-
+  // equal prefixes; at most tokens_at_admission() / B of them (the prompt's blocks, and after a
+  // recompute preemption those of its generated tokens that cache_computed_blocks cached).
+  // Empty: the request takes no part in prefix caching. Copied by a prefix-
   // caching allocator while blocks of the prompt remain to be appended; else read during the
   // call only.
   std::span<const BlockHash> prompt_block_hashes;
@@ -215,6 +217,19 @@ class KvAllocator {
   // tracked). The span is read during the call only. O(hashes) expected.
   virtual void hold_pending_prefix(std::span<const BlockHash>) {}
   virtual void release_pending_prefix(std::span<const BlockHash>) {}
+
+  // Caches the blocks of `seq` full of computed tokens under keys[i] for block i, those not
+  // cached already, as an engine that hashes every full block it computes does (vLLM v1:
+  // Request.block_hashes grows with the output tokens and KVCacheManager.allocate_slots caches
+  // each block once full). Called on a sequence about to be freed by a recompute preemption,
+  // so that its re-admission finds them. True when the allocator caches them; false (the
+  // default, and without a prefix cache): nothing changed. keys is read during the call only.
+  // REQUIRES: seq live and resident; keys chained as prompt_block_hashes.
+  virtual bool cache_computed_blocks(SeqId seq, std::span<const BlockHash> keys) {
+    (void)seq;
+    (void)keys;
+    return false;
+  }
 
   virtual bool contains(SeqId seq) const = 0;
   virtual std::int64_t num_sequences() const = 0;

@@ -103,10 +103,10 @@ void PagedAllocator::check_request(const AdmitRequest& req) const {
     misuse(seq_name(req.seq) + ": output_tokens and generated_tokens must be >= 0");
   if (req.max_new_tokens < 1)
     misuse(seq_name(req.seq) + ": max_new_tokens must be >= 1, got " + std::to_string(req.max_new_tokens));
-  if (static_cast<std::int64_t>(req.prompt_block_hashes.size()) > req.prompt_tokens / block_size_)
+  if (static_cast<std::int64_t>(req.prompt_block_hashes.size()) > req.tokens_at_admission() / block_size_)
     misuse(seq_name(req.seq) + ": " + std::to_string(req.prompt_block_hashes.size()) +
-           " prompt block hashes for only " + std::to_string(req.prompt_tokens / block_size_) +
-           " full prompt blocks");
+           " prompt block hashes for only " + std::to_string(req.tokens_at_admission() / block_size_) +
+           " full blocks of prompt and generated tokens");
 }
 
 std::int64_t PagedAllocator::count_prefix_hits(const AdmitRequest& req, std::int64_t* evictable_hits,
@@ -633,6 +633,16 @@ bool PagedAllocator::fork(SeqId parent, SeqId child) {
   logical_blocks_ += static_cast<std::int64_t>(c.table.size());
   settle_last(c);
   check_sequence(c);
+  return true;
+}
+
+bool PagedAllocator::cache_computed_blocks(SeqId seq, std::span<const BlockHash> keys) {
+  if (!cache_) return false;
+  const Sequence& s = get(seq);
+  if (s.swapped) misuse(seq_name(seq) + " is swapped out; its blocks cannot be cached");
+  const std::size_t full = std::min(keys.size(), static_cast<std::size_t>(s.committed() / block_size_));
+  for (std::size_t i = 0; i < full; ++i)
+    if (!cache_->cached(s.table[i])) cache_block(s.table[i], keys[i]);
   return true;
 }
 

@@ -146,6 +146,7 @@ class PagedAllocator final : public KvAllocator {
   // GPU block ids; while the sequence is swapped out, its CPU block ids.
   std::vector<BlockId> block_table(SeqId seq) const override { return get(seq).table; }
   std::int64_t available_blocks() const override { return num_free_blocks(); }
+  bool cache_computed_blocks(SeqId seq, std::span<const BlockHash> keys) override;
   std::int32_t block_size() const override { return block_size_; }
   bool caches_prefixes() const override { return cache_ != nullptr; }
   bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const override;

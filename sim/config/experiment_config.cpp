@@ -142,6 +142,8 @@ void visit(V& v, ExperimentConfig& c) {
   v.field("tensor_parallel", c.tensor_parallel);
   v.parsed_omitted_at_default("max_model_len", c.max_model_len, parse_max_model_len, format_max_model_len,
                               kMaxModelLenOfModel);
+  v.parsed_omitted_at_default("vllm_version", c.vllm_version, parse_vllm_version, format_vllm_version,
+                              VllmVersion{});
   v.section("kv", [&](auto& k) {
     k.field("slots", c.kv.slots);
     k.field("gpu_memory_utilization", c.kv.gpu_memory_utilization);

@@ -35,6 +35,7 @@
 #include "sim/metrics/latency_samples.h"
 #include "sim/metrics/slo.h"
 #include "sim/scheduler/lora_settings.h"
+#include "sim/core/vllm_version.h"
 #include "sim/scheduler/scheduler_settings.h"
 #include "traces/workload_spec.h"
 
@@ -251,6 +252,10 @@ struct ExperimentConfig {
   // checked, for studies that use a preset as a stand-in for a longer-context model), or
   // N >= 1 tokens. A longer request goes through workload.oversize.
   std::int64_t max_model_len = kMaxModelLenOfModel;
+  // The vLLM release whose behaviour the vLLM models follow where releases differ
+  // (sim/core/vllm_version.h lists where). Written to config.resolved.yaml only when not
+  // the default, 0.15.1.
+  VllmVersion vllm_version;
   KvConfig kv;
   AllocatorConfig allocator;
   SchedulerSettings scheduler;

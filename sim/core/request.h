@@ -24,7 +24,10 @@ struct Request {
   std::int64_t output_tokens = 0;  // tokens to generate, >= 1
   std::int32_t n = 1;              // parallel samples
   std::int32_t beam_width = 1;     // beams (> 1: beam search)
-  std::vector<alloc::BlockHash> block_hashes;  // prefix-cache keys of the prompt's full blocks
+  // Prefix-cache keys of the prompt's full blocks; after a recompute preemption under a
+  // policy that keeps the preempted request's blocks cached (SchedulerTraits::
+  // caches_preempted_blocks), of every full block it had computed, generated tokens included.
+  std::vector<alloc::BlockHash> block_hashes;
   std::int32_t adapter = -1;       // LoRA adapter (>= 0), or -1: the base model
 
   // Progress in the current residency.

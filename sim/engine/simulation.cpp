@@ -442,9 +442,12 @@ void Simulation::start_iteration(Replica& p) {
     swap_out += plan_.swap_out_blocks;
     swap_in += plan_.swap_in_blocks;
     if (plan_.has_compute()) break;
-    if (!p.held.empty()) {  // nothing to run but held requests: they are planned now
+    if (!p.retiring.empty() || !p.held.empty()) {
+      // Nothing to run: no step is in flight, so the finished requests' memory comes back
+      // and the held requests are planned now.
+      retire_finished(p);
       release_held(p, true);
-      --attempt;  // not an attempt: the scheduler has new requests to plan
+      --attempt;  // not an attempt: the scheduler has memory or requests it lacked
       continue;
     }
     if (!plan_.changed_state()) break;
@@ -501,6 +504,9 @@ void Simulation::start_iteration(Replica& p) {
   p.preemptions_reported = scheduler.preemptions_total();
   for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(p.index(), s, plan_);
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, plan_);
+  // The step just planned ran on the previous one's output: its finished requests' memory
+  // comes back now (after the sample, which sees it held, as vLLM's scheduler did).
+  if (!p.retiring.empty()) retire_finished(p);
 
   ++p.iterations;
   ++iterations_;
@@ -792,14 +798,34 @@ void Simulation::apply_plan(Replica& p, double end) {
       scheduler.reshape_beams(r, parents_);
     }
   }
+  // Under asynchronous scheduling the next step is planned before this one's output is
+  // applied: finished requests keep their KV until then (retire_finished).
+  const bool retire = scheduler.settings().async_steps > 0;
   for (Request* r : finished_) {
     if (r->beam_width > 1) beams_->on_finished(r->id);
+    if (retire && !r->seqs.empty()) {
+      scheduler.retire(r);
+      p.retiring.push_back(r);
+      continue;
+    }
     scheduler.on_finished(r);
-    for (IterationObserver* o : observers_) o->on_request_finished(*r);
-    for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_request_finished(*r);
-    ++finished_count_;
-    free_requests_.push_back(r);
+    finish_request(p, r);
   }
+}
+
+void Simulation::finish_request(Replica& p, Request* r) {
+  for (IterationObserver* o : observers_) o->on_request_finished(*r);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_request_finished(*r);
+  ++finished_count_;
+  free_requests_.push_back(r);
+}
+
+void Simulation::retire_finished(Replica& p) {
+  for (Request* r : p.retiring) {
+    p.scheduler().release_retired(r);
+    finish_request(p, r);
+  }
+  p.retiring.clear();
 }
 
 }  // namespace pagesim::sim

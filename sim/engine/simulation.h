@@ -256,6 +256,11 @@ class Simulation {
   // hands those whose count ran out, or all of them when `all`, to p's scheduler.
   void release_held(Replica& p, bool all);
   void apply_plan(Replica& p, double end);
+  // r is done: its observers are told and its storage is reused. REQUIRES: its memory freed.
+  void finish_request(Replica& p, Request* r);
+  // Frees the memory of p's retiring requests (asynchronous scheduling: Replica::retiring)
+  // and finishes them.
+  void retire_finished(Replica& p);
   void emit_token(Request* r, double t);
   // The end of r's speculative step (Request::spec_step): its accepted proposals come out at
   // `end` after its own token, and its proposed slots are verified.

@@ -530,6 +530,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   // from admission to free.
   SchedulerSettings ss = c.scheduler;
   ss.speculative = run.speculative;
+  ss.long_prefill_cap_needs_company = long_prefill_cap_needs_company(c.vllm_version);
   for (const ModelLayerGroup& g : run.model.groups)
     if (g.kind == alloc::LayerGroupKind::kCrossAttention) ss.encoder_tokens = std::max(ss.encoder_tokens, g.encoder_tokens);
   // The pool's structures are sized by the capacity: memory running out while building them

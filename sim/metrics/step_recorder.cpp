@@ -40,7 +40,7 @@ StepRecorder::StepRecorder(const StepRecordHeader& header, std::ostream& out,
   h["engine"] = "pagesim";
   h["engine_version"] = header.engine_version;
   h["scenario"] = header.scenario;
-  h["pool_blocks"] = a.capacity_slots() / a.block_size();
+  h["pool_blocks"] = a.available_blocks();  // an empty pool: what requests can own
   h["block_size"] = a.block_size();
   h["replicas"] = allocators_.size();
   out_ << h.dump() << '\n';
@@ -95,7 +95,11 @@ void StepRecorder::on_replica_iteration(std::int32_t replica, const IterationSam
   fmt::format_to(std::back_inserter(tail), ", \"free_blocks\": {}, \"blocks\": [", a.available_blocks());
   std::vector<const Request*> running;
   for (const Request* r : live_)
-    if (r->replica == replica && r->state == RequestState::kRunning) running.push_back(r);
+    // Running, or finished with its memory not yet back (asynchronous scheduling retires a
+    // finished request after the next plan, as vLLM keeps it in self.running until then).
+    if (r->replica == replica && !r->seqs.empty() &&
+        (r->state == RequestState::kRunning || r->state == RequestState::kFinished))
+      running.push_back(r);
   std::sort(running.begin(), running.end(), [](const Request* x, const Request* y) { return x->id < y->id; });
   for (std::size_t i = 0; i < running.size(); ++i) {
     std::vector<std::int64_t> groups;
@@ -114,7 +118,9 @@ void StepRecorder::on_replica_iteration(std::int32_t replica, const IterationSam
 
 void StepRecorder::flush(std::int32_t replica, double now, bool all) {
   auto& held = held_[static_cast<std::size_t>(replica)];
-  while (!held.empty() && (all || held.front().end_s <= now)) {
+  // A step that ended at `now` may still learn of finished requests: asynchronous scheduling
+  // retires them after the plan starting then.
+  while (!held.empty() && (all || held.front().end_s < now)) {
     Step& s = held.front();
     std::sort(s.finished.begin(), s.finished.end());
     out_ << s.head << ", \"finished\": ";

@@ -16,9 +16,11 @@
 //   finished    [request id] of the requests whose last token the step produced
 //   free_blocks KvAllocator::available_blocks() after scheduling
 //   blocks      [[request id, blocks of group 0, group 1, ...]] of every running request
-//               after scheduling (KvAllocator::group_blocks, summed over a group's sequences)
-// Lists of pairs are sorted by request id. A step's line is written once its tokens are out
-// (its finished requests are known): at the replica's next step or at finish().
+//               after scheduling (KvAllocator::group_blocks, summed over a group's sequences),
+//               and of every finished one whose memory is not back yet (asynchronous
+//               scheduling: Simulation::retire_finished)
+// Lists of pairs are sorted by request id. A step's line is written once its finished
+// requests are known: at a later step of the replica or at finish().
 // It reads the allocators of requests it holds at every step (O(live requests)) and no decode
 // run may skip its iterations (decode_run_limit is 0): a record for checking decisions, not for
 // long runs. Borrows the stream and the allocators (one per replica); they must outlive it.
@@ -61,7 +63,7 @@ class StepRecorder final : public IterationObserver {
     std::vector<std::uint64_t> finished;
     std::string tail;  // the line after "finished"
   };
-  // Writes replica's held steps that ended by `now` (all when `all`).
+  // Writes replica's held steps that ended before `now` (all when `all`).
   void flush(std::int32_t replica, double now, bool all);
 
   std::ostream& out_;

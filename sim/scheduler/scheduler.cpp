@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "allocator/paged/block_hash.h"
+
 namespace pagesim::sim {
 namespace {
 
@@ -185,6 +187,8 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   }
   // Recompute: everything is freed; the request later re-prefills prompt + generated tokens
   // as one sequence and forks back to its width (see fork_to_width).
+  if (traits().caches_preempted_blocks && r->seqs.size() == 1 && alloc_.caches_prefixes())
+    cache_computed_blocks(*r);
   for (const alloc::SeqHandle& s : r->seqs) free_seq(s.id);
   r->seqs.clear();
   unpin_adapter(r);
@@ -194,6 +198,22 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   r->state = RequestState::kWaiting;
   waiting_.push_front(r);
   alloc_.hold_pending_prefix(r->block_hashes);
+}
+
+void Scheduler::cache_computed_blocks(Request& r) {
+  const alloc::SeqId seq = r.seqs.front().id;
+  const std::int64_t full = alloc_.sequence_tokens(seq) / alloc_.block_size();
+  // The blocks past the trace's keys hold the request's own tokens (its generated ones, or a
+  // prompt without hash ids), which no other request shares: keys of its id alone, salted
+  // apart from trace ids.
+  constexpr std::uint64_t kOwnTokens = 0x6f776e2d746f6b73ULL;  // "own-toks"
+  std::vector<alloc::BlockHash> keys = r.block_hashes;
+  alloc::BlockHash h = keys.empty() ? alloc::kRootBlockHash : keys.back();
+  for (auto j = static_cast<std::int64_t>(keys.size()); j < full; ++j) {
+    h = alloc::chain_block_hash(h, kOwnTokens ^ r.id, static_cast<std::uint64_t>(j));
+    keys.push_back(h);
+  }
+  if (alloc_.cache_computed_blocks(seq, keys)) r.block_hashes = std::move(keys);
 }
 
 std::vector<Request*> Scheduler::grow_running_or_recompute(IterationPlan& plan) {
@@ -235,6 +255,20 @@ void Scheduler::on_finished(Request* r) {
   r->seqs.clear();
   unpin_adapter(r);
   running_.erase(std::find(running_.begin(), running_.end(), r));
+}
+
+void Scheduler::retire(Request* r) {
+  unpin_adapter(r);
+  running_.erase(std::find(running_.begin(), running_.end(), r));
+  ++retired_;
+}
+
+void Scheduler::release_retired(Request* r) {
+  assert(retired_ > 0 && "release_retired without retire");
+  --retired_;
+  for (const alloc::SeqHandle& s : r->seqs) free_seq(s.id);
+  running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
+  r->seqs.clear();
 }
 
 void Scheduler::hand_off(Request* r) {

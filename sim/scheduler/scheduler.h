@@ -71,6 +71,15 @@ class Scheduler {
   // The engine finished `r` (all tokens generated): release its memory and drop it from
   // the running queue. Called after the plan that finished it has been applied.
   void on_finished(Request* r);
+  // Asynchronous scheduling's split of on_finished: retire(r) drops r from the running queue
+  // (it is never scheduled again; vLLM's async scheduler skips a request whose last token is
+  // in flight) but keeps its sequences, its memory and its count against max_num_seqs (vLLM
+  // keeps it in self.running until update_from_output); release_retired(r) then frees them.
+  // REQUIRES (release_retired): retire(r) before.
+  void retire(Request* r);
+  void release_retired(Request* r);
+  // Requests retired and not yet released.
+  std::int64_t num_retired() const { return retired_; }
   // Forks a request that just finished its prefill out to its full width (n samples or
   // beams). Returns false when the allocator has no room for the copies (contiguous
   // ranges); the request is then preempted by recompute.
@@ -186,6 +195,10 @@ class Scheduler {
   // memory freed, back to the front of the waiting queue). Marks it preempted for this
   // iteration.
   void preempt(Request* r, IterationPlan& plan);
+  // Before a recompute frees r's one sequence: caches its blocks full of computed tokens
+  // (traits().caches_preempted_blocks), extending r.block_hashes with keys of its own for
+  // the blocks past the trace's, so that re-admission looks them up.
+  void cache_computed_blocks(Request& r);
   // For reserving policies (orca, static): every running request grows by its newest
   // token's slot; one that cannot (it outgrew its reservation) is preempted by recompute.
   // The waiting queue keeps arrival order. Returns the preempted requests.
@@ -298,7 +311,8 @@ class Scheduler {
   std::vector<Request*> running_; // ordered by (arrival, id)
   std::vector<Request*> spare_;   // a replaced running queue's storage (spare_running)
   std::deque<Request*> swapped_;  // ordered by (arrival, id)
-  std::int64_t running_seqs_ = 0; // Σ live sequences of running requests
+  std::int64_t running_seqs_ = 0; // Σ live sequences of running requests (and retired ones)
+  std::int64_t retired_ = 0;      // retired, not yet released
   std::vector<Request*> preempted_now_;  // marked preempted_now in the current iteration
   std::int64_t preemptions_total_ = 0;  // every preempt() so far, whatever plan it went to
   std::int64_t next_seq_ = 1;

@@ -96,6 +96,10 @@ struct SchedulerSettings {
   // budget (vLLM's long_prefill_token_threshold, vllm/config/scheduler.py; applied to running
   // and waiting requests alike in Scheduler.schedule); 0 = off (vLLM's default).
   std::int64_t long_prefill_token_threshold = 0;
+  // vllm-v1: the cap above applies only while more than one request is running or waiting
+  // (vLLM 0.31.0 and later: sim/core/vllm_version.h). Set by the experiment from the key
+  // `vllm_version`; not a key of this section.
+  bool long_prefill_cap_needs_company = false;
   // Encoder tokens every request carries (AdmitRequest::encoder_tokens): the experiment sets
   // it from the model's cross-attention group (ModelLayerGroup::encoder_tokens, one image of
   // the preset's size per request); 0 for a model without one. Not a config key.
@@ -131,6 +135,12 @@ struct SchedulerTraits {
   // free), never the iteration's number, the time or the tokens generated. False: sglang (its new-token ratio
   // decays every iteration and its reservation reads the tokens generated).
   bool repeats_decode_plans = false;
+  // A recompute preemption leaves the request's computed blocks cached, generated tokens
+  // included, so its re-admission hits what was not evicted meanwhile: vLLM v1 hashes every
+  // full block of a request (Request.append_output_token_ids extends block_hashes) and caches
+  // it once computed (KVCacheManager.allocate_slots -> cache_blocks), and _preempt_request
+  // only frees them. Needs a prefix-caching pool that can (KvAllocator::cache_computed_blocks).
+  bool caches_preempted_blocks = false;
 };
 
 constexpr SchedulerTraits traits_of(SchedulerKind k) {
@@ -151,7 +161,8 @@ constexpr SchedulerTraits traits_of(SchedulerKind k) {
               .needs_paged_allocator = true,
               .whole_block_prefix_hits = true,
               .runs_on_layer_group_pools = true,
-              .repeats_decode_plans = true};
+              .repeats_decode_plans = true,
+              .caches_preempted_blocks = true};
     case SchedulerKind::kSglang:
       return {.chunked_prefill = true, .needs_paged_allocator = false, .needs_radix_allocator = true};
   }

@@ -94,6 +94,11 @@ void VllmV1Scheduler::admit_waiting(double now, IterationPlan& plan, std::int64_
 
 void VllmV1Scheduler::schedule(double now, IterationPlan& plan) {
   begin_iteration(plan);
+  // vLLM 0.31.0 on counts self.running (a request retired by asynchronous scheduling still
+  // in it) and the waiting queue when the step starts.
+  const bool alone = static_cast<std::int64_t>(running().size()) + num_retired() +
+                         static_cast<std::int64_t>(waiting().size()) <= 1;
+  step_threshold_ = settings_.long_prefill_cap_needs_company && alone ? 0 : settings_.long_prefill_token_threshold;
   bool preempted = false;
   const std::int64_t budget = schedule_running(plan, &preempted);
   // vLLM v1 admits nothing in a step that preempted (`if not preempted_reqs:`).

@@ -31,7 +31,8 @@
 // allocate_slots with num_lookahead_tokens); how many proposals verification accepts is
 // drawn then (AcceptanceSampler) and the engine emits them and verifies the slots when the
 // step ends. Groups (n > 1, beams) decode without speculation.
-// A prefill's tokens in a step are capped by long_prefill_token_threshold when set (0: off).
+// A prefill's tokens in a step are capped by long_prefill_token_threshold when set (0: off);
+// from vLLM 0.31.0 only while more than one request is running or waiting (vllm_version.h).
 // Not modelled: encoder budgets, priority scheduling, swapping (v1 has none), v1's reserved null block.
 // Parallel sampling and beams decode as one group in lockstep (one token per sequence, the
 // group scheduled only whole: v1 fans n > 1 out into separate requests instead).
@@ -86,14 +87,14 @@ class VllmV1Scheduler final : public Scheduler {
   // nothing, when the pool lacks the blocks.
   bool grow_speculative(Request* r, std::int64_t proposed);
   bool speculates(const Request* r) const { return sampler_ && r->seqs.size() == 1; }
-  // A prefill's tokens this step, capped by long_prefill_token_threshold when it is set.
+  // A prefill's tokens this step, capped by long_prefill_token_threshold when it applies.
   std::int64_t prefill_cap(std::int64_t tokens) const {
-    const std::int64_t t = settings_.long_prefill_token_threshold;
-    return t > 0 ? std::min(tokens, t) : tokens;
+    return step_threshold_ > 0 ? std::min(tokens, step_threshold_) : tokens;
   }
 
   alloc::KvAllocator& pool_;
   std::optional<AcceptanceSampler> sampler_;  // engaged when speculation is on
+  std::int64_t step_threshold_ = 0;           // this step's long_prefill_token_threshold (0: off)
 };
 
 }  // namespace pagesim::sim

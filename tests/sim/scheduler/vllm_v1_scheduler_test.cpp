@@ -66,6 +66,27 @@ TEST(VllmV1Scheduler, LongPrefillThresholdCapsEachPrefillPerStep) {
   EXPECT_DOUBLE_EQ(o.value(1, "ttft_s"), 3);
 }
 
+// From vLLM 0.31.0 (long_prefill_cap_needs_company) the cap applies only while more than one
+// request runs or waits. r0 (20 tokens, 3 out) alone at 0 takes its whole prompt in step 0;
+// r1 (20, 2) arrives at 0.5: step 1 counts two requests, so r1's prefill is capped at 8.
+TEST(VllmV1Scheduler, LongPrefillThresholdSparesALoneRequestFromVllm031) {
+  auto a = v1_pool(100, 4, false);
+  SchedulerSettings s = v1(100);
+  s.long_prefill_token_threshold = 8;
+  s.long_prefill_cap_needs_company = true;
+  auto o = testing::simulate({trace_req(0, 0, 20, 3), trace_req(1, 0.5, 20, 2)}, a, s);
+  EXPECT_EQ(o.iterations[0].at("prefill_tokens"), "20");
+  EXPECT_EQ(o.iterations[1].at("prefill_tokens"), "8");
+  EXPECT_EQ(o.iterations[2].at("prefill_tokens"), "8");
+  EXPECT_EQ(o.iterations[3].at("prefill_tokens"), "4");
+  EXPECT_DOUBLE_EQ(o.value(0, "ttft_s"), 1);
+  s.long_prefill_cap_needs_company = false;  // before 0.31.0: always capped
+  auto a2 = v1_pool(100, 4, false);
+  auto o2 = testing::simulate({trace_req(0, 0, 20, 3), trace_req(1, 0.5, 20, 2)}, a2, s);
+  EXPECT_EQ(o2.iterations[0].at("prefill_tokens"), "8");
+  EXPECT_DOUBLE_EQ(o2.value(0, "ttft_s"), 3);
+}
+
 // Pool of 6 blocks of 4, budget 100, no prefix cache. r0 and r1 (4, 12) at 0, r2 (4, 2) at
 // 4.5. it0 admits r0 and r1 (1 block each). At it_k each holds 4 + k tokens: 2 blocks each
 // from it1, 3 each from it5 (free 0), so r2 waits. it9: r0 needs its 4th block; the last
