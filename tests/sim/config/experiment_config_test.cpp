@@ -619,6 +619,39 @@ TEST(ConfigErrors, SchedulerLimits) {
   EXPECT_EQ(parse("scheduler: {kind: vllm, chunk_tokens: 0}\n").scheduler.chunk_tokens, 0);
 }
 
+// The engine-parity keys: output.steps, vllm-v1's long_prefill_token_threshold and the
+// top-level vllm_version, each omitted from config.resolved.yaml at its default.
+TEST(ExperimentConfig, EngineParityKeysRoundTripAndAreOmittedAtTheirDefaults) {
+  const YAML::Node plain = to_yaml(parse("{}"));
+  EXPECT_FALSE(plain["vllm_version"]);
+  EXPECT_FALSE(plain["output"]["steps"]);
+  EXPECT_FALSE(plain["scheduler"]["long_prefill_token_threshold"]);
+  EXPECT_EQ(parse("{}").vllm_version, (VllmVersion{0, 15, 1}));
+  const ExperimentConfig c = parse(
+      "vllm_version: 0.34\noutput: {steps: true}\nscheduler: {kind: vllm-v1, long_prefill_token_threshold: 64}\n");
+  EXPECT_EQ(c.vllm_version, (VllmVersion{0, 34, 0}));
+  EXPECT_TRUE(c.output.steps);
+  EXPECT_EQ(c.scheduler.long_prefill_token_threshold, 64);
+  const ExperimentConfig back = round_trip(c);
+  EXPECT_EQ(back.vllm_version, (VllmVersion{0, 34, 0}));
+  EXPECT_TRUE(back.output.steps);
+  EXPECT_EQ(back.scheduler.long_prefill_token_threshold, 64);
+  EXPECT_EQ(to_yaml(c)["vllm_version"].as<std::string>(), "0.34.0");
+  EXPECT_TRUE(long_prefill_cap_needs_company(VllmVersion{0, 31, 0}));
+  EXPECT_FALSE(long_prefill_cap_needs_company(VllmVersion{0, 30, 0}));
+}
+
+TEST(ConfigErrors, EngineParityKeys) {
+  EXPECT_TRUE(fails_with("vllm_version: latest\n", 1, "vllm_version", {"MAJOR.MINOR[.PATCH]", "'latest'"}));
+  EXPECT_TRUE(fails_with("vllm_version: 0.15.1.2\n", 1, "vllm_version", {"MAJOR.MINOR[.PATCH]"}));
+  EXPECT_TRUE(fails_with("vllm_version: 1\n", 1, "vllm_version", {"MAJOR.MINOR[.PATCH]"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: vllm-v1\n  long_prefill_token_threshold: -1\n", 3,
+                         "scheduler.long_prefill_token_threshold", {">= 0", "found -1"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: sarathi\n  long_prefill_token_threshold: 8\n", 3,
+                         "scheduler.long_prefill_token_threshold", {"vllm-v1 only", "sarathi"}));
+  EXPECT_TRUE(fails_with("output:\n  steps: often\n", 2, "output.steps", {"true or false"}));
+}
+
 TEST(ConfigErrors, BlockSizeAndCapacity) {
   EXPECT_TRUE(fails_with("allocator:\n  block_size: 0\n", 2, "allocator.block_size",
                          {"expected an integer >= 1", "found 0"}));
