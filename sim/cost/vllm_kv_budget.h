@@ -28,7 +28,7 @@
 //   cache is allocated, on top of the requested memory, through v0.20 (the estimate is
 //   subtracted by default only from v0.21, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
 //
-// Numbers checked against 27 published start-up logs:
+// Numbers checked against 26 published start-up logs:
 // experiments/engine_parity/kv_capacity/ (README.md cites each log). Pure functions.
 #pragma once
 
