@@ -147,6 +147,19 @@ CLI::App* add_model_command(CLI::App& app, CommandLine& cl) {
   model->add_option("--tp", cl.model_tp, "Tensor-parallel degree")->check(integer_in(1));
   model->add_option("--kv-dtype", cl.model_kv_dtype, "KV cache format")
       ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp8", "int4"}));
+  VllmProfileSettings& p = cl.model_profile;
+  model->add_option("--gpu", cl.model_gpu, "GPU preset: also print vLLM's KV budget on it (kv_budget)");
+  model->add_option("--engine", cl.model_engine, "vLLM version family of the budget")
+      ->check(CLI::IsMember({"vllm-0.10", "vllm-0.17"}));
+  model->add_option("--gpu-memory-utilization", p.gpu_memory_utilization, "vLLM's gpu_memory_utilization");
+  model->add_option("--max-num-batched-tokens", p.max_num_batched_tokens, "Tokens of the profile run")
+      ->check(integer_in<std::int64_t>(1));
+  model->add_option("--max-num-seqs", p.max_num_seqs, "Sequences the profile run samples")
+      ->check(integer_in<std::int64_t>(1));
+  model->add_option("--block-size", p.block_size, "Tokens per KV block")->check(integer_in<std::int64_t>(1));
+  model->add_option("--max-model-len", p.max_model_len, "Tokens per request for max_concurrency (default: the "
+                                                         "model's context)")
+      ->check(integer_in<std::int64_t>(1));
   return model;
 }
 

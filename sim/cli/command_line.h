@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/cost/vllm_kv_budget.h"
 #include "sim/profile/profile_command.h"
 #include "sim/validate/validate_command.h"
 
@@ -55,6 +56,10 @@ struct CommandLine {
   std::string model_name;
   int model_tp = 1;
   std::string model_kv_dtype = "auto";
+  // `pagesim model --gpu G`: also vLLM's KV budget on G (sim/cost/vllm_kv_budget.h).
+  std::string model_gpu;
+  std::string model_engine = "vllm-0.17";
+  sim::VllmProfileSettings model_profile;
   // plot (file = the results folder)
   std::vector<std::string> metrics;  // summary metrics drawn against the swept keys
   std::vector<std::string> plot_formats = {"png", "svg"};

@@ -378,7 +378,15 @@ int main(int argc, char** argv) {
     if (*model) {
       sim::ModelSpec m = sim::model_preset(cl.model_name);
       m.kv_dtype = *sim::find_enum(sim::kKvDtypeNames, cl.model_kv_dtype);  // checked by the parser
-      std::cout << sim::cli::model_info_json(m, cl.model_tp);
+      if (cl.model_gpu.empty()) {
+        std::cout << sim::cli::model_info_json(m, cl.model_tp);
+      } else {
+        sim::VllmProfileSettings p = cl.model_profile;
+        p.engine = *sim::find_enum(sim::kKvEngineNames, cl.model_engine);  // checked by the parser
+        if (p.max_model_len == 0) p.max_model_len = m.max_seq_len;
+        const sim::VllmKvBudget b = sim::vllm_kv_budget(m, sim::gpu_preset(cl.model_gpu), cl.model_tp, p);
+        std::cout << sim::cli::model_info_json(m, cl.model_tp, sim::kv_budget_json(b, p.engine));
+      }
       return 0;
     }
     // The GPU commands run in pagesim-cuda (cuda_handoff.h); on success this never returns.

@@ -6,7 +6,7 @@
 
 namespace pagesim::sim::cli {
 
-std::string model_info_json(const ModelSpec& m, int tp) {
+std::string model_info_json(const ModelSpec& m, int tp, const nlohmann::ordered_json& kv_budget) {
   m.validate();
   m.check_tensor_parallel(tp);
   nlohmann::ordered_json j;
@@ -76,6 +76,7 @@ std::string model_info_json(const ModelSpec& m, int tp) {
         static_cast<double>(kFlashMlaPageTokens - 1) / 2 * static_cast<double>(m.kv_bytes_per_token_per_gpu(tp));
     j["latent_attention"] = l;
   }
+  if (!kv_budget.is_null()) j["kv_budget"] = kv_budget;
   return j.dump(2) + "\n";
 }
 

@@ -31,6 +31,7 @@
 #include "sim/cost/cost_model_factory.h"
 #include "sim/core/speculative_settings.h"
 #include "sim/cost/kv_dtype.h"
+#include "sim/cost/vllm_kv_budget.h"
 #include "sim/metrics/client_stream_metrics.h"
 #include "sim/metrics/latency_samples.h"
 #include "sim/metrics/slo.h"
@@ -45,7 +46,13 @@ struct KvConfig {
   std::int64_t slots = 0;  // KV capacity in token slots; 0 = derive from gpu memory below.
                            // Pools of whole blocks hold it rounded down to them (experiment.h)
   double gpu_memory_utilization = 0.9;  // fraction of GPU memory the server may use
-  double activation_reserve_gib = 0;    // held back for activations when deriving slots
+  double activation_reserve_gib = 0;    // held back for activations when deriving slots;
+                                        // with a vLLM engine, > 0 replaces the modelled
+                                        // profile-run peak (sim/cost/vllm_kv_budget.h)
+  KvEngine engine = KvEngine::kPagesim;  // how slots: 0 sizes the pool: pagesim's formula
+                                         // (kv_capacity.h) or a vLLM version family
+                                         // (vllm_kv_budget.h), whose profile run takes
+                                         // scheduler.max_num_batched_tokens / max_num_seqs
 };
 
 // The allocator's own spec (its policies, typed) plus what the config gives in other units.

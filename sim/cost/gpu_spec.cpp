@@ -13,6 +13,10 @@ void GpuSpec::validate() const {
     throw CostModelError(
         fmt::format("gpu '{}': hbm_bytes is {}, expected a positive size", name, hbm_bytes));
   }
+  if (cuda_total_bytes < 0) {
+    throw CostModelError(
+        fmt::format("gpu '{}': cuda_total_bytes is {}, expected >= 0 (0 = hbm_bytes)", name, cuda_total_bytes));
+  }
   const struct {
     const char* field;
     double value;

@@ -35,6 +35,9 @@ inline constexpr double kSwapBlockOverheadSeconds = 2.0e-5;
 struct GpuSpec {
   std::string name;                  // e.g. "a100-40gb"; used in describe() and errors
   std::int64_t hbm_bytes = 0;        // device memory as the runtime reports it (bytes)
+  std::int64_t cuda_total_bytes = 0;  // total memory cudaMemGetInfo reports, what vLLM's
+                                      // gpu_memory_utilization multiplies (bytes; below
+                                      // hbm_bytes by the driver's reservation); 0 = hbm_bytes
   double peak_flops = 0;             // dense fp16/bf16 tensor-core peak (FLOP/s)
   double hbm_bytes_per_s = 0;        // peak HBM bandwidth (bytes/s)
   double pcie_bytes_per_s = 0;       // effective host<->device copy bandwidth, one direction,
@@ -53,7 +56,7 @@ struct GpuSpec {
   double achieved_nvlink_bytes_per_s() const { return nvlink_bytes_per_s * nvlink_efficiency; }
 
   // Throws CostModelError naming the first field out of range: sizes and peaks must be
-  // positive and finite, efficiencies in (0, 1], overheads finite and >= 0.
+  // positive and finite (cuda_total_bytes >= 0), efficiencies in (0, 1], overheads finite and >= 0.
   void validate() const;
 };
 

@@ -83,18 +83,24 @@ constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 // peak 362.05 TFLOP/s (733 with sparsity); 864 GB/s; PCIe gen4 x16 (~25 GB/s, as the A100's).
 // It has no NVLink: its nvlink_bytes_per_s is the PCIe peer-to-peer rate over the same gen4
 // x16 link, ~25 GB/s one direction, which the tensor-parallel all-reduce then uses.
+// cuda_total_bytes: the total cudaMemGetInfo reports, which vLLM's gpu_memory_utilization
+// multiplies (GpuSpec; 0 where no log gives it, then hbm_bytes stands in). H100 80GB HBM3:
+// 79.19 GiB in vLLM's init snapshot ("total_memory=79.19GiB"; "requested memory: 75.23GiB"
+// at 0.95 and 71.27 at 0.9 bound it to 79.184-79.189 GiB), vLLM v0.19.0 logs of
+// llm-d-incubation/llm-d-planner@d3121e0 accuracy/results/v0.19.0/logs/: 81088 MiB = 79.1875
+// GiB. A100 80GB: 79.15 GiB (pagesim issue #37's logged configurations): 81050 MiB.
 struct GpuRow {
   std::string_view name;
-  std::int64_t hbm_bytes;
+  std::int64_t hbm_bytes, cuda_total_bytes;
   double peak_flops, hbm_bytes_per_s, pcie_bytes_per_s, nvlink_bytes_per_s;
 };
 
 constexpr std::array kGpuRows{
-    GpuRow{"a100-40gb", 40536 * kMiB, 312e12, 1.555e12, 25e9, 300e9},
-    GpuRow{"a100-80gb", 81920 * kMiB, 312e12, 2.039e12, 25e9, 300e9},
-    GpuRow{"h100-sxm", 81559 * kMiB, 989e12, 3.35e12, 50e9, 450e9},
-    GpuRow{"h200", 143771 * kMiB, 989e12, 4.8e12, 50e9, 450e9},
-    GpuRow{"l40s", 46068 * kMiB, 362.05e12, 864e9, 25e9, 25e9},
+    GpuRow{"a100-40gb", 40536 * kMiB, 0, 312e12, 1.555e12, 25e9, 300e9},
+    GpuRow{"a100-80gb", 81920 * kMiB, 81050 * kMiB, 312e12, 2.039e12, 25e9, 300e9},
+    GpuRow{"h100-sxm", 81559 * kMiB, 81088 * kMiB, 989e12, 3.35e12, 50e9, 450e9},
+    GpuRow{"h200", 143771 * kMiB, 0, 989e12, 4.8e12, 50e9, 450e9},
+    GpuRow{"l40s", 46068 * kMiB, 0, 362.05e12, 864e9, 25e9, 25e9},
 };
 
 template <std::size_t N, typename Row>
@@ -454,6 +460,7 @@ GpuSpec gpu_preset(std::string_view name) {
     GpuSpec g;
     g.name = std::string(r.name);
     g.hbm_bytes = r.hbm_bytes;
+    g.cuda_total_bytes = r.cuda_total_bytes;
     g.peak_flops = r.peak_flops;
     g.hbm_bytes_per_s = r.hbm_bytes_per_s;
     g.pcie_bytes_per_s = r.pcie_bytes_per_s;

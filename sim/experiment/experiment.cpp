@@ -240,8 +240,32 @@ namespace {
 // one pool. vattention's page comes from allocator.vattention.page_kib.
 // The KV pool the kv section derives from GPU memory (kv.slots: 0), for run's model and GPU;
 // a CostModelError is the kv section's.
-KvCapacity derived_kv_capacity(const ExperimentConfig& c, const Run& run) {
+// Under a vLLM kv.engine the pool is vLLM's profiled budget (vllm_kv_budget.h), its profile
+// run sized by the scheduler's max_num_batched_tokens and max_num_seqs; its terms go to
+// run.kv_budget when `budget` is given.
+KvCapacity derived_kv_capacity(const ExperimentConfig& c, const Run& run, std::optional<VllmKvBudget>* budget = nullptr) {
   return in_section(c.origin, "kv", [&] {
+    if (c.kv.engine != KvEngine::kPagesim) {
+      VllmProfileSettings vs;
+      vs.engine = c.kv.engine;
+      vs.gpu_memory_utilization = c.kv.gpu_memory_utilization;
+      vs.max_num_batched_tokens = c.scheduler.max_num_batched_tokens;
+      vs.max_num_seqs = c.scheduler.max_num_seqs;
+      vs.block_size = c.allocator.block_size;
+      vs.max_model_len = run.max_model_len > 0 ? run.max_model_len : run.model.max_seq_len;
+      vs.activation_override_bytes = static_cast<std::int64_t>(c.kv.activation_reserve_gib * std::pow(2.0, 30));
+      const VllmKvBudget b = vllm_kv_budget(run.model, run.gpu, c.tensor_parallel, vs);
+      if (budget) *budget = b;
+      KvCapacity k;
+      k.usable_bytes = b.requested_bytes;
+      k.weight_bytes = b.weight_bytes;
+      k.activation_reserve_bytes = b.activation_bytes + b.non_torch_bytes + b.cuda_graph_bytes;
+      k.kv_bytes = b.kv_bytes;
+      k.kv_bytes_per_token = b.kv_bytes_per_token;
+      k.blocks = b.blocks;
+      k.slots = b.tokens;
+      return k;
+    }
     KvCapacitySettings ks;
     ks.gpu_memory_utilization = c.kv.gpu_memory_utilization;
     ks.activation_reserve_bytes = static_cast<std::int64_t>(c.kv.activation_reserve_gib * std::pow(2.0, 30));
@@ -451,7 +475,8 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
 
   run.kv_slots = c.kv.slots;
   if (run.kv_slots == 0) {
-    run.kv_slots = derived_kv_capacity(c, run).slots;
+    run.max_model_len = c.max_model_len == kMaxModelLenOfModel ? run.model.max_seq_len : c.max_model_len;
+    run.kv_slots = derived_kv_capacity(c, run, &run.kv_budget).slots;
   }
   // A pool of whole blocks holds kv.slots rounded down to them (a derived capacity is whole
   // blocks already): the run simulates and reports that pool (summary.json's kv_slots, the
@@ -884,6 +909,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   j["cost_model"] = run.cost->describe();
   j["workload"] = run.source->describe();
   j["kv_slots"] = run.kv_slots;
+  if (run.kv_budget) j["kv_budget"] = kv_budget_json(*run.kv_budget, c.kv.engine);
   const nlohmann::ordered_json fields = s.to_json();
   for (const auto& [k, v] : fields.items()) j[k] = v;
   n.add_to(j);
@@ -1116,6 +1142,26 @@ std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::fil
   }
   folder.finish();
   return results;
+}
+
+// summary.json's "kv_budget": the pool vLLM's start-up log would print for this replica (GiB
+// to two decimals as the log has them, and the exact bytes).
+nlohmann::ordered_json kv_budget_json(const VllmKvBudget& b, KvEngine engine) {
+  const auto gib = [](std::int64_t bytes) { return std::round(static_cast<double>(bytes) / std::pow(2.0, 30) * 100) / 100; };
+  nlohmann::ordered_json j;
+  j["engine"] = std::string(enum_name(kKvEngineNames, engine));
+  j["total_gib"] = gib(b.total_bytes);
+  j["requested_gib"] = gib(b.requested_bytes);
+  j["weights_gib"] = gib(b.weight_bytes);
+  j["activation_gib"] = gib(b.activation_bytes);
+  j["non_torch_gib"] = gib(b.non_torch_bytes);
+  j["cuda_graphs_gib"] = gib(b.cuda_graph_bytes);
+  j["kv_cache_gib"] = gib(b.kv_bytes);
+  j["kv_cache_bytes"] = b.kv_bytes;
+  j["kv_bytes_per_token"] = b.kv_bytes_per_token;
+  j["kv_cache_tokens"] = b.tokens;
+  j["max_concurrency"] = std::round(b.max_concurrency * 100) / 100;
+  return j;
 }
 
 }  // namespace pagesim::sim

@@ -38,8 +38,11 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "allocator/kv_allocator.h"
 #include "sim/config/config_error.h"
@@ -48,6 +51,7 @@
 #include "sim/cost/cost_model.h"
 #include "sim/cost/gpu_spec.h"
 #include "sim/cost/model_spec.h"
+#include "sim/cost/vllm_kv_budget.h"
 #include "sim/engine/simulation.h"
 #include "sim/experiment/result_folder.h"
 #include "sim/metrics/summary.h"
@@ -64,6 +68,9 @@ struct Run {
   // summary.json reports as kv_slots. Layer-group pools are sized by kv_slots × the model's
   // KV bytes per token (allocator_spec.pool_bytes).
   std::int64_t kv_slots = 0;
+  // kv.slots: 0 under a vLLM kv.engine: the budget as vLLM's start-up log prints it
+  // (summary.json's "kv_budget"); empty otherwise.
+  std::optional<VllmKvBudget> kv_budget;
   std::unique_ptr<traces::RequestSource> source;
   std::unique_ptr<alloc::KvAllocator> allocator;
   std::unique_ptr<Scheduler> scheduler;
@@ -155,5 +162,9 @@ std::vector<PlannedPoint> plan_points(const Sweep& sweep);
 // flattened summary without host timings and its notes' columns.
 // REQUIRES: sweep.swept(), results.size() == sweep.size(), every point's files in out/<folder>.
 void write_sweep_table(const Sweep& sweep, const std::vector<PointResult>& results, const std::filesystem::path& out);
+
+// summary.json's (and `pagesim model --gpu`'s) "kv_budget": the pool as vLLM's start-up log
+// prints it (GiB to two decimals, as the log has them; the KV bytes and tokens exact).
+nlohmann::ordered_json kv_budget_json(const VllmKvBudget& budget, KvEngine engine);
 
 }  // namespace pagesim::sim

@@ -8,6 +8,7 @@
 
 #include "sim/cost/cost_error.h"
 #include "sim/cost/presets.h"
+#include "sim/cost/vllm_kv_budget.h"
 
 namespace pagesim::sim {
 namespace {
@@ -153,6 +154,81 @@ TEST(CostKvCapacity, KvDtypeSetsSlots) {
   EXPECT_LE(fp8.blocks, 2 * fp16.blocks + 1);
   EXPECT_EQ(int4.blocks, int4.kv_bytes / (16 * 40'960));
   EXPECT_NEAR(static_cast<double>(int4.slots) / static_cast<double>(fp16.slots), 3.2, 0.001);
+}
+
+// vLLM's budget (vllm_kv_budget.h) against two published start-up logs (experiments/
+// engine_parity/kv_capacity/logs.csv; check.py there compares all of them): Llama-3.1-8B on
+// one H100 under vLLM v0.19.0 at 0.95 (476,016 tokens, 58.11 GiB; weights 14.99, activation
+// 1.89, non-torch 0.25 GiB) and Qwen3-14B under v0.15.0 (274,848 tokens; activation 5.64,
+// non-torch 0.13 GiB). Defaults: 8192 batched tokens, 1024 sequences, blocks of 16.
+TEST(CostVllmKvBudget, MatchesPublishedLogs) {
+  constexpr double kGiBd = 1024.0 * 1024.0 * 1024.0;
+  const GpuSpec h100 = gpu_preset("h100-sxm");
+  VllmProfileSettings s;
+  s.gpu_memory_utilization = 0.95;
+  s.max_model_len = 8192;
+  s.engine = KvEngine::kVllm0_17;
+  const VllmKvBudget llama = vllm_kv_budget(model_preset("llama-3.1-8b"), h100, 1, s);
+  EXPECT_NEAR(static_cast<double>(llama.requested_bytes) / kGiBd, 75.23, 0.005);
+  EXPECT_NEAR(static_cast<double>(llama.weight_bytes) / kGiBd, 14.99, 0.05);
+  EXPECT_NEAR(static_cast<double>(llama.activation_bytes) / kGiBd, 1.89, 0.03);
+  EXPECT_NEAR(static_cast<double>(llama.non_torch_bytes) / kGiBd, 0.25, 0.005);
+  EXPECT_EQ(llama.cuda_graph_bytes, 0);
+  EXPECT_NEAR(static_cast<double>(llama.tokens) / 476'016, 1.0, 0.01);
+  EXPECT_EQ(llama.tokens % 16, 0);
+  EXPECT_EQ(llama.blocks, llama.kv_bytes / (16 * llama.kv_bytes_per_token));
+  EXPECT_DOUBLE_EQ(llama.max_concurrency, static_cast<double>(llama.tokens) / 8192);
+  // The terms add up: requested = weights + activation + non-torch + graphs + KV.
+  EXPECT_EQ(llama.requested_bytes, llama.weight_bytes + llama.activation_bytes + llama.non_torch_bytes +
+                                       llama.cuda_graph_bytes + llama.kv_bytes);
+
+  s.engine = KvEngine::kVllm0_10;
+  const VllmKvBudget qwen = vllm_kv_budget(model_preset("qwen3-14b"), h100, 1, s);
+  EXPECT_NEAR(static_cast<double>(qwen.activation_bytes) / kGiBd, 5.64, 0.03);
+  EXPECT_NEAR(static_cast<double>(qwen.non_torch_bytes) / kGiBd, 0.13, 0.005);
+  EXPECT_NEAR(static_cast<double>(qwen.tokens) / 274'848, 1.0, 0.01);
+}
+
+// The sampler's share follows max_num_seqs and the vocabulary; the forward pass's follows
+// max_num_batched_tokens, and takes over when few sequences are sampled. At TP > 1 the
+// all-reduce buffers raise the non-torch term; weights split over the ranks.
+TEST(CostVllmKvBudget, TermsFollowTheirSettings) {
+  const ModelSpec m = model_preset("llama-3.1-8b");
+  const std::int64_t many = vllm_profile_activation_bytes(m, 1, KvEngine::kVllm0_17, 8192, 1024);
+  const std::int64_t few = vllm_profile_activation_bytes(m, 1, KvEngine::kVllm0_17, 8192, 1);
+  const std::int64_t forward = 8192 * (2 * 4096 + 3 * 14336) * 2;
+  EXPECT_EQ(few, forward);
+  EXPECT_GT(many, forward);
+  EXPECT_GT(vllm_profile_activation_bytes(m, 1, KvEngine::kVllm0_10, 8192, 1024), many);
+  // Sampled sequences are capped by the batched tokens (min(max_num_seqs, tokens)).
+  EXPECT_EQ(vllm_profile_activation_bytes(m, 1, KvEngine::kVllm0_17, 64, 1024),
+            vllm_profile_activation_bytes(m, 1, KvEngine::kVllm0_17, 64, 64));
+  EXPECT_GT(vllm_non_torch_bytes(KvEngine::kVllm0_17, 2), vllm_non_torch_bytes(KvEngine::kVllm0_17, 1));
+  EXPECT_GT(vllm_non_torch_bytes(KvEngine::kVllm0_10, 2), vllm_non_torch_bytes(KvEngine::kVllm0_10, 1));
+  VllmProfileSettings s;
+  const GpuSpec h100 = gpu_preset("h100-sxm");
+  EXPECT_EQ(vllm_kv_budget(m, h100, 2, s).weight_bytes, (m.weight_bytes() + 1) / 2);
+  // The driver-reported memory, not the datasheet's, is what the utilization multiplies.
+  EXPECT_LT(vllm_kv_budget(m, h100, 1, s).total_bytes, h100.hbm_bytes);
+  s.activation_override_bytes = std::int64_t{1} << 30;
+  EXPECT_EQ(vllm_kv_budget(m, h100, 1, s).activation_bytes, std::int64_t{1} << 30);
+}
+
+TEST(CostVllmKvBudget, RefusesWhatItCannotSize) {
+  const ModelSpec m = model_preset("llama-3.1-70b");
+  const GpuSpec h100 = gpu_preset("h100-sxm");
+  VllmProfileSettings s;
+  try {
+    vllm_kv_budget(m, h100, 1, s);  // 131 GiB of weights on one 79 GiB GPU
+    ADD_FAILURE() << "expected CostModelError";
+  } catch (const CostModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("weights"), std::string::npos) << e.what();
+  }
+  s.engine = KvEngine::kPagesim;
+  EXPECT_THROW(vllm_kv_budget(model_preset("llama-3.1-8b"), h100, 1, s), CostModelError);
+  s.engine = KvEngine::kVllm0_17;
+  s.max_num_seqs = 0;
+  EXPECT_THROW(vllm_kv_budget(model_preset("llama-3.1-8b"), h100, 1, s), CostModelError);
 }
 
 }  // namespace

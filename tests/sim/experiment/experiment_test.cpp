@@ -644,6 +644,34 @@ TEST(BuildRun, DefaultKvSlotsAreDerivedFromGpuMemory) {
   EXPECT_EQ(build_run(parse_experiment(set, "set.yaml")).kv_slots, 15728);
 }
 
+// kv.engine vllm-0.10 / vllm-0.17 size the derived pool as vLLM's start-up profiling does
+// (vllm_kv_budget.h): the run's pool is the budget's tokens, its profile run takes the
+// scheduler's limits (fewer sequences sampled, a smaller activation peak), and summary.json
+// prints the budget. The default engine (pagesim) keeps the earlier formula and no kv_budget.
+TEST(BuildRun, VllmEngineSizesThePoolAsVllmDoes) {
+  const std::string base = "workload: {max_requests: 1}\nmodel: llama-3.1-8b\ngpu: h100-sxm\nmax_model_len: 8192\n"
+                           "scheduler: {kind: vllm-v1, max_num_batched_tokens: 8192, max_num_seqs: 1024}\n";
+  const sim::Run run = build_run(parse_experiment(YAML::Load(base + "kv: {engine: vllm-0.17, gpu_memory_utilization: 0.95}\n"), "v.yaml"));
+  ASSERT_TRUE(run.kv_budget);
+  EXPECT_EQ(run.kv_slots, run.kv_budget->tokens);
+  EXPECT_NEAR(static_cast<double>(run.kv_slots) / 476'016, 1.0, 0.01);  // vLLM v0.19.0's log
+  EXPECT_DOUBLE_EQ(run.kv_budget->max_concurrency, static_cast<double>(run.kv_slots) / 8192);
+  const sim::Run few = build_run(parse_experiment(
+      YAML::Load("workload: {max_requests: 1}\nmodel: llama-3.1-8b\ngpu: h100-sxm\nmax_model_len: 8192\n"
+                 "scheduler: {kind: vllm-v1, max_num_batched_tokens: 8192, max_num_seqs: 16}\n"
+                 "kv: {engine: vllm-0.17, gpu_memory_utilization: 0.95}\n"),
+      "few.yaml"));
+  EXPECT_LT(few.kv_budget->activation_bytes, run.kv_budget->activation_bytes);
+  EXPECT_GT(few.kv_slots, run.kv_slots);
+  const sim::Run legacy = build_run(parse_experiment(YAML::Load(base + "kv: {gpu_memory_utilization: 0.95}\n"), "p.yaml"));
+  EXPECT_FALSE(legacy.kv_budget);
+  EXPECT_GT(legacy.kv_slots, run.kv_slots);  // datasheet memory, no activation or non-torch terms
+  const nlohmann::json j = kv_budget_json(*run.kv_budget, KvEngine::kVllm0_17);
+  EXPECT_EQ(j["engine"], "vllm-0.17");
+  EXPECT_EQ(j["kv_cache_tokens"], run.kv_slots);
+  EXPECT_DOUBLE_EQ(j["requested_gib"].get<double>(), 75.23);
+}
+
 // A pool of whole blocks holds kv.slots rounded down to them, and the run says so and reports
 // that pool (issue 24, item 5): 4,100 slots in blocks of 16 are 256 blocks, 4,096 slots, for
 // paged, radix and contiguous buddy alike (buddy refused 4,100 before). One warning names
