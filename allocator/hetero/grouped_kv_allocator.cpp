@@ -144,9 +144,9 @@ void GroupedKvAllocator::check_request(const AdmitRequest& req) const {
   if (req.output_tokens < 0 || req.generated_tokens < 0 || req.encoder_tokens < 0)
     misuse("output_tokens, generated_tokens and encoder_tokens must be >= 0");
   if (req.max_new_tokens < 1) misuse("max_new_tokens must be >= 1, got " + std::to_string(req.max_new_tokens));
-  if (static_cast<std::int64_t>(req.prompt_block_hashes.size()) > req.prompt_tokens / block_size())
+  if (static_cast<std::int64_t>(req.prompt_block_hashes.size()) > req.tokens_at_admission() / block_size())
     misuse(std::to_string(req.prompt_block_hashes.size()) + " prompt block hashes for only " +
-           std::to_string(req.prompt_tokens / block_size()) + " full prompt blocks");
+           std::to_string(req.tokens_at_admission() / block_size()) + " full blocks of prompt and generated tokens");
 }
 
 std::int64_t GroupedKvAllocator::count_hits(std::span<const BlockHash> hashes, std::int64_t limit,
@@ -407,6 +407,17 @@ bool GroupedKvAllocator::can_append_all(std::span<const SeqHandle> group, std::i
     for (std::size_t t = 0; t < need.size(); ++t) need[t] += one[t];
   }
   return pool_.plan(need, {}).feasible;
+}
+
+bool GroupedKvAllocator::cache_computed_blocks(SeqId seq, std::span<const BlockHash> keys) {
+  if (!prefix_cache_ || has_state_) return false;  // a recurrent group's state is never hit
+  const Sequence& s = get(seq);
+  const std::size_t full = std::min(keys.size(), static_cast<std::size_t>(s.tokens / block_size()));
+  for (std::size_t i = 0; i < full; ++i)
+    for (std::size_t t = 0; t < layout_.tables.size(); ++t)
+      if (layout_.tables[t].kind == TableKind::kTokens && s.tables[t][i] != kNoBlock && !pool_.cached(s.tables[t][i]))
+        pool_.cache(s.tables[t][i], keys[i]);
+  return true;
 }
 
 void GroupedKvAllocator::cache_filled_prompt_blocks(Sequence& s) {

@@ -110,6 +110,9 @@ class GroupedKvAllocator final : public KvAllocator {
   // pages, evictable pages); per kTokens table, the pages kept (kNoBlock entries not counted).
   std::int64_t available_blocks() const override;
   std::vector<std::int64_t> group_blocks(SeqId seq) const override;
+  // Caches the full token pages of every kTokens table, as vLLM's coordinator caches each
+  // group's blocks; false (nothing cached) with a recurrent group or without the cache.
+  bool cache_computed_blocks(SeqId seq, std::span<const BlockHash> keys) override;
   MemoryBreakdown breakdown() const override;
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;

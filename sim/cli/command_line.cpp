@@ -149,8 +149,8 @@ CLI::App* add_model_command(CLI::App& app, CommandLine& cl) {
       ->check(CLI::IsMember({"auto", "fp16", "bf16", "fp8", "int4"}));
   VllmProfileSettings& p = cl.model_profile;
   model->add_option("--gpu", cl.model_gpu, "GPU preset: also print vLLM's KV budget on it (kv_budget)");
-  model->add_option("--engine", cl.model_engine, "vLLM version family of the budget")
-      ->check(CLI::IsMember({"vllm-0.10", "vllm-0.17"}));
+  model->add_option("--vllm-version", cl.model_vllm_version,
+                    "vLLM release whose start-up profiling the budget follows (0.10 to 0.20)");
   model->add_option("--gpu-memory-utilization", p.gpu_memory_utilization, "vLLM's gpu_memory_utilization");
   model->add_option("--max-num-batched-tokens", p.max_num_batched_tokens, "Tokens of the profile run")
       ->check(integer_in<std::int64_t>(1));

@@ -58,7 +58,7 @@ struct CommandLine {
   std::string model_kv_dtype = "auto";
   // `pagesim model --gpu G`: also vLLM's KV budget on G (sim/cost/vllm_kv_budget.h).
   std::string model_gpu;
-  std::string model_engine = "vllm-0.17";
+  std::string model_vllm_version = "0.15.1";
   sim::VllmProfileSettings model_profile;
   // plot (file = the results folder)
   std::vector<std::string> metrics;  // summary metrics drawn against the swept keys

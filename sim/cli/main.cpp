@@ -382,7 +382,11 @@ int main(int argc, char** argv) {
         std::cout << sim::cli::model_info_json(m, cl.model_tp);
       } else {
         sim::VllmProfileSettings p = cl.model_profile;
-        p.engine = *sim::find_enum(sim::kKvEngineNames, cl.model_engine);  // checked by the parser
+        try {
+          p.engine = sim::vllm_family(sim::parse_vllm_version(cl.model_vllm_version));
+        } catch (const std::exception& e) {
+          throw std::invalid_argument(std::string("--vllm-version: ") + e.what());
+        }
         if (p.max_model_len == 0) p.max_model_len = m.max_seq_len;
         const sim::VllmKvBudget b = sim::vllm_kv_budget(m, sim::gpu_preset(cl.model_gpu), cl.model_tp, p);
         std::cout << sim::cli::model_info_json(m, cl.model_tp, sim::kv_budget_json(b, p.engine));

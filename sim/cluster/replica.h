@@ -66,11 +66,6 @@ class Replica {
   // (SchedulerSettings::async_steps > 0), in arrival order, each with the iteration starts
   // left before the scheduler sees it (>= 1).
   std::deque<std::pair<Request*, std::int64_t>> held;
-  // Asynchronous scheduling: requests whose last token the step just ended produced, still
-  // holding their KV until the next step is planned (Simulation::retire_finished). vLLM's
-  // engine plans step k+1 before it applies step k's output (EngineCore.step_with_batch_queue),
-  // so a finished request's blocks come back only after that plan.
-  std::vector<Request*> retiring;
   // Arrivals waiting behind the scheduler's queue, in arrival order, as the fields they arrived
   // with (48 bytes each, a Request is 256): a policy that reads only the first
   // Scheduler::waiting_lookahead() waiting requests cannot tell them from queued ones, and

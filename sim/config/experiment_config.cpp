@@ -148,7 +148,7 @@ void visit(V& v, ExperimentConfig& c) {
     k.field("slots", c.kv.slots);
     k.field("gpu_memory_utilization", c.kv.gpu_memory_utilization);
     k.field("activation_reserve_gib", c.kv.activation_reserve_gib);
-    k.choice_omitted_at_default("engine", c.kv.engine, kKvEngineNames, KvEngine::kPagesim);
+    k.choice_omitted_at_default("engine", c.kv.engine, kKvSizingNames, KvSizing::kVllm);
   });
   v.section("allocator", [&](auto& a) {
     a.choice("kind", c.allocator.kind, alloc::kAllocatorKindNames);

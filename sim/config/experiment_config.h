@@ -2,8 +2,8 @@
 //
 // Each section is a plain struct with defaults; the defaults describe the vLLM paper's
 // setting (OPT-13B on one A100-40GB, vLLM scheduler, paged block 16). kv.slots = 0 derives
-// the capacity from GPU memory (15,312 slots there, kv_capacity.h); the paper's 15,728 is
-// set explicitly by the experiments that reproduce it.
+// the capacity from GPU memory as vLLM vllm_version sizes it (14,496 slots there,
+// vllm_kv_budget.h); the paper's 15,728 is set explicitly by the experiments that reproduce it.
 // load_yaml_file(), apply_override() (--set) and parse_experiment() read a file into it:
 // every section parsed once into typed values (enums, a ReservationPolicy), every value
 // checked there, and the line of every key kept in `origin` for the errors found later
@@ -49,10 +49,11 @@ struct KvConfig {
   double activation_reserve_gib = 0;    // held back for activations when deriving slots;
                                         // with a vLLM engine, > 0 replaces the modelled
                                         // profile-run peak (sim/cost/vllm_kv_budget.h)
-  KvEngine engine = KvEngine::kPagesim;  // how slots: 0 sizes the pool: pagesim's formula
-                                         // (kv_capacity.h) or a vLLM version family
-                                         // (vllm_kv_budget.h), whose profile run takes
-                                         // scheduler.max_num_batched_tokens / max_num_seqs
+  // How slots: 0 sizes the pool (vllm_kv_budget.h): as the vLLM release `vllm_version`
+  // profiles the GPU (the default; its profile run takes scheduler.max_num_batched_tokens /
+  // max_num_seqs), or pagesim's earlier formula (kv_capacity.h). Written to
+  // config.resolved.yaml only when pagesim.
+  KvSizing engine = KvSizing::kVllm;
 };
 
 // The allocator's own spec (its policies, typed) plus what the config gives in other units.

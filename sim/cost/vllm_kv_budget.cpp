@@ -9,6 +9,17 @@
 
 namespace pagesim::sim {
 
+KvEngine vllm_family(const VllmVersion& v) {
+  if (v >= VllmVersion{0, 10, 0} && v < VllmVersion{0, 17, 0}) return KvEngine::kVllm0_10;
+  if (v >= VllmVersion{0, 17, 0} && v < VllmVersion{0, 21, 0}) return KvEngine::kVllm0_17;
+  throw CostModelError(fmt::format(
+      "vLLM's KV budget is modelled for releases 0.10 to 0.20 (checked against their start-up logs; from 0.21 "
+      "vLLM also subtracts an estimate of its CUDA graphs), but vllm_version is {}: set kv.slots, or kv.engine: "
+      "pagesim for pagesim's own formula",
+      format_vllm_version(v)));
+}
+
+
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

@@ -37,6 +37,7 @@
 #include <string_view>
 #include <utility>
 
+#include "sim/core/vllm_version.h"
 #include "sim/cost/gpu_spec.h"
 #include "sim/cost/model_spec.h"
 
@@ -56,6 +57,22 @@ inline constexpr std::array<std::pair<KvEngine, std::string_view>, 3> kKvEngineN
     {KvEngine::kVllm0_10, "vllm-0.10"},
     {KvEngine::kVllm0_17, "vllm-0.17"},
 }};
+
+// The experiment key kv.engine: how kv.slots: 0 sizes the pool. kVllm (the default) as the
+// vLLM release of the key vllm_version profiles its GPU (vllm_family); kPagesim pagesim's
+// earlier formula (kv_capacity.h), which subtracts only the weights and
+// kv.activation_reserve_gib.
+enum class KvSizing { kVllm, kPagesim };
+inline constexpr std::array<std::pair<KvSizing, std::string_view>, 2> kKvSizingNames = {{
+    {KvSizing::kVllm, "vllm"},
+    {KvSizing::kPagesim, "pagesim"},
+}};
+
+// The version family whose profiling terms a vLLM release has: 0.10 to 0.16 kVllm0_10, 0.17
+// to 0.20 kVllm0_17. Throws CostModelError for a release outside 0.10 to 0.20: earlier ones
+// are unchecked against logs, and from 0.21 vLLM subtracts an estimate of its CUDA graphs,
+// which is not modelled.
+KvEngine vllm_family(const VllmVersion& v);
 
 // The terms that differ between version families, with the logs they come from (all on
 // H100 80GB, max_num_batched_tokens 8192, max_num_seqs 1024; experiments/engine_parity/

@@ -442,7 +442,7 @@ void Simulation::start_iteration(Replica& p) {
     swap_out += plan_.swap_out_blocks;
     swap_in += plan_.swap_in_blocks;
     if (plan_.has_compute()) break;
-    if (!p.retiring.empty() || !p.held.empty()) {
+    if (scheduler.num_retired() > 0 || !p.held.empty()) {
       // Nothing to run: no step is in flight, so the finished requests' memory comes back
       // and the held requests are planned now.
       retire_finished(p);
@@ -505,13 +505,15 @@ void Simulation::start_iteration(Replica& p) {
   for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(p.index(), s, plan_);
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, plan_);
   // The step just planned ran on the previous one's output: its finished requests' memory
-  // comes back now (after the sample, which sees it held, as vLLM's scheduler did).
-  if (!p.retiring.empty()) retire_finished(p);
+  // comes back now (after the sample, which sees it held, as vLLM's scheduler did). The
+  // sample is then not what the next iterations repeat: no decode run starts from it.
+  const bool retired = scheduler.num_retired() > 0;
+  if (retired) retire_finished(p);
 
   ++p.iterations;
   ++iterations_;
   p.busy = true;
-  if (skip_decode_runs_) begin_run(p, s, shape, swap_s);
+  if (skip_decode_runs_ && !retired) begin_run(p, s, shape, swap_s);
   schedule(now_s + dt, now_s, EventKind::kIterationEnd, p.index());
 }
 
@@ -805,7 +807,6 @@ void Simulation::apply_plan(Replica& p, double end) {
     if (r->beam_width > 1) beams_->on_finished(r->id);
     if (retire && !r->seqs.empty()) {
       scheduler.retire(r);
-      p.retiring.push_back(r);
       continue;
     }
     scheduler.on_finished(r);
@@ -821,11 +822,7 @@ void Simulation::finish_request(Replica& p, Request* r) {
 }
 
 void Simulation::retire_finished(Replica& p) {
-  for (Request* r : p.retiring) {
-    p.scheduler().release_retired(r);
-    finish_request(p, r);
-  }
-  p.retiring.clear();
+  for (Request* r : p.scheduler().release_retired()) finish_request(p, r);
 }
 
 }  // namespace pagesim::sim

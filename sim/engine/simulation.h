@@ -258,8 +258,9 @@ class Simulation {
   void apply_plan(Replica& p, double end);
   // r is done: its observers are told and its storage is reused. REQUIRES: its memory freed.
   void finish_request(Replica& p, Request* r);
-  // Frees the memory of p's retiring requests (asynchronous scheduling: Replica::retiring)
-  // and finishes them.
+  // Frees the memory of the requests p's scheduler retired (asynchronous scheduling: vLLM's
+  // engine plans step k+1 before it applies step k's output, EngineCore.step_with_batch_queue,
+  // so a finished request's blocks come back only after that plan) and finishes them.
   void retire_finished(Replica& p);
   void emit_token(Request* r, double t);
   // The end of r's speculative step (Request::spec_step): its accepted proposals come out at

@@ -245,9 +245,9 @@ namespace {
 // run.kv_budget when `budget` is given.
 KvCapacity derived_kv_capacity(const ExperimentConfig& c, const Run& run, std::optional<VllmKvBudget>* budget = nullptr) {
   return in_section(c.origin, "kv", [&] {
-    if (c.kv.engine != KvEngine::kPagesim) {
+    if (c.kv.engine == KvSizing::kVllm) {
       VllmProfileSettings vs;
-      vs.engine = c.kv.engine;
+      vs.engine = vllm_family(c.vllm_version);
       vs.gpu_memory_utilization = c.kv.gpu_memory_utilization;
       vs.max_num_batched_tokens = c.scheduler.max_num_batched_tokens;
       vs.max_num_seqs = c.scheduler.max_num_seqs;
@@ -909,7 +909,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   j["cost_model"] = run.cost->describe();
   j["workload"] = run.source->describe();
   j["kv_slots"] = run.kv_slots;
-  if (run.kv_budget) j["kv_budget"] = kv_budget_json(*run.kv_budget, c.kv.engine);
+  if (run.kv_budget) j["kv_budget"] = kv_budget_json(*run.kv_budget, vllm_family(c.vllm_version));
   const nlohmann::ordered_json fields = s.to_json();
   for (const auto& [k, v] : fields.items()) j[k] = v;
   n.add_to(j);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <unordered_set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -260,15 +261,16 @@ void Scheduler::on_finished(Request* r) {
 void Scheduler::retire(Request* r) {
   unpin_adapter(r);
   running_.erase(std::find(running_.begin(), running_.end(), r));
-  ++retired_;
+  retired_.push_back(r);
 }
 
-void Scheduler::release_retired(Request* r) {
-  assert(retired_ > 0 && "release_retired without retire");
-  --retired_;
-  for (const alloc::SeqHandle& s : r->seqs) free_seq(s.id);
-  running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
-  r->seqs.clear();
+std::vector<Request*> Scheduler::release_retired() {
+  for (Request* r : retired_) {
+    for (const alloc::SeqHandle& s : r->seqs) free_seq(s.id);
+    running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
+    r->seqs.clear();
+  }
+  return std::exchange(retired_, {});
 }
 
 void Scheduler::hand_off(Request* r) {
@@ -370,6 +372,12 @@ void Scheduler::validate() const {
   check_queue(swapped_, RequestState::kSwapped, "swapped", true);
   std::int64_t running_seqs = 0, held = 0;
   for (const Request* r : running_) running_seqs += static_cast<std::int64_t>(r->seqs.size());
+  for (const Request* r : retired_) {
+    if (!seen.insert(r).second) broken(fmt::format("request {} is retired and queued at once", r->id));
+    if (r->state != RequestState::kFinished || r->seqs.empty())
+      broken(fmt::format("retired request {} is not finished holding its sequences", r->id));
+    running_seqs += static_cast<std::int64_t>(r->seqs.size());
+  }
   held = running_seqs;
   for (const Request* r : swapped_) held += static_cast<std::int64_t>(r->seqs.size());
   for (const InTransfer& t : in_transfer_) {
@@ -379,7 +387,8 @@ void Scheduler::validate() const {
     held += static_cast<std::int64_t>(t.seqs.size());
   }
   if (running_seqs != running_seqs_)
-    broken(fmt::format("running sequence count {} != {} sequences of running requests", running_seqs_, running_seqs));
+    broken(fmt::format("running sequence count {} != {} sequences of running and retired requests", running_seqs_,
+                       running_seqs));
   if (held != alloc_.num_sequences())
     broken(fmt::format("requests hold {} sequences, the allocator {}", held, alloc_.num_sequences()));
   if (!std::is_sorted(running_.begin(), running_.end(), arrives_before)) broken("running queue out of arrival order");

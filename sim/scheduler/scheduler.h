@@ -71,15 +71,15 @@ class Scheduler {
   // The engine finished `r` (all tokens generated): release its memory and drop it from
   // the running queue. Called after the plan that finished it has been applied.
   void on_finished(Request* r);
-  // Asynchronous scheduling's split of on_finished: retire(r) drops r from the running queue
-  // (it is never scheduled again; vLLM's async scheduler skips a request whose last token is
-  // in flight) but keeps its sequences, its memory and its count against max_num_seqs (vLLM
-  // keeps it in self.running until update_from_output); release_retired(r) then frees them.
-  // REQUIRES (release_retired): retire(r) before.
+  // Asynchronous scheduling's split of on_finished: retire(r) drops the finished r from the
+  // running queue (it is never scheduled again; vLLM's async scheduler skips a request whose
+  // last token is in flight) but keeps its sequences, its memory and its count against
+  // max_num_seqs (vLLM keeps it in self.running until update_from_output);
+  // release_retired() frees every retired request's and returns them, in retirement order.
   void retire(Request* r);
-  void release_retired(Request* r);
+  std::vector<Request*> release_retired();
   // Requests retired and not yet released.
-  std::int64_t num_retired() const { return retired_; }
+  std::int64_t num_retired() const { return static_cast<std::int64_t>(retired_.size()); }
   // Forks a request that just finished its prefill out to its full width (n samples or
   // beams). Returns false when the allocator has no room for the copies (contiguous
   // ranges); the request is then preempted by recompute.
@@ -312,7 +312,7 @@ class Scheduler {
   std::vector<Request*> spare_;   // a replaced running queue's storage (spare_running)
   std::deque<Request*> swapped_;  // ordered by (arrival, id)
   std::int64_t running_seqs_ = 0; // Σ live sequences of running requests (and retired ones)
-  std::int64_t retired_ = 0;      // retired, not yet released
+  std::vector<Request*> retired_; // finished, holding their sequences until release_retired
   std::vector<Request*> preempted_now_;  // marked preempted_now in the current iteration
   std::int64_t preemptions_total_ = 0;  // every preempt() so far, whatever plan it went to
   std::int64_t next_seq_ = 1;

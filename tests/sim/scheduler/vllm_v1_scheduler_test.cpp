@@ -145,9 +145,11 @@ TEST(VllmV1Scheduler, HitsAreWholeBlocksLeavingTheLastTokenToCompute) {
 // none is free, and r1 is the last running request: it preempts itself. Its block keeps
 // its hash in the free queue, so re-admission would hit it and need 2 blocks at once: r1
 // waits until r0 finishes (1 preemption), then hits 64 tokens and computes 64.
-// Had the freed block lost its hash (the same trace without ids: every re-admission starts
-// from nothing), each re-admission would fit its first chunk again and preempt itself at
-// the next: once every 2 iterations for as long as r0 runs.
+// The same trace without ids hits the same: vLLM hashes every full block of a request, not
+// only those a trace names (SchedulerTraits::caches_preempted_blocks gives the others keys of
+// the request's own). Had the freed block lost its hash (no prefix cache: every re-admission
+// starts from nothing), each re-admission would fit its first chunk again and preempt itself
+// at the next: once every 2 iterations for as long as r0 runs.
 TEST(VllmV1Scheduler, ReadmissionHitsItsFreedBlocksSoPreemptionsAreBounded) {
   auto r0 = trace_req(0, 0, 64, 60);
   auto r1 = trace_req(1, 0.5, 128, 1);
@@ -165,9 +167,16 @@ TEST(VllmV1Scheduler, ReadmissionHitsItsFreedBlocksSoPreemptionsAreBounded) {
     EXPECT_EQ(o.iterations[60].at("readmission_hit_tokens"), "64");
     EXPECT_EQ(o.iterations[60].at("prefill_tokens"), "64");
   }
+  r1.hash_ids.clear();
   {
-    r1.hash_ids.clear();
     auto a = v1_pool(3, 64, true);
+    auto o = testing::simulate_hashed({r0, r1}, 64, a, v1(65));
+    EXPECT_EQ(o.request(1).at("preemptions"), "1");
+    EXPECT_EQ(o.request(1).at("readmission_cached_tokens"), "64");
+    EXPECT_DOUBLE_EQ(o.value(1, "finish_s"), 61);
+  }
+  {
+    auto a = v1_pool(3, 64, false);
     auto o = testing::simulate_hashed({r0, r1}, 64, a, v1(65));
     // Preempted at it2, it4, ..., it58 (re-admitted at each odd iteration in between).
     EXPECT_EQ(o.request(1).at("preemptions"), "29") << "without hits the re-admissions thrash";

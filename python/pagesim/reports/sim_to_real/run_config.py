@@ -8,8 +8,9 @@ calibrate`.
 Server: vLLM's V1 engine (chunked prefill within max_num_batched_tokens, at most
 max_num_seqs running, prefix caching on by default, paged KV in blocks of 16 tokens, 90% of
 GPU memory: vllm/config/cache.py, CacheConfig.gpu_memory_utilization = 0.9) is pagesim's
-`vllm-v1` scheduler over a paged pool with a prefix cache, the pool sized as vLLM v0.10-v0.16
-size it at start-up (kv.engine vllm-0.10, sim/cost/vllm_kv_budget.h). Client: inference-perf's
+`vllm-v1` scheduler over a paged pool with a prefix cache, the pool sized as vLLM v0.15.1
+sizes it at start-up (kv.engine vllm, the default, with vllm_version 0.15.1:
+sim/cost/vllm_kv_budget.h). Client: inference-perf's
 shared_prefix data and load stages (workload.kind inference_perf) and its streamed-response
 metrics (client.kind inference_perf).
 """
@@ -24,8 +25,18 @@ import yaml
 
 from .measured import MeasuredRunsError
 
-# The KV pool as vLLM v0.15 sizes it (its profiling terms are those of v0.10-v0.16).
-KV_ENGINE = "vllm-0.10"
+# The server's release, read from its record's server.engine ("vLLM (v0.15.1 per ...)"): the
+# KV pool as it sizes it and its scheduler's behaviour where releases differ
+# (sim/core/vllm_version.h).
+VLLM_RELEASE = re.compile(r"\bv(\d+\.\d+(?:\.\d+)?)\b")
+
+
+def vllm_version(server: dict, where: str) -> str:
+    m = VLLM_RELEASE.search(str(server.get("engine", "")))
+    if not m:
+        raise MeasuredRunsError(f"{where}.server.engine: expected the vLLM release as vMAJOR.MINOR[.PATCH] "
+                                f"(e.g. 'vLLM (v0.15.1)'), found {server.get('engine')!r}")
+    return m.group(1)
 # vLLM's asynchronous scheduling, on by default since v0.14 (vllm/config/scheduler.py,
 # SchedulerConfig.async_scheduling; vllm-project/vllm#31998 extends the default to speculative
 # decoding): a request arriving during a step joins the step after the one already planned.
@@ -109,7 +120,8 @@ def experiment(run: dict[str, Any], calibration: str | None = None) -> dict[str,
         "gpu": gpu_preset(run["hardware"], where),
         "tensor_parallel": int(server["tensor_parallel"]),
         "max_model_len": int(server["max_model_len"]),
-        "kv": {"slots": 0, "gpu_memory_utilization": 0.9, "engine": KV_ENGINE},
+        "vllm_version": vllm_version(server, where),
+        "kv": {"slots": 0, "gpu_memory_utilization": 0.9},
         "allocator": {"kind": "paged", "block_size": 16, "prefix_cache": True},
         "scheduler": {"kind": "vllm-v1", "max_num_batched_tokens": int(server["max_num_batched_tokens"]),
                       "max_num_seqs": int(server["max_num_seqs"]), "async_steps": ASYNC_STEPS},

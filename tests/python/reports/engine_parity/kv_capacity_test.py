@@ -63,5 +63,5 @@ def test_a_row_missing_a_field_is_refused_naming_file_and_field(tmp_path, field)
 def test_a_missing_column_is_refused(tmp_path):
     bad = tmp_path / "no_column.csv"
     bad.write_text("id,vllm_version\nx,0.19.0\n")
-    with pytest.raises(check.LogError, match=r"no_column\.csv:1: header lacks the column\(s\) engine"):
+    with pytest.raises(check.LogError, match=r"no_column\.csv:1: header lacks the column\(s\) gpu"):
         check.read_logs(str(bad))

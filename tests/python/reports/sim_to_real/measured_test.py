@@ -69,6 +69,15 @@ def test_the_config_of_a_run_comes_from_its_record_only():
     assert cfg["workload"]["inference_perf"]["stages"] == [{"rate": 5.0, "duration_s": 600.0},
                                                           {"rate": 10.0, "duration_s": 600.0}]
     assert cfg["calibration"] == "cal.yaml"
+    # The release its record names sizes its pool and picks its scheduler's behaviour.
+    assert cfg["vllm_version"] == "0.15.1" and cfg["kv"] == {"slots": 0, "gpu_memory_utilization": 0.9}
+
+
+def test_a_server_without_a_vllm_release_is_named():
+    r = copy.deepcopy(runs()[0])
+    r["server"]["engine"] = "vLLM (nightly)"
+    with pytest.raises(measured.MeasuredRunsError, match=r"server.engine: expected the vLLM release"):
+        run_config.experiment(r)
 
 
 def test_unknown_models_and_gpus_are_named():
