@@ -149,3 +149,27 @@ def test_compare_names_the_first_divergent_step_and_its_fields(tmp_path):
     assert c.identical == 1 and c.first.step == 1 and c.first.fields == ["free_blocks"]
     assert c.first.ours == {"free_blocks": 4} and c.first.theirs == {"free_blocks": 3}
     assert c.metric_differences()["mean_free_blocks"] == pytest.approx(4 / 3.5 - 1)
+
+
+def test_a_recording_without_its_scenario_or_of_another_pool_is_refused_naming_both(tmp_path):
+    root = tmp_path / "parity"
+    (root / "recorded" / "0.15.1").mkdir(parents=True)
+    (root / "scenarios").mkdir()
+    write_record(str(root / "recorded" / "0.15.1" / "x.jsonl.gz"), HEADER, [STEP])
+    with pytest.raises(parity.ParityError, match=r"x\.jsonl\.gz: header field 'scenario' is 'x', but .*x\.yaml does not"):
+        parity.compare_all(pagesim_binary(), str(root), str(tmp_path / "out"))
+    (root / "scenarios" / "t.csv").write_text("arrival_s,prompt_tokens,output_tokens\n0,10,2\n")
+    (root / "scenarios" / "x.yaml").write_text(
+        SCENARIO.replace("path: t.csv, hash_block_tokens: 4", "path: t.csv").replace("slots: 24", "slots: 32"))
+    with pytest.raises(parity.ParityError, match=r"recorded pool is 6 blocks of 4 tokens.*pagesim's run .* has 8 of 4"):
+        parity.compare_all(pagesim_binary(), str(root), str(tmp_path / "out"))
+
+
+def test_a_scenario_pagesim_cannot_run_is_refused_with_pagesims_reason(tmp_path):
+    root = tmp_path / "parity"
+    (root / "recorded" / "0.15.1").mkdir(parents=True)
+    (root / "scenarios").mkdir()
+    write_record(str(root / "recorded" / "0.15.1" / "x.jsonl.gz"), HEADER, [STEP])
+    (root / "scenarios" / "x.yaml").write_text("name: x\nscheduler: {kind: vllm-v1, long_prefill_token_threshold: -3}\n")
+    with pytest.raises(parity.ParityError, match=r"x\.yaml.*scheduler\.long_prefill_token_threshold"):
+        parity.compare_all(pagesim_binary(), str(root), str(tmp_path / "out"))
