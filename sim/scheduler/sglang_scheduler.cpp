@@ -113,7 +113,6 @@ void SglangScheduler::schedule_decode(IterationPlan& plan) {
   for (Request* r : running())
     if (!r->in_prefill()) decoding.push_back(r);
   if (decoding.empty()) return;
-  const std::int64_t page = radix_.block_size();
   auto fits = [&] {
     std::int64_t need = 0;
     for (const Request* r : decoding)
@@ -125,24 +124,25 @@ void SglangScheduler::schedule_decode(IterationPlan& plan) {
     std::stable_sort(decoding.begin(), decoding.end(), [](const Request* a, const Request* b) {
       return a->generated != b->generated ? a->generated > b->generated : a->prompt_tokens < b->prompt_tokens;
     });
-    bool first = true;
-    while (decoding.size() > 1 &&
-           (first || !fits() ||
-            radix_.num_available_pages() * page <
-                static_cast<std::int64_t>(decoding.size()) * sglang::kRetractDecodeSteps)) {
+    // Retract at least one, then while the next decode step does not fit; always keep one.
+    std::size_t retracted = 0;
+    while (decoding.size() > 1 && (retracted == 0 || !fits())) {
       Request* victim = decoding.back();
       decoding.pop_back();
       preempt_running(victim, plan);
-      first = false;
+      ++retracted;
     }
+    // update_running_batch -> _add_request_to_queue: each retracted request is appended.
+    requeue_preempted_at_back(retracted);
+    // NewTokenRatioTracker.estimate_new_token_ratio_after_retract over the requests kept.
     std::int64_t generated = 0, outputs = 0;
     for (const Request* r : decoding) {
       generated += r->generated;
       outputs += r->output_tokens;
     }
-    new_token_ratio_ = std::min(1.0, static_cast<double>(generated + sglang::kRetractDecodeSteps *
-                                                                          static_cast<std::int64_t>(decoding.size())) /
-                                         static_cast<double>(std::max<std::int64_t>(outputs, 1)));
+    const auto kept = static_cast<std::int64_t>(decoding.size());
+    new_token_ratio_ = std::min(1.0, static_cast<double>(generated + sglang::kRetractDecodeSteps * kept) /
+                                         static_cast<double>(outputs + 1));
   } else {
     new_token_ratio_ = std::max(new_token_ratio_ - sglang::kNewTokenRatioDecay, sglang::kMinNewTokenRatio);
   }

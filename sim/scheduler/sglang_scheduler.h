@@ -20,18 +20,21 @@
 //              one chunked request. Admission stops at the first request refused.
 //   decode     managers/schedule_batch.py, ScheduleBatch.check_decode_mem / retract_decode:
 //              every running request needs its next token's page (cached pages are evicted
-//              for it); if they do not fit, requests are retracted (recompute preemption,
-//              their cached prefix stays in the tree) in order of fewest generated tokens,
-//              then longest prompt, until the pool has room for retract_decode_steps (20)
-//              tokens per remaining request or one is left; new_token_ratio is then reset to
-//              (generated + 20 × remaining) / Σ output of the remaining requests (<= 1), and
-//              otherwise decays by (0.7 − 0.098) / 600 per decode step from 0.7 to 0.098
+//              for it); if they do not fit, at least one request is retracted (recompute
+//              preemption, nothing inserted into the tree), in order of fewest generated
+//              tokens, then longest prompt, and more while the next decode step still does
+//              not fit, keeping one; the retracted rejoin the back of the waiting queue in
+//              that order (scheduler.py, update_running_batch -> _add_request_to_queue).
+//              new_token_ratio is then reset to min(1, (generated + 20 × kept) /
+//              (Σ max_new_tokens + 1)) over the kept requests
+//              (NewTokenRatioTracker.estimate_new_token_ratio_after_retract), and otherwise
+//              decays by (0.7 − 0.098) / 600 per decode step from 0.7 to 0.098
 //              (global_config / environment defaults: init 0.7, min factor 0.14, 600 steps).
 // max_new_tokens is the request's true output length (SGLang's benchmarks set it so).
 // Not modelled: in-batch prefix caching (a waiting request that shares a prefix only with
 // another waiting request is not deprioritised), the separate max_prefill_tokens budget,
-// mixed prefill/decode batches, priority scheduling. Retracted requests rejoin the front
-// of the waiting queue (SGLang appends them; under lpm the sort reorders them anyway).
+// mixed prefill/decode batches, priority scheduling, release_req's eager eviction of
+// 20 × remaining tokens after each retraction (the pool here evicts on demand).
 // Requests leave the waiting queue only through pop_waiting() and rejoin it through
 // preempt(), so the allocator's pending-prefix holds follow the queue; lpm's sort only
 // permutes it (the radix pool ignores the holds; waiting_prefix_test counts them).

@@ -75,7 +75,8 @@ TEST(SglangScheduler, LongestPrefixFirstOrdersTheWaitingQueue) {
 // r1's 2 + 10 tokens fit (12 <= 12.7): prefill-only it1. From it2 both decode in step, each
 // holding k + 1 tokens after it_k, until it10 needs 2 pages with 1 available: r1 (fewest
 // generated, then longest prompt, then latest in the running order) is retracted with 9
-// tokens generated and new_token_ratio becomes min(1, (9 + 20) / 10) = 1. r0 finishes at 11;
+// tokens generated and new_token_ratio becomes min(1, (10 + 20) / (10 + 1)) = 1 (r0, the one
+// kept: its generated tokens + 20 over its max_new_tokens + 1). r0 finishes at 11;
 // it11 re-prefills r1's 11 tokens and its 10th token finishes it at 12.
 TEST(SglangScheduler, RetractsTheRequestWithTheFewestGeneratedTokensOnOutOfMemory) {
   auto a = radix(21);
@@ -91,6 +92,24 @@ TEST(SglangScheduler, RetractsTheRequestWithTheFewestGeneratedTokensOnOutOfMemor
   EXPECT_DOUBLE_EQ(o.value(1, "finish_s"), 12);
   EXPECT_EQ(o.request(1).at("preemptions"), "1");
   EXPECT_EQ(o.request(1).at("recomputed_tokens"), "11");
+}
+
+// The same pool and first two requests under fcfs, and r2 (prompt 12, output 2) at 1.5: its
+// 14 tokens never fit beside the running requests' reservation. it10 retracts r1, which
+// rejoins the BACK of the waiting queue (SGLang's update_running_batch appends it): it11
+// admits r2 alone (nothing runs; then r1's 11 + 1 tokens exceed 21 - 12 - 2 = 7), r2
+// finishes at 13 after one decode, and it13 re-prefills r1, which finishes at 14. (At the
+// front, r1 would go first and finish at 12, r2 at 14.)
+TEST(SglangScheduler, RetractedRequestRejoinsTheBackOfTheWaitingQueue) {
+  auto a = radix(21);
+  auto o = testing::simulate({trace_req(0, 0, 2, 10), trace_req(1, 0.5, 2, 10), trace_req(2, 1.5, 12, 2)}, a,
+                             sglang(100, SchedulePolicy::kFcfs));
+  EXPECT_EQ(o.iterations_run, 14);
+  EXPECT_EQ(o.iterations[10].at("preemptions"), "1");
+  EXPECT_EQ(o.iterations[11].at("prefill_tokens"), "12");
+  EXPECT_DOUBLE_EQ(o.value(2, "finish_s"), 13);
+  EXPECT_EQ(o.iterations[13].at("prefill_tokens"), "11");
+  EXPECT_DOUBLE_EQ(o.value(1, "finish_s"), 14);
 }
 
 // Pages of 2 tokens, hash blocks of 2, a budget of 4 tokens. r0 (prompt 10, ids 1..5,
