@@ -30,9 +30,24 @@ alloc::AdmitResult SglangScheduler::allocate_admission(const alloc::AdmitRequest
 
 void SglangScheduler::schedule(double now, IterationPlan& plan) {
   begin_iteration(plan);
+  // Requests that finished in the last step. After a prefill step they leave SGLang's batch
+  // before this prefill attempt (get_next_batch_to_run filters last_batch, and so does
+  // excluding a chunked request from it); after a decode step only when the next
+  // update_running_batch filters the running batch. Either shrink clears batch_is_full.
+  const bool shrank = running().size() < running_after_;
+  if (last_was_prefill_ && (shrank || last_had_chunk_)) batch_is_full_ = false;
+  if (!last_was_prefill_ && shrank) finished_unfiltered_ = true;
   schedule_prefill(now, plan);
-  if (!plan.prefills.empty()) return;  // decodes wait for a prefill batch (no mixed batches)
-  schedule_decode(plan);
+  if (plan.prefills.empty()) {  // decodes wait for a prefill batch (no mixed batches)
+    schedule_decode(plan);
+    // Filtering left nothing to decode: SGLang's next loop pass (an empty step, no time)
+    // tries the prefill again with the batch no longer full.
+    if (plan.decodes.empty() && plan.preempted.empty()) schedule_prefill(now, plan);
+  }
+  last_was_prefill_ = !plan.prefills.empty();
+  last_had_chunk_ = std::any_of(plan.prefills.begin(), plan.prefills.end(),
+                                [](const PrefillWork& w) { return !w.completes; });
+  running_after_ = running().size();
 }
 
 void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
@@ -55,14 +70,21 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
     if (chunk > 0 && radix_.append(r->seqs.front().id, chunk)) {
       plan.prefills.push_back({r, chunk, r->prefilled, last, /*admitted=*/false});
       budget -= chunk;
-      if (last) reserved += static_cast<double>(std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens));
+      // _update_prefill_budget: one page of overhead, and min(max_new_tokens, 4096) once the
+      // last chunk is in (add_chunked_req).
+      reserved += static_cast<double>(page + (last ? std::min(r->output_tokens, sglang::kClipMaxNewTokens) : 0));
     } else {
       chunk_in_progress = true;
     }
     break;  // one request at a time is in a chunked prefill
   }
 
-  if (waiting().empty() || num_running_seqs() >= settings_.max_num_seqs) return;
+  // A full running batch tries no waiting request until it shrinks (see schedule()).
+  if (waiting().empty() || batch_is_full_) return;
+  if (num_running_seqs() >= settings_.max_num_seqs) {
+    batch_is_full_ = true;  // get_num_allocatable_reqs <= 0
+    return;
+  }
   // Matches count only pages inserted before this batch (batch_clock_): a page this batch
   // inserts is computed by it, not hit by another request of the same batch. lpm matches
   // the whole queue to sort it; fcfs matches each request as admission reaches it.
@@ -76,15 +98,24 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
   while (!waiting().empty() && budget > 0) {
     Request* r = waiting().front();
     if (r->preempted_now) break;
-    if (num_running_seqs() + r->width() > settings_.max_num_seqs) break;
+    if (num_running_seqs() + r->width() > settings_.max_num_seqs) {
+      batch_is_full_ = true;
+      break;
+    }
     const std::int64_t total = r->prompt_tokens + r->generated;
     const std::int64_t matched_pages = lpm ? matched_pages_[r] : matched_tokens(*r) / page;
     const std::int64_t matched = matched_pages * page;
     const std::int64_t extend = total - matched;
     const std::int64_t output = std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens);
-    // With nothing running, the head only needs its pages (else a request as large as the
-    // pool would wait forever behind the reservation estimate).
-    if (!running().empty() && static_cast<double>(extend + output) > room()) break;
+    // add_one_req: with its matched path locked (no longer evictable), extend + min(remaining
+    // output, 4096) + one page must stay below rem_total_tokens, else NO_TOKEN: the batch is
+    // full. With nothing running, the head only needs its pages (else a request as large as
+    // the pool would wait forever behind the reservation estimate).
+    const std::int64_t locked = radix_.unreferenced_matched_pages(r->block_hashes, matched_pages) * page;
+    if (!running().empty() && static_cast<double>(extend + output + page) >= room() - static_cast<double>(locked)) {
+      batch_is_full_ = true;
+      break;
+    }
     // The tokens computed now, after the matched ones (all of them, or a chunk cut at a page).
     std::int64_t chunk = extend;
     if (extend > budget) {
@@ -93,22 +124,31 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
       if (chunk <= 0) break;
     }
     const alloc::AdmitRequest a = admit_request(*r, 0, chunk);
-    if (radix_.pages_to_admit(a, matched_pages) > radix_.num_available_pages()) break;
+    if (radix_.pages_to_admit(a, matched_pages) > radix_.num_available_pages()) {
+      batch_is_full_ = true;
+      break;
+    }
     pop_waiting();
     admit_hit_pages_ = matched_pages;
     [[maybe_unused]] const bool admitted = admit(r, now, chunk, plan);
     assert(admitted && "pages_to_admit promised room");
     const PrefillWork& w = plan.prefills.back();
     budget -= w.new_tokens;
-    if (w.completes) {
-      reserved += static_cast<double>(output);
-    } else {
-      chunk_in_progress = true;
+    // _update_prefill_budget: min(max_new_tokens, 4096) + one page (a chunk: the page only).
+    reserved += static_cast<double>(page + (w.completes ? std::min(r->output_tokens, sglang::kClipMaxNewTokens) : 0));
+    if (!w.completes) chunk_in_progress = true;
+    // budget_state: nothing left of rem_total_tokens is NO_TOKEN too.
+    if (room() <= 0) {
+      batch_is_full_ = true;
+      break;
     }
   }
 }
 
 void SglangScheduler::schedule_decode(IterationPlan& plan) {
+  // update_running_batch: filtering the finished (or an empty batch) clears batch_is_full.
+  if (finished_unfiltered_ || running().empty()) batch_is_full_ = false;
+  finished_unfiltered_ = false;
   std::vector<Request*> decoding;
   for (Request* r : running())
     if (!r->in_prefill()) decoding.push_back(r);
@@ -132,8 +172,10 @@ void SglangScheduler::schedule_decode(IterationPlan& plan) {
       preempt_running(victim, plan);
       ++retracted;
     }
-    // update_running_batch -> _add_request_to_queue: each retracted request is appended.
+    // update_running_batch -> _add_request_to_queue: each retracted request is appended;
+    // the batch shrank, so it is no longer full.
     requeue_preempted_at_back(retracted);
+    batch_is_full_ = false;
     // NewTokenRatioTracker.estimate_new_token_ratio_after_retract over the requests kept.
     std::int64_t generated = 0, outputs = 0;
     for (const Request* r : decoding) {

@@ -13,11 +13,21 @@
 //              first (add_chunked_req); then waiting requests in order while running
 //              requests < max_num_seqs and the prefill budget (chunked_prefill_size, here
 //              max_num_batched_tokens) lasts; a request is taken only when its uncached
-//              tokens + min(remaining output, 4096) stay below available + evictable tokens
-//              minus the reservation of running requests (remaining output × new_token_ratio)
-//              and of those admitted before it (add_one_req, rem_total_tokens); a request
-//              longer than the remaining budget is cut at a page boundary and becomes the
-//              one chunked request. Admission stops at the first request refused.
+//              tokens + min(remaining output, 4096) + one page stay strictly below
+//              available + evictable tokens (its matched path locked, so not evictable)
+//              minus the reservation of running requests (remaining output ×
+//              new_token_ratio) and of those admitted before it (add_one_req,
+//              rem_total_tokens; _update_prefill_budget charges each admitted one
+//              min(max_new_tokens, 4096) + one page beside its pages); a request longer
+//              than the remaining budget is cut at a page boundary and becomes the one
+//              chunked request. Admission stops at the first request refused.
+//   full batch scheduler.py, _get_new_batch_prefill_raw: a refusal for memory (NO_TOKEN) or
+//              for max_num_seqs marks the running batch full (batch_is_full), and no
+//              waiting request is tried until the batch shrinks: a prefill step's finished
+//              or chunked requests clear it at the next step (get_next_batch_to_run filters
+//              last_batch); a decode step's finished requests only at the next
+//              update_running_batch, after that step's prefill attempt, so admission
+//              resumes one step late; a retraction clears it too.
 //   decode     managers/schedule_batch.py, ScheduleBatch.check_decode_mem / retract_decode:
 //              every running request needs its next token's page (cached pages are evicted
 //              for it); if they do not fit, at least one request is retracted (recompute
@@ -87,6 +97,16 @@ class SglangScheduler final : public Scheduler {
   std::unordered_map<const Request*, std::int64_t> matched_pages_;
   // The hits the admission in progress may take (allocate_admission).
   std::int64_t admit_hit_pages_ = 0;
+  // running_batch.batch_is_full: set when admission meets NO_TOKEN or max_num_seqs; no
+  // waiting request is tried until the running batch shrinks.
+  bool batch_is_full_ = false;
+  // Requests a decode step finished that SGLang's next update_running_batch filters.
+  bool finished_unfiltered_ = false;
+  // The last step: a prefill (and whether it left a chunk unfinished), and how many
+  // requests ran after it was planned.
+  bool last_was_prefill_ = false;
+  bool last_had_chunk_ = false;
+  std::size_t running_after_ = 0;
 };
 
 }  // namespace pagesim::sim
