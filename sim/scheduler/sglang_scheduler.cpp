@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <vector>
 
 namespace pagesim::sim {
@@ -90,9 +91,32 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
   // the whole queue to sort it; fcfs matches each request as admission reaches it.
   const bool lpm = settings_.schedule_policy == SchedulePolicy::kLpm && waiting().size() <= sglang::kLpmMaxQueue;
   if (lpm) {
+    // SchedulePolicy._compute_prefix_matches: in queue order, a request matching at most
+    // 32 tokens in the tree is matched against the waiting requests seen before it that
+    // were so too; sharing >= 32 tokens with one of them, it is deprioritised (its prefix
+    // is computed once, by the other, and hit later), else its keys join that set.
+    // Chained keys make "shares >= 32 tokens" one lookup: the key of its 32nd token's page.
     matched_pages_.clear();
-    for (const Request* r : waiting()) matched_pages_[r] = matched_tokens(*r) / page;
-    reorder_waiting([this](const Request* a, const Request* b) { return matched_pages_[a] > matched_pages_[b]; });
+    in_batch_keys_.clear();
+    deprioritized_.clear();
+    const std::int64_t check_pages = (sglang::kInBatchPrefixTokens + page - 1) / page;
+    for (const Request* r : waiting()) {
+      const std::int64_t matched = matched_tokens(*r);
+      matched_pages_[r] = matched / page;
+      if (matched > sglang::kInBatchPrefixTokens) continue;
+      const auto& keys = r->block_hashes;
+      if (static_cast<std::int64_t>(keys.size()) >= check_pages &&
+          in_batch_keys_.count(keys[static_cast<std::size_t>(check_pages - 1)]) != 0) {
+        deprioritized_.insert(r);
+      } else {
+        in_batch_keys_.insert(keys.begin(), keys.end());
+      }
+    }
+    // _sort_by_longest_prefix: longest match first, the deprioritised last (stable).
+    auto rank = [this](const Request* r) {
+      return deprioritized_.count(r) != 0 ? std::numeric_limits<std::int64_t>::max() : -matched_pages_[r];
+    };
+    reorder_waiting([&rank](const Request* a, const Request* b) { return rank(a) < rank(b); });
   }
 
   while (!waiting().empty() && budget > 0) {

@@ -6,9 +6,11 @@
 // python/sglang/srt/):
 //   ordering   managers/schedule_policy.py, SchedulePolicy.calc_priority: with `lpm` the
 //              waiting queue is stably sorted by longest cached prefix (match_prefix of each
-//              request, made before any admission of the iteration); beyond 128 waiting
-//              requests LPM turns into FCFS (_determine_active_policy). `fcfs` keeps queue
-//              order.
+//              request, made before any admission of the iteration), except that a
+//              request matching <= 32 tokens that shares >= 32 tokens with an earlier such
+//              waiting request goes last (_compute_prefix_matches, in-batch prefix
+//              caching); beyond 128 waiting requests LPM turns into FCFS
+//              (_determine_active_policy). `fcfs` keeps queue order.
 //   admission  schedule_policy.py, PrefillAdder: a request in a chunked prefill continues
 //              first (add_chunked_req); then waiting requests in order while running
 //              requests < max_num_seqs and the prefill budget (chunked_prefill_size, here
@@ -41,8 +43,7 @@
 //              decays by (0.7 − 0.098) / 600 per decode step from 0.7 to 0.098
 //              (global_config / environment defaults: init 0.7, min factor 0.14, 600 steps).
 // max_new_tokens is the request's true output length (SGLang's benchmarks set it so).
-// Not modelled: in-batch prefix caching (a waiting request that shares a prefix only with
-// another waiting request is not deprioritised), the separate max_prefill_tokens budget,
+// Not modelled: the separate max_prefill_tokens budget,
 // mixed prefill/decode batches, priority scheduling, release_req's eager eviction of
 // 20 × remaining tokens after each retraction (the pool here evicts on demand).
 // Requests leave the waiting queue only through pop_waiting() and rejoin it through
@@ -53,6 +54,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "allocator/radix/radix_allocator.h"
 #include "sim/scheduler/scheduler.h"
@@ -67,6 +69,8 @@ inline constexpr double kInitNewTokenRatio = 0.7;
 inline constexpr double kMinNewTokenRatio = 0.7 * 0.14;
 inline constexpr double kNewTokenRatioDecay = (kInitNewTokenRatio - kMinNewTokenRatio) / 600;
 inline constexpr std::size_t kLpmMaxQueue = 128;  // beyond it lpm falls back to fcfs
+// IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD and _DEPRIORITIZE_THRESHOLD (both 32 tokens).
+inline constexpr std::int64_t kInBatchPrefixTokens = 32;
 }  // namespace sglang
 
 class SglangScheduler final : public Scheduler {
@@ -93,8 +97,12 @@ class SglangScheduler final : public Scheduler {
   // The radix pool's clock when this iteration's prefill batch started: pages inserted
   // later are computed by this batch, not hits for another of its requests.
   std::uint64_t batch_clock_ = 0;
-  // lpm: pages matched per waiting request, for the sort.
+  // lpm: pages matched per waiting request, for the sort; the page keys of the waiting
+  // requests checked for in-batch sharing (waiting_queue_radix_tree) and those found to
+  // share a prefix with an earlier one.
   std::unordered_map<const Request*, std::int64_t> matched_pages_;
+  std::unordered_set<alloc::BlockHash> in_batch_keys_;
+  std::unordered_set<const Request*> deprioritized_;
   // The hits the admission in progress may take (allocate_admission).
   std::int64_t admit_hit_pages_ = 0;
   // running_batch.batch_is_full: set when admission meets NO_TOKEN or max_num_seqs; no

@@ -70,6 +70,31 @@ TEST(SglangScheduler, LongestPrefixFirstOrdersTheWaitingQueue) {
   }
 }
 
+// Page size 1, hash blocks of 16 tokens, a budget of 56 tokens, three requests at 0 of output
+// 1: r0 (prompt 40, ids {1,2,3}), r1 (prompt 40, ids {1,2,4}), r2 (prompt 16, id {9}). None
+// matches the empty tree, but r1 shares 32 tokens with r0, ahead of it in the queue: SGLang
+// deprioritises r1 (IN_BATCH_PREFIX_CACHING thresholds, 32), so it0 prefills r0 and r2
+// (56 tokens) and both finish at 1; it1 finds r0's first 32 tokens cached for r1, which
+// computes 8 and finishes at 2. (Sorted by tree match alone, r1 would follow r0, be cut to
+// 16 tokens and hit nothing.)
+TEST(SglangScheduler, WaitingRequestSharingAPrefixWithAnEarlierOneGoesLast) {
+  auto a = radix(256);
+  auto r0 = trace_req(0, 0, 40, 1);
+  r0.hash_ids = {1, 2, 3};
+  auto r1 = trace_req(1, 0, 40, 1);
+  r1.hash_ids = {1, 2, 4};
+  auto r2 = trace_req(2, 0, 16, 1);
+  r2.hash_ids = {9};
+  auto o = testing::simulate_hashed({r0, r1, r2}, 16, a, sglang(56));
+  EXPECT_EQ(o.iterations_run, 2);
+  EXPECT_EQ(o.iterations[0].at("prefill_tokens"), "56");
+  EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 1);
+  EXPECT_DOUBLE_EQ(o.value(2, "finish_s"), 1);
+  EXPECT_EQ(o.request(1).at("cached_tokens"), "32");
+  EXPECT_EQ(o.iterations[1].at("prefill_tokens"), "8");
+  EXPECT_DOUBLE_EQ(o.value(1, "finish_s"), 2);
+}
+
 // Pool of 39 pages of 1 token. r0 (prompt 2, output 20) at 0, r1 (prompt 2, output 20) at
 // 0.5. it1: r0's reservation is 0.7 × 19 = 13.3 tokens and 37 pages are available, so r1's
 // 2 + 20 tokens + one page (23) stay below 37 − 13.3 = 23.7: prefill-only it1. From it2 both
