@@ -134,6 +134,7 @@ AdmitResult RadixAllocator::admit_matched(const AdmitRequest& req, std::int64_t 
     tree_.touch(node);
     s.table.push_back(node);
   }
+  if (hits > 0) tree_.split_after(node);  // match_prefix splits the node where the match ends
   s.tree_pages = hits;
   const std::int64_t n_pages = pages_for(tokens);
   while (static_cast<std::int64_t>(s.table.size()) < n_pages) {

@@ -113,6 +113,11 @@ class RadixAllocator : public KvAllocator {
                            std::uint64_t inserted_by = std::numeric_limits<std::uint64_t>::max()) const {
     return tree_.match(keys, inserted_by);
   }
+  // How many of the first n pages of `keys`' cached path no table holds (they stop being
+  // available once a request locks the path). REQUIRES: n <= match_pages(keys).
+  std::int64_t unreferenced_matched_pages(std::span<const BlockHash> keys, std::int64_t n) const {
+    return tree_.unreferenced_in_path(keys, n);
+  }
   // The logical clock: advanced by every admit, append and free.
   std::uint64_t clock() const { return tree_.clock(); }
   // Pages admitting req with at most `max_hit_pages` reused pages would take out of

@@ -66,8 +66,27 @@ BlockId RadixTree::take() {
 BlockId RadixTree::evict_one() {
   // Only unreferenced subtrees hold unreferenced nodes, and every such subtree has a leaf.
   assert(!lru_leaves_.empty());
-  const BlockId p = lru_leaves_.begin()->second;
+  const BlockId leaf = lru_leaves_.begin()->second;
   lru_leaves_.erase(lru_leaves_.begin());
+  BlockId p = leaf;
+  for (;;) {
+    const bool start = at(p).run_start;
+    const BlockId up = at(p).parent;
+    remove_leaf(p);
+    if (p != leaf) {
+      at(p) = Page{};
+      free_list_.push_back(p);
+    }
+    // The run goes on up while its pages are evictable leaves (a page some table holds
+    // ends it: a match split the run there in SGLang).
+    if (start || up == kRoot || !is_evictable_leaf(at(up))) break;
+    lru_leaves_.erase({at(up).last_access, up});
+    p = up;
+  }
+  return leaf;
+}
+
+void RadixTree::remove_leaf(BlockId p) {
   Page& pg = at(p);
   nodes_.erase(pg.key);
   pg.in_tree = false;
@@ -77,9 +96,9 @@ BlockId RadixTree::evict_one() {
   if (pg.parent != kRoot) {
     Page& up = at(pg.parent);
     --up.children;
+    if (up.run_next == p) up.run_next = kNoBlock;
     if (is_evictable_leaf(up)) lru_leaves_.insert({up.last_access, pg.parent});
   }
-  return p;
 }
 
 void RadixTree::insert(BlockId p, BlockId parent, BlockHash key) {
@@ -92,11 +111,27 @@ void RadixTree::insert(BlockId p, BlockId parent, BlockHash key) {
   pg.inserted_at = clock_;
   nodes_.emplace(key, p);
   ++tree_pages_;
+  pg.run_start = true;
   if (parent != kRoot) {
     Page& up = at(parent);
     assert(up.in_tree && up.ref > 0 && "a table holds the path to what it inserts");
+    // The same insert (same clock) under the end of its run continues the run; a sibling
+    // splits the parent's run (RadixCache._insert_helper / _split_node).
+    if (up.children == 0 && up.inserted_at == clock_) {
+      pg.run_start = false;
+      up.run_next = p;
+    } else {
+      split_after(parent);
+    }
     ++up.children;  // a referenced parent is never an evictable leaf: nothing to update
   }
+}
+
+void RadixTree::split_after(BlockId p) {
+  Page& pg = at(p);
+  if (pg.run_next == kNoBlock) return;
+  at(pg.run_next).run_start = true;
+  pg.run_next = kNoBlock;
 }
 
 void RadixTree::lock(BlockId p) {
@@ -168,6 +203,10 @@ void RadixTree::validate(std::span<const std::vector<BlockId>* const> tables) co
       if (up.ref < pg.ref) broken(name + " has more references than its parent");
       ++children[static_cast<std::size_t>(pg.parent)];
     }
+    if (!pg.run_start && (pg.parent == kRoot || at(pg.parent).run_next != p))
+      broken(name + " continues a run its parent does not continue into");
+    if (pg.run_next != kNoBlock && (!at(pg.run_next).in_tree || at(pg.run_next).parent != p || at(pg.run_next).run_start))
+      broken(name + "'s run goes on to page " + std::to_string(pg.run_next) + ", not a continuing child");
     if (is_evictable_leaf(pg)) {
       ++leaves;
       if (!lru_leaves_.count({pg.last_access, p})) broken(name + " is an evictable leaf missing from the LRU order");

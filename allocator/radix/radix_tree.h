@@ -20,8 +20,11 @@
 // path of a request's last node).
 // Eviction takes unreferenced leaves by least recent access (RadixCache.evict: a heap of
 // evictable leaves keyed by last_access_time; a parent left childless and unlocked becomes
-// a candidate). Difference: SGLang frees a whole leaf node (a run of pages), which may free
-// more than asked; here a node is one page, so eviction stops at exactly the pages needed.
+// a candidate), and frees a whole SGLang node, which may free more than asked: the pages
+// form runs, each SGLang's node (a run starts at a page inserted under the root, under a
+// page inserted by an earlier call, i.e. at an earlier clock(), or beside a sibling, which
+// splits its parent's run there as _split_node does; split_after() splits where a match
+// ends), and evicting a run's last page evicts the run up to its first page.
 // Access times are a logical clock (touch()), so runs are deterministic; ties go to the
 // lower page id.
 //
@@ -32,6 +35,8 @@
 //     ref(parent) >= ref(node)
 //   evictable leaves == tree nodes with ref 0 and no children; unreferenced == tree nodes
 //     with ref 0
+//   a page continuing a run is its parent's run_next; run_next is a child that is no
+//     run's start
 // Not thread-safe.
 #pragma once
 
@@ -85,6 +90,8 @@ class RadixTree {
   void insert(BlockId p, BlockId parent, BlockHash key);
   // One more table holds tree page p (a hit or a fork).
   void lock(BlockId p);
+  // Ends p's run at p (a match ending at p splits its node, RadixCache._split_node).
+  void split_after(BlockId p);
   // A table drops p: a private page goes to the free list; a tree page loses a reference
   // and, at zero, becomes cached-but-free.
   void release(BlockId p);
@@ -112,13 +119,18 @@ class RadixTree {
     std::uint64_t inserted_at = 0;  // clock() when it joined the tree (a page's ancestors are older)
     bool in_tree = false;
     bool on_free_list = true;
+    bool run_start = false;       // first page of its run (SGLang node)
+    BlockId run_next = kNoBlock;  // the child continuing its run, if any
   };
 
   Page& at(BlockId p) { return pages_[static_cast<std::size_t>(p)]; }
   const Page& at(BlockId p) const { return pages_[static_cast<std::size_t>(p)]; }
   bool is_evictable_leaf(const Page& pg) const { return pg.in_tree && pg.ref == 0 && pg.children == 0; }
-  // Slow path of take(): removes the LRU evictable leaf from the tree and returns it.
+  // Slow path of take(): removes the LRU evictable leaf's whole run from the tree, puts
+  // all but the leaf on the free list and returns the leaf.
   BlockId evict_one();
+  // Removes evictable leaf p from the tree (not from lru_leaves_).
+  void remove_leaf(BlockId p);
 
   std::vector<Page> pages_;
   std::vector<BlockId> free_list_;  // LIFO after the initial ascending order

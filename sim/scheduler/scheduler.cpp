@@ -120,6 +120,14 @@ void Scheduler::preempt_running(Request* r, IterationPlan& plan) {
   preempt(r, plan);
 }
 
+void Scheduler::requeue_preempted_at_back(std::size_t n) {
+  assert(n <= waiting_.size());
+  // preempt() pushed each to the front: the first n are the newest first.
+  const auto end = waiting_.begin() + static_cast<std::ptrdiff_t>(n);
+  std::reverse(waiting_.begin(), end);
+  std::rotate(waiting_.begin(), end, waiting_.end());
+}
+
 bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, IterationPlan& plan) {
   const std::int64_t total = r->prompt_tokens + r->generated;
   const auto seq = static_cast<alloc::SeqId>(new_seq_id());

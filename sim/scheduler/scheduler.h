@@ -240,6 +240,10 @@ class Scheduler {
   }
   // Takes a running request out of the running queue and preempts it.
   void preempt_running(Request* r, IterationPlan& plan);
+  // Moves the n requests that the last n recompute preemptions put at the front of the
+  // waiting queue to its back, in the order they were preempted (sglang: a retracted
+  // request is appended). REQUIRES: n <= num_waiting().
+  void requeue_preempted_at_back(std::size_t n);
   const std::deque<Request*>& waiting() const { return waiting_; }
   Request* pop_waiting() {
     Request* r = waiting_.front();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <vector>
 
 namespace pagesim::sim {
@@ -30,9 +31,24 @@ alloc::AdmitResult SglangScheduler::allocate_admission(const alloc::AdmitRequest
 
 void SglangScheduler::schedule(double now, IterationPlan& plan) {
   begin_iteration(plan);
+  // Requests that finished in the last step. After a prefill step they leave SGLang's batch
+  // before this prefill attempt (get_next_batch_to_run filters last_batch, and so does
+  // excluding a chunked request from it); after a decode step only when the next
+  // update_running_batch filters the running batch. Either shrink clears batch_is_full.
+  const bool shrank = running().size() < running_after_;
+  if (last_was_prefill_ && (shrank || last_had_chunk_)) batch_is_full_ = false;
+  if (!last_was_prefill_ && shrank) finished_unfiltered_ = true;
   schedule_prefill(now, plan);
-  if (!plan.prefills.empty()) return;  // decodes wait for a prefill batch (no mixed batches)
-  schedule_decode(plan);
+  if (plan.prefills.empty()) {  // decodes wait for a prefill batch (no mixed batches)
+    schedule_decode(plan);
+    // Filtering left nothing to decode: SGLang's next loop pass (an empty step, no time)
+    // tries the prefill again with the batch no longer full.
+    if (plan.decodes.empty() && plan.preempted.empty()) schedule_prefill(now, plan);
+  }
+  last_was_prefill_ = !plan.prefills.empty();
+  last_had_chunk_ = std::any_of(plan.prefills.begin(), plan.prefills.end(),
+                                [](const PrefillWork& w) { return !w.completes; });
+  running_after_ = running().size();
 }
 
 void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
@@ -55,36 +71,75 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
     if (chunk > 0 && radix_.append(r->seqs.front().id, chunk)) {
       plan.prefills.push_back({r, chunk, r->prefilled, last, /*admitted=*/false});
       budget -= chunk;
-      if (last) reserved += static_cast<double>(std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens));
+      // _update_prefill_budget: one page of overhead, and min(max_new_tokens, 4096) once the
+      // last chunk is in (add_chunked_req).
+      reserved += static_cast<double>(page + (last ? std::min(r->output_tokens, sglang::kClipMaxNewTokens) : 0));
     } else {
       chunk_in_progress = true;
     }
     break;  // one request at a time is in a chunked prefill
   }
 
-  if (waiting().empty() || num_running_seqs() >= settings_.max_num_seqs) return;
+  // A full running batch tries no waiting request until it shrinks (see schedule()).
+  if (waiting().empty() || batch_is_full_) return;
+  if (num_running_seqs() >= settings_.max_num_seqs) {
+    batch_is_full_ = true;  // get_num_allocatable_reqs <= 0
+    return;
+  }
   // Matches count only pages inserted before this batch (batch_clock_): a page this batch
   // inserts is computed by it, not hit by another request of the same batch. lpm matches
   // the whole queue to sort it; fcfs matches each request as admission reaches it.
   const bool lpm = settings_.schedule_policy == SchedulePolicy::kLpm && waiting().size() <= sglang::kLpmMaxQueue;
   if (lpm) {
+    // SchedulePolicy._compute_prefix_matches: in queue order, a request matching at most
+    // 32 tokens in the tree is matched against the waiting requests seen before it that
+    // were so too; sharing >= 32 tokens with one of them, it is deprioritised (its prefix
+    // is computed once, by the other, and hit later), else its keys join that set.
+    // Chained keys make "shares >= 32 tokens" one lookup: the key of its 32nd token's page.
     matched_pages_.clear();
-    for (const Request* r : waiting()) matched_pages_[r] = matched_tokens(*r) / page;
-    reorder_waiting([this](const Request* a, const Request* b) { return matched_pages_[a] > matched_pages_[b]; });
+    in_batch_keys_.clear();
+    deprioritized_.clear();
+    const std::int64_t check_pages = (sglang::kInBatchPrefixTokens + page - 1) / page;
+    for (const Request* r : waiting()) {
+      const std::int64_t matched = matched_tokens(*r);
+      matched_pages_[r] = matched / page;
+      if (matched > sglang::kInBatchPrefixTokens) continue;
+      const auto& keys = r->block_hashes;
+      if (static_cast<std::int64_t>(keys.size()) >= check_pages &&
+          in_batch_keys_.count(keys[static_cast<std::size_t>(check_pages - 1)]) != 0) {
+        deprioritized_.insert(r);
+      } else {
+        in_batch_keys_.insert(keys.begin(), keys.end());
+      }
+    }
+    // _sort_by_longest_prefix: longest match first, the deprioritised last (stable).
+    auto rank = [this](const Request* r) {
+      return deprioritized_.count(r) != 0 ? std::numeric_limits<std::int64_t>::max() : -matched_pages_[r];
+    };
+    reorder_waiting([&rank](const Request* a, const Request* b) { return rank(a) < rank(b); });
   }
 
   while (!waiting().empty() && budget > 0) {
     Request* r = waiting().front();
     if (r->preempted_now) break;
-    if (num_running_seqs() + r->width() > settings_.max_num_seqs) break;
+    if (num_running_seqs() + r->width() > settings_.max_num_seqs) {
+      batch_is_full_ = true;
+      break;
+    }
     const std::int64_t total = r->prompt_tokens + r->generated;
     const std::int64_t matched_pages = lpm ? matched_pages_[r] : matched_tokens(*r) / page;
     const std::int64_t matched = matched_pages * page;
     const std::int64_t extend = total - matched;
     const std::int64_t output = std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens);
-    // With nothing running, the head only needs its pages (else a request as large as the
-    // pool would wait forever behind the reservation estimate).
-    if (!running().empty() && static_cast<double>(extend + output) > room()) break;
+    // add_one_req: with its matched path locked (no longer evictable), extend + min(remaining
+    // output, 4096) + one page must stay below rem_total_tokens, else NO_TOKEN: the batch is
+    // full. With nothing running, the head only needs its pages (else a request as large as
+    // the pool would wait forever behind the reservation estimate).
+    const std::int64_t locked = radix_.unreferenced_matched_pages(r->block_hashes, matched_pages) * page;
+    if (!running().empty() && static_cast<double>(extend + output + page) >= room() - static_cast<double>(locked)) {
+      batch_is_full_ = true;
+      break;
+    }
     // The tokens computed now, after the matched ones (all of them, or a chunk cut at a page).
     std::int64_t chunk = extend;
     if (extend > budget) {
@@ -93,27 +148,35 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
       if (chunk <= 0) break;
     }
     const alloc::AdmitRequest a = admit_request(*r, 0, chunk);
-    if (radix_.pages_to_admit(a, matched_pages) > radix_.num_available_pages()) break;
+    if (radix_.pages_to_admit(a, matched_pages) > radix_.num_available_pages()) {
+      batch_is_full_ = true;
+      break;
+    }
     pop_waiting();
     admit_hit_pages_ = matched_pages;
     [[maybe_unused]] const bool admitted = admit(r, now, chunk, plan);
     assert(admitted && "pages_to_admit promised room");
     const PrefillWork& w = plan.prefills.back();
     budget -= w.new_tokens;
-    if (w.completes) {
-      reserved += static_cast<double>(output);
-    } else {
-      chunk_in_progress = true;
+    // _update_prefill_budget: min(max_new_tokens, 4096) + one page (a chunk: the page only).
+    reserved += static_cast<double>(page + (w.completes ? std::min(r->output_tokens, sglang::kClipMaxNewTokens) : 0));
+    if (!w.completes) chunk_in_progress = true;
+    // budget_state: nothing left of rem_total_tokens is NO_TOKEN too.
+    if (room() <= 0) {
+      batch_is_full_ = true;
+      break;
     }
   }
 }
 
 void SglangScheduler::schedule_decode(IterationPlan& plan) {
+  // update_running_batch: filtering the finished (or an empty batch) clears batch_is_full.
+  if (finished_unfiltered_ || running().empty()) batch_is_full_ = false;
+  finished_unfiltered_ = false;
   std::vector<Request*> decoding;
   for (Request* r : running())
     if (!r->in_prefill()) decoding.push_back(r);
   if (decoding.empty()) return;
-  const std::int64_t page = radix_.block_size();
   auto fits = [&] {
     std::int64_t need = 0;
     for (const Request* r : decoding)
@@ -125,24 +188,27 @@ void SglangScheduler::schedule_decode(IterationPlan& plan) {
     std::stable_sort(decoding.begin(), decoding.end(), [](const Request* a, const Request* b) {
       return a->generated != b->generated ? a->generated > b->generated : a->prompt_tokens < b->prompt_tokens;
     });
-    bool first = true;
-    while (decoding.size() > 1 &&
-           (first || !fits() ||
-            radix_.num_available_pages() * page <
-                static_cast<std::int64_t>(decoding.size()) * sglang::kRetractDecodeSteps)) {
+    // Retract at least one, then while the next decode step does not fit; always keep one.
+    std::size_t retracted = 0;
+    while (decoding.size() > 1 && (retracted == 0 || !fits())) {
       Request* victim = decoding.back();
       decoding.pop_back();
       preempt_running(victim, plan);
-      first = false;
+      ++retracted;
     }
+    // update_running_batch -> _add_request_to_queue: each retracted request is appended;
+    // the batch shrank, so it is no longer full.
+    requeue_preempted_at_back(retracted);
+    batch_is_full_ = false;
+    // NewTokenRatioTracker.estimate_new_token_ratio_after_retract over the requests kept.
     std::int64_t generated = 0, outputs = 0;
     for (const Request* r : decoding) {
       generated += r->generated;
       outputs += r->output_tokens;
     }
-    new_token_ratio_ = std::min(1.0, static_cast<double>(generated + sglang::kRetractDecodeSteps *
-                                                                          static_cast<std::int64_t>(decoding.size())) /
-                                         static_cast<double>(std::max<std::int64_t>(outputs, 1)));
+    const auto kept = static_cast<std::int64_t>(decoding.size());
+    new_token_ratio_ = std::min(1.0, static_cast<double>(generated + sglang::kRetractDecodeSteps * kept) /
+                                         static_cast<double>(outputs + 1));
   } else {
     new_token_ratio_ = std::max(new_token_ratio_ - sglang::kNewTokenRatioDecay, sglang::kMinNewTokenRatio);
   }

@@ -6,32 +6,46 @@
 // python/sglang/srt/):
 //   ordering   managers/schedule_policy.py, SchedulePolicy.calc_priority: with `lpm` the
 //              waiting queue is stably sorted by longest cached prefix (match_prefix of each
-//              request, made before any admission of the iteration); beyond 128 waiting
-//              requests LPM turns into FCFS (_determine_active_policy). `fcfs` keeps queue
-//              order.
+//              request, made before any admission of the iteration), except that a
+//              request matching <= 32 tokens that shares >= 32 tokens with an earlier such
+//              waiting request goes last (_compute_prefix_matches, in-batch prefix
+//              caching); beyond 128 waiting requests LPM turns into FCFS
+//              (_determine_active_policy). `fcfs` keeps queue order.
 //   admission  schedule_policy.py, PrefillAdder: a request in a chunked prefill continues
 //              first (add_chunked_req); then waiting requests in order while running
 //              requests < max_num_seqs and the prefill budget (chunked_prefill_size, here
 //              max_num_batched_tokens) lasts; a request is taken only when its uncached
-//              tokens + min(remaining output, 4096) stay below available + evictable tokens
-//              minus the reservation of running requests (remaining output × new_token_ratio)
-//              and of those admitted before it (add_one_req, rem_total_tokens); a request
-//              longer than the remaining budget is cut at a page boundary and becomes the
-//              one chunked request. Admission stops at the first request refused.
+//              tokens + min(remaining output, 4096) + one page stay strictly below
+//              available + evictable tokens (its matched path locked, so not evictable)
+//              minus the reservation of running requests (remaining output ×
+//              new_token_ratio) and of those admitted before it (add_one_req,
+//              rem_total_tokens; _update_prefill_budget charges each admitted one
+//              min(max_new_tokens, 4096) + one page beside its pages); a request longer
+//              than the remaining budget is cut at a page boundary and becomes the one
+//              chunked request. Admission stops at the first request refused.
+//   full batch scheduler.py, _get_new_batch_prefill_raw: a refusal for memory (NO_TOKEN) or
+//              for max_num_seqs marks the running batch full (batch_is_full), and no
+//              waiting request is tried until the batch shrinks: a prefill step's finished
+//              or chunked requests clear it at the next step (get_next_batch_to_run filters
+//              last_batch); a decode step's finished requests only at the next
+//              update_running_batch, after that step's prefill attempt, so admission
+//              resumes one step late; a retraction clears it too.
 //   decode     managers/schedule_batch.py, ScheduleBatch.check_decode_mem / retract_decode:
 //              every running request needs its next token's page (cached pages are evicted
-//              for it); if they do not fit, requests are retracted (recompute preemption,
-//              their cached prefix stays in the tree) in order of fewest generated tokens,
-//              then longest prompt, until the pool has room for retract_decode_steps (20)
-//              tokens per remaining request or one is left; new_token_ratio is then reset to
-//              (generated + 20 × remaining) / Σ output of the remaining requests (<= 1), and
-//              otherwise decays by (0.7 − 0.098) / 600 per decode step from 0.7 to 0.098
+//              for it); if they do not fit, at least one request is retracted (recompute
+//              preemption, nothing inserted into the tree), in order of fewest generated
+//              tokens, then longest prompt, and more while the next decode step still does
+//              not fit, keeping one; the retracted rejoin the back of the waiting queue in
+//              that order (scheduler.py, update_running_batch -> _add_request_to_queue).
+//              new_token_ratio is then reset to min(1, (generated + 20 × kept) /
+//              (Σ max_new_tokens + 1)) over the kept requests
+//              (NewTokenRatioTracker.estimate_new_token_ratio_after_retract), and otherwise
+//              decays by (0.7 − 0.098) / 600 per decode step from 0.7 to 0.098
 //              (global_config / environment defaults: init 0.7, min factor 0.14, 600 steps).
 // max_new_tokens is the request's true output length (SGLang's benchmarks set it so).
-// Not modelled: in-batch prefix caching (a waiting request that shares a prefix only with
-// another waiting request is not deprioritised), the separate max_prefill_tokens budget,
-// mixed prefill/decode batches, priority scheduling. Retracted requests rejoin the front
-// of the waiting queue (SGLang appends them; under lpm the sort reorders them anyway).
+// Not modelled: the separate max_prefill_tokens budget,
+// mixed prefill/decode batches, priority scheduling, release_req's eager eviction of
+// 20 × remaining tokens after each retraction (the pool here evicts on demand).
 // Requests leave the waiting queue only through pop_waiting() and rejoin it through
 // preempt(), so the allocator's pending-prefix holds follow the queue; lpm's sort only
 // permutes it (the radix pool ignores the holds; waiting_prefix_test counts them).
@@ -40,6 +54,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "allocator/radix/radix_allocator.h"
 #include "sim/scheduler/scheduler.h"
@@ -54,6 +69,8 @@ inline constexpr double kInitNewTokenRatio = 0.7;
 inline constexpr double kMinNewTokenRatio = 0.7 * 0.14;
 inline constexpr double kNewTokenRatioDecay = (kInitNewTokenRatio - kMinNewTokenRatio) / 600;
 inline constexpr std::size_t kLpmMaxQueue = 128;  // beyond it lpm falls back to fcfs
+// IN_BATCH_PREFIX_CACHING_CHECK_THRESHOLD and _DEPRIORITIZE_THRESHOLD (both 32 tokens).
+inline constexpr std::int64_t kInBatchPrefixTokens = 32;
 }  // namespace sglang
 
 class SglangScheduler final : public Scheduler {
@@ -80,10 +97,24 @@ class SglangScheduler final : public Scheduler {
   // The radix pool's clock when this iteration's prefill batch started: pages inserted
   // later are computed by this batch, not hits for another of its requests.
   std::uint64_t batch_clock_ = 0;
-  // lpm: pages matched per waiting request, for the sort.
+  // lpm: pages matched per waiting request, for the sort; the page keys of the waiting
+  // requests checked for in-batch sharing (waiting_queue_radix_tree) and those found to
+  // share a prefix with an earlier one.
   std::unordered_map<const Request*, std::int64_t> matched_pages_;
+  std::unordered_set<alloc::BlockHash> in_batch_keys_;
+  std::unordered_set<const Request*> deprioritized_;
   // The hits the admission in progress may take (allocate_admission).
   std::int64_t admit_hit_pages_ = 0;
+  // running_batch.batch_is_full: set when admission meets NO_TOKEN or max_num_seqs; no
+  // waiting request is tried until the running batch shrinks.
+  bool batch_is_full_ = false;
+  // Requests a decode step finished that SGLang's next update_running_batch filters.
+  bool finished_unfiltered_ = false;
+  // The last step: a prefill (and whether it left a chunk unfinished), and how many
+  // requests ran after it was planned.
+  bool last_was_prefill_ = false;
+  bool last_had_chunk_ = false;
+  std::size_t running_after_ = 0;
 };
 
 }  // namespace pagesim::sim

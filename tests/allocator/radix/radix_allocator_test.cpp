@@ -74,13 +74,13 @@ TEST(RadixAllocator, LastPromptTokenIsAlwaysComputed) {
 }
 
 // Freed prompts stay cached (cached_free, inside free). A new prompt needing more pages
-// than are free evicts unreferenced leaves, least recently used first, a leaf's parent
-// becoming a candidate once its last child is gone.
+// than are free evicts unreferenced leaves, least recently used first, each with its whole
+// run (SGLang's RadixCache.evict frees whole nodes): A's 3 pages go though 2 were needed.
 TEST(RadixAllocator, EvictsUnreferencedLeavesLeastRecentlyUsedFirst) {
   auto a = pool(6);
   const std::vector<BlockHash> ka{1, 2, 3}, kb{7, 8, 9};
-  ASSERT_TRUE(a.admit(req(1, 3, 1, ka)).admitted);  // pages 0,1,2
-  ASSERT_TRUE(a.admit(req(2, 3, 1, kb)).admitted);  // pages 3,4,5
+  ASSERT_TRUE(a.admit(req(1, 3, 1, ka)).admitted);  // pages 0,1,2: one run
+  ASSERT_TRUE(a.admit(req(2, 3, 1, kb)).admitted);  // pages 3,4,5: one run
   a.free(1);  // A's path freed first: older
   a.free(2);
   a.validate();
@@ -88,14 +88,39 @@ TEST(RadixAllocator, EvictsUnreferencedLeavesLeastRecentlyUsedFirst) {
   EXPECT_EQ(b.free, 6);
   EXPECT_EQ(b.cached_free, 6);
   EXPECT_EQ(b.token_states, 0);
-  // 2 fresh pages: A's leaf (3) goes, then its parent (2) becomes the LRU leaf.
+  // 2 fresh pages: A's leaf (2) goes with its run, pages 1 and 0.
   const std::vector<BlockHash> kc{5, 6};
   ASSERT_TRUE(a.admit(req(3, 2, 1, kc)).admitted);
   a.validate();
-  EXPECT_EQ(a.stats().prefix.evictions, 2);
-  EXPECT_EQ(a.match_pages(ka), 1);
+  EXPECT_EQ(a.stats().prefix.evictions, 3);
+  EXPECT_EQ(a.match_pages(ka), 0);
   EXPECT_EQ(a.match_pages(kb), 3);
-  EXPECT_EQ(a.breakdown().cached_free, 4);
+  EXPECT_EQ(a.breakdown().cached_free, 3);
+}
+
+// Runs split where a match ends and where a sibling joins (RadixCache._split_node): A's
+// pages 0,1,2; B shares 0,1 and adds page 3 beside 2, leaving runs [0,1], [2], [3]. One
+// page short, the LRU leaf 2 goes alone; two more pages short, 3 goes, then [0,1].
+TEST(RadixAllocator, EvictionFollowsTheSplitRuns) {
+  auto a = pool(5);
+  const std::vector<BlockHash> ka{1, 2, 3}, kb{1, 2, 9};
+  ASSERT_TRUE(a.admit(req(1, 3, 1, ka)).admitted);
+  a.free(1);
+  AdmitResult rb = a.admit(req(2, 3, 1, kb));
+  ASSERT_TRUE(rb.admitted);
+  EXPECT_EQ(rb.cached_tokens, 2);
+  a.free(2);
+  a.validate();
+  ASSERT_TRUE(a.admit(req(3, 2, 1, {5, 6})).admitted);  // page 4 free, one eviction
+  a.validate();
+  EXPECT_EQ(a.stats().prefix.evictions, 1);
+  EXPECT_EQ(a.match_pages(ka), 2);
+  EXPECT_EQ(a.match_pages(kb), 3);
+  ASSERT_TRUE(a.admit(req(4, 2, 1, {})).admitted);  // evicts [3], then [0,1]
+  a.validate();
+  EXPECT_EQ(a.stats().prefix.evictions, 4);
+  EXPECT_EQ(a.match_pages(kb), 0);
+  EXPECT_EQ(a.breakdown().free, 1);
 }
 
 // A referenced path cannot be evicted; the pool reports no room instead.

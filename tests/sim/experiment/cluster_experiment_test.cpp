@@ -239,7 +239,8 @@ TEST_F(ClusterExperimentTest, SweepTableGainsSloAndClusterColumns) {
 // prefix_aware asks each replica's pool how much of a prompt it holds
 // (KvAllocator::cached_prefix_tokens): over three sglang replicas, radix pools in pages of
 // 16, on 300 requests of the Mooncake conversation trace, it sends turns after the replica
-// that served their conversation and hits more than round_robin (5.8% against 4.1%).
+// that served their conversation and hits more than round_robin (4.7% against 4.1%: a
+// replica whose batch is full admits nothing until it shrinks, SGLang's batch_is_full).
 TEST_F(ClusterExperimentTest, PrefixAwareRoutesOverRadixPools) {
   auto run = [&](const std::string& router) {
     const std::string yaml = "name: radix\n"
@@ -264,7 +265,7 @@ TEST_F(ClusterExperimentTest, PrefixAwareRoutesOverRadixPools) {
   };
   const double aware = run("prefix_aware"), spread = run("round_robin");
   EXPECT_GT(spread, 0.0);
-  EXPECT_GT(aware, spread + 0.01) << "prefix_aware " << aware << " vs round_robin " << spread;
+  EXPECT_GT(aware, spread + 0.005) << "prefix_aware " << aware << " vs round_robin " << spread;
 }
 
 // Disaggregated: arrivals go to the prefill replicas only, every request with more than one

@@ -174,7 +174,8 @@ TEST_F(PrefixHitRateTest, NoSharedPrefixesHitNothingUnderHeavyPreemption) {
     ASSERT_EQ(res.size(), 1u);
     const Summary& s = res[0].summary;
     ASSERT_TRUE(s.prefix_cache.has_value());
-    EXPECT_GE(s.recompute_preemptions, 20);
+    // sglang reserves max_new_tokens + a page per admitted request: it retracts less.
+    EXPECT_GE(s.recompute_preemptions, scheduler == "sglang" ? 5 : 20);
     EXPECT_GT(s.prefix_cache->readmission_hit_tokens, 0);  // the self-hits happened...
     EXPECT_EQ(s.prefix_cache->hit_tokens, 0);              // ...and are not hits
     EXPECT_EQ(s.prefix_cache->hit_blocks, 0);
