@@ -127,7 +127,10 @@ void SglangScheduler::schedule_prefill(double now, IterationPlan& plan) {
       break;
     }
     const std::int64_t total = r->prompt_tokens + r->generated;
-    const std::int64_t matched_pages = lpm ? matched_pages_[r] : matched_tokens(*r) / page;
+    // The match the sort saw, unless an admission before r in this step evicted part of it
+    // (its path is not locked until r is taken).
+    const std::int64_t now_matched = matched_tokens(*r) / page;
+    const std::int64_t matched_pages = lpm ? std::min(matched_pages_[r], now_matched) : now_matched;
     const std::int64_t matched = matched_pages * page;
     const std::int64_t extend = total - matched;
     const std::int64_t output = std::min(r->output_tokens - r->generated, sglang::kClipMaxNewTokens);
