@@ -218,6 +218,7 @@ void visit(V& v, ExperimentConfig& c) {
       q.field("gpu", c.cost.operators.gpu);
       q.field("cuda_graph_max_size", c.cost.operators.cuda_graph_max_size);
       q.field("gpu_scale", c.cost.operators.gpu_scale);
+      q.field("memory_ops", c.cost.operators.memory_ops);
     });
     k.section_omitted_at_default("host", not_operators, [&](auto& q) {
       q.field("step_s", c.cost.host.step_s);

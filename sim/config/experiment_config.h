@@ -94,6 +94,9 @@ struct OperatorsCostConfig {
   // Multiplies the summed operator time (> 0): a calibration coefficient for what the tables
   // leave out (kernel gaps, norms, another engine version). 1 = the tables as measured.
   double gpu_scale = 1.0;
+  // Price the memory-bound kernels no table holds (norms, activation, embedding) by
+  // aiconfigurator's formula (sim/cost/operators_cost_model.h); false leaves them out.
+  bool memory_ops = true;
   bool operator==(const OperatorsCostConfig&) const = default;
 };
 

@@ -152,6 +152,11 @@ struct OperatorsCostModel::AttentionGroup {
   AttentionLookup generation;  // length axis: kv_tokens
 };
 
+// aiconfigurator's memory-op formula (operators/attention.rs mem_op_latency_ms; systems/*.yaml
+// mem_bw_empirical_scaling_factor and mem_empirical_constant_latency, equal for every GPU).
+constexpr double kMemoryOpBandwidthShare = 0.8;
+constexpr double kMemoryOpFloorSeconds = 3e-6;
+
 struct OperatorsCostModel::Tally {
   std::array<std::int64_t, kOps> lookups{};
   std::array<std::int64_t, kOps> extrapolated{};
@@ -378,6 +383,14 @@ OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, Ope
         std::make_unique<OperatorGrid>(ar, rows, std::vector<GridAxis>{{ar.column("message_elements")}});
     allreduces_ = 2 * layers + 1;
   }
+
+  // ---- memory-bound ops (aiconfigurator's ElementWise and Embedding) ----
+  if (settings_.memory_ops) {
+    const double ffn = static_cast<double>(model_.ffn) / t;
+    const double act_in = (model_.gated_mlp ? 2 : 1) * ffn;
+    memory_op_calls_ = 2 * layers + dense_layers + 1;
+    memory_op_bytes_per_token_ = layers * 2 * (8 * hidden) + dense_layers * (2 * act_in + 2 * ffn) + 2 * hidden;
+  }
 }
 
 void OperatorsCostModel::add_mla_gemms(const OperatorGrid* weights, bool with_kv_b) {
@@ -532,8 +545,13 @@ OperatorsBreakdown OperatorsCostModel::breakdown(const BatchShape& batch) const 
     out.allreduce_seconds = allreduces_ * lookup(*allreduce_grid_, coords, Operator::kAllreduce, tally).seconds;
   }
 
+  if (memory_op_calls_ > 0)
+    out.memory_op_seconds = memory_op_calls_ * kMemoryOpFloorSeconds +
+                            memory_op_bytes_per_token_ * m / (kMemoryOpBandwidthShare * gpu_.hbm_bytes_per_s);
+
   out.gpu_seconds = settings_.gpu_scale * (out.gemm_seconds + out.lm_head_seconds + out.context_attention_seconds +
-                                           out.generation_attention_seconds + out.moe_seconds + out.allreduce_seconds);
+                                           out.generation_attention_seconds + out.moe_seconds + out.allreduce_seconds +
+                                           out.memory_op_seconds);
   out.host_seconds = settings_.host_step_s +
                      settings_.host_per_seq_s * static_cast<double>(batch.prefill_seqs + batch.decode_seqs);
   for (std::size_t i = 0; i < kOps; ++i) {
@@ -550,9 +568,9 @@ double OperatorsCostModel::swap_seconds(std::int64_t blocks, std::int64_t block_
 std::string OperatorsCostModel::describe() const {
   return fmt::format(
       "operators(model={}, gpu={}, tables={}/{}, tp={}, cuda_graph_max_size={}, gpu_scale={}, host_step_s={}, "
-      "host_per_seq_s={})",
+      "host_per_seq_s={}, memory_ops={})",
       model_.name, gpu_.name, settings_.gpu, settings_.engine, tp_, settings_.cuda_graphs.max_size(),
-      settings_.gpu_scale, settings_.host_step_s, settings_.host_per_seq_s) +
+      settings_.gpu_scale, settings_.host_step_s, settings_.host_per_seq_s, settings_.memory_ops) +
          (moe_transfer_from_.empty() ? std::string() : "; moe from the measured shape " + moe_transfer_from_) +
          (mla_roofline_ ? "; mla attention priced by the roofline (" + mla_roofline_why_ + ")"
                         : model_.mla.enabled() ? "; mla attention from the tables' context_mla / generation_mla"

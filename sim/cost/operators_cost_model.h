@@ -60,8 +60,18 @@
 //             sparse V3.2), counted in context/generation attention. describe() says which.
 //             The measured decode holds a ~130-220 µs floor per layer at small batches (the
 //             impl's eager forward as the collector timed it, not the kernel alone).
-// Left out as small against these: norms, activations, rotary embedding, the embedding lookup,
-// sampling (aiconfigurator prices them with analytic memory-bound formulas).
+//   memory ops (settings.memory_ops) the kernels no table holds, priced as aiconfigurator prices
+//             them (operators/attention.rs mem_op_latency_ms, with systems/<gpu>.yaml's
+//             mem_bw_empirical_scaling_factor 0.8 and mem_empirical_constant_latency 3 µs, the
+//             same for every GPU it models): bytes / (0.8 · HBM bandwidth) + 3 µs per call, over
+//             M tokens. Per layer the two fused residual-add + RMSNorm calls (8·h bytes per token
+//             each: sdk/models/llama.py and moe.py add_norm_1/2) and, in dense MLP layers, the
+//             activation (act_gate: (2·w_in + 2·w_out) bytes per token, w_in = 2·ffn/t gated, else
+//             ffn/t; w_out = ffn/t); once per iteration the embedding lookup (2·h bytes per
+//             token). The 3 µs floor is the part that grows with the layer count: 9 µs per dense
+//             layer, where decode batches move a few hundred kB
+// Left out: rotary embedding and the KV-cache write (inside vLLM's attention custom ops, which
+// the attention tables timed), sampling (host time below).
 //   iteration = gpu_scale · Σ operators + host_step_s + host_per_seq_s · (prefill_seqs +
 //               decode_seqs)          (0 for an empty batch)
 //   swap      = pcie_swap_cost.h (the roofline's PCIe formula)
@@ -110,6 +120,7 @@ struct OperatorsCostSettings {
   double gpu_scale = 1.0;              // multiplies Σ operator seconds; > 0, finite
   double host_step_s = 0;              // host seconds per non-empty iteration; >= 0, finite
   double host_per_seq_s = 0;           // host seconds per scheduled sequence; >= 0, finite
+  bool memory_ops = true;              // price the memory-bound ops (norms, activation, embedding)
 };
 
 // The operators counted in notes(), in this order.
@@ -125,7 +136,8 @@ struct OperatorsBreakdown {
   double generation_attention_seconds = 0;
   double moe_seconds = 0;
   double allreduce_seconds = 0;
-  double gpu_seconds = 0;                   // gpu_scale · the six above
+  double memory_op_seconds = 0;             // norms, activation, embedding (memory ops above)
+  double gpu_seconds = 0;                   // gpu_scale · the seven above
   double host_seconds = 0;
   std::int64_t tokens = 0;                  // N
   std::int64_t padded_tokens = 0;           // M
@@ -185,6 +197,8 @@ class OperatorsCostModel final : public CostModel {
   std::unique_ptr<RooflineCostModel> mla_roofline_;        // MLA attention's price; else null
   std::string mla_roofline_why_;                           // why the tables can't price MLA ("" if they can)
   double allreduces_ = 0;                                  // per iteration
+  double memory_op_calls_ = 0;                             // memory-op kernels per iteration
+  double memory_op_bytes_per_token_ = 0;                   // their bytes per (padded) token
 
   static constexpr std::size_t kOps = static_cast<std::size_t>(Operator::kCount);
   mutable std::array<std::atomic<std::int64_t>, kOps> lookups_{};

@@ -313,6 +313,7 @@ OperatorsCostSettings operators_settings(const ExperimentConfig& c) {
                                     : k.cuda_graph_max_size;
   s.cuda_graphs = CudaGraphSizes::vllm_default(max_size, c.scheduler.max_num_batched_tokens);
   s.gpu_scale = k.gpu_scale;
+  s.memory_ops = k.memory_ops;
   s.host_step_s = c.cost.host.step_s;
   s.host_per_seq_s = c.cost.host.per_seq_s;
   return s;
