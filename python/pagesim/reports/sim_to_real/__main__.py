@@ -29,6 +29,10 @@ def main(argv=None) -> int:
     r.add_argument("--out", required=True)
     r.add_argument("--command", default="experiments/sim_to_real/run_all.sh")
     r.add_argument("--operator-checks", help="folder of <model>-<gpu>-operators.csv (pagesim profile) to report")
+    r.add_argument("--peers", help="the peers' predictions of a dev run (experiments/sim_to_real/peers/) to set beside")
+    g = sub.add_parser("groups", help="print '<group> <run,run,...>' per model or TP degree (leave-one-group-out fits)")
+    g.add_argument("measured")
+    g.add_argument("--by", choices=measured.GROUPINGS, required=True)
     sub.add_parser("calibrate", help="pagesim calibrate (see --help there)")
     sub.add_parser("requests", help="pagesim trace compare (see --help there)")
     args = ap.parse_args(argv)
@@ -39,9 +43,13 @@ def main(argv=None) -> int:
                 if name not in runs:
                     raise measured.MeasuredRunsError(f"{args.measured}: no run '{name}'")
                 print(run_config.write(runs[name], args.measured, Path(args.out), args.calibration))
+        elif args.cmd == "groups":
+            for group, names in measured.groups(measured.load(args.measured), args.by).items():
+                print(group, ",".join(names))
         elif args.cmd == "report":
             report.write(Path(args.measured), Path(args.results), Path(args.calibration), Path(args.out), args.command,
-                         Path(args.operator_checks) if args.operator_checks else None)
+                         Path(args.operator_checks) if args.operator_checks else None,
+                         Path(args.peers) if args.peers else None)
     except (measured.MeasuredRunsError, ValueError) as e:
         print(f"sim_to_real: error: {e}", file=sys.stderr)
         return 1

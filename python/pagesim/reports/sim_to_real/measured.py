@@ -12,6 +12,7 @@ time_per_output_token, inter_token_latency, normalized_time_per_output_token.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +107,24 @@ def load(path: str | Path) -> dict[str, dict[str, Any]]:
 def stage_value(stage: dict[str, Any], metric: str, stat: str) -> float:
     """A measured stage's statistic of a metric, seconds."""
     return float(stage["latency_s"][metric][stat])
+
+
+GROUPINGS = ("model", "tp")  # what a leave-one-group-out fit leaves out
+
+
+def group_of(run: dict[str, Any], by: str) -> str:
+    """The group a run belongs to for a leave-one-group-out fit: a file-name-safe slug of its
+    model ("mistralai/Mixtral-8x7B-v0.1" -> "mistralai-mixtral-8x7b-v0-1") or "tp<N>"."""
+    if by == "model":
+        return re.sub(r"[^a-z0-9]+", "-", run["server"]["model"].lower()).strip("-")
+    if by == "tp":
+        return f"tp{run['server']['tensor_parallel']}"
+    raise ValueError(f"unknown grouping '{by}'; expected one of {', '.join(GROUPINGS)}")
+
+
+def groups(runs: dict[str, dict[str, Any]], by: str) -> dict[str, list[str]]:
+    """group -> its runs' names, in the measured file's order."""
+    out: dict[str, list[str]] = {}
+    for name, run in runs.items():
+        out.setdefault(group_of(run, by), []).append(name)
+    return out

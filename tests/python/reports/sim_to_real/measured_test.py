@@ -120,7 +120,7 @@ def test_latency_is_the_least_squares_shift():
 
 def test_report_medians_over_stages(tmp_path):
     doc = runs()[:1]
-    for variant, scale in (("operators", 1.1), ("calibrated-loo", 0.98)):
+    for variant, scale in (("operators", 1.1), ("calibrated-loo", 0.98), ("calibrated-lomo", 0.97)):
         for r in doc:
             stages = copy.deepcopy(r["stages"])
             for st in stages:
@@ -133,7 +133,10 @@ def test_report_medians_over_stages(tmp_path):
     mfile = write(tmp_path, {"runs": doc})
     text = report.render(mfile, tmp_path / "res", tmp_path / "none.yaml", "test")
     assert "| operators, uncalibrated | 10.0% |" in text
-    assert "Out of sample (leave one run out), the means: E2E 2.0%, TTFT 2.0%, TPOT 2.0%, ITL 2.0%." in text
+    assert "| operators, calibrated (leave one run out) | 2.0% |" in text
+    assert "Leave one model out, the means: E2E 3.0%, TTFT 3.0%, TPOT 3.0%, ITL 3.0%" in text
+    # One run: its model's row of the both-ways table, and its signed error.
+    assert "| meta-llama/Llama-2-7b-hf | 1 | -3.0% | -3.0% | -3.0% | -3.0% |" in text
 
 
 def test_report_lists_each_operator_check_with_its_median_and_range(tmp_path):

@@ -54,8 +54,10 @@ def test_calibrate_fits_writes_and_the_experiment_takes_it(short):
                     "--out", str(tmp / "cal.yaml"), "-j", "1")
     assert "residuals (% of measured)" in p.stdout and f"{RUN} stage 1" in p.stdout
     cal = yaml.safe_load((tmp / "cal.yaml").read_text())
-    assert set(cal["values"]) == {"cost.host.step_s", "cost.host.per_seq_s", "cost.operators.gpu_scale",
-                                  "client.latency_s", "client.stream_events_per_token"}
+    # gpu_scale is fitted only when --fit names it: by default the tables stand as measured.
+    assert set(cal["values"]) == {"cost.host.step_s", "cost.host.per_seq_s", "client.latency_s",
+                                  "client.stream_events_per_token"}
+    assert cal["fit"]["fitted"] == ["cost.host.step_s", "cost.host.per_seq_s", "client.latency_s"]
     assert cal["values"]["client.stream_events_per_token"] == 2
     assert cal["fit"]["runs"] == [RUN] and cal["fit"]["command"].startswith("pagesim calibrate")
     # The fitted E2E and TPOT means are close on the run they were fitted to.
@@ -76,6 +78,8 @@ def test_calibrate_fits_writes_and_the_experiment_takes_it(short):
 @pytest.mark.parametrize("args,message", [
     (["--runs", "no-such-run"], "--runs: 'no-such-run' is not a run of"),
     (["--exclude", RUN], "no run left to fit on"),
+    (["--fit", "cost.host.step_s,cost.speed"], "--fit: 'cost.speed' is not a coefficient pagesim calibrate fits"),
+    (["--fit", "cost.host.step_s", "--set", "cost.host.step_s=0"], "--set cost.host.step_s: that coefficient is fitted"),
 ])
 def test_calibrate_refuses_and_writes_nothing(short, args, message):
     measured, tmp = short
