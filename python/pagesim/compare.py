@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Sequence, Union
 
@@ -50,6 +51,15 @@ FORMATS = ("png", "svg", "pdf")
 
 def _points(result: Union[RunResult, SweepResult]) -> list[RunResult]:
     return list(result) if isinstance(result, SweepResult) else [result]
+
+
+def _point_list(result: Union[RunResult, SweepResult]) -> str:
+    """The result's folder and its points' labels, the first few, for an error message."""
+    found = [p.label for p in _points(result)]
+    if found == [RUN_POINT]:
+        return f"{result.out}: a run without sweep (point '')"
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    return f"{result.out}: {', '.join(repr(label) for label in found[:3])}{more}"
 
 
 def _default_names(results: Sequence[Union[RunResult, SweepResult]]) -> list[str]:
@@ -207,13 +217,19 @@ def compare(*sources: Source, names: Optional[Sequence[str]] = None,
     metrics: summary metrics as sweep.csv names them ("ttft_s.p99", "memory_pct.free");
         default DEFAULT_METRICS.
 
-    Raises ValueError for fewer than two sources, a wrong number of names or a metric that no
-    source's summary.json has (naming the close ones); ResultsFolderError for a folder that
-    is not a results folder.
+    Raises ValueError for fewer than two sources, sources of which no two share a point label
+    (naming each one's labels), a wrong number of names or a metric that no source's
+    summary.json has (naming the close ones); ResultsFolderError for a folder that is not a
+    results folder.
     """
     if len(sources) < 2:
         raise ValueError(f"compare: expected at least two results to compare, found {len(sources)}")
     results = [s if isinstance(s, (RunResult, SweepResult)) else open_results(s) for s in sources]
+    # A label in one source only compares with nothing; when every label is, the table is all NaN.
+    sources_of = Counter(label for r in results for label in {p.label for p in _points(r)})
+    if max(sources_of.values()) < 2:
+        raise ValueError(f"compare: no point label in two sources (points are matched by label): "
+                         f"{'; '.join(_point_list(r) for r in results)}; expected a label in at least two of them")
     if names is None:
         names = _default_names(results)
     names = list(names)

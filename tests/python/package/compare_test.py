@@ -69,6 +69,21 @@ def test_errors_name_what_is_wrong(sweeps):
         pagesim.compare(sweeps / "fast", sweeps)
 
 
+def test_sources_without_a_common_point(sweeps):
+    # A run (point "") and a sweep share no label: nothing to compare, not a table of NaN.
+    with pytest.raises(ValueError, match=r"no point label in two sources") as e:
+        pagesim.compare(sweeps / "one", sweeps / "fast")
+    fast = pagesim.open(sweeps / "fast")
+    assert f"{sweeps / 'one'}: a run without sweep (point '')" in str(e.value)
+    assert f"{sweeps / 'fast'}: {fast[0].label!r}, {fast[1].label!r}, {fast[2].label!r} and 1 more" in str(e.value)
+    cli = run_cli("compare", sweeps / "one", sweeps / "fast", "-m", "throughput_rps")
+    assert cli.returncode == 1 and cli.stdout == ""
+    assert cli.stderr.startswith("pagesim: error: compare: no point label in two sources")
+    assert cli.stderr.count("\n") == 1
+    # Two of three sources sharing their points is enough (the baseline's diffs are NaN).
+    assert len(pagesim.compare(sweeps / "one", sweeps / "fast", sweeps / "slow").point_labels) == 5
+
+
 def test_cli_prints_and_writes_csv_and_figures(sweeps, tmp_path):
     out = tmp_path / "cmp"
     p = run_cli("compare", sweeps / "fast", sweeps / "slow", "--name", "6 rps", "--name", "3 rps",
