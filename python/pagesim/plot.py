@@ -105,12 +105,17 @@ def read_json(path):
 
 
 def number(path, line, row, column):
-    """float(row[column]), or PlotError naming the file, line and column."""
+    """float(row[column]) when finite, or PlotError naming the file, line and column. Every
+    value the plots take from iterations.csv comes through here."""
     try:
-        return float(row[column])
+        value = float(row[column])
     except (TypeError, ValueError):
         raise PlotError(f"{path}: line {line}: column '{column}': {row.get(column)!r} is not a number (a truncated "
                         "or damaged row)") from None
+    # float() takes "inf" and "nan": drawn, they give a NaN axis limit (a traceback) or a blank plot.
+    if not math.isfinite(value):
+        raise PlotError(f"{path}: line {line}: column '{column}': found {row[column]!r}, expected a finite number")
+    return value
 
 
 def flatten(obj, prefix=""):

@@ -64,6 +64,22 @@ def test_truncated_row_in_iterations_csv(tmp_path):
     expect_one_line_error(tmp_path, str(tmp_path / "iterations.csv"), "line 3", "not a number")
 
 
+@pytest.mark.parametrize("column, value", [("start_s", "inf"), ("token_states", "nan"), ("free", "-inf")])
+def test_non_finite_value_in_iterations_csv(tmp_path, column, value):
+    row = ["1", "0.5", "10", "0", "0", "0", "90"]
+    row[ITERATIONS_HEADER.index(column)] = value
+    write_run(tmp_path, iterations=[ITERATIONS_HEADER, ["0", "0.0", "10", "0", "0", "0", "90"], row])
+    expect_one_line_error(tmp_path, f"{tmp_path / 'iterations.csv'}: line 3: column '{column}': found '{value}', "
+                          "expected a finite number")
+
+
+def test_non_finite_value_in_a_cluster_runs_iterations_csv(tmp_path):
+    header = ITERATIONS_HEADER + ["replica", "waiting"]
+    write_run(tmp_path, iterations=[header, ["0", "0.0", "10", "0", "0", "0", "90", "0", "0"],
+                                    ["0", "0.0", "10", "0", "0", "0", "90", "1", "nan"]])
+    expect_one_line_error(tmp_path, f"{tmp_path / 'iterations.csv'}: line 3: column 'waiting': found 'nan'")
+
+
 def test_empty_folder(tmp_path):
     expect_one_line_error(tmp_path, str(tmp_path), "not a results folder")
 
