@@ -46,6 +46,8 @@ struct Request {
   bool spec_step = false;
   std::int64_t spec_proposed = 0;
   std::int64_t spec_accepted = 0;
+  std::int64_t spec_emitted = 0;   // tokens the step emits: 1 + the accepted ones up to the
+                                   // request's last token (accepted past it are dropped)
 
   std::int32_t replica = 0;        // the replica the router sent it to (0 with one replica)
 

@@ -25,11 +25,13 @@ KvCapacity kv_capacity(const ModelSpec& model, const GpuSpec& gpu, int tp,
     throw CostModelError(
         fmt::format("block_size is {}, expected >= 1 token", settings.block_size));
   }
+  if (settings.draft_weight_bytes < 0)
+    throw CostModelError(fmt::format("draft_weight_bytes is {}, expected >= 0", settings.draft_weight_bytes));
 
   KvCapacity c;
   c.usable_bytes = static_cast<std::int64_t>(
       std::floor(static_cast<double>(gpu.hbm_bytes) * settings.gpu_memory_utilization));
-  c.weight_bytes = (model.weight_bytes() + tp - 1) / tp;
+  c.weight_bytes = (model.weight_bytes() + tp - 1) / tp + settings.draft_weight_bytes;
   c.activation_reserve_bytes = settings.activation_reserve_bytes;
   c.kv_bytes = c.usable_bytes - c.weight_bytes - c.activation_reserve_bytes;
   c.kv_bytes_per_token = model.kv_bytes_per_token_per_gpu(tp);

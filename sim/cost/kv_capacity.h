@@ -27,12 +27,14 @@ struct KvCapacitySettings {
   std::int64_t activation_reserve_bytes = 0;  // per GPU, workspace of the largest forward pass
                                               // (bytes); see estimate_activation_bytes
   std::int64_t block_size = 16;             // slots round down to whole blocks (tokens)
+  std::int64_t draft_weight_bytes = 0;      // a speculative drafter's weights on this GPU
+                                            // (bytes, >= 0), counted with the model's
 };
 
 // The derivation, term by term; all sizes per GPU.
 struct KvCapacity {
   std::int64_t usable_bytes = 0;              // hbm_bytes · utilization (bytes)
-  std::int64_t weight_bytes = 0;              // model weights / tp (bytes)
+  std::int64_t weight_bytes = 0;              // model weights / tp + the drafter's (bytes)
   std::int64_t activation_reserve_bytes = 0;  // from the settings (bytes)
   std::int64_t kv_bytes = 0;                  // usable − weights − reserve (bytes)
   std::int64_t kv_bytes_per_token = 0;        // ModelSpec::kv_bytes_per_token_per_gpu (bytes)

@@ -389,6 +389,18 @@ constexpr MlaRow kKimiK2{61, 7168, 64, 18432, 163840, 131072,
                          {1536, 512, 128, 64, 128, 0, 0, 0}, 1, 384, 8, 1, 2048, 1.0};
 ModelSpec kimi_k2() { return mla_model("kimi-k2", kKimiK2); }
 
+// Small draft models for speculative decoding (speculative.draft_model), tied embeddings.
+// https://huggingface.co/meta-llama/Llama-3.2-1B/blob/main/config.json : 16 layers, hidden
+// 2048, 32 heads, 8 KV heads, head_dim 64, intermediate 8192, vocab 128256, 131072 positions,
+// tie_word_embeddings true. The draft vLLM's examples pair with Llama-3.1/3.3 targets.
+ModelSpec llama_3_2_1b() { return llama_flavour("llama-3.2-1b", 16, 2048, 32, 8, 64, 8192, 128256, 131072, true); }
+
+// https://huggingface.co/Qwen/Qwen2.5-0.5B/blob/main/config.json : 24 layers, hidden 896, 14
+// heads, 2 KV heads (head_dim 64), intermediate 4864, vocab 151936, 32768 positions,
+// tie_word_embeddings true. Its q, k and v biases (24 · (896 + 2 · 128) = 27,648 parameters)
+// are left out, as for qwen2.5-7b.
+ModelSpec qwen2_5_0_5b() { return llama_flavour("qwen2.5-0.5b", 24, 896, 14, 2, 64, 4864, 151936, 32768, true); }
+
 struct HeteroPreset {
   std::string_view name;
   ModelSpec (*make)();
@@ -411,6 +423,8 @@ constexpr std::array kHeteroPresets{
     HeteroPreset{"deepseek-v3.2-exp", deepseek_v3_2_exp},
     HeteroPreset{"deepseek-v2-lite", deepseek_v2_lite},
     HeteroPreset{"kimi-k2", kimi_k2},
+    HeteroPreset{"llama-3.2-1b", llama_3_2_1b},
+    HeteroPreset{"qwen2.5-0.5b", qwen2_5_0_5b},
 };
 
 constexpr auto kModelNames = [] {

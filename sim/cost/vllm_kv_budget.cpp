@@ -84,14 +84,16 @@ VllmKvBudget vllm_kv_budget(const ModelSpec& model, const GpuSpec& gpu, int tp, 
     throw CostModelError(fmt::format("max_num_batched_tokens {} and max_num_seqs {}: expected both >= 1",
                                      s.max_num_batched_tokens, s.max_num_seqs));
   if (s.block_size < 1) throw CostModelError(fmt::format("block_size is {}, expected >= 1 token", s.block_size));
-  if (s.max_model_len < 0 || s.activation_override_bytes < 0)
-    throw CostModelError(fmt::format("max_model_len {} and activation_override_bytes {}: expected both >= 0",
-                                     s.max_model_len, s.activation_override_bytes));
+  if (s.max_model_len < 0 || s.activation_override_bytes < 0 || s.draft_weight_bytes < 0)
+    throw CostModelError(fmt::format("max_model_len {}, activation_override_bytes {} and draft_weight_bytes {}: "
+                                     "expected all >= 0",
+                                     s.max_model_len, s.activation_override_bytes, s.draft_weight_bytes));
 
   VllmKvBudget b;
   b.total_bytes = gpu.cuda_total_bytes > 0 ? gpu.cuda_total_bytes : gpu.hbm_bytes;
   b.requested_bytes = static_cast<std::int64_t>(static_cast<double>(b.total_bytes) * s.gpu_memory_utilization);
-  b.weight_bytes = (model.weight_bytes() + tp - 1) / tp;
+  b.draft_weight_bytes = s.draft_weight_bytes;
+  b.weight_bytes = (model.weight_bytes() + tp - 1) / tp + s.draft_weight_bytes;
   b.activation_bytes = s.activation_override_bytes > 0
                            ? s.activation_override_bytes
                            : vllm_profile_activation_bytes(model, tp, s.engine, s.max_num_batched_tokens, s.max_num_seqs);

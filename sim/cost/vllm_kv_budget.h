@@ -111,13 +111,20 @@ struct VllmProfileSettings {
   std::int64_t block_size = 16;           // tokens per KV block
   std::int64_t max_model_len = 0;         // tokens, for max_concurrency; 0 = not reported
   std::int64_t activation_override_bytes = 0;  // > 0: use this instead of the modelled peak
+  // Weights loaded beside the model on this rank (bytes, >= 0): a speculative drafter's. vLLM
+  // loads the drafter inside load_model's memory profile (v1/worker/gpu_model_runner.py:
+  // load_model calls drafter.load_model under the same DeviceMemoryProfiler), so "Model
+  // loading took" and the KV budget both count it.
+  std::int64_t draft_weight_bytes = 0;
 };
 
 // The derivation as vLLM's log prints it; sizes per GPU (bytes).
 struct VllmKvBudget {
   std::int64_t total_bytes = 0;         // driver-reported device memory
   std::int64_t requested_bytes = 0;     // total · utilization ("requested memory")
-  std::int64_t weight_bytes = 0;        // weights on this rank ("Model loading took")
+  std::int64_t weight_bytes = 0;        // weights on this rank ("Model loading took"), the
+                                        // drafter's included
+  std::int64_t draft_weight_bytes = 0;  // of which the drafter's (settings.draft_weight_bytes)
   std::int64_t activation_bytes = 0;    // "torch peak memory increase"
   std::int64_t non_torch_bytes = 0;     // "non-torch forward increase memory"
   std::int64_t cuda_graph_bytes = 0;    // graphs subtracted before the KV cache (0 here)

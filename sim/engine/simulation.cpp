@@ -748,7 +748,7 @@ void Simulation::finish_speculative_step(Replica& p, Request* r, double end) {
   for (std::int64_t i = 0; i < r->spec_accepted && r->state != RequestState::kFinished; ++i) emit_token(r, end);
   if (r->state != RequestState::kFinished) p.allocator().verify_proposed(r->seqs.front());
   r->spec_step = false;
-  r->spec_proposed = r->spec_accepted = 0;
+  r->spec_proposed = r->spec_accepted = r->spec_emitted = 0;
 }
 
 inline void Simulation::emit_token(Request* r, double t) {

@@ -243,7 +243,47 @@ namespace {
 // Under a vLLM kv.engine the pool is vLLM's profiled budget (vllm_kv_budget.h), its profile
 // run sized by the scheduler's max_num_batched_tokens and max_num_seqs; its terms go to
 // run.kv_budget when `budget` is given.
+ModelSpec draft_model_of(const ExperimentConfig& c, const ModelSpec& target);
+
+// The drafter's weights on one GPU (bytes): a draft model's every weight, sharded as the
+// target (vLLM's draft_tensor_parallel_size defaults to the target's); an EAGLE head's decoder
+// layers and its fc (2·hidden → hidden), the embedding and LM head being the target's (vLLM
+// v1/spec_decode/eagle.py load_model shares them). 0 for n-gram and without speculation.
+std::int64_t draft_weight_bytes_per_gpu(const ExperimentConfig& c, const ModelSpec& target) {
+  const SpeculativeMethod m = c.speculative.settings.method;
+  if (m != SpeculativeMethod::kDraftModel && m != SpeculativeMethod::kEagle) return 0;
+  const ModelSpec draft = draft_model_of(c, target);
+  const std::int64_t tp = c.tensor_parallel;
+  if (m == SpeculativeMethod::kDraftModel) return (draft.weight_bytes() + tp - 1) / tp;
+  const std::int64_t fc = 2 * draft.hidden * draft.hidden * draft.dtype_bytes;
+  return (draft.nonembedding_weight_bytes() + fc + tp - 1) / tp;
+}
+
+// The config key a speculative drafter's size comes from, for errors.
+std::string drafter_key(const ExperimentConfig& c) {
+  return c.speculative.settings.method == SpeculativeMethod::kEagle ? "speculative.eagle_layers"
+                                                                    : "speculative.draft_model";
+}
+
 KvCapacity derived_kv_capacity(const ExperimentConfig& c, const Run& run, std::optional<VllmKvBudget>* budget = nullptr) {
+  if (run.draft_weight_bytes > 0) {
+    // The drafter's weights come out of the same memory: when they alone leave no room for
+    // the pool, the drafter is what to change, so its key is named.
+    Run alone;
+    alone.model = run.model;
+    alone.gpu = run.gpu;
+    alone.max_model_len = run.max_model_len;
+    const KvCapacity without = derived_kv_capacity(c, alone);
+    const std::int64_t block_bytes = without.kv_bytes_per_token * c.allocator.block_size;
+    if (run.draft_weight_bytes > without.kv_bytes - block_bytes)
+      throw c.origin.error(
+          drafter_key(c),
+          fmt::format("the drafter's weights take {:.2f} GiB per GPU, and {} on {} (tensor_parallel = {}) leaves {:.2f} "
+                      "GiB for them and the KV pool together: expected a drafter that leaves room for at least one "
+                      "KV block; choose a smaller one",
+                      gib(static_cast<double>(run.draft_weight_bytes)), run.model.name, run.gpu.name,
+                      c.tensor_parallel, gib(static_cast<double>(without.kv_bytes))));
+  }
   return in_section(c.origin, "kv", [&] {
     if (c.kv.engine == KvSizing::kVllm) {
       VllmProfileSettings vs;
@@ -254,6 +294,7 @@ KvCapacity derived_kv_capacity(const ExperimentConfig& c, const Run& run, std::o
       vs.block_size = c.allocator.block_size;
       vs.max_model_len = run.max_model_len > 0 ? run.max_model_len : run.model.max_seq_len;
       vs.activation_override_bytes = static_cast<std::int64_t>(c.kv.activation_reserve_gib * std::pow(2.0, 30));
+      vs.draft_weight_bytes = run.draft_weight_bytes;
       const VllmKvBudget b = vllm_kv_budget(run.model, run.gpu, c.tensor_parallel, vs);
       if (budget) *budget = b;
       KvCapacity k;
@@ -270,6 +311,7 @@ KvCapacity derived_kv_capacity(const ExperimentConfig& c, const Run& run, std::o
     ks.gpu_memory_utilization = c.kv.gpu_memory_utilization;
     ks.activation_reserve_bytes = static_cast<std::int64_t>(c.kv.activation_reserve_gib * std::pow(2.0, 30));
     ks.block_size = c.allocator.block_size;
+    ks.draft_weight_bytes = run.draft_weight_bytes;
     return kv_capacity(run.model, run.gpu, c.tensor_parallel, ks);
   });
 }
@@ -439,13 +481,16 @@ void plan_speculation(const ExperimentConfig& c, Run& run) {
     if (s.draft_kv == DraftKvPlacement::kOwnPool) run.draft_kv_bytes_per_slot = s.draft_kv_ratio * target_bytes;
   }
   if (s.draft_kv == DraftKvPlacement::kNone) s.draft_kv_ratio = 0;
-  if (s.draft_kv == DraftKvPlacement::kShared && s.k > 0 && s.draft_kv_ratio > 0) {
+  const bool own_pool_from_memory = s.draft_kv == DraftKvPlacement::kOwnPool && c.kv.slots == 0;
+  if ((s.draft_kv == DraftKvPlacement::kShared || own_pool_from_memory) && s.k > 0 && s.draft_kv_ratio > 0) {
     // vLLM sizes every attention layer's cache, the draft's included, with one number of
     // blocks from the one KV budget (vllm/v1/worker/gpu_model_runner.py initialize_kv_cache):
-    // a block of B tokens costs B·(1 + ratio) target slots of memory.
+    // a block of B tokens costs B·(1 + ratio) target slots of memory. A pool of its own,
+    // carved from a derived budget, must hold the draft's KV of every target slot: the same
+    // memory, kept apart from the target's pool (and its memory classes).
     const auto blocks = static_cast<std::int64_t>(static_cast<double>(run.kv_slots) /
                                                   (static_cast<double>(B) * (1.0 + s.draft_kv_ratio)));
-    run.draft_kv_slots = run.kv_slots - blocks * B;
+    (own_pool_from_memory ? run.draft_own_pool_slots : run.draft_kv_slots) = run.kv_slots - blocks * B;
     run.kv_slots = blocks * B;
   }
   run.speculative = s;
@@ -474,6 +519,20 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   if (c.cost.memory_efficiency >= 0) run.gpu.memory_efficiency = c.cost.memory_efficiency;
   if (c.cost.iteration_overhead_s >= 0) run.gpu.iteration_overhead_seconds = c.cost.iteration_overhead_s;
 
+  run.draft_weight_bytes = draft_weight_bytes_per_gpu(c, run.model);
+  if (c.kv.slots > 0 && run.draft_weight_bytes > 0) {
+    // A given pool is the user's to size, but a drafter whose weights and the target's do
+    // not fit the GPU at all means nothing.
+    const double weights = static_cast<double>((run.model.weight_bytes() + c.tensor_parallel - 1) / c.tensor_parallel);
+    const double draft = static_cast<double>(run.draft_weight_bytes);
+    if (weights <= static_cast<double>(run.gpu.hbm_bytes) && weights + draft > static_cast<double>(run.gpu.hbm_bytes))
+      throw origin.error(drafter_key(c),
+                         fmt::format("the drafter's weights ({:.2f} GiB per GPU) and {}'s ({:.2f} GiB) exceed the "
+                                     "{:.2f} GiB of one {} before any KV cache: expected a drafter that fits beside "
+                                     "the target",
+                                     gib(draft), run.model.name, gib(weights),
+                                     gib(static_cast<double>(run.gpu.hbm_bytes)), run.gpu.name));
+  }
   run.kv_slots = c.kv.slots;
   if (run.kv_slots == 0) {
     run.max_model_len = c.max_model_len == kMaxModelLenOfModel ? run.model.max_seq_len : c.max_model_len;
@@ -773,7 +832,10 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   std::optional<SpeculativeMetrics> speculative;
   if (run.speculative.enabled() && run.speculative.k > 0)
     simulation.add_observer(speculative.emplace(run.speculative, c.measure.window_start_s, c.measure.window_end_s,
-                                                run.draft_kv_bytes_per_slot));
+                                                run.draft_kv_bytes_per_slot,
+                                                static_cast<double>(run.draft_own_pool_slots) *
+                                                    static_cast<double>(run.model.kv_bytes_per_token_per_gpu(
+                                                        c.tensor_parallel))));
   std::optional<ClientStreamMetrics> client;
   if (c.client.enabled) simulation.add_observer(client.emplace(c.client, client_stages(c)), /*tokens=*/true);
   std::optional<AtomicFile> timeline_file;
@@ -1154,6 +1216,7 @@ nlohmann::ordered_json kv_budget_json(const VllmKvBudget& b, KvEngine engine) {
   j["total_gib"] = gib(b.total_bytes);
   j["requested_gib"] = gib(b.requested_bytes);
   j["weights_gib"] = gib(b.weight_bytes);
+  if (b.draft_weight_bytes > 0) j["draft_weights_gib"] = gib(b.draft_weight_bytes);
   j["activation_gib"] = gib(b.activation_bytes);
   j["non_torch_gib"] = gib(b.non_torch_bytes);
   j["cuda_graphs_gib"] = gib(b.cuda_graph_bytes);

@@ -89,6 +89,12 @@ struct Run {
   SpeculativeSettings speculative;
   std::int64_t draft_kv_slots = 0;
   double draft_kv_bytes_per_slot = 0;
+  // The drafter's weights on each GPU (bytes; draft_model or eagle, else 0): taken from GPU
+  // memory with the target's when the pool is derived (kv.slots: 0).
+  std::int64_t draft_weight_bytes = 0;
+  // draft_kv own_pool with a derived pool: the slots of memory carved for the draft's own
+  // pool (it holds the draft's KV of every target slot); 0 otherwise.
+  std::int64_t draft_own_pool_slots = 0;
   // Settings that run but deserve a look (e.g. a KV pool larger than the GPU); written to
   // summary.json's "warnings" and printed by the CLI.
   std::vector<std::string> warnings;

@@ -7,11 +7,12 @@
 namespace pagesim::sim {
 
 SpeculativeMetrics::SpeculativeMetrics(const SpeculativeSettings& settings, double window_start_s,
-                                       double window_end_s, double draft_kv_bytes_per_slot)
+                                       double window_end_s, double draft_kv_bytes_per_slot, double own_pool_bytes)
     : settings_(settings),
       window_start_s_(window_start_s),
       window_end_s_(window_end_s),
-      draft_bytes_per_slot_(draft_kv_bytes_per_slot) {}
+      draft_bytes_per_slot_(draft_kv_bytes_per_slot),
+      own_pool_bytes_(own_pool_bytes) {}
 
 void SpeculativeMetrics::on_replica_iteration(std::int32_t, const IterationSample& s, const IterationPlan& plan) {
   const alloc::MemoryBreakdown& m = s.memory;
@@ -24,6 +25,7 @@ void SpeculativeMetrics::on_replica_iteration(std::int32_t, const IterationSampl
     ++steps_;
     proposed_ += r->spec_proposed;
     accepted_ += r->spec_accepted;
+    emitted_ += r->spec_emitted;
   }
   const double cap = static_cast<double>(m.total());
   if (cap <= 0) return;
@@ -39,12 +41,14 @@ nlohmann::ordered_json SpeculativeMetrics::to_json() const {
   j["proposed_tokens"] = proposed_;
   j["accepted_tokens"] = accepted_;
   j["acceptance_rate"] = proposed_ > 0 ? static_cast<double>(accepted_) / static_cast<double>(proposed_) : 0.0;
-  // Tokens a speculative step emits on average: its own plus the accepted proposals.
-  j["mean_tokens_per_step"] = steps_ > 0 ? 1.0 + static_cast<double>(accepted_) / static_cast<double>(steps_) : 0.0;
+  // Tokens a speculative step emits on average: its own plus the accepted proposals, but none
+  // past a request's last token (accepted there, dropped by output processing).
+  j["mean_tokens_per_step"] = steps_ > 0 ? static_cast<double>(emitted_) / static_cast<double>(steps_) : 0.0;
   nlohmann::ordered_json pct;
   for (std::size_t i = 0; i < alloc::kSpeculativeFields.size(); ++i)
     pct[std::string(alloc::kSpeculativeFields[i].name)] = iterations_ > 0 ? sum_pct_[i] / static_cast<double>(iterations_) : 0.0;
   j["memory_pct"] = pct;
+  if (own_pool_bytes_ > 0) j["own_pool_gib"] = own_pool_bytes_ / (1024.0 * 1024.0 * 1024.0);
   if (draft_bytes_per_slot_ > 0) j["own_pool_peak_gib"] = peak_draft_bytes_ / (1024.0 * 1024.0 * 1024.0);
   return j;
 }

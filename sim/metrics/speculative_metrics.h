@@ -23,9 +23,11 @@ namespace pagesim::sim {
 class SpeculativeMetrics final : public IterationObserver {
  public:
   // `settings`: the run's (copied); `draft_kv_bytes_per_slot`: the draft's KV bytes per
-  // target token slot (own pool: to report its size; else 0). Window [start, end) in seconds.
+  // target token slot (own pool: to report its peak; else 0); `own_pool_bytes`: the memory
+  // carved for that pool when the KV budget is derived (0: none carved). Window [start, end)
+  // in seconds.
   SpeculativeMetrics(const SpeculativeSettings& settings, double window_start_s, double window_end_s,
-                     double draft_kv_bytes_per_slot);
+                     double draft_kv_bytes_per_slot, double own_pool_bytes = 0);
 
   void on_replica_iteration(std::int32_t replica, const IterationSample& s, const IterationPlan& plan) override;
 
@@ -34,8 +36,8 @@ class SpeculativeMetrics final : public IterationObserver {
 
  private:
   SpeculativeSettings settings_;
-  double window_start_s_, window_end_s_, draft_bytes_per_slot_;
-  std::int64_t iterations_ = 0, steps_ = 0, proposed_ = 0, accepted_ = 0;
+  double window_start_s_, window_end_s_, draft_bytes_per_slot_, own_pool_bytes_;
+  std::int64_t iterations_ = 0, steps_ = 0, proposed_ = 0, accepted_ = 0, emitted_ = 0;
   double sum_pct_[4] = {0, 0, 0, 0};  // proposed_accepted, proposed_rejected, lookahead, draft_kv
   double peak_draft_bytes_ = 0;
 };

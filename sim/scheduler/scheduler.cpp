@@ -186,7 +186,7 @@ void Scheduler::preempt(Request* r, IterationPlan& plan) {
   running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
   r->preempted_now = true;
   r->spec_step = false;  // a step's pending proposals go with its memory
-  r->spec_proposed = r->spec_accepted = 0;
+  r->spec_proposed = r->spec_accepted = r->spec_emitted = 0;
   preempted_now_.push_back(r);
   plan.preempted.push_back(r);
   ++r->preemptions;

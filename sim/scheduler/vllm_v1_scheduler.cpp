@@ -29,6 +29,9 @@ bool VllmV1Scheduler::grow_speculative(Request* r, std::int64_t proposed) {
   r->spec_step = true;
   r->spec_proposed = proposed;
   r->spec_accepted = accepted;
+  // The step emits its own token and the accepted proposals up to the request's last token:
+  // vLLM's rejection sampler accepts past max_tokens, and output processing drops the rest.
+  r->spec_emitted = 1 + std::min(accepted, std::max<std::int64_t>(0, r->output_tokens - r->generated - 1));
   return true;
 }
 

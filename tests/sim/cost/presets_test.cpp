@@ -39,6 +39,8 @@ TEST(CostPresets, KvBytesPerTokenOfEveryModel) {
       {"qwen3-14b", 2 * 40 * 8 * 128 * 2},         // 163,840
       {"mixtral-8x7b", 2 * 32 * 8 * 128 * 2},      // 131,072 (MoE, full attention)
       {"mixtral-8x22b", 2 * 56 * 8 * 128 * 2},     // 229,376
+      {"llama-3.2-1b", 2 * 16 * 8 * 64 * 2},       // 32,768 (a draft model)
+      {"qwen2.5-0.5b", 2 * 24 * 2 * 64 * 2},       // 12,288 (a draft model)
   };
   // The presets above have one full-attention group; 9 others (gemma-2-9b ... jamba-v0.1,
   // llama-4-scout-fp8) have layer groups (model_layer_groups_test.cpp) and 5 latent attention
@@ -86,6 +88,14 @@ TEST(CostPresets, ArchitectureNumbers) {
   const ModelSpec qwen = model_preset("qwen2.5-7b");
   EXPECT_EQ(qwen.vocab, 152064);
   EXPECT_TRUE(qwen.gated_mlp && !qwen.linear_bias && !qwen.tied_lm_head);
+  // The draft models tie their LM head to the embedding: Llama-3.2-1B has 1.24B parameters
+  // (its model card), Qwen2.5-0.5B 0.49B (0.49B in its model card, biases left out).
+  const ModelSpec l1 = model_preset("llama-3.2-1b");
+  EXPECT_TRUE(l1.tied_lm_head && l1.gated_mlp);
+  EXPECT_NEAR(static_cast<double>(l1.parameter_count()), 1.236e9, 0.005e9);
+  const ModelSpec q05 = model_preset("qwen2.5-0.5b");
+  EXPECT_TRUE(q05.tied_lm_head);
+  EXPECT_NEAR(static_cast<double>(q05.parameter_count()), 0.494e9, 0.005e9);
 }
 
 // Mistral-Nemo: head_dim 128 with hidden 5120 and 32 heads. The q and o projections are

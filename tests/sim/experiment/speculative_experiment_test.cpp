@@ -1,5 +1,5 @@
 // Speculative decoding end to end (run_experiment_file): proposals that are always accepted
-// make every step emit k + 1 tokens; a pool too small for the load preempts requests holding
+// make every step emit k + 1 tokens (a request's last, what it has left); a pool too small for the load preempts requests holding
 // proposed slots and still finishes every request; prefix caching with chunked prefill runs
 // beside it; a step that cannot fit a request's block table is refused naming the key.
 #include <gtest/gtest.h>
@@ -48,7 +48,9 @@ TEST_F(SpeculativeExperiment, AlwaysAcceptedProposalsEmitKPlusOneTokensPerStep) 
       run("spec", experiment("speculative: {method: ngram, num_speculative_tokens: 3, acceptance: 1.0}\n"));
   const nlohmann::json& sp = s.at("speculative");
   EXPECT_EQ(sp.at("acceptance_rate").get<double>(), 1.0);
-  EXPECT_EQ(sp.at("mean_tokens_per_step").get<double>(), 4.0);
+  // k + 1 = 4 per step, but a request's last step emits only what it has left.
+  EXPECT_LT(sp.at("mean_tokens_per_step").get<double>(), 4.0);
+  EXPECT_GT(sp.at("mean_tokens_per_step").get<double>(), 3.9);
   EXPECT_EQ(s.at("requests_finished"), base.at("requests_finished"));
   // n-gram drafts cost nothing; verifying 3 more tokens in a memory-bound pass costs little.
   EXPECT_LT(s.at("tpot_s").at("mean").get<double>(), 0.5 * base.at("tpot_s").at("mean").get<double>());
@@ -91,6 +93,34 @@ TEST_F(SpeculativeExperiment, RunsWithPrefixCachingAndChunkedPrefill) {
   EXPECT_GT(s.at("speculative").at("steps").get<std::int64_t>(), 0);
 }
 
+// Proposals accepted past a request's last token are dropped, so a step never counts more
+// tokens than the request had left: 2-token outputs emit at most 2 per step, whatever k.
+TEST_F(SpeculativeExperiment, TokensPerStepNeverExceedTheTokensLeft) {
+  std::string y = experiment("speculative: {method: ngram, num_speculative_tokens: 4, acceptance: 1.0}\n");
+  y.replace(y.find("output: {kind: uniform, lo: 20, hi: 200}"), 40, "output: {kind: fixed, value: 2}");
+  const nlohmann::json s = run("short", y);
+  const nlohmann::json& sp = s.at("speculative");
+  EXPECT_EQ(sp.at("acceptance_rate").get<double>(), 1.0);  // the sampler's, as vLLM counts it
+  EXPECT_GT(sp.at("steps").get<std::int64_t>(), 0);
+  EXPECT_LE(sp.at("mean_tokens_per_step").get<double>(), 1.0 + 1e-12);  // the second token is the step's own
+}
+
+// n > 1 and beam search are not speculated (vLLM v1 serves n as separate requests): a sampling
+// mix that asks for them beside a speculative section is refused on its key.
+TEST_F(SpeculativeExperiment, ParallelSamplingOrBeamsBesideSpeculationAreRefused) {
+  for (const std::string& choice : {std::string("{n: 2}"), std::string("{beam_width: 3}")}) {
+    std::string y = experiment("speculative: {method: ngram, num_speculative_tokens: 3}\n");
+    y.replace(y.find("  max_requests: 60\n"), 18, "  max_requests: 60\n  sampling: [{weight: 1}, " + choice + "]\n");
+    try {
+      run("sampling", y);
+      FAIL() << choice << ": ran";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), "workload.sampling[1]") << e.what();
+      EXPECT_NE(std::string(e.what()).find("speculates requests of one sequence only"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(SpeculativeExperiment, AStepLargerThanTheBlockTableIsRefused) {
   try {
     run("big", experiment("max_model_len: 40\nspeculative: {method: eagle, num_speculative_tokens: 30}\n"));
@@ -99,6 +129,65 @@ TEST_F(SpeculativeExperiment, AStepLargerThanTheBlockTableIsRefused) {
     EXPECT_EQ(e.key(), "speculative.num_speculative_tokens") << e.what();
     EXPECT_NE(std::string(e.what()).find("block table"), std::string::npos) << e.what();
   }
+}
+
+// With the pool derived from GPU memory, a drafter's weights come out of it (vLLM loads the
+// drafter inside load_model's memory profile), and so does a pool of its own for the draft's
+// KV; a drafter that leaves no room, or cannot fit beside the target, is refused by its key.
+TEST_F(SpeculativeExperiment, ADraftModelsWeightsAndItsOwnPoolTakeGpuMemory) {
+  auto derived = [&](const std::string& spec) {
+    std::string y = experiment(spec);
+    y.replace(y.find("kv: {slots: 16384}"), 18, "kv: {slots: 0}");
+    return y;
+  };
+  const nlohmann::json base = run("base", derived(""));
+  const nlohmann::json own = run(
+      "own", derived("speculative: {method: draft_model, draft_model: llama-2-13b, num_speculative_tokens: 3, "
+                     "draft_kv: own_pool}\n"));
+  const nlohmann::json shared = run(
+      "shared", derived("speculative: {method: draft_model, draft_model: llama-2-13b, num_speculative_tokens: 3, "
+                        "draft_kv: shared}\n"));
+  const nlohmann::json none = run(
+      "none", derived("speculative: {method: draft_model, draft_model: llama-2-13b, num_speculative_tokens: 3, "
+                      "draft_kv: none}\n"));
+  const auto slots = [](const nlohmann::json& j) { return j.at("kv_slots").get<std::int64_t>(); };
+  const auto budget = [](const nlohmann::json& j, const char* k) { return j.at("kv_budget").at(k).get<double>(); };
+  // llama-2-13b's ~24.2 GiB of weights leave the target that much less KV memory.
+  EXPECT_NEAR(budget(none, "draft_weights_gib"), 24.24, 0.05);
+  EXPECT_NEAR(budget(none, "weights_gib") - budget(base, "weights_gib"), budget(none, "draft_weights_gib"), 0.011);
+  EXPECT_NEAR(budget(base, "kv_cache_gib") - budget(none, "kv_cache_gib"), budget(none, "draft_weights_gib"), 0.011);
+  EXPECT_LT(slots(none), slots(base));
+  // The draft's KV (13B: 800 KiB per token against the 7B's 512 KiB) is 1.5625 target slots
+  // per slot: a pool of its own and a shared one leave the target the same slots.
+  EXPECT_NEAR(static_cast<double>(slots(own)), static_cast<double>(slots(none)) / 2.5625, 16.0);
+  EXPECT_EQ(slots(own), slots(shared));
+  EXPECT_NEAR(own.at("speculative").at("own_pool_gib").get<double>(),
+              static_cast<double>(slots(none) - slots(own)) * 512 * 1024 / (1 << 30), 0.01);
+  // The own pool is not the target's: its memory classes carry no draft KV there.
+  EXPECT_EQ(own.at("speculative").at("memory_pct").at("draft_kv").get<double>(), 0.0);
+  EXPECT_GT(shared.at("speculative").at("memory_pct").at("draft_kv").get<double>(), 0.0);
+
+  // A 405B drafter (~756 GiB) leaves nothing on one 80 GB GPU: derived, or beside a given pool.
+  for (const std::string& kv : {std::string("kv: {slots: 0}"), std::string("kv: {slots: 16384}")}) {
+    std::string y = experiment("speculative: {method: draft_model, draft_model: llama-3.1-405b, num_speculative_tokens: 3}\n");
+    y.replace(y.find("kv: {slots: 16384}"), 18, kv);
+    try {
+      run("huge", y);
+      FAIL() << kv << ": ran";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.key(), "speculative.draft_model") << e.what();
+      EXPECT_NE(std::string(e.what()).find("the drafter's weights"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(SpeculativeExperiment, AnEagleHeadsLayersTakeGpuMemoryButNotTheSharedEmbedding) {
+  std::string y = experiment("speculative: {method: eagle, num_speculative_tokens: 3, draft_kv: none}\n");
+  y.replace(y.find("kv: {slots: 16384}"), 18, "kv: {slots: 0}");
+  const nlohmann::json e = run("eagle", y);
+  // One Llama-2-7B decoder layer (202 M weights) and fc (2·4096 → 4096, 33.6 M), bf16.
+  const double layer = (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096) * 2;
+  EXPECT_NEAR(e.at("kv_budget").at("draft_weights_gib").get<double>(), (layer + 2.0 * 4096 * 4096 * 2) / (1 << 30), 0.01);
 }
 
 }  // namespace
