@@ -203,6 +203,7 @@ void ModelSpec::validate() const {
                                        name, f.field, f.value));
     }
   }
+  check_sizes_fit();
   if (heads % kv_heads != 0) {
     throw CostModelError(fmt::format(
         "model '{}': kv_heads {} does not divide heads {}, expected a divisor (GQA groups)", name,
@@ -236,6 +237,53 @@ void ModelSpec::validate() const {
     throw CostModelError(fmt::format("model '{}': expert_weight_bytes is {}, expected >= 0", name, expert_weight_bytes));
   if (block_weight_bytes < 0)
     throw CostModelError(fmt::format("model '{}': block_weight_bytes is {}, expected >= 0", name, block_weight_bytes));
+}
+
+// Every size pagesim derives from a model (parameters, weight bytes, KV bytes per token, a
+// step's FLOPs) is a product of its fields in 64-bit integers or doubles. Rather than check each
+// product where it is taken, validate() bounds them all at once: an over-estimate of every term
+// of the weights and the KV (each term at least the exact formula's, computed in long double)
+// must stay below kMaxModelBytes, so no exact formula can overflow. The bound is far beyond any
+// model that exists (the largest hold ~2^41 bytes of weights) and far below int64's 2^63.
+void ModelSpec::check_sizes_fit() const {
+  constexpr long double kMaxModelBytes = 0x1p52L;  // 4 PiB
+  const auto is_bad_weight_bytes = [](double b) { return !std::isfinite(b) || b > 8; };
+  if (is_bad_weight_bytes(expert_weight_bytes) || is_bad_weight_bytes(block_weight_bytes))
+    throw CostModelError(fmt::format("model '{}': expert_weight_bytes {} and block_weight_bytes {}: expected bytes per "
+                                     "weight in [0, 8] (0: dtype_bytes; 8: fp64)",
+                                     name, expert_weight_bytes, block_weight_bytes));
+  using L = long double;
+  const L h = static_cast<L>(hidden), n = static_cast<L>(layers);
+  L groups_kv = static_cast<L>(kv_heads) * static_cast<L>(head_dim);
+  L mixer = 0, state = 0, window = 0;
+  for (const ModelLayerGroup& g : groups) {
+    groups_kv = std::max(groups_kv, static_cast<L>(g.kv_heads) * static_cast<L>(g.head_dim));
+    mixer = std::max(mixer, static_cast<L>(g.mixer_params));
+    state = std::max(state, static_cast<L>(g.state_elements));
+    window = std::max({window, static_cast<L>(g.window_tokens), static_cast<L>(g.encoder_tokens)});
+  }
+  const L q_width = static_cast<L>(heads) * static_cast<L>(head_dim);
+  const L latent = static_cast<L>(mla.q_lora_rank) + static_cast<L>(mla.kv_lora_rank) +
+                   static_cast<L>(mla.qk_rope_head_dim) + static_cast<L>(mla.index_n_heads) *
+                   static_cast<L>(mla.index_head_dim);
+  const L latent_heads = static_cast<L>(heads) * static_cast<L>(mla.qk_nope_head_dim + mla.qk_rope_head_dim +
+                                                               mla.v_head_dim + mla.index_head_dim);
+  const L per_layer = (2 * q_width + 2 * groups_kv) * h + 3 * h * static_cast<L>(ffn) +
+                      static_cast<L>(experts + shared_experts + 1) * (3 * h * static_cast<L>(expert_ffn) + h) +
+                      latent * h + latent_heads * (latent + h) + mixer + 8 * h + 4 * static_cast<L>(ffn);
+  const L params = n * per_layer + 2 * (static_cast<L>(vocab) + static_cast<L>(learned_positions) + 1) * h;
+  const L bytes_per_weight = std::max({static_cast<L>(dtype_bytes), static_cast<L>(expert_weight_bytes),
+                                       static_cast<L>(block_weight_bytes)});
+  const L kv_per_token = n * (2 * groups_kv + latent + state) * 4 * bytes_per_weight;
+  const L longest = std::max({static_cast<L>(max_seq_len), window, static_cast<L>(mla.index_topk)});
+  const L weights = params * bytes_per_weight;
+  if (weights > kMaxModelBytes || kv_per_token * longest > kMaxModelBytes || kv_per_token * h > kMaxModelBytes)
+    throw CostModelError(fmt::format(
+        "model '{}': layers {}, hidden {}, heads {}, head_dim {}, ffn {}, vocab {}, experts {}, expert_ffn {}, "
+        "max_seq_len {}: weights of up to {:.3g} B and {:.3g} B of KV per token, expected sizes below 2^52 B "
+        "(4 PiB; pagesim's sizes are 64-bit integers)",
+        name, layers, hidden, heads, head_dim, ffn, vocab, experts, expert_ffn, max_seq_len,
+        static_cast<double>(weights), static_cast<double>(kv_per_token)));
 }
 
 void ModelSpec::validate_latent() const {

@@ -170,7 +170,8 @@ struct ModelSpec {
 
   // Throws CostModelError naming the first field that is not positive or not consistent
   // (heads % kv_heads, learned_positions < 0, a group's fields for its kind, group layers
-  // not summing to layers, MoE fields, MLA dimensions, a kv_dtype MLA is not stored in).
+  // not summing to layers, MoE fields, MLA dimensions, a kv_dtype MLA is not stored in), or
+  // sizes so large that a size derived from them could overflow (check_sizes_fit).
   void validate() const;
   // Throws CostModelError unless tp >= 1, tp divides heads, and tp divides kv_heads (of every
   // attending group) or kv_heads divides tp.
@@ -178,6 +179,7 @@ struct ModelSpec {
 
  private:
   void validate_latent() const;
+  void check_sizes_fit() const;
 };
 
 // The model's layer groups per GPU under tensor parallelism tp, in the allocators' terms

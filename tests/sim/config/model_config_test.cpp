@@ -133,6 +133,21 @@ TEST_F(CustomModel, BadCustomModelsAreErrorsOnTheKey) {
     "num_key_value_heads": 5, "intermediate_size": 1, "vocab_size": 1, "max_position_embeddings": 1})");
   EXPECT_EQ(error_key(experiment("{hf_config: " + (dir_ / "bad.json").string() + "}"), "num_key_value_heads: 5"),
             "model.hf_config");
+  // Sizes that would overflow are refused before any is derived (they ran with a negative
+  // TTFT, or printed "weights -9223372036789239808 B").
+  EXPECT_EQ(error_key(experiment("{layers: 32, hidden: 1000000000000, heads: 32, ffn: 14336, vocab: 128256, "
+                                 "max_seq_len: 8192}"),
+                      "expected sizes below 2^52 B"),
+            "model");
+  EXPECT_EQ(error_key(experiment("{layers: 30000000000, hidden: 4096, heads: 32, ffn: 14336, vocab: 128256, "
+                                 "max_seq_len: 8192}"),
+                      "expected sizes below 2^52 B"),
+            "model");
+  EXPECT_EQ(error_key(experiment("{" + llama + ", block_weight_bytes: 1e300}"), "expected bytes per weight in [0, 8]"),
+            "model");
+  write("huge.json", R"({"num_hidden_layers": 32, "hidden_size": 1e12, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 8192})");
+  EXPECT_NE(error_key(experiment("{hf_config: " + (dir_ / "huge.json").string() + "}"), "hidden"), "(no error)");
   // A custom model is checked against tensor parallelism as a preset is.
   EXPECT_EQ(error_key(experiment("{" + llama + ", kv_heads: 8}", 3), "does not divide heads"), "tensor_parallel");
 }
