@@ -10,9 +10,15 @@
 #pragma once
 
 #include <array>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <exception>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -42,9 +48,23 @@ class YamlReader {
     if (!n) return;
     origin_.record(join(key), line_of(n));
     if (!n.IsScalar()) fail(n, key, "expected " + expected_of<T>() + ", found a " + kind_of(n));
+    // Scalars read as JSON Schema reads them (docs/experiment.schema.json, `pagesim schema`): a
+    // quoted scalar is a string, never a number or a boolean; a number with no fractional part
+    // (1.0, 2e4) is an integer.
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (n.Tag() == "!")
+        fail(n, key, "expected " + expected_of<T>() + ", found the quoted string '" + n.Scalar() +
+                         "' (a quoted scalar is a string: remove the quotes)");
+    }
     try {
       value = n.as<T>();
     } catch (const YAML::Exception&) {
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        if (const auto whole = whole_number<T>(n.Scalar())) {
+          value = *whole;
+          return;
+        }
+      }
       fail(n, key, "expected " + expected_of<T>() + ", found '" + n.Scalar() + "'");
     }
     // A control character (the '\r' a last line without '\n' keeps, a trailing tab) would be
@@ -192,6 +212,19 @@ class YamlReader {
   std::string join(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
   [[noreturn]] void fail(const YAML::Node& n, const char* key, const std::string& msg) const {
     throw ConfigError(origin_.file(), line_of(n), join(key), msg);
+  }
+  // A decimal or exponent spelling of a whole number that T holds ("1.0", "2e4"), else nullopt.
+  template <class T>
+  static std::optional<T> whole_number(const std::string& text) {
+    if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    const long double v = std::strtold(text.c_str(), &end);
+    if (errno != 0 || end != text.c_str() + text.size() || !std::isfinite(v) || v != std::floor(v) ||
+        v < static_cast<long double>(std::numeric_limits<T>::min()) ||
+        v > static_cast<long double>(std::numeric_limits<T>::max()))
+      return std::nullopt;
+    return static_cast<T>(v);
   }
   static std::string kind_of(const YAML::Node& n) {
     return n.IsMap() ? "map" : n.IsSequence() ? "list" : n.IsNull() ? "null" : "scalar";

@@ -62,7 +62,7 @@ def test_case_is_the_label_before_the_sweep_axes():
 def test_protocol_comes_from_the_first_run(res):
     assert res.protocol("calib") == Protocol(duration_s=900.0, window_start_s=300.0, window_end_s=900.0,
                                              rng="artifact")
-    assert res.protocol("sharing") == Protocol(600.0, 120.0, 600.0, "numpy")
+    assert res.protocol("sharing") == Protocol(600.0, 120.0, 600.0, "artifact")
 
 
 def test_offered_rate_reads_the_arrival_rate(res):
