@@ -1,6 +1,10 @@
 #include "sim/config/sweep.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -53,6 +57,20 @@ void collect_lines(const YAML::Node& n, const std::string& below, std::vector<st
 }
 
 // True when `inner` is `outer` or lies below it ("a.b" covers "a.b", "a.b.c", "a.b[0]").
+// Two scalars that spell one number ("1" and "1.0", "4096" and "0x1000", "1e3" and "1000"):
+// the key reads them as one value, so an axis holding both would run one point twice.
+bool same_number(const std::string& a, const std::string& b) {
+  const auto number = [](const std::string& t, long double* out) {
+    if (t.empty() || std::isspace(static_cast<unsigned char>(t.front()))) return false;
+    char* end = nullptr;
+    errno = 0;
+    *out = std::strtold(t.c_str(), &end);
+    return errno == 0 && end == t.c_str() + t.size() && std::isfinite(*out);
+  };
+  long double x = 0, y = 0;
+  return number(a, &x) && number(b, &y) && x == y;
+}
+
 bool covers(const std::string& outer, const std::string& inner) {
   if (inner.size() < outer.size() || inner.compare(0, outer.size(), outer) != 0) return false;
   return inner.size() == outer.size() || inner[outer.size()] == '.' || inner[outer.size()] == '[';
@@ -225,6 +243,11 @@ Sweep Sweep::from_text(const std::string& text, const std::string& file, const s
                             fmt::format("found {} twice (values {} and {}), expected distinct values: equal values "
                                         "make identical points with one label",
                                         a.values[j].text, i, j));
+        else if (same_number(a.values[i].text, a.values[j].text))
+          throw ConfigError(file, line_of_value(a.values[j]), "sweep." + a.key,
+                            fmt::format("found {} and {} (values {} and {}), one number spelled twice, expected "
+                                        "distinct values: they make identical points with two labels",
+                                        a.values[i].text, a.values[j].text, i, j));
   for (std::size_t i = 0; i < s.axes_.size(); ++i)
     for (std::size_t j = i + 1; j < s.axes_.size(); ++j)
       if (covers(s.axes_[i].key, s.axes_[j].key) || covers(s.axes_[j].key, s.axes_[i].key))

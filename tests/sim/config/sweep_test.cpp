@@ -258,6 +258,14 @@ TEST(Sweep, PointsThatContradictTheirLabelsAreRefused) {
   EXPECT_EQ(twice.key(), "sweep.allocator.block_size");
   EXPECT_EQ(twice.line(), 5);
   EXPECT_NE(std::string(twice.what()).find("found 16 twice (values 0 and 2)"), std::string::npos) << twice.what();
+  // One number spelled twice is one value too (they ran as two points with two labels).
+  for (const auto& [a, b] : {std::pair{"1", "1.0"}, std::pair{"4096", "0x1000"}, std::pair{"1e3", "1000"}}) {
+    const ConfigError spelled =
+        error_of(std::string("sweep:\n  allocator.block_size:\n    - ") + a + "\n    - " + b + "\n");
+    EXPECT_EQ(spelled.key(), "sweep.allocator.block_size");
+    EXPECT_NE(std::string(spelled.what()).find("one number spelled twice"), std::string::npos) << spelled.what();
+  }
+  EXPECT_NO_THROW(expand("sweep:\n  allocator.block_size:\n    - 16\n    - 0x10a\n"));
   const ConfigError axes = error_of("sweep:\n  allocator: [{kind: paged, block_size: 8}]\n  allocator.block_size: [16, 32]\n");
   EXPECT_EQ(axes.key(), "sweep.allocator.block_size");
   EXPECT_EQ(axes.line(), 3);
