@@ -1,6 +1,7 @@
 #include "traces/trace_format.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "traces/azure_csv_reader.h"
 #include "traces/csv_file.h"
@@ -92,14 +93,36 @@ std::unique_ptr<RequestSource> open_trace(const std::string& path,
   throw SpecError("trace.format", "a concrete format", "auto");
 }
 
+namespace {
+
+// What the first line of a file that is not a benchmark result holds, for the error: a JSON
+// object's fields (a mooncake trace has timestamp, input_length, output_length), else the format
+// detected.
+std::string found_instead(const std::string& path, TraceFormat format) {
+  if (format != TraceFormat::kMooncake) return fmt::format("a {} trace", to_string(format));
+  LineReader lines(path, "");
+  std::string_view first;
+  if (!lines.next(&first)) return "an empty file";
+  const nlohmann::json j = nlohmann::json::parse(first, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return fmt::format("line 1 that is not a JSON object: {:.60}", first);
+  if (j.empty()) return "line 1 an empty JSON object {}";
+  std::string fields;
+  for (const auto& [key, value] : j.items()) fields += (fields.empty() ? "\"" : ", \"") + key + "\"";
+  const bool mooncake = j.contains("timestamp") && j.contains("input_length") && j.contains("output_length");
+  return fmt::format("line 1 a JSON object with the fields {}{}", fields, mooncake ? " (a mooncake trace)" : "");
+}
+
+}  // namespace
+
 BenchmarkRequests read_benchmark_requests(const std::string& path, const TraceFileOptions& options) {
   const TraceFormat format = options.format == TraceFormat::kAuto ? detect_format(path) : options.format;
   if (format == TraceFormat::kVllmBench) return read_vllm_bench(path, options.seed);
   if (format == TraceFormat::kInferencePerfRequests) return read_inference_perf_requests(path);
   throw TraceError(path, 0, "",
-                   "a benchmark result with measured latencies (vllm-bench: vLLM's --save-detailed result JSON, or "
-                   "inference-perf-requests: inference-perf's per_request_lifecycle_metrics.json)",
-                   fmt::format("a {} trace", to_string(format)));
+                   "a benchmark result with measured latencies (vllm-bench: vLLM's --save-detailed result JSON, one "
+                   "object with input_lens, output_lens, ttfts, itls; or inference-perf-requests: inference-perf's "
+                   "per_request_lifecycle_metrics.json, a list of requests)",
+                   found_instead(path, format));
 }
 
 std::string_view to_string(TraceFormat format) {

@@ -139,6 +139,18 @@ TEST(InferencePerfRequestsReader, IsDetectedAndReplayedByOpenTrace) {
   const auto e = testing::catch_trace_error([] { read_benchmark_requests(testing::fixture("native_small.csv")); });
   ASSERT_TRUE(e);
   EXPECT_NE(std::string(e->what()).find("found a native trace"), std::string::npos) << e->what();
+  // JSON lines that are not a benchmark result say what they hold, not "a mooncake trace".
+  ScratchDir dir;
+  const auto found = [&](const std::string& name, const std::string& text) {
+    const auto err = testing::catch_trace_error([&] { read_benchmark_requests(dir.write(name, text)); });
+    return err ? std::string(err->what()) : std::string("(read)");
+  };
+  EXPECT_NE(found("empty.jsonl", "{}\n").find("found line 1 an empty JSON object {}"), std::string::npos);
+  EXPECT_NE(found("obj.jsonl", "{\"foo\": 1, \"bar\": 2}\n").find("with the fields \"bar\", \"foo\""),
+            std::string::npos);
+  const std::string moon = found("m.jsonl", "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2}\n");
+  EXPECT_NE(moon.find("(a mooncake trace)"), std::string::npos) << moon;
+  EXPECT_NE(moon.find("expected a benchmark result"), std::string::npos) << moon;
 }
 
 }  // namespace
