@@ -734,6 +734,13 @@ void check_lora(const ExperimentConfig& c) {
     throw o.error("lora.adapters", fmt::format("expected a number of adapters in [0, 2^30], found {}", l.adapters));
   if (!(l.zipf_alpha > 0 && std::isfinite(l.zipf_alpha)))
     throw o.error("lora.zipf_alpha", fmt::format("expected a finite Zipf exponent > 0, found {}", l.zipf_alpha));
+  // Zipf draws read a table of every adapter's cumulative weight (traces/adapter_assignment.h):
+  // memory that grows with lora.adapters, not with the requests, so it is bounded (8 MiB).
+  if (l.popularity == LoraPopularity::kZipf && l.adapters > (std::int64_t{1} << 20))
+    throw o.error("lora.adapters", fmt::format("expected at most 2^20 = 1048576 adapters under popularity zipf (its "
+                                               "draws keep a table of every adapter's weight), found {}; uniform "
+                                               "popularity allows up to 2^30",
+                                               l.adapters));
   if (c.allocator.kind != alloc::AllocatorKind::kPaged)
     throw o.error("allocator.kind", fmt::format("lora keeps adapter weights in a paged KV pool (vLLM's slots or "
                                                 "S-LoRA's pages); allocator.kind is '{}': set allocator.kind: paged",
@@ -938,9 +945,22 @@ void check_speculative(const ExperimentConfig& c) {
     throw o.error("allocator.kind", fmt::format("speculative decoding holds proposed tokens in a paged pool's block "
                                                 "tables; expected paged, found '{}'",
                                                 alloc::to_string(c.allocator.kind)));
+  // pagesim speculates a request of one sequence only (as vLLM v1, whose engine serves n > 1
+  // as n single-sequence requests and has no beam search); a sampling mix that gives requests
+  // more would decode them without speculation while the draft's share of the pool stays taken.
+  for (std::size_t i = 0; i < c.workload.sampling.size(); ++i) {
+    const traces::SamplingChoice& choice = c.workload.sampling[i];
+    if (choice.weight > 0 && (choice.n > 1 || choice.beam_width > 1))
+      throw o.error(fmt::format("workload.sampling[{}]", i),
+                    fmt::format("n = {}, beam_width = {} beside speculative decoding: pagesim speculates requests of "
+                                "one sequence only (vLLM v1 serves n > 1 as n separate requests and has no beam "
+                                "search in the engine); expected n: 1 and beam_width: 1, or no speculative section",
+                                choice.n, choice.beam_width));
+  }
   const bool draft = s.method == SpeculativeMethod::kDraftModel;
   if (draft && sc.draft_model.empty())
-    throw o.error("speculative.draft_model", "method draft_model needs the draft's model preset, e.g. llama-3.2-1b");
+    throw o.error("speculative.draft_model",
+                  "method draft_model needs the draft's model preset, e.g. llama-3.2-1b or qwen2.5-0.5b");
   if (!draft && !sc.draft_model.empty())
     throw o.error("speculative.draft_model", fmt::format("names a draft model, but method is '{}': set method: "
                                                          "draft_model, or remove it",

@@ -104,6 +104,9 @@ TEST_F(LoraExperimentTest, BadSettingsAreRefusedNamingTheKey) {
   EXPECT_NE(refusal(base + "lora: {target_modules: 'q_proj,fc9'}\n").find("lora.target_modules"), std::string::npos);
   EXPECT_NE(refusal(base + "lora: {popularity: zipf, zipf_alpha: 0}\n").find("lora.zipf_alpha"), std::string::npos);
   EXPECT_NE(refusal(base + "lora: {bogus: 1}\n").find("lora.bogus"), std::string::npos);
+  // Zipf's table grows with the adapters, not the requests (1e8 took a gigabyte): bounded.
+  EXPECT_NE(refusal(base + "lora: {adapters: 100000000, popularity: zipf}\n").find("expected at most 2^20"),
+            std::string::npos);
   // An adapter larger than the whole pool, and vLLM slots that leave no KV.
   auto with = [&](const std::string& from, const std::string& to) {
     std::string y = base;
