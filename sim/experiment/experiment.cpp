@@ -756,6 +756,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   // Only the layer-group pools split KV by layer class; other runs keep their outputs' bytes.
   ms.layer_classes = alloc::is_layer_group_kind(c.allocator.kind);
   ms.adapter_class = c.lora.enabled;
+  // k = 0 decodes exactly as without speculation, and writes the same outputs.
+  ms.speculative_classes = run.speculative.enabled() && run.speculative.k > 0;
   std::vector<const alloc::KvAllocator*> allocators{run.allocator.get()};
   for (const Run& other : run.other_replicas) allocators.push_back(other.allocator.get());
   Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr,

@@ -38,6 +38,12 @@ ClusterJson cluster_json(const std::string& router, const std::vector<ReplicaRes
       const nlohmann::ordered_json layers = record_json(r.summary.layer_classes->memory_pct_time_weighted);
       for (const auto& [k, v] : layers.items()) tw[k] = v;
     }
+    // So do LoRA's adapter weights and speculative decoding's four classes.
+    if (r.summary.adapter_weights) tw["adapter_weights"] = r.summary.adapter_weights->memory_pct_time_weighted;
+    if (r.summary.speculative_classes) {
+      const nlohmann::ordered_json spec = record_json(r.summary.speculative_classes->memory_pct_time_weighted);
+      for (const auto& [k, v] : spec.items()) tw[k] = v;
+    }
     for (const auto& [k, v] : tw.items()) {
       const double mean_slots = v.get<double>() * static_cast<double>(r.kv_slots) / 100.0;
       slots[k] = (slots.contains(k) ? slots[k].get<double>() : 0.0) + mean_slots;

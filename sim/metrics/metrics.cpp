@@ -46,7 +46,7 @@ Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, st
   if (requests_csv_) *requests_csv_ << requests_csv_header(prefix) << '\n';
   if (iterations_csv_ && settings_.iterations_stride > 0)
     *iterations_csv_ << iterations_csv_header(prefix, settings_.replica_column, tiers_, settings_.layer_classes,
-                                              settings_.adapter_class)
+                                              settings_.adapter_class, settings_.speculative_classes)
                      << '\n';
 }
 
@@ -57,12 +57,13 @@ std::string Metrics::requests_csv_header(bool prefix_cache) {
 }
 
 std::string Metrics::iterations_csv_header(bool prefix_cache, bool replica_column, bool tiers, bool layer_classes,
-                                           bool adapter_class) {
+                                           bool adapter_class, bool speculative_classes) {
   std::string h = replica_column ? csv_header<ReplicaIterationRow>() : csv_header<IterationSample>();
   if (prefix_cache) append_csv_header<PrefixIterationSample>(h, false);
   if (tiers) append_csv_header<TierIterationSample>(h, false);
   if (layer_classes) append_csv_header<LayerClassIterationSample>(h, false);
   if (adapter_class) append_csv_header<AdapterIterationSample>(h, false);
+  if (speculative_classes) append_csv_header<SpeculativeClassIterationSample>(h, false);
   return h;
 }
 
@@ -82,11 +83,13 @@ IterationSums& operator+=(IterationSums& sum, const IterationSums& x) {
   add(sum.window, x.window);
   add(sum.window_layer, x.window_layer);
   sum.window_adapter += x.window_adapter;
+  add(sum.window_speculative, x.window_speculative);
   sum.window_sharing_ratio += x.window_sharing_ratio;
   sum.sharing_samples += x.sharing_samples;
   add(sum.time_weighted, x.time_weighted);
   add(sum.time_weighted_layer, x.time_weighted_layer);
   sum.time_weighted_adapter += x.time_weighted_adapter;
+  add(sum.time_weighted_speculative, x.time_weighted_speculative);
   sum.seconds += x.seconds;
   sum.preemptions += x.preemptions;
   sum.swapped_bytes += x.swapped_bytes;
@@ -109,6 +112,7 @@ inline void Metrics::integrate_until(double t) {
   add_weighted(m.time_weighted, last_pct_, b - a);
   if (settings_.layer_classes) add_weighted(m.time_weighted_layer, last_layer_, b - a);
   m.time_weighted_adapter += last_adapter_ * (b - a);
+  if (settings_.speculative_classes) add_weighted(m.time_weighted_speculative, last_speculative_, b - a);
   m.seconds += b - a;
 }
 
@@ -121,11 +125,13 @@ inline void Metrics::record_memory(const IterationSample& s, bool in_window) {
   last_pct_ = pct;
   if (settings_.layer_classes) last_layer_ = layer_class_pct(s.memory);
   if (settings_.adapter_class) last_adapter_ = adapter_class_pct(s.memory);
+  if (settings_.speculative_classes) last_speculative_ = speculative_class_pct(s.memory);
   if (!in_window) return;
   IterationSums& m = sums_;
   add(m.window, pct);
   if (settings_.layer_classes) add(m.window_layer, last_layer_);  // else the sums stay 0
   if (settings_.adapter_class) m.window_adapter += last_adapter_;  // else it stays 0
+  if (settings_.speculative_classes) add(m.window_speculative, last_speculative_);
   if (s.physical_blocks > 0) {
     // Without sharing (most iterations) the ratio is exactly 1, so no division.
     m.window_sharing_ratio += s.logical_blocks == s.physical_blocks
@@ -209,9 +215,12 @@ void Metrics::write_iteration_row(const IterationSample& s, const PrefixIteratio
   const LayerClassIterationSample* layer_extra = settings_.layer_classes ? &ls : nullptr;
   const AdapterIterationSample as{s.memory.adapter_weights};
   const AdapterIterationSample* adapter_extra = settings_.adapter_class ? &as : nullptr;
+  const SpeculativeClassIterationSample ss = speculative_class_sample(s.memory);
+  const SpeculativeClassIterationSample* speculative_extra = settings_.speculative_classes ? &ss : nullptr;
   if (settings_.replica_column)
-    write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra, tier_extra, layer_extra, adapter_extra);
-  else write_csv_line(*iterations_csv_, s, extra, tier_extra, layer_extra, adapter_extra);
+    write_csv_line(*iterations_csv_, ReplicaIterationRow{replica_, s}, extra, tier_extra, layer_extra, adapter_extra,
+                   speculative_extra);
+  else write_csv_line(*iterations_csv_, s, extra, tier_extra, layer_extra, adapter_extra, speculative_extra);
 }
 
 void Metrics::on_request_finished(const Request& r) {
@@ -274,6 +283,9 @@ Summary Metrics::finish(double sim_time_s, double wall_s, const IterationSums* r
   if (settings_.adapter_class)
     s.adapter_weights = AdapterClassSummary{n > 0 ? m.window_adapter / n : 0,
                                             seconds > 0 ? m.time_weighted_adapter / seconds : 0};
+  if (settings_.speculative_classes)
+    s.speculative_classes = SpeculativeClassSummary{mean_of(m.window_speculative, n),
+                                                    mean_of(m.time_weighted_speculative, seconds)};
   s.mean_batched_requests = n > 0 ? m.window_batched_requests / n : 0;
   s.mean_batched_seqs = n > 0 ? m.window_batched_seqs / n : 0;
   s.sharing_saving_pct =

@@ -28,6 +28,7 @@
 #include "sim/metrics/memory_pct.h"
 #include "sim/metrics/prefix_cache_records.h"
 #include "sim/metrics/replica_iteration_row.h"
+#include "sim/metrics/speculative_class_records.h"
 #include "sim/metrics/request_record.h"
 #include "sim/metrics/summary.h"
 #include "sim/metrics/tier_records.h"
@@ -49,6 +50,9 @@ struct MetricsSettings {
   // LoRA adapters share the pool: write the adapter_weights class (adapter_records.h) to
   // iterations.csv and summary.json.
   bool adapter_class = false;
+  // Speculative decoding holds proposed, lookahead and draft slots in the pool: write its four
+  // classes (speculative_class_records.h) to iterations.csv and summary.json.
+  bool speculative_classes = false;
   // A cluster's Metrics, beside one Metrics per replica: what it would add up over
   // iterations (IterationSums: counts, batches, memory averages, swaps, prefix and tier
   // sums) are the replicas' sums added in replica order (finish's `replicas`), so that each
@@ -73,11 +77,13 @@ struct IterationSums {
   MemoryPct window;                  // Σ of the samples' classes
   LayerClassPct window_layer;        // layer classes (MetricsSettings::layer_classes)
   double window_adapter = 0;         // adapter class (MetricsSettings::adapter_class)
+  SpeculativeClassPct window_speculative;  // MetricsSettings::speculative_classes
   double window_sharing_ratio = 0;   // Σ logical / physical blocks ...
   std::int64_t sharing_samples = 0;  // ... over the samples with physical blocks
   MemoryPct time_weighted;           // Σ class × seconds
   LayerClassPct time_weighted_layer;
   double time_weighted_adapter = 0;
+  SpeculativeClassPct time_weighted_speculative;
   double seconds = 0;  // Σ seconds
   std::int64_t preemptions = 0;
   double swapped_bytes = 0;
@@ -120,10 +126,11 @@ class Metrics final : public IterationObserver {
   // offload-tier records' with `tiers` (tier_records.h).
   static std::string requests_csv_header(bool prefix_cache = false);
   // then the layer classes' with `layer_classes`.
-  // then the adapter class's with `adapter_class`.
+  // then the adapter class's with `adapter_class`, then the speculative classes' with
+  // `speculative_classes`.
   static std::string iterations_csv_header(bool prefix_cache = false, bool replica_column = false,
                                            bool tiers = false, bool layer_classes = false,
-                                           bool adapter_class = false);
+                                           bool adapter_class = false, bool speculative_classes = false);
 
  private:
   bool writes_rows() const { return iterations_csv_ && settings_.iterations_stride > 0; }
@@ -174,6 +181,7 @@ class Metrics final : public IterationObserver {
   // capacity, settings_.adapter_class).
   LayerClassPct last_layer_;
   double last_adapter_ = 0;
+  SpeculativeClassPct last_speculative_;
 };
 
 }  // namespace pagesim::sim

@@ -19,7 +19,6 @@ void SpeculativeMetrics::on_replica_iteration(std::int32_t, const IterationSampl
   peak_draft_bytes_ =
       std::max(peak_draft_bytes_, static_cast<double>(m.allocated() - m.draft_kv) * draft_bytes_per_slot_);
   if (s.start_s < window_start_s_ || s.start_s >= window_end_s_) return;
-  ++iterations_;
   for (const Request* r : plan.decodes) {
     if (!r->spec_step) continue;
     ++steps_;
@@ -27,10 +26,6 @@ void SpeculativeMetrics::on_replica_iteration(std::int32_t, const IterationSampl
     accepted_ += r->spec_accepted;
     emitted_ += r->spec_emitted;
   }
-  const double cap = static_cast<double>(m.total());
-  if (cap <= 0) return;
-  for (std::size_t i = 0; i < alloc::kSpeculativeFields.size(); ++i)
-    sum_pct_[i] += 100.0 * static_cast<double>(m.*alloc::kSpeculativeFields[i].member) / cap;
 }
 
 nlohmann::ordered_json SpeculativeMetrics::to_json() const {
@@ -44,10 +39,6 @@ nlohmann::ordered_json SpeculativeMetrics::to_json() const {
   // Tokens a speculative step emits on average: its own plus the accepted proposals, but none
   // past a request's last token (accepted there, dropped by output processing).
   j["mean_tokens_per_step"] = steps_ > 0 ? static_cast<double>(emitted_) / static_cast<double>(steps_) : 0.0;
-  nlohmann::ordered_json pct;
-  for (std::size_t i = 0; i < alloc::kSpeculativeFields.size(); ++i)
-    pct[std::string(alloc::kSpeculativeFields[i].name)] = iterations_ > 0 ? sum_pct_[i] / static_cast<double>(iterations_) : 0.0;
-  j["memory_pct"] = pct;
   if (own_pool_bytes_ > 0) j["own_pool_gib"] = own_pool_bytes_ / (1024.0 * 1024.0 * 1024.0);
   if (draft_bytes_per_slot_ > 0) j["own_pool_peak_gib"] = peak_draft_bytes_ / (1024.0 * 1024.0 * 1024.0);
   return j;

@@ -5,10 +5,10 @@
 // the measurement window it counts the speculative steps planned (decoding requests whose
 // step went through grow_proposed), the tokens they proposed and the proposals verification
 // accepts (drawn when the step is planned; a proposal past the request's last token counts
-// as accepted but is not emitted), and averages the four speculative memory classes
-// (MemoryBreakdown::proposed_accepted, proposed_rejected, lookahead, draft_kv) as % of the
-// pool's memory, as memory_pct averages the others. With the draft's KV in its own pool, the
-// draft holds one block per target block: its peak is reported in GiB. Not thread-safe.
+// as accepted but is not emitted). The four speculative memory classes are Metrics' (summary
+// "speculative_classes", speculative_class_records.h), beside the others. With the draft's
+// KV in its own pool, the draft holds one block per target block: its peak is reported in
+// GiB. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +37,7 @@ class SpeculativeMetrics final : public IterationObserver {
  private:
   SpeculativeSettings settings_;
   double window_start_s_, window_end_s_, draft_bytes_per_slot_, own_pool_bytes_;
-  std::int64_t iterations_ = 0, steps_ = 0, proposed_ = 0, accepted_ = 0, emitted_ = 0;
-  double sum_pct_[4] = {0, 0, 0, 0};  // proposed_accepted, proposed_rejected, lookahead, draft_kv
+  std::int64_t steps_ = 0, proposed_ = 0, accepted_ = 0, emitted_ = 0;
   double peak_draft_bytes_ = 0;
 };
 

@@ -33,6 +33,11 @@ std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns
     if (j->is_null()) continue;
     for (auto& [k, v] : flatten(*j)) out.emplace_back(std::string(name) + "." + k, std::move(v));
   }
+  // The speculative note's measurements; num_speculative_tokens is the config key of that name
+  // (a swept speculative.num_speculative_tokens has its own column), so it is left out.
+  if (!notes.speculative.is_null())
+    for (auto& [k, v] : flatten(notes.speculative))
+      if (k != "num_speculative_tokens") out.emplace_back("speculative." + k, std::move(v));
   return out;
 }
 

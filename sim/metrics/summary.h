@@ -16,6 +16,7 @@
 
 #include "sim/metrics/adapter_records.h"
 #include "sim/metrics/layer_class_records.h"
+#include "sim/metrics/speculative_class_records.h"
 #include "sim/metrics/memory_pct.h"
 #include "sim/metrics/prefix_cache_records.h"
 #include "sim/metrics/tier_records.h"
@@ -54,6 +55,7 @@ struct Summary {
   std::optional<TierSummary> tiers;                 // only with allocator.offload tiers
   std::optional<LayerClassSummary> layer_classes;   // only for heterogeneous-model allocators
   std::optional<AdapterClassSummary> adapter_weights;  // only with LoRA adapters
+  std::optional<SpeculativeClassSummary> speculative_classes;  // only with speculative decoding
   std::int64_t requests_arrived = 0, requests_finished = 0, iterations = 0;
   std::int64_t window_iterations = 0;
   double sim_time_s = 0;               // virtual time of the last event
@@ -91,6 +93,7 @@ struct RecordFields<Summary> {
       Field{"tiers", &S::tiers},
       Field{"layer_classes", &S::layer_classes},
       Field{"adapter_weights", &S::adapter_weights},
+      Field{"speculative_classes", &S::speculative_classes},
       Field{"requests_arrived", &S::requests_arrived},
       Field{"requests_finished", &S::requests_finished},
       Field{"iterations", &S::iterations},
@@ -116,7 +119,7 @@ struct SummaryNotes {
   // its lookups and extrapolated lookups per operator, summed over replicas.
   nlohmann::ordered_json cost;
   // Only with speculative decoding on (null otherwise): "speculative" (speculative_metrics.h);
-  // not a sweep.csv column (its keys would shadow the swept speculative.* keys).
+  // sweep.csv columns but for num_speculative_tokens, which would shadow the swept key.
   nlohmann::ordered_json speculative;
 
   // Adds the non-empty notes to summary.json's object `j`.
@@ -126,8 +129,8 @@ struct SummaryNotes {
   static SummaryNotes read_from(const nlohmann::ordered_json& j);
 };
 
-// The sweep table's columns from the notes, after the Summary's: "slo.*" and "cluster.*",
-// flattened (per-replica arrays stay in each summary.json). Empty without them.
+// The sweep table's columns from the notes, after the Summary's: "slo.*", "cluster.*" and
+// "speculative.*", flattened (per-replica arrays stay in each summary.json). Empty without them.
 std::vector<std::pair<std::string, nlohmann::ordered_json>> flatten_note_columns(const SummaryNotes& notes);
 
 // [("memory_pct.token_states", 12.3), ...] in summary.json's order.

@@ -4,7 +4,11 @@
 // beside it; a step that cannot fit a request's block table is refused naming the key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -54,8 +58,8 @@ TEST_F(SpeculativeExperiment, AlwaysAcceptedProposalsEmitKPlusOneTokensPerStep) 
   EXPECT_EQ(s.at("requests_finished"), base.at("requests_finished"));
   // n-gram drafts cost nothing; verifying 3 more tokens in a memory-bound pass costs little.
   EXPECT_LT(s.at("tpot_s").at("mean").get<double>(), 0.5 * base.at("tpot_s").at("mean").get<double>());
-  EXPECT_EQ(sp.at("memory_pct").at("proposed_rejected").get<double>(), 0.0);
-  EXPECT_EQ(sp.at("memory_pct").at("draft_kv").get<double>(), 0.0);
+  EXPECT_EQ(s.at("speculative_classes").at("memory_pct").at("proposed_rejected").get<double>(), 0.0);
+  EXPECT_EQ(s.at("speculative_classes").at("memory_pct").at("draft_kv").get<double>(), 0.0);
 }
 
 TEST_F(SpeculativeExperiment, PreemptsRequestsAndFinishesThemAll) {
@@ -69,10 +73,67 @@ TEST_F(SpeculativeExperiment, PreemptsRequestsAndFinishesThemAll) {
   EXPECT_EQ(t.at("requests_finished"), t.at("requests_arrived"));
   double sum = 0;
   for (const char* c : {"token_states", "reserved", "over_reserved", "rounding", "free"}) sum += t.at("memory_pct").at(c).get<double>();
-  for (const auto& [k, v] : t.at("speculative").at("memory_pct").items()) sum += v.get<double>();
+  for (const auto& [k, v] : t.at("speculative_classes").at("memory_pct").items()) sum += v.get<double>();
   EXPECT_NEAR(sum, 100.0, 1e-6);
-  EXPECT_GT(t.at("speculative").at("memory_pct").at("lookahead").get<double>(), 0.0);
-  EXPECT_GT(t.at("speculative").at("memory_pct").at("draft_kv").get<double>(), 0.0);  // EAGLE's layer, shared
+  EXPECT_GT(t.at("speculative_classes").at("memory_pct").at("lookahead").get<double>(), 0.0);
+  EXPECT_GT(t.at("speculative_classes").at("memory_pct").at("draft_kv").get<double>(), 0.0);  // EAGLE's layer, shared
+}
+
+// Every memory-class set sums to the pool: each iterations.csv row (the five classes and the
+// four speculative ones, in slots), and, with two replicas, every replica's classes and the
+// cluster's time-weighted ones; sweep.csv carries the speculative measurements.
+TEST_F(SpeculativeExperiment, EveryClassSetSumsToThePool) {
+  std::string y = experiment("speculative: {method: eagle, num_speculative_tokens: 4, acceptance: 0.6}\n"
+                             "replicas: 2\noutput: {iterations_stride: 1}\n");
+  y.replace(y.find("slots: 16384"), 12, "slots: 1536");
+  const fs::path out = dir_ / "classes";
+  run_experiment_file(write("classes.yaml", y), {}, out);
+  const std::string csv = pagesim::sim::testing::read_file(out / "iterations.csv");
+  std::istringstream lines(csv);
+  std::string header, line;
+  std::getline(lines, header);
+  std::vector<std::string> names;
+  for (std::string_view h = header; !h.empty();) {
+    const std::size_t comma = h.find(',');
+    names.emplace_back(h.substr(0, comma));
+    h = comma == std::string_view::npos ? std::string_view() : h.substr(comma + 1);
+  }
+  const auto column = [&](const std::string& n) {
+    const auto it = std::find(names.begin(), names.end(), n);
+    EXPECT_NE(it, names.end()) << n << " in " << header;
+    return static_cast<std::size_t>(it - names.begin());
+  };
+  const std::vector<std::size_t> parts = {column("token_states"), column("reserved"), column("over_reserved"),
+                                          column("rounding"), column("free"), column("proposed_accepted"),
+                                          column("proposed_rejected"), column("lookahead"), column("draft_kv")};
+  int rows = 0;
+  bool speculated = false;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    std::int64_t sum = 0;
+    for (std::size_t p : parts) sum += std::stoll(cells[p]);
+    EXPECT_EQ(sum, 1536) << line;
+    speculated = speculated || std::stoll(cells[column("lookahead")]) > 0;
+    ++rows;
+  }
+  EXPECT_GT(rows, 0);
+  EXPECT_TRUE(speculated);
+  const nlohmann::json j = nlohmann::json::parse(pagesim::sim::testing::read_file(out / "summary.json"));
+  const auto sum_of = [](const nlohmann::json& pct) {
+    double s = 0;
+    for (const auto& [k, v] : pct.items())
+      if (k != "cached_free") s += v.get<double>();
+    return s;
+  };
+  for (const nlohmann::json& r : j.at("replicas")) {
+    EXPECT_NEAR(sum_of(r.at("memory_pct")) + sum_of(r.at("speculative_classes").at("memory_pct")), 100.0, 1e-6);
+    EXPECT_NEAR(sum_of(r.at("memory_pct_time_weighted")) +
+                    sum_of(r.at("speculative_classes").at("memory_pct_time_weighted")),
+                100.0, 1e-6);
+  }
+  EXPECT_NEAR(sum_of(j.at("cluster").at("memory_pct_time_weighted")), 100.0, 1e-6);
 }
 
 TEST_F(SpeculativeExperiment, RunsWithPrefixCachingAndChunkedPrefill) {
@@ -164,8 +225,8 @@ TEST_F(SpeculativeExperiment, ADraftModelsWeightsAndItsOwnPoolTakeGpuMemory) {
   EXPECT_NEAR(own.at("speculative").at("own_pool_gib").get<double>(),
               static_cast<double>(slots(none) - slots(own)) * 512 * 1024 / (1 << 30), 0.01);
   // The own pool is not the target's: its memory classes carry no draft KV there.
-  EXPECT_EQ(own.at("speculative").at("memory_pct").at("draft_kv").get<double>(), 0.0);
-  EXPECT_GT(shared.at("speculative").at("memory_pct").at("draft_kv").get<double>(), 0.0);
+  EXPECT_EQ(own.at("speculative_classes").at("memory_pct").at("draft_kv").get<double>(), 0.0);
+  EXPECT_GT(shared.at("speculative_classes").at("memory_pct").at("draft_kv").get<double>(), 0.0);
 
   // A 405B drafter (~756 GiB) leaves nothing on one 80 GB GPU: derived, or beside a given pool.
   for (const std::string& kv : {std::string("kv: {slots: 0}"), std::string("kv: {slots: 16384}")}) {

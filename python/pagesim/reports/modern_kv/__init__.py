@@ -263,12 +263,15 @@ def lora_section(out):
 # Part speculative: speculative decoding's memory and speed.
 
 def _sweep_rows(path):
-    """sweep.csv's rows, each with its summary.json's "speculative" object (None without one)."""
+    """sweep.csv's rows, each with its summary.json's "speculative" and "speculative_classes"
+    objects (None without them)."""
     rows = []
     with open(os.path.join(path, "sweep.csv")) as fh:
         for r in csv.DictReader(fh):
             summary = os.path.join(path, r["point"], "summary.json") if "point" in r else None
-            r["_spec"] = _json(summary).get("speculative") if summary and os.path.exists(summary) else None
+            doc = _json(summary) if summary and os.path.exists(summary) else {}
+            r["_spec"] = doc.get("speculative")
+            r["_spec_classes"] = doc.get("speculative_classes")
             rows.append(r)
     return rows
 
@@ -347,7 +350,7 @@ def speculative_section(out):
                 continue
             b = base[(r.get("case", ""), _col(r, "speculative.acceptance"))]
             sp = r["_spec"] or {}
-            pct = sp.get("memory_pct", {})
+            pct = (r["_spec_classes"] or {}).get("memory_pct", {})
             table.append([r.get("case", ""), _col(r, "speculative.acceptance"), k,
                           _f(sp.get("mean_tokens_per_step", 0), 2),
                           _f(pct.get("proposed_accepted", 0), 2), _f(pct.get("proposed_rejected", 0), 2),
