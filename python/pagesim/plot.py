@@ -359,14 +359,36 @@ def sweep_metrics(out_dir, rows, keys, metrics, formats):
     return save(fig, out_dir, "sweep_metrics", formats)
 
 
+# The classes beyond the five that some runs have (sweep.csv columns, as summary.json's objects
+# name them), drawn below `free` where a point has them, so every bar reaches 100%.
+EXTRA_CLASSES = [
+    ("layer_classes.memory_pct.out_of_window", "Out of window", "#5fa8a0"),
+    ("layer_classes.memory_pct.recurrent_state", "Recurrent state", "#3f7f5f"),
+    ("layer_classes.memory_pct.unused_layers", "Unused layers", "#9fbf8f"),
+    ("adapter_weights.memory_pct", "LoRA adapter weights", "#c77dba"),
+    ("speculative_classes.memory_pct.proposed_accepted", "Proposed, accepted", "#6fa8dc"),
+    ("speculative_classes.memory_pct.proposed_rejected", "Proposed, rejected", "#e69138"),
+    ("speculative_classes.memory_pct.lookahead", "Lookahead", "#ffd966"),
+    ("speculative_classes.memory_pct.draft_kv", "Draft KV", "#8d6e63"),
+]
+
+
+def memory_segments(rows):
+    """(sweep.csv column, label, colour) of each class a bar stacks, bottom to top: the five
+    with `free` last, the extra classes some point has in between."""
+    segments = [(f"memory_pct.{c}", plot_memory.LABELS[c], plot_memory.COLORS[c]) for c in plot_memory.CLASSES[:-1]]
+    segments += [e for e in EXTRA_CLASSES if any(as_float(r.get(e[0])) for r in rows)]
+    segments.append(("memory_pct.free", plot_memory.LABELS["free"], plot_memory.COLORS["free"]))
+    return segments
+
+
 def sweep_memory(out_dir, rows, formats):
     n = len(rows)
     fig, ax = plt.subplots(figsize=(WIDTH_IN if n <= 40 else min(WIDTH_IN + 0.1 * n, 20), 2.6))
     bottom = [0.0] * n
-    for c in plot_memory.CLASSES:
-        heights = [as_float(r.get(f"memory_pct.{c}")) or 0.0 for r in rows]
-        ax.bar(range(n), heights, bottom=bottom, color=plot_memory.COLORS[c], width=0.8, linewidth=0,
-               label=plot_memory.LABELS[c])
+    for column, label, color in memory_segments(rows):
+        heights = [as_float(r.get(column)) or 0.0 for r in rows]
+        ax.bar(range(n), heights, bottom=bottom, color=color, width=0.8, linewidth=0, label=label)
         bottom = [b + h for b, h in zip(bottom, heights)]
     categorical_ticks(ax, point_names(rows))
     ax.set_xlim(-0.6, n - 0.4)

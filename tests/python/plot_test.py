@@ -136,6 +136,25 @@ def test_pagesim_plot_of_a_sweep(tmp_path):
     assert (tmp_path / "out" / "sweep_memory.png").stat().st_size > 1000
 
 
+def test_memory_bars_reach_100_percent_with_speculative_classes(tmp_path):
+    # EAGLE's proposed, lookahead and draft slots are classes of the pool: the bars stack them
+    # below `free`, so a speculative point's bar reaches 100% as a plain one does.
+    (tmp_path / "spec.yaml").write_text(
+        SMALL.replace("REPO", REPO).replace("model: opt-13b\ngpu: a100-40gb", "model: llama-2-7b\ngpu: a100-80gb")
+        + "scheduler: {kind: vllm-v1}\nspeculative: {method: eagle, num_speculative_tokens: 3}\n"
+        + "sweep:\n  speculative.num_speculative_tokens: [0, 3]\n")
+    run_pagesim("run", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out"), "-q")
+    with open(tmp_path / "out" / "sweep.csv") as f:
+        rows = list(csv.DictReader(f))
+    columns = [c for c, _, _ in plot.memory_segments(rows)]
+    assert "speculative_classes.memory_pct.draft_kv" in columns and columns[-1] == "memory_pct.free"
+    for r in rows:
+        assert sum(float(r[c]) for c in columns if r.get(c)) == pytest.approx(100.0, abs=1e-6), r["label"]
+    assert float(rows[1]["speculative.mean_tokens_per_step"]) > 1  # the measurements are columns too
+    run_pagesim("plot", str(tmp_path / "out"), "--format", "png")
+    assert (tmp_path / "out" / "sweep_memory.png").stat().st_size > 1000
+
+
 # ---- what a reader sees: units, cases, replicas, PDF, per-request CDFs by case ----
 
 def axis_texts(svg_path):
