@@ -99,6 +99,12 @@ std::string warning(const ConfigOrigin& origin, const std::string& key, const st
 
 double gib(double bytes) { return bytes / std::pow(2.0, 30); }
 
+// The config key a speculative drafter's size comes from, for errors.
+std::string drafter_key(const ExperimentConfig& c) {
+  return c.speculative.settings.method == SpeculativeMethod::kEagle ? "speculative.eagle_layers"
+                                                                    : "speculative.draft_model";
+}
+
 // What to change for a request that can never be scheduled, by the key that keeps it out.
 std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const std::string& key) {
   const alloc::AllocatorSpec& as = run.allocator_spec;
@@ -136,8 +142,22 @@ std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const 
     hint = fmt::format("the {} pool holds {} bytes of KV per GPU; raise kv.slots (or, with kv.slots: 0, "
                        "kv.gpu_memory_utilization)",
                        alloc::to_string(as.kind), as.pool_bytes);
+  else if (key == "lora.max_loras")
+    hint = "lower lora.max_loras or lora.rank, use lora.placement: unified, or raise kv.slots";
   else
     hint = fmt::format("the KV pool holds {} slots; raise kv.slots", as.capacity_slots);
+  // The shares of the pool's memory that are not the target's KV, so that the user sees where
+  // the memory went rather than only the pool that is left.
+  if (run.draft_kv_slots > 0)
+    hint += fmt::format(" (speculative decoding's draft KV took {} slots of the same memory: speculative.draft_kv: "
+                        "shared; none, or a smaller drafter, gives them back)",
+                        run.draft_kv_slots);
+  if (run.draft_own_pool_slots > 0)
+    hint += fmt::format(" (the draft's own pool took {} slots of the same memory: speculative.draft_kv: own_pool)",
+                        run.draft_own_pool_slots);
+  if (run.draft_weight_bytes > 0 && c.kv.slots == 0)
+    hint += fmt::format(" (the drafter's weights took {:.2f} GiB per GPU of it: {})",
+                        gib(static_cast<double>(run.draft_weight_bytes)), drafter_key(c));
   return hint + "; or set workload.oversize: drop (skip such requests) or truncate (cut their prompts), "
                 "counted in summary.json";
 }
@@ -257,12 +277,6 @@ std::int64_t draft_weight_bytes_per_gpu(const ExperimentConfig& c, const ModelSp
   if (m == SpeculativeMethod::kDraftModel) return (draft.weight_bytes() + tp - 1) / tp;
   const std::int64_t fc = 2 * draft.hidden * draft.hidden * draft.dtype_bytes;
   return (draft.nonembedding_weight_bytes() + fc + tp - 1) / tp;
-}
-
-// The config key a speculative drafter's size comes from, for errors.
-std::string drafter_key(const ExperimentConfig& c) {
-  return c.speculative.settings.method == SpeculativeMethod::kEagle ? "speculative.eagle_layers"
-                                                                    : "speculative.draft_model";
 }
 
 KvCapacity derived_kv_capacity(const ExperimentConfig& c, const Run& run, std::optional<VllmKvBudget>* budget = nullptr) {

@@ -56,9 +56,18 @@ bool Scheduler::can_ever_schedule(const Request& r, std::string* why, std::strin
     // memory: its capacity_slots() counts full-attention token equivalents (grouped) or bytes
     // (vattention), so the message names the unit by the setting.
     const bool bytes = setting == "pool_bytes";
-    *why = fmt::format("it never fits the KV pool of {} {} with allocator {} (prompt {} + output {} tokens)",
+    // vLLM's LoRA slots are a region of the pool no request can use: when the request would fit
+    // the pool without it, the region is what keeps it out.
+    const std::int64_t region =
+        adapters_ && adapters_->settings().placement == LoraPlacement::kVllm ? adapters_->reserved_slots(false) : 0;
+    const bool region_blocks = region > 0 && r.prompt_tokens + r.output_tokens <= alloc_.capacity_slots();
+    *why = fmt::format("it never fits the KV pool of {} {} with allocator {} (prompt {} + output {} tokens){}",
                        alloc_.capacity_slots(), bytes ? "capacity units (allocator's own: bytes or token equivalents)" : "slots",
-                       alloc_.name(), r.prompt_tokens, r.output_tokens);
+                       alloc_.name(), r.prompt_tokens, r.output_tokens,
+                       region > 0 ? fmt::format(", of which {} hold LoRA's adapter slots (lora.max_loras = {})", region,
+                                                adapters_->settings().max_loras)
+                                  : std::string());
+    if (region_blocks) return limit("lora.max_loras");
     return limit(setting == "capacity_slots" || bytes ? "kv.slots" : "allocator." + setting);
   }
   const std::int64_t worst = alloc_.max_group_slots(a, r.width());

@@ -118,6 +118,11 @@ TEST_F(LoraExperimentTest, BadSettingsAreRefusedNamingTheKey) {
   EXPECT_NE(refusal(base + "lora: {placement: vllm, max_loras: 64, rank: 64}\n").find("lora.max_loras"),
             std::string::npos);
   EXPECT_NE(refusal(base + "allocator: {kind: contiguous}\nlora: {}\n").find("allocator.kind"), std::string::npos);
+  // A request that fits the pool but not what vLLM's LoRA slots leave of it names the slots
+  // (it blamed kv.slots, "never fits the KV pool of 16384 slots"): 102 slots of 10 blocks each.
+  const std::string region = refusal(base + "lora: {placement: vllm, max_loras: 102}\n");
+  EXPECT_NE(region.find("lora.max_loras: request 0"), std::string::npos) << region;
+  EXPECT_NE(region.find("of which 16320 hold LoRA's adapter slots"), std::string::npos) << region;
   const std::string orca = refusal(with("kind: vllm}", "kind: orca}") + "lora: {}\n");
   EXPECT_NE(orca.find("scheduler.kind"), std::string::npos) << orca;
 }

@@ -242,6 +242,22 @@ TEST_F(SpeculativeExperiment, ADraftModelsWeightsAndItsOwnPoolTakeGpuMemory) {
   }
 }
 
+// A request the pool cannot hold says where the pool's memory went: the draft's shared KV.
+TEST_F(SpeculativeExperiment, ACapacityErrorNamesTheDraftsShare) {
+  std::string y = experiment("speculative: {method: draft_model, draft_model: llama-2-13b, num_speculative_tokens: 2, "
+                             "draft_kv: shared}\n");
+  y.replace(y.find("slots: 16384"), 12, "slots: 512");
+  try {
+    run("share", y);
+    FAIL() << "ran";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "kv.slots") << e.what();
+    EXPECT_NE(std::string(e.what()).find("speculative decoding's draft KV took 320 slots of the same memory"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(SpeculativeExperiment, AnEagleHeadsLayersTakeGpuMemoryButNotTheSharedEmbedding) {
   std::string y = experiment("speculative: {method: eagle, num_speculative_tokens: 3, draft_kv: none}\n");
   y.replace(y.find("kv: {slots: 16384}"), 18, "kv: {slots: 0}");
