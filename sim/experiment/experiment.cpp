@@ -13,6 +13,7 @@
 #include <optional>
 #include <system_error>
 #include <thread>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -98,6 +99,18 @@ std::string warning(const ConfigOrigin& origin, const std::string& key, const st
 }
 
 double gib(double bytes) { return bytes / std::pow(2.0, 30); }
+
+// The distinct LoRA adapters the arriving requests name (a trace's adapter column). Reads
+// arrivals only, so the engine's fast paths stay on.
+struct TraceAdapters final : IterationObserver {
+  std::unordered_set<alloc::AdapterId> seen;
+  bool holds_requests() const override { return false; }
+  bool reads_iterations() const override { return false; }
+  bool reads_replica_order() const override { return false; }
+  void on_arrival(const Request& r) override {
+    if (r.adapter >= 0) seen.insert(r.adapter);
+  }
+};
 
 // The config key a speculative drafter's size comes from, for errors.
 std::string drafter_key(const ExperimentConfig& c) {
@@ -842,6 +855,10 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
       simulation.add_replica_observer(static_cast<std::int32_t>(i), *replica_metrics.back());
     }
   }
+  // The adapters a trace names (lora.adapters 0: none drawn): lora.adapters counts them, and a
+  // run without a lora section says it served them as the base model.
+  std::optional<TraceAdapters> trace_adapters;
+  if (c.lora.adapters == 0) simulation.add_observer(trace_adapters.emplace());
   std::optional<SloTracker> slo;
   if (c.slo.enabled()) simulation.add_observer(slo.emplace(c.slo));
   // k = 0 decodes exactly as without speculation, and writes the same outputs.
@@ -947,6 +964,12 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
         "no request of the workload carried token identities (hash_ids), so the prefix cache never had a "
         "prompt to match: the run is one without it; replay a trace that carries hash_ids (e.g. format: "
         "mooncake), or set prefix_cache: false"));
+  if (!c.lora.enabled && trace_adapters && !trace_adapters->seen.empty())
+    n.warnings.push_back(warning(
+        c.origin, "workload.trace",
+        fmt::format("the trace names {} distinct LoRA adapters, but the experiment has no lora section: every "
+                    "request ran as the base model (no adapter slots, loads or weights); add lora: {{}} to serve them",
+                    trace_adapters->seen.size())));
   if (s.window_iterations == 0)
     n.warnings.push_back(warning(
         c.origin, "measure.window_start_s",
@@ -1004,7 +1027,9 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     }
     nlohmann::ordered_json& l = j["lora"];
     l["placement"] = std::string(enum_name(kLoraPlacementNames, c.lora.placement));
-    l["adapters"] = c.lora.adapters;
+    // Drawn adapters: lora.adapters; else the distinct ones the trace named.
+    l["adapters"] = c.lora.adapters > 0 || !trace_adapters ? c.lora.adapters
+                                                            : static_cast<std::int64_t>(trace_adapters->seen.size());
     l["adapter_bytes"] = run.lora_adapter_bytes;
     if (c.lora.placement == LoraPlacement::kVllm) {
       l["max_loras"] = c.lora.max_loras;

@@ -72,6 +72,7 @@ TEST_F(LoraExperimentTest, VllmSlotsSkipARequestWhoseAdapterHasNoSlot) {
   const json s = json::parse(read_file(out / "summary.json"));
   EXPECT_EQ(s.at("lora").at("loads"), 2);
   EXPECT_EQ(s.at("lora").at("evictions"), 1);
+  EXPECT_EQ(s.at("lora").at("adapters"), 2);  // the distinct adapters the trace names (it read 0)
   EXPECT_GT(s.at("lora").at("load_seconds").get<double>(), 0);
   // The slot (sized for every LoRA-capable layer at the rank) is adapter_weights, always.
   EXPECT_GT(s.at("adapter_weights").at("memory_pct").get<double>(), 0);
@@ -94,6 +95,18 @@ TEST_F(LoraExperimentTest, UnifiedPagesHoldBothAdaptersAtOnceAndPayTheLoadFirst)
   EXPECT_GE(s.at("ttft_s").at("max").get<double>(), load_s);
   const std::string header = read_file(out / "iterations.csv").substr(0, read_file(out / "iterations.csv").find('\n'));
   EXPECT_TRUE(header.ends_with(",adapter_weights")) << header;
+}
+
+// A trace naming adapters, run without a lora section, serves them as the base model and says so.
+TEST_F(LoraExperimentTest, TraceAdaptersWithoutALoraSectionAreAWarning) {
+  const fs::path out = dir_ / "base";
+  run_experiment_file(write("base.yaml", experiment("")), {}, out);
+  const json s = json::parse(read_file(out / "summary.json"));
+  ASSERT_TRUE(s.contains("warnings"));
+  bool named = false;
+  for (const auto& w : s.at("warnings")) named = named || w.get<std::string>().find("names 2 distinct LoRA adapters") != std::string::npos;
+  EXPECT_TRUE(named) << s.at("warnings");
+  EXPECT_FALSE(s.contains("lora"));
 }
 
 TEST_F(LoraExperimentTest, BadSettingsAreRefusedNamingTheKey) {
