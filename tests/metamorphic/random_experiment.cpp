@@ -85,23 +85,37 @@ RandomExperiment random_experiment(std::uint64_t seed) {
   bool identities = false;
   y += workload(d, e.label, identities, e.requests);
 
-  static constexpr std::array<std::string_view, 6> kModels = {"llama-3-8b", "llama-3-8b", "llama-3-8b",
-                                                              "llama-2-7b", "gpt-oss-120b", "jamba-v0.1"};
+  // Presets, latent-attention presets and an inline architecture (Llama-3-8B's, as config.json
+  // gives it: model_config.h).
+  static constexpr std::array<std::string_view, 9> kModels = {
+      "llama-3-8b", "llama-3-8b", "llama-3-8b", "llama-2-7b", "gpt-oss-120b", "jamba-v0.1", "deepseek-v2-lite",
+      "deepseek-v3.2-exp", "custom"};
   const std::string_view model = d.pick(kModels);
   e.layer_groups = model == "gpt-oss-120b" || model == "jamba-v0.1";
-  y += "model: " + std::string(model) + "\ngpu: h200\nmax_model_len: 4096\n";
+  e.mla = model.starts_with("deepseek");
+  e.custom_model = model == "custom";
+  if (e.custom_model)
+    y += "model: {name: my-llama, layers: 32, hidden: 4096, heads: 32, kv_heads: 8, ffn: 14336, vocab: 128256, "
+         "max_seq_len: 8192}\n";
+  else
+    y += "model: " + std::string(model) + "\n";
+  y += "gpu: h200\nmax_model_len: 4096\n";
   e.kv_slots = d.pick(std::array<std::int64_t, 3>{8192, 16384, 65536});
   y += "kv: {slots: " + std::to_string(e.kv_slots) + "}\n";
   e.label += std::string(" ") + std::string(model);
+  // FlashMLA's 64-token pages (check_latent_attention): the paged pools of an MLA model use them.
+  const std::string block = e.mla ? "64" : "16";
 
   // Allocator, then a scheduler that runs over it (the simulator's pairings: SGLang over its
   // radix cache; the layer-group pools and vAttention under vllm-v1, orca and static; the
   // vLLM schedulers over paged blocks; contiguous under orca and static).
-  static constexpr std::array<std::string_view, 7> kAllocators = {"paged",  "contiguous", "radix",     "uniform",
-                                                                  "hybrid", "jenga",      "vattention"};
+  // Paged three times: most features (prefix caching, tiers, speculative decoding, LoRA) need it.
+  static constexpr std::array<std::string_view, 9> kAllocators = {"paged", "paged",  "paged", "contiguous", "radix",
+                                                                  "uniform", "hybrid", "jenga", "vattention"};
   const std::string_view allocator = d.pick(kAllocators);
-  y += "allocator:\n  kind: " + std::string(allocator) + "\n  block_size: 16\n";
+  y += "allocator:\n  kind: " + std::string(allocator) + "\n  block_size: " + block + "\n";
   e.label += " " + std::string(allocator);
+  e.slot_units = allocator == "paged" || allocator == "contiguous" || allocator == "radix";
   if (allocator == "radix") {
     e.prefix_cache = identities;  // its radix tree is the cache, always on
   } else if (allocator == "contiguous") {
@@ -128,7 +142,14 @@ RandomExperiment random_experiment(std::uint64_t seed) {
   if (allocator == "radix") {
     scheduler = "sglang";
   } else if (allocator == "paged") {
-    scheduler = d.pick(std::array<std::string_view, 6>{"vllm", "vllm-v1", "vllm-v0", "sarathi", "orca", "static"});
+    // Speculative decoding (vllm-v1) and LoRA (the vLLM schedulers) in some paged draws, each
+    // with a scheduler that serves it; the other draws pick among every paged scheduler.
+    const std::size_t roll = d.below(10);
+    e.speculative = roll < 3 || roll == 9;
+    e.lora = (roll >= 3 && roll < 6) || roll == 9;
+    if (e.speculative) scheduler = "vllm-v1";
+    else if (e.lora) scheduler = d.pick(std::array<std::string_view, 2>{"vllm", "vllm-v1"});
+    else scheduler = d.pick(std::array<std::string_view, 6>{"vllm", "vllm-v1", "vllm-v0", "sarathi", "orca", "static"});
   } else if (allocator == "contiguous") {
     scheduler = d.pick(std::array<std::string_view, 2>{"orca", "static"});
   } else {
@@ -156,6 +177,27 @@ RandomExperiment random_experiment(std::uint64_t seed) {
       y += "  global_cache: {bandwidth_gbps: 100, latency_us: 10}\n";
       e.label += " global-cache";
     }
+  }
+
+  // Speculative decoding and LoRA (drawn with the scheduler above), their settings last.
+  if (e.speculative) {
+    e.speculative_k = d.pick(std::array<std::int64_t, 3>{1, 2, 4});
+    const std::string_view method = d.pick(std::array<std::string_view, 3>{"ngram", "eagle", "draft_model"});
+    y += "speculative: {method: " + std::string(method) + ", num_speculative_tokens: " +
+         std::to_string(e.speculative_k) + ", acceptance: " +
+         std::string(d.pick(std::array<std::string_view, 3>{"0.5", "0.8", "1.0"}));
+    if (method == "draft_model") y += ", draft_model: llama-3.2-1b";
+    if (method != "ngram")
+      y += ", draft_kv: " + std::string(d.pick(std::array<std::string_view, 3>{"shared", "own_pool", "none"}));
+    y += "}\n";
+    e.label += " spec:" + std::string(method) + "/k" + std::to_string(e.speculative_k);
+  }
+  if (e.lora) {
+    const std::string_view placement = d.pick(std::array<std::string_view, 2>{"vllm", "unified"});
+    y += "lora: {placement: " + std::string(placement) + ", adapters: " +
+         std::string(d.pick(std::array<std::string_view, 3>{"0", "4", "20"})) + ", popularity: " +
+         std::string(d.pick(std::array<std::string_view, 2>{"uniform", "zipf"})) + "}\n";
+    e.label += " lora:" + std::string(placement);
   }
   return e;
 }

@@ -40,8 +40,10 @@ constexpr std::uint64_t kDraws = 48;
 
 // The classes of a memory breakdown that partition the pool (allocator/memory_breakdown.h;
 // cached_free and unusable_free are parts of free).
-const char* const kClasses[] = {"token_states", "reserved",      "over_reserved",   "rounding",
-                                "free",         "out_of_window", "recurrent_state", "unused_layers"};
+const char* const kClasses[] = {"token_states",      "reserved",          "over_reserved", "rounding",
+                                "free",              "out_of_window",     "recurrent_state", "unused_layers",
+                                "adapter_weights",   "proposed_accepted", "proposed_rejected", "lookahead",
+                                "draft_kv"};
 
 double class_sum(const json& pct) {
   double s = 0;
@@ -51,11 +53,13 @@ double class_sum(const json& pct) {
 }
 
 // The classes of `key` (memory_pct or memory_pct_time_weighted) in a summary object (a run's
-// or a replica's), with its "layer_classes" (a heterogeneous model's out_of_window,
-// recurrent_state and unused_layers are written apart: sim/metrics/layer_class_records.h).
+// or a replica's), with the classes written apart: "layer_classes" (a heterogeneous model's:
+// sim/metrics/layer_class_records.h), "adapter_weights" (LoRA) and "speculative_classes".
 double class_sum(const json& summary, const char* key) {
   double s = class_sum(summary.at(key));
   if (summary.contains("layer_classes")) s += class_sum(summary.at("layer_classes").at(key));
+  if (summary.contains("adapter_weights")) s += summary.at("adapter_weights").at(key).get<double>();
+  if (summary.contains("speculative_classes")) s += class_sum(summary.at("speculative_classes").at(key));
   return s;
 }
 
@@ -140,7 +144,8 @@ class Metamorphic : public testing::TempDirTest {
 //     prefix_cache.prompt_tokens = Σ prompt_tokens of requests.csv;
 // and between runs: config.resolved.yaml runs again to the same bytes.
 TEST_F(Metamorphic, RandomConfigurationsKeepEveryRelation) {
-  int ran = 0, clusters = 0, disaggregated = 0, prefix = 0, layer_groups = 0, tiers = 0;
+  int ran = 0, clusters = 0, disaggregated = 0, prefix = 0, layer_groups = 0, tiers = 0, speculative = 0, lora = 0,
+      mla = 0, custom = 0;
   for (std::uint64_t seed = 0; seed < kDraws; ++seed) {
     const RandomExperiment e = testing::random_experiment(seed);
     SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
@@ -154,6 +159,10 @@ TEST_F(Metamorphic, RandomConfigurationsKeepEveryRelation) {
     prefix += e.prefix_cache;
     layer_groups += e.layer_groups;
     tiers += e.tier;
+    speculative += e.speculative;
+    lora += e.lora;
+    mla += e.mla;
+    custom += e.custom_model;
     const json s = summary_without_host_timings(*out);
 
     for (const char* key : {"memory_pct", "memory_pct_time_weighted"}) {
@@ -162,7 +171,13 @@ TEST_F(Metamorphic, RandomConfigurationsKeepEveryRelation) {
       }
     }
     if (s.contains("cluster")) {
-      EXPECT_NEAR(class_sum(s.at("cluster").at("memory_pct_time_weighted")), 100.0, 1e-6) << "cluster";
+      const json& cl = s.at("cluster");
+      EXPECT_NEAR(class_sum(cl.at("memory_pct_time_weighted")), 100.0, 1e-6) << "cluster";
+      // pct × kv_slots is the slots, class by class.
+      for (const auto& [k, v] : cl.at("memory_pct_time_weighted").items())
+        EXPECT_NEAR(v.get<double>() * cl.at("kv_slots").get<double>() / 100.0,
+                    cl.at("memory_slots_time_weighted").at(k).get<double>(), 1e-6 * cl.at("kv_slots").get<double>())
+            << "cluster " << k;
       for (const json& r : s.at("replicas")) {
         for (const char* key : {"memory_pct", "memory_pct_time_weighted"}) {
           if (r.contains(key)) {
@@ -186,6 +201,20 @@ TEST_F(Metamorphic, RandomConfigurationsKeepEveryRelation) {
         ASSERT_EQ(sum, entry->second) << "iterations.csv: replica " << replica << "'s classes change sum";
       }
       EXPECT_GT(sum, 0);
+      // In slots (a single-group pool), a row's classes are the whole pool.
+      if (e.slot_units && !s.contains("cluster")) {
+        EXPECT_EQ(sum, s.at("kv_slots").get<double>()) << "iterations.csv";
+      }
+    }
+    // A speculative step emits no more than the requests had left: the steps' tokens never
+    // exceed the tokens the requests produced.
+    if (s.contains("speculative")) {
+      const json& sp = s.at("speculative");
+      EXPECT_LE(sp.at("mean_tokens_per_step").get<double>(), 1.0 + static_cast<double>(e.speculative_k) + 1e-12);
+      double produced = 0;
+      const Csv r = read_csv(*out / "requests.csv");
+      for (const auto& row : r.rows) produced += std::stod(row[r.column("output_tokens")]);
+      EXPECT_LE(sp.at("mean_tokens_per_step").get<double>() * sp.at("steps").get<double>(), produced + 1e-6);
     }
 
     const std::int64_t finished = s.at("requests_finished"), arrived = s.at("requests_arrived");
@@ -211,6 +240,10 @@ TEST_F(Metamorphic, RandomConfigurationsKeepEveryRelation) {
   EXPECT_GE(prefix, 6);
   EXPECT_GE(layer_groups, 2);
   EXPECT_GE(tiers, 2);
+  EXPECT_GE(speculative, 2);
+  EXPECT_GE(lora, 2);
+  EXPECT_GE(mla, 1);
+  EXPECT_GE(custom, 1);
 }
 
 // Skipping runs of identical decode iterations (engine.skip_decode_runs, the default)
@@ -315,7 +348,7 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
 
 // More KV never finishes fewer requests, nor drops more.
 TEST_F(Metamorphic, DoublingKvNeverLowersFinishedRequests) {
-  int compared = 0;
+  int compared = 0, bound = 0;  // bound: the smaller pool preempted, so its size decided
   for (std::uint64_t seed = 100; seed < 100 + kDraws / 2; ++seed) {
     const RandomExperiment e = testing::random_experiment(seed);
     SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
@@ -329,8 +362,10 @@ TEST_F(Metamorphic, DoublingKvNeverLowersFinishedRequests) {
     ++compared;
     EXPECT_GE(b.at("requests_finished").get<std::int64_t>(), a.at("requests_finished").get<std::int64_t>());
     EXPECT_LE(b.value("requests_dropped_oversize", 0), a.value("requests_dropped_oversize", 0));
+    bound += a.at("preemptions").get<std::int64_t>() > 0;
   }
   EXPECT_GE(compared, 8);
+  EXPECT_GE(bound, 1) << "no draw where the pool binds";
 }
 
 // The same workload on one replica, on three behind each router, and on a P/D cluster (one
@@ -466,6 +501,7 @@ TEST_F(Metamorphic, ZeroLoraAdaptersEqualNone) {
   int compared = 0, with_adapters = 0;
   for (std::uint64_t seed = 500; seed < 500 + kDraws; ++seed) {
     const RandomExperiment e = testing::random_experiment(seed);
+    if (e.lora) continue;  // the draw has a lora section of its own
     SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
     const std::string name = "z" + std::to_string(seed);
     const std::optional<fs::path> lora = run(name, e.yaml, {"lora.placement=unified", "lora.adapters=0"});
@@ -474,13 +510,17 @@ TEST_F(Metamorphic, ZeroLoraAdaptersEqualNone) {
     ASSERT_TRUE(none.has_value());
     ++compared;
     EXPECT_TRUE(read_file(*none / "requests.csv") == read_file(*lora / "requests.csv")) << "requests.csv differs";
-    const Csv a = read_csv(*none / "iterations.csv"), b = read_csv(*lora / "iterations.csv");
-    ASSERT_EQ(b.header.back(), "adapter_weights");
+    Csv a = read_csv(*none / "iterations.csv"), b = read_csv(*lora / "iterations.csv");
+    // The adapter column (before the speculative classes, where a draw has them) is all 0.
+    const std::size_t ac = b.column("adapter_weights");
+    ASSERT_LT(ac, b.header.size());
     ASSERT_EQ(a.rows.size(), b.rows.size());
-    EXPECT_EQ(a.header, std::vector<std::string>(b.header.begin(), b.header.end() - 1));
+    b.header.erase(b.header.begin() + static_cast<std::ptrdiff_t>(ac));
+    EXPECT_EQ(a.header, b.header);
     for (std::size_t i = 0; i < a.rows.size(); ++i) {
-      ASSERT_EQ(b.rows[i].back(), "0") << "row " << i;
-      ASSERT_EQ(a.rows[i], std::vector<std::string>(b.rows[i].begin(), b.rows[i].end() - 1)) << "row " << i;
+      ASSERT_EQ(b.rows[i][ac], "0") << "row " << i;
+      b.rows[i].erase(b.rows[i].begin() + static_cast<std::ptrdiff_t>(ac));
+      ASSERT_EQ(a.rows[i], b.rows[i]) << "row " << i;
     }
     json sa = summary_without_host_timings(*none), sb = summary_without_host_timings(*lora);
     EXPECT_EQ(sb.at("lora").at("loads"), 0);
@@ -510,7 +550,7 @@ TEST_F(Metamorphic, ZeroLoraAdaptersEqualNone) {
     ++with_adapters;
     const json s = json::parse(read_file(*used / "summary.json"));
     for (const char* key : {"memory_pct", "memory_pct_time_weighted"})
-      EXPECT_NEAR(class_sum(s, key) + s.at("adapter_weights").at(key).get<double>(), 100.0, 1e-6) << key;
+      EXPECT_NEAR(class_sum(s, key), 100.0, 1e-6) << key;  // adapter_weights included
   }
   EXPECT_GE(compared, 4);
   EXPECT_GE(with_adapters, 2);
@@ -565,6 +605,7 @@ TEST_F(Metamorphic, ZeroProposedTokensIsNoSpeculation) {
   const char* const methods[] = {"eagle", "ngram", "draft_model"};
   for (std::uint64_t seed = 700; seed < 700 + kDraws; ++seed) {
     const RandomExperiment e = testing::random_experiment(seed);
+    if (e.speculative) continue;  // the draw has a speculative section of its own
     SCOPED_TRACE("seed " + std::to_string(seed) + ": " + e.label);
     std::vector<std::string> sets = {"scheduler.kind=vllm-v1", "allocator.kind=paged", "engine.skip_decode_runs=false"};
     const std::string name = "s" + std::to_string(seed);
@@ -597,9 +638,7 @@ TEST_F(Metamorphic, ZeroProposedTokensIsNoSpeculation) {
     const std::optional<fs::path> spec2 = run(name + "-k2", e.yaml, two);
     if (!spec2) continue;  // 1 + 2 (+ 2 lookahead) slots may not fit a tiny pool's table
     const json j = summary_without_host_timings(*spec2);
-    double s = class_sum(j.at("memory_pct"));
-    if (j.contains("speculative_classes"))
-      for (const auto& [k, v] : j.at("speculative_classes").at("memory_pct").items()) s += v.get<double>();
+    const double s = class_sum(j, "memory_pct");  // the speculative (and adapter) classes included
     if (j.at("window_iterations").get<std::int64_t>() > 0) {
       EXPECT_NEAR(s, 100.0, 1e-6);
     }
