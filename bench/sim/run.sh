@@ -13,8 +13,8 @@
 #     -n RUNS        runs of each binary on the short workloads (default 3)
 #     -N LONG_RUNS   runs on azure-x100, azure-x100-in-memory and synthetic-10m (default 1)
 #     --only NAMES   a comma-separated subset of: azure-x1 azure-x10 azure-x100
-#                    azure-x100-in-memory azure-x10-10rep synthetic-10m (default: all, in
-#                    that order)
+#                    azure-x100-in-memory azure-x10-10rep synthetic-10m fleet-10 fleet-100
+#                    fleet-1000 fleet-4096 (default: all, in that order)
 #     --keep DIR     also write the table (results.tsv) and each run's figures (runs.tsv) there
 # Needs GNU time (/usr/bin/time) and awk. The concatenated Azure traces are generated under
 # a temporary folder (removed at exit), never in the repository.
@@ -50,6 +50,7 @@ trap 'rm -rf "$tmp"' EXIT
 azure=experiments/bench/azure_conv_vllm.yaml
 azure10=experiments/bench/azure_conv_10_replicas.yaml
 synthetic=experiments/bench/synthetic_1m.yaml
+fleet=experiments/bench/fleet_least_outstanding.yaml
 
 # The Azure conversation trace (19,366 requests over 3,502 s) as K copies back to back: copy
 # k arrives k * (trace span + one mean gap) later, so the rate and the request mix stay those
@@ -82,6 +83,12 @@ workloads() {
   echo "azure-x100-in-memory|$long_runs|$azure|TRACE100 $in_memory"
   echo "azure-x10-10rep|$runs|$azure10|TRACE10"
   echo "synthetic-10m|$long_runs|$synthetic|--set workload.max_requests=10000000"
+  # One load per replica (2 req/s) and the same 72k requests at every size: CPU seconds per
+  # request should not grow with the replica count (issue #40).
+  echo "fleet-10|$runs|$fleet|"
+  echo "fleet-100|$runs|$fleet|--set replicas.count=100 --set workload.arrival.rate=200 --set workload.duration_s=360"
+  echo "fleet-1000|$runs|$fleet|--set replicas.count=1000 --set workload.arrival.rate=2000 --set workload.duration_s=36"
+  echo "fleet-4096|$long_runs|$fleet|--set replicas.count=4096 --set workload.arrival.rate=8192 --set workload.duration_s=8.789"
 }
 
 # One run: prints "wall cpu rss_mib iterations".

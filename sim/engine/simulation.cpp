@@ -39,6 +39,9 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
   assert(!replicas_.empty() && (router_ || replicas_.size() == 1));
   skip_decode_runs_ = settings.skip_decode_runs;
   compact_waiting_ = settings.compact_waiting;
+  admission_replicas_ = settings.admission_replicas;
+  assert(std::all_of(admission_replicas_.begin(), admission_replicas_.end(),
+                     [&](std::int32_t i) { return i >= 0 && static_cast<std::size_t>(i) < replicas_.size(); }));
   for (Replica& p : replicas_) p.backlog = SpillQueue<Replica::BacklogEntry>(settings.backlog_in_memory, "waiting backlog");
   queue_->set_tie_order(replicas_.size() > 1 ? TieOrder::kCanonical : TieOrder::kInsertion);
   runs_.resize(replicas_.size());
@@ -355,12 +358,20 @@ bool Simulation::can_ever_run(const Request& r, std::string* why, std::string* k
                        r.output_tokens, max_model_len_);
     return false;
   }
-  for (const Replica& p : replicas_) {
-    if (p.scheduler().can_ever_schedule(r, why, key)) continue;
+  // The first replica that refuses (the lowest index of the first configuration that does).
+  const auto refuses = [&](const Replica& p) {
+    if (p.scheduler().can_ever_schedule(r, why, key)) return false;
     if (replicas_.size() > 1) *why = fmt::format("on replica {}: {}", p.index(), *why);
     if (replica) *replica = p.index();
-    return false;
+    return true;
+  };
+  if (admission_replicas_.empty()) {
+    for (const Replica& p : replicas_)
+      if (refuses(p)) return false;
+    return true;
   }
+  for (const std::int32_t i : admission_replicas_)
+    if (refuses(replicas_[static_cast<std::size_t>(i)])) return false;
   return true;
 }
 

@@ -166,6 +166,10 @@ struct EngineSettings {
   // rest wait in a temporary file); 0: all. Outputs are the same either way. The default is
   // the config's (EngineConfig::backlog_in_memory).
   std::size_t backlog_in_memory = 8192;
+  // The replicas whose schedulers decide whether an arrival can ever run (can_ever_run), in
+  // increasing order: one per distinct replica configuration, since replicas built from one
+  // configuration answer alike. Empty: every replica (O(replicas) per arrival).
+  std::vector<std::int32_t> admission_replicas;
 };
 
 // Called every few thousand iterations: virtual time, requests arrived, finished.
@@ -320,6 +324,7 @@ class Simulation {
   std::int64_t iterations_ = 0;  // over all replicas
   bool skip_decode_runs_;
   bool compact_waiting_;
+  std::vector<std::int32_t> admission_replicas_;  // EngineSettings::admission_replicas
   bool run_ahead_ = false;  // a cluster's runs go on past other replicas' events (run() decides)
   // Per replica: how many queued requests its policy reads, kWholeQueue (no backlog) when
   // arrivals must join the scheduler's queue at once (run() decides).

@@ -801,6 +801,14 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   for (const Run& other : run.other_replicas)  // a request must fit every replica
     if (es.max_model_len == 0 || (other.max_model_len > 0 && other.max_model_len < es.max_model_len))
       es.max_model_len = other.max_model_len;
+  // Replicas built from one configuration (replica_config: the experiment's, or one override)
+  // decide alike whether a request can ever run: ask the first of each.
+  for (std::int64_t i = 0; i < c.replicas.count; ++i) {
+    const ExperimentConfig* own = &replica_config(c, i);
+    bool seen = false;
+    for (const std::int32_t j : es.admission_replicas) seen = seen || &replica_config(c, j) == own;
+    if (!seen) es.admission_replicas.push_back(static_cast<std::int32_t>(i));
+  }
   if (const DisaggregatedConfig& d = c.replicas.disaggregated; d.enabled()) {
     DisaggregationSettings& ds = es.disaggregation;
     ds.prefill_replicas = static_cast<std::int32_t>(d.prefill);
