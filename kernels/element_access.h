@@ -1,9 +1,10 @@
-// Reading and writing single elements of a host TensorView of any floating dtype, widened to
-// double. For the CPU reference and tests: simple, not fast.
+// Reading and writing single elements of a host TensorView of any floating dtype (fp8 too,
+// unscaled), widened to double. For the CPU reference and tests: simple, not fast.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/fp8.h"
 #include "kernels/half.h"
 #include "kernels/tensor_view.h"
 
@@ -14,6 +15,7 @@ inline double load_element(const TensorView& v, std::int64_t offset) {
   switch (v.dtype) {
     case DType::kFloat16: return static_cast<float>(v.as<const Half>()[offset]);
     case DType::kBFloat16: return static_cast<float>(v.as<const BFloat16>()[offset]);
+    case DType::kFloat8E4M3: return static_cast<float>(v.as<const Fp8E4M3>()[offset]);
     default: return v.as<const float>()[offset];
   }
 }
@@ -32,6 +34,11 @@ inline void load_elements(const TensorView& v, std::int64_t offset, std::int64_t
       for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
       break;
     }
+    case DType::kFloat8E4M3: {
+      const Fp8E4M3* src = v.as<const Fp8E4M3>() + offset;
+      for (std::int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+      break;
+    }
     default: {
       const float* src = v.as<const float>() + offset;
       for (std::int64_t i = 0; i < n; ++i) dst[i] = src[i];
@@ -46,6 +53,7 @@ inline void store_element(const TensorView& v, std::int64_t offset, double x) {
   switch (v.dtype) {
     case DType::kFloat16: v.as<Half>()[offset] = Half(f); break;
     case DType::kBFloat16: v.as<BFloat16>()[offset] = BFloat16(f); break;
+    case DType::kFloat8E4M3: v.as<Fp8E4M3>()[offset] = Fp8E4M3(f); break;
     default: v.as<float>()[offset] = f; break;
   }
 }

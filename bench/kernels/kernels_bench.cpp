@@ -20,7 +20,7 @@
 // Output: each case is appended to --csv and --md as soon as it is measured (a run cut off by
 // a time limit keeps what it measured); the target summary follows the table at the end.
 //
-// Usage: pagesim_kernels_bench [--csv FILE] [--md FILE] [--repeats N] [--only decode|prefill]
+// Usage: pagesim_kernels_bench [--csv FILE] [--md FILE] [--repeats N] [--only decode|prefill|latent]
 //        [--quick]
 // Exits non-zero, with a message, on a bad flag or a CUDA error; when no GPU is present it
 // prints a message and exits 0, or 1 under PAGESIM_REQUIRE_GPU=1 (as the GPU tests).
@@ -44,8 +44,10 @@
 #include "bench/kernels/device_peaks.h"
 #include "bench/kernels/stream_gate.h"
 #include "kernels/cuda/cuda_host.h"
+#include "kernels/fp8.h"
 #include "kernels/half.h"
 #include "kernels/kv_layout.h"
+#include "kernels/latent_attention.h"
 #include "kernels/paged_attention.h"
 
 namespace pk = pagesim::kernels;
@@ -57,14 +59,16 @@ using Buffer = pk::DeviceBuffer;
 
 void cuda(cudaError_t e, const char* what) { pk::check_cuda(e, "pagesim_kernels_bench", what); }
 
-// Random values in [-1, 1] of `dtype` over `bytes` of device memory: one 64 MB random tile
+// Random values in [-1, 1] of `dtype` (fp8: [-16, 16], stored for a cache scale of 1/16) over `bytes` of device memory: one 64 MB random tile
 // uploaded repeatedly (fast for multi-GB caches; the repetition does not matter for speed).
 void fill_random(void* dst, std::size_t bytes, pk::DType dtype, std::uint64_t seed) {
   const std::size_t tile = std::min<std::size_t>(bytes, 64u << 20);
   std::vector<std::uint8_t> host(tile);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  if (dtype == pk::DType::kFloat32) {
+  if (dtype == pk::DType::kFloat8E4M3) {
+    for (std::size_t i = 0; i < tile; ++i) host[i] = pk::float_to_fp8_e4m3_bits(16.f * dist(rng));
+  } else if (dtype == pk::DType::kFloat32) {
     for (std::size_t i = 0; i + 4 <= tile; i += 4) {
       const float f = dist(rng);
       std::memcpy(&host[i], &f, 4);
@@ -331,6 +335,83 @@ std::vector<Row> run_prefill(const PrefillCase& c, const Env& env) {
   return rows;
 }
 
+struct LatentCase {
+  std::string name;
+  pk::DType dtype;        // query and out
+  pk::DType cache_dtype;  // dtype or fp8
+  int block_size, batch, context, heads;
+  double target_of_copy;  // paged row; 0 = none
+};
+
+// Absorbed MLA decode (kernels/latent_attention.h): bandwidth = (latent rows read + Q read +
+// output written) / time, as decode's; the algo column also gives the tensor-core rate
+// (2 x heads x context x (576 + 512) FLOP per sequence: S and P V).
+std::vector<Row> run_latent(const LatentCase& c, const Env& env) {
+  constexpr int kDim = pk::latent_limits::kLatentDim, kVDim = pk::latent_limits::kValueDim;
+  const std::int64_t blocks_per_seq = (c.context + c.block_size - 1) / c.block_size;
+  const auto num_blocks = static_cast<std::int32_t>(c.batch * blocks_per_seq);
+  const std::size_t cache_bytes = static_cast<std::size_t>(num_blocks) * c.block_size * kDim * elem(c.cache_dtype);
+  Buffer cache(cache_bytes);
+  fill_random(cache.get(), cache_bytes, c.cache_dtype, 1);
+  const std::size_t q_bytes = static_cast<std::size_t>(c.batch) * c.heads * kDim * elem(c.dtype);
+  const std::size_t o_bytes = static_cast<std::size_t>(c.batch) * c.heads * kVDim * elem(c.dtype);
+  Buffer q(q_bytes), out(o_bytes);
+  fill_random(q.get(), q_bytes, c.dtype, 3);
+  std::vector<std::int32_t> lens(static_cast<std::size_t>(c.batch), c.context);
+  Buffer dlens(lens.size() * 4);
+  cuda(cudaMemcpy(dlens.get(), lens.data(), lens.size() * 4, cudaMemcpyHostToDevice), "upload lens");
+  pk::LatentAttentionArgs a;
+  a.query = pk::TensorView::contiguous(q.get(), c.dtype, {c.batch, c.heads, kDim});
+  a.out = pk::TensorView::contiguous(out.get(), c.dtype, {c.batch, c.heads, kVDim});
+  a.latent_cache = pk::TensorView::contiguous(cache.get(), c.cache_dtype, {num_blocks, 1, c.block_size, kDim});
+  a.kv_lens = pk::TensorView::contiguous(dlens.get(), pk::DType::kInt32, {c.batch});
+  a.scale = 1.0f / std::sqrt(192.0f);
+  a.cache_scale = c.cache_dtype == pk::DType::kFloat8E4M3 ? 1.0f / 16 : 1.0f;
+  const double bytes = static_cast<double>(c.batch) * c.context * kDim * static_cast<double>(elem(c.cache_dtype)) +
+                       static_cast<double>(q_bytes + o_bytes);
+  const double flops = 2.0 * c.batch * c.heads * static_cast<double>(c.context) * (kDim + kVDim);
+  const bool flush = bytes < Env::kFlushBelow;
+  const pk::LatentPlan plan =
+      pk::plan_latent_attention({c.batch, c.heads, 1, c.context}, pk::latent_attention_target_ctas());
+  Buffer ws(plan.workspace_bytes);
+  std::vector<Row> rows;
+  for (bool paged : {false, true}) {
+    const std::vector<std::int32_t> table = make_table(c.batch, blocks_per_seq, paged, 7);
+    Buffer dtable(table.size() * 4);
+    cuda(cudaMemcpy(dtable.get(), table.data(), table.size() * 4, cudaMemcpyHostToDevice), "upload table");
+    a.block_table = pk::TensorView::contiguous(dtable.get(), pk::DType::kInt32, {c.batch, blocks_per_seq});
+    Row r;
+    r.kernel = "mla decode";
+    r.name = c.name;
+    r.dtype = std::string(pk::dtype_name(c.dtype)) + "/" + pk::dtype_name(c.cache_dtype);
+    r.table = paged ? "paged" : "identity";
+    r.head_dim = kDim;
+    r.block_size = c.block_size;
+    r.batch = c.batch;
+    r.q_heads = c.heads;
+    r.kv_heads = 1;
+    r.context = c.context;
+    r.query_len = 1;
+    r.t = time_it([&] { pk::paged_latent_attention(a, plan, ws.get(), ws.bytes(), nullptr); }, env.repeats, flush,
+                  env.flush_buf, env.flush_bytes, env.gate);
+    r.bytes = bytes;
+    r.flops = flops;
+    r.value = bytes / (r.t.median_ms * 1e-3) / 1e12;
+    r.unit = "TB/s";
+    r.algo = "mma.sync x" + std::to_string(plan.partitions) + " part., " +
+             fmt(flops / (r.t.median_ms * 1e-3) / 1e12, 1) + " TFLOP/s";
+    r.of_copy = r.value / env.copy_tbps;
+    r.of_peak = env.peaks.hbm_tbps > 0 ? r.value / env.peaks.hbm_tbps : 0;
+    if (paged && c.target_of_copy > 0) {
+      r.target = c.target_of_copy * env.copy_tbps;
+      r.target_text = fmt(100 * c.target_of_copy, 0) + "% of copy = " + fmt(r.target, 2) + " TB/s";
+    }
+    rows.push_back(r);
+  }
+  rows[1].vs_identity = rows[1].value / rows[0].value;
+  return rows;
+}
+
 // Device-to-device copy: the practical bandwidth ceiling (bytes read + written).
 Row copy_ceiling(const Env& env) {
   const std::size_t bytes = std::size_t{2} << 30;
@@ -459,7 +540,7 @@ int main(int argc, char** argv) {
     else if (arg == "--quick") quick = true;
     else {
       std::cerr << "pagesim_kernels_bench: unknown flag " << arg
-                << " (expected --csv FILE, --md FILE, --repeats N, --only decode|prefill, --quick)\n";
+                << " (expected --csv FILE, --md FILE, --repeats N, --only decode|prefill|latent, --quick)\n";
       return 2;
     }
   }
@@ -467,8 +548,8 @@ int main(int argc, char** argv) {
     std::cerr << "pagesim_kernels_bench: --repeats must be >= 20 (median of at least 20 runs)\n";
     return 2;
   }
-  if (!only.empty() && only != "decode" && only != "prefill") {
-    std::cerr << "pagesim_kernels_bench: --only takes decode or prefill, got " << only << "\n";
+  if (!only.empty() && only != "decode" && only != "prefill" && only != "latent") {
+    std::cerr << "pagesim_kernels_bench: --only takes decode, prefill or latent, got " << only << "\n";
     return 2;
   }
   std::string why;
@@ -541,6 +622,17 @@ int main(int argc, char** argv) {
         {"1 x 4k causal, d 64", f16, 64, 16, 1, 4096, 0, 32, 32, 0, 0},
         {"1 x 4k causal, d 256", f16, 256, 16, 1, 4096, 0, 16, 16, 0, 0},
     };
+    // Absorbed MLA decode (issue #43): >= 80% of copy at b64 x 4k with 128 heads (DeepSeek-V3
+    // on one GPU; 16 heads is its share at TP 8), FlashMLA's 64-token pages.
+    const DType fp8 = DType::kFloat8E4M3;
+    std::vector<LatentCase> latent = {
+        {"b64 x 4k, 128 heads", bf16, bf16, 64, 64, 4096, 128, 0.80},
+        {"b64 x 4k, 128 heads, fp8", bf16, fp8, 64, 64, 4096, 128, 0.80},
+        {"b1 x 64k, 128 heads", bf16, bf16, 64, 1, 65536, 128, 0},
+        {"b64 x 4k, 16 heads (TP 8)", bf16, bf16, 64, 64, 4096, 16, 0},
+        {"b128 x 2k, 128 heads, fp8", bf16, fp8, 64, 128, 2048, 128, 0},
+        {"b64 x 4k, 128 heads, f16", f16, f16, 64, 64, 4096, 128, 0},
+    };
     // The headline cases (the targets') come first, so a run cut off by a time limit has them:
     // the first three decode cases, then the first prefill case, then the rest. --quick keeps
     // the headline cases and the kernel comparisons after them.
@@ -554,14 +646,21 @@ int main(int argc, char** argv) {
     env.copy_tbps = copy.value;
     report.add(copy);
     auto run_decodes = [&](std::size_t from, std::size_t to) {
-      if (only == "prefill") return;
+      if (only == "prefill" || only == "latent") return;
       for (std::size_t i = from; i < std::min(to, decode.size()); ++i) {
         for (const Row& r : run_decode(decode[i], env)) report.add(r);
         std::cerr << "done: decode " << decode[i].name << "\n";
       }
     };
+    auto run_latents = [&](std::size_t from, std::size_t to) {
+      if (!only.empty() && only != "latent") return;
+      for (std::size_t i = from; i < std::min(to, latent.size()); ++i) {
+        for (const Row& r : run_latent(latent[i], env)) report.add(r);
+        std::cerr << "done: mla decode " << latent[i].name << "\n";
+      }
+    };
     auto run_prefills = [&](std::size_t from, std::size_t to) {
-      if (only == "decode") return;
+      if (only == "decode" || only == "latent") return;
       for (std::size_t i = from; i < std::min(to, prefill.size()); ++i) {
         for (const Row& r : run_prefill(prefill[i], env)) report.add(r);
         std::cerr << "done: prefill " << prefill[i].name << "\n";
@@ -569,8 +668,10 @@ int main(int argc, char** argv) {
     };
     run_decodes(0, kHeadlineDecode);
     run_prefills(0, kHeadlinePrefill);
+    run_latents(0, 2);
     run_decodes(kHeadlineDecode, decode.size());
     run_prefills(kHeadlinePrefill, prefill.size());
+    run_latents(2, quick ? 2 : latent.size());
     const int missed = report.finish();
     std::cerr << "targets missed: " << missed << "\n";
   } catch (const std::exception& e) {
