@@ -5,7 +5,8 @@
 # the CPU reference; keep the two in step), each writing OUTDIR/<case>.jsonl with 5 batches;
 # then SGLang's radix cache on the prefix trace, and the layer-group pools (uniform, hybrid,
 # jenga, vattention) on gpt-oss-120b with its 128-token sliding window as in
-# tests/sim/validate/validate_layer_group_pools_test.cpp (8 batches each).
+# tests/sim/validate/validate_layer_group_pools_test.cpp (8 batches each); then the MLA
+# pools (mla_*: latent caches, validated with the latent kernel).
 # Runs on the development machine (the GPU machine has no trace data or simulator build).
 set -euo pipefail
 pagesim=$(realpath "$1")
@@ -83,3 +84,27 @@ for kind in uniform hybrid jenga; do
   run_case "pool_$kind" allocator.kind=$kind
 done
 run_case pool_vattention allocator.kind=vattention allocator.vattention.max_batch_size=32
+# MLA pools (the latent kernel, `validate` reads "attention": "latent" from the header):
+# DeepSeek-V3 under vLLM v1 (FlashMLA's 64-token pages, chunked prefill: query chunks over
+# history), DeepSeek-R1 under SGLang's radix cache, Kimi-K2 (same latent row, 64 heads).
+cat >"$work/mla.yaml" <<YAML
+name: validate-mla
+seed: 5
+workload:
+  kind: synthetic
+  arrival: {kind: poisson, rate: 8.0}
+  lengths: {prompt: {kind: uniform, lo: 100, hi: 600}, output: {kind: uniform, lo: 1, hi: 200}}
+  max_requests: 40
+model: deepseek-v3
+gpu: h200
+max_model_len: 1024
+kv: {slots: 8192}
+allocator: {block_size: 64}
+scheduler: {kind: vllm-v1, max_num_batched_tokens: 256}
+output: {iterations_stride: 0, requests_csv: false}
+validate: {every_n_iterations: 9, max_batches: 8}
+YAML
+exp=mla.yaml
+run_case mla_deepseek_v3_paged allocator.kind=paged
+run_case mla_deepseek_r1_radix model=deepseek-r1 allocator.kind=radix scheduler.kind=sglang
+run_case mla_kimi_k2_paged model=kimi-k2 allocator.kind=paged

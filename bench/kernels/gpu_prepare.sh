@@ -40,13 +40,13 @@ echo "== kernels' GPU tests and benchmark (standalone build, sm_90a) in $kbuild"
 cmake -S bench/kernels/gpu -B "$kbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
   -DPAGESIM_GPU_DEPS="$root/.gpu-deps" "${launchers[@]}" >/dev/null
 cmake --build "$kbuild" -j "$(nproc)" --target kernels_decode_gpu_test kernels_prefill_gpu_test \
-  kernels_cache_ops_gpu_test kernels_wgmma_gpu_test pagesim_kernels_bench
+  kernels_cache_ops_gpu_test kernels_wgmma_gpu_test kernels_latent_gpu_test pagesim_kernels_bench
 
 echo "== .gpu-stage"
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/batches" "$stage/kernels"
 cp "$build/pagesim" "$build/pagesim-cuda" "$stage/bin/"
-cp "$kbuild"/tests/kernels/kernels_{decode,prefill,cache_ops,wgmma}_gpu_test "$kbuild/bench/kernels/pagesim_kernels_bench" \
+cp "$kbuild"/tests/kernels/kernels_{decode,prefill,cache_ops,wgmma,latent}_gpu_test "$kbuild/bench/kernels/pagesim_kernels_bench" \
   "$stage/kernels/"
 # Shared libraries other than glibc's and the CUDA toolkit's (the GPU machine has both).
 ldd "$stage"/bin/* "$stage"/kernels/* | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |

@@ -85,7 +85,8 @@ commit=$(head -2 "$stage/commit.txt" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')
 [ -n "$commit" ] || commit=$(git rev-parse HEAD 2>/dev/null || echo "unknown (run gpu_prepare.sh)")
 inputs_ok=1
 for need in bin/pagesim bin/pagesim-cuda kernels/kernels_decode_gpu_test kernels/kernels_prefill_gpu_test \
-  kernels/kernels_cache_ops_gpu_test kernels/kernels_wgmma_gpu_test kernels/pagesim_kernels_bench; do
+  kernels/kernels_cache_ops_gpu_test kernels/kernels_wgmma_gpu_test kernels/kernels_latent_gpu_test \
+  kernels/pagesim_kernels_bench; do
   [ -x "$stage/$need" ] || { note "missing .gpu-stage/$need: run bench/kernels/gpu_prepare.sh and carry .gpu-stage"; inputs_ok=0; }
 done
 # A library the image lacks where the toolkit usually is (cuBLAS is the likeliest): look for it
@@ -147,7 +148,8 @@ write_page() {
     echo
     echo "Batches from \`bench/kernels/gpu_batches.sh\`; \`pagesim validate FILE --device $validate_device --dtype T --head-dim D\`"
     echo "with 4 query / 2 KV heads; D = 64 (labels f32, f16, bf16), and 128 in f16 (label f16-d128: the"
-    echo "wgmma prefill kernel on a Hopper GPU)."
+    echo "wgmma prefill kernel on a Hopper GPU). MLA pools (mla_*): the latent kernel, 16 query heads over"
+    echo "576-wide latent rows (value 512) in bf16, f16, and fp8 (bf16 queries, cache scale 1/16)."
     echo
     echo '```'
     [ -f "$scratch/validate.txt" ] && sort "$scratch/validate.txt" || echo "(not run yet)"
@@ -181,9 +183,9 @@ step "correctness: GPU tests, validate every policy, memcheck (in parallel)"
 correct_s=$(cap 90 200)
 # GPU tests: the four binaries at once, each in gtest shards (their CPU reference is the slow
 # part, ~580 CPU-seconds for prefill on an H200 machine, which has 16 cores): the wgmma
-# layout 1, decode 3, prefill 12, cache ops 1.
+# layout 1, decode 3, prefill 12, cache ops 1, latent (MLA) 2.
 test_pids=()
-for spec in wgmma:1 decode:3 prefill:12 cache_ops:1; do
+for spec in wgmma:1 decode:3 prefill:12 cache_ops:1 latent:2; do
   t=${spec%%:*}
   n=${spec#*:}
   for ((i = 0; i < n; i++)); do
@@ -195,7 +197,8 @@ done
 # memcheck: one shard of each binary (every test under memcheck takes minutes).
 filters=("decode:Grid/*d128_b16*:Grid/*d80_b8_g4*:*Options*:*Validation*:Masks/*window7:Masks/*chunk7"
          "prefill:Grid/*d128_b16*:Grid/*d80_b32_g4*:Grid/*d256_b8_g1*:*Options*:*Validation*:Masks/*window7:Masks/*chunk7"
-         "cache_ops:Grid/*d80*:*Validation*")
+         "cache_ops:Grid/*d80*:*Validation*"
+         "latent:*decode_fp8_f16_h16*:*chunk_bf16_h16*:*Validation*")
 mc_pids=()
 if [ $dry = 0 ] && [ -n "$sanitizer" ]; then
   for f in "${filters[@]}"; do
@@ -212,7 +215,9 @@ validate_one() {  # FILE DTYPE HEAD_DIM
   local name rc label
   name=$(basename "$1" .jsonl)
   label=$2$([ "$3" = 64 ] || echo "-d$3")
-  timeout "$correct_s" "$pagesim" validate "$1" --device "$validate_device" --dtype "$2" --head-dim "$3" \
+  local heads=()
+  case "$name" in mla_*) heads=(--heads 16) ;; esac
+  timeout "$correct_s" "$pagesim" validate "$1" --device "$validate_device" --dtype "$2" --head-dim "$3" "${heads[@]}" \
     >"$scratch/v_${name}_$label.txt" 2>&1
   rc=$?
   echo "$label $name: $(grep -m1 'summary' "$scratch/v_${name}_$label.txt" || tail -1 "$scratch/v_${name}_$label.txt") (exit $rc)" \
@@ -220,9 +225,17 @@ validate_one() {  # FILE DTYPE HEAD_DIM
 }
 export -f validate_one
 export scratch correct_s pagesim validate_device
-for run in "f32 64" "f16 64" "bf16 64" "f16 128"; do for f in "${batches[@]}"; do echo "$f $run"; done; done |
-  xargs -P 4 -n 3 bash -c 'validate_one "$0" "$1" "$2"'
-validate_total=$((4 * ${#batches[@]}))
+# MLA pools (mla_*.jsonl, latent caches): the latent kernel in bf16, f16 and fp8 (bf16 queries),
+# 16 query heads (its rows are token x head: 4 tokens per CTA in a chunk).
+validate_total=0
+for f in "${batches[@]}"; do
+  case "$(basename "$f")" in
+    mla_*) for run in "bf16 64" "f16 64" "fp8 64"; do echo "$f $run"; done ;;
+    *) for run in "f32 64" "f16 64" "bf16 64" "f16 128"; do echo "$f $run"; done ;;
+  esac
+done >"$scratch/validate_runs.txt"
+validate_total=$(wc -l <"$scratch/validate_runs.txt")
+xargs -P 4 -n 3 bash -c 'validate_one "$0" "$1" "$2"' <"$scratch/validate_runs.txt"
 validate_pass=$(grep -c 'PASS (exit 0)' "$scratch/validate.txt")
 note "validate ($validate_device): $validate_pass of $validate_total runs pass"
 cat "$scratch"/v_*.txt >>"$log" 2>/dev/null

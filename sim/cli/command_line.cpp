@@ -178,7 +178,8 @@ CLI::App* add_validate_command(CLI::App& app, CommandLine& cl) {
   validate->add_option("--kv-heads", v.num_kv_heads, "KV heads (must divide --heads)")
       ->check(integer_in<std::int32_t>(1));
   validate->add_option("--head-dim", v.head_dim, "Head size")->check(integer_in<std::int32_t>(1));
-  validate->add_option("--dtype", v.dtype, "KV and query element type")->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  validate->add_option("--dtype", v.dtype, "KV and query element type (fp8: an MLA pool's latent cache, bf16 queries)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "fp8"}));
   validate->add_option("--seed", v.seed, "Seed of the synthetic KV content");
   return validate;
 }

@@ -899,9 +899,12 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   }
   std::unique_ptr<BatchSampler> sampler;
   if (c.validate.every_n_iterations > 0) {
-    sampler = std::make_unique<BatchSampler>(
-        BatchSamplerSettings{c.validate.every_n_iterations, c.validate.max_batches}, *run.allocator,
-        out / "batches.jsonl", c.name);
+    BatchSamplerSettings sampling{c.validate.every_n_iterations, c.validate.max_batches};
+    if (run.model.mla.enabled()) {
+      sampling.latent_dim = static_cast<std::int32_t>(run.model.mla.cached_dim());
+      sampling.value_dim = static_cast<std::int32_t>(run.model.mla.kv_lora_rank);
+    }
+    sampler = std::make_unique<BatchSampler>(sampling, *run.allocator, out / "batches.jsonl", c.name);
     run.scheduler->set_observer(sampler.get());
     simulation.add_observer(*sampler);
   }

@@ -18,6 +18,8 @@ BatchSampler::BatchSampler(const BatchSamplerSettings& settings, const alloc::Kv
                                                                         : kernels::MaskKind::kChunkedLocal;
     h.mask.window = static_cast<std::int32_t>(kernel.window_tokens);
   }
+  h.latent_dim = settings.latent_dim;
+  h.value_dim = settings.value_dim;
   h.allocator = allocator.name();
   h.experiment = experiment;
   file_->stream() << to_json_line(h) << '\n';

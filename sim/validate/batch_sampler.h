@@ -35,6 +35,10 @@ namespace pagesim::sim {
 struct BatchSamplerSettings {
   std::int64_t every_n_iterations = 0;  // sample iterations 0, N, 2N, ...; 0 = never
   std::int64_t max_batches = 32;        // stop after this many batches
+  // An MLA model's latent row (kernels/latent_args.h; 0: standard attention), written to the
+  // header so that `pagesim validate` runs the latent kernel on the batches.
+  std::int32_t latent_dim = 0;
+  std::int32_t value_dim = 0;
 };
 
 class BatchSampler final : public SequenceObserver, public IterationObserver {

@@ -14,6 +14,9 @@ class CpuPagedAttention final : public PagedAttentionBackend {
   void check_supported(std::int32_t block_size, std::int32_t head_dim) const override;
   kernels::DType output_dtype(kernels::DType input) const override;
   void run(const kernels::PagedAttentionArgs& args, std::int32_t max_query_len) const override;
+  void check_supported_latent(std::int32_t block_size, std::int32_t latent_dim, std::int32_t value_dim,
+                              kernels::DType query, kernels::DType cache) const override;
+  void run_latent(const kernels::LatentAttentionArgs& args, std::int32_t max_query_len) const override;
 };
 
 }  // namespace pagesim::sim

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kernels/cuda/cuda_host.h"
+#include "kernels/latent_attention.h"
 #include "kernels/limits.h"
 #include "kernels/paged_attention.h"
 
@@ -100,6 +102,56 @@ void CudaPagedAttention::run(const kernels::PagedAttentionArgs& host, std::int32
     kernels::paged_prefill(dev, plan, nullptr);
     cuda_check(cudaDeviceSynchronize(), "paged_prefill execution");
   }
+  if (out.bytes() > 0) cuda_check(cudaMemcpy(host.out.data, out.get(), out.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+}
+
+void CudaPagedAttention::check_supported_latent(std::int32_t block_size, std::int32_t latent_dim,
+                                                std::int32_t value_dim, kernels::DType query,
+                                                kernels::DType cache) const {
+  namespace ll = kernels::latent_limits;
+  if (latent_dim != ll::kLatentDim || value_dim != ll::kValueDim) {
+    throw ValidateError(fmt::format(
+        "device cuda: a latent cache of {} elements per token whose first {} are the value is not supported by the "
+        "CUDA latent kernel: expected {} and {} (kv_lora_rank 512 + rope 64); use --device cpu",
+        latent_dim, value_dim, ll::kLatentDim, ll::kValueDim));
+  }
+  if (query != kernels::DType::kFloat16 && query != kernels::DType::kBFloat16) {
+    throw ValidateError(fmt::format("device cuda: the latent kernel takes f16 or bf16 queries (and an fp8 cache with "
+                                    "--dtype fp8), got {}; use --device cpu",
+                                    kernels::dtype_name(query)));
+  }
+  if (cache != query && cache != kernels::DType::kFloat8E4M3) {
+    throw ValidateError(fmt::format("device cuda: a {} latent cache with {} queries is not supported", 
+                                    kernels::dtype_name(cache), kernels::dtype_name(query)));
+  }
+  check_supported(block_size, 64);  // the block size and the device
+}
+
+void CudaPagedAttention::run_latent(const kernels::LatentAttentionArgs& host, std::int32_t max_query_len) const {
+  const DeviceBuffer query = upload(host.query);
+  const DeviceBuffer cache = upload(host.latent_cache);
+  const DeviceBuffer table = upload(host.block_table);
+  const DeviceBuffer kv_lens = upload(host.kv_lens);
+  const DeviceBuffer query_starts = upload(host.query_starts);
+  const DeviceBuffer out(view_bytes(host.out));
+  if (out.bytes() > 0) cuda_check(cudaMemset(out.get(), 0xFF, out.bytes()), "cudaMemset (NaN output)");
+  kernels::LatentAttentionArgs dev = host;
+  dev.query = on_device(host.query, query);
+  dev.out = on_device(host.out, out);
+  dev.latent_cache = on_device(host.latent_cache, cache);
+  dev.block_table = on_device(host.block_table, table);
+  dev.kv_lens = on_device(host.kv_lens, kv_lens);
+  dev.query_starts = on_device(host.query_starts, query_starts);
+  const std::int32_t* lens = host.kv_lens.as<const std::int32_t>();
+  std::int32_t max_kv = 0;
+  for (std::int64_t i = 0; i < host.kv_lens.size(0); ++i) max_kv = std::max(max_kv, lens[i]);
+  const kernels::LatentPlan plan = kernels::plan_latent_attention(
+      {static_cast<std::int32_t>(host.kv_lens.size(0)), static_cast<std::int32_t>(host.query.size(1)),
+       host.query_starts.empty() ? 1 : max_query_len, max_kv},
+      kernels::latent_attention_target_ctas());
+  const DeviceBuffer workspace(plan.workspace_bytes);
+  kernels::paged_latent_attention(dev, plan, workspace.get(), workspace.bytes(), nullptr);
+  cuda_check(cudaDeviceSynchronize(), "paged_latent_attention execution");
   if (out.bytes() > 0) cuda_check(cudaMemcpy(host.out.data, out.get(), out.bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
 }
 

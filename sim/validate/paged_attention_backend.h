@@ -20,6 +20,7 @@
 
 #include "kernels/attention_args.h"
 #include "kernels/dtype.h"
+#include "kernels/latent_args.h"
 
 namespace pagesim::sim {
 
@@ -61,6 +62,16 @@ class PagedAttentionBackend {
   // REQUIRES: every view of `args` points at dense host memory; args.out has the dtype
   // output_dtype(args.query.dtype); check_supported passed for the cache's geometry.
   virtual void run(const kernels::PagedAttentionArgs& args, std::int32_t max_query_len) const = 0;
+
+  // Latent (MLA) batches, kernels/latent_args.h: throws ValidateError, naming the value and
+  // what is expected, when this backend cannot run a latent cache of `cache` elements with
+  // `query` queries, rows of latent_dim whose first value_dim are the value, in blocks of
+  // block_size tokens (or cannot run here at all).
+  virtual void check_supported_latent(std::int32_t block_size, std::int32_t latent_dim, std::int32_t value_dim,
+                                      kernels::DType query, kernels::DType cache) const = 0;
+  // Computes absorbed MLA into args.out (dtype output_dtype(args.query.dtype)), as run().
+  // REQUIRES: dense host memory; check_supported_latent passed.
+  virtual void run_latent(const kernels::LatentAttentionArgs& args, std::int32_t max_query_len) const = 0;
 };
 
 // The backends a program offers `pagesim validate`, one per device; non-owning (main owns

@@ -40,6 +40,11 @@ std::string to_json_line(const BatchFileHeader& h) {
       if (kind == h.mask.kind) j["mask"] = name;
     j["window"] = h.mask.window;
   }
+  if (h.latent()) {
+    j["attention"] = "latent";
+    j["latent_dim"] = h.latent_dim;
+    j["value_dim"] = h.value_dim;
+  }
   return j.dump();
 }
 
@@ -102,6 +107,20 @@ BatchFile read_batch_file(const std::filesystem::path& path) {
         if (!f.header.mask.causal()) {
           f.header.mask.window = need<std::int32_t>(j, "window", path, line, "a window of >= 1 tokens");
           if (f.header.mask.window < 1) bad(path, line, "window must be >= 1 tokens for a windowed mask");
+        }
+      }
+      if (j.contains("attention")) {
+        const std::string kind = need<std::string>(j, "attention", path, line, "standard or latent");
+        if (kind == "latent") {
+          f.header.latent_dim = need<std::int32_t>(j, "latent_dim", path, line, "a positive integer (elements)");
+          f.header.value_dim = need<std::int32_t>(j, "value_dim", path, line, "a positive integer (elements)");
+          if (f.header.latent_dim < 1 || f.header.value_dim < 1 || f.header.value_dim > f.header.latent_dim)
+            bad(path, line, fmt::format("key 'value_dim': expected an integer in [1, latent_dim = {}], found {}; "
+                                        "latent_dim must be >= 1",
+                                        f.header.latent_dim, f.header.value_dim));
+          if (!f.header.mask.causal()) bad(path, line, "a latent-attention pool has no sliding window: drop 'mask'");
+        } else if (kind != "standard") {
+          bad(path, line, "key 'attention': expected standard or latent, found '" + kind + "'");
         }
       }
       continue;

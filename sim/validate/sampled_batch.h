@@ -18,7 +18,8 @@
 //
 // File format (JSON Lines, written atomically as OUT/batches.jsonl):
 //   line 1: {"format": "pagesim-batches", "version": 1, "block_size": B, "num_blocks": N,
-//            "allocator": "...", "experiment": "..."[, "mask": "sliding_window", "window": W]}
+//            "allocator": "...", "experiment": "..."[, "mask": "sliding_window", "window": W]
+//            [, "attention": "latent", "latent_dim": D, "value_dim": V]}
 //   then one line per batch:
 //     {"iteration": i, "time_s": t, "sequences": [
 //        {"request": r, "seq": s, "kv_len": n, "query_len": q, "block_table": [b0, b1, ...],
@@ -77,6 +78,14 @@ struct BatchFileHeader {
   // "window": W in the header line). With a window, block-table entries before a sequence's
   // attended blocks (kernels::attended_blocks) may be -1: the allocator freed them.
   kernels::AttentionMask mask;
+  // Absorbed multi-head latent attention (an MLA model's pool: kernels/latent_args.h): each
+  // token caches one latent row of latent_dim elements whose first value_dim are the value
+  // ("attention": "latent", "latent_dim": D, "value_dim": V in the header line; causal only).
+  // 0: standard attention (not written).
+  std::int32_t latent_dim = 0;
+  std::int32_t value_dim = 0;
+
+  bool latent() const { return latent_dim > 0; }
 };
 
 // Serialises one batch or the header as a single JSON line (no newline).

@@ -56,11 +56,16 @@ int run_validate_command(const ValidateOptions& options, const PagedAttentionBac
                        options.file.string(), file.header.allocator.empty() ? "?" : file.header.allocator,
                        file.header.experiment.empty() ? "?" : file.header.experiment, file.header.block_size,
                        file.header.num_blocks, file.batches.size());
-    out << fmt::format("device {}, {}, {} query heads / {} KV heads, head_dim {}, seed {}; "
-                       "pass: |err| <= {:.3g} + {:.3g}*|ref|\n",
-                       validate_device_name(settings.device), kernels::dtype_name(settings.dtype),
-                       settings.num_q_heads, settings.num_kv_heads, settings.head_dim, settings.seed, tol.atol,
-                       tol.rtol);
+    const std::string heads =
+        file.header.latent()
+            ? fmt::format("latent attention: {} query heads over latent rows of {} (value {}), {} cache",
+                          settings.num_q_heads, file.header.latent_dim, file.header.value_dim,
+                          kernels::dtype_name(settings.dtype))
+            : fmt::format("{} query heads / {} KV heads, head_dim {}", settings.num_q_heads, settings.num_kv_heads,
+                          settings.head_dim);
+    out << fmt::format("device {}, {}, {}, seed {}; pass: |err| <= {:.3g} + {:.3g}*|ref|\n",
+                       validate_device_name(settings.device), kernels::dtype_name(settings.dtype), heads,
+                       settings.seed, tol.atol, tol.rtol);
     if (file.batches.empty()) {
       err << fmt::format("error: {} holds no batch: nothing to validate\n", options.file.string());
       return 1;

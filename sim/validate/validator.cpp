@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "kernels/attention_args.h"
+#include "kernels/fp8.h"
 #include "kernels/half.h"
+#include "kernels/latent_args.h"
 #include "kernels/kernel_error.h"
 #include "kernels/kv_layout.h"
 #include "kernels/reference_attention.h"
@@ -45,6 +47,7 @@ class HostTensor {
     switch (dtype_) {
       case DType::kFloat16: reinterpret_cast<kernels::Half*>(bytes_.data())[i] = kernels::Half(x); break;
       case DType::kBFloat16: reinterpret_cast<kernels::BFloat16*>(bytes_.data())[i] = kernels::BFloat16(x); break;
+      case DType::kFloat8E4M3: reinterpret_cast<kernels::Fp8E4M3*>(bytes_.data())[i] = kernels::Fp8E4M3(x); break;
       default: reinterpret_cast<float*>(bytes_.data())[i] = x; break;
     }
   }
@@ -53,6 +56,8 @@ class HostTensor {
       case DType::kFloat16: return static_cast<float>(reinterpret_cast<const kernels::Half*>(bytes_.data())[i]);
       case DType::kBFloat16:
         return static_cast<float>(reinterpret_cast<const kernels::BFloat16*>(bytes_.data())[i]);
+      case DType::kFloat8E4M3:
+        return static_cast<float>(reinterpret_cast<const kernels::Fp8E4M3*>(bytes_.data())[i]);
       default: return reinterpret_cast<const float*>(bytes_.data())[i];
     }
   }
@@ -84,14 +89,16 @@ DType parse_kv_dtype(std::string_view name, std::string_view what) {
   if (name == "f32") return DType::kFloat32;
   if (name == "f16") return DType::kFloat16;
   if (name == "bf16") return DType::kBFloat16;
-  throw ValidateError(fmt::format("{}: unknown dtype '{}', expected f32, f16 or bf16", what, name));
+  if (name == "fp8") return DType::kFloat8E4M3;
+  throw ValidateError(fmt::format("{}: unknown dtype '{}', expected f32, f16, bf16 or fp8 (a latent cache)", what, name));
 }
 
 Tolerance default_tolerance(ValidateDevice device, DType dtype) {
   if (device == ValidateDevice::kCpu) return {1e-6, 0};
   switch (dtype) {
     case DType::kFloat16: return {2e-3, 5e-3};
-    case DType::kBFloat16: return {1.6e-2, 2e-2};
+    case DType::kBFloat16:
+    case DType::kFloat8E4M3: return {1.6e-2, 2e-2};  // fp8: bf16 queries; the cache's values are exact
     default: return {2e-5, 1e-4};
   }
 }
@@ -111,8 +118,13 @@ Validator::Validator(const ValidatorSettings& settings, const BatchFileHeader& h
                                     s.num_q_heads, s.num_kv_heads));
   }
   if (s.head_dim < 1) throw ValidateError(fmt::format("head_dim must be >= 1, got {}", s.head_dim));
-  if (!kernels::is_floating(s.dtype)) {
-    throw ValidateError(fmt::format("dtype must be f32, f16 or bf16, got {}", kernels::dtype_name(s.dtype)));
+  const bool fp8 = s.dtype == DType::kFloat8E4M3;
+  if (!kernels::is_floating(s.dtype) && !fp8) {
+    throw ValidateError(fmt::format("dtype must be f32, f16, bf16 or fp8, got {}", kernels::dtype_name(s.dtype)));
+  }
+  if (fp8 && !header_.latent()) {
+    throw ValidateError("dtype fp8 is a latent (MLA) cache's, with bf16 queries; this file's pool has standard "
+                        "attention: use f32, f16 or bf16");
   }
   if (header_.block_size < 1) {
     throw ValidateError(fmt::format("block size {} (file header) must be >= 1", header_.block_size));
@@ -126,7 +138,16 @@ Validator::Validator(const ValidatorSettings& settings, const BatchFileHeader& h
                                     tolerance_.rtol));
   }
   backend_ = &backends.get(s.device);
-  backend_->check_supported(header_.block_size, s.head_dim);
+  if (header_.latent()) {
+    backend_->check_supported_latent(header_.block_size, header_.latent_dim, header_.value_dim, query_dtype(),
+                                     s.dtype);
+  } else {
+    backend_->check_supported(header_.block_size, s.head_dim);
+  }
+}
+
+DType Validator::query_dtype() const {
+  return settings_.dtype == DType::kFloat8E4M3 ? DType::kBFloat16 : settings_.dtype;
 }
 
 BatchCheck Validator::check(const SampledBatch& batch, std::int64_t index) const {
@@ -348,10 +369,11 @@ HostTensor dense_reference(const HostTensor& query, const KvContent& kv, const B
 // Compares `out` with `ref` element by element into c: the largest error, the non-finite and
 // out-of-tolerance counts, and the worst element (the first non-finite one, else the
 // largest error).
+// Rows of `out` are `d` wide, rows of `ref` ref_d >= d (a latent reference is latent_dim wide,
+// of which the first d are the value).
 void compare(const std::vector<SampledSequence>& seqs, const kernels::PackedBatch& packed, const HostTensor& out,
-             const HostTensor& ref, const Tolerance& tol, const ValidatorSettings& st, BatchCheck& c) {
-  const std::int32_t qh = st.num_q_heads;
-  const std::int32_t d = st.head_dim;
+             const HostTensor& ref, const Tolerance& tol, std::int32_t qh, std::int32_t d, std::int32_t ref_d,
+             BatchCheck& c) {
   double worst = -1;
   for (std::size_t i = 0; i < seqs.size(); ++i) {
     const SampledSequence& s = seqs[i];
@@ -359,9 +381,8 @@ void compare(const std::vector<SampledSequence>& seqs, const kernels::PackedBatc
       const std::int64_t row = packed.query_starts[i] + j;
       for (std::int32_t h = 0; h < qh; ++h) {
         for (std::int32_t x = 0; x < d; ++x) {
-          const std::int64_t e = (row * qh + h) * d + x;
-          const double o = out.load(e);
-          const double r = ref.load(e);
+          const double o = out.load((row * qh + h) * d + x);
+          const double r = ref.load((row * qh + h) * ref_d + x);
           const double err = std::abs(o - r);
           c.max_abs_ref = std::max(c.max_abs_ref, std::abs(r));
           const bool finite = std::isfinite(o);
@@ -383,6 +404,94 @@ void compare(const std::vector<SampledSequence>& seqs, const kernels::PackedBatc
   }
 }
 
+// A latent batch's content: the paged latent cache (NaN in every slot no sequence wrote), in
+// the cache dtype (fp8: the row / kLatentFp8Scale), and the dense rows in f32 holding exactly
+// the values the cache holds (dequantized), the ground truth's keys and values.
+struct LatentContent {
+  HostTensor cache;  // [num_blocks, 1, block_size, latent_dim]
+  HostTensor dense;  // [total kv tokens, 1, latent_dim], f32
+};
+
+// fp8 latent caches store row / kLatentFp8Scale: a scale that is not 1 checks that the kernel
+// applies it to both the scores and the values.
+constexpr float kLatentFp8Scale = 1.0f / 16;
+
+LatentContent fill_latent(const std::vector<SampledSequence>& seqs, const BatchLayout& layout, std::int32_t block_size,
+                          std::int32_t latent_dim, const ValidatorSettings& st) {
+  const bool fp8 = st.dtype == DType::kFloat8E4M3;
+  const float stored_scale = fp8 ? kLatentFp8Scale : 1.0f;
+  LatentContent lc{HostTensor(st.dtype, static_cast<std::int64_t>(layout.num_blocks) * block_size * latent_dim),
+                   HostTensor(DType::kFloat32, layout.packed.total_kv_tokens * latent_dim)};
+  lc.cache.fill_nan();
+  HostTensor one(st.dtype, 1);  // rounds a value as the cache stores it
+  for (std::size_t i = 0; i < seqs.size(); ++i) {
+    const SampledSequence& s = seqs[i];
+    for (const TokenRun& run : s.tokens) {
+      const std::uint64_t origin = hash_origin(run.origin);
+      for (std::int64_t t = run.start; t < run.start + run.length && t < s.kv_len; ++t) {
+        const std::uint64_t seed = kv_token_seed(st.seed, KvPart::kKey, origin, run.offset + (t - run.start));
+        const std::int32_t block = s.block_table[static_cast<std::size_t>(t / block_size)];
+        const std::int64_t cache_row = (static_cast<std::int64_t>(block) * block_size + t % block_size) * latent_dim;
+        const std::int64_t dense_row = (layout.kv_starts[i] + t) * latent_dim;
+        for (std::int32_t x = 0; x < latent_dim; ++x) {
+          one.store(0, content_value(seed, 0, x) / stored_scale);
+          lc.cache.store(cache_row + x, static_cast<float>(one.load(0)));
+          lc.dense.store(dense_row + x, static_cast<float>(one.load(0) * stored_scale));
+        }
+      }
+    }
+  }
+  return lc;
+}
+
+// Validator::run's work for a latent (MLA) file: the latent cache, queries latent_dim wide (of
+// `query_dtype`), the backend's latent kernel, and the dense reference with K = V = the
+// latent row.
+void check_latent(const PagedAttentionBackend& backend, const ValidatorSettings& settings, DType query_dtype,
+                  const BatchFileHeader& header, const Tolerance& tolerance, const std::vector<SampledSequence>& seqs,
+                  const BatchLayout& layout, bool decode, BatchCheck& c) {
+  const std::int32_t block_size = header.block_size;
+  const std::int32_t ld = header.latent_dim;
+  const std::int32_t vd = header.value_dim;
+  const std::int32_t qh = settings.num_q_heads;
+  const std::int64_t nq = layout.packed.num_query_tokens;
+  LatentContent lc = fill_latent(seqs, layout, block_size, ld, settings);
+  ValidatorSettings qs = settings;
+  qs.dtype = query_dtype;
+  qs.head_dim = ld;
+  const HostTensor query = make_queries(seqs, layout.packed, qs);
+  // DeepSeek's softmax scale is 1/sqrt(qk_nope + qk_rope); the contents only need a scale that
+  // keeps the scores of ~latent_dim-term products moderate.
+  const float scale = 1.0f / std::sqrt(static_cast<float>(ld));
+  HostTensor out(backend.output_dtype(qs.dtype), nq * qh * vd);
+  out.fill_nan();
+  kernels::LatentAttentionArgs a;
+  a.query = TensorView::contiguous(query.data(), query.dtype(), {nq, qh, ld});
+  a.out = TensorView::contiguous(out.data(), out.dtype(), {nq, qh, vd});
+  a.latent_cache = TensorView::contiguous(lc.cache.data(), lc.cache.dtype(), {layout.num_blocks, 1, block_size, ld});
+  a.block_table = layout.packed.block_table_view();
+  a.kv_lens = layout.packed.kv_lens_view();
+  if (!decode) a.query_starts = layout.packed.query_starts_view();
+  a.scale = scale;
+  a.cache_scale = settings.dtype == DType::kFloat8E4M3 ? kLatentFp8Scale : 1.0f;
+  backend.run_latent(a, layout.packed.max_query_len);
+  // Ground truth: dense attention with one KV head whose K and V are the latent row; its first
+  // value_dim output columns are MLA's output (kernels/latent_args.h).
+  HostTensor ref(DType::kFloat32, nq * qh * ld);
+  const std::int64_t total_kv = layout.packed.total_kv_tokens;
+  kernels::DenseAttentionArgs da;
+  da.query = a.query;
+  da.out = TensorView::contiguous(ref.data(), DType::kFloat32, {nq, qh, ld});
+  da.keys = TensorView::contiguous(lc.dense.data(), DType::kFloat32, {total_kv, 1, ld});
+  da.values = da.keys;
+  da.kv_starts = TensorView::contiguous(layout.kv_starts.data(), DType::kInt32,
+                                        {static_cast<std::int64_t>(layout.kv_starts.size())});
+  if (!decode) da.query_starts = layout.packed.query_starts_view();
+  da.scale = scale;
+  kernels::reference_dense_attention(da);
+  compare(seqs, layout.packed, out, ref, tolerance, qh, vd, ld, c);
+}
+
 }  // namespace
 
 void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
@@ -390,13 +499,17 @@ void Validator::run(const SampledBatch& batch, BatchCheck& c) const {
   const std::int32_t block_size = header_.block_size;
   const BatchLayout layout = layout_batch(seqs, header_);
   if (layout.packed.num_query_tokens == 0) return;  // nothing attends: nothing to compare
+  if (header_.latent()) {
+    check_latent(*backend_, settings_, query_dtype(), header_, tolerance_, seqs, layout, c.decode, c);
+    return;
+  }
   // Some sequence attends, so some kv_len >= 1 and the batch reads at least one block.
   KvContent kv = fill_kv(seqs, layout, block_size, settings_);
   const HostTensor query = make_queries(seqs, layout.packed, settings_);
   const float scale = 1.0f / std::sqrt(static_cast<float>(settings_.head_dim));
   const HostTensor out = run_paged(*backend_, query, kv, layout, block_size, c.decode, scale, header_.mask, settings_);
   const HostTensor ref = dense_reference(query, kv, layout, c.decode, scale, header_.mask, settings_);
-  compare(seqs, layout.packed, out, ref, tolerance_, settings_, c);
+  compare(seqs, layout.packed, out, ref, tolerance_, settings_.num_q_heads, settings_.head_dim, settings_.head_dim, c);
 }
 
 }  // namespace pagesim::sim

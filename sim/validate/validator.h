@@ -127,6 +127,8 @@ class Validator {
   // check()'s work: lays the batch out, fills the caches and queries, runs the backend and
   // the dense reference, and compares them into `c`. Throws for problems of the batch.
   void run(const SampledBatch& batch, BatchCheck& c) const;
+  // The queries' dtype: the settings' dtype, bf16 for an fp8 latent cache.
+  kernels::DType query_dtype() const;
 
   ValidatorSettings settings_;
   BatchFileHeader header_;

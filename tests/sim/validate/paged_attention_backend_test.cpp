@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/reference_attention.h"
+#include "kernels/reference_latent_attention.h"
 #include "sim/validate/cpu_paged_attention.h"
 #include "sim/validate/validator.h"
 #include "validate_test_support.h"
@@ -35,6 +36,17 @@ class FakeCudaBackend final : public PagedAttentionBackend {
     ++runs;
     last_max_query_len = max_query_len;
     kernels::reference_paged_attention(args);
+    if (corrupt_element >= 0) args.out.as<float>()[corrupt_element] += delta;
+  }
+  void check_supported_latent(std::int32_t block_size, std::int32_t /*latent_dim*/, std::int32_t /*value_dim*/,
+                              kernels::DType /*query*/, kernels::DType /*cache*/) const override {
+    asked_block_size = block_size;
+    if (!refusal.empty()) throw ValidateError(refusal);
+  }
+  void run_latent(const kernels::LatentAttentionArgs& args, std::int32_t max_query_len) const override {
+    ++runs;
+    last_max_query_len = max_query_len;
+    kernels::reference_latent_attention(args);
     if (corrupt_element >= 0) args.out.as<float>()[corrupt_element] += delta;
   }
 
@@ -150,6 +162,77 @@ TEST(ValidateBackend, RefusalsComeAfterTheValidatorsOwnChecks) {
     EXPECT_NE(std::string(e.what()).find("multiple of num_kv_heads (3)"), std::string::npos) << e.what();
   }
   EXPECT_EQ(cuda.asked_block_size, -1) << "the backend is asked only once the settings are valid";
+}
+
+// A latent (MLA) header: rows of 24 elements, the first 16 the value (the CPU path takes any).
+BatchFileHeader latent_header() {
+  BatchFileHeader h = header();
+  h.latent_dim = 24;
+  h.value_dim = 16;
+  return h;
+}
+
+TEST(ValidateLatent, ALatentFileRunsTheLatentKernelAndPassesInEveryDtype) {
+  const CpuPagedAttention cpu;
+  const FakeCudaBackend cuda;
+  const PagedAttentionBackends backends{.cpu = &cpu, .cuda = &cuda};
+  for (const kernels::DType t : {kernels::DType::kFloat32, kernels::DType::kBFloat16, kernels::DType::kFloat8E4M3}) {
+    ValidatorSettings s = on_cuda();
+    s.dtype = t;
+    const Validator v(s, latent_header(), backends);
+    const BatchCheck c = v.check(correct_batch(), 0);
+    EXPECT_TRUE(c.passed) << kernels::dtype_name(t) << ": " << c.error << " max err " << c.max_abs_error;
+    EXPECT_GT(c.max_abs_ref, 0.0);
+  }
+  EXPECT_EQ(cuda.runs, 3);
+  SampledBatch chunk;
+  chunk.sequences.push_back(testing::make_seq(1, 0, {0, 1}, {{"p1", 0, 7}}, 3));
+  ValidatorSettings cpu_settings;
+  cpu_settings.dtype = kernels::DType::kFloat8E4M3;
+  const BatchCheck c = Validator(cpu_settings, latent_header(), backends).check(chunk, 0);
+  EXPECT_TRUE(c.passed) << c.error;
+}
+
+TEST(ValidateLatent, AWrongValueElementIsCaught) {
+  const CpuPagedAttention cpu;
+  FakeCudaBackend cuda;
+  const ValidatorSettings s = on_cuda();
+  // Row 2, head 3, value element 5 of 16.
+  cuda.corrupt_element = (2 * s.num_q_heads + 3) * 16 + 5;
+  cuda.delta = 0.25f;
+  const Validator v(s, latent_header(), PagedAttentionBackends{.cpu = &cpu, .cuda = &cuda});
+  const BatchCheck c = v.check(correct_batch(), 0);
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.violations, 1);
+  EXPECT_NEAR(c.max_abs_error, 0.25, 1e-6);
+  EXPECT_EQ(c.worst_request, 3u);
+  EXPECT_EQ(c.worst_q_head, 3);
+}
+
+TEST(ValidateLatent, ABrokenBlockTableFailsTheLatentCheck) {
+  const CpuPagedAttention cpu;
+  const PagedAttentionBackends backends{.cpu = &cpu, .cuda = nullptr};
+  SampledBatch b = correct_batch();
+  b.sequences[2].block_table[1] = b.sequences[3].block_table[1];  // seq 0 reads seq 1's block
+  ValidatorSettings s;
+  s.atol = 1e-6;
+  const BatchCheck c = Validator(s, latent_header(), backends).check(b, 0);
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.worst_request, 3u);
+}
+
+TEST(ValidateLatent, Fp8IsALatentCachesDtypeOnly) {
+  const CpuPagedAttention cpu;
+  const PagedAttentionBackends backends{.cpu = &cpu, .cuda = nullptr};
+  ValidatorSettings s;
+  s.dtype = kernels::DType::kFloat8E4M3;
+  try {
+    Validator v(s, header(), backends);
+    FAIL() << "fp8 accepted for standard attention";
+  } catch (const ValidateError& e) {
+    EXPECT_NE(std::string(e.what()).find("latent"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(parse_kv_dtype("fp8", "--dtype"), kernels::DType::kFloat8E4M3);
 }
 
 }  // namespace

@@ -225,6 +225,41 @@ TEST(ValidateCommand, WindowedHeaderRoundTripsAndValidates) {
   EXPECT_NE(run(options_for(bad_window)).err.find("window must be >= 1"), std::string::npos);
 }
 
+// A latent (MLA) header goes through the file; validate runs it in every dtype, fp8 included.
+TEST(ValidateCommand, LatentHeaderRoundTripsAndValidates) {
+  EXPECT_EQ(to_json_line(header()).find("attention"), std::string::npos);
+  TempDir dir("validate_cmd_latent");
+  BatchFileHeader h = header();
+  h.latent_dim = 24;
+  h.value_dim = 16;
+  EXPECT_NE(to_json_line(h).find(R"("attention":"latent","latent_dim":24,"value_dim":16)"), std::string::npos)
+      << to_json_line(h);
+  const auto file = write_batch_file(dir.path(), "l.jsonl", h, {correct_batch()});
+  const BatchFile back = read_batch_file(file);
+  EXPECT_EQ(back.header.latent_dim, 24);
+  EXPECT_EQ(back.header.value_dim, 16);
+  for (const char* dtype : {"f32", "bf16", "fp8"}) {
+    ValidateOptions o = options_for(file);
+    o.dtype = dtype;
+    const Result r = run(o);
+    EXPECT_EQ(r.status, 0) << dtype << ": " << r.out << r.err;
+    EXPECT_NE(r.out.find("latent attention: 4 query heads over latent rows of 24 (value 16)"), std::string::npos)
+        << r.out;
+  }
+  const std::string head = R"({"format": "pagesim-batches", "version": 1, "block_size": 4, "num_blocks": 64, )";
+  const auto bad_kind = write_text(dir.path(), "k.jsonl", head + R"("attention": "sparse"})" "\n");
+  EXPECT_NE(run(options_for(bad_kind)).err.find("key 'attention': expected standard or latent, found 'sparse'"),
+            std::string::npos);
+  const auto wide = write_text(dir.path(), "v.jsonl", head + R"("attention": "latent", "latent_dim": 8, "value_dim": 9})" "\n");
+  EXPECT_NE(run(options_for(wide)).err.find("key 'value_dim': expected an integer in [1, latent_dim = 8], found 9"),
+            std::string::npos);
+  ValidateOptions fp8 = options_for(write_batch_file(dir.path(), "s.jsonl", header(), {correct_batch()}));
+  fp8.dtype = "fp8";
+  const Result refused = run(fp8);
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("fp8 is a latent (MLA) cache's"), std::string::npos) << refused.err;
+}
+
 TEST(ValidateCommand, HeaderOnlyFileHasNothingToValidate) {
   TempDir dir("validate_cmd_header_only");
   const auto file = write_batch_file(dir.path(), "h.jsonl", header(), {});
