@@ -30,7 +30,12 @@ std::unique_ptr<CostModel> make_cost_model(const CostModelSpec& spec) {
       if (spec.profile_path.empty()) {
         throw CostModelError("profile cost model: profile_path is empty, expected a CSV path");
       }
-      return std::make_unique<ProfileCostModel>(spec.profile_path, spec.iteration_overhead_s, spec.profile_name);
+      {
+        auto profile = std::make_unique<ProfileCostModel>(spec.profile_path, spec.iteration_overhead_s,
+                                                          spec.profile_name);
+        profile->check_model(resolve_model(spec.model));
+        return profile;
+      }
     case CostModelKind::operators:
       return std::make_unique<OperatorsCostModel>(resolve_model(spec.model), resolve_gpu(spec.gpu), spec.tp,
                                                   spec.operators);

@@ -3,7 +3,8 @@
 // CostModelSpec names the kind and only the fields that kind reads:
 //   roofline  model (a preset name or a full ModelSpec), gpu (preset name or GpuSpec), tp
 //   constant  constant (the coefficients)
-//   profile   profile_path (CSV, see profile_cost_model.h), iteration_overhead_s
+//   profile   profile_path (CSV, see profile_cost_model.h), iteration_overhead_s, model
+//             (the table must have moe rows exactly when it has MoE layers: check_model)
 //   operators model, gpu (its GpuSpec: PCIe for swaps), tp, operators (the tables, CUDA-graph
 //             sizes, calibration coefficients; operators_cost_model.h)
 // The defaults describe the vLLM paper's setting (OPT-13B on one A100-40GB). A preset can be
@@ -46,7 +47,7 @@ constexpr std::string_view to_string(CostModelKind kind) {
 
 struct CostModelSpec {
   CostModelKind kind = CostModelKind::roofline;
-  std::variant<std::string, ModelSpec> model = std::string("opt-13b");  // roofline, operators: preset/spec
+  std::variant<std::string, ModelSpec> model = std::string("opt-13b");  // roofline, operators, profile: preset/spec
   std::variant<std::string, GpuSpec> gpu = std::string("a100-40gb");    // roofline, operators: preset/spec
   int tp = 1;                            // roofline, operators: tensor-parallel degree (GPUs)
   ConstantCostCoefficients constant;     // constant: coefficients (s, s/token, ...)

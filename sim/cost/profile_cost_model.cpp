@@ -23,7 +23,7 @@ namespace {
 constexpr std::string_view kHeader = "part,x,y,seconds";
 constexpr std::size_t kColumns = 4;
 
-enum class Part : std::size_t { linear, attn_prefill, attn_decode, lm_head, swap, count };
+enum class Part : std::size_t { linear, moe, attn_prefill, attn_decode, lm_head, swap, count };
 
 struct PartInfo {
   std::string_view name;
@@ -35,6 +35,7 @@ struct PartInfo {
 
 constexpr std::array<PartInfo, static_cast<std::size_t>(Part::count)> kParts{{
     {"linear", false, true, "tokens in the batch", ""},
+    {"moe", false, false, "tokens in the batch", ""},
     {"attn_prefill", false, true, "query-key pairs", ""},
     {"attn_decode", true, true, "decode sequences", "mean context tokens per decode sequence"},
     {"lm_head", false, false, "sampled sequences", ""},
@@ -260,8 +261,8 @@ ProfileCostModel::ProfileCostModel(Tables tables, double iteration_overhead_s)
   // Every iteration would take no time: latencies 0, rates unbounded.
   if (tables_.iteration_rows_all_zero && iteration_overhead_s == 0)
     throw ProfileFormatError(tables_.source, 0, "seconds",
-                             "0 in every linear, attn_prefill, attn_decode and lm_head row (and no iteration "
-                             "overhead)",
+                             "0 in every linear, moe, attn_prefill, attn_decode and lm_head row (and no "
+                             "iteration overhead)",
                              "some time > 0, or every iteration would take no time");
 }
 
@@ -271,6 +272,8 @@ ProfileCostModel::Tables ProfileCostModel::parse(std::string_view text, std::str
   parser.require_parts();
   std::optional<PiecewiseLinear> lm_head;
   if (parser.has(Part::lm_head)) lm_head = parser.curve(Part::lm_head);
+  std::optional<PiecewiseLinear> moe;
+  if (parser.has(Part::moe)) moe = parser.curve(Part::moe);
   return Tables{
       .source = std::move(source),
       .rows = parser.row_count(),
@@ -280,12 +283,15 @@ ProfileCostModel::Tables ProfileCostModel::parse(std::string_view text, std::str
       .attn_decode = parser.grid(Part::attn_decode),
       .swap = parser.grid(Part::swap),
       .lm_head = std::move(lm_head),
+      .moe = std::move(moe),
   };
 }
 
 double ProfileCostModel::iteration_seconds(const BatchShape& batch) const {
   if (batch.empty()) return 0;
-  double t = std::max(0.0, tables_.linear(static_cast<double>(batch.total_tokens())));
+  const auto tokens = static_cast<double>(batch.total_tokens());
+  double t = std::max(0.0, tables_.linear(tokens));
+  if (tables_.moe) t += std::max(0.0, (*tables_.moe)(tokens));
   if (batch.prefill_seqs > 0) {
     t += std::max(0.0, tables_.attn_prefill(batch.prefill_attention_pairs));
   }
@@ -307,10 +313,25 @@ double ProfileCostModel::swap_seconds(std::int64_t blocks, std::int64_t block_si
                   tables_.swap(static_cast<double>(blocks), static_cast<double>(block_size)));
 }
 
+void ProfileCostModel::check_model(const ModelSpec& model) const {
+  if (model.moe_layers > 0 && !tables_.moe) {
+    throw ProfileFormatError(tables_.source, 0, "part", "no 'moe' rows",
+                             fmt::format("'moe' rows for model {}: {} of its {} layers are MoE layers, which a table "
+                                         "without them prices at no time (profile it with pagesim profile)",
+                                         model.name, model.moe_layers, model.layers));
+  }
+  if (model.moe_layers == 0 && tables_.moe) {
+    throw ProfileFormatError(tables_.source, 0, "part", "'moe' rows",
+                             fmt::format("no 'moe' rows for model {}, which has no MoE layers (the table "
+                                         "was profiled for a mixture-of-experts model)",
+                                         model.name));
+  }
+}
+
 std::string ProfileCostModel::describe() const {
   // The overhead is named only when there is one, so a plain profile describes itself as before.
-  return fmt::format("profile(file={}, rows={}, lm_head={}{})", tables_.source, tables_.rows,
-                     tables_.lm_head ? "measured" : "in linear",
+  return fmt::format("profile(file={}, rows={}, lm_head={}{}{})", tables_.source, tables_.rows,
+                     tables_.lm_head ? "measured" : "in linear", tables_.moe ? ", moe=measured" : "",
                      iteration_overhead_s_ > 0 ? fmt::format(", iteration_overhead={}s", iteration_overhead_s_) : "");
 }
 

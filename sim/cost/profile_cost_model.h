@@ -6,6 +6,7 @@
 //
 //   part          x                                y                          required
 //   linear        tokens in the batch (N)          -                          yes
+//   moe           tokens in the batch (N)          -                          MoE models
 //   attn_prefill  query-key pairs (BatchShape::    -                          yes
 //                 prefill_attention_pairs)
 //   attn_decode   decode sequences                 mean context tokens per    yes
@@ -14,7 +15,11 @@
 //   swap          blocks copied (one direction)    block size (tokens)        yes
 //
 // `linear` is everything in a forward pass but attention: projections, norms, communication,
-// and the LM head too when no lm_head rows are given. `iteration_overhead` (seconds, >= 0;
+// and the LM head too when no lm_head rows are given. `moe` is a model's MoE blocks (router,
+// top-k, experts, shared experts; sim/profile/profile_grid.h moe_layer_shape) over all its
+// MoE layers; `linear` then holds the MoE layers' other GEMMs and the dense layers' MLPs, so
+// linear + moe counts every layer once. A table is for a model with MoE layers exactly when
+// it has moe rows (check_model). `iteration_overhead` (seconds, >= 0;
 // a constructor argument, cost.iteration_overhead_s in an experiment, default 0) is the
 // host's time per iteration that the table leaves out: a profile of GPU work only, as
 // `pagesim profile` measures (sim/profile/profile_measure.h), lacks the engine's scheduling,
@@ -23,7 +28,7 @@
 // (leave it 0). Rows may come in any
 // order; a 2-D part needs a row for every combination of its x and y values.
 //
-//   iteration = linear(N) + [prefill_seqs > 0] attn_prefill(pairs)
+//   iteration = linear(N) + [moe rows] moe(N) + [prefill_seqs > 0] attn_prefill(pairs)
 //             + [decode_seqs > 0] attn_decode(decode_seqs, decode_context_tokens/decode_seqs)
 //             + [lm_head rows, S > 0] lm_head(S) + iteration_overhead   (0 for an empty batch)
 //   swap      = [blocks > 0] swap(blocks, block_size)
@@ -44,6 +49,7 @@
 #include <string_view>
 
 #include "sim/cost/cost_model.h"
+#include "sim/cost/model_spec.h"
 #include "sim/cost/piecewise_linear.h"
 
 namespace pagesim::sim {
@@ -63,6 +69,12 @@ class ProfileCostModel final : public CostModel {
   std::string describe() const override;
 
   bool has_lm_head() const { return tables_.lm_head.has_value(); }
+  bool has_moe() const { return tables_.moe.has_value(); }
+
+  // Throws ProfileFormatError naming the file when the table does not fit `model`: a model
+  // with MoE layers and no 'moe' rows (its MoE blocks would cost nothing), or moe rows for a
+  // model without MoE layers (a table profiled for another model).
+  void check_model(const ModelSpec& model) const;
 
  private:
   struct Tables {
@@ -74,6 +86,7 @@ class ProfileCostModel final : public CostModel {
     BilinearGrid attn_decode;
     BilinearGrid swap;
     std::optional<PiecewiseLinear> lm_head;
+    std::optional<PiecewiseLinear> moe;
   };
   ProfileCostModel(Tables tables, double iteration_overhead_s);
   static Tables parse(std::string_view text, std::string source);

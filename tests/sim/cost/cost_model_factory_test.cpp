@@ -51,11 +51,21 @@ TEST(CostFactory, ConstantAndProfile) {
   EXPECT_EQ(make_cost_model(spec)->iteration_seconds(one_decode()), 0.03);
 
   spec.kind = CostModelKind::profile;
+  spec.model = std::string("llama-2-7b");  // the profile kind checks its table fits the model
   spec.profile_path = std::string(PAGESIM_SOURCE_DIR) + "/tests/sim/data/cost_profile_example.csv";
   const auto p = make_cost_model(spec);
   EXPECT_NE(dynamic_cast<const ProfileCostModel*>(p.get()), nullptr);
   spec.iteration_overhead_s = 0.002;  // reaches the profile model
   EXPECT_DOUBLE_EQ(make_cost_model(spec)->iteration_seconds(one_decode()), p->iteration_seconds(one_decode()) + 0.002);
+  spec.model = std::string("mixtral-8x7b");  // MoE layers: the table has no moe rows
+  try {
+    make_cost_model(spec);
+    ADD_FAILURE() << "expected ProfileFormatError";
+  } catch (const ProfileFormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("cost_profile_example.csv"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no 'moe' rows"), std::string::npos) << e.what();
+  }
+  spec.model = std::string("llama-2-7b");
   spec.profile_path.clear();
   EXPECT_THROW(make_cost_model(spec), CostModelError);
   spec.profile_path = "/nonexistent.csv";

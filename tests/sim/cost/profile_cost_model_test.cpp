@@ -198,7 +198,7 @@ TEST(CostProfile, MalformedFieldCount) {
 
 TEST(CostProfile, MalformedUnknownPart) {
   expect_error(error_of(kHeader + "linear,1,,0.1\nmlp,1,,0.1\n" + kValidRest), 3, "part",
-               "found 'mlp', expected one of linear, attn_prefill, attn_decode, lm_head, swap");
+               "found 'mlp', expected one of linear, moe, attn_prefill, attn_decode, lm_head, swap");
 }
 
 TEST(CostProfile, MalformedNumbers) {
@@ -249,11 +249,85 @@ TEST(CostProfile, MalformedMissingPart) {
 TEST(CostProfile, AllZeroIterationTimesAreRefusedWithoutAnOverhead) {
   const std::string zeros = kHeader + "linear,1,,0\nlinear,256,,0\nattn_prefill,0,,0\nattn_decode,1,128,0\n"
                                       "swap,1,16,5e-5\n";
-  expect_error(error_of(zeros), 0, "seconds", "found 0 in every linear, attn_prefill, attn_decode and lm_head row");
+  expect_error(error_of(zeros), 0, "seconds", "found 0 in every linear, moe, attn_prefill, attn_decode and lm_head row");
   EXPECT_NO_THROW(ProfileCostModel(zeros, "zeros.csv", 0.001));
   const std::string one = kHeader + "linear,1,,0\nlinear,256,,0\nattn_prefill,0,,0\nattn_decode,1,128,1e-6\n"
                                     "swap,1,16,0\n";
   EXPECT_GT(ProfileCostModel(one, "one.csv").iteration_seconds(decode_batch(1, 128)), 0.0);
+}
+
+// An MoE model's table: linear holds the layers' other GEMMs, moe the MoE blocks, both at the
+// batch's tokens; iteration = linear(N) + moe(N) + attention + lm_head.
+const std::string kMoeTable = kHeader +
+                              "linear,1,,0.010\nlinear,256,,0.012\n"
+                              "moe,1,,0.020\nmoe,16,,0.035\nmoe,256,,0.050\n"
+                              "attn_prefill,0,,0\nattn_prefill,1000000,,0.001\n"
+                              "attn_decode,1,128,0.0001\nattn_decode,1,1024,0.0004\n"
+                              "attn_decode,32,128,0.0010\nattn_decode,32,1024,0.0064\n"
+                              "swap,1,16,5e-5\n";
+
+TEST(CostProfile, MoePartPricesEveryIterationByItsTokens) {
+  const ProfileCostModel m(kMoeTable, "moe.csv");
+  EXPECT_TRUE(m.has_moe());
+  EXPECT_FALSE(m.has_lm_head());
+  EXPECT_NE(m.describe().find("moe=measured"), std::string::npos) << m.describe();
+  EXPECT_EQ(m.iteration_seconds(BatchShape{}), 0.0);
+  // One decode of 128 tokens of context: linear(1) + moe(1) + attn_decode(1, 128).
+  EXPECT_DOUBLE_EQ(m.iteration_seconds(decode_batch(1, 128)), 0.010 + 0.020 + 0.0001);
+  // 16 decodes: linear(16) interpolates, moe(16) is a grid point, attn_decode(16, 1024)
+  // interpolates between 1 and 32 sequences.
+  EXPECT_DOUBLE_EQ(m.iteration_seconds(decode_batch(16, 1024)),
+                   lerp(1, 0.010, 256, 0.012, 16) + 0.035 + lerp(1, 0.0004, 32, 0.0064, 16));
+  // A 100-token prefill chunk: linear(100) + moe(100, between 16 and 256) + attn_prefill.
+  BatchShape p;
+  p.add_prefill_chunk(100, 0, false);
+  EXPECT_DOUBLE_EQ(m.iteration_seconds(p), lerp(1, 0.010, 256, 0.012, 100) + lerp(16, 0.035, 256, 0.050, 100) +
+                                               lerp(0, 0, 1e6, 0.001, 100.0 * 101 / 2));
+  // Beyond the grid the last segment extends: moe(512) = 0.050 + 256 · (0.015 / 240).
+  BatchShape big;
+  big.add_prefill_chunk(512, 0, false);
+  EXPECT_DOUBLE_EQ(m.iteration_seconds(big), lerp(1, 0.010, 256, 0.012, 512) + lerp(16, 0.035, 256, 0.050, 512) +
+                                                 lerp(0, 0, 1e6, 0.001, 512.0 * 513 / 2));
+}
+
+TEST(CostProfile, MoeRowsMustMatchTheModel) {
+  ModelSpec moe;
+  moe.name = "tiny-moe";
+  moe.layers = 4;
+  moe.moe_layers = 2;
+  ModelSpec dense;
+  dense.name = "tiny-dense";
+  dense.layers = 4;
+  const ProfileCostModel with(kMoeTable, "moe.csv");
+  EXPECT_NO_THROW(with.check_model(moe));
+  const ProfileCostModel without(kHeader + "linear,1,,0.1\n" + kValidRest, "dense.csv");
+  EXPECT_NO_THROW(without.check_model(dense));
+  try {
+    without.check_model(moe);
+    FAIL() << "expected ProfileFormatError";
+  } catch (const ProfileFormatError& e) {
+    EXPECT_EQ(e.file(), "dense.csv");
+    EXPECT_EQ(e.column(), "part");
+    const std::string what = e.what();
+    EXPECT_NE(what.find("found no 'moe' rows"), std::string::npos) << what;
+    EXPECT_NE(what.find("tiny-moe: 2 of its 4 layers are MoE layers"), std::string::npos) << what;
+  }
+  try {
+    with.check_model(dense);
+    FAIL() << "expected ProfileFormatError";
+  } catch (const ProfileFormatError& e) {
+    EXPECT_EQ(e.file(), "moe.csv");
+    EXPECT_NE(std::string(e.what()).find("tiny-dense, which has no MoE layers"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CostProfile, MalformedMoeRows) {
+  expect_error(error_of(kHeader + "linear,1,,0.1\nmoe,1,5,0.1\n" + kValidRest), 3, "y",
+               "found '5', expected an empty field (part 'moe' is indexed by x only)");
+  expect_error(error_of(kHeader + "linear,1,,0.1\nmoe,1,,0.1\nmoe,1,,0.2\n" + kValidRest), 4, "x",
+               "a second 'moe' row at x=1");
+  expect_error(error_of(kHeader + "linear,1,,0.1\nmoe,-1,,0.1\n" + kValidRest), 3, "x",
+               "found '-1', expected a finite number >= 0 (tokens in the batch)");
 }
 
 TEST(CostProfile, MalformedEmptyFile) {
