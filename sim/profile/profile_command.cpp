@@ -131,7 +131,7 @@ std::string profile_command_line(const ProfileOptions& o) {
 std::vector<std::string> profile_header_comments(const ModelSpec& m, const ProfileOptions& o, const std::string& device,
                                                  const std::string& date_utc, const std::string& command) {
   const ProfileGridOptions& g = o.grid;
-  return {
+  std::vector<std::string> c = {
       "pagesim profile: measured seconds of each part of a forward pass (format: sim/cost/profile_cost_model.h)",
       "device: " + device,
       "date: " + date_utc,
@@ -140,12 +140,23 @@ std::vector<std::string> profile_header_comments(const ModelSpec& m, const Profi
                   "fp16; tensor parallel 1",
                   m.name, m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn, m.gated_mlp ? " (gated)" : "",
                   m.vocab),
-      fmt::format("method: CUDA events, {} warm-up runs, median of {} runs, L2 flushed before each run; "
-                  "linear and attention rows are one layer's time x {} layers",
-                  o.warmup, o.repeats, m.layers),
-      fmt::format("linear: x = tokens; cuBLAS fp16 GEMMs (fp32 compute) {}; norms, activations, embeddings, "
-                  "communication and launch gaps between operators are not included",
-                  gemm_list(layer_gemms(m))),
+      m.moe_layers == 0
+          ? fmt::format("method: CUDA events, {} warm-up runs, median of {} runs, L2 flushed before each run; "
+                        "linear and attention rows are one layer's time x {} layers",
+                        o.warmup, o.repeats, m.layers)
+          : fmt::format("method: CUDA events, {} warm-up runs, median of {} runs, L2 flushed before each run; "
+                        "linear, moe and attention rows are one layer's time x the layers that run it ({} layers, "
+                        "{} of them MoE)",
+                        o.warmup, o.repeats, m.layers, m.moe_layers),
+      m.moe_layers == 0
+          ? fmt::format("linear: x = tokens; cuBLAS fp16 GEMMs (fp32 compute) {}; norms, activations, embeddings, "
+                        "communication and launch gaps between operators are not included",
+                        gemm_list(layer_gemms(m)))
+          : fmt::format("linear: x = tokens; cuBLAS fp16 GEMMs (fp32 compute), {} dense layers x ({}) + {} MoE "
+                        "layers x ({}); norms, activations, embeddings, communication and launch gaps between "
+                        "operators are not included",
+                        m.layers - m.moe_layers, gemm_list(layer_gemms(m)), m.moe_layers,
+                        gemm_list(attention_gemms(m))),
       fmt::format("attn_prefill: x = query-key pairs; paged_prefill, block size {}, batches of n fresh prompts of "
                   "L tokens (n = {} / L, or 1)",
                   g.block_size, g.prefill_tokens),
@@ -159,6 +170,19 @@ std::vector<std::string> profile_header_comments(const ModelSpec& m, const Profi
       "host: GPU work only; an engine's host time per step (scheduling, input preparation, sampling) is not "
       "included: add it with cost.iteration_overhead_s",
   };
+  if (m.moe_layers > 0) {
+    const MoeLayerShape s = moe_layer_shape(m);
+    std::vector<GemmShape> gemms = {s.router, s.expert_gate_up, s.expert_down};
+    gemms.insert(gemms.end(), s.shared.begin(), s.shared.end());
+    c.insert(c.begin() + 7,
+             fmt::format("moe: x = tokens; one MoE block x {} MoE layers: {} experts, top-{}, fp16 GEMMs {}; router "
+                         "GEMM, top-k softmax, rows gathered by expert, cuBLAS per expert with tokens, SiLU-and-mul, "
+                         "weighted combine{}; x tokens x top-{} assignments spread evenly over the experts "
+                         "(ceil(x top-k / experts) tokens at most each)",
+                         m.moe_layers, s.experts, s.top_k, gemm_list(gemms),
+                         s.shared.empty() ? "" : " plus the shared experts' MLP on every token", s.top_k));
+  }
+  return c;
 }
 
 ProfilePlan plan_profile(const ProfileOptions& o) {
@@ -217,7 +241,8 @@ int run_profile_command(const ProfileOptions& options, std::ostream& out, std::o
     table.comments = profile_header_comments(plan.model, options, device.describe(), utc_now(), command);
     table.rows = profile_rows(plan.model, plan.grid, timings);
     write_profile_csv(plan.out, table);
-    const ProfileCostModel check(plan.out);  // the file must read back
+    const ProfileCostModel check(plan.out);  // the file must read back, and fit the model
+    check.check_model(plan.model);
     out << fmt::format("wrote {} ({} rows): {}\n", plan.out.string(), table.rows.size(), check.describe());
     run_operator_check(plan, options, device, command, out);
     return 0;

@@ -1,6 +1,7 @@
 #include "sim/profile/profile_grid.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include <fmt/format.h>
 
@@ -19,7 +20,7 @@ bool is_pow2(std::int64_t v) { return v >= 1 && (v & (v - 1)) == 0; }
 }  // namespace
 
 std::size_t ProfileGrid::num_points() const {
-  return linear_tokens.size() + prefill.size() + decode_seqs.size() * decode_contexts.size() + lm_head_seqs.size() +
+  return linear_tokens.size() + moe_tokens.size() + prefill.size() + decode_seqs.size() * decode_contexts.size() + lm_head_seqs.size() +
          swap_blocks.size() * swap_block_sizes.size();
 }
 
@@ -32,14 +33,15 @@ std::vector<std::int64_t> powers_of_two(std::int64_t lo, std::int64_t hi) {
 
 ProfileGrid make_profile_grid(const ModelSpec& model, const ProfileGridOptions& o) {
   model.validate();
-  if (model.moe_layers > 0) {
-    // layer_gemms times one dense MLP per layer: a table of it would price each MoE layer as
-    // a single expert (a device run of mixtral-8x7b showed it), so refuse rather than mislead.
+  auto weight_bytes = [&](double bytes) { return bytes > 0 ? bytes : static_cast<double>(model.dtype_bytes); };
+  if (weight_bytes(model.expert_weight_bytes) != static_cast<double>(model.dtype_bytes) ||
+      weight_bytes(model.block_weight_bytes) != static_cast<double>(model.dtype_bytes)) {
     throw CostModelError(fmt::format(
-        "profile: model {} has {} mixture-of-experts layers; pagesim profile times dense layers (qkv, o_proj, "
-        "one MLP) and has no MoE kernel, so its table would price each MoE layer as one expert; use cost.kind: "
-        "operators (its tables time MoE) or roofline",
-        model.name, model.moe_layers));
+        "profile: model {} stores its experts at {} and its blocks at {} bytes per weight, its other weights at {}; "
+        "pagesim profile times {}-byte GEMMs only, so its table would price other weights than the model's; use "
+        "cost.kind: operators or roofline",
+        model.name, weight_bytes(model.expert_weight_bytes), weight_bytes(model.block_weight_bytes),
+        model.dtype_bytes, model.dtype_bytes));
   }
   require_positive(o.max_tokens, "max_tokens");
   require_positive(o.max_decode_seqs, "max_decode_seqs");
@@ -58,6 +60,7 @@ ProfileGrid make_profile_grid(const ModelSpec& model, const ProfileGridOptions& 
 
   ProfileGrid g;
   g.linear_tokens = powers_of_two(1, o.max_tokens);
+  if (model.moe_layers > 0) g.moe_tokens = g.linear_tokens;
   g.decode_seqs = powers_of_two(1, o.max_decode_seqs);
   g.decode_contexts = powers_of_two(16, max_context);
   g.lm_head_seqs = powers_of_two(1, o.max_decode_seqs);
@@ -98,6 +101,38 @@ std::vector<GemmShape> layer_gemms(const ModelSpec& m) {
       {"mlp_up", m.hidden, m.gated_mlp ? 2 * m.ffn : m.ffn},
       {"mlp_down", m.ffn, m.hidden},
   };
+}
+
+std::vector<GemmShape> attention_gemms(const ModelSpec& m) {
+  std::vector<GemmShape> g = layer_gemms(m);
+  g.resize(2);
+  return g;
+}
+
+MoeLayerShape moe_layer_shape(const ModelSpec& m) {
+  const std::int64_t in_width = m.gated_mlp ? 2 * m.expert_ffn : m.expert_ffn;
+  MoeLayerShape s{
+      .router = {"router", m.hidden, m.experts},
+      .expert_gate_up = {"expert_gate_up", m.hidden, in_width},
+      .expert_down = {"expert_down", m.expert_ffn, m.hidden},
+      .experts = m.experts,
+      .top_k = m.active_experts,
+      .gated = m.gated_mlp,
+      .shared = {},
+  };
+  if (m.shared_experts > 0) {
+    const std::int64_t width = m.shared_experts * m.expert_ffn;
+    s.shared = {{"shared_gate_up", m.hidden, m.gated_mlp ? 2 * width : width}, {"shared_down", width, m.hidden}};
+  }
+  return s;
+}
+
+std::vector<std::int64_t> moe_expert_tokens(std::int64_t tokens, std::int64_t top_k, std::int64_t experts) {
+  assert(tokens >= 0 && top_k >= 1 && top_k <= experts);
+  const std::int64_t assignments = tokens * top_k;
+  std::vector<std::int64_t> per(static_cast<std::size_t>(experts), assignments / experts);
+  for (std::int64_t e = 0; e < assignments % experts; ++e) ++per[static_cast<std::size_t>(e)];
+  return per;
 }
 
 GemmShape lm_head_gemm(const ModelSpec& m) { return {"lm_head", m.hidden, m.vocab}; }

@@ -31,15 +31,28 @@ std::string number(double v) {
 std::vector<ProfileRow> profile_rows(const ModelSpec& model, const ProfileGrid& g, const ProfileTimings& t) {
   const std::size_t nc = g.decode_contexts.size();
   const std::size_t nb = g.swap_block_sizes.size();
-  check_size(t.layer_linear, g.linear_tokens.size(), "linear");
+  const std::int64_t dense_layers = model.layers - model.moe_layers;
+  check_size(t.layer_linear, dense_layers > 0 ? g.linear_tokens.size() : 0, "linear (dense layers)");
+  check_size(t.moe_layer_linear, model.moe_layers > 0 ? g.linear_tokens.size() : 0, "linear (MoE layers)");
+  check_size(t.moe_layer, g.moe_tokens.size(), "moe");
+  if ((model.moe_layers > 0) == g.moe_tokens.empty()) {
+    throw CostModelError(fmt::format("profile: the grid has {} moe points for a model of {} MoE layers",
+                                     g.moe_tokens.size(), model.moe_layers));
+  }
   check_size(t.layer_prefill, g.prefill.size(), "attn_prefill");
   check_size(t.layer_decode, g.decode_seqs.size() * nc, "attn_decode");
   check_size(t.lm_head, g.lm_head_seqs.size(), "lm_head");
   check_size(t.swap, g.swap_blocks.size() * nb, "swap");
   const auto layers = static_cast<double>(model.layers);
+  const auto moe_layers = static_cast<double>(model.moe_layers);
   std::vector<ProfileRow> rows;
   for (std::size_t i = 0; i < g.linear_tokens.size(); ++i) {
-    rows.push_back({"linear", static_cast<double>(g.linear_tokens[i]), std::nullopt, layers * t.layer_linear[i]});
+    const double dense = dense_layers > 0 ? static_cast<double>(dense_layers) * t.layer_linear[i] : 0.0;
+    const double moe = model.moe_layers > 0 ? moe_layers * t.moe_layer_linear[i] : 0.0;
+    rows.push_back({"linear", static_cast<double>(g.linear_tokens[i]), std::nullopt, dense + moe});
+  }
+  for (std::size_t i = 0; i < g.moe_tokens.size(); ++i) {
+    rows.push_back({"moe", static_cast<double>(g.moe_tokens[i]), std::nullopt, moe_layers * t.moe_layer[i]});
   }
   for (std::size_t i = 0; i < g.prefill.size(); ++i) {
     rows.push_back({"attn_prefill", g.prefill[i].pairs(), std::nullopt, layers * t.layer_prefill[i]});

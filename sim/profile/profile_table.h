@@ -1,8 +1,10 @@
 // ProfileTable: measured times turned into the rows of a profile CSV, in exactly the format
 // ProfileCostModel reads (sim/cost/profile_cost_model.h): '#' comment lines naming the
 // device, date, command and method, the header `part,x,y,seconds`, then one row per grid
-// point. Per-layer times (linear, attention) are multiplied by the model's layer count here;
-// lm_head and swap are whole-model times already.
+// point. Per-layer times (linear, moe, attention) are multiplied by the model's layer counts
+// here; lm_head and swap are whole-model times already. In a model with MoE layers the
+// linear row is (layers - moe_layers) dense layers' GEMMs + moe_layers MoE layers' qkv and
+// o_proj, and the moe row moe_layers MoE blocks, so linear + moe is every layer once.
 //
 // The conversion and the writer are pure host code (no CUDA), so they are tested with fake
 // timings. Plain value types.
@@ -20,7 +22,11 @@ namespace pagesim::sim {
 
 // Median seconds measured at each grid point, in the grid's order.
 struct ProfileTimings {
-  std::vector<double> layer_linear;   // [linear_tokens]: one layer's GEMMs
+  std::vector<double> layer_linear;   // [linear_tokens]: one dense layer's GEMMs (layer_gemms);
+                                      // empty when every layer is an MoE layer
+  std::vector<double> moe_layer_linear;  // [linear_tokens]: one MoE layer's GEMMs outside its
+                                         // MoE block (attention_gemms); empty for a dense model
+  std::vector<double> moe_layer;      // [moe_tokens]: one MoE block (moe_layer_shape)
   std::vector<double> layer_prefill;  // [prefill]: one layer's prefill attention
   std::vector<double> layer_decode;   // [decode_seqs × decode_contexts], context fastest
   std::vector<double> lm_head;        // [lm_head_seqs]
@@ -29,7 +35,7 @@ struct ProfileTimings {
 };
 
 struct ProfileRow {
-  std::string part;          // linear, attn_prefill, attn_decode, lm_head, swap
+  std::string part;          // linear, moe, attn_prefill, attn_decode, lm_head, swap
   double x = 0;
   std::optional<double> y;   // 2-D parts only
   double seconds = 0;

@@ -90,7 +90,12 @@ TEST(ProfileCommand, PlanWithoutAGpu) {
   o.model = "llama-2-7b";
   o.out = "/tmp/x/llama.csv";
   EXPECT_EQ(plan_profile(o).operators_out, std::filesystem::path("/tmp/x/llama-operators.csv"));
-  o.model = "mixtral-8x7b";  // dense layers only: an MoE model is refused before any device work
+  o.model = "mixtral-8x7b";  // MoE layers: a moe part, and the operator check covers it
+  o.out = "";
+  const ProfilePlan moe = plan_profile(o);
+  EXPECT_EQ(moe.grid.moe_tokens, moe.grid.linear_tokens);
+  EXPECT_EQ(moe.operator_check_skip, "");
+  o.model = "gpt-oss-120b";  // MXFP4 experts: refused before any device work
   EXPECT_THROW(plan_profile(o), CostModelError);
 }
 

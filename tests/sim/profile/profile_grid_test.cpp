@@ -78,14 +78,71 @@ TEST(ProfileGrid, LongContextModelAddsLongPrompts) {
   EXPECT_EQ(h.prefill.back().query_len, 3000);
 }
 
-TEST(ProfileGrid, RefusesMixtureOfExperts) {
-  // One dense MLP per layer would price each MoE layer as a single expert.
+TEST(ProfileGrid, MixtureOfExpertsGetsMoePointsAtTheLinearTokens) {
+  const ProfileGrid dense = make_profile_grid(model_preset("llama-3-8b"), {});
+  EXPECT_TRUE(dense.moe_tokens.empty());
+  ProfileGridOptions o;
+  o.max_tokens = 1000;
+  const ProfileGrid g = make_profile_grid(model_preset("mixtral-8x7b"), o);
+  EXPECT_EQ(g.moe_tokens, g.linear_tokens);
+  EXPECT_EQ(g.moe_tokens.back(), 1000);
+  ProfileGrid without_moe = g;
+  without_moe.moe_tokens.clear();
+  EXPECT_EQ(g.num_points(), without_moe.num_points() + g.moe_tokens.size());
+}
+
+TEST(ProfileGrid, MoeLayerShapeIsTheFusedMoEBlock) {
+  const MoeLayerShape mixtral = moe_layer_shape(model_preset("mixtral-8x7b"));
+  EXPECT_EQ(mixtral.router.k, 4096);
+  EXPECT_EQ(mixtral.router.n, 8);
+  EXPECT_EQ(mixtral.expert_gate_up.k, 4096);
+  EXPECT_EQ(mixtral.expert_gate_up.n, 2 * 14336);  // gate and up fused (w13)
+  EXPECT_EQ(mixtral.expert_down.k, 14336);
+  EXPECT_EQ(mixtral.expert_down.n, 4096);
+  EXPECT_EQ(mixtral.experts, 8);
+  EXPECT_EQ(mixtral.top_k, 2);
+  EXPECT_TRUE(mixtral.gated);
+  EXPECT_TRUE(mixtral.shared.empty());
+  const MoeLayerShape scout = moe_layer_shape(model_preset("llama-4-scout"));
+  ASSERT_EQ(scout.shared.size(), 2u);  // one shared expert of width 8192
+  EXPECT_EQ(scout.shared[0].k, 5120);
+  EXPECT_EQ(scout.shared[0].n, 2 * 8192);
+  EXPECT_EQ(scout.shared[1].k, 8192);
+  EXPECT_EQ(scout.shared[1].n, 5120);
+  EXPECT_EQ(scout.top_k, 1);
+  const std::vector<GemmShape> attn = attention_gemms(model_preset("mixtral-8x7b"));
+  ASSERT_EQ(attn.size(), 2u);
+  EXPECT_EQ(attn[0].name, "qkv");
+  EXPECT_EQ(attn[0].n, 4096 + 2 * 1024);
+  EXPECT_EQ(attn[1].name, "o_proj");
+}
+
+TEST(ProfileGrid, MoeExpertTokensSpreadAssignmentsEvenly) {
+  using V = std::vector<std::int64_t>;
+  EXPECT_EQ(moe_expert_tokens(0, 2, 8), V(8, 0));
+  EXPECT_EQ(moe_expert_tokens(1, 2, 8), (V{1, 1, 0, 0, 0, 0, 0, 0}));  // two distinct experts
+  EXPECT_EQ(moe_expert_tokens(5, 2, 8), (V{2, 2, 1, 1, 1, 1, 1, 1}));  // 10 = 8 + 2
+  EXPECT_EQ(moe_expert_tokens(8192, 2, 8), V(8, 2048));
+  EXPECT_EQ(moe_expert_tokens(3, 1, 16)[2], 1);
+  for (const std::int64_t n : {1, 7, 100, 4097}) {
+    const V per = moe_expert_tokens(n, 2, 8);
+    std::int64_t sum = 0;
+    for (const std::int64_t t : per) {
+      sum += t;
+      EXPECT_LE(t, (n * 2 + 7) / 8);  // ceil(N · top_k / E) at most
+    }
+    EXPECT_EQ(sum, n * 2);
+  }
+}
+
+TEST(ProfileGrid, RefusesExpertsOrBlocksOfOtherWeightBytes) {
+  // gpt-oss ships its experts in MXFP4; the profile times fp16 GEMMs.
   try {
-    make_profile_grid(model_preset("mixtral-8x7b"), {});
+    make_profile_grid(model_preset("gpt-oss-120b"), {});
     FAIL() << "expected a CostModelError";
   } catch (const CostModelError& e) {
-    EXPECT_NE(std::string(e.what()).find("mixture-of-experts"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("mixtral-8x7b"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gpt-oss-120b"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("0.53125"), std::string::npos) << e.what();
   }
 }
 

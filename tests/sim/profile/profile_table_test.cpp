@@ -20,9 +20,13 @@ namespace pagesim::sim {
 namespace {
 
 // Fake timings with a known form per part, so lookups can be predicted exactly.
-ProfileTimings fake_timings(const ProfileGrid& g) {
+ProfileTimings fake_timings(const ProfileGrid& g, bool moe = false, bool dense = true) {
   ProfileTimings t;
-  for (const std::int64_t n : g.linear_tokens) t.layer_linear.push_back(1e-5 + 1e-8 * static_cast<double>(n));
+  for (const std::int64_t n : g.linear_tokens) {
+    if (dense) t.layer_linear.push_back(1e-5 + 1e-8 * static_cast<double>(n));
+    if (moe) t.moe_layer_linear.push_back(4e-6 + 4e-9 * static_cast<double>(n));
+  }
+  for (const std::int64_t n : g.moe_tokens) t.moe_layer.push_back(3e-4 + 2e-7 * static_cast<double>(n));
   for (const PrefillComposition& c : g.prefill) t.layer_prefill.push_back(2e-6 + 1e-12 * c.pairs());
   for (const std::int64_t s : g.decode_seqs) {
     for (const std::int64_t c : g.decode_contexts) {
@@ -88,6 +92,83 @@ TEST(ProfileTable, MismatchedTimingsAreRejected) {
   t = fake_timings(g);
   t.swap[3] = -1;
   EXPECT_THROW(profile_rows(m, g, t), CostModelError);
+}
+
+// Mixtral: every layer is an MoE layer, so linear is 32 x (qkv, o_proj) and moe 32 blocks.
+TEST(ProfileTable, MoeModelRowsSplitLinearFromTheMoeBlocks) {
+  const ModelSpec m = model_preset("mixtral-8x7b");
+  const ProfileGrid g = make_profile_grid(m, {});
+  const ProfileTimings t = fake_timings(g, true, false);
+  const std::vector<ProfileRow> rows = profile_rows(m, g, t);
+  EXPECT_EQ(rows.size(), g.num_points());
+  std::size_t moe_rows = 0;
+  for (const ProfileRow& r : rows) {
+    if (r.part == "linear" && r.x == 8) {
+      EXPECT_DOUBLE_EQ(r.seconds, 32 * (4e-6 + 4e-9 * 8));
+    }
+    if (r.part == "moe") {
+      ++moe_rows;
+      EXPECT_FALSE(r.y.has_value());
+      EXPECT_DOUBLE_EQ(r.seconds, 32 * (3e-4 + 2e-7 * r.x));
+    }
+  }
+  EXPECT_EQ(moe_rows, g.moe_tokens.size());
+  // A dense layer's timings for a model with no dense layer are a mistake, as are missing ones.
+  ProfileTimings wrong = fake_timings(g, true, true);
+  EXPECT_THROW(profile_rows(m, g, wrong), CostModelError);
+  wrong = fake_timings(g, true, false);
+  wrong.moe_layer.pop_back();
+  EXPECT_THROW(profile_rows(m, g, wrong), CostModelError);
+  ProfileGrid no_moe = g;  // an MoE model's grid without moe points
+  no_moe.moe_tokens.clear();
+  wrong = fake_timings(no_moe, true, false);
+  EXPECT_THROW(profile_rows(m, no_moe, wrong), CostModelError);
+}
+
+// Dense and MoE layers in one model: linear sums both kinds, each counted once.
+TEST(ProfileTable, PartlyMoeModelCountsEveryLayerOnce) {
+  ModelSpec m = model_preset("mixtral-8x7b");
+  m.name = "half-moe";
+  m.moe_layers = 12;  // 20 dense layers of ffn 14336, 12 MoE layers
+  const ProfileGrid g = make_profile_grid(m, {});
+  const ProfileTimings t = fake_timings(g, true, true);
+  for (const ProfileRow& r : profile_rows(m, g, t)) {
+    if (r.part == "linear" && r.x == 64) {
+      EXPECT_DOUBLE_EQ(r.seconds, 20 * (1e-5 + 1e-8 * 64) + 12 * (4e-6 + 4e-9 * 64));
+    }
+    if (r.part == "moe" && r.x == 64) {
+      EXPECT_DOUBLE_EQ(r.seconds, 12 * (3e-4 + 2e-7 * 64));
+    }
+  }
+}
+
+TEST(ProfileTable, MoeCsvReadsBackAndPricesTheMoeLayers) {
+  const ModelSpec m = model_preset("mixtral-8x7b");
+  ProfileGridOptions go;
+  go.max_context = 4096;
+  const ProfileGrid g = make_profile_grid(m, go);
+  ProfileTable table;
+  ProfileOptions o;
+  o.model = "mixtral-8x7b";
+  o.grid = go;
+  table.comments = profile_header_comments(m, o, "Fake GPU (sm_90)", "2025-01-01T00:00:00Z", profile_command_line(o));
+  table.rows = profile_rows(m, g, fake_timings(g, true, false));
+  const std::string text = profile_csv_text(table);
+  EXPECT_NE(text.find("\nmoe,1,,"), std::string::npos);
+  EXPECT_NE(text.find("# moe: x = tokens; one MoE block x 32 MoE layers: 8 experts, top-2"), std::string::npos) << text;
+  EXPECT_NE(text.find("32 MoE layers x (qkv 4096->6144, o_proj 4096->4096)"), std::string::npos) << text;
+  TempPath tmp("moe_readback");
+  const auto path = tmp.file("mixtral.csv");
+  write_profile_csv(path, table);
+  const ProfileCostModel cm(path);
+  EXPECT_TRUE(cm.has_moe());
+  EXPECT_NO_THROW(cm.check_model(m));
+  EXPECT_THROW(cm.check_model(model_preset("llama-2-7b")), ProfileFormatError);
+  BatchShape decode;
+  for (int i = 0; i < 32; ++i) decode.add_decode_seq(1024);
+  EXPECT_NEAR(cm.iteration_seconds(decode),
+              32 * (4e-6 + 4e-9 * 32) + 32 * (3e-4 + 2e-7 * 32) + 32 * (3e-6 + 1e-10 * 32 * 1024) + (1e-4 + 1e-7 * 32),
+              1e-9 * 32);
 }
 
 TEST(ProfileTable, CsvTextFormat) {
