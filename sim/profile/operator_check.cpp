@@ -19,13 +19,16 @@ std::string_view to_string(CheckedOperator op) {
     case CheckedOperator::kLmHead: return "lm_head";
     case CheckedOperator::kContextAttention: return "context_attention";
     case CheckedOperator::kGenerationAttention: return "generation_attention";
+    case CheckedOperator::kMoe: return "moe";
   }
   return "?";
 }
 
 std::string operator_check_skip_reason(const ModelSpec& m) {
-  if (m.moe_layers > 0) return "it has MoE layers (pagesim has no fused-MoE kernel to time)";
   if (m.dtype_bytes != 2) return fmt::format("its elements are {} bytes (the check times bf16)", m.dtype_bytes);
+  if ((m.expert_weight_bytes > 0 && m.expert_weight_bytes != 2) || (m.block_weight_bytes > 0 && m.block_weight_bytes != 2))
+    return fmt::format("its experts or blocks are stored at {} / {} bytes per weight (the check times bf16)",
+                       m.expert_weight_bytes, m.block_weight_bytes);
   const std::vector<ModelLayerGroup> groups = m.layer_groups_or_uniform();
   if (groups.size() != 1 || groups[0].kind != alloc::LayerGroupKind::kFull)
     return "it has layer groups other than one full-attention group";
@@ -38,6 +41,9 @@ std::vector<OperatorCheckPoint> operator_check_points(const ModelSpec& m, std::i
   for (std::int64_t tokens : {1, 16, 64, 256, 1024, 4096, 8192})
     p.push_back({CheckedOperator::kGemmLayer, tokens, 0});
   for (std::int64_t seqs : {1, 16, 64, 256}) p.push_back({CheckedOperator::kLmHead, seqs, 0});
+  // Token counts the moe table measured (1 ... 16384).
+  if (m.moe_layers > 0)
+    for (std::int64_t tokens : {1, 16, 64, 256, 1024, 4096, 8192}) p.push_back({CheckedOperator::kMoe, tokens, 0});
   // Lengths the tables measured (context: 1 and 16..16384 in powers of two; generation:
   // powers of two), so a published value is a measured one wherever the heads are.
   for (std::int64_t batch : {1, 4})
@@ -85,6 +91,7 @@ std::vector<OperatorCheckRow> operator_check_rows(const ModelSpec& model, const 
     double seconds = 0;
     const std::string_view table = p.op == CheckedOperator::kContextAttention      ? "context_attention"
                                    : p.op == CheckedOperator::kGenerationAttention ? "generation_attention"
+                                   : p.op == CheckedOperator::kMoe                 ? "moe"
                                                                                    : "gemm";
     const std::int64_t before = extrapolated(table);
     switch (p.op) {
@@ -103,6 +110,10 @@ std::vector<OperatorCheckRow> operator_check_rows(const ModelSpec& model, const 
       case CheckedOperator::kGenerationAttention:
         for (std::int64_t s = 0; s < p.batch; ++s) b.add_decode_seq(p.length);
         seconds = published.breakdown(b).generation_attention_seconds / layers;
+        break;
+      case CheckedOperator::kMoe:
+        b.add_prefill_chunk(p.batch, 0, false);
+        seconds = published.breakdown(b).moe_seconds / static_cast<double>(model.moe_layers);
         break;
     }
     rows.push_back({p, measured[i], seconds, extrapolated(table) > before});

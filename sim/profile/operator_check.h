@@ -2,10 +2,17 @@
 // timed on the GPU `pagesim profile` runs on and set beside the published tables' latency for
 // the same device kind, so every GPU run cross-checks those tables.
 //
-// Points, for a dense model with one full-attention layer group at tensor parallel 1, bf16
-// (the tables' dtype for 2-byte weights and KV):
+// Points, for a model with one full-attention layer group at tensor parallel 1, bf16 (the
+// tables' dtype for 2-byte weights and KV):
 //   gemm_layer            x = M tokens: one layer's linear GEMMs (qkv, o_proj, gate_up or up,
-//                         down; profile_grid.h layer_gemms), cuBLAS bf16
+//                         down; profile_grid.h layer_gemms), cuBLAS bf16; with MoE layers the
+//                         mean over the layers of dense layers' GEMMs and MoE layers' qkv,
+//                         o_proj, router and shared experts (the tables' gemm operator)
+//   moe                   x = M tokens (MoE models): one MoE block's fused experts given router
+//                         logits (top-k, expert GEMMs, activation, combine; the tables' moe
+//                         operator, as aiconfigurator's collector times vLLM's FusedMoE),
+//                         tokens spread evenly over the experts (the tables: power-law routing,
+//                         aiconfigurator's default, so a few experts get more tokens)
 //   lm_head               x = S sampled sequences: the LM-head GEMM, cuBLAS bf16
 //   context_attention     batch prompts of `length` tokens, no cached prefix: paged_prefill
 //   generation_attention  batch sequences reading `length` tokens of KV: paged_decode
@@ -13,8 +20,7 @@
 // exactly that operator (no CUDA-graph padding), per layer: the lookups, interpolation and
 // head folding a simulation uses. Attention compares pagesim's own kernels with the vLLM
 // attention backend the tables measured (FlashAttention on Hopper), GEMMs cuBLAS with cuBLAS.
-// MoE and all-reduce are not timed (pagesim has no fused-MoE kernel; one GPU has no
-// all-reduce): operator_check_skip_reason says so for such models.
+// All-reduce is not timed (one GPU has none).
 //
 // Pure host code (no CUDA): the points, the published lookups, the CSV and the summary are
 // tested with fake timings. Plain value types.
@@ -31,7 +37,7 @@
 
 namespace pagesim::sim {
 
-enum class CheckedOperator { kGemmLayer, kLmHead, kContextAttention, kGenerationAttention };
+enum class CheckedOperator { kGemmLayer, kLmHead, kContextAttention, kGenerationAttention, kMoe };
 std::string_view to_string(CheckedOperator op);
 
 struct OperatorCheckPoint {
@@ -44,8 +50,8 @@ struct OperatorCheckPoint {
 // max_seq_len). REQUIRES: operator_check_skip_reason(model) is empty.
 std::vector<OperatorCheckPoint> operator_check_points(const ModelSpec& model, std::int64_t max_context);
 
-// Why `model` cannot be checked ("" when it can): MoE layers, layer groups other than one
-// full-attention group, or element sizes other than 2 bytes.
+// Why `model` cannot be checked ("" when it can): layer groups other than one full-attention
+// group, or weights (experts, blocks) or elements of other than 2 bytes.
 std::string operator_check_skip_reason(const ModelSpec& model);
 
 // The GPU preset (presets.h) whose published tables describe a device, from the CUDA device

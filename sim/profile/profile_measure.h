@@ -7,8 +7,16 @@
 // is flushed (a memset of twice its size, outside the events), so weights and KV are read
 // from HBM as in a forward pass that touches every layer. Inputs are random fp16 in [-1, 1).
 //   linear       cuBLAS cublasGemmEx, fp16 in/out, fp32 compute: one layer's qkv, o_proj,
-//                mlp_up, mlp_down back to back (profile_grid.h layer_gemms). Norms,
-//                activations and the attention's own projections beyond these are not run.
+//                mlp_up, mlp_down back to back (profile_grid.h layer_gemms), and in a model
+//                with MoE layers, apart, an MoE layer's qkv and o_proj (attention_gemms).
+//                Norms, activations and the attention's own projections beyond these are
+//                not run.
+//   moe          one MoE block (moe_layer_shape) as vLLM's fused MoE runs it: router GEMM,
+//                top-k softmax, rows gathered in expert order, per expert with tokens a
+//                cuBLAS gate_up GEMM, SiLU-and-mul over all rows, per expert a cuBLAS down
+//                GEMM, the combine weighted by the router (moe_kernels.h), shared experts'
+//                MLP. Tokens spread evenly over the experts (moe_expert_tokens). One layer's
+//                weights only (Mixtral-8x7B: 2.8 GB).
 //   lm_head      the LM-head GEMM alone.
 //   attention    kernels::paged_prefill / paged_decode (the planner's v1/v2 choice) over a
 //                random block table into one KV pool, one layer at the model's head counts.
@@ -56,7 +64,8 @@ ProfileTimings measure_profile(const ModelSpec& model, const ProfileGrid& grid,
                                const ProfileGridOptions& grid_options, int warmup, int repeats,
                                std::ostream& progress);
 
-// Times every point of an operator check (operator_check.h), bf16, with the same method:
+// Times every point of an operator check (operator_check.h), bf16, with the same method
+// (moe points: the block without its router GEMM and shared experts, as the tables' moe):
 // median seconds, in the points' order. Attention on a KV pool of `block_size`-token blocks.
 std::vector<double> measure_operator_points(const ModelSpec& model, const std::vector<OperatorCheckPoint>& points,
                                             std::int32_t block_size, int warmup, int repeats,

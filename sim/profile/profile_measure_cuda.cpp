@@ -22,6 +22,7 @@
 #include "kernels/half.h"
 #include "kernels/kv_layout.h"
 #include "kernels/paged_attention.h"
+#include "sim/profile/moe_kernels.h"
 
 namespace pagesim::sim::detail {
 
@@ -155,7 +156,11 @@ class PartClock {
 
 void measure_linear(const ModelSpec& m, const ProfileGrid& g, Timer& timer, ProfileTimings& t,
                     std::ostream& progress) {
-  const std::vector<GemmShape> layer = layer_gemms(m);
+  // Dense layers run layer_gemms; MoE layers attention_gemms, its first two (their MLP is the
+  // moe part). Only the weights some layer runs are allocated.
+  const bool dense = m.layers > m.moe_layers;
+  std::vector<GemmShape> layer = layer_gemms(m);
+  if (!dense) layer = attention_gemms(m);
   const GemmShape lm = lm_head_gemm(m);
   std::int64_t in_elems = g.lm_head_seqs.back() * lm.k;
   std::int64_t out_elems = g.lm_head_seqs.back() * lm.n;
@@ -173,12 +178,17 @@ void measure_linear(const ModelSpec& m, const ProfileGrid& g, Timer& timer, Prof
     fill_random(weights.back().get(), weights.back().bytes(), 20 + i);
   }
   CublasHandle handle;
-  PartClock linear_clock(progress, "linear", g.linear_tokens.size());
-  for (const std::int64_t rows : g.linear_tokens) {
-    t.layer_linear.push_back(timer.median_seconds([&] {
-      for (std::size_t i = 0; i < layer.size(); ++i) gemm(handle.get(), layer[i], rows, weights[i].get(), in.get(), out.get());
-    }));
-  }
+  auto time_gemms = [&](std::size_t count, std::vector<double>& into) {
+    for (const std::int64_t rows : g.linear_tokens) {
+      into.push_back(timer.median_seconds([&] {
+        for (std::size_t i = 0; i < count; ++i) gemm(handle.get(), layer[i], rows, weights[i].get(), in.get(), out.get());
+      }));
+    }
+  };
+  const std::size_t layer_kinds = (dense ? 1u : 0u) + (m.moe_layers > 0 ? 1u : 0u);
+  PartClock linear_clock(progress, "linear", layer_kinds * g.linear_tokens.size());
+  if (dense) time_gemms(layer.size(), t.layer_linear);
+  if (m.moe_layers > 0) time_gemms(2, t.moe_layer_linear);  // qkv, o_proj
   linear_clock.done();
   weights.clear();
   DeviceMemory lm_weight(static_cast<std::size_t>(lm.k * lm.n * 2));
@@ -188,6 +198,138 @@ void measure_linear(const ModelSpec& m, const ProfileGrid& g, Timer& timer, Prof
     t.lm_head.push_back(timer.median_seconds([&] { gemm(handle.get(), lm, rows, lm_weight.get(), in.get(), out.get()); }));
   }
   lm_clock.done();
+}
+
+// One MoE block (profile_grid.h moe_layer_shape) on up to `max_tokens` tokens, in fp16 or
+// bf16, as vLLM's fused MoE runs it (vllm/model_executor/layers/fused_moe/fused_moe.py
+// fused_experts_impl: moe_align_block_size, the w1 grouped GEMM into intermediate_cache1,
+// silu_and_mul, the w2 grouped GEMM with the routed weights, ops.moe_sum): the router GEMM,
+// top-k softmax, the rows gathered in expert order, per expert with tokens cuBLAS gate_up,
+// the activation over all rows, per expert cuBLAS down, the weighted combine. Routing is the
+// even spread of moe_expert_tokens (the top-k kernel runs and its weights are used; its
+// expert ids are not, so every run routes the same way). Shared experts: one dense MLP on
+// every token, added in the combine (vllm/model_executor/models/llama4.py Llama4MoE.forward
+// adds the shared expert's output to the routed one).
+class MoeBench {
+ public:
+  MoeBench(const ModelSpec& m, std::int64_t max_tokens, pk::DType dtype, Timer& timer)
+      : timer_(timer),
+        s_(moe_layer_shape(m)),
+        bf16_(dtype == pk::DType::kBFloat16),
+        type_(bf16_ ? CUDA_R_16BF : CUDA_R_16F),
+        hidden_(m.hidden),
+        inter_(m.expert_ffn) {
+    const std::int64_t rows = max_tokens * s_.top_k;  // expert rows at most
+    const std::int64_t shared_width = s_.shared.empty() ? 0 : s_.shared[1].k;
+    auto alloc = [&](DeviceMemory& d, std::int64_t elems, std::uint64_t seed) {
+      d = DeviceMemory(static_cast<std::size_t>(std::max<std::int64_t>(elems, 1) * 2));
+      fill_random(d.get(), d.bytes(), seed, dtype);
+    };
+    alloc(router_w_, s_.router.k * s_.router.n, 60);
+    alloc(gate_up_w_, s_.experts * s_.expert_gate_up.k * s_.expert_gate_up.n, 61);
+    alloc(down_w_, s_.experts * s_.expert_down.k * s_.expert_down.n, 62);
+    if (!s_.shared.empty()) {
+      alloc(shared_gate_up_w_, s_.shared[0].k * s_.shared[0].n, 63);
+      alloc(shared_down_w_, s_.shared[1].k * s_.shared[1].n, 64);
+    }
+    alloc(x_, max_tokens * hidden_, 65);
+    alloc(logits_, max_tokens * s_.experts, 66);
+    alloc(gathered_, rows * hidden_, 67);
+    alloc(gate_up_, rows * s_.expert_gate_up.n, 68);
+    alloc(act_, rows * inter_, 69);
+    alloc(down_, rows * hidden_, 70);
+    alloc(out_, max_tokens * hidden_, 71);
+    if (!s_.shared.empty()) {
+      alloc(shared_gate_up_, max_tokens * s_.shared[0].n, 72);
+      alloc(shared_act_, max_tokens * shared_width, 73);
+      alloc(shared_out_, max_tokens * hidden_, 74);
+    }
+    ids_ = DeviceMemory(static_cast<std::size_t>(rows) * sizeof(std::int32_t));
+    weights_ = DeviceMemory(static_cast<std::size_t>(rows) * sizeof(float));
+    rows_ = DeviceMemory(static_cast<std::size_t>(rows) * sizeof(std::int32_t));
+    slot_ = DeviceMemory(static_cast<std::size_t>(rows) * sizeof(std::int32_t));
+  }
+
+  // Median seconds of the block on `tokens` tokens: everything (`whole`), or only what
+  // vLLM's FusedMoE layer runs given router logits (top-k, experts, combine), as
+  // aiconfigurator's collector times it (collector/vllm/collect_moe.py: moe_module(
+  // hidden_states, router_logits)); the router GEMM and shared experts are then left out.
+  double seconds(std::int64_t tokens64, bool whole) {
+    const std::int32_t tokens = to_int(tokens64, "MoE tokens");
+    const std::int64_t k = s_.top_k, e_count = s_.experts;
+    const std::vector<std::int64_t> per_expert = moe_expert_tokens(tokens64, k, e_count);
+    std::vector<std::int64_t> offset(per_expert.size() + 1, 0);
+    for (std::size_t e = 0; e < per_expert.size(); ++e) offset[e + 1] = offset[e] + per_expert[e];
+    // Assignment a (token a / k) goes to expert a mod E, as its (a / E)-th row there.
+    const std::int64_t assignments = tokens64 * k;
+    std::vector<std::int32_t> rows(static_cast<std::size_t>(assignments)), slot(rows.size());
+    for (std::int64_t a = 0; a < assignments; ++a) {
+      const std::int64_t e = a % e_count;
+      const std::int64_t at = offset[static_cast<std::size_t>(e)] + a / e_count;
+      slot[static_cast<std::size_t>(a)] = static_cast<std::int32_t>(at);
+      rows[static_cast<std::size_t>(at)] = static_cast<std::int32_t>(a / k);
+    }
+    if (!rows.empty()) {
+      cuda_check(cudaMemcpy(rows_.get(), rows.data(), rows.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy (MoE rows)");
+      cuda_check(cudaMemcpy(slot_.get(), slot.data(), slot.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy (MoE slots)");
+    }
+    const auto n_rows = static_cast<std::int32_t>(assignments);
+    const auto at = [](const DeviceMemory& d, std::int64_t elems) { return d.get() + elems * 2; };
+    const std::int64_t gu_n = s_.expert_gate_up.n;
+    const std::int64_t gu_w = s_.expert_gate_up.k * gu_n, down_w = s_.expert_down.k * s_.expert_down.n;
+    auto* ids = reinterpret_cast<std::int32_t*>(ids_.get());
+    auto* weights = reinterpret_cast<float*>(weights_.get());
+    const auto* rows_d = reinterpret_cast<const std::int32_t*>(rows_.get());
+    const auto* slot_d = reinterpret_cast<const std::int32_t*>(slot_.get());
+    const bool shared = whole && !s_.shared.empty();
+    return timer_.median_seconds([&] {
+      cublasHandle_t h = handle_.get();
+      if (whole) gemm(h, s_.router, tokens, router_w_.get(), x_.get(), logits_.get(), type_);
+      moe_topk_softmax(logits_.get(), tokens, to_int(e_count, "experts"), to_int(k, "top_k"), ids, weights, bf16_,
+                       nullptr);
+      moe_gather_rows(x_.get(), rows_d, n_rows, to_int(hidden_, "hidden"), gathered_.get(), nullptr);
+      for (std::size_t e = 0; e < per_expert.size(); ++e) {
+        if (per_expert[e] == 0) continue;
+        const auto ei = static_cast<std::int64_t>(e);
+        gemm(h, s_.expert_gate_up, per_expert[e], at(gate_up_w_, ei * gu_w), at(gathered_, offset[e] * hidden_),
+             at(gate_up_, offset[e] * gu_n), type_);
+      }
+      moe_silu_and_mul(gate_up_.get(), n_rows, to_int(inter_, "expert_ffn"), s_.gated, act_.get(), bf16_, nullptr);
+      for (std::size_t e = 0; e < per_expert.size(); ++e) {
+        if (per_expert[e] == 0) continue;
+        const auto ei = static_cast<std::int64_t>(e);
+        gemm(h, s_.expert_down, per_expert[e], at(down_w_, ei * down_w), at(act_, offset[e] * inter_),
+             at(down_, offset[e] * hidden_), type_);
+      }
+      if (shared) {
+        gemm(h, s_.shared[0], tokens, shared_gate_up_w_.get(), x_.get(), shared_gate_up_.get(), type_);
+        moe_silu_and_mul(shared_gate_up_.get(), tokens, to_int(s_.shared[1].k, "shared width"), s_.gated,
+                         shared_act_.get(), bf16_, nullptr);
+        gemm(h, s_.shared[1], tokens, shared_down_w_.get(), shared_act_.get(), shared_out_.get(), type_);
+      }
+      moe_combine(down_.get(), slot_d, weights, tokens, to_int(k, "top_k"), to_int(hidden_, "hidden"),
+                  shared ? shared_out_.get() : nullptr, out_.get(), bf16_, nullptr);
+    });
+  }
+
+ private:
+  Timer& timer_;
+  MoeLayerShape s_;
+  bool bf16_;
+  cudaDataType_t type_;
+  std::int64_t hidden_, inter_;
+  CublasHandle handle_;
+  DeviceMemory router_w_, gate_up_w_, down_w_, shared_gate_up_w_, shared_down_w_;
+  DeviceMemory x_, logits_, gathered_, gate_up_, act_, down_, out_, shared_gate_up_, shared_act_, shared_out_;
+  DeviceMemory ids_, weights_, rows_, slot_;
+};
+
+void measure_moe(const ModelSpec& m, const ProfileGrid& g, Timer& timer, ProfileTimings& t, std::ostream& progress) {
+  if (g.moe_tokens.empty()) return;
+  MoeBench bench(m, g.moe_tokens.back(), pk::DType::kFloat16, timer);
+  PartClock clock(progress, "moe", g.moe_tokens.size());
+  for (const std::int64_t tokens : g.moe_tokens) t.moe_layer.push_back(bench.seconds(tokens, true));
+  clock.done();
 }
 
 // A device copy of a small host vector.
@@ -360,10 +502,21 @@ void measure_swap(const ModelSpec& m, const ProfileGrid& g, Timer& timer, Profil
   clock.done();
 }
 
-// The GEMM points of an operator check: one layer's GEMMs or the LM head, bf16.
+// The GEMM points of an operator check: one layer's GEMMs or the LM head, bf16. In a model
+// with MoE layers a gemm_layer point is the mean layer, as the published tables' gemm time
+// over the layers: dense layers' layer_gemms and MoE layers' qkv, o_proj, router and shared
+// experts (operators_cost_model.h), each timed and weighted by its layer count.
 void measure_operator_gemms(const ModelSpec& m, const std::vector<OperatorCheckPoint>& points, Timer& timer,
                             std::vector<double>& seconds, std::ostream& progress) {
-  const std::vector<GemmShape> layer = layer_gemms(m);
+  const std::int64_t dense_layers = m.layers - m.moe_layers;
+  std::vector<GemmShape> dense = dense_layers > 0 ? layer_gemms(m) : std::vector<GemmShape>{};
+  std::vector<GemmShape> moe;
+  if (m.moe_layers > 0) {
+    const MoeLayerShape s = moe_layer_shape(m);
+    moe = attention_gemms(m);
+    moe.push_back(s.router);
+    moe.insert(moe.end(), s.shared.begin(), s.shared.end());
+  }
   const GemmShape lm = lm_head_gemm(m);
   std::int64_t in_elems = 0, out_elems = 0;
   for (const OperatorCheckPoint& p : points) {
@@ -371,36 +524,67 @@ void measure_operator_gemms(const ModelSpec& m, const std::vector<OperatorCheckP
       in_elems = std::max(in_elems, p.batch * lm.k);
       out_elems = std::max(out_elems, p.batch * lm.n);
     } else if (p.op == CheckedOperator::kGemmLayer) {
-      for (const GemmShape& g : layer) {
-        in_elems = std::max(in_elems, p.batch * g.k);
-        out_elems = std::max(out_elems, p.batch * g.n);
+      for (const std::vector<GemmShape>* set : {&dense, &moe}) {
+        for (const GemmShape& g : *set) {
+          in_elems = std::max(in_elems, p.batch * g.k);
+          out_elems = std::max(out_elems, p.batch * g.n);
+        }
       }
     }
   }
   const auto bf16 = pk::DType::kBFloat16;
   DeviceMemory in(static_cast<std::size_t>(in_elems * 2)), out(static_cast<std::size_t>(out_elems * 2));
   fill_random(in.get(), in.bytes(), 11, bf16);
-  std::vector<DeviceMemory> weights;
-  for (std::size_t i = 0; i < layer.size(); ++i) {
-    weights.emplace_back(static_cast<std::size_t>(layer[i].k * layer[i].n * 2));
-    fill_random(weights.back().get(), weights.back().bytes(), 20 + i, bf16);
-  }
+  auto weights_of = [&](const std::vector<GemmShape>& set, std::uint64_t seed) {
+    std::vector<DeviceMemory> w;
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      w.emplace_back(static_cast<std::size_t>(set[i].k * set[i].n * 2));
+      fill_random(w.back().get(), w.back().bytes(), seed + i, bf16);
+    }
+    return w;
+  };
+  const std::vector<DeviceMemory> dense_w = weights_of(dense, 20), moe_w = weights_of(moe, 80);
   DeviceMemory lm_weight(static_cast<std::size_t>(lm.k * lm.n * 2));
   fill_random(lm_weight.get(), lm_weight.bytes(), 30, bf16);
   CublasHandle handle;
+  auto time_set = [&](const std::vector<GemmShape>& set, const std::vector<DeviceMemory>& w, std::int64_t rows) {
+    return timer.median_seconds([&] {
+      for (std::size_t j = 0; j < set.size(); ++j)
+        gemm(handle.get(), set[j], rows, w[j].get(), in.get(), out.get(), CUDA_R_16BF);
+    });
+  };
   PartClock clock(progress, "op gemms", points.size());
   for (std::size_t i = 0; i < points.size(); ++i) {
     const OperatorCheckPoint& p = points[i];
     if (p.op == CheckedOperator::kGemmLayer) {
-      seconds[i] = timer.median_seconds([&] {
-        for (std::size_t j = 0; j < layer.size(); ++j)
-          gemm(handle.get(), layer[j], p.batch, weights[j].get(), in.get(), out.get(), CUDA_R_16BF);
-      });
+      double total = 0;
+      if (dense_layers > 0) total += static_cast<double>(dense_layers) * time_set(dense, dense_w, p.batch);
+      if (m.moe_layers > 0) total += static_cast<double>(m.moe_layers) * time_set(moe, moe_w, p.batch);
+      seconds[i] = total / static_cast<double>(m.layers);
     } else if (p.op == CheckedOperator::kLmHead) {
       seconds[i] = timer.median_seconds(
           [&] { gemm(handle.get(), lm, p.batch, lm_weight.get(), in.get(), out.get(), CUDA_R_16BF); });
     }
   }
+  clock.done();
+}
+
+// The moe points of an operator check: one MoE block's fused experts given router logits
+// (MoeBench::seconds, not whole), bf16.
+void measure_operator_moe(const ModelSpec& m, const std::vector<OperatorCheckPoint>& points, Timer& timer,
+                          std::vector<double>& seconds, std::ostream& progress) {
+  std::int64_t max_tokens = 0;
+  std::size_t count = 0;
+  for (const OperatorCheckPoint& p : points) {
+    if (p.op != CheckedOperator::kMoe) continue;
+    max_tokens = std::max(max_tokens, p.batch);
+    ++count;
+  }
+  if (count == 0) return;
+  MoeBench bench(m, max_tokens, pk::DType::kBFloat16, timer);
+  PartClock clock(progress, "op moe", count);
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (points[i].op == CheckedOperator::kMoe) seconds[i] = bench.seconds(points[i].batch, false);
   clock.done();
 }
 
@@ -415,6 +599,7 @@ std::vector<double> measure_operator_points(const ModelSpec& model, const std::v
   Timer timer(warmup, repeats, static_cast<std::size_t>(std::max<std::int64_t>(2 * device.l2_bytes, 64 << 20)));
   std::vector<double> seconds(points.size(), 0.0);
   measure_operator_gemms(model, points, timer, seconds, progress);
+  measure_operator_moe(model, points, timer, seconds, progress);
   std::int64_t pool_blocks = 1, query_rows = 1;
   for (const OperatorCheckPoint& p : points) {
     if (p.op != CheckedOperator::kContextAttention && p.op != CheckedOperator::kGenerationAttention) continue;
@@ -468,6 +653,7 @@ ProfileTimings measure_profile(const ModelSpec& model, const ProfileGrid& grid, 
   Timer timer(warmup, repeats, static_cast<std::size_t>(std::max<std::int64_t>(2 * device.l2_bytes, 64 << 20)));
   ProfileTimings t;
   measure_linear(model, grid, timer, t, progress);
+  measure_moe(model, grid, timer, t, progress);
   measure_attention(model, grid, grid_options.block_size, timer, t, progress);
   measure_swap(model, grid, timer, t, progress);
   return t;

@@ -26,11 +26,42 @@ TEST(OperatorCheck, DeviceNamesMapToTheTablesOfTheSameKind) {
   EXPECT_EQ(operator_check_gpu_preset("NVIDIA GeForce RTX 4090"), std::nullopt);
 }
 
-TEST(OperatorCheck, OnlyDenseFullAttentionTwoByteModelsAreChecked) {
+TEST(OperatorCheck, OnlyFullAttentionTwoByteModelsAreChecked) {
   EXPECT_EQ(operator_check_skip_reason(model_preset("llama-2-7b")), "");
   EXPECT_EQ(operator_check_skip_reason(model_preset("opt-13b")), "");
-  EXPECT_NE(operator_check_skip_reason(model_preset("mixtral-8x7b")).find("MoE"), std::string::npos);
+  EXPECT_EQ(operator_check_skip_reason(model_preset("mixtral-8x7b")), "");  // its MoE is checked
   EXPECT_NE(operator_check_skip_reason(model_preset("gpt-oss-120b")), "");
+  EXPECT_NE(operator_check_skip_reason(model_preset("llama-4-scout")), "");  // chunked-local groups
+}
+
+TEST(OperatorCheck, MoeModelsGetMoePointsAndPublishedMoePerLayer) {
+  const ModelSpec m = model_preset("mixtral-8x7b");
+  const std::vector<OperatorCheckPoint> points = operator_check_points(m, 0);
+  std::vector<OperatorCheckPoint> moe;
+  for (const OperatorCheckPoint& p : points)
+    if (p.op == CheckedOperator::kMoe) moe.push_back(p);
+  ASSERT_EQ(moe.size(), 7u);
+  EXPECT_EQ(moe.front().batch, 1);
+  EXPECT_EQ(moe.back().batch, 8192);
+  for (const OperatorCheckPoint& p : operator_check_points(model_preset("llama-2-7b"), 0))
+    EXPECT_NE(p.op, CheckedOperator::kMoe);
+
+  std::vector<double> measured(points.size(), 2e-3);
+  const std::vector<OperatorCheckRow> rows = operator_check_rows(m, "h100-sxm", default_operator_tables(), points, measured);
+  for (const OperatorCheckRow& r : rows) {
+    if (r.point.op != CheckedOperator::kMoe) continue;
+    EXPECT_FALSE(r.published_extrapolated) << r.point.batch;  // Mixtral's shape is in the h100 table
+    // sim/cost/operator_tables/h100_sxm/vllm-0.14.0/moe.csv: bfloat16,4096,14336,2,8,1,1,<tokens>
+    if (r.point.batch == 1) {
+      EXPECT_NEAR(r.published_s, 355.2000e-6, 1e-12);
+    }
+    if (r.point.batch == 8192) {
+      EXPECT_NEAR(r.published_s, 27224.3652e-6, 1e-12);
+    }
+  }
+  const std::string summary = operator_check_summary(rows);
+  EXPECT_NE(summary.find("moe"), std::string::npos) << summary;
+  EXPECT_NE(operator_check_csv({"c"}, rows).find("\nmoe,8192,0,2000,"), std::string::npos);
 }
 
 TEST(OperatorCheck, PointsStayWithinTheModelsContext) {
