@@ -207,6 +207,8 @@ OPERATOR_NOTES = {
     "lm_head": "the LM head GEMM, cuBLAS bf16 both sides",
     "context_attention": "pagesim paged_prefill vs vLLM's attention backend",
     "generation_attention": "pagesim paged_decode vs vLLM's attention backend",
+    "moe": "one MoE block's fused experts: cuBLAS per expert, tokens spread evenly, vs vLLM's fused_moe "
+           "under power-law routing",
 }
 
 
