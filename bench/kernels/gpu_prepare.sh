@@ -8,7 +8,7 @@
 #                pagesim hands `validate --device cuda` and `profile` to the pagesim-cuda
 #                beside it); kernels/ the standalone build's GPU tests and benchmark
 #                (bench/kernels/gpu, built here too: compiling on the GPU machine spends
-#                device time); lib/ the shared libraries they need that are neither glibc nor
+#                device time) and the profile's fused-MoE kernel test; lib/ the shared libraries they need that are neither glibc nor
 #                the CUDA toolkit's (yaml-cpp, fmt, libstdc++, libgcc_s), batches/ the sampled
 #                batch files of every allocator policy (gpu_batches.sh), commit.txt the commit
 #                the run measures (the device tool copies no .git). ~20 MB.
@@ -33,7 +33,7 @@ fi
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPAGESIM_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a \
   "${launchers[@]}" >/dev/null
 grep -q '^PAGESIM_ENABLE_CUDA:BOOL=ON' "$build/CMakeCache.txt" || { echo "gpu_prepare.sh: $build is not a CUDA build" >&2; exit 1; }
-cmake --build "$build" -j "$(nproc)" --target pagesim pagesim-cuda
+cmake --build "$build" -j "$(nproc)" --target pagesim pagesim-cuda sim_profile_moe_kernels_gpu_test
 
 kbuild=${PAGESIM_GPU_KERNELS_BUILD:-$root/build-gpu}
 echo "== kernels' GPU tests and benchmark (standalone build, sm_90a) in $kbuild"
@@ -48,6 +48,8 @@ mkdir -p "$stage/bin" "$stage/lib" "$stage/batches" "$stage/kernels"
 cp "$build/pagesim" "$build/pagesim-cuda" "$stage/bin/"
 cp "$kbuild"/tests/kernels/kernels_{decode,prefill,cache_ops,wgmma,latent}_gpu_test "$kbuild/bench/kernels/pagesim_kernels_bench" \
   "$stage/kernels/"
+# The fused-MoE kernels of `pagesim profile` (the main build: they live in sim/profile).
+cp "$build/tests/sim/sim_profile_moe_kernels_gpu_test" "$stage/kernels/"
 # Shared libraries other than glibc's and the CUDA toolkit's (the GPU machine has both).
 ldd "$stage"/bin/* "$stage"/kernels/* | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   while read -r lib; do

@@ -8,8 +8,10 @@
 #      compute-sanitizer memcheck on a shard of each GPU test binary;
 #   2. the benchmark, headline cases first (the targets': decode b64 x 4k MHA and GQA, b1 x 64k;
 #      prefill 1 x 4k causal), then the grid, with the identity-table baselines;
-#   3. `pagesim profile --device cuda` for llama-2-7b (the measured vLLM runs' dense model; profile refuses MoE models) and
-#      opt-13b, each with its operator check against the published tables of this device kind;
+#   3. `pagesim profile --device cuda` for llama-2-7b (the measured vLLM runs' dense model), the
+#      MoE models mixtral-8x7b and llama-4-scout (fused-MoE layers timed as vLLM runs them, one
+#      layer's weights at a time; contexts to 8192) and opt-13b, each with its operator check
+#      against the published tables of this device kind;
 #   4. the PyTorch SDPA baseline.
 # The results page is rewritten after every step, so a run cut off anywhere brings back what it
 # measured; each step's time limit is derived from what is left of the budget.
@@ -25,7 +27,7 @@
 #   b. One call of the device tool:
 #        run(carry=[".gpu-stage"], command="bash bench/kernels/gpu_run.sh", timeout_s=420)
 #   c. From the files it returns, commit kernels-<device>.md to experiments/results/,
-#      profiles/*.csv to experiments/profiles/ and operators/*.csv beside them.
+#      profiles.tar's profiles/*.csv to experiments/profiles/ and operators/*.csv beside them.
 #
 # $OUT (the device tool brings back at most 8 files):
 #   kernels-<device>.md   the results page: device, date, commit, commands, every target with its
@@ -33,8 +35,8 @@
 #                         profile and operator-check summaries
 #   run.log               every step's output
 #   kernels_bench.csv     benchmark numbers;  sdpa_baseline.csv  the PyTorch baseline
-#   profiles/<model>-<device>.csv    (2)
-#   operators/<model>-<device>.csv   (2): the operator check
+#   profiles.tar          profiles/<model>-<device>.csv and operators/<model>-<device>.csv (the
+#                         operator check) of the four models, in one file (the 8-file cap)
 set -u -o pipefail
 export PYTHONUNBUFFERED=1
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,7 +44,7 @@ cd "$root"
 dry=${PAGESIM_GPU_DRY_RUN:-0}
 [ "$dry" = 0 ] || dry=1
 out=${OUT:-$root/out/gpu$([ $dry = 1 ] && echo -dry)}
-mkdir -p "$out/profiles" "$out/operators"
+mkdir -p "$out"
 scratch=$(mktemp -d /tmp/pagesim-gpu-run.XXXXXX)
 budget=${PAGESIM_GPU_BUDGET_S:-360}
 t0=$(date +%s)
@@ -86,7 +88,7 @@ commit=$(head -2 "$stage/commit.txt" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')
 inputs_ok=1
 for need in bin/pagesim bin/pagesim-cuda kernels/kernels_decode_gpu_test kernels/kernels_prefill_gpu_test \
   kernels/kernels_cache_ops_gpu_test kernels/kernels_wgmma_gpu_test kernels/kernels_latent_gpu_test \
-  kernels/pagesim_kernels_bench; do
+  kernels/sim_profile_moe_kernels_gpu_test kernels/pagesim_kernels_bench; do
   [ -x "$stage/$need" ] || { note "missing .gpu-stage/$need: run bench/kernels/gpu_prepare.sh and carry .gpu-stage"; inputs_ok=0; }
 done
 # A library the image lacks where the toolkit usually is (cuBLAS is the likeliest): look for it
@@ -183,14 +185,14 @@ step "correctness: GPU tests, validate every policy, memcheck (in parallel)"
 correct_s=$(cap 90 200)
 # GPU tests: the four binaries at once, each in gtest shards (their CPU reference is the slow
 # part, ~580 CPU-seconds for prefill on an H200 machine, which has 16 cores): the wgmma
-# layout 1, decode 3, prefill 12, cache ops 1, latent (MLA) 2.
+# layout 1, decode 3, prefill 12, cache ops 1, latent (MLA) 2, the profile's fused-MoE kernels 1.
 test_pids=()
-for spec in wgmma:1 decode:3 prefill:12 cache_ops:1 latent:2; do
+for spec in kernels_wgmma_gpu_test:1 kernels_decode_gpu_test:3 kernels_prefill_gpu_test:12 \
+  kernels_cache_ops_gpu_test:1 kernels_latent_gpu_test:2 sim_profile_moe_kernels_gpu_test:1; do
   t=${spec%%:*}
   n=${spec#*:}
   for ((i = 0; i < n; i++)); do
-    GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$correct_s" "$stage/kernels/kernels_${t}_gpu_test" \
-      >"$scratch/test_${t}_$i.txt" 2>&1 &
+    GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$correct_s" "$stage/kernels/$t" >"$scratch/test_${t}_$i.txt" 2>&1 &
     test_pids+=("${t}_$i:$!")
   done
 done
@@ -247,7 +249,7 @@ for entry in "${test_pids[@]}"; do
   rc=$?
   [ $rc = 0 ] || test_rc=1
   {
-    echo "-- kernels_${name%_*}_gpu_test shard ${name##*_}: exit $rc$([ $rc = 124 ] && echo ' (cut off by the time budget)')"
+    echo "-- ${name%_*} shard ${name##*_}: exit $rc$([ $rc = 124 ] && echo ' (cut off by the time budget)')"
     grep -m1 "no CUDA device" "$scratch/test_$name.txt"
     grep -E "tests? from .* ran|^\[  PASSED  \]|^\[  SKIPPED \] [0-9]+ tests?,|^\[  FAILED  \]" \
       "$scratch/test_$name.txt" | head -40
@@ -302,14 +304,20 @@ write_page
 
 step "pagesim profile and operator check"
 : >"$scratch/profile.txt"
-for model in llama-2-7b opt-13b; do
-  dest=$out/profiles/$model-$slug.csv
-  ops=$out/operators/$model-$slug.csv
-  s=$(cap 70 $([ $model = llama-2-7b ] && echo 85 || echo 30))
+mkdir -p "$scratch/tar/profiles" "$scratch/tar/operators"
+# MODEL:CAP:RESERVE (seconds: at most CAP, leaving RESERVE for the steps after it).
+for spec in llama-2-7b:60:130 mixtral-8x7b:50:85 llama-4-scout:50:45 opt-13b:45:5; do
+  IFS=: read -r model cap_s reserve_s <<<"$spec"
+  dest=$scratch/tar/profiles/$model-$slug.csv
+  ops=$scratch/tar/operators/$model-$slug.csv
+  s=$(cap "$cap_s" "$reserve_s")
   # 64 swap blocks at most: vLLM's swap loop is one copy per block, layer and K/V, and the
   # default 256 would spend most of the profile there; the profile's swap is linear beyond.
   args=(profile --device cuda --model $model --out "$dest" --operators-out "$ops"
         --operator-tables "$root/sim/cost/operator_tables" --max-swap-blocks 64)
+  # The MoE models: contexts to 8192 (llama-4-scout's chunked-local layers attend 8192-token
+  # chunks, so its profile's full attention is exact there; its 10M context needs no table).
+  case $model in mixtral-8x7b|llama-4-scout) args+=(--max-context 8192) ;; esac
   if [ "$s" -le 5 ]; then
     echo "- $model: not run (out of time)" >>"$scratch/profile.txt"
     continue
@@ -326,8 +334,11 @@ for model in llama-2-7b opt-13b; do
     echo
   } >>"$scratch/profile.txt"
   [ $dry = 1 ] && rm -f "$dest" "$ops"
+  # After every model: a run cut off later still brings back what was measured.
+  if [ -n "$(find "$scratch/tar" -type f -print -quit)" ]; then
+    tar -C "$scratch/tar" -cf "$out/profiles.tar.tmp" profiles operators && mv "$out/profiles.tar.tmp" "$out/profiles.tar"
+  fi
 done
-rmdir "$out/profiles" "$out/operators" 2>/dev/null
 write_page
 
 step "PyTorch SDPA baseline"
