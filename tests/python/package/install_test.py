@@ -100,3 +100,34 @@ def test_a_copied_experiment_finds_the_packages_data(installed, tmp_path):
                        capture_output=True, text=True, env={k: v for k, v in os.environ.items()
                                                             if k != "PAGESIM_DATA_DIR"})
     assert p.returncode != 0 and "workload.lengths.path" in p.stderr
+
+
+def test_matplotlib_is_a_dependency_and_plot_an_alias():
+    """Plotting is a core use (issue #41 item 1): a plain `pip install .` installs matplotlib."""
+    p = pyproject()["project"]
+    assert "matplotlib" in p["dependencies"]
+    assert p["optional-dependencies"]["plot"] == ["matplotlib"]  # `pip install .[plot]` still resolves
+
+
+def test_plot_without_matplotlib_says_what_to_pip_install(monkeypatch, capsys):
+    from pagesim import _cli
+
+    monkeypatch.setattr(_cli, "executable", lambda: "/bin/true")  # the check runs before the exec
+    for name in ("PAGESIM_PYTHON", "PAGESIM_PYTHON_DIR", "PAGESIM_DATA_DIR"):  # main sets them: restored after
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # find_spec: not importable
+    monkeypatch.setattr(sys, "argv", ["pagesim", "plot", "out/fig2"])
+    with pytest.raises(SystemExit) as e:
+        _cli.main()
+    assert str(e.value) == (f"pagesim: error: pagesim plot needs matplotlib, which this Python ({sys.executable}) "
+                            f"cannot import: run `{sys.executable} -m pip install matplotlib`")
+    # compare names pip's package for a module of another name (yaml: pyyaml).
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    assert _cli.missing_modules_message(["compare", "a", "b"]).endswith("-m pip install matplotlib pyyaml`")
+    assert _cli.missing_modules_message(["run", "x.yaml"]) == ""
+    # A Python the user chose is theirs: pagesim reports on it (sim/cli/python_handoff.h).
+    monkeypatch.setenv("PAGESIM_PYTHON", "/usr/bin/python3")
+    monkeypatch.setattr(_cli.os, "execv", lambda exe, args: (_ for _ in ()).throw(SystemExit("exec " + exe)))
+    with pytest.raises(SystemExit) as e:
+        _cli.main()
+    assert str(e.value) == "exec /bin/true"
