@@ -88,11 +88,40 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "workload.trace.time_scale": ("trace time scale", "×"),
     "replicas.count": ("replicas", ""),
     "replicas.router": ("router", ""),
+    "allocator.prefix_cache": ("prefix cache", ""),
+    "scheduler.watermark": ("admission watermark", "fraction of KV"),
+    "speculative.method": ("speculative method", ""),
+    "speculative.num_speculative_tokens": ("speculated tokens per step", "tokens"),
+    "lora.max_loras": ("LoRA slots", "adapters"),
+    "lora.placement": ("LoRA placement", ""),
+    "kv_dtype": ("KV data type", ""),
+    # service-level objectives (summary.json's slo object; an experiment's slo keys)
+    "slo.ttft_s": ("TTFT target", "s"),
+    "slo.tbt_s": ("time-between-tokens target", "s"),
+    "slo.attainment": ("SLO attainment", "fraction of requests"),
+    "slo.goodput_rps": ("goodput (requests meeting the SLO)", "req/s"),
+    "slo.requests_finished": ("requests finished", ""),
+    "slo.requests_meeting_ttft": ("requests meeting the TTFT target", ""),
+    "slo.requests_meeting_tbt": ("requests meeting the TBT target", ""),
+    "slo.requests_meeting_both": ("requests meeting both targets", ""),
     "tensor_parallel": ("tensor-parallel degree", ""),
     "model": ("model", ""),
     "gpu": ("GPU", ""),
     "case": ("case", ""),
     "label": ("point", ""),
+}
+
+# Readable names of the values a categorical key takes (presets' names as papers write them);
+# a value not listed is shown as written.
+VALUES: dict[str, dict[str, str]] = {
+    "replicas.router": {"round_robin": "round robin", "least_outstanding": "least outstanding",
+                        "least_kv": "least KV", "prefix_aware": "prefix-aware", "adapter_aware": "adapter-aware",
+                        "random": "random"},
+    "scheduler.kind": {"static": "static", "orca": "Orca", "vllm": "vLLM", "sarathi": "Sarathi-Serve",
+                       "vllm-v0": "vLLM v0", "vllm-v1": "vLLM v1", "sglang": "SGLang"},
+    "allocator.kind": {"vattention": "vAttention", "jenga": "Jenga"},
+    "allocator.placement": {"first_fit": "first fit", "best_fit": "best fit"},
+    "allocator.eviction": {"lru": "LRU", "fifo": "FIFO", "lfu": "LFU", "lru_protect_waiting": "LRU, waiting protected"},
 }
 
 _STATS = {"mean": "mean", "p50": "median", "p90": "p90", "p99": "p99", "max": "max"}
@@ -130,3 +159,22 @@ def axis_label(column: str) -> str:
 def unit(column: str) -> str:
     """The unit of a column or key path ("" for counts, categories and unknowns)."""
     return name_and_unit(column)[1]
+
+
+def value_name(key: str, value: str) -> str:
+    """A swept key's value as a reader names it: "least KV" for replicas.router=least_kv,
+    "16 tokens" for allocator.block_size=16 (a number with its unit; no "%" suffix space)."""
+    if value in VALUES.get(key, {}):
+        return VALUES[key][value]
+    u = unit(key)
+    if u and _is_number(value):
+        return f"{value}{u}" if u in ("%", "×") else f"{value} {u}"
+    return value
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

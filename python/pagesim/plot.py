@@ -1,27 +1,33 @@
-"""`pagesim plot OUT`: the plots that fit a results folder of `pagesim run`.
+"""`pagesim plot OUT`: the plots that fit a results folder of `pagesim run`, ready for a paper.
 
-  python -m pagesim.plot OUT [--metric a,b] [--format png,svg,pdf]
+  python -m pagesim.plot OUT [--metric a,b] [--format png,svg,pdf] [--size page,column]
 
-A single run (OUT/summary.json, no sweep.csv) gets
-  OUT/memory_over_time.{fmt}   the memory classes as % of the KV pool over simulated time; a
-                               cluster run (iterations.csv with a replica column): per replica
-                               a line of its token states (% of its pool) and of its waiting queue
-  OUT/latency_cdf.{fmt}        CDFs of TTFT, TPOT, end-to-end and normalized latency
+Every figure is written at two printed widths (pagesim.plots.sizes): NAME.{fmt} 7 in wide (a
+page-wide figure) and NAME_column.{fmt} 3.3 in wide (one column), fonts 6-8 pt at that size;
+--size picks one (`pagesim plot` writes both). A single run (OUT/summary.json) gets
+  memory_over_time   the memory classes as % of the KV pool over simulated time, outside the
+                     measurement window faded; a cluster run: per replica its token states (%
+                     of its pool) and its waiting queue
+  latency_cdf        CDFs of TTFT, TPOT, end-to-end and normalized latency
 A sweep (OUT/sweep.csv) gets
-  OUT/sweep_metrics.{fmt}      each --metric (a sweep.csv column) against the swept keys: the
-                               numeric key with the most values on the x axis, one line per
-                               case (or per value of the other keys), named in the legend; a
-                               categorical x axis of the points (their cases) as bars when no
-                               key is numeric
-  OUT/sweep_memory.{fmt}       the memory classes of every point as stacked bars
-  OUT/sweep_latency_cdf.{fmt}  per-request CDFs of TTFT, TPOT and end-to-end latency, a line
-                               per point named by its case / label (points with requests.csv)
-Axes are labelled with their quantity and unit (pagesim.labels), never a raw column name.
-Figures are sized for a paper (7 in wide: a two-column figure; fonts 7-8 pt). Labels never
-overlap: past 8 categories they turn vertical, past 40 only every k-th is written. Figures
-are written to a temporary name and renamed (a failed plot leaves nothing half-written) and
-are deterministic (no timestamps, fixed SVG ids, no PDF dates). The memory classes, their
-colours and labels are pagesim.plots.memory's.
+  sweep_metrics      each --metric against the swept keys: the numeric key with the most values
+                     on x, ticked at every swept value (a log axis labelled 1, 2, 4 ... when the
+                     values are powers of two or geometric), a line per case or per value of the
+                     other keys (ordered colours for ordered values); bars on a categorical axis
+                     of the points when no key is numeric
+  sweep_memory       the memory classes of every point as stacked bars
+  sweep_latency_cdf  per-request CDFs of TTFT, TPOT and end-to-end latency, a line per point
+  memory_bars        the vLLM paper's Fig. 2 sweep (experiments/vllm_paper/fig2.yaml): pagesim's
+                     bars beside the paper's published numbers
+  fragmentation      a sweep of at most 8 points with iterations.csv: the classes over time, a
+                     panel per point, outside the measurement window faded
+Axes and legends say what a key or column means with its unit (pagesim.labels), never a raw
+name; points are named by their case or their values in words ("least KV", "16 tokens").
+Categorical labels never overlap: their widths are measured at the printed size (wrapped, then
+turned, then thinned; pagesim.plots.ticks). Curves that coincide stay visible by marker, line
+style and draw order (pagesim.plots.styles); latency CDFs are on a log axis past a decade.
+Figures are written to a temporary name and renamed (a failed plot leaves nothing half-written)
+and are deterministic (no timestamps, fixed SVG ids, no PDF dates).
 """
 import argparse
 import csv
@@ -35,17 +41,18 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from pagesim import labels  # noqa: E402  (needs no compiled module)
 from pagesim.plots import memory as plot_memory  # noqa: E402
+from pagesim.plots import styles, ticks  # noqa: E402
+from pagesim.plots.sizes import SIZES  # noqa: E402
 from pagesim._figures import DETERMINISTIC, draw_cdf, legend_above, log_x_if_wide  # noqa: E402
 
 matplotlib.rcParams["svg.hashsalt"] = "pagesim"
 DEFAULT_METRICS = ["throughput_rps", "normalized_latency_s_per_token", "memory_pct.token_states"]
 LATENCIES = ["ttft_s", "tpot_s", "e2e_s", "normalized_latency_s_per_token"]  # requests.csv's
-WIDTH_IN = 7.0  # a two-column paper figure
-FONT = 7
-MAX_LABELS = 40  # tick labels written on one axis at most
+DPI = 200  # PNG: sharp in print at either width, a few hundred KB
 MAX_LEGEND = 24  # legend entries at most; more series are drawn but not named
 
 
@@ -53,12 +60,14 @@ class PlotError(Exception):
     """A results folder that cannot be plotted: missing files, unknown metrics."""
 
 
-def save(fig, out_dir, stem, formats):
+def save(fig, out_dir, stem, formats, size):
+    """Writes fig as out_dir/stem<size's suffix>.<format> for each format; returns the names."""
+    stem += size.suffix
     for ext in formats:
         path = os.path.join(out_dir, f"{stem}.{ext}")
         tmp = f"{path}.tmp.{os.getpid()}"
         try:
-            fig.savefig(tmp, format=ext, dpi=200, bbox_inches="tight", metadata=DETERMINISTIC[ext])
+            fig.savefig(tmp, format=ext, dpi=DPI, bbox_inches="tight", metadata=DETERMINISTIC[ext])
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
@@ -136,30 +145,50 @@ def as_float(text):
         return None
 
 
-def categorical_ticks(ax, names):
-    """Puts `names` at 0..n-1 so that they never overlap: vertical past 8, and past
-    MAX_LABELS only every k-th one written."""
-    n = len(names)
-    step = max(1, math.ceil(n / MAX_LABELS))
-    ticks = list(range(0, n, step))
-    ax.set_xticks(ticks)
-    ax.set_xticklabels([names[i] for i in ticks], rotation=90 if n > 8 else 0, fontsize=FONT)
-
-
 # ---- a single run ----
 
-def style(ax):
+def style(ax, size):
     """Paper-size fonts and a light grid."""
-    ax.tick_params(labelsize=FONT)
+    ax.tick_params(which="both", labelsize=size.font)
     ax.grid(alpha=0.3)
 
 
-def memory_over_time(out_dir, title, formats):
+def legend(fig, ax, size, handles=None, names=None, ncol=None):
+    """The legend beside the axes on a page; above them in a column (no room beside)."""
+    if handles is None:
+        handles, names = ax.get_legend_handles_labels()
+    handles, names = handles[:MAX_LEGEND], names[:MAX_LEGEND]
+    if not handles:
+        return
+    if size.narrow:
+        legend_above(fig, handles, names, fontsize=size.font, ncol=ncol or 2)
+    else:
+        ax.legend(handles, names, fontsize=size.font, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False,
+                  ncol=1 + len(names) // 13)
+
+
+def measurement_window(point_dir):
+    """(start, end) seconds of the run's measurement window (config.resolved.yaml's measure),
+    end None when open; None when the window is the whole run or the file cannot say."""
+    import yaml
+
+    try:
+        with open(os.path.join(point_dir, "config.resolved.yaml")) as f:
+            measure = (yaml.safe_load(f) or {}).get("measure") or {}
+        start, end = float(measure.get("window_start_s", 0)), float(measure.get("window_end_s", math.inf))
+    except (OSError, yaml.YAMLError, TypeError, ValueError, AttributeError):
+        return None
+    if start <= 0 and math.isinf(end):
+        return None
+    return start, (None if math.isinf(end) else end)
+
+
+def memory_over_time(out_dir, title, formats, size):
     path = os.path.join(out_dir, "iterations.csv")
     rows = read_csv(path, ["start_s"] + list(plot_memory.CLASSES))
     if rows and "replica" in rows[0] and len({r["replica"] for r in rows}) > 1:
         return memory_over_time_per_replica(path, rows, title.replace("memory classes", "KV use and queues per replica"),
-                                            formats)
+                                            formats, size)
     t, series = [], {c: [] for c in plot_memory.CLASSES}
     for i, row in enumerate(rows):
         line = i + 2  # the header is line 1
@@ -169,20 +198,28 @@ def memory_over_time(out_dir, title, formats):
         for c in plot_memory.CLASSES:
             series[c].append(100.0 * values[c] / cap if cap else 0.0)
     t, series = plot_memory.binned(t, series)
-    fig, ax = plt.subplots(figsize=(WIDTH_IN, 2.4))
+    fig, ax = plt.subplots(figsize=(size.width_in, 2.4 if not size.narrow else 2.0))
     ax.stackplot(t, [series[c] for c in plot_memory.CLASSES], colors=[plot_memory.COLORS[c] for c in plot_memory.CLASSES],
                  labels=[plot_memory.LABELS[c] for c in plot_memory.CLASSES], linewidth=0, rasterized=True)
     ax.set_ylim(0, 100)
     ax.set_xlim(t[0] if t else 0, t[-1] if t else 1)
-    ax.set_ylabel("% of KV cache memory", fontsize=FONT + 1)
-    ax.set_xlabel(labels.axis_label("start_s"), fontsize=FONT + 1)
-    ax.set_title(title, fontsize=FONT + 1)
-    ax.tick_params(labelsize=FONT)
-    ax.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    return save(fig, out_dir, "memory_over_time", formats)
+    window = measurement_window(out_dir)
+    plot_memory.shade_window(ax, window, t[-1] if t else 1)
+    ax.set_ylabel("% of KV cache memory", fontsize=size.label_font)
+    ax.set_xlabel(labels.axis_label("start_s"), fontsize=size.label_font)
+    if not size.narrow:
+        ax.set_title(title, fontsize=size.label_font)
+    ax.tick_params(labelsize=size.font)
+    fig.tight_layout()
+    handles, names = ax.get_legend_handles_labels()
+    if window:
+        handles.append(Patch(facecolor="#dddddd", edgecolor="black", linestyle="--", linewidth=0.7))
+        names.append(plot_memory.WINDOW_HANDLE_LABEL)
+    legend(fig, ax, size, handles, names)
+    return save(fig, out_dir, "memory_over_time", formats, size)
 
 
-def memory_over_time_per_replica(path, rows, title, formats):
+def memory_over_time_per_replica(path, rows, title, formats, size):
     """A cluster run: per replica, a line of its token states (% of its own pool) and one of
     its waiting queue, over simulated time."""
     per = {}
@@ -194,24 +231,25 @@ def memory_over_time_per_replica(path, rows, title, formats):
         t.append(number(path, line, row, "start_s"))
         ts["token_states"].append(100.0 * values["token_states"] / cap if cap else 0.0)
         waiting.append(number(path, line, row, "waiting") if "waiting" in row else 0.0)
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(WIDTH_IN, 3.6), sharex=True)
-    for replica in sorted(per):
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(size.width_in, 3.6), sharex=True)
+    looks = styles.series(len(per), ordered=False, linewidth=0.8)
+    for replica, look in zip(sorted(per), looks):
         t, ts, waiting = per[replica]
         bt, b = binned_series(t, {"token_states": ts["token_states"], "waiting": waiting})
-        color = f"C{replica % 10}"
-        top.plot(bt, b["token_states"], linewidth=0.8, color=color, label=f"replica {replica}", drawstyle="steps-post")
-        bottom.plot(bt, b["waiting"], linewidth=0.8, color=color, drawstyle="steps-post")
+        look = {**look, "marker": None}  # thousands of steps: the colour and the line style tell them apart
+        top.plot(bt, b["token_states"], label=f"replica {replica}", drawstyle="steps-post", **look)
+        bottom.plot(bt, b["waiting"], drawstyle="steps-post", **look)
     top.set_ylim(0, 100)
-    top.set_ylabel("token states\n(% of the replica's KV)", fontsize=FONT + 1)
-    bottom.set_ylabel(labels.axis_label("waiting"), fontsize=FONT + 1)
-    bottom.set_xlabel(labels.axis_label("start_s"), fontsize=FONT + 1)
-    top.set_title(title, fontsize=FONT + 1)
+    top.set_ylabel("token states\n(% of the replica's KV)", fontsize=size.label_font)
+    bottom.set_ylabel(labels.axis_label("waiting"), fontsize=size.label_font)
+    bottom.set_xlabel(labels.axis_label("start_s"), fontsize=size.label_font)
+    if not size.narrow:
+        top.set_title(title, fontsize=size.label_font)
     for ax in (top, bottom):
-        style(ax)
-    handles, names = top.get_legend_handles_labels()
-    top.legend(handles[:MAX_LEGEND], names[:MAX_LEGEND], fontsize=FONT, loc="upper left", bbox_to_anchor=(1.0, 1.0),
-               frameon=False, ncol=1 + len(names[:MAX_LEGEND]) // 13)
-    return save(fig, out_dir_of(path), "memory_over_time", formats)
+        style(ax, size)
+    fig.tight_layout()
+    legend(fig, top, size, ncol=4)
+    return save(fig, out_dir_of(path), "memory_over_time", formats, size)
 
 
 def out_dir_of(path):
@@ -235,29 +273,46 @@ def binned_series(t, series, bins=1500):
     return [t0 + (b + 0.5) * width for b in keep], {k: [sums[k][b] / counts[b] for b in keep] for k in series}
 
 
-def latency_cdf(out_dir, title, formats):
+def cdf_panels(size, n):
+    """Axes for n CDF panels: a row on a page; a 2-wide grid in a column (the cell after the
+    last panel, if any, holds the legend). Returns (fig, panels, legend cell or None)."""
+    cols = n if not size.narrow else 2
+    rows = math.ceil((n + (1 if size.narrow and n % 2 else 0)) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(size.width_in, 2.0 if rows == 1 else 1.6 * rows + 0.2),
+                             squeeze=False)
+    cells = list(axes.flat)
+    spare = cells[n] if len(cells) > n else None
+    if spare is not None:
+        spare.axis("off")
+    return fig, cells[:n], spare
+
+
+def latency_cdf(out_dir, title, formats, size):
     rows = read_csv(os.path.join(out_dir, "requests.csv"))
-    fig, axes = plt.subplots(1, len(LATENCIES), figsize=(WIDTH_IN, 2.0), squeeze=False)
-    for ax, column in zip(axes[0], LATENCIES):
+    fig, panels, _ = cdf_panels(size, len(LATENCIES))
+    for k, (ax, column) in enumerate(zip(panels, LATENCIES)):
         values = [v for v in (as_float(r.get(column)) for r in rows) if v is not None]
         draw_cdf(ax, values, linewidth=1.0)
         log_x_if_wide(ax, values)
-        ax.set_xlabel(labels.axis_label(column), fontsize=FONT)
+        ax.set_xlabel(labels.axis_label(column), fontsize=size.font)
         ax.set_ylim(0, 1.0)
-        style(ax)
-    axes[0, 0].set_ylabel("fraction of requests", fontsize=FONT)
-    fig.suptitle(title, fontsize=FONT + 1)
+        style(ax, size)
+        if k % (len(LATENCIES) if not size.narrow else 2) == 0:
+            ax.set_ylabel("fraction of requests", fontsize=size.font)
+    if not size.narrow:
+        fig.suptitle(title, fontsize=size.label_font)
     fig.tight_layout()
-    return save(fig, out_dir, "latency_cdf", formats)
+    return save(fig, out_dir, "latency_cdf", formats, size)
 
 
-def plot_run(out_dir, formats):
+def plot_run(out_dir, formats, sizes):
     name = read_json(os.path.join(out_dir, "summary.json")).get("name", os.path.basename(os.path.normpath(out_dir)))
     files = []
-    if os.path.exists(os.path.join(out_dir, "iterations.csv")):
-        files += memory_over_time(out_dir, f"{name}: memory classes over time", formats)
-    if os.path.exists(os.path.join(out_dir, "requests.csv")):
-        files += latency_cdf(out_dir, f"{name}: latency CDFs", formats)
+    for size in sizes:
+        if os.path.exists(os.path.join(out_dir, "iterations.csv")):
+            files += memory_over_time(out_dir, f"{name}: memory classes over time", formats, size)
+        if os.path.exists(os.path.join(out_dir, "requests.csv")):
+            files += latency_cdf(out_dir, f"{name}: latency CDFs", formats, size)
     if not files:
         raise PlotError(f"{out_dir}: no iterations.csv or requests.csv to plot (output.iterations_stride: 0 and "
                         "output.requests_csv: false)")
@@ -292,16 +347,49 @@ def check_metrics(rows, metrics):
             raise PlotError(f"--metric {m}: not a number in any row of sweep.csv")
 
 
-def point_names(rows):
-    """The points as ticks and legends name them: their cases when each point is one case,
-    else their labels (a sweep of cases x keys labels a point "case,key=value")."""
+def varying(rows, keys):
+    """The keys of `keys` that take more than one value over `rows`, less those a point's case
+    decides (a case sets them; its name already says so)."""
+    out = []
+    for k in keys:
+        if len({r.get(k, "") for r in rows}) < 2:
+            continue
+        per_case = {}
+        for r in rows:
+            per_case.setdefault(r.get("case", ""), set()).add(r.get(k, ""))
+        if any(r.get("case") for r in rows) and all(len(v) == 1 for v in per_case.values()):
+            continue
+        out.append(k)
+    return out
+
+
+def point_names(rows, keys=()):
+    """The points as ticks and legends name them: their cases when each point is one case;
+    else the values of the swept `keys` that vary, in words ("least KV", "16 tokens"), after
+    the case when there is one; the labels when no key tells the points apart."""
     cases = [r.get("case", "") for r in rows]
-    return cases if all(cases) and len(set(cases)) == len(cases) else [r["label"] for r in rows]
+    if all(cases) and len(set(cases)) == len(cases):
+        return cases
+    keys = varying(rows, [k for k in keys if k != "case"])
+    names = [", ".join(([r["case"]] if r.get("case") else [])
+                       + [labels.value_name(k, r[k]) for k in keys if r[k] != ""]) for r in rows]
+    return names if keys and len(set(names)) == len(names) else [r["label"] for r in rows]
+
+
+def points_axis_label(rows, keys=()):
+    """The x label of a categorical axis of points: what point_names names them by."""
+    cases = [r.get("case", "") for r in rows]
+    if all(cases) and len(set(cases)) == len(cases):
+        return "case"
+    keys = varying(rows, [k for k in keys if k != "case"])
+    if keys and len(set(point_names(rows, keys))) == len(rows) and point_names(rows, keys)[0] != rows[0]["label"]:
+        return ", ".join((["case"] if any(cases) else []) + [labels.name_and_unit(k)[0] for k in keys])
+    return "point"
 
 
 def series_name(group_rows, others):
     """The legend entry of a line: the case its points share, else the other keys' values
-    ("scheduler: vllm, block size: 16 tokens")."""
+    ("scheduler vLLM, block size 16 tokens")."""
     cases = {r.get("case", "") for r in group_rows}
     if len(cases) == 1 and "" not in cases:
         return cases.pop()
@@ -310,53 +398,78 @@ def series_name(group_rows, others):
         v = group_rows[0][k]
         if v == "":
             continue
-        name, unit = labels.name_and_unit(k)
-        parts.append(f"{name}: {v}{' ' + unit if unit and unit != '%' else unit if unit else ''}")
+        parts.append(f"{labels.name_and_unit(k)[0]}: {labels.value_name(k, v)}")
     return ", ".join(parts) or None
 
 
-def sweep_metrics(out_dir, rows, keys, metrics, formats):
-    numeric = [k for k in keys
-               if len({r[k] for r in rows if r[k] != ""}) > 1 and all(as_float(r[k]) is not None for r in rows)]
-    categorical = not numeric
-    width = WIDTH_IN if categorical or len(rows) <= 40 else min(WIDTH_IN + 0.05 * len(rows), 14)
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, 1.9 * len(metrics) + 0.3), squeeze=False,
+def numeric_keys(rows, keys):
+    return [k for k in keys
+            if len({r[k] for r in rows if r[k] != ""}) > 1 and all(as_float(r[k]) is not None for r in rows)]
+
+
+def sweep_metrics(out_dir, rows, keys, metrics, formats, size):
+    numeric = numeric_keys(rows, keys)
+    width = size.width_in if not numeric or len(rows) <= 40 else min(size.width_in + 0.05 * len(rows), 14)
+    panel = 1.9 if not size.narrow else 1.45
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(width, panel * len(metrics) + 0.3), squeeze=False,
                              sharex=True)
     if numeric:
         # The key with the most values along x (the first of equals), a line per case or per
-        # value of the other keys.
+        # value of the other keys; lines in the order of those values, coloured in that order
+        # when the other keys are numbers too.
         x_key = max(numeric, key=lambda k: len({r[k] for r in rows}))
         others = [k for k in keys if k != x_key]
         groups = {}
         for r in rows:
             groups.setdefault((r.get("case", ""),) + tuple(r[k] for k in others), []).append(r)
+        ordered = not any(r.get("case") for r in rows) and all(k in numeric or len({r[k] for r in rows}) == 1
+                                                                for k in others)
+        looks = styles.series(len(groups), ordered)
+        xs = [float(r[x_key]) for r in rows]
+        base = ticks.log_base(xs)
     for ax, metric in zip(axes[:, 0], metrics):
         if numeric:
-            for i, group in enumerate(groups.values()):
+            for i, (group, look) in enumerate(zip(groups.values(), looks)):
                 points = sorted((float(r[x_key]), as_float(r[metric])) for r in group if as_float(r[metric]) is not None)
-                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, linewidth=1,
-                        color=f"C{i % 10}", label=series_name(group, others) if i < MAX_LEGEND else None)
-            if len(set(float(r[x_key]) for r in rows)) > 2 and min(float(r[x_key]) for r in rows) > 0 and \
-                    max(float(r[x_key]) for r in rows) / min(float(r[x_key]) for r in rows) >= 16:
-                ax.set_xscale("log", base=2)  # block sizes, capacities: powers of two
+                ax.plot([p[0] for p in points], [p[1] for p in points],
+                        label=series_name(group, others) if i < MAX_LEGEND else None, **look)
+            if base:
+                ax.set_xscale("log", base=base)
         else:
-            # Cases (or categorical keys): a bar per point, named on a categorical axis.
+            # Cases (or categorical keys): a bar per point, named on a categorical axis; one
+            # colour, as the axis names the bars.
             values = [as_float(r[metric]) for r in rows]
-            ax.bar(range(len(rows)), [v if v is not None else math.nan for v in values], width=0.7,
-                   color=[f"C{i % 10}" for i in range(len(rows))])
+            ax.bar(range(len(rows)), [v if v is not None else math.nan for v in values], width=0.7, color="C0")
             ax.set_xlim(-0.6, len(rows) - 0.4)
-        ax.set_ylabel(labels.axis_label(metric), fontsize=FONT)
-        style(ax)
+        ax.set_ylabel(fill(labels.axis_label(metric), size), fontsize=size.font)
+        style(ax, size)
+        if not numeric:
+            ax.grid(axis="x", visible=False)
+    bottom = axes[-1, 0]
     if numeric:
-        axes[-1, 0].set_xlabel(labels.axis_label(x_key), fontsize=FONT + 1)
+        bottom.set_xlabel(labels.axis_label(x_key), fontsize=size.label_font)
         fig.tight_layout()
+        ticks.numeric_ticks(bottom, xs, size.font)
         if len(groups) > 1:
-            legend_above(fig, *axes[0, 0].get_legend_handles_labels())
+            legend_above(fig, *axes[0, 0].get_legend_handles_labels(), fontsize=size.font,
+                         ncol=2 if size.narrow else 4)
     else:
-        categorical_ticks(axes[-1, 0], point_names(rows))
-        axes[-1, 0].set_xlabel("case" if point_names(rows)[0] == rows[0].get("case") else "point", fontsize=FONT + 1)
+        bottom.set_xlabel(points_axis_label(rows, keys), fontsize=size.label_font)
         fig.tight_layout()
-    return save(fig, out_dir, "sweep_metrics", formats)
+        ticks.categorical_ticks(bottom, point_names(rows, keys), size.font)
+    fig.tight_layout()
+    if numeric and len(groups) > 1:  # tight_layout again moved the axes: the legend goes back on top
+        for lg in fig.legends:
+            lg.remove()
+        legend_above(fig, *axes[0, 0].get_legend_handles_labels(), fontsize=size.font, ncol=2 if size.narrow else 4)
+    return save(fig, out_dir, "sweep_metrics", formats, size)
+
+
+def fill(text, size):
+    """An axis label broken before its unit when a column figure has no room for one line."""
+    if size.narrow and len(text) > 24 and " (" in text:
+        return text.replace(" (", "\n(", 1)
+    return text
 
 
 # The classes beyond the five that some runs have (sweep.csv columns, as summary.json's objects
@@ -382,72 +495,117 @@ def memory_segments(rows):
     return segments
 
 
-def sweep_memory(out_dir, rows, formats):
+def sweep_memory(out_dir, rows, keys, formats, size):
     n = len(rows)
-    fig, ax = plt.subplots(figsize=(WIDTH_IN if n <= 40 else min(WIDTH_IN + 0.1 * n, 20), 2.6))
+    fig, ax = plt.subplots(figsize=(size.width_in if n <= 40 else min(size.width_in + 0.1 * n, 20),
+                                    2.6 if not size.narrow else 2.2))
     bottom = [0.0] * n
     for column, label, color in memory_segments(rows):
         heights = [as_float(r.get(column)) or 0.0 for r in rows]
         ax.bar(range(n), heights, bottom=bottom, color=color, width=0.8, linewidth=0, label=label)
         bottom = [b + h for b, h in zip(bottom, heights)]
-    categorical_ticks(ax, point_names(rows))
     ax.set_xlim(-0.6, n - 0.4)
     ax.set_ylim(0, 100)
-    ax.set_ylabel("% of KV cache memory\n(window average)", fontsize=FONT + 1)
-    ax.set_xlabel("case" if point_names(rows)[0] == rows[0].get("case") else "point", fontsize=FONT + 1)
-    ax.tick_params(labelsize=FONT)
-    ax.legend(fontsize=FONT, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    return save(fig, out_dir, "sweep_memory", formats)
+    ax.set_ylabel("% of KV cache memory\n(window average)", fontsize=size.label_font)
+    ax.set_xlabel(points_axis_label(rows, keys), fontsize=size.label_font)
+    ax.tick_params(labelsize=size.font)
+    fig.tight_layout()
+    ticks.categorical_ticks(ax, point_names(rows, keys), size.font)
+    fig.tight_layout()
+    legend(fig, ax, size, ncol=2)
+    return save(fig, out_dir, "sweep_memory", formats, size)
 
 
-def sweep_latency_cdf(out_dir, rows, formats):
-    """Per-request latency CDFs, a line per point with requests.csv, named by case / label;
+def sweep_latency_cdf(out_dir, rows, keys, formats, size):
+    """Per-request latency CDFs, a line per point with requests.csv, named as the points are;
     [] when no point wrote requests.csv."""
     curves = []
-    for r, name in zip(rows, point_names(rows)):
+    for r, name in zip(rows, point_names(rows, keys)):
         path = os.path.join(out_dir, r["point"], "requests.csv")
         if os.path.exists(path):
             curves.append((name, read_csv(path, LATENCIES[:3])))
     if not curves:
         return []
     columns = LATENCIES[:3]
-    fig, axes = plt.subplots(1, len(columns), figsize=(WIDTH_IN, 2.2), squeeze=False)
-    styles = ["-", "--", ":", "-."]
-    for ax, column in zip(axes[0], columns):
+    numeric = numeric_keys(rows, keys)
+    ordered = bool(numeric) and len(varying(rows, keys)) == 1 and not any(r.get("case") for r in rows)
+    looks = styles.series(len(curves), ordered, linewidth=0.9)
+    fig, panels, spare = cdf_panels(size, len(columns))
+    for k, (ax, column) in enumerate(zip(panels, columns)):
         seen = []
-        for i, (name, requests) in enumerate(curves):
+        for i, ((name, requests), look) in enumerate(zip(curves, looks)):
             values = [v for v in (as_float(q.get(column)) for q in requests) if v is not None]
             seen += values
-            draw_cdf(ax, values, linewidth=1.0, color=f"C{i % 10}", linestyle=styles[(i // 10) % len(styles)],
-                     label=name if i < MAX_LEGEND else None)
+            look = {**look, "markersize": look["markersize"] * 0.8}
+            draw_cdf(ax, values, series=(i, len(curves)), label=name if i < MAX_LEGEND else None, **look)
         log_x_if_wide(ax, seen)
-        ax.set_xlabel(labels.axis_label(column), fontsize=FONT)
+        ax.set_xlabel(labels.axis_label(column), fontsize=size.font)
         ax.set_ylim(0, 1.0)
-        style(ax)
-    axes[0, 0].set_ylabel("fraction of requests", fontsize=FONT)
+        style(ax, size)
+        if k % (len(columns) if not size.narrow else 2) == 0:
+            ax.set_ylabel("fraction of requests", fontsize=size.font)
     fig.tight_layout()
-    legend_above(fig, *axes[0, 0].get_legend_handles_labels())
-    return save(fig, out_dir, "sweep_latency_cdf", formats)
+    handles, names = panels[0].get_legend_handles_labels()
+    title = points_axis_label(rows, keys)
+    title = None if title in ("case", "point") else title
+    if spare is not None:
+        spare.legend(handles[:MAX_LEGEND], names[:MAX_LEGEND], loc="center", fontsize=size.font, frameon=False,
+                     ncol=1 if len(names) <= 8 else 2, title=title, title_fontsize=size.font)
+    else:
+        legend_above(fig, handles[:MAX_LEGEND], names[:MAX_LEGEND], fontsize=size.font, title=title)
+    return save(fig, out_dir, "sweep_latency_cdf", formats, size)
 
 
-def plot_sweep(out_dir, metrics, formats):
+# The bundled reproduction of the vLLM paper's Fig. 2 (experiments/vllm_paper/fig2.yaml's name):
+# its sweep gets the paper-comparison bars beside pagesim's.
+PAPER_FIG2 = "vllm-paper-fig2"
+MAX_FRAGMENTATION_POINTS = 8  # a panel per point: more would be unreadable at paper size
+
+
+def sweep_memory_over_time(out_dir, rows, formats, size):
+    """memory_bars (Fig. 2's sweep only: pagesim's bars beside the paper's numbers) and
+    fragmentation (a sweep of at most 8 points with iterations.csv: the classes over time,
+    a panel per point, the measurement window shaded)."""
+    files = []
+    name = read_json(os.path.join(out_dir, rows[0]["point"], "summary.json")).get("name") \
+        if os.path.exists(os.path.join(out_dir, rows[0]["point"], "summary.json")) else None
+    if name == PAPER_FIG2:
+        files += plot_memory.memory_bars(rows, out_dir, True, None, size=size, formats=formats)
+    with_iterations = [r for r in rows if os.path.exists(os.path.join(out_dir, r["point"], "iterations.csv"))]
+    if with_iterations and len(rows) <= MAX_FRAGMENTATION_POINTS:
+        window = measurement_window(os.path.join(out_dir, with_iterations[0]["point"]))
+        files += plot_memory.fragmentation(with_iterations, out_dir, None, window, size=size, formats=formats)
+    return files
+
+
+def plot_sweep(out_dir, metrics, formats, sizes):
     rows = read_csv(os.path.join(out_dir, "sweep.csv"), ["point", "label"])
     if not rows:
         raise PlotError(f"{os.path.join(out_dir, 'sweep.csv')}: no point")
     check_metrics(rows, metrics)
     keys = swept_keys(out_dir, rows)
-    return (sweep_metrics(out_dir, rows, keys, metrics, formats) + sweep_memory(out_dir, rows, formats)
-            + sweep_latency_cdf(out_dir, rows, formats))
+    files = []
+    for size in sizes:
+        files += (sweep_metrics(out_dir, rows, keys, metrics, formats, size)
+                  + sweep_memory(out_dir, rows, keys, formats, size)
+                  + sweep_latency_cdf(out_dir, rows, keys, formats, size)
+                  + sweep_memory_over_time(out_dir, rows, formats, size))
+    return files
 
 
-def plot(out_dir, metrics=None, formats=("png", "svg")):
-    """Draws what fits `out_dir`; returns the file names written. Raises PlotError."""
+def plot(out_dir, metrics=None, formats=("png", "svg"), sizes=("page", "column")):
+    """Draws what fits `out_dir` at each of `sizes` (pagesim.plots.sizes: "page", "column");
+    returns the file names written. Raises PlotError."""
+    for s in sizes:
+        if s not in SIZES:
+            raise PlotError(f"--size {s}: expected {' or '.join(SIZES)}")
+    sizes = [SIZES[s] for s in sizes]
     if os.path.exists(os.path.join(out_dir, "sweep.csv")):
-        return plot_sweep(out_dir, metrics or DEFAULT_METRICS, formats)
+        return plot_sweep(out_dir, metrics or DEFAULT_METRICS, formats, sizes)
     if os.path.exists(os.path.join(out_dir, "summary.json")):
         if metrics:
             raise PlotError("--metric applies to a sweep (a folder with sweep.csv); this is a single run")
-        return plot_run(out_dir, formats)
+        return plot_run(out_dir, formats, sizes)
     raise PlotError(f"{out_dir}: neither sweep.csv nor summary.json: not a results folder of pagesim run")
 
 
@@ -456,6 +614,8 @@ def main(argv=None):
     p.add_argument("out_dir")
     p.add_argument("--metric", default="", help="sweep.csv columns, comma-separated")
     p.add_argument("--format", default="png,svg", help="png, svg, pdf, comma-separated")
+    p.add_argument("--size", default="page,column", help="page (7 in: NAME.fmt), column (3.3 in: NAME_column.fmt), "
+                   "comma-separated")
     a = p.parse_args(argv)
     metrics = [m for m in a.metric.split(",") if m]
     formats = [f for f in a.format.split(",") if f]
@@ -463,7 +623,7 @@ def main(argv=None):
         if f not in DETERMINISTIC:
             sys.exit(f"pagesim plot: error: --format {f}: expected png, svg or pdf")
     try:
-        files = plot(a.out_dir, metrics, formats)
+        files = plot(a.out_dir, metrics, formats, [s for s in a.size.split(",") if s])
     except PlotError as e:
         sys.exit(f"pagesim plot: error: {e}")
     except OSError as e:  # writing a figure (a full disk, a read-only folder)
