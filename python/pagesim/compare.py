@@ -147,6 +147,7 @@ class Comparison:
         import matplotlib.pyplot as plt
 
         from ._figures import draw_cdf, legend_above, log_x_if_wide, save_figure
+        from .plots.ticks import categorical_ticks
 
         for f in formats:
             if f not in FORMATS:
@@ -167,14 +168,15 @@ class Comparison:
                 ys = [values.get((p, metric, name), math.nan) for p in self.point_labels]
                 xs = [i + (j - (len(self.names) - 1) / 2) * width for i in range(len(ys))]
                 ax.bar(xs, ys, width=width, label=name, color=f"C{j}")
-            ax.set_xticks(range(len(ticks)))
-            ax.set_xticklabels(ticks, rotation=30 if len(ticks) > 3 else 0, ha="right" if len(ticks) > 3 else "center",
-                               fontsize=7)
+            ax.set_xlim(-0.6, len(ticks) - 0.4)
             ax.set_ylabel(labels.axis_label(metric), fontsize=7)
             ax.tick_params(axis="y", labelsize=7)
             ax.grid(axis="y", alpha=0.3)
         for k in range(n, rows * cols):
             axes[k // cols][k % cols].set_visible(False)
+        fig.tight_layout()
+        for k in range(n):  # placed by their measured widths once the panels have their size
+            categorical_ticks(axes[k // cols][k % cols], ticks, 7)
         fig.tight_layout()
         legend_above(fig, *axes[0][0].get_legend_handles_labels(), fontsize=8)
         written += save_figure(fig, folder, "compare_metrics", formats)
@@ -198,7 +200,7 @@ class Comparison:
                 log_x_if_wide(ax, seen)
                 ax.set_xlabel(labels.axis_label(column), fontsize=7)
                 ax.set_ylim(0, 1)
-                ax.tick_params(labelsize=7)
+                ax.tick_params(which="both", labelsize=7)
                 ax.grid(alpha=0.3)
             axes[0][0].set_ylabel("fraction of requests", fontsize=7)
             fig.tight_layout()
