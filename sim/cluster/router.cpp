@@ -1,6 +1,7 @@
 #include "sim/cluster/router.h"
 
 #include <algorithm>
+#include <cassert>
 #include <limits>
 #include <random>
 
@@ -22,9 +23,18 @@ std::int32_t argmin(std::span<const Replica> replicas, Key&& key) {
   return best;
 }
 
+// The least-loaded replica from the index; in debug builds checked against the scan it
+// replaces (the Simulation must have set every entry that changed).
+std::int32_t least_outstanding(std::span<const Replica> replicas, const LoadIndex& outstanding) {
+  assert(outstanding.size() == replicas.size());
+  assert(outstanding.argmin() == argmin(replicas, [](const Replica& p) { return p.outstanding(); }));
+  (void)replicas;
+  return outstanding.argmin();
+}
+
 class RoundRobinRouter final : public Router {
  public:
-  std::int32_t route(const Request&, std::span<const Replica> replicas) override {
+  std::int32_t route(const Request&, std::span<const Replica> replicas, const LoadIndex&) override {
     const auto i = static_cast<std::int32_t>(next_ % replicas.size());
     ++next_;
     return i;
@@ -38,8 +48,8 @@ class RoundRobinRouter final : public Router {
 
 class LeastOutstandingRouter final : public Router {
  public:
-  std::int32_t route(const Request&, std::span<const Replica> replicas) override {
-    return argmin(replicas, [](const Replica& p) { return p.outstanding(); });
+  std::int32_t route(const Request&, std::span<const Replica> replicas, const LoadIndex& outstanding) override {
+    return least_outstanding(replicas, outstanding);
   }
   std::string name() const override { return "least_outstanding"; }
   bool reads_kv_state() const override { return false; }
@@ -47,7 +57,7 @@ class LeastOutstandingRouter final : public Router {
 
 class LeastKvRouter final : public Router {
  public:
-  std::int32_t route(const Request&, std::span<const Replica> replicas) override {
+  std::int32_t route(const Request&, std::span<const Replica> replicas, const LoadIndex&) override {
     return argmin(replicas, [](const Replica& p) { return -p.free_kv_slots(); });
   }
   std::string name() const override { return "least_kv"; }
@@ -60,10 +70,10 @@ class LeastKvRouter final : public Router {
 class AdapterAwareRouter final : public Router {
  public:
   explicit AdapterAwareRouter(const RouterSettings& s) : s_(s) {}
-  std::int32_t route(const Request& r, std::span<const Replica> replicas) override {
-    const std::int32_t least = argmin(replicas, [](const Replica& p) { return p.outstanding(); });
+  std::int32_t route(const Request& r, std::span<const Replica> replicas, const LoadIndex& outstanding) override {
+    const std::int32_t least = least_outstanding(replicas, outstanding);
     if (r.adapter < 0) return least;
-    const std::int64_t floor = replicas[static_cast<std::size_t>(least)].outstanding();
+    const std::int64_t floor = outstanding.min();
     constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
     const std::int32_t best = argmin(replicas, [&](const Replica& p) {
       const AdapterCache* a = p.scheduler().adapters();
@@ -86,15 +96,11 @@ class AdapterAwareRouter final : public Router {
 class PrefixAwareRouter final : public Router {
  public:
   explicit PrefixAwareRouter(const RouterSettings& s) : s_(s) {}
-  std::int32_t route(const Request& r, std::span<const Replica> replicas) override {
-    std::int64_t lo = replicas[0].outstanding(), hi = lo;
-    for (const Replica& p : replicas) {
-      lo = std::min(lo, p.outstanding());
-      hi = std::max(hi, p.outstanding());
-    }
+  std::int32_t route(const Request& r, std::span<const Replica> replicas, const LoadIndex& outstanding) override {
+    const std::int64_t lo = outstanding.min(), hi = outstanding.max();
     const bool imbalanced = hi - lo > s_.balance_abs_threshold &&
                             static_cast<double>(hi) > s_.balance_rel_threshold * static_cast<double>(lo);
-    if (imbalanced) return argmin(replicas, [](const Replica& p) { return p.outstanding(); });
+    if (imbalanced) return least_outstanding(replicas, outstanding);
     std::int32_t best = 0;
     std::int64_t best_cached = -1;
     for (const Replica& p : replicas) {
@@ -118,7 +124,7 @@ class PrefixAwareRouter final : public Router {
 class RandomRouter final : public Router {
  public:
   explicit RandomRouter(std::uint64_t seed) : rng_(seed) {}
-  std::int32_t route(const Request&, std::span<const Replica> replicas) override {
+  std::int32_t route(const Request&, std::span<const Replica> replicas, const LoadIndex&) override {
     // A plain modulo, not std::uniform_int_distribution, whose algorithm is
     // implementation-defined: the same seed routes the same way with every standard library
     // (the bias, below 2^-50 for any cluster size, does not matter here).

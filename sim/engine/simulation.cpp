@@ -51,7 +51,9 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
                                         replicas_.size()));
     assert(disagg_.transfer_bytes_per_s > 0 && disagg_.kv_bytes_per_token > 0 && disagg_.transfer_latency_s >= 0);
     decode_router_ = make_router(disagg_.decode_router);
+    decode_outstanding_ = LoadIndex(replicas_.size() - static_cast<std::size_t>(disagg_.prefill_replicas));
   }
+  outstanding_ = LoadIndex(prefill_replicas().size());
   for (const Replica& p : replicas_) {
     assert(p.index() == &p - replicas_.data());
     const alloc::KvAllocator& a = p.allocator();
@@ -214,6 +216,12 @@ std::span<Replica> Simulation::prefill_replicas() {
   return disagg_.enabled() ? all.first(static_cast<std::size_t>(disagg_.prefill_replicas)) : all;
 }
 
+void Simulation::note_load(const Replica& p) {
+  const auto i = static_cast<std::size_t>(p.index());
+  if (i < outstanding_.size()) outstanding_.set(i, p.outstanding());
+  else decode_outstanding_.set(i - outstanding_.size(), p.outstanding());
+}
+
 void Simulation::hand_off(Replica& p, Request* r) {
   p.scheduler().hand_off(r);
   r->prefill_replica = p.index();
@@ -233,10 +241,11 @@ void Simulation::start_transfers(double now_s) {
       for (std::size_t i = static_cast<std::size_t>(disagg_.prefill_replicas); i < replicas_.size(); ++i)
         cut_run(replicas_[i]);
     }
-    const std::int32_t d = disagg_.prefill_replicas + decode_router_->route(*r, decode);
+    const std::int32_t d = disagg_.prefill_replicas + decode_router_->route(*r, decode, decode_outstanding_);
     Replica& q = replicas_[static_cast<std::size_t>(d)];
     cut_run(q);
     if (!q.scheduler().reserve_hand_in(r)) return;  // the head waits; so does everyone behind it
+    note_load(q);
     handoffs_.pop_front();
     ++q.handed_in;
     ++transfers_in_flight_;
@@ -272,6 +281,8 @@ void Simulation::on_transfer_end(const Event& e) {
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(to.index())]) o->on_transfer_ended(*r);
   if (!from.busy) start_iteration(from);
   if (!to.busy) start_iteration(to);
+  note_load(from);
+  note_load(to);
 }
 
 void Simulation::on_arrival() {
@@ -295,7 +306,7 @@ void Simulation::on_arrival() {
     if (candidates.size() > 1 && router_->reads_kv_state()) {
       for (Replica& q : candidates) cut_run(q);
     }
-    r->replica = router_->route(*r, candidates);
+    r->replica = router_->route(*r, candidates, outstanding_);
   }
   Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
   // A request joining the back of a waiting queue whose head the run's plans leave waiting
@@ -325,6 +336,7 @@ void Simulation::on_arrival() {
   }
   if (DecodeRun& run = runs_[static_cast<std::size_t>(p.index())]; run.left > 0)
     run.waiting = static_cast<std::int64_t>(p.num_waiting());
+  note_load(p);
   read_next();
 }
 
@@ -474,6 +486,7 @@ void Simulation::start_iteration(Replica& p) {
                                         now_s, p.num_waiting(), scheduler.num_running(),
                                         scheduler.num_swapped(),
                                         replicas_.size() > 1 ? fmt::format(" on replica {}", p.index()) : ""));
+    note_load(p);
     return;  // idle until the next arrival
   }
 
@@ -526,6 +539,7 @@ void Simulation::start_iteration(Replica& p) {
   p.busy = true;
   if (skip_decode_runs_ && !retired) begin_run(p, s, shape, swap_s);
   schedule(now_s + dt, now_s, EventKind::kIterationEnd, p.index());
+  note_load(p);
 }
 
 double Simulation::on_iteration_end(Replica& p, double end) {
@@ -549,7 +563,7 @@ double Simulation::on_iteration_end(Replica& p, double end) {
       horizon_known = false;
     }
     if (run.left == 0 && !(skip_decode_runs_ && begin_run_at_end(p))) {
-      start_iteration(p);  // schedules its end
+      start_iteration(p);  // schedules its end (and notes p's load)
       return t;
     }
     start_run_iteration(p, t);
@@ -564,6 +578,7 @@ double Simulation::on_iteration_end(Replica& p, double end) {
     }
     if (run.left == 0 || !(next < horizon) || progress_due()) {
       schedule(next, t, EventKind::kIterationEnd, p.index());
+      note_load(p);
       return t;
     }
     check_time(next, EventKind::kIterationEnd, p.index());

@@ -124,6 +124,7 @@
 #include "sim/beam/beam_model.h"
 #include "sim/cluster/disaggregation_settings.h"
 #include "sim/cluster/global_cache.h"
+#include "sim/cluster/load_index.h"
 #include "sim/cluster/replica.h"
 #include "sim/cluster/router.h"
 #include "sim/core/iteration_observer.h"
@@ -291,6 +292,11 @@ class Simulation {
   void start_transfers(double now_s);
   void on_transfer_end(const Event& e);
   std::span<Replica> prefill_replicas();
+  // Sets p's entry of the load index its router reads (outstanding_ for the replicas arrivals
+  // are routed among, decode_outstanding_ for the decode replicas) to p.outstanding(). Called
+  // after everything that can change it: an arrival routed to p, p's iteration end and
+  // start, a transfer to or from p.
+  void note_load(const Replica& p);
   // Global cache: prices what p's admissions fetched, adds it to dt and p.global_fetch.
   void price_fetch(Replica& p, double& dt);
 
@@ -299,6 +305,8 @@ class Simulation {
   std::unique_ptr<Router> router_;  // null with one replica
   DisaggregationSettings disagg_;
   std::unique_ptr<Router> decode_router_;  // disaggregated only
+  LoadIndex outstanding_;         // Replica::outstanding() of prefill_replicas(), by position
+  LoadIndex decode_outstanding_;  // of the decode replicas [P, N), by position (disaggregated)
   std::unique_ptr<GlobalCache> global_;     // null: local caches only
   std::deque<Request*> handoffs_;          // prefill done, waiting for decode memory, FIFO
   std::int64_t transfers_in_flight_ = 0;
