@@ -276,9 +276,9 @@ TEST(ValidateCommand, BadOptionsAreOneLineErrors) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("--device: unknown device 'gpu', expected cpu or cuda"), std::string::npos) << r.err;
   o = options_for(file);
-  o.dtype = "fp8";
+  o.dtype = "fp4";
   r = run(o);
-  EXPECT_NE(r.err.find("--dtype: unknown dtype 'fp8'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--dtype: unknown dtype 'fp4', expected f32, f16, bf16 or fp8"), std::string::npos) << r.err;
   o = options_for(file);
   o.num_kv_heads = 3;
   r = run(o);
