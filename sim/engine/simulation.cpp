@@ -559,6 +559,7 @@ double Simulation::on_iteration_end(Replica& p, double end) {
       horizon_known = false;
     }
     if (!handoffs_.empty()) {
+      note_load(p);  // its finished requests: the decode router may read p below
       start_transfers(t);  // may cut the run
       horizon_known = false;
     }

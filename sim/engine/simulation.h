@@ -294,8 +294,9 @@ class Simulation {
   std::span<Replica> prefill_replicas();
   // Sets p's entry of the load index its router reads (outstanding_ for the replicas arrivals
   // are routed among, decode_outstanding_ for the decode replicas) to p.outstanding(). Called
-  // after everything that can change it: an arrival routed to p, p's iteration end and
-  // start, a transfer to or from p.
+  // after everything that can change it, before any router reads it again: an arrival routed
+  // to p, p's plan applied (before the hand-offs are routed), p's iteration start and end, a
+  // transfer to or from p.
   void note_load(const Replica& p);
   // Global cache: prices what p's admissions fetched, adds it to dt and p.global_fetch.
   void price_fetch(Replica& p, double& dt);
