@@ -232,7 +232,7 @@ struct ReplicasConfig {
   bool at_default() const;
 };
 
-inline constexpr std::int64_t kMaxReplicas = 4096;  // a bound on the cluster, not a model of one
+inline constexpr std::int64_t kMaxReplicas = 65536;  // a bound on the cluster, not a model of one
 
 inline constexpr std::int64_t kMaxModelLenOff = 0;
 inline constexpr std::int64_t kMaxModelLenOfModel = -1;

@@ -120,7 +120,7 @@ TEST(ReplicasConfig, RadixReplicasCachePrefixes) {
 }
 
 TEST(ReplicasConfigErrors, CountAndRouter) {
-  EXPECT_TRUE(fails_with("replicas: 0\n", 1, "replicas.count", {"expected an integer in [1, 4096]", "found 0"}));
+  EXPECT_TRUE(fails_with("replicas: 0\n", 1, "replicas.count", {"expected an integer in [1, 65536]", "found 0"}));
   EXPECT_TRUE(fails_with("replicas: {count: -2}\n", 1, "replicas.count", {"found -2"}));
   EXPECT_TRUE(fails_with("replicas:\n  count: 2\n  router: fastest\n", 3, "replicas.router",
                          {"expected one of", "round_robin", "prefix_aware", "found 'fastest'"}));
