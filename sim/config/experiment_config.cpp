@@ -1226,10 +1226,10 @@ YAML::Node to_yaml(const ExperimentConfig& config, bool every_field) {
   if (root["speculative"]) {
     const std::vector<double>& a = c.speculative.settings.acceptance;
     if (a.size() == 1) {
-      root["speculative"]["acceptance"] = a.front();
+      root["speculative"]["acceptance"] = YamlWriter::yaml_number(a.front());
     } else {
       YAML::Node list(YAML::NodeType::Sequence);
-      for (double p : a) list.push_back(p);
+      for (double p : a) list.push_back(YamlWriter::yaml_number(p));
       root["speculative"]["acceptance"] = list;
     }
   }

@@ -251,7 +251,17 @@ class YamlWriter {
   explicit YamlWriter(YAML::Node node, bool every_field = false) : node_(node), every_field_(every_field) {}
 
   template <class T>
-  void field(const char* key, const T& value) { node_[key] = value; }
+  void field(const char* key, const T& value) {
+    if constexpr (std::is_floating_point_v<T>) node_[key] = yaml_number(value);
+    else node_[key] = value;
+  }
+
+  // A finite number in its shortest form that reads back to the same double (0.9, not
+  // yaml-cpp's 0.90000000000000002); infinities and NaN as yaml-cpp writes them (.inf, .nan).
+  static YAML::Node yaml_number(double value) {
+    if (!std::isfinite(value)) return YAML::Node(value);
+    return YAML::Node(fmt::format("{}", value));
+  }
 
   template <class T>
   void field_omitted_at_default(const char* key, const T& value, const T& fallback) {

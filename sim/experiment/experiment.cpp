@@ -182,6 +182,15 @@ std::string resolved_config_text(const ExperimentConfig& c, const Run& run) {
   ExperimentConfig used = c;
   used.allocator.max_seq_len = run.allocator_spec.max_seq_len;
   used.allocator.max_chunk_blocks = run.allocator_spec.max_chunk_blocks;
+  // The roofline's efficiencies and overhead as used (the GPU preset's unless overridden), not
+  // -1 for "the preset's": the file says what ran. Only for roofline: under profile
+  // iteration_overhead_s means host time added (none unless set), and the other kinds refuse
+  // these keys.
+  if (c.cost.kind == CostModelKind::roofline) {
+    used.cost.compute_efficiency = run.gpu.compute_efficiency;
+    used.cost.memory_efficiency = run.gpu.memory_efficiency;
+    used.cost.iteration_overhead_s = run.gpu.iteration_overhead_seconds;
+  }
   YAML::Emitter resolved;
   resolved << to_yaml(used);
   return std::string(resolved.c_str()) + "\n";
