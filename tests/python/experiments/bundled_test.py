@@ -26,7 +26,10 @@ def declared():
 def bundled():
     skip = [e["path"] for e in declared()["not_experiments"]]
     out = []
-    for root, _, files in os.walk(EXPERIMENTS):
+    for root, dirs, files in os.walk(EXPERIMENTS):
+        # Hidden folders are no experiment's: the engine harnesses' virtual environments
+        # (experiments/engine_parity/.venv-*) hold thousands of YAML files of their packages.
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in files:
             rel = os.path.relpath(os.path.join(root, name), EXPERIMENTS)
             if name.endswith(".yaml") and not any(rel == s or (s.endswith("/") and rel.startswith(s)) for s in skip):
