@@ -281,7 +281,8 @@ sim::cli::PythonHandoff sim_to_real_handoff() {
   return {.module = "pagesim.reports.sim_to_real",
           .needs = {"numpy", "yaml"},
           .path = {sim::cli::python_dir()},
-          .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-numpy python3-yaml"};
+          .install_hint = "pip install numpy pyyaml into that Python (a venv's: <venv>/bin/python -m pip install numpy "
+                          "pyyaml), or in a checkout make the project's venv with .ci/venv"};
 }
 
 }  // namespace
@@ -333,7 +334,8 @@ int main(int argc, char** argv) {
           .module = "pagesim.plot",
           .needs = {"matplotlib"},
           .path = {sim::cli::python_dir()},
-          .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-matplotlib"};
+          .install_hint = "pip install matplotlib into that Python (a venv's: <venv>/bin/python -m pip install "
+                          "matplotlib), or in a checkout make the project's venv with .ci/venv"};
       const std::string why = sim::cli::exec_python_module(handoff, args);
       std::cerr << "pagesim: error: " << why << "\n";
       return 1;
@@ -343,8 +345,8 @@ int main(int argc, char** argv) {
           .module = "pagesim",
           .needs = {"pandas", "matplotlib", "yaml"},
           .path = {sim::cli::python_dir()},
-          .install_hint = "make the project's venv with .ci/venv, or apt-get install python3-pandas "
-                          "python3-matplotlib python3-yaml"};
+          .install_hint = "pip install pandas matplotlib pyyaml into that Python (a venv's: <venv>/bin/python -m pip "
+                          "install pandas matplotlib pyyaml), or in a checkout make the project's venv with .ci/venv"};
       const std::string why = sim::cli::exec_python_module(handoff, sim::cli::compare_arguments(cl));
       std::cerr << "pagesim: error: " << why << "\n";
       return 1;
