@@ -344,6 +344,25 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
     ahead += compared - before;
   }
   EXPECT_GE(ahead, 8);
+  // Large clusters (issue #40): every router over 96 replicas (the routers' load index,
+  // simulation.h's runs going on past other replicas' events), and a disaggregated fleet of 24
+  // prefill and 72 decode replicas behind least_outstanding both ways.
+  int large = 0;
+  for (std::uint64_t seed = 300; seed < 300 + 2 * kDraws && large < 12; ++seed) {
+    const RandomExperiment e = testing::random_experiment(seed);
+    if (!e.cluster || e.label.find("global-cache") != std::string::npos || e.lora) continue;
+    const int before = compared;
+    if (e.disaggregated) {
+      compare(seed, {"replicas.count=96", "replicas.disaggregated.prefill=24", "replicas.router=least_outstanding",
+                     "replicas.disaggregated.decode_router=least_outstanding", "output.iterations_stride=0"});
+    } else {
+      for (const char* router : {"least_outstanding", "round_robin", "random", "least_kv"})
+        compare(seed, {"replicas.count=96", std::string("replicas.router=") + router, "output.iterations_stride=0"});
+      if (e.prefix_cache) compare(seed, {"replicas.count=96", "replicas.router=prefix_aware"});
+    }
+    large += compared - before;
+  }
+  EXPECT_GE(large, 12);
 }
 
 // More KV never finishes fewer requests, nor drops more.
