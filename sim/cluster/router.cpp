@@ -41,6 +41,7 @@ class RoundRobinRouter final : public Router {
   }
   std::string name() const override { return "round_robin"; }
   bool reads_kv_state() const override { return false; }
+  bool reads_outstanding() const override { return false; }
 
  private:
   std::uint64_t next_ = 0;
@@ -53,6 +54,7 @@ class LeastOutstandingRouter final : public Router {
   }
   std::string name() const override { return "least_outstanding"; }
   bool reads_kv_state() const override { return false; }
+  bool reads_outstanding() const override { return true; }
 };
 
 class LeastKvRouter final : public Router {
@@ -62,6 +64,7 @@ class LeastKvRouter final : public Router {
   }
   std::string name() const override { return "least_kv"; }
   bool reads_kv_state() const override { return true; }
+  bool reads_outstanding() const override { return false; }
 };
 
 // LoRA: the least-loaded replica whose GPU holds the request's adapter (no load to wait for),
@@ -86,6 +89,7 @@ class AdapterAwareRouter final : public Router {
   }
   std::string name() const override { return "adapter_aware"; }
   bool reads_kv_state() const override { return false; }
+  bool reads_outstanding() const override { return true; }
 
  private:
   RouterSettings s_;
@@ -116,6 +120,7 @@ class PrefixAwareRouter final : public Router {
   }
   std::string name() const override { return "prefix_aware"; }
   bool reads_kv_state() const override { return true; }
+  bool reads_outstanding() const override { return true; }
 
  private:
   RouterSettings s_;
@@ -132,6 +137,7 @@ class RandomRouter final : public Router {
   }
   std::string name() const override { return "random"; }
   bool reads_kv_state() const override { return false; }
+  bool reads_outstanding() const override { return false; }
 
  private:
   std::mt19937_64 rng_;

@@ -42,6 +42,9 @@ class Router {
   // candidates' runs before routing. Queue lengths (Replica::outstanding) and resident
   // adapters stay exact during a run: it admits, finishes and preempts nothing.
   virtual bool reads_kv_state() const = 0;
+  // Whether route() reads `outstanding`: the Simulation keeps that index only for a router
+  // that does (round_robin, random and least_kv ignore it).
+  virtual bool reads_outstanding() const = 0;
 };
 
 // REQUIRES: settings checked (thresholds as RouterSettings documents).

@@ -54,6 +54,8 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
     decode_outstanding_ = LoadIndex(replicas_.size() - static_cast<std::size_t>(disagg_.prefill_replicas));
   }
   outstanding_ = LoadIndex(prefill_replicas().size());
+  track_loads_ = (router_ && router_->reads_outstanding()) || (decode_router_ && decode_router_->reads_outstanding());
+  load_stale_.assign(replicas_.size(), 0);
   for (const Replica& p : replicas_) {
     assert(p.index() == &p - replicas_.data());
     const alloc::KvAllocator& a = p.allocator();
@@ -216,10 +218,15 @@ std::span<Replica> Simulation::prefill_replicas() {
   return disagg_.enabled() ? all.first(static_cast<std::size_t>(disagg_.prefill_replicas)) : all;
 }
 
-void Simulation::note_load(const Replica& p) {
-  const auto i = static_cast<std::size_t>(p.index());
-  if (i < outstanding_.size()) outstanding_.set(i, p.outstanding());
-  else decode_outstanding_.set(i - outstanding_.size(), p.outstanding());
+void Simulation::refresh_loads() {
+  for (const std::int32_t r : stale_loads_) {
+    const auto i = static_cast<std::size_t>(r);
+    const std::int64_t load = replicas_[i].outstanding();
+    if (i < outstanding_.size()) outstanding_.set(i, load);
+    else decode_outstanding_.set(i - outstanding_.size(), load);
+    load_stale_[i] = 0;
+  }
+  stale_loads_.clear();
 }
 
 void Simulation::hand_off(Replica& p, Request* r) {
@@ -241,11 +248,12 @@ void Simulation::start_transfers(double now_s) {
       for (std::size_t i = static_cast<std::size_t>(disagg_.prefill_replicas); i < replicas_.size(); ++i)
         cut_run(replicas_[i]);
     }
+    refresh_loads();
     const std::int32_t d = disagg_.prefill_replicas + decode_router_->route(*r, decode, decode_outstanding_);
     Replica& q = replicas_[static_cast<std::size_t>(d)];
     cut_run(q);
     if (!q.scheduler().reserve_hand_in(r)) return;  // the head waits; so does everyone behind it
-    note_load(q);
+    mark_load(q);
     handoffs_.pop_front();
     ++q.handed_in;
     ++transfers_in_flight_;
@@ -281,8 +289,8 @@ void Simulation::on_transfer_end(const Event& e) {
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(to.index())]) o->on_transfer_ended(*r);
   if (!from.busy) start_iteration(from);
   if (!to.busy) start_iteration(to);
-  note_load(from);
-  note_load(to);
+  mark_load(from);
+  mark_load(to);
 }
 
 void Simulation::on_arrival() {
@@ -306,6 +314,7 @@ void Simulation::on_arrival() {
     if (candidates.size() > 1 && router_->reads_kv_state()) {
       for (Replica& q : candidates) cut_run(q);
     }
+    refresh_loads();
     r->replica = router_->route(*r, candidates, outstanding_);
   }
   Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
@@ -336,7 +345,7 @@ void Simulation::on_arrival() {
   }
   if (DecodeRun& run = runs_[static_cast<std::size_t>(p.index())]; run.left > 0)
     run.waiting = static_cast<std::int64_t>(p.num_waiting());
-  note_load(p);
+  mark_load(p);
   read_next();
 }
 
@@ -486,7 +495,7 @@ void Simulation::start_iteration(Replica& p) {
                                         now_s, p.num_waiting(), scheduler.num_running(),
                                         scheduler.num_swapped(),
                                         replicas_.size() > 1 ? fmt::format(" on replica {}", p.index()) : ""));
-    note_load(p);
+    mark_load(p);
     return;  // idle until the next arrival
   }
 
@@ -539,7 +548,7 @@ void Simulation::start_iteration(Replica& p) {
   p.busy = true;
   if (skip_decode_runs_ && !retired) begin_run(p, s, shape, swap_s);
   schedule(now_s + dt, now_s, EventKind::kIterationEnd, p.index());
-  note_load(p);
+  mark_load(p);
 }
 
 double Simulation::on_iteration_end(Replica& p, double end) {
@@ -556,15 +565,15 @@ double Simulation::on_iteration_end(Replica& p, double end) {
     } else {
       settle_run(p);
       apply_plan(p, t);
+      mark_load(p);  // finished requests, hand-offs (a run finishes none, and takes none in)
       horizon_known = false;
     }
     if (!handoffs_.empty()) {
-      note_load(p);  // its finished requests: the decode router may read p below
       start_transfers(t);  // may cut the run
       horizon_known = false;
     }
     if (run.left == 0 && !(skip_decode_runs_ && begin_run_at_end(p))) {
-      start_iteration(p);  // schedules its end (and notes p's load)
+      start_iteration(p);  // schedules its end
       return t;
     }
     start_run_iteration(p, t);
@@ -579,7 +588,6 @@ double Simulation::on_iteration_end(Replica& p, double end) {
     }
     if (run.left == 0 || !(next < horizon) || progress_due()) {
       schedule(next, t, EventKind::kIterationEnd, p.index());
-      note_load(p);
       return t;
     }
     check_time(next, EventKind::kIterationEnd, p.index());

@@ -292,12 +292,20 @@ class Simulation {
   void start_transfers(double now_s);
   void on_transfer_end(const Event& e);
   std::span<Replica> prefill_replicas();
-  // Sets p's entry of the load index its router reads (outstanding_ for the replicas arrivals
-  // are routed among, decode_outstanding_ for the decode replicas) to p.outstanding(). Called
-  // after everything that can change it, before any router reads it again: an arrival routed
-  // to p, p's plan applied (before the hand-offs are routed), p's iteration start and end, a
-  // transfer to or from p.
-  void note_load(const Replica& p);
+  // Marks p's entry of the load index its router reads (outstanding_ for the replicas
+  // arrivals are routed among, decode_outstanding_ for the decode replicas) as stale: after
+  // everything that can change p.outstanding() (an arrival routed to p, p's plan applied, p's
+  // iteration start, a transfer to or from p). Nothing when no router reads an index.
+  void mark_load(const Replica& p) {
+    if (!track_loads_) return;
+    const auto i = static_cast<std::size_t>(p.index());
+    if (load_stale_[i]) return;
+    load_stale_[i] = 1;
+    stale_loads_.push_back(p.index());
+  }
+  // Sets every stale entry to its replica's outstanding(): before a router reads the index.
+  // Each replica at most once per route, so a route costs no more than the scan it replaces.
+  void refresh_loads();
   // Global cache: prices what p's admissions fetched, adds it to dt and p.global_fetch.
   void price_fetch(Replica& p, double& dt);
 
@@ -308,6 +316,9 @@ class Simulation {
   std::unique_ptr<Router> decode_router_;  // disaggregated only
   LoadIndex outstanding_;         // Replica::outstanding() of prefill_replicas(), by position
   LoadIndex decode_outstanding_;  // of the decode replicas [P, N), by position (disaggregated)
+  bool track_loads_ = false;      // a router reads one of them (Router::reads_outstanding)
+  std::vector<char> load_stale_;  // per replica: its entry awaits refresh_loads()
+  std::vector<std::int32_t> stale_loads_;  // those replicas, each once
   std::unique_ptr<GlobalCache> global_;     // null: local caches only
   std::deque<Request*> handoffs_;          // prefill done, waiting for decode memory, FIFO
   std::int64_t transfers_in_flight_ = 0;
