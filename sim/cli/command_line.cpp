@@ -4,8 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
+#include <string_view>
 #include <system_error>
 
+#include "sim/core/close_names.h"
 #include "traces/trace_error.h"
 
 namespace pagesim::sim::cli {
@@ -300,6 +302,31 @@ void finish_parse(CommandLine& cl, int argc, const char* const* argv) {
   cl.profile.operator_tables = cl.profile_operator_tables;
   cl.profile.command_line.clear();
   for (int i = 0; i < argc; ++i) cl.profile.command_line += (i ? " " : "") + std::string(argv[i]);
+}
+
+std::string unknown_subcommand_message(CLI::App& app, int argc, const char* const* argv) {
+  CLI::App* group = &app;
+  std::string typed = "pagesim";  // the commands so far, for the help hint
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const std::vector<CLI::App*> commands = group->get_subcommands([](CLI::App* c) { return !c->get_name().empty(); });  // not option groups
+    // An option (--help, --version) or a command without subcommands: CLI11 reads the rest.
+    if (arg.empty() || arg.front() == '-' || commands.empty()) return {};
+    std::vector<std::string> names;
+    CLI::App* found = nullptr;
+    for (CLI::App* c : commands) {
+      names.push_back(c->get_name());
+      if (c->check_name(std::string(arg))) found = c;
+    }
+    if (found == nullptr) {
+      const std::string mean = did_you_mean(arg, names);
+      return fmt::format("unknown subcommand '{}': {} ({} --help lists the commands)", arg,
+                         mean.empty() ? fmt::format("expected one of {}", fmt::join(names, ", ")) : mean, typed);
+    }
+    group = found;
+    typed += " " + found->get_name();
+  }
+  return {};
 }
 
 std::string out_of_memory_message(int argc, const char* const* argv) {

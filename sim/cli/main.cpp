@@ -303,6 +303,10 @@ int main(int argc, char** argv) {
   auto* compare = sim::cli::add_compare_command(app, cl);
   auto* calibrate = sim::cli::add_calibrate_command(app);
 
+  if (const std::string unknown = sim::cli::unknown_subcommand_message(app, argc, argv); !unknown.empty()) {
+    std::cerr << "pagesim: error: " << unknown << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -30,6 +31,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/config_origin.h"
+#include "sim/core/close_names.h"
 #include "sim/config/enum_names.h"
 
 namespace pagesim::sim {
@@ -92,7 +94,7 @@ class YamlReader {
     field(key, s);
     if (!child(key)) return;
     if (const auto v = find_enum(names, s)) value = *v;
-    else fail(child(key), key, "expected one of " + enum_name_list(names) + ", found '" + s + "'");
+    else fail(child(key), key, "expected one of " + enum_name_list(names) + ", found '" + s + "'" + suggestion(s, names));
   }
 
   // A value written as a string in its own syntax ("fixed:64"): `parse(text)` gives the
@@ -194,7 +196,11 @@ class YamlReader {
       if (known_.count(k)) continue;
       std::string allowed;
       for (const auto& a : known_) allowed += (allowed.empty() ? "" : ", ") + a;
-      throw ConfigError(origin_.file(), line_of(kv.first), join(k.c_str()), "unknown key (allowed here: " + allowed + ")");
+      std::vector<std::string> paths;  // the close keys as dotted paths: "did you mean allocator.block_size?"
+      for (const std::string_view a : close_names(k, known_)) paths.push_back(join(std::string(a).c_str()));
+      const std::string mean = did_you_mean(join(k.c_str()), paths);
+      throw ConfigError(origin_.file(), line_of(kv.first), join(k.c_str()),
+                        "unknown key" + (mean.empty() ? "" : ": " + mean) + " (allowed here: " + allowed + ")");
     }
   }
 
@@ -225,6 +231,14 @@ class YamlReader {
         v > static_cast<long double>(std::numeric_limits<T>::max()))
       return std::nullopt;
     return static_cast<T>(v);
+  }
+  // "; did you mean x?" for a name not in `names`, "" when none is close.
+  template <class E, std::size_t N>
+  static std::string suggestion(const std::string& found, const EnumNameTable<E, N>& names) {
+    std::vector<std::string_view> list;
+    for (const auto& [v, name] : names) list.push_back(name);
+    const std::string mean = did_you_mean(found, list);
+    return mean.empty() ? mean : "; " + mean;
   }
   static std::string kind_of(const YAML::Node& n) {
     return n.IsMap() ? "map" : n.IsSequence() ? "list" : n.IsNull() ? "null" : "scalar";

@@ -1,0 +1,63 @@
+// The messages and commands of issue 41 (items 6 to 13), through the built binary
+// (PAGESIM_BINARY) in a fresh temporary folder: what a newcomer's mistakes are told, and
+// the commands that take what a newcomer gives them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "temp_dir_test.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using pagesim::sim::testing::read_file;
+using pagesim::sim::testing::shell_quote;
+using Result = pagesim::sim::testing::CommandResult;
+
+class Messages : public pagesim::sim::testing::TempDirTest {
+ protected:
+  // `pagesim ARGS` in dir_.
+  Result pagesim(const std::string& args) const {
+    return pagesim::sim::testing::run_in(dir_, shell_quote(PAGESIM_BINARY) + " " + args);
+  }
+};
+
+// Item 6: a misspelt subcommand gets the intended one, a usage error (status 2).
+TEST_F(Messages, AMisspeltSubcommandSuggestsTheIntendedOne) {
+  Result r = pagesim("rnu x.yaml");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "pagesim: error: unknown subcommand 'rnu': did you mean run? (pagesim --help lists the commands)\n");
+  r = pagesim("trace stast t.csv");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "pagesim: error: unknown subcommand 'stast': did you mean stats? (pagesim trace --help lists the commands)\n");
+  r = pagesim("frobnicate");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown subcommand 'frobnicate': expected one of run, trace, validate"), std::string::npos)
+      << r.err;
+  // Known commands and options are CLI11's as before.
+  EXPECT_EQ(pagesim("--version").status, 0);
+  EXPECT_EQ(pagesim("presets").status, 0);
+}
+
+// Item 6: a misspelt preset and key, with the whole line as the user sees it.
+TEST_F(Messages, AMisspeltPresetOrKeySuggestsTheIntendedOne) {
+  write("e.yaml", "name: e\nmodel: llama3-8b\n");
+  Result r = pagesim("run e.yaml -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err,
+            "pagesim: error: e.yaml:2: model: unknown model preset 'llama3-8b', expected one of the 35 model presets: "
+            "did you mean llama-3-8b? (`pagesim presets` lists them)\n");
+  write("k.yaml", "name: k\nallocator:\n  blok_size: 16\n");
+  r = pagesim("run k.yaml -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.rfind("pagesim: error: k.yaml:3: allocator.blok_size: unknown key: did you mean "
+                        "allocator.block_size? (allowed here: ",
+                        0),
+            0u)
+      << r.err;
+}
+
+}  // namespace
