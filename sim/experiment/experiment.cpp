@@ -1217,8 +1217,7 @@ std::vector<PlannedPoint> plan_points(const Sweep& sweep) {
       plan.push_back({sweep.swept() ? point_folder(i, sweep.label(i)) : std::string(),
                       resolved_config_text(config, build_run(config))});
     } catch (const ConfigError& e) {
-      if (!sweep.swept()) throw;
-      throw sweep.in_point(i, e);
+      throw sweep.in_point(i, e);  // one run: the error as it was, or blamed on its --set
     }
   }
   return plan;

@@ -60,4 +60,17 @@ TEST_F(Messages, AMisspeltPresetOrKeySuggestsTheIntendedOne) {
       << r.err;
 }
 
+// Item 7: a --set mistake names the option, not the file.
+TEST_F(Messages, ASetMistakeNamesTheOption) {
+  write("s.yaml", "name: s\nsweep:\n  cases:\n    - {label: paged-v1}\n    - {label: b, seed: 2}\n");
+  const Result r = pagesim("run s.yaml -q --set allocator.blok_size=3");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.rfind("pagesim: error: --set allocator.blok_size=3: allocator.blok_size: unknown key: did you mean "
+                        "allocator.block_size?",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_NE(r.err.find("(in sweep point 0 'paged-v1')"), std::string::npos) << r.err;
+}
+
 }  // namespace
