@@ -73,4 +73,13 @@ TEST_F(Messages, ASetMistakeNamesTheOption) {
   EXPECT_NE(r.err.find("(in sweep point 0 'paged-v1')"), std::string::npos) << r.err;
 }
 
+// Item 8: an experiment named without a folder names the working directory it was looked up in.
+TEST_F(Messages, AMissingTraceNamesTheExperimentsFolder) {
+  write("e.yaml", "name: e\nworkload:\n  kind: trace\n  trace: {path: nothere.csv}\n");
+  const Result r = pagesim("run e.yaml -q");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("found 'nothere.csv': not in " + fs::canonical(dir_).string() + ", "), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
