@@ -321,6 +321,12 @@ void visit(V& v, ExperimentConfig& c) {
 
 }  // namespace
 
+std::string own_scheduler_hint(alloc::AllocatorKind kind) {
+  if (kind != alloc::AllocatorKind::kRadix) return {};
+  return "allocator.kind 'radix' is SGLang's radix-tree cache, which scheduler.kind: sglang drives: use "
+         "scheduler.kind: sglang, or ";
+}
+
 std::vector<std::string> parse_lora_modules(const std::string& text) {
   std::vector<std::string> out;
   std::size_t pos = 0;
@@ -769,12 +775,15 @@ void check_combinations(const ExperimentConfig& c) {
                   fmt::format("allocator.vattention sets up allocator.kind: vattention; allocator.kind is '{}'",
                               alloc::to_string(a.kind)));
   if (c.scheduler.kind == SchedulerKind::kVllmV1) {
-    if (!paged && !layer_groups)
-      throw o.error("allocator.kind", fmt::format("scheduler.kind: vllm-v1 runs vLLM v1's paged block pool (free-block "
-                                                  "queue, prefix cache); allocator.kind is '{}': set allocator.kind: "
-                                                  "paged (or a layer-group pool: uniform, hybrid, jenga, vattention), "
-                                                  "or use scheduler.kind: orca or static",
-                                                  alloc::to_string(a.kind)));
+    if (!paged && !layer_groups) {
+      const std::string own = own_scheduler_hint(a.kind);
+      throw o.error("allocator.kind",
+                    fmt::format("scheduler.kind: vllm-v1 runs vLLM v1's paged block pool (free-block queue, prefix "
+                                "cache); {}set allocator.kind: paged (or a layer-group pool: uniform, hybrid, jenga, "
+                                "vattention){}",
+                                own.empty() ? fmt::format("allocator.kind is '{}': ", alloc::to_string(a.kind)) : own,
+                                own.empty() ? ", or use scheduler.kind: orca or static" : ""));
+    }
     if (c.scheduler.preemption == PreemptionMode::kSwap)
       throw o.error("scheduler.preemption",
                     "scheduler.kind: vllm-v1 preempts by recompute only (vLLM v1 has no swap space): set "

@@ -673,10 +673,13 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
       run.scheduler->set_adapters(run.adapters.get());
       run.allocator = std::move(paged_allocator);
     } else if (traits_of(c.scheduler.kind).needs_paged_allocator && !layer_group_pool) {
-      if (!paged)
-        throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
-                                                         to_string(c.scheduler.kind),
-                                                         alloc::to_string(c.allocator.kind)));
+      if (!paged) {
+        const std::string own = own_scheduler_hint(c.allocator.kind);
+        throw origin.error("allocator.kind",
+                           fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'{}",
+                                       to_string(c.scheduler.kind), alloc::to_string(c.allocator.kind),
+                                       own.empty() ? "" : "; " + own + "set allocator.kind: paged"));
+      }
       auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
       run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *paged_allocator); });
       run.allocator = std::move(paged_allocator);

@@ -495,6 +495,17 @@ TEST(ConfigErrors, AMisspeltKeyOrNameSuggestsTheIntendedOne) {
   }
 }
 
+// Issue 41 item 9: radix under vllm-v1 names sglang, the scheduler whose cache it is.
+TEST(ConfigErrors, RadixUnderAnotherSchedulerSuggestsSglang) {
+  EXPECT_TRUE(fails_with("scheduler: {kind: vllm-v1}\nallocator:\n  kind: radix\n", 3, "allocator.kind",
+                         {"scheduler.kind: vllm-v1 runs vLLM v1's paged block pool",
+                          "allocator.kind 'radix' is SGLang's radix-tree cache", "use scheduler.kind: sglang",
+                          "set allocator.kind: paged"}));
+  // Other pools keep the schedulers that run over any pool.
+  EXPECT_TRUE(fails_with("scheduler: {kind: vllm-v1}\nallocator:\n  kind: contiguous\n", 3, "allocator.kind",
+                         {"allocator.kind is 'contiguous'", "or use scheduler.kind: orca or static"}));
+}
+
 TEST(ConfigErrors, UnknownNestedKeyListsTheAllowedKeys) {
   EXPECT_TRUE(fails_with("name: x\nscheduler:\n  kind: vllm\n  max_num_seq: 8\n", 4, "scheduler.max_num_seq",
                          {"unknown key", "max_num_seqs", "max_num_batched_tokens", "watermark", "chunk_tokens"}));
