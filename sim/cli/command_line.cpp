@@ -168,11 +168,13 @@ CLI::App* add_model_command(CLI::App& app, CommandLine& cl) {
 CLI::App* add_validate_command(CLI::App& app, CommandLine& cl) {
   ValidateOptions& v = cl.validate;
   auto* validate = app.add_subcommand(
-      "validate", "Run the paged-attention kernels on sampled batches (OUT/batches.jsonl) and compare with dense "
-                  "attention; exits 1 if any batch fails");
-  validate->add_option("batches", cl.batches_file, "Sampled batch file (experiment option validate.every_n_iterations)")
+      "validate", "Run the paged-attention kernels on sampled batches (OUT/batches.jsonl, or every point's of a "
+                  "sweep's folder) and compare with dense attention; exits 1 if any batch fails");
+  validate->add_option("batches", cl.batches_file,
+                       "Sampled batch file (experiment option validate.every_n_iterations), a run's folder (its "
+                       "batches.jsonl) or a sweep's folder (every point's, a summary line per point)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   validate->add_option("--device", v.device, "cpu (the reference) or cuda (the kernels)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   validate->add_option("--heads", v.num_q_heads, "Query heads of the synthetic model")

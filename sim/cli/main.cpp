@@ -4,7 +4,7 @@
 //   pagesim trace stats FILE [--format F] [--json]
 //   pagesim trace gen EXP.yaml --out FILE [--set key.path=value]...
 //   pagesim trace cache-curve FILE [--out CSV] [--capacity T,...] [--policy P,...] [--block-size B]
-//   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
+//   pagesim validate BATCHES.jsonl|RUN_FOLDER|SWEEP_FOLDER [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
 //   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
 //   pagesim presets
 //   pagesim schema | pagesim keys   (the experiment file's JSON Schema | key reference)
@@ -50,6 +50,7 @@
 #include "sim/output/build_info.h"
 #include "sim/validate/cpu_paged_attention.h"
 #include "sim/validate/validate_command.h"
+#include "sim/validate/validate_path.h"
 #include "traces/make_source.h"
 #include "traces/native_csv_writer.h"
 #include "traces/trace_error.h"
@@ -407,7 +408,7 @@ int main(int argc, char** argv) {
     if (*validate) {
       // pagesim offers the CPU reference only: the CUDA backend lives in pagesim-cuda.
       const sim::CpuPagedAttention cpu;
-      return sim::run_validate_command(cl.validate, sim::PagedAttentionBackends{.cpu = &cpu, .cuda = nullptr},
+      return sim::run_validate_path(cl.validate, sim::PagedAttentionBackends{.cpu = &cpu, .cuda = nullptr},
                                        std::cout, std::cerr);
     }
     if (*profile) {

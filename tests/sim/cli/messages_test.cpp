@@ -82,4 +82,26 @@ TEST_F(Messages, AMissingTraceNamesTheExperimentsFolder) {
       << r.err;
 }
 
+// Item 10: validate takes a run's folder and a sweep's folder, not only a batches file.
+TEST_F(Messages, ValidateTakesARunOrASweepFolder) {
+  write("s.yaml",
+        "name: s\nworkload: {max_requests: 20, arrival: {rate: 5}}\nvalidate: {every_n_iterations: 20, max_batches: "
+        "1}\nsweep:\n  allocator.block_size: [8, 16]\n");
+  ASSERT_EQ(pagesim("run s.yaml -q -o out").status, 0);
+  Result r = pagesim("validate out");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("point 00-allocator.block_size=8: PASS\npoint 01-allocator.block_size=16: PASS\nsweep: 2 of 2 "
+                       "points pass (0 fail): PASS\n"),
+            std::string::npos)
+      << r.out;
+  r = pagesim("validate out/01-allocator.block_size=16");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("summary: 1 of 1 batches pass"), std::string::npos) << r.out;
+  fs::create_directories(dir_ / "empty");
+  r = pagesim("validate empty");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("empty: expected a batches file, a run's folder holding batches.jsonl"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
