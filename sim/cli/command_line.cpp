@@ -331,6 +331,26 @@ std::string unknown_subcommand_message(CLI::App& app, int argc, const char* cons
   return {};
 }
 
+namespace {
+// `word` as one shell word: as is when it holds only characters no shell treats specially,
+// else in single quotes (a quote inside as '\'').
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                             "0123456789_./=:,+-@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (const char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return quoted + "'";
+}
+}  // namespace
+
+std::string resume_command(const CommandLine& cl, const std::string& out) {
+  std::string command = fmt::format("pagesim run {} --out {} --resume", shell_word(cl.file), shell_word(out));
+  for (const std::string& s : cl.sets) command += " --set " + shell_word(s);
+  if (cl.jobs > 1) command += fmt::format(" -j {}", cl.jobs);
+  return command;
+}
+
 std::string out_of_memory_message(int argc, const char* const* argv) {
   std::string command = "pagesim";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];

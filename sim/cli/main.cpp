@@ -111,9 +111,10 @@ int cmd_run(const sim::cli::CommandLine& cl) {
   sim::cli::ProgressReporter reporter(cl.quiet ? std::vector<double>{} : point_horizons(cl), isatty(STDERR_FILENO),
                                       kLogEverySeconds);
   std::vector<sim::PointResult> results;
+  sim::SweepStop stop;
   try {
     results = sim::run_experiment_file(cl.file, cl.sets, out, run_progress(cl.quiet, reporter, watcher), cl.jobs,
-                                       existing);
+                                       existing, &stop);
   } catch (const sim::cli::Interrupted& e) {
     reporter.clear();
     if (std::filesystem::exists(out))
@@ -123,6 +124,19 @@ int cmd_run(const sim::cli::CommandLine& cl) {
     else
       std::cerr << fmt::format("pagesim: {}; nothing was written\n", e.what());
     return e.exit_status();
+  } catch (const std::exception& e) {
+    if (stop.points == 0) throw;  // not a sweep stopped part-way: main reports it
+    // A point failed while the sweep ran: what finished stays, with the command that runs the rest.
+    reporter.clear();
+    std::cerr << "pagesim: error: " << e.what() << "\n";
+    std::cerr << fmt::format("pagesim: the sweep stopped: {} of {} points finished, {} failed, {} not run{}; once the "
+                             "cause is fixed, run the rest with\n  {}\n",
+                             stop.finished, stop.points, stop.failed, stop.not_run,
+                             stop.table_written ? fmt::format(" ({} lists every point with its status)",
+                                                              (out / "sweep.csv").string())
+                                                : std::string(),
+                             sim::cli::resume_command(cl, out.string()));
+    return 1;
   }
   reporter.clear();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -134,6 +134,14 @@ def test_folders_that_are_not_results(grid, tmp_path):
     (first / "summary.json").unlink()
     with pytest.raises(pagesim.ResultsFolderError, match=f"point '{first.name}'.*summary.json is missing"):
         pagesim.open(broken)
+    # A sweep a failing point stopped (issue 41): sweep.csv's status column names the points.
+    stopped = tmp_path / "stopped"
+    shutil.copytree(grid[0], stopped)
+    lines = (stopped / "sweep.csv").read_text().splitlines()
+    lines = [lines[0] + ",status"] + [line + (",ok" if i == 0 else ",not run") for i, line in enumerate(lines[1:])]
+    (stopped / "sweep.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(pagesim.ResultsFolderError, match="has status 'not run': the sweep stopped part-way"):
+        pagesim.open(stopped)
 
 
 def test_open_works_without_the_compiled_module(grid):

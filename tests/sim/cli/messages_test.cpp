@@ -3,6 +3,7 @@
 // the commands that take what a newcomer gives them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -102,6 +103,40 @@ TEST_F(Messages, ValidateTakesARunOrASweepFolder) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("empty: expected a batches file, a run's folder holding batches.jsonl"), std::string::npos)
       << r.err;
+}
+
+// Item 11: a point failing mid-sweep leaves sweep.csv with the finished points and a status
+// per point, and the --resume command that runs the rest; a sweep whose points all ran has
+// no status column.
+TEST_F(Messages, ASweepStoppedByAFailureKeepsWhatFinished) {
+  write("trace.csv", "arrival_s,prompt_tokens,output_tokens\n0,100,10\n0.5,3000,10\n1,200,10\n");
+  // opt-13b's 2,048-token context cannot hold the 3,000-token prompt: point 1 fails as it runs.
+  write("s.yaml",
+        "name: s\nworkload:\n  kind: trace\n  trace: {path: trace.csv, format: native}\n"
+        "scheduler: {max_num_batched_tokens: 8192}\nsweep:\n  model: [llama-2-7b, opt-13b, llama-2-13b]\n");
+  Result r = pagesim("run s.yaml -q --out 'my out' --set 'workload.arrival={rate: 1}'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("exceed max_model_len = 2048 tokens"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pagesim: the sweep stopped: 1 of 3 points finished, 1 failed, 1 not run (my out/sweep.csv "
+                       "lists every point with its status); once the cause is fixed, run the rest with\n"
+                       "  pagesim run s.yaml --out 'my out' --resume --set 'workload.arrival={rate: 1}'\n"),
+            std::string::npos)
+      << r.err;
+  const std::string table = read_file(dir_ / "my out/sweep.csv");
+  ASSERT_FALSE(table.empty());
+  const std::string header = table.substr(0, table.find('\n'));
+  EXPECT_EQ(header.rfind("point,label,model,memory_pct.token_states,", 0), 0u) << header;
+  EXPECT_EQ(header.substr(header.size() - 7), ",status") << header;
+  EXPECT_NE(table.find("\n00-model=llama-2-7b,model=llama-2-7b,llama-2-7b,2."), std::string::npos) << table;
+  EXPECT_NE(table.find("\n01-model=opt-13b,model=opt-13b,opt-13b,,"), std::string::npos) << table;
+  for (const char* status : {",ok\n", ",failed\n", ",not run\n"})
+    EXPECT_NE(table.find(status), std::string::npos) << status << " in " << table;
+  // The command it printed, with the cause fixed, finishes the sweep: no status column then.
+  r = pagesim("run s.yaml -q --out 'my out' --resume --set 'workload.arrival={rate: 1}' --set max_model_len=off");
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string done = read_file(dir_ / "my out/sweep.csv");
+  EXPECT_EQ(done.find("status"), std::string::npos) << done;
+  EXPECT_EQ(std::count(done.begin(), done.end(), '\n'), 4);
 }
 
 }  // namespace
