@@ -284,8 +284,13 @@ int cmd_trace_import(const sim::cli::CommandLine& cl) {
   traces::write_native_csv(trace_csv, *replay, traces::NativeCsvColumns{.n = false, .beam_width = false});
   traces::write_measured_requests_csv(b, measured_csv);
   std::cout << "imported " << traces::describe(b) << "\n";
-  std::cout << fmt::format("wrote {} (replay it: workload: {{kind: trace, trace: {{path: {}}}}})\n", trace_csv,
-                           trace_csv);
+  // A result file holds no token contents, so the trace has no hash ids: the config to replay
+  // it says the prefix cache is off, and why (with it on, every replay would warn).
+  std::cout << fmt::format("wrote {}; replay it with these keys of an experiment:\n"
+                           "  workload: {{kind: trace, trace: {{path: {}}}}}\n"
+                           "  allocator: {{prefix_cache: false}}  # no token contents (hash_ids) in a benchmark "
+                           "result: no prompt could hit a prefix cache\n",
+                           trace_csv, trace_csv);
   std::cout << fmt::format("wrote {} (after pagesim run: pagesim trace compare {} RUN_FOLDER)\n", measured_csv,
                            measured_csv);
   return 0;
