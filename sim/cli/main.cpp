@@ -307,7 +307,8 @@ sim::cli::PythonHandoff sim_to_real_handoff() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pagesim: trace-driven simulator of KV-cache memory management for LLM serving"};
+  // Named, so help says `pagesim`, not argv[0] (the installed command execs <pkg>/bin/pagesim).
+  CLI::App app{"pagesim: trace-driven simulator of KV-cache memory management for LLM serving", "pagesim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", sim::version_text(), "print pagesim's version and source commit, then exit");
   sim::cli::CommandLine cl;

@@ -43,6 +43,16 @@ TEST_F(Messages, AMisspeltSubcommandSuggestsTheIntendedOne) {
   EXPECT_EQ(pagesim("presets").status, 0);
 }
 
+// Item 13: help names the command `pagesim`, not the path it was run by (the installed
+// command execs <pkg>/bin/pagesim).
+TEST_F(Messages, HelpNamesTheCommandNotTheExecutablesPath) {
+  const Result r = pagesim("--help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("Usage: pagesim [OPTIONS] SUBCOMMAND"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(PAGESIM_BINARY), std::string::npos) << r.out;
+  EXPECT_NE(pagesim("run --help").out.find("Usage: pagesim run [OPTIONS] experiment"), std::string::npos);
+}
+
 // Item 6: a misspelt preset and key, with the whole line as the user sees it.
 TEST_F(Messages, AMisspeltPresetOrKeySuggestsTheIntendedOne) {
   write("e.yaml", "name: e\nmodel: llama3-8b\n");
