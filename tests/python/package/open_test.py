@@ -160,3 +160,13 @@ def test_open_works_without_the_compiled_module(grid):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert lines[0].startswith("4 ") and lines[2] == "ImportError True"
+
+
+def test_the_package_shows_only_its_own_names():
+    # Issue 41: dir(pagesim) lists the API and its submodules, not the modules it imports itself.
+    import types
+
+    modules = {n for n in dir(pagesim) if not n.startswith("_") and isinstance(getattr(pagesim, n), types.ModuleType)}
+    foreign = {n for n in modules if not getattr(pagesim, n).__name__.startswith("pagesim.")}
+    assert foreign == set(), foreign
+    assert "pkgutil" not in dir(pagesim)
