@@ -430,17 +430,24 @@ TEST_F(ExperimentTest, MalformedTraceRowMidRunLeavesNothing) {
   EXPECT_FALSE(fs::exists(dir_ / "out")) << "an empty result folder left behind";
 }
 
-TEST_F(ExperimentTest, FailingSweepPointKeepsFinishedPointsAndWritesNoSweepCsv) {
+TEST_F(ExperimentTest, FailingSweepPointKeepsFinishedPointsAndListsEveryPointsStatus) {
   // The second point's pool cannot hold one request; the first point completes.
   const std::string file =
       write("sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [4096, 512]\n  scheduler.max_num_batched_tokens: [4096]\n");
   const std::string p0 = "00-kv.slots=4096_scheduler.max_num_batched_tokens=4096/";
   expect_failure_leaves_nothing<ConfigError>(
       file, dir_ / "out",
-      {p0 + "config.resolved.yaml", p0 + "iterations.csv", p0 + "requests.csv", p0 + "summary.json"});
+      {p0 + "config.resolved.yaml", p0 + "iterations.csv", p0 + "requests.csv", p0 + "summary.json", "sweep.csv"});
   EXPECT_TRUE(fs::exists(dir_ / "out" / p0 / "summary.json"));
-  EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
   EXPECT_FALSE(fs::exists(dir_ / "out/01-kv.slots=512_scheduler.max_num_batched_tokens=4096"));
+  // sweep.csv (issue 41): the finished point's results, the failed point's keys, a status each.
+  const std::string table = read_file(dir_ / "out/sweep.csv");
+  EXPECT_NE(table.find(",status\n00-kv.slots=4096_scheduler.max_num_batched_tokens=4096,"), std::string::npos)
+      << table;
+  const std::string failed = "\n01-kv.slots=512_scheduler.max_num_batched_tokens=4096,"
+                             "\"kv.slots=512,scheduler.max_num_batched_tokens=4096\",512,4096,,";
+  EXPECT_NE(table.find(failed), std::string::npos) << table;
+  EXPECT_TRUE(table.ends_with(",,failed\n")) << table;
 }
 
 TEST_F(ExperimentTest, ConfigErrorInAnyPointRunsNothing) {
