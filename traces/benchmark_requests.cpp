@@ -47,12 +47,24 @@ void append_time(std::string& line, double v) {
 
 }  // namespace
 
+double to_nanoseconds(double seconds) {
+  // NaN (not measured) stays NaN; a time past 2^53 ns (104 days) has no noise below a
+  // nanosecond to remove and is kept as it is.
+  if (!std::isfinite(seconds) || std::fabs(seconds) >= 9.0e6) return seconds;
+  return std::round(seconds * 1e9) / 1e9 + 0.0;  // + 0.0: no -0
+}
+
 void sort_and_shift(std::vector<MeasuredRequest>& requests) {
   std::stable_sort(requests.begin(), requests.end(),
                    [](const MeasuredRequest& x, const MeasuredRequest& y) { return x.arrival_s < y.arrival_s; });
   if (requests.empty()) return;
   const double origin = requests.front().arrival_s;
-  for (MeasuredRequest& m : requests) m.arrival_s -= origin;
+  for (MeasuredRequest& m : requests) {
+    m.arrival_s = to_nanoseconds(m.arrival_s - origin);
+    m.ttft_s = to_nanoseconds(m.ttft_s);
+    m.tpot_s = to_nanoseconds(m.tpot_s);
+    m.e2e_s = to_nanoseconds(m.e2e_s);
+  }
 }
 
 std::string describe(const BenchmarkRequests& b) {

@@ -45,8 +45,15 @@ struct BenchmarkRequests {
   std::uint64_t without_output = 0;  // excluded: succeeded with 0 output tokens
 };
 
-// Sorts `requests` by arrival_s (stable: ties keep their order) and shifts the times so the
-// first is 0. Readers call it last.
+// `seconds` rounded to the nanosecond (NaN and |seconds| >= 9e6 as they are): a difference
+// of two clock readings (1000.2374 - 996.3626) carries float noise below that
+// (3.8747999999999982), which the files would print; no client clock resolves it.
+double to_nanoseconds(double seconds);
+
+// Sorts `requests` by arrival_s (stable: ties keep their order), shifts the times so the
+// first is 0 and rounds arrival_s, ttft_s, tpot_s and e2e_s to the nanosecond
+// (to_nanoseconds), so trace.csv and measured_requests.csv print 3.8748, not
+// 3.8747999999999982. Readers call it last.
 void sort_and_shift(std::vector<MeasuredRequest>& requests);
 
 // One line: "vllm bench serve 'f.json': 98 of 100 requests (1 failed, 1 without output

@@ -14,6 +14,45 @@
 
 namespace pagesim::traces {
 
+namespace {
+
+// `text` with the literals Python's json module writes for non-finite floats — NaN, Infinity,
+// -Infinity, which JSON lacks — outside strings turned into the JSON strings "NaN",
+// "Infinity" and "-Infinity"; everything else as it is.
+std::string with_python_literals_as_strings(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      out += ch;
+      if (ch == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (ch == '"') in_string = false;
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    bool replaced = false;
+    for (const std::string_view literal : {"-Infinity", "Infinity", "NaN"}) {
+      if (text.compare(i, literal.size(), literal) != 0) continue;
+      out += '"';
+      out += literal;
+      out += '"';
+      i += literal.size() - 1;
+      replaced = true;
+      break;
+    }
+    if (!replaced) out += ch;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool JsonDocument::is_non_finite_literal(const json& v) {
+  return v.is_string() && (v == "NaN" || v == "Infinity" || v == "-Infinity");
+}
+
 JsonDocument::JsonDocument(std::string path, std::string_view expected) : path_(std::move(path)) {
   errno = 0;
   std::ifstream in(path_, std::ios::binary);
@@ -26,7 +65,8 @@ JsonDocument::JsonDocument(std::string path, std::string_view expected) : path_(
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw TraceError(path_, 0, "", std::string(expected), "an empty file");
   try {
-    root_ = json::parse(text);
+    const bool python_literals = text.find("NaN") != text.npos || text.find("Infinity") != text.npos;
+    root_ = json::parse(python_literals ? with_python_literals_as_strings(text) : text);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e999
     // nlohmann's message without its "[json.exception.parse_error.101] " prefix; it says
     // where (line and column).
@@ -39,7 +79,9 @@ JsonDocument::JsonDocument(std::string path, std::string_view expected) : path_(
 
 void JsonDocument::fail(const std::string& where, std::string expected, const json& found) const {
   throw TraceError(path_, 0, where, std::move(expected),
-                   found.is_null() ? std::string("null") : quote_found(found.dump()));
+                   found.is_null()                   ? std::string("null")
+                   : is_non_finite_literal(found) ? found.get<std::string>()
+                                                  : quote_found(found.dump()));
 }
 
 const JsonDocument::json* JsonDocument::find(const json& object, const std::string& where, const char* key) const {

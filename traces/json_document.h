@@ -3,7 +3,12 @@
 //   run.json: input_lens[3]: expected a positive integer number of tokens, found '-1'
 //   reqs.json: [12].info.output_token_times: expected an array of times, found 'null'
 // For readers of result files that hold one JSON value (vllm_bench_reader.h,
-// inference_perf_requests_reader.h). Owns the parsed value; not thread-safe.
+// inference_perf_requests_reader.h). Python's json module writes NaN, Infinity and -Infinity
+// for non-finite floats (vLLM's result files hold them where a metric has no finite value),
+// which JSON lacks: they are read as the strings "NaN", "Infinity" and "-Infinity"
+// (is_non_finite_literal), which number() refuses by name ("found Infinity") and a reader
+// that takes an infinite value (vLLM's request_rate) checks for itself. Owns the parsed
+// value; not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +46,9 @@ class JsonDocument {
   double number(const json& v, const std::string& where, bool non_negative) const;
   // `v` as an array (of any length, or exactly `length` when length >= 0).
   const json& array(const json& v, const std::string& where, std::int64_t length = -1) const;
+
+  // True when `v` is one of Python's non-finite literals as read: "NaN", "Infinity", "-Infinity".
+  static bool is_non_finite_literal(const json& v);
 
   // "input_lens" + 3 -> "input_lens[3]"; "" + 3 -> "[3]"; "[3]" + "info" -> "[3].info".
   static std::string index(const std::string& where, std::size_t i);

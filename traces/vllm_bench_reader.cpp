@@ -62,10 +62,12 @@ Traffic read_traffic(const JsonDocument& doc) {
                      "the send times (start_times) or the traffic they were drawn from (request_rate, burstiness, "
                      "max_concurrency)",
                      "neither");
+  // serve.py writes "inf" for its default rate; a result dumped by other means writes Python's
+  // Infinity literal. Both: every request sent at once.
   const json& rate = doc.root().at("request_rate");
-  if (rate == "inf") return t;
+  if (rate == "inf" || rate == "Infinity") return t;
   if (!rate.is_number() || !std::isfinite(rate.get<double>()) || rate.get<double>() <= 0)
-    doc.fail("request_rate", "a rate > 0 requests/s or \"inf\"", rate);
+    doc.fail("request_rate", "a rate > 0 requests/s, \"inf\" or Infinity", rate);
   t.infinite_rate = false;
   t.rate = rate.get<double>();
   return t;

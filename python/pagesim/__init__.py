@@ -20,12 +20,12 @@ compare() read folders only (they work without the compiled module); tables are 
 DataFrames.
 """
 
-import pkgutil
+import pkgutil as _pkgutil
 
 # In a source checkout the package's Python files are in python/pagesim and its compiled
 # module in the build's python/pagesim (python/CMakeLists.txt): one package spread over
 # every "pagesim" folder on sys.path. An installed package has both in one folder.
-__path__ = pkgutil.extend_path(__path__, __name__)
+__path__ = _pkgutil.extend_path(__path__, __name__)
 
 # An installed package carries pagesim's bundled data (traces, operator tables, experiment
 # files) in pagesim/data: the compiled module looks relative input paths up there

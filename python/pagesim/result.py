@@ -302,6 +302,11 @@ def open_results(folder: Union[str, "os.PathLike[str]"]) -> Union[RunResult, Swe
         points = []
         for row in table.to_dict("records"):
             folder_i = out / row["point"]
+            status = row.get("status", "ok")
+            if status != "ok":
+                raise ResultsFolderError(f"{sweep_csv}: point {row['point']!r} has status {status!r}: the sweep stopped "
+                                         "part-way (its status column says which points finished); run the rest "
+                                         "with pagesim run ... --resume, as pagesim run printed")
             if not (folder_i / "summary.json").is_file():
                 raise ResultsFolderError(f"{sweep_csv}: point {row['point']!r}: {folder_i / 'summary.json'} is "
                                          "missing (a partial or moved folder)")

@@ -4,8 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <charconv>
+#include <string_view>
 #include <system_error>
 
+#include "sim/core/close_names.h"
 #include "traces/trace_error.h"
 
 namespace pagesim::sim::cli {
@@ -166,11 +168,13 @@ CLI::App* add_model_command(CLI::App& app, CommandLine& cl) {
 CLI::App* add_validate_command(CLI::App& app, CommandLine& cl) {
   ValidateOptions& v = cl.validate;
   auto* validate = app.add_subcommand(
-      "validate", "Run the paged-attention kernels on sampled batches (OUT/batches.jsonl) and compare with dense "
-                  "attention; exits 1 if any batch fails");
-  validate->add_option("batches", cl.batches_file, "Sampled batch file (experiment option validate.every_n_iterations)")
+      "validate", "Run the paged-attention kernels on sampled batches (OUT/batches.jsonl, or every point's of a "
+                  "sweep's folder) and compare with dense attention; exits 1 if any batch fails");
+  validate->add_option("batches", cl.batches_file,
+                       "Sampled batch file (experiment option validate.every_n_iterations), a run's folder (its "
+                       "batches.jsonl) or a sweep's folder (every point's, a summary line per point)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   validate->add_option("--device", v.device, "cpu (the reference) or cuda (the kernels)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   validate->add_option("--heads", v.num_q_heads, "Query heads of the synthetic model")
@@ -300,6 +304,51 @@ void finish_parse(CommandLine& cl, int argc, const char* const* argv) {
   cl.profile.operator_tables = cl.profile_operator_tables;
   cl.profile.command_line.clear();
   for (int i = 0; i < argc; ++i) cl.profile.command_line += (i ? " " : "") + std::string(argv[i]);
+}
+
+std::string unknown_subcommand_message(CLI::App& app, int argc, const char* const* argv) {
+  CLI::App* group = &app;
+  std::string typed = "pagesim";  // the commands so far, for the help hint
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const std::vector<CLI::App*> commands = group->get_subcommands([](CLI::App* c) { return !c->get_name().empty(); });  // not option groups
+    // An option (--help, --version) or a command without subcommands: CLI11 reads the rest.
+    if (arg.empty() || arg.front() == '-' || commands.empty()) return {};
+    std::vector<std::string> names;
+    CLI::App* found = nullptr;
+    for (CLI::App* c : commands) {
+      names.push_back(c->get_name());
+      if (c->check_name(std::string(arg))) found = c;
+    }
+    if (found == nullptr) {
+      const std::string mean = did_you_mean(arg, names);
+      return fmt::format("unknown subcommand '{}': {} ({} --help lists the commands)", arg,
+                         mean.empty() ? fmt::format("expected one of {}", fmt::join(names, ", ")) : mean, typed);
+    }
+    group = found;
+    typed += " " + found->get_name();
+  }
+  return {};
+}
+
+namespace {
+// `word` as one shell word: as is when it holds only characters no shell treats specially,
+// else in single quotes (a quote inside as '\'').
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                             "0123456789_./=:,+-@%") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (const char ch : word) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return quoted + "'";
+}
+}  // namespace
+
+std::string resume_command(const CommandLine& cl, const std::string& out) {
+  std::string command = fmt::format("pagesim run {} --out {} --resume", shell_word(cl.file), shell_word(out));
+  for (const std::string& s : cl.sets) command += " --set " + shell_word(s);
+  if (cl.jobs > 1) command += fmt::format(" -j {}", cl.jobs);
+  return command;
 }
 
 std::string out_of_memory_message(int argc, const char* const* argv) {

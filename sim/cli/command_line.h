@@ -114,6 +114,17 @@ CLI::App* add_calibrate_command(CLI::App& app);
 // REQUIRES: app.parse(argc, argv) returned without throwing.
 void finish_parse(CommandLine& cl, int argc, const char* const* argv);
 
+// The usage error for a command line whose subcommand is not one `app` (or the group it is
+// under, e.g. trace) has, with the close names: "unknown subcommand 'rnu': did you mean run?
+// (pagesim --help lists the commands)"; "" when every subcommand given is known (CLI11 then
+// reports any other mistake). REQUIRES: every subcommand has been added to `app`.
+std::string unknown_subcommand_message(CLI::App& app, int argc, const char* const* argv);
+
+// The command that continues the parsed `pagesim run` `cl` into `out` with --resume, each
+// argument quoted for a POSIX shell where it needs it:
+//   pagesim run exp.yaml --out out/exp --resume --set 'workload.arrival={rate: 2}' -j 4
+std::string resume_command(const CommandLine& cl, const std::string& out);
+
 // The one line main prints when an input needs more memory than the process may use
 // (std::bad_alloc reached the top): "pagesim validate b.jsonl: out of memory (std::bad_alloc):
 // ..." — the command as typed (argv[1...]), so the input at fault is named.

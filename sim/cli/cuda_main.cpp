@@ -15,6 +15,7 @@
 #include "sim/validate/cpu_paged_attention.h"
 #include "sim/validate/cuda_paged_attention.h"
 #include "sim/validate/validate_command.h"
+#include "sim/validate/validate_path.h"
 
 int main(int argc, char** argv) {
   using namespace pagesim;
@@ -37,7 +38,7 @@ int main(int argc, char** argv) {
       // Both backends: --device cpu runs here as in pagesim, --device cuda on the GPU.
       const sim::CpuPagedAttention cpu;
       const sim::CudaPagedAttention cuda;
-      return sim::run_validate_command(cl.validate, sim::PagedAttentionBackends{.cpu = &cpu, .cuda = &cuda},
+      return sim::run_validate_path(cl.validate, sim::PagedAttentionBackends{.cpu = &cpu, .cuda = &cuda},
                                        std::cout, std::cerr);
     }
     if (*profile) return sim::run_profile_command(cl.profile, std::cout, std::cerr);

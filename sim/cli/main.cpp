@@ -4,7 +4,7 @@
 //   pagesim trace stats FILE [--format F] [--json]
 //   pagesim trace gen EXP.yaml --out FILE [--set key.path=value]...
 //   pagesim trace cache-curve FILE [--out CSV] [--capacity T,...] [--policy P,...] [--block-size B]
-//   pagesim validate BATCHES.jsonl [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
+//   pagesim validate BATCHES.jsonl|RUN_FOLDER|SWEEP_FOLDER [--device cpu|cuda] [--heads H --kv-heads K --head-dim D --dtype T]
 //   pagesim profile --device cuda --model PRESET [--out FILE] [grid options]
 //   pagesim presets
 //   pagesim schema | pagesim keys   (the experiment file's JSON Schema | key reference)
@@ -50,6 +50,7 @@
 #include "sim/output/build_info.h"
 #include "sim/validate/cpu_paged_attention.h"
 #include "sim/validate/validate_command.h"
+#include "sim/validate/validate_path.h"
 #include "traces/make_source.h"
 #include "traces/native_csv_writer.h"
 #include "traces/trace_error.h"
@@ -110,9 +111,10 @@ int cmd_run(const sim::cli::CommandLine& cl) {
   sim::cli::ProgressReporter reporter(cl.quiet ? std::vector<double>{} : point_horizons(cl), isatty(STDERR_FILENO),
                                       kLogEverySeconds);
   std::vector<sim::PointResult> results;
+  sim::SweepStop stop;
   try {
     results = sim::run_experiment_file(cl.file, cl.sets, out, run_progress(cl.quiet, reporter, watcher), cl.jobs,
-                                       existing);
+                                       existing, &stop);
   } catch (const sim::cli::Interrupted& e) {
     reporter.clear();
     if (std::filesystem::exists(out))
@@ -122,6 +124,19 @@ int cmd_run(const sim::cli::CommandLine& cl) {
     else
       std::cerr << fmt::format("pagesim: {}; nothing was written\n", e.what());
     return e.exit_status();
+  } catch (const std::exception& e) {
+    if (stop.points == 0) throw;  // not a sweep stopped part-way: main reports it
+    // A point failed while the sweep ran: what finished stays, with the command that runs the rest.
+    reporter.clear();
+    std::cerr << "pagesim: error: " << e.what() << "\n";
+    std::cerr << fmt::format("pagesim: the sweep stopped: {} of {} points finished, {} failed, {} not run{}; once the "
+                             "cause is fixed, run the rest with\n  {}\n",
+                             stop.finished, stop.points, stop.failed, stop.not_run,
+                             stop.table_written ? fmt::format(" ({} lists every point with its status)",
+                                                              (out / "sweep.csv").string())
+                                                : std::string(),
+                             sim::cli::resume_command(cl, out.string()));
+    return 1;
   }
   reporter.clear();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -269,8 +284,13 @@ int cmd_trace_import(const sim::cli::CommandLine& cl) {
   traces::write_native_csv(trace_csv, *replay, traces::NativeCsvColumns{.n = false, .beam_width = false});
   traces::write_measured_requests_csv(b, measured_csv);
   std::cout << "imported " << traces::describe(b) << "\n";
-  std::cout << fmt::format("wrote {} (replay it: workload: {{kind: trace, trace: {{path: {}}}}})\n", trace_csv,
-                           trace_csv);
+  // A result file holds no token contents, so the trace has no hash ids: the config to replay
+  // it says the prefix cache is off, and why (with it on, every replay would warn).
+  std::cout << fmt::format("wrote {}; replay it with these keys of an experiment:\n"
+                           "  workload: {{kind: trace, trace: {{path: {}}}}}\n"
+                           "  allocator: {{prefix_cache: false}}  # no token contents (hash_ids) in a benchmark "
+                           "result: no prompt could hit a prefix cache\n",
+                           trace_csv, trace_csv);
   std::cout << fmt::format("wrote {} (after pagesim run: pagesim trace compare {} RUN_FOLDER)\n", measured_csv,
                            measured_csv);
   return 0;
@@ -288,7 +308,8 @@ sim::cli::PythonHandoff sim_to_real_handoff() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"pagesim: trace-driven simulator of KV-cache memory management for LLM serving"};
+  // Named, so help says `pagesim`, not argv[0] (the installed command execs <pkg>/bin/pagesim).
+  CLI::App app{"pagesim: trace-driven simulator of KV-cache memory management for LLM serving", "pagesim"};
   app.require_subcommand(1);
   app.set_version_flag("--version", sim::version_text(), "print pagesim's version and source commit, then exit");
   sim::cli::CommandLine cl;
@@ -304,6 +325,10 @@ int main(int argc, char** argv) {
   auto* compare = sim::cli::add_compare_command(app, cl);
   auto* calibrate = sim::cli::add_calibrate_command(app);
 
+  if (const std::string unknown = sim::cli::unknown_subcommand_message(app, argc, argv); !unknown.empty()) {
+    std::cerr << "pagesim: error: " << unknown << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -405,7 +430,7 @@ int main(int argc, char** argv) {
     if (*validate) {
       // pagesim offers the CPU reference only: the CUDA backend lives in pagesim-cuda.
       const sim::CpuPagedAttention cpu;
-      return sim::run_validate_command(cl.validate, sim::PagedAttentionBackends{.cpu = &cpu, .cuda = nullptr},
+      return sim::run_validate_path(cl.validate, sim::PagedAttentionBackends{.cpu = &cpu, .cuda = nullptr},
                                        std::cout, std::cerr);
     }
     if (*profile) {

@@ -57,7 +57,10 @@ fs::path bundled_root() {
 
 fs::path experiment_dir(const std::string& file) {
   std::error_code ec;
-  if (!file.empty() && fs::is_regular_file(file, ec)) return absolute_normal(fs::path(file).parent_path());
+  // A file in the working directory has an empty parent, which absolute() leaves empty.
+  if (const fs::path parent = fs::path(file).parent_path();
+      !file.empty() && fs::is_regular_file(file, ec) && !parent.empty())
+    return absolute_normal(parent);
   return absolute_normal(fs::current_path(ec));
 }
 

@@ -1,7 +1,7 @@
 // KeySchemaBuilder: the third visitor of an experiment config's field list (beside YamlReader
 // and YamlWriter, yaml_visitors.h). Walked over a default-constructed config it records every
 // key the reader accepts — its type, its default as config.resolved.yaml writes it, the names
-// a choice allows — as a tree of KeyInfo. `pagesim schema` renders that tree as a JSON Schema
+// a choice allows, its one-line meaning as the field list gives it — as a tree of KeyInfo. `pagesim schema` renders that tree as a JSON Schema
 // and `pagesim keys` as the reference table of docs/experiment-keys.md (config_schema.h), so
 // neither can drift from the reader.
 // A plain value builder; one per walk.
@@ -40,48 +40,50 @@ struct KeyInfo {
   std::string default_text;          // the default as config.resolved.yaml writes it; "" for maps
   std::vector<std::string> choices;  // kChoice: the allowed names in table order
   std::vector<KeyInfo> children;     // kSection, kList (one element), kStringOrSection
+  std::string meaning;               // one line: what the key sets ("" for a section)
 };
 
 class KeySchemaBuilder {
  public:
   template <class T>
-  void field(const char* key, T& value) {
-    KeyInfo k{key, type_of<T>(), text_of(value), {}, {}};
-    keys_.push_back(std::move(k));
+  void field(const char* key, const char* meaning, T& value) {
+    keys_.push_back(KeyInfo{key, type_of<T>(), text_of(value), {}, {}, meaning});
   }
 
   template <class T>
-  void field_omitted_at_default(const char* key, T& value, const T&) {
-    field(key, value);
+  void field_omitted_at_default(const char* key, const char* meaning, T& value, const T&) {
+    field(key, meaning, value);
   }
 
   template <class E, std::size_t N>
-  void choice(const char* key, E& value, const EnumNameTable<E, N>& names) {
-    KeyInfo k{key, KeyInfo::Type::kChoice, std::string(enum_name(names, value)), {}, {}};
+  void choice(const char* key, const char* meaning, E& value, const EnumNameTable<E, N>& names) {
+    KeyInfo k{key, KeyInfo::Type::kChoice, std::string(enum_name(names, value)), {}, {}, meaning};
     for (const auto& [v, name] : names) k.choices.emplace_back(name);
     keys_.push_back(std::move(k));
   }
 
   template <class E, std::size_t N>
-  void choice_omitted_at_default(const char* key, E& value, const EnumNameTable<E, N>& names, E) {
-    choice(key, value, names);
+  void choice_omitted_at_default(const char* key, const char* meaning, E& value, const EnumNameTable<E, N>& names,
+                                 E) {
+    choice(key, meaning, value, names);
   }
 
   template <class T, class Parse, class Format>
-  void parsed(const char* key, T& value, Parse&&, Format&& format) {
-    keys_.push_back(KeyInfo{key, KeyInfo::Type::kParsed, format(value), {}, {}});
+  void parsed(const char* key, const char* meaning, T& value, Parse&&, Format&& format) {
+    keys_.push_back(KeyInfo{key, KeyInfo::Type::kParsed, format(value), {}, {}, meaning});
   }
 
   template <class T, class Parse, class Format>
-  void parsed_omitted_at_default(const char* key, T& value, Parse&& parse, Format&& format, const T&) {
-    parsed(key, value, std::forward<Parse>(parse), std::forward<Format>(format));
+  void parsed_omitted_at_default(const char* key, const char* meaning, T& value, Parse&& parse, Format&& format,
+                                 const T&) {
+    parsed(key, meaning, value, std::forward<Parse>(parse), std::forward<Format>(format));
   }
 
   template <class F>
   void section(const char* key, F&& visit_fn) {
     KeySchemaBuilder sub;
     visit_fn(sub);
-    keys_.push_back(KeyInfo{key, KeyInfo::Type::kSection, "", {}, std::move(sub.keys_)});
+    keys_.push_back(KeyInfo{key, KeyInfo::Type::kSection, "", {}, std::move(sub.keys_), ""});
   }
 
   template <class F>
@@ -90,22 +92,24 @@ class KeySchemaBuilder {
   }
 
   template <class T, class F>
-  void list(const char* key, std::vector<T>&, F&& visit_elem) {
+  void list(const char* key, const char* meaning, std::vector<T>&, F&& visit_elem) {
     KeySchemaBuilder sub;
     T element{};
     visit_elem(sub, element);
-    keys_.push_back(KeyInfo{key, KeyInfo::Type::kList, "[]", {}, std::move(sub.keys_)});
+    keys_.push_back(KeyInfo{key, KeyInfo::Type::kList, "[]", {}, std::move(sub.keys_), meaning});
   }
 
   // A key that is a name (a preset) or a map describing the thing itself (yaml_visitors.h).
   template <class F>
-  void field_or_section(const char* key, std::string& name, bool&, F&& visit_fn) {
+  void field_or_section(const char* key, const char* meaning, std::string& name, bool&, F&& visit_fn) {
     KeySchemaBuilder sub;
     visit_fn(sub);
-    keys_.push_back(KeyInfo{key, KeyInfo::Type::kStringOrSection, name, {}, std::move(sub.keys_)});
+    keys_.push_back(KeyInfo{key, KeyInfo::Type::kStringOrSection, name, {}, std::move(sub.keys_), meaning});
   }
 
-  void ignore(const char* key) { keys_.push_back(KeyInfo{key, KeyInfo::Type::kOther, "", {}, {}}); }
+  void ignore(const char* key, const char* meaning) {
+    keys_.push_back(KeyInfo{key, KeyInfo::Type::kOther, "", {}, {}, meaning});
+  }
 
   // The keys visited, in field-list order.
   std::vector<KeyInfo>& keys() { return keys_; }

@@ -48,49 +48,51 @@ struct CustomModelConfig {
 // out for a model read from hf_config).
 template <class V>
 void visit_custom_model(V& v, std::string& name, CustomModelConfig& m, bool architecture = true) {
-  v.field("name", name);
-  v.field_omitted_at_default("hf_config", m.hf_config, std::string());
+  v.field("name", "the custom model's name (default: custom, or config.json's folder)", name);
+  v.field_omitted_at_default("hf_config", "a Hugging Face config.json to read the architecture from (offline)",
+                             m.hf_config, std::string());
   if (!architecture) return;
   ModelSpec& s = m.spec;
-  v.field("layers", s.layers);
-  v.field("hidden", s.hidden);
-  v.field("heads", s.heads);
-  v.field("kv_heads", s.kv_heads);
-  v.field("head_dim", s.head_dim);
-  v.field("ffn", s.ffn);
-  v.field("vocab", s.vocab);
-  v.field("max_seq_len", s.max_seq_len);
-  v.field("dtype_bytes", s.dtype_bytes);
-  v.field("gated_mlp", s.gated_mlp);
-  v.field("linear_bias", s.linear_bias);
-  v.field("tied_lm_head", s.tied_lm_head);
-  v.field("learned_positions", s.learned_positions);
-  v.list("groups", s.groups, [](auto& e, ModelLayerGroup& g) {
-    e.choice("kind", g.kind, alloc::kLayerGroupKindNames);
-    e.field("layers", g.layers);
-    e.field("kv_heads", g.kv_heads);
-    e.field("head_dim", g.head_dim);
-    e.field("window_tokens", g.window_tokens);
-    e.field("encoder_tokens", g.encoder_tokens);
-    e.field("state_elements", g.state_elements);
-    e.field("mixer_params", g.mixer_params);
+  v.field("layers", "transformer blocks", s.layers);
+  v.field("hidden", "model width, elements", s.hidden);
+  v.field("heads", "query heads", s.heads);
+  v.field("kv_heads", "key/value heads (== heads without GQA/MQA)", s.kv_heads);
+  v.field("head_dim", "elements per head", s.head_dim);
+  v.field("ffn", "dense MLP intermediate width, elements", s.ffn);
+  v.field("vocab", "vocabulary size, tokens", s.vocab);
+  v.field("max_seq_len", "longest sequence the model accepts, tokens", s.max_seq_len);
+  v.field("dtype_bytes", "bytes per weight and per KV element (fp16/bf16: 2)", s.dtype_bytes);
+  v.field("gated_mlp", "SwiGLU: gate, up and down matrices", s.gated_mlp);
+  v.field("linear_bias", "OPT-style biases on linear layers and LayerNorm", s.linear_bias);
+  v.field("tied_lm_head", "the LM head shares the token embedding", s.tied_lm_head);
+  v.field("learned_positions", "rows of a learned position embedding (0: rotary)", s.learned_positions);
+  v.list("groups", "layer groups of a heterogeneous model (empty: all full attention)",
+         s.groups, [](auto& e, ModelLayerGroup& g) {
+    e.choice("kind", "the group's attention kind", g.kind, alloc::kLayerGroupKindNames);
+    e.field("layers", "layers of the group", g.layers);
+    e.field("kv_heads", "KV heads of the group's layers", g.kv_heads);
+    e.field("head_dim", "head size of the group's layers, elements", g.head_dim);
+    e.field("window_tokens", "sliding_window / chunked_local: tokens attended", g.window_tokens);
+    e.field("encoder_tokens", "cross_attention: encoder keys per request", g.encoder_tokens);
+    e.field("state_elements", "recurrent: state elements of one layer per sequence", g.state_elements);
+    e.field("mixer_params", "recurrent: parameters of one layer's mixer", g.mixer_params);
   });
-  v.field("moe_layers", s.moe_layers);
-  v.field("experts", s.experts);
-  v.field("active_experts", s.active_experts);
-  v.field("shared_experts", s.shared_experts);
-  v.field("expert_ffn", s.expert_ffn);
-  v.field("expert_weight_bytes", s.expert_weight_bytes);
-  v.field("block_weight_bytes", s.block_weight_bytes);
+  v.field("moe_layers", "blocks whose MLP is a mixture of experts", s.moe_layers);
+  v.field("experts", "routed experts per MoE block", s.experts);
+  v.field("active_experts", "routed experts each token goes through (top-k)", s.active_experts);
+  v.field("shared_experts", "experts every token goes through besides", s.shared_experts);
+  v.field("expert_ffn", "intermediate width of one expert, elements", s.expert_ffn);
+  v.field("expert_weight_bytes", "bytes per expert weight (0: dtype_bytes)", s.expert_weight_bytes);
+  v.field("block_weight_bytes", "bytes per weight outside the experts (0: dtype_bytes)", s.block_weight_bytes);
   v.section_omitted_at_default("mla", !s.mla.enabled(), [&](auto& q) {
-    q.field("q_lora_rank", s.mla.q_lora_rank);
-    q.field("kv_lora_rank", s.mla.kv_lora_rank);
-    q.field("qk_nope_head_dim", s.mla.qk_nope_head_dim);
-    q.field("qk_rope_head_dim", s.mla.qk_rope_head_dim);
-    q.field("v_head_dim", s.mla.v_head_dim);
-    q.field("index_n_heads", s.mla.index_n_heads);
-    q.field("index_head_dim", s.mla.index_head_dim);
-    q.field("index_topk", s.mla.index_topk);
+    q.field("q_lora_rank", "MLA: query low-rank dimension (0: none)", s.mla.q_lora_rank);
+    q.field("kv_lora_rank", "MLA: latent KV dimension (0: no MLA)", s.mla.kv_lora_rank);
+    q.field("qk_nope_head_dim", "MLA: query/key head size without rotary", s.mla.qk_nope_head_dim);
+    q.field("qk_rope_head_dim", "MLA: query/key rotary head size", s.mla.qk_rope_head_dim);
+    q.field("v_head_dim", "MLA: value head size", s.mla.v_head_dim);
+    q.field("index_n_heads", "sparse indexer: heads (0: none)", s.mla.index_n_heads);
+    q.field("index_head_dim", "sparse indexer: head size", s.mla.index_head_dim);
+    q.field("index_topk", "sparse indexer: tokens each query attends", s.mla.index_topk);
   });
 }
 

@@ -385,6 +385,7 @@ ExperimentConfig Sweep::config(std::size_t index) const {
     c = parse_experiment(materialise(all), file_);
   } catch (const ConfigError& e) {
     if (e.line() != 0 || e.file() != file_) throw;
+    if (const auto set = override_of(e.key())) throw ConfigError("--set " + *set, 0, e.key(), message_of(e));
     const int line = line_of_swept(all, e.key());
     if (line == 0) throw;
     throw ConfigError(file_, line, e.key(), message_of(e));
@@ -403,11 +404,20 @@ ExperimentConfig Sweep::config(std::size_t index) const {
   return c;
 }
 
+std::optional<std::string> Sweep::override_of(const std::string& key) const {
+  for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it)
+    if (covers(it->substr(0, it->find('=')), key)) return *it;
+  return std::nullopt;
+}
+
 ConfigError Sweep::in_point(std::size_t index, const ConfigError& error) const {
+  std::string file = error.file();
+  if (const auto set = override_of(error.key()); set && error.line() == 0 && file == file_) file = "--set " + *set;
   std::string values;
-  for (const auto& [k, v] : assignments(index)) values += (values.empty() ? "" : ", ") + k + "=" + v;
-  return ConfigError(error.file(), error.line(), error.key(),
-                     fmt::format("{} (in sweep point {} '{}': {})", message_of(error), index, label(index), values));
+  for (const auto& [k, v] : assignments(index)) values += (values.empty() ? ": " : ", ") + k + "=" + v;
+  if (!swept_) return ConfigError(file, error.line(), error.key(), message_of(error));
+  return ConfigError(file, error.line(), error.key(),
+                     fmt::format("{} (in sweep point {} '{}'{})", message_of(error), index, label(index), values));
 }
 
 }  // namespace pagesim::sim

@@ -73,7 +73,8 @@ class Sweep {
   ExperimentConfig config(std::size_t index) const;
 
   // `error`, raised while checking or building point `index`, with the point's label and
-  // assignments appended to its message (same file, line and key).
+  // assignments appended to its message (same line and key). An error without a line on a
+  // key a --set gave is the option's: its file is "--set key.path=value".
   ConfigError in_point(std::size_t index, const ConfigError& error) const;
 
  private:
@@ -105,6 +106,8 @@ class Sweep {
   // The point's assignments, in the order they are applied (its case's, then the axes').
   std::vector<Applied> applied(std::size_t index) const;
   YAML::Node materialise(const std::vector<Applied>& applied) const;
+  // The last --set override ("key.path=value") that gave `key` or a section holding it.
+  std::optional<std::string> override_of(const std::string& key) const;
   // The line in the file of swept `key`'s value (0: none, e.g. set by --set).
   static int line_of_swept(const std::vector<Applied>& applied, const std::string& key);
 

@@ -1,9 +1,11 @@
 // YamlReader / YamlWriter: the two visitors that walk an experiment config's field list.
 //
 // A config struct lists its fields once, in a template visit(V&, Struct&) that calls
-// v.field(key, member), v.choice(key, member, names), v.parsed(key, member, parse, format),
-// v.section(key, fn), v.list(key, vector, fn) and v.field_or_section(key, name, as_section,
-// fn) (a name or a map). YamlReader fills the struct from a YAML
+// v.field(key, meaning, member), v.choice(key, meaning, member, names), v.parsed(key, meaning,
+// member, parse, format), v.section(key, fn), v.list(key, meaning, vector, fn) and
+// v.field_or_section(key, meaning, name, as_section, fn) (a name or a map). `meaning` is the
+// key's one-line description (KeySchemaBuilder puts it in docs/experiment-keys.md and the
+// JSON Schema; the reader and writer ignore it). YamlReader fills the struct from a YAML
 // map — rejecting unknown keys, wrong types and unknown names with a ConfigError that names
 // the file, the line and the dotted key path — and records the line of every key it reads in
 // a ConfigOrigin; YamlWriter emits every field back as YAML. Absent keys keep the defaults.
@@ -21,6 +23,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -30,6 +33,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/config_origin.h"
+#include "sim/core/close_names.h"
 #include "sim/config/enum_names.h"
 
 namespace pagesim::sim {
@@ -42,7 +46,21 @@ class YamlReader {
       : node_(node), path_(std::move(path)), origin_(origin) {}
 
   template <class T>
-  void field(const char* key, T& value) {
+  void field(const char* key, const char* /*meaning*/, T& value) {
+    scalar(key, value);
+  }
+
+  // A field added after results were published: the writer leaves it out at its default,
+  // so config.resolved.yaml of runs that do not use it stays as it was.
+  template <class T>
+  void field_omitted_at_default(const char* key, const char* meaning, T& value, const T&) {
+    field(key, meaning, value);
+  }
+
+ private:
+  // Reads the scalar at `key` into `value` (field() and the kinds made of a scalar).
+  template <class T>
+  void scalar(const char* key, T& value) {
     known_.insert(key);
     YAML::Node n = child(key);
     if (!n) return;
@@ -78,21 +96,16 @@ class YamlReader {
     }
   }
 
-  // A field added after results were published: the writer leaves it out at its default,
-  // so config.resolved.yaml of runs that do not use it stays as it was.
-  template <class T>
-  void field_omitted_at_default(const char* key, T& value, const T&) {
-    field(key, value);
-  }
 
+ public:
   // An enum written by name, with the table of allowed names (enum_names.h).
   template <class E, std::size_t N>
-  void choice(const char* key, E& value, const EnumNameTable<E, N>& names) {
+  void choice(const char* key, const char* /*meaning*/, E& value, const EnumNameTable<E, N>& names) {
     std::string s;
-    field(key, s);
+    scalar(key, s);
     if (!child(key)) return;
     if (const auto v = find_enum(names, s)) value = *v;
-    else fail(child(key), key, "expected one of " + enum_name_list(names) + ", found '" + s + "'");
+    else fail(child(key), key, "expected one of " + enum_name_list(names) + ", found '" + s + "'" + suggestion(s, names));
   }
 
   // A value written as a string in its own syntax ("fixed:64"): `parse(text)` gives the
@@ -101,19 +114,21 @@ class YamlReader {
   // A choice (or a parsed value) added after results were published: the writer leaves it out at its default, so
   // config.resolved.yaml of runs that do not use it stays as it was.
   template <class E, std::size_t N>
-  void choice_omitted_at_default(const char* key, E& value, const EnumNameTable<E, N>& names, E) {
-    choice(key, value, names);
+  void choice_omitted_at_default(const char* key, const char* meaning, E& value, const EnumNameTable<E, N>& names,
+                                 E) {
+    choice(key, meaning, value, names);
   }
 
   template <class T, class Parse, class Format>
-  void parsed_omitted_at_default(const char* key, T& value, Parse&& parse, Format&& format, const T&) {
-    parsed(key, value, std::forward<Parse>(parse), std::forward<Format>(format));
+  void parsed_omitted_at_default(const char* key, const char* meaning, T& value, Parse&& parse, Format&& format,
+                                 const T&) {
+    parsed(key, meaning, value, std::forward<Parse>(parse), std::forward<Format>(format));
   }
 
   template <class T, class Parse, class Format>
-  void parsed(const char* key, T& value, Parse&& parse, Format&&) {
+  void parsed(const char* key, const char* /*meaning*/, T& value, Parse&& parse, Format&&) {
     std::string s;
-    field(key, s);
+    scalar(key, s);
     if (!child(key)) return;
     try {
       value = parse(s);
@@ -143,7 +158,7 @@ class YamlReader {
   }
 
   template <class T, class F>
-  void list(const char* key, std::vector<T>& values, F&& visit_elem) {
+  void list(const char* key, const char* /*meaning*/, std::vector<T>& values, F&& visit_elem) {
     known_.insert(key);
     YAML::Node n = child(key);
     if (!n) return;
@@ -166,19 +181,20 @@ class YamlReader {
   // of settings (visit_fn; as_section = true): `model: llama-3-8b` or `model: {layers: ...}`.
   // Absent, both keep their values.
   template <class F>
-  void field_or_section(const char* key, std::string& name, bool& as_section, F&& visit_fn) {
+  void field_or_section(const char* key, const char* /*meaning*/, std::string& name, bool& as_section,
+                        F&& visit_fn) {
     YAML::Node n = child(key);
     if (n && n.IsMap()) {
       as_section = true;
       section(key, std::forward<F>(visit_fn));
       return;
     }
-    field(key, name);
+    scalar(key, name);
     if (n) as_section = false;
   }
 
   // Keys consumed elsewhere (e.g. "sweep" at the top level).
-  void ignore(const char* key) { known_.insert(key); }
+  void ignore(const char* key, const char* /*meaning*/) { known_.insert(key); }
 
   // Throws ConfigError for the first key no visit asked for, or given twice (YAML forbids
   // it; yaml-cpp would silently read the first).
@@ -194,7 +210,11 @@ class YamlReader {
       if (known_.count(k)) continue;
       std::string allowed;
       for (const auto& a : known_) allowed += (allowed.empty() ? "" : ", ") + a;
-      throw ConfigError(origin_.file(), line_of(kv.first), join(k.c_str()), "unknown key (allowed here: " + allowed + ")");
+      std::vector<std::string> paths;  // the close keys as dotted paths: "did you mean allocator.block_size?"
+      for (const std::string_view a : close_names(k, known_)) paths.push_back(join(std::string(a).c_str()));
+      const std::string mean = did_you_mean(join(k.c_str()), paths);
+      throw ConfigError(origin_.file(), line_of(kv.first), join(k.c_str()),
+                        "unknown key" + (mean.empty() ? "" : ": " + mean) + " (allowed here: " + allowed + ")");
     }
   }
 
@@ -226,6 +246,14 @@ class YamlReader {
       return std::nullopt;
     return static_cast<T>(v);
   }
+  // "; did you mean x?" for a name not in `names`, "" when none is close.
+  template <class E, std::size_t N>
+  static std::string suggestion(const std::string& found, const EnumNameTable<E, N>& names) {
+    std::vector<std::string_view> list;
+    for (const auto& [v, name] : names) list.push_back(name);
+    const std::string mean = did_you_mean(found, list);
+    return mean.empty() ? mean : "; " + mean;
+  }
   static std::string kind_of(const YAML::Node& n) {
     return n.IsMap() ? "map" : n.IsSequence() ? "list" : n.IsNull() ? "null" : "scalar";
   }
@@ -251,7 +279,7 @@ class YamlWriter {
   explicit YamlWriter(YAML::Node node, bool every_field = false) : node_(node), every_field_(every_field) {}
 
   template <class T>
-  void field(const char* key, const T& value) {
+  void field(const char* key, const char* /*meaning*/, const T& value) {
     if constexpr (std::is_floating_point_v<T>) node_[key] = yaml_number(value);
     else node_[key] = value;
   }
@@ -264,28 +292,30 @@ class YamlWriter {
   }
 
   template <class T>
-  void field_omitted_at_default(const char* key, const T& value, const T& fallback) {
-    if (every_field_ || value != fallback) field(key, value);
+  void field_omitted_at_default(const char* key, const char* meaning, const T& value, const T& fallback) {
+    if (every_field_ || value != fallback) field(key, meaning, value);
   }
 
   template <class E, std::size_t N>
-  void choice(const char* key, const E& value, const EnumNameTable<E, N>& names) {
+  void choice(const char* key, const char* /*meaning*/, const E& value, const EnumNameTable<E, N>& names) {
     node_[key] = std::string(enum_name(names, value));
   }
 
   template <class E, std::size_t N>
-  void choice_omitted_at_default(const char* key, const E& value, const EnumNameTable<E, N>& names, E fallback) {
-    if (every_field_ || value != fallback) choice(key, value, names);
+  void choice_omitted_at_default(const char* key, const char* meaning, const E& value,
+                                 const EnumNameTable<E, N>& names, E fallback) {
+    if (every_field_ || value != fallback) choice(key, meaning, value, names);
   }
 
   template <class T, class Parse, class Format>
-  void parsed_omitted_at_default(const char* key, const T& value, Parse&& parse, Format&& format,
-                                 const T& fallback) {
-    if (every_field_ || value != fallback) parsed(key, value, std::forward<Parse>(parse), std::forward<Format>(format));
+  void parsed_omitted_at_default(const char* key, const char* meaning, const T& value, Parse&& parse,
+                                 Format&& format, const T& fallback) {
+    if (every_field_ || value != fallback)
+      parsed(key, meaning, value, std::forward<Parse>(parse), std::forward<Format>(format));
   }
 
   template <class T, class Parse, class Format>
-  void parsed(const char* key, const T& value, Parse&&, Format&& format) {
+  void parsed(const char* key, const char* /*meaning*/, const T& value, Parse&&, Format&& format) {
     node_[key] = format(value);
   }
 
@@ -303,7 +333,7 @@ class YamlWriter {
   }
 
   template <class T, class F>
-  void list(const char* key, std::vector<T>& values, F&& visit_elem) {
+  void list(const char* key, const char* /*meaning*/, std::vector<T>& values, F&& visit_elem) {
     YAML::Node seq(YAML::NodeType::Sequence);
     for (T& v : values) {
       YAML::Node item(YAML::NodeType::Map);
@@ -315,12 +345,13 @@ class YamlWriter {
   }
 
   template <class F>
-  void field_or_section(const char* key, const std::string& name, bool as_section, F&& visit_fn) {
+  void field_or_section(const char* key, const char* meaning, const std::string& name, bool as_section,
+                        F&& visit_fn) {
     if (as_section) section(key, std::forward<F>(visit_fn));
-    else field(key, name);
+    else field(key, meaning, name);
   }
 
-  void ignore(const char*) {}
+  void ignore(const char*, const char*) {}
 
  private:
   YAML::Node node_;

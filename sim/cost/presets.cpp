@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sim/core/close_names.h"
 #include "sim/cost/cost_error.h"
 
 namespace pagesim::sim {
@@ -435,10 +436,18 @@ constexpr auto kModelNames = [] {
   return out;
 }();
 
+// A short list is given in full; a long one (35 models) is named by `pagesim presets`, with
+// the close names of a misspelling: "did you mean llama-3-8b?".
 [[noreturn]] void throw_unknown(std::string_view what, std::string_view name,
                                 std::span<const std::string_view> valid) {
-  throw CostModelError(fmt::format("unknown {} preset '{}', expected one of: {}", what, name,
-                                   fmt::join(valid, ", ")));
+  constexpr std::size_t kListedInFull = 8;
+  const std::string mean = did_you_mean(name, valid);
+  if (valid.size() <= kListedInFull)
+    throw CostModelError(fmt::format("unknown {} preset '{}', expected one of: {}{}", what, name,
+                                     fmt::join(valid, ", "), mean.empty() ? "" : "; " + mean));
+  throw CostModelError(fmt::format("unknown {} preset '{}', expected one of the {} {} presets{} (`pagesim presets` "
+                                   "lists them)",
+                                   what, name, valid.size(), what, mean.empty() ? "" : ": " + mean));
 }
 
 }  // namespace

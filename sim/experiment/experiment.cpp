@@ -682,10 +682,13 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
       run.scheduler->set_adapters(run.adapters.get());
       run.allocator = std::move(paged_allocator);
     } else if (traits_of(c.scheduler.kind).needs_paged_allocator && !layer_group_pool) {
-      if (!paged)
-        throw origin.error("allocator.kind", fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'",
-                                                         to_string(c.scheduler.kind),
-                                                         alloc::to_string(c.allocator.kind)));
+      if (!paged) {
+        const std::string own = own_scheduler_hint(c.allocator.kind);
+        throw origin.error("allocator.kind",
+                           fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'{}",
+                                       to_string(c.scheduler.kind), alloc::to_string(c.allocator.kind),
+                                       own.empty() ? "" : "; " + own + "set allocator.kind: paged"));
+      }
       auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
       run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *paged_allocator); });
       run.allocator = std::move(paged_allocator);
@@ -1074,15 +1077,26 @@ namespace {
 
 // ---- Sweeps ----
 
+// What became of a sweep's point: sweep.csv's `status` after a failure stopped the sweep.
+enum class PointStatus { kNotRun, kOk, kFailed };
+
+constexpr std::string_view status_name(PointStatus s) {
+  return s == PointStatus::kOk ? "ok" : s == PointStatus::kFailed ? "failed" : "not run";
+}
+
 // Runs every point not `kept` (--resume) on `jobs` threads; each point is its own simulation, its config made
 // under `yaml` (yaml-cpp nodes cannot be read concurrently). With several jobs the progress
-// callbacks are serialised. After a failure no new point starts; the first failing point's
-// error (by index) is rethrown once the running ones are done.
-std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesystem::path& out,
-                                          const ProgressFactory& progress, std::size_t jobs,
-                                          const std::vector<std::optional<KeptPoint>>& kept) {
+// callbacks are serialised. After a failure no new point starts; once the running ones are
+// done, the first failing point's error (by index) is returned (null when every point ran).
+// `results` and `status` get one entry per point: a point's result is valid where its
+// status is kOk.
+std::exception_ptr run_sweep_points(const Sweep& sweep, const std::filesystem::path& out,
+                                    const ProgressFactory& progress, std::size_t jobs,
+                                    const std::vector<std::optional<KeptPoint>>& kept,
+                                    std::vector<PointResult>& results, std::vector<PointStatus>& status) {
   const std::size_t n = sweep.size();
-  std::vector<PointResult> results(n);
+  results.assign(n, PointResult{});
+  status.assign(n, PointStatus::kNotRun);
   std::vector<std::exception_ptr> errors(n);
   std::mutex yaml, printing;
   std::atomic<std::size_t> next{0};
@@ -1102,6 +1116,7 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
           results[i].summary = kept[i]->summary;  // --resume: complete for this very config
           results[i].notes = kept[i]->notes;
           results[i].kept = true;
+          status[i] = PointStatus::kOk;
           continue;
         }
         if (progress) report = progress(results[i].label, i, n);
@@ -1114,17 +1129,21 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
       // A point's failure names the point (label and values), as plan_points' errors do.
       try {
         results[i].summary = run_experiment(config, out / point_folder(i, results[i].label), report, &results[i].notes);
+        status[i] = PointStatus::kOk;
       } catch (const ConfigError& e) {
         std::lock_guard<std::mutex> lock(yaml);
         errors[i] = std::make_exception_ptr(sweep.in_point(i, e));
+        status[i] = PointStatus::kFailed;
         failed = true;
       } catch (const SimulationError& e) {
         std::lock_guard<std::mutex> lock(yaml);
         errors[i] = std::make_exception_ptr(
             SimulationError(fmt::format("{} (in sweep point {} '{}')", e.what(), i, results[i].label)));
+        status[i] = PointStatus::kFailed;
         failed = true;
       } catch (...) {
         errors[i] = std::current_exception();
+        status[i] = PointStatus::kFailed;
         failed = true;
       }
     }
@@ -1137,8 +1156,8 @@ std::vector<PointResult> run_sweep_points(const Sweep& sweep, const std::filesys
     for (auto& t : threads) t.join();
   }
   for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  return results;
+    if (e) return e;
+  return nullptr;
 }
 
 // Each swept key's value for point `index`, in sweep.keys() order: the value the point sets,
@@ -1177,8 +1196,14 @@ std::vector<std::string> swept_values(const Sweep& sweep, std::size_t index, con
 // every swept key has a value on every row (swept_values), so grouping by a key keeps the
 // cases that leave it at its default. The notes' columns (slo.*, cluster.*) follow, their
 // union over the points in order of first appearance, empty where a point has none; without
-// any the table is as it was.
-void write_sweep_csv(const Sweep& sweep, const std::vector<PointResult>& results, const std::filesystem::path& out) {
+// any the table is as it was. A sweep a failure stopped (`status` given, some point not ok)
+// ends each row with a `status` column (ok, failed, not run) and leaves the results of the
+// points not ok empty; a sweep whose every point ran has no such column.
+void write_sweep_csv(const Sweep& sweep, const std::vector<PointResult>& results, const std::filesystem::path& out,
+                     const std::vector<PointStatus>* status = nullptr) {
+  const auto ok = [&](std::size_t i) { return status == nullptr || (*status)[i] == PointStatus::kOk; };
+  bool stopped = false;
+  for (std::size_t i = 0; i < results.size(); ++i) stopped |= !ok(i);
   const std::vector<std::string> keys = sweep.keys();
   const bool cases = sweep.has_cases();
   AtomicFile csv(out / "sweep.csv");
@@ -1194,22 +1219,25 @@ void write_sweep_csv(const Sweep& sweep, const std::vector<PointResult>& results
     cells[i].emplace_back(k, std::move(cell));
   };
   for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!ok(i)) continue;
     for (const auto& [k, v] : flatten(results[i].summary.to_json()))
       if (!is_host_timing(k)) add(i, k, v.dump());
     for (const auto& [k, v] : flatten_note_columns(results[i].notes))
       add(i, k, v.is_string() ? csv_field(v.get<std::string>()) : v.dump());
   }
   for (const auto& k : columns) header += "," + csv_field(k);
+  if (stopped) header += ",status";
   csv.stream() << header << '\n';
   for (std::size_t i = 0; i < results.size(); ++i) {
-    const std::string folder = point_folder(i, results[i].label);
-    std::string row = fmt::format("{},{}", folder, csv_field(results[i].label));
+    const std::string folder = point_folder(i, sweep.label(i));  // a point not run has no result's label
+    std::string row = fmt::format("{},{}", folder, csv_field(sweep.label(i)));
     if (cases) row += "," + csv_field(sweep.case_label(i));
     for (const std::string& v : swept_values(sweep, i, out / folder)) row += "," + csv_field(v);
     for (const auto& k : columns) {
       auto it = std::find_if(cells[i].begin(), cells[i].end(), [&](const auto& kv) { return kv.first == k; });
       row += "," + (it == cells[i].end() ? std::string() : it->second);
     }
+    if (stopped) row += "," + csv_field(std::string(status_name((*status)[i])));
     csv.stream() << row << '\n';
   }
   csv.commit();
@@ -1226,8 +1254,7 @@ std::vector<PlannedPoint> plan_points(const Sweep& sweep) {
       plan.push_back({sweep.swept() ? point_folder(i, sweep.label(i)) : std::string(),
                       resolved_config_text(config, build_run(config))});
     } catch (const ConfigError& e) {
-      if (!sweep.swept()) throw;
-      throw sweep.in_point(i, e);
+      throw sweep.in_point(i, e);  // one run: the error as it was, or blamed on its --set
     }
   }
   return plan;
@@ -1239,13 +1266,13 @@ void write_sweep_table(const Sweep& sweep, const std::vector<PointResult>& resul
 
 std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
                                              const std::filesystem::path& out, const ProgressFactory& progress,
-                                             std::size_t jobs, ExistingResults existing) {
-  return run_experiment_sweep(Sweep::from_file(file, overrides), out, progress, jobs, existing);
+                                             std::size_t jobs, ExistingResults existing, SweepStop* stopped) {
+  return run_experiment_sweep(Sweep::from_file(file, overrides), out, progress, jobs, existing, stopped);
 }
 
 std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::filesystem::path& out,
                                               const ProgressFactory& progress, std::size_t jobs,
-                                              ExistingResults existing) {
+                                              ExistingResults existing, SweepStop* stopped) {
   const bool swept = sweep.swept();
   const std::vector<PlannedPoint> plan = plan_points(sweep);
   ResultFolder folder(out, existing);
@@ -1261,7 +1288,21 @@ std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::fil
       r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{}, &r.notes);
     results.push_back(std::move(r));
   } else {
-    results = run_sweep_points(sweep, out, progress, jobs, kept);
+    std::vector<PointStatus> status;
+    const std::exception_ptr error = run_sweep_points(sweep, out, progress, jobs, kept, results, status);
+    if (error) {
+      // The points that finished are not lost: sweep.csv lists every point with its status.
+      SweepStop stop{.points = sweep.size()};
+      for (const PointStatus s : status)
+        (s == PointStatus::kOk ? stop.finished : s == PointStatus::kFailed ? stop.failed : stop.not_run) += 1;
+      if (stop.finished > 0) {
+        write_sweep_csv(sweep, results, out, &status);
+        stop.table_written = true;
+        folder.finish();
+      }
+      if (stopped) *stopped = stop;
+      std::rethrow_exception(error);
+    }
     write_sweep_csv(sweep, results, out);
   }
   folder.finish();

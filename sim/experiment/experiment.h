@@ -130,20 +130,36 @@ struct PointResult {
 // Makes the progress callback for a point (label, index, count); may return an empty fn.
 using ProgressFactory = std::function<ProgressFn(const std::string& label, std::size_t index, std::size_t count)>;
 
+// How far a sweep got when a point's failure stopped it (the points running then finish;
+// no new one starts).
+struct SweepStop {
+  std::size_t points = 0;    // the sweep's points; 0: no sweep stopped part-way
+  std::size_t finished = 0;  // complete (run, or kept by --resume)
+  std::size_t failed = 0;    // raised an error (or were stopped)
+  std::size_t not_run = 0;   // never started
+  bool table_written = false;  // sweep.csv lists every point with its status (when any finished)
+};
+
 // Every sweep point is parsed and built before the first one runs (a bad point throws
 // ConfigError naming its values). Then `out` is claimed (result_folder.h: a lock; results of
 // another run there are refused, replaced or resumed as `existing` says), and no empty
 // folder is left if the run fails. `jobs`: how many points run at once, on their own
 // threads; the files written are the same for any value. The progress factory is called
-// under a lock; with jobs > 1 the callbacks it returns are too.
+// under a lock; with jobs > 1 the callbacks it returns are too. A point that fails while a
+// sweep runs stops it: the running points finish, sweep.csv lists every point with a last
+// `status` column (ok, failed, not run; the results of points not ok left empty) when any
+// finished, *stopped (when given) says how far the sweep got, and the point's error is
+// rethrown. A sweep whose points all ran writes sweep.csv without that column.
 std::vector<PointResult> run_experiment_file(const std::string& file, const std::vector<std::string>& overrides,
                                              const std::filesystem::path& out,
                                              const ProgressFactory& progress = {}, std::size_t jobs = 1,
-                                             ExistingResults existing = ExistingResults::kRefuse);
+                                             ExistingResults existing = ExistingResults::kRefuse,
+                                             SweepStop* stopped = nullptr);
 // The same for a sweep already read (Sweep::from_text: a YAML string or a dict's YAML).
 std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::filesystem::path& out,
                                               const ProgressFactory& progress = {}, std::size_t jobs = 1,
-                                              ExistingResults existing = ExistingResults::kRefuse);
+                                              ExistingResults existing = ExistingResults::kRefuse,
+                                              SweepStop* stopped = nullptr);
 
 // Why `config`'s workload gave no request, as a ConfigError under the key that explains it
 // (workload.trace.path: "the trace '...' holds no request", workload.max_total_tokens,

@@ -4,7 +4,8 @@
 // iteration (at scheduling time) and on_request_finished per finished request; finish()
 // closes the run and returns the Summary. Rows of requests.csv (RequestRecord) and
 // iterations.csv (IterationSample), their columns generated from each record's field list,
-// stream to the given sinks as they come,
+// stream to the given sinks as they come (requests.csv in the order requests finish, not by
+// id: sort by id for the workload's order; docs/outputs.md says so),
 // so memory stays bounded by the per-request latency vectors (for exact percentiles:
 // 4 doubles per request). Given an allocator that caches prefixes, it reads the allocator's
 // prefix-cache counters at each iteration and adds the prefix-cache records

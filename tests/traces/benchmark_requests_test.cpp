@@ -1,6 +1,9 @@
 #include "traces/benchmark_requests.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include <filesystem>
 #include <fstream>
@@ -34,6 +37,22 @@ TEST(BenchmarkRequests, SortAndShiftOrdersByArrivalKeepingTiesAndStartsAtZero) {
   EXPECT_EQ(r[3].source_index, 2u);
   EXPECT_EQ(r[0].arrival_s, 0.0);
   EXPECT_EQ(r[3].arrival_s, 0.25);
+}
+
+// Issue 41: differences of clock readings carry float noise the files printed
+// (3.8747999999999982); every time is kept to the nanosecond.
+TEST(BenchmarkRequests, SortAndShiftRoundsTimesToTheNanosecond) {
+  std::vector<MeasuredRequest> r = {{0, 996.3626, 1, 3, 0.1 + 0.2, (0.7 - 0.1) / 2, 1000.2374 - 996.3626},
+                                    {1, 1000.2374, 1, 1, kNotMeasured, kNotMeasured, 0.5}};
+  EXPECT_NE(fmt::format("{}", r[0].e2e_s), "3.8748");  // the noise this removes
+  sort_and_shift(r);
+  EXPECT_EQ(fmt::format("{}", r[1].arrival_s), "3.8748");
+  EXPECT_EQ(fmt::format("{}", r[0].ttft_s), "0.3");
+  EXPECT_EQ(fmt::format("{}", r[0].tpot_s), "0.3");
+  EXPECT_EQ(fmt::format("{}", r[0].e2e_s), "3.8748");
+  EXPECT_TRUE(std::isnan(r[1].ttft_s));
+  EXPECT_EQ(to_nanoseconds(1.2345678904), 1.23456789);
+  EXPECT_EQ(to_nanoseconds(1e7 + 0.1), 1e7 + 0.1);  // past 2^53 ns: as it is
 }
 
 TEST(BenchmarkRequests, ReplayNumbersTheRequestsInOrder) {

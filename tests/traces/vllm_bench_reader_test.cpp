@@ -127,6 +127,40 @@ TEST(VllmBenchReader, InfiniteRateSendsEverythingAtOnce) {
   for (const MeasuredRequest& m : b.requests) EXPECT_EQ(m.arrival_s, 0.0);
 }
 
+// Issue 41: Python's json writes Infinity and NaN (not JSON) for non-finite floats. An
+// infinite request_rate means what "inf" does; a NaN where pagesim reads nothing (a summary
+// metric) is no obstacle; one where it reads a time is refused by name.
+TEST(VllmBenchReader, PythonsInfinityAndNanAreReadWhereTheyMeanSomething) {
+  ScratchDir dir;
+  std::string text = rate_doc(3, 1.0, 1.0).dump();
+  const auto set_rate = [](std::string t, const std::string& literal) {
+    const std::size_t at = t.find("\"request_rate\":") + std::string("\"request_rate\":").size();
+    return t.substr(0, at) + literal + t.substr(t.find_first_of(",}", at));
+  };
+  text = set_rate(text, "Infinity");
+  text.insert(1, "\"std_ttft_ms\": NaN, \"note\": \"NaN and Infinity in a string stay text\", ");
+  const BenchmarkRequests b = read_vllm_bench(dir.write("inf.json", text), 0);
+  ASSERT_EQ(b.requests.size(), 3u);
+  for (const MeasuredRequest& m : b.requests) EXPECT_EQ(m.arrival_s, 0.0);
+  EXPECT_EQ(b.arrivals, "all at 0 s (request_rate inf)");
+
+  json d = rate_doc(3, 1.0, 1.0);
+  std::string bad = d.dump();
+  const std::size_t ttfts = bad.find("\"ttfts\":[") + std::string("\"ttfts\":[").size();
+  bad = bad.substr(0, ttfts) + "Infinity" + bad.substr(bad.find_first_of(",]", ttfts));
+  const auto e = testing::catch_trace_error([&] { read_vllm_bench(dir.write("bad.json", bad), 0); });
+  ASSERT_TRUE(e);
+  EXPECT_NE(std::string(e->what()).find("ttfts[0]: expected a finite number >= 0, found Infinity"), std::string::npos)
+      << e->what();
+  const auto negative = testing::catch_trace_error(
+      [&] { read_vllm_bench(dir.write("neg.json", set_rate(rate_doc(3, 1.0, 1.0).dump(), "-Infinity")), 0); });
+  ASSERT_TRUE(negative);
+  EXPECT_NE(std::string(negative->what()).find("request_rate: expected a rate > 0 requests/s, \"inf\" or Infinity, "
+                                               "found -Infinity"),
+            std::string::npos)
+      << negative->what();
+}
+
 TEST(VllmBenchReader, LinearRampUpRaisesTheRateRequestByRequest) {
   ScratchDir dir;
   json d = rate_doc(3000, 1.0, 1.0);
@@ -170,7 +204,7 @@ TEST(VllmBenchReader, MalformedFilesNameTheKeyAndRequestIndex) {
        "found a summary without per-request arrays"},
       {"no_rate", [](json& d) { d.erase("request_rate"); },
        "key 'request_rate': expected the send times (start_times) or the traffic they were drawn from"},
-      {"bad_rate", [](json& d) { d["request_rate"] = 0; }, "request_rate: expected a rate > 0 requests/s or \"inf\""},
+      {"bad_rate", [](json& d) { d["request_rate"] = 0; }, "request_rate: expected a rate > 0 requests/s, \"inf\" or Infinity"},
       {"bad_burstiness", [](json& d) { d["burstiness"] = 0; }, "burstiness: expected a burstiness factor > 0"},
       {"bad_concurrency", [](json& d) { d["max_concurrency"] = 0; },
        "max_concurrency: expected null or a positive integer number of requests, found '0'"},

@@ -79,6 +79,8 @@ def test_import_and_the_console_script(installed, tmp_path):
     script = "import sys; from pagesim._cli import main; sys.argv[0] = 'pagesim'; main()"
     p = python_in(installed, script, tmp_path, "--help")
     assert p.returncode == 0 and "pagesim" in p.stdout and "schema" in p.stdout, p.stderr
+    # Help names the command, not the executable the console script runs (issue 41).
+    assert "Usage: pagesim [OPTIONS] SUBCOMMAND" in p.stdout and str(installed) not in p.stdout, p.stdout
 
 
 def test_a_copied_experiment_finds_the_packages_data(installed, tmp_path):

@@ -134,6 +134,14 @@ def test_folders_that_are_not_results(grid, tmp_path):
     (first / "summary.json").unlink()
     with pytest.raises(pagesim.ResultsFolderError, match=f"point '{first.name}'.*summary.json is missing"):
         pagesim.open(broken)
+    # A sweep a failing point stopped (issue 41): sweep.csv's status column names the points.
+    stopped = tmp_path / "stopped"
+    shutil.copytree(grid[0], stopped)
+    lines = (stopped / "sweep.csv").read_text().splitlines()
+    lines = [lines[0] + ",status"] + [line + (",ok" if i == 0 else ",not run") for i, line in enumerate(lines[1:])]
+    (stopped / "sweep.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(pagesim.ResultsFolderError, match="has status 'not run': the sweep stopped part-way"):
+        pagesim.open(stopped)
 
 
 def test_open_works_without_the_compiled_module(grid):
@@ -152,3 +160,13 @@ def test_open_works_without_the_compiled_module(grid):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert lines[0].startswith("4 ") and lines[2] == "ImportError True"
+
+
+def test_the_package_shows_only_its_own_names():
+    # Issue 41: dir(pagesim) lists the API and its submodules, not the modules it imports itself.
+    import types
+
+    modules = {n for n in dir(pagesim) if not n.startswith("_") and isinstance(getattr(pagesim, n), types.ModuleType)}
+    foreign = {n for n in modules if not getattr(pagesim, n).__name__.startswith("pagesim.")}
+    assert foreign == set(), foreign
+    assert "pkgutil" not in dir(pagesim)

@@ -182,18 +182,22 @@ TEST_F(Cli, UnknownKeyNamesFileLineAndKey) {
 
 TEST_F(Cli, BadSetOverrides) {
   const std::string file = write("small.yaml", small_experiment());
-  // A --set key that does not exist: named, without a line of the file.
+  // A --set key that does not exist: named with the option that gave it, not the file.
   Result r = pagesim("run " + shell_quote(file) + " --out out -q --set scheduler.max_num_seq=8");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find(file + ": scheduler.max_num_seq: unknown key"), std::string::npos) << r.err;
-  // A bad --set value is not blamed on line 1 of the file.
+  EXPECT_NE(r.err.find("error: --set scheduler.max_num_seq=8: scheduler.max_num_seq: unknown key"), std::string::npos)
+      << r.err;
+  // A bad --set value is not blamed on the file.
   r = pagesim("run " + shell_quote(file) + " --out out -q --set kv.slots=lots");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find(file + ": kv.slots: expected an integer, found 'lots'"), std::string::npos) << r.err;
-  // A --set value found bad only while building the run: the key, no line.
+  EXPECT_NE(r.err.find("error: --set kv.slots=lots: kv.slots: expected an integer, found 'lots'"), std::string::npos)
+      << r.err;
+  // A --set value found bad only while building the run: the option and the key.
   r = pagesim("run " + shell_quote(file) + " --out out -q --set allocator.kind=contiguous");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find(file + ": allocator.kind: scheduler.kind 'vllm' needs the paged allocator"), std::string::npos)
+  EXPECT_NE(r.err.find("error: --set allocator.kind=contiguous: allocator.kind: scheduler.kind 'vllm' needs the paged "
+                       "allocator"),
+            std::string::npos)
       << r.err;
   // A malformed --set.
   r = pagesim("run " + shell_quote(file) + " --out out -q --set kv.slots");
@@ -291,7 +295,8 @@ TEST_F(Cli, RelativeInputPathsResolveAgainstTheExperimentsFolder) {
   EXPECT_EQ(r.status, 0) << r.err;
   r = pagesim::sim::testing::run_in(dir_, binary + " run exp/own.yaml --out set2 -q --set workload.lengths.path=lengths.csv");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("pagesim: error: exp/own.yaml: workload.lengths.path: expected an existing file, found "
+  EXPECT_NE(r.err.find("pagesim: error: --set workload.lengths.path=lengths.csv: workload.lengths.path: expected an "
+                       "existing file, found "
                        "'lengths.csv': not in " + fs::weakly_canonical(dir_).string() + ", "),
             std::string::npos)
       << r.err;

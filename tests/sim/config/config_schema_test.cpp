@@ -68,5 +68,31 @@ TEST(ConfigSchema, TableNamesEveryKey) {
   check(experiment_keys(), "");
 }
 
+// Issue 41: every key has a one-line meaning in the field list, in the table and the schema.
+TEST(ConfigSchema, EveryKeyHasAMeaning) {
+  const std::string md = experiment_keys_markdown();
+  std::function<void(const std::vector<KeyInfo>&, const std::string&)> check = [&](const auto& keys,
+                                                                                    const std::string& prefix) {
+    for (const KeyInfo& k : keys) {
+      const std::string path = prefix.empty() ? k.key : prefix + "." + k.key;
+      if (k.type == KeyInfo::Type::kSection) {
+        check(k.children, path);
+        continue;
+      }
+      EXPECT_FALSE(k.meaning.empty()) << path << ": no meaning in the field list";
+      EXPECT_EQ(k.meaning.find('|'), std::string::npos) << path << ": a '|' would split the table's row";
+      EXPECT_EQ(k.meaning.find('\n'), std::string::npos) << path << ": one line";
+      if (k.key != "sweep" && k.key != "overrides")
+        EXPECT_NE(md.find("| `" + path + "` | " + k.meaning + " |"), std::string::npos) << path;
+      if (k.type == KeyInfo::Type::kList) check(k.children, path + "[]");
+      if (k.type == KeyInfo::Type::kStringOrSection) check(k.children, path);
+    }
+  };
+  check(experiment_keys(), "");
+  const nlohmann::json s = nlohmann::json::parse(experiment_json_schema());
+  EXPECT_EQ(s["properties"]["allocator"]["properties"]["block_size"]["description"],
+            "tokens per KV block (radix: per page)");
+}
+
 }  // namespace
 }  // namespace pagesim::sim

@@ -477,6 +477,35 @@ TEST(ConfigErrors, UnknownTopLevelKey) {
                          {"unknown key", "allowed here:", "name", "workload", "scheduler", "measure"}));
 }
 
+// Issue 41 item 6: a misspelt key or name gets the close names (sim/core/close_names.h).
+TEST(ConfigErrors, AMisspeltKeyOrNameSuggestsTheIntendedOne) {
+  EXPECT_TRUE(fails_with("allocator:\n  blok_size: 16\n", 2, "allocator.blok_size",
+                         {"unknown key: did you mean allocator.block_size? (allowed here: block_size,"}));
+  EXPECT_TRUE(fails_with("nmae: y\n", 1, "nmae", {"unknown key: did you mean name? (allowed here:"}));
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: sglnag\n", 2, "scheduler.kind", {"found 'sglnag'; did you mean sglang?"}));
+  EXPECT_TRUE(fails_with("replicas:\n  count: 2\n  router: least-kv\n", 3, "replicas.router",
+                         {"found 'least-kv'; did you mean least_kv?"}));
+  // Nothing close: the allowed names alone.
+  EXPECT_TRUE(fails_with("scheduler:\n  kind: fifo\n", 2, "scheduler.kind", {"found 'fifo'"}));
+  try {
+    parse_experiment(YAML::Load("scheduler:\n  kind: fifo\n"), "exp.yaml");
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).find("did you mean"), std::string::npos) << e.what();
+  }
+}
+
+// Issue 41 item 9: radix under vllm-v1 names sglang, the scheduler whose cache it is.
+TEST(ConfigErrors, RadixUnderAnotherSchedulerSuggestsSglang) {
+  EXPECT_TRUE(fails_with("scheduler: {kind: vllm-v1}\nallocator:\n  kind: radix\n", 3, "allocator.kind",
+                         {"scheduler.kind: vllm-v1 runs vLLM v1's paged block pool",
+                          "allocator.kind 'radix' is SGLang's radix-tree cache", "use scheduler.kind: sglang",
+                          "set allocator.kind: paged"}));
+  // Other pools keep the schedulers that run over any pool.
+  EXPECT_TRUE(fails_with("scheduler: {kind: vllm-v1}\nallocator:\n  kind: contiguous\n", 3, "allocator.kind",
+                         {"allocator.kind is 'contiguous'", "or use scheduler.kind: orca or static"}));
+}
+
 TEST(ConfigErrors, UnknownNestedKeyListsTheAllowedKeys) {
   EXPECT_TRUE(fails_with("name: x\nscheduler:\n  kind: vllm\n  max_num_seq: 8\n", 4, "scheduler.max_num_seq",
                          {"unknown key", "max_num_seqs", "max_num_batched_tokens", "watermark", "chunk_tokens"}));

@@ -62,6 +62,20 @@ TEST_F(InputPath, ExperimentDirIsTheFilesFolderElseTheWorkingDirectory) {
   EXPECT_EQ(experiment_dir(""), fs::current_path());
 }
 
+// Issue 41: an experiment named without a folder ("e.yaml") printed its folder as "" in the
+// message of a missing input ("not in , /.../traces/data").
+TEST_F(InputPath, AFileInTheWorkingDirectoryNamesThatFolder) {
+  std::ofstream(dir_ / "exp.yaml") << "name: x\n";
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_);
+  const fs::path base = experiment_dir("exp.yaml");
+  const std::string message = input_not_found("nope.csv", base, InputKind::kFile);
+  fs::current_path(before);
+  EXPECT_EQ(base, dir_);
+  EXPECT_EQ(message.find("not in , "), std::string::npos) << message;
+  EXPECT_NE(message.find("not in " + base.string() + ", "), std::string::npos) << message;
+}
+
 TEST_F(InputPath, ParsingResolvesThePathsTheRunReads) {
   std::ofstream(dir_ / "trace.csv") << "arrival_s,prompt_tokens,output_tokens\n0,10,10\n";
   const std::string file = (dir_ / "exp.yaml").string();

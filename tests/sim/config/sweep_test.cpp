@@ -240,6 +240,49 @@ TEST(SweepSet, AKeyTheSweepVariesIsAnError) {
   EXPECT_EQ(expand(yaml, {"allocator.kind=paged", "workload.max_requests=5"}).config(1).workload.max_requests, 5);
 }
 
+// Issue 41 item 7: a mistake in a --set value is the option's, not the file's, and a point
+// with no swept value leaves no empty tail.
+TEST(SweepSet, AMistakeInASetValueNamesTheOption) {
+  const std::string yaml =
+      "name: s\n"
+      "sweep:\n"
+      "  cases:\n"
+      "    - {label: paged-v1}\n"
+      "    - {label: small, allocator.block_size: 8}\n";
+  const Sweep sweep = expand(yaml, {"allocator.blok_size=3"});
+  try {
+    sweep.config(0);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), "--set allocator.blok_size=3");
+    EXPECT_EQ(e.key(), "allocator.blok_size");
+    const ConfigError in = sweep.in_point(0, e);
+    EXPECT_EQ(std::string(in.what()).rfind("--set allocator.blok_size=3: allocator.blok_size: unknown key: did you "
+                                           "mean allocator.block_size?",
+                                           0),
+              0u)
+        << in.what();
+    EXPECT_NE(std::string(in.what()).find("(in sweep point 0 'paged-v1')"), std::string::npos) << in.what();
+  }
+  // An error found later (building the point) on a --set key is the option's too; one on the
+  // file's keys stays the file's.
+  const ConfigError later = sweep.in_point(1, ConfigError("sweep.yaml", 0, "allocator.blok_size", "bad"));
+  EXPECT_EQ(later.file(), "--set allocator.blok_size=3");
+  EXPECT_NE(std::string(later.what()).find("(in sweep point 1 'small': allocator.block_size=8)"), std::string::npos)
+      << later.what();
+  EXPECT_EQ(sweep.in_point(1, ConfigError("sweep.yaml", 0, "seed", "bad")).file(), "sweep.yaml");
+  // Without a sweep: no point to name.
+  const Sweep one = expand("name: s\n", {"scheduler.kind=vlm"});
+  try {
+    one.config(0);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(one.in_point(0, e).what()),
+              "--set scheduler.kind=vlm: scheduler.kind: expected one of static, orca, vllm, sarathi, vllm-v1, "
+              "vllm-v0, sglang, found 'vlm'; did you mean vllm?");
+  }
+}
+
 // Errors in a point name the line of the file, whether the bad value is the file's own or
 // comes from the sweep.
 // A sweep whose points would not be what their labels say is refused at the line that

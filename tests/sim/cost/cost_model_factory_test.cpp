@@ -79,7 +79,18 @@ TEST(CostFactory, UnknownPresetsListValidNames) {
     (void)make_cost_model(spec);
     FAIL();
   } catch (const CostModelError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown model preset 'gpt-4', expected one of: opt-13b"),
+    // 35 names are too many for one line: `pagesim presets` lists them (issue 41).
+    EXPECT_EQ(std::string(e.what()),
+              "unknown model preset 'gpt-4', expected one of the " + std::to_string(model_preset_names().size()) +
+                  " model presets (`pagesim presets` lists them)");
+  }
+  // A misspelling gets the close names.
+  spec.model = std::string("llama3-8b");
+  try {
+    (void)make_cost_model(spec);
+    FAIL();
+  } catch (const CostModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("model presets: did you mean llama-3-8b? (`pagesim presets` lists them)"),
               std::string::npos)
         << e.what();
   }
@@ -92,6 +103,16 @@ TEST(CostFactory, UnknownPresetsListValidNames) {
     EXPECT_NE(std::string(e.what()).find("unknown gpu preset 'tpu-v5', expected one of: a100-40gb"),
               std::string::npos)
         << e.what();
+  }
+  // Five GPUs are listed in full, with the close one.
+  spec.gpu = std::string("h100");
+  try {
+    (void)make_cost_model(spec);
+    FAIL();
+  } catch (const CostModelError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "unknown gpu preset 'h100', expected one of: a100-40gb, a100-80gb, h100-sxm, h200, l40s; did you mean "
+              "h100-sxm or h200?");
   }
 }
 

@@ -299,11 +299,12 @@ TEST(CostPresets, UnknownNameListsValidNames) {
     (void)model_preset("opt-14b");
     FAIL() << "expected CostModelError";
   } catch (const CostModelError& e) {
+    // 35 names on one line helped no one (issue 41): the close ones, and where all are listed.
     const std::string what = e.what();
     EXPECT_NE(what.find("'opt-14b'"), std::string::npos) << what;
-    for (std::string_view name : model_preset_names()) {
-      EXPECT_NE(what.find(name), std::string::npos) << what;
-    }
+    EXPECT_NE(what.find("did you mean opt-13b, opt-66b or opt-175b? (`pagesim presets` lists them)"), std::string::npos)
+        << what;
+    EXPECT_EQ(what.find("llama-3-8b"), std::string::npos) << what;
   }
   try {
     (void)gpu_preset("v100");

@@ -430,17 +430,24 @@ TEST_F(ExperimentTest, MalformedTraceRowMidRunLeavesNothing) {
   EXPECT_FALSE(fs::exists(dir_ / "out")) << "an empty result folder left behind";
 }
 
-TEST_F(ExperimentTest, FailingSweepPointKeepsFinishedPointsAndWritesNoSweepCsv) {
+TEST_F(ExperimentTest, FailingSweepPointKeepsFinishedPointsAndListsEveryPointsStatus) {
   // The second point's pool cannot hold one request; the first point completes.
   const std::string file =
       write("sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [4096, 512]\n  scheduler.max_num_batched_tokens: [4096]\n");
   const std::string p0 = "00-kv.slots=4096_scheduler.max_num_batched_tokens=4096/";
   expect_failure_leaves_nothing<ConfigError>(
       file, dir_ / "out",
-      {p0 + "config.resolved.yaml", p0 + "iterations.csv", p0 + "requests.csv", p0 + "summary.json"});
+      {p0 + "config.resolved.yaml", p0 + "iterations.csv", p0 + "requests.csv", p0 + "summary.json", "sweep.csv"});
   EXPECT_TRUE(fs::exists(dir_ / "out" / p0 / "summary.json"));
-  EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
   EXPECT_FALSE(fs::exists(dir_ / "out/01-kv.slots=512_scheduler.max_num_batched_tokens=4096"));
+  // sweep.csv (issue 41): the finished point's results, the failed point's keys, a status each.
+  const std::string table = read_file(dir_ / "out/sweep.csv");
+  EXPECT_NE(table.find(",status\n00-kv.slots=4096_scheduler.max_num_batched_tokens=4096,"), std::string::npos)
+      << table;
+  const std::string failed = "\n01-kv.slots=512_scheduler.max_num_batched_tokens=4096,"
+                             "\"kv.slots=512,scheduler.max_num_batched_tokens=4096\",512,4096,,";
+  EXPECT_NE(table.find(failed), std::string::npos) << table;
+  EXPECT_TRUE(table.ends_with(",,failed\n")) << table;
 }
 
 TEST_F(ExperimentTest, ConfigErrorInAnyPointRunsNothing) {
@@ -501,14 +508,33 @@ TEST_F(ExperimentTest, JobsWriteTheSameFilesAsOneJob) {
 TEST_F(ExperimentTest, JobsStopAfterAFailingPoint) {
   const std::string file = write(
       "sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [512, 4096, 4112, 4128, 4144, 4160]\n");
+  SweepStop stop;
   try {
-    run_experiment_file(file, {}, dir_ / "out", {}, 2);
+    run_experiment_file(file, {}, dir_ / "out", {}, 2, ExistingResults::kRefuse, &stop);
     FAIL() << "expected the 512-slot point to fail";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "kv.slots") << e.what();
   }
-  EXPECT_FALSE(fs::exists(dir_ / "out/sweep.csv"));
   EXPECT_FALSE(fs::exists(dir_ / "out/05-kv.slots=4160"));
+  // Point 1 (and, timing allowing, the next) ran beside point 0 and finished: sweep.csv keeps
+  // them, with every point's status.
+  EXPECT_EQ(stop.points, 6u);
+  EXPECT_EQ(stop.failed, 1u);
+  EXPECT_GE(stop.finished, 1u);
+  EXPECT_EQ(stop.finished + stop.failed + stop.not_run, 6u);
+  EXPECT_TRUE(stop.table_written);
+  const std::string table = read_file(dir_ / "out/sweep.csv");
+  EXPECT_NE(table.find(",status\n00-kv.slots=512,kv.slots=512,512,,"), std::string::npos) << table;
+  EXPECT_NE(table.find(",failed\n01-kv.slots=4096,kv.slots=4096,4096,"), std::string::npos) << table;
+  const auto rows_ending = [&](const std::string& status) {
+    std::size_t count = 0;
+    for (std::size_t at = table.find(status + "\n"); at != std::string::npos; at = table.find(status + "\n", at + 1))
+      ++count;
+    return count;
+  };
+  EXPECT_EQ(rows_ending(",ok"), stop.finished) << table;
+  EXPECT_EQ(rows_ending(",not run"), stop.not_run) << table;
+  EXPECT_EQ(table.substr(table.size() - 9), ",not run\n") << table;
 }
 
 // A timeline window that starts after the run leaves timeline.json without an iteration:

@@ -85,6 +85,24 @@ def test_import_run_compare_a_vllm_benchmark(tmp_path):
     assert f"| E2E | mean | {e2e['measured']['mean'] * 1e3:.2f} | {e2e['simulated']['mean'] * 1e3:.2f} |" in p.stdout
 
 
+def test_the_printed_replay_config_runs_without_a_warning(tmp_path):
+    # Issue 41 item 12: the keys import prints say the prefix cache is off, and why; pasted into
+    # an experiment they replay the trace without the warning a run with the cache on gives
+    # (no request carries hash ids).
+    imported = tmp_path / "imported"
+    p = run_pagesim("trace", "import", str(VLLM), "--out", str(imported))
+    printed = p.stdout.split("replay it with these keys of an experiment:\n", 1)[1].split("\nwrote ", 1)[0]
+    assert "allocator: {prefix_cache: false}  # no token contents (hash_ids)" in printed
+    path = tmp_path / "pasted.yaml"
+    path.write_text("name: pasted\nscheduler: {kind: vllm-v1}\n"
+                    + "\n".join(line.strip() for line in printed.splitlines()) + "\n")
+    run = run_pagesim("run", str(path), "--out", str(tmp_path / "out"), "-q")
+    assert "warning" not in run.stderr, run.stderr
+    path.write_text(path.read_text().replace("prefix_cache: false", "prefix_cache: true"))
+    run = run_pagesim("run", str(path), "--out", str(tmp_path / "on"), "-q")
+    assert "allocator.prefix_cache: no request of the workload carried token identities" in run.stderr
+
+
 def test_import_run_compare_an_inference_perf_run(tmp_path):
     imported = tmp_path / "imported"
     p = run_pagesim("trace", "import", str(INFERENCE_PERF), "--out", str(imported))
