@@ -82,8 +82,9 @@ TEST(ConfigSchema, EveryKeyHasAMeaning) {
       EXPECT_FALSE(k.meaning.empty()) << path << ": no meaning in the field list";
       EXPECT_EQ(k.meaning.find('|'), std::string::npos) << path << ": a '|' would split the table's row";
       EXPECT_EQ(k.meaning.find('\n'), std::string::npos) << path << ": one line";
-      if (k.key != "sweep" && k.key != "overrides")
+      if (k.key != "sweep" && k.key != "overrides") {
         EXPECT_NE(md.find("| `" + path + "` | " + k.meaning + " |"), std::string::npos) << path;
+      }
       if (k.type == KeyInfo::Type::kList) check(k.children, path + "[]");
       if (k.type == KeyInfo::Type::kStringOrSection) check(k.children, path);
     }
