@@ -76,4 +76,29 @@ void expect_dim(const TensorView& v, const char* fn, const char* name, int dim,
               std::to_string(expected) + ", got " + v.describe(); });
 }
 
+std::int32_t expect_block_table(const TensorView& block_table, const TensorView& kv_lens, const char* fn) {
+  expect_tensor(block_table, fn, "block_table", 2, DType::kInt32);
+  require(block_table.shape[0] <= INT32_MAX, fn, [&] { return "too many sequences: " + block_table.describe(); });
+  const auto num_seqs = static_cast<std::int32_t>(block_table.shape[0]);
+  require(block_table.shape[1] <= 1 || block_table.stride[1] == 1, fn,
+          [&] { return "block_table rows must be contiguous, got " + block_table.describe(); });
+  require(num_seqs <= 1 || block_table.stride[0] >= block_table.shape[1], fn,
+          [&] { return "block_table row stride must be >= its column count, got " + block_table.describe(); });
+  expect_vector(kv_lens, fn, "kv_lens", DType::kInt32, num_seqs);
+  return num_seqs;
+}
+
+bool expect_query_starts(const TensorView& query_starts, std::int32_t num_query_tokens, std::int32_t num_seqs,
+                         const char* fn) {
+  if (query_starts.empty()) {
+    require(num_query_tokens == num_seqs, fn, [&] {
+      return "decode (no query_starts) needs one query row per sequence: query.shape[0] = " +
+             std::to_string(num_query_tokens) + ", num_seqs = " + std::to_string(num_seqs);
+    });
+    return true;
+  }
+  expect_vector(query_starts, fn, "query_starts", DType::kInt32, static_cast<std::int64_t>(num_seqs) + 1);
+  return false;
+}
+
 }  // namespace pagesim::kernels::detail

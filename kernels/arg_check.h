@@ -55,4 +55,12 @@ void expect_row_aligned(const TensorView& v, const char* fn, const char* name);
 void expect_dim(const TensorView& v, const char* fn, const char* name, int dim,
                 std::int64_t expected, const char* meaning);
 
+// A batch's block table (i32 [num_seqs, max_blocks], contiguous rows, row stride >= its
+// columns) and its kv_lens (i32 [num_seqs]); returns num_seqs.
+std::int32_t expect_block_table(const TensorView& block_table, const TensorView& kv_lens, const char* fn);
+// query_starts: empty for decode (then one query row per sequence), else i32 [num_seqs + 1].
+// Returns whether the batch is a decode.
+bool expect_query_starts(const TensorView& query_starts, std::int32_t num_query_tokens, std::int32_t num_seqs,
+                         const char* fn);
+
 }  // namespace pagesim::kernels::detail

@@ -65,16 +65,7 @@ void check_group(const char* fn, AttentionShape& shape) {
 }
 
 void check_query_starts(const TensorView& query_starts, const char* fn, AttentionShape& shape) {
-  shape.decode = query_starts.empty();
-  if (shape.decode) {
-    require(shape.num_query_tokens == shape.num_seqs, fn,
-            [&] { return "decode (no query_starts) needs one query row per sequence: query.shape[0] = " +
-                std::to_string(shape.num_query_tokens) + ", num_seqs = " +
-                std::to_string(shape.num_seqs); });
-  } else {
-    expect_vector(query_starts, fn, "query_starts", DType::kInt32,
-                  static_cast<std::int64_t>(shape.num_seqs) + 1);
-  }
+  shape.decode = detail::expect_query_starts(query_starts, shape.num_query_tokens, shape.num_seqs, fn);
 }
 
 }  // namespace
@@ -105,14 +96,7 @@ AttentionShape check_paged_attention_args(const PagedAttentionArgs& a, const cha
   check_group(fn, shape);
   require(g.block_size >= 1, fn, [&] { return "block_size must be >= 1, got " + a.k_cache.describe(); });
 
-  expect_tensor(a.block_table, fn, "block_table", 2, DType::kInt32);
-  require(a.block_table.shape[0] <= INT32_MAX, fn, [&] { return "too many sequences: " + a.block_table.describe(); });
-  shape.num_seqs = static_cast<std::int32_t>(a.block_table.shape[0]);
-  require(a.block_table.shape[1] <= 1 || a.block_table.stride[1] == 1, fn,
-          [&] { return "block_table rows must be contiguous, got " + a.block_table.describe(); });
-  require(shape.num_seqs <= 1 || a.block_table.stride[0] >= a.block_table.shape[1], fn,
-          [&] { return "block_table row stride must be >= its column count, got " + a.block_table.describe(); });
-  expect_vector(a.kv_lens, fn, "kv_lens", DType::kInt32, shape.num_seqs);
+  shape.num_seqs = detail::expect_block_table(a.block_table, a.kv_lens, fn);
   check_query_starts(a.query_starts, fn, shape);
 
   if (backend == Backend::kCuda) {

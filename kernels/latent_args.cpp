@@ -13,8 +13,6 @@ namespace pagesim::kernels {
 using detail::expect_dim;
 using detail::expect_inner_contiguous;
 using detail::expect_row_aligned;
-using detail::expect_tensor;
-using detail::expect_vector;
 using detail::require;
 
 LatentShape check_latent_attention_args(const LatentAttentionArgs& a, const char* fn, Backend backend) {
@@ -65,23 +63,8 @@ LatentShape check_latent_attention_args(const LatentAttentionArgs& a, const char
            std::to_string(a.cache_scale) + " with a " + dtype_name(c.dtype) + " cache";
   });
 
-  expect_tensor(a.block_table, fn, "block_table", 2, DType::kInt32);
-  require(a.block_table.shape[0] <= INT32_MAX, fn, [&] { return "too many sequences: " + a.block_table.describe(); });
-  shape.num_seqs = static_cast<std::int32_t>(a.block_table.shape[0]);
-  require(a.block_table.shape[1] <= 1 || a.block_table.stride[1] == 1, fn,
-          [&] { return "block_table rows must be contiguous, got " + a.block_table.describe(); });
-  require(shape.num_seqs <= 1 || a.block_table.stride[0] >= a.block_table.shape[1], fn,
-          [&] { return "block_table row stride must be >= its column count, got " + a.block_table.describe(); });
-  expect_vector(a.kv_lens, fn, "kv_lens", DType::kInt32, shape.num_seqs);
-  shape.decode = a.query_starts.empty();
-  if (shape.decode) {
-    require(shape.num_query_tokens == shape.num_seqs, fn, [&] {
-      return "decode (no query_starts) needs one query row per sequence: query.shape[0] = " +
-             std::to_string(shape.num_query_tokens) + ", num_seqs = " + std::to_string(shape.num_seqs);
-    });
-  } else {
-    expect_vector(a.query_starts, fn, "query_starts", DType::kInt32, static_cast<std::int64_t>(shape.num_seqs) + 1);
-  }
+  shape.num_seqs = detail::expect_block_table(a.block_table, a.kv_lens, fn);
+  shape.decode = detail::expect_query_starts(a.query_starts, shape.num_query_tokens, shape.num_seqs, fn);
 
   if (backend == Backend::kCuda) {
     require(shape.dtype == DType::kFloat16 || shape.dtype == DType::kBFloat16, fn,

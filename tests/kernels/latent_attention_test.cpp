@@ -90,19 +90,10 @@ TEST_P(LatentReference, MatchesTheDefinition) {
   }
 }
 
+// latent_spec with the latent and value widths last (the CPU reference takes any).
 LatentSpec spec(std::vector<std::int32_t> kv, std::vector<std::int32_t> q, std::int32_t heads, std::int32_t block,
                 DType dtype, DType cache, float cache_scale = 1.0f, std::int32_t latent = 576, std::int32_t value = 512) {
-  LatentSpec s;
-  s.kv_lens = std::move(kv);
-  s.query_lens = std::move(q);
-  s.num_heads = heads;
-  s.block_size = block;
-  s.dtype = dtype;
-  s.cache_dtype = cache;
-  s.cache_scale = cache_scale;
-  s.latent_dim = latent;
-  s.value_dim = value;
-  return s;
+  return testing::latent_spec(std::move(kv), std::move(q), heads, block, dtype, cache, cache_scale, 1, latent, value);
 }
 
 INSTANTIATE_TEST_SUITE_P(

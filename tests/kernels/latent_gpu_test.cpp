@@ -86,39 +86,27 @@ TEST_P(LatentGpu, MatchesTheReferenceWholeAndSplit) {
   check_on_device(p, 0, GetParam().name + " planned");
 }
 
-LatentSpec spec(std::vector<std::int32_t> kv, std::vector<std::int32_t> q, std::int32_t heads, std::int32_t block,
-                DType dtype, DType cache, float cache_scale = 1.0f, std::uint64_t seed = 1) {
-  LatentSpec s;
-  s.kv_lens = std::move(kv);
-  s.query_lens = std::move(q);
-  s.num_heads = heads;
-  s.block_size = block;
-  s.dtype = dtype;
-  s.cache_dtype = cache;
-  s.cache_scale = cache_scale;
-  s.seed = seed;
-  return s;
-}
+using testing::latent_spec;
 
 const std::vector<std::int32_t> kAwkward = {1, 31, 32, 33, 63, 64, 65, 0, 700};
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, LatentGpu,
     ::testing::Values(
-        GpuCase{"decode_bf16_h128", spec(kAwkward, {}, 128, 64, DType::kBFloat16, DType::kBFloat16)},
-        GpuCase{"decode_f16_h128", spec(kAwkward, {}, 128, 64, DType::kFloat16, DType::kFloat16, 1.0f, 2)},
-        GpuCase{"decode_fp8_bf16_h128", spec(kAwkward, {}, 128, 64, DType::kBFloat16, DType::kFloat8E4M3, 1.0f / 16, 3)},
-        GpuCase{"decode_fp8_f16_h16", spec(kAwkward, {}, 16, 64, DType::kFloat16, DType::kFloat8E4M3, 0.5f, 4)},
-        GpuCase{"decode_bf16_h16_b16", spec(kAwkward, {}, 16, 16, DType::kBFloat16, DType::kBFloat16, 1.0f, 5)},
-        GpuCase{"decode_bf16_h20_long", spec({4000, 2500}, {}, 20, 64, DType::kBFloat16, DType::kBFloat16, 1.0f, 6)},
-        GpuCase{"chunk_bf16_h16", spec({40, 130, 7, 300}, {40, 5, 7, 2}, 16, 64, DType::kBFloat16, DType::kBFloat16, 1.0f, 7)},
-        GpuCase{"chunk_fp8_h128", spec({90, 200}, {3, 2}, 128, 64, DType::kBFloat16, DType::kFloat8E4M3, 0.25f, 8)},
-        GpuCase{"chunk_f16_h6_b32", spec({33, 100, 64}, {33, 11, 1}, 6, 32, DType::kFloat16, DType::kFloat16, 1.0f, 9)}),
+        GpuCase{"decode_bf16_h128", latent_spec(kAwkward, {}, 128, 64, DType::kBFloat16, DType::kBFloat16)},
+        GpuCase{"decode_f16_h128", latent_spec(kAwkward, {}, 128, 64, DType::kFloat16, DType::kFloat16, 1.0f, 2)},
+        GpuCase{"decode_fp8_bf16_h128", latent_spec(kAwkward, {}, 128, 64, DType::kBFloat16, DType::kFloat8E4M3, 1.0f / 16, 3)},
+        GpuCase{"decode_fp8_f16_h16", latent_spec(kAwkward, {}, 16, 64, DType::kFloat16, DType::kFloat8E4M3, 0.5f, 4)},
+        GpuCase{"decode_bf16_h16_b16", latent_spec(kAwkward, {}, 16, 16, DType::kBFloat16, DType::kBFloat16, 1.0f, 5)},
+        GpuCase{"decode_bf16_h20_long", latent_spec({4000, 2500}, {}, 20, 64, DType::kBFloat16, DType::kBFloat16, 1.0f, 6)},
+        GpuCase{"chunk_bf16_h16", latent_spec({40, 130, 7, 300}, {40, 5, 7, 2}, 16, 64, DType::kBFloat16, DType::kBFloat16, 1.0f, 7)},
+        GpuCase{"chunk_fp8_h128", latent_spec({90, 200}, {3, 2}, 128, 64, DType::kBFloat16, DType::kFloat8E4M3, 0.25f, 8)},
+        GpuCase{"chunk_f16_h6_b32", latent_spec({33, 100, 64}, {33, 11, 1}, 6, 32, DType::kFloat16, DType::kFloat16, 1.0f, 9)}),
     [](const ::testing::TestParamInfo<GpuCase>& i) { return i.param.name; });
 
 TEST(LatentGpuValidation, RefusesBeforeTouchingTheDevice) {
   // Host pointers and an f32 query: rejected by the argument check, never launched.
-  const LatentTestProblem p(spec({10}, {}, 4, 64, DType::kBFloat16, DType::kBFloat16));
+  const LatentTestProblem p(latent_spec({10}, {}, 4, 64, DType::kBFloat16, DType::kBFloat16));
   std::vector<float> out(p.out_elements());
   LatentAttentionArgs a = p.args(TensorView::contiguous(out.data(), DType::kFloat32, {1, 4, 512}));
   const LatentPlan plan = plan_latent_attention({1, 4, 1, 10}, 132);

@@ -5,11 +5,29 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <utility>
 
 #include "kernels/element_access.h"
 #include "kernels/kv_layout.h"
 
 namespace pagesim::kernels::testing {
+
+LatentSpec latent_spec(std::vector<std::int32_t> kv_lens, std::vector<std::int32_t> query_lens, std::int32_t heads,
+                       std::int32_t block_size, DType dtype, DType cache_dtype, float cache_scale, std::uint64_t seed,
+                       std::int32_t latent_dim, std::int32_t value_dim) {
+  LatentSpec s;
+  s.kv_lens = std::move(kv_lens);
+  s.query_lens = std::move(query_lens);
+  s.num_heads = heads;
+  s.block_size = block_size;
+  s.dtype = dtype;
+  s.cache_dtype = cache_dtype;
+  s.cache_scale = cache_scale;
+  s.seed = seed;
+  s.latent_dim = latent_dim;
+  s.value_dim = value_dim;
+  return s;
+}
 
 LatentTestProblem::LatentTestProblem(const LatentSpec& spec) : spec_(spec) {
   const std::int32_t n = num_seqs();

@@ -26,6 +26,12 @@ struct LatentSpec {
   std::uint64_t seed = 1;
 };
 
+// A spec from its parts (the fields' defaults for the dimensions unless given).
+LatentSpec latent_spec(std::vector<std::int32_t> kv_lens, std::vector<std::int32_t> query_lens, std::int32_t heads,
+                       std::int32_t block_size, DType dtype, DType cache_dtype, float cache_scale = 1.0f,
+                       std::uint64_t seed = 1, std::int32_t latent_dim = latent_limits::kLatentDim,
+                       std::int32_t value_dim = latent_limits::kValueDim);
+
 class LatentTestProblem {
  public:
   explicit LatentTestProblem(const LatentSpec& spec);
