@@ -17,7 +17,9 @@ using detail::require;
 
 LatentShape check_latent_attention_args(const LatentAttentionArgs& a, const char* fn, Backend backend) {
   LatentShape shape;
-  for (const auto& [v, name] : {std::pair{&a.query, "query"}, std::pair{&a.out, "out"}}) {
+  for (const auto& entry : {std::pair{&a.query, "query"}, std::pair{&a.out, "out"}}) {
+    const TensorView* v = entry.first;  // not structured bindings: the lambdas below capture them
+    const char* name = entry.second;
     require(v->rank == 3 && is_floating(v->dtype), fn,
             [&] { return std::string(name) + " must be a rank-3 f32, f16 or bf16 tensor, got " + v->describe(); });
     require(v->empty() || v->data != nullptr, fn, [&] { return std::string(name) + " has no data pointer"; });
