@@ -1,5 +1,6 @@
 # pagesim.run / expand_sweep: the CLI's run from Python — same files byte for byte, same
 # errors as exceptions, results as tables — and the GIL released while a simulation runs.
+import shutil
 import sys
 import threading
 import time
@@ -132,8 +133,17 @@ def test_expand_sweep():
 def test_gil_is_released_and_threads_run_points_in_parallel(repo_cwd, tmp_path):
     config = yaml.safe_load(SMALL_SWEEP)
     del config["sweep"]
-    config["workload"]["duration_s"] = 3000
-    alone = pagesim.run(config, out=tmp_path / "alone")
+    # Long enough to tell a stall from a run on any machine: the simulator keeps getting
+    # faster, so the simulated hour doubles until one run alone takes 0.4 s of wall time.
+    duration = 3000
+    while True:
+        config["workload"]["duration_s"] = duration
+        shutil.rmtree(tmp_path / "alone", ignore_errors=True)
+        began = time.monotonic()
+        alone = pagesim.run(config, out=tmp_path / "alone")
+        if time.monotonic() - began >= 0.4 or duration >= 3000 * 64:
+            break
+        duration *= 2
     # Two points from two threads; meanwhile this thread keeps ticking, which it could not
     # if a simulation held the GIL.
     results = {}
