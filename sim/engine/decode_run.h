@@ -49,6 +49,19 @@ struct DecodeRun {
   std::int64_t lag = 0;                // rounds the allocator has not grown yet
   std::int64_t tokens = 0;             // tokens per request not handed to the requests yet
   double first_token_s = 0, last_token_s = 0, max_gap_s = 0;
+  // Deferred (Simulation::defer_run): the durations of the repeats priced ahead, each started
+  // when its turn comes; ahead[ahead_started..] are still to start. The iteration in flight
+  // started at inflight_start_s and ends at inflight_end_s; the replica's iteration end is
+  // queued at the last priced repeat's end. `chunk`: how many the next deferral prices.
+  std::vector<double> ahead;
+  std::size_t ahead_started = 0;
+  double inflight_start_s = 0, inflight_end_s = 0;
+  std::int64_t chunk = 0;
+  // The replica's queued iteration end carries it (Event::request); one queued before the
+  // last requeue (Simulation::cut_run) carries an older one and is stale.
+  std::uint64_t stamp = 0;
+
+  bool deferred() const { return ahead_started < ahead.size(); }
 
   // The iteration that ended at t gave each of the plan's requests a token (held in `tokens`).
   void count_tokens(double t) {

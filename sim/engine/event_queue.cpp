@@ -10,20 +10,27 @@ void BinaryHeapEventQueue::set_tie_order(TieOrder order) {
   tie_order_ = order;
 }
 
+namespace {
+
+// Event::order's kind ranks under kCanonical: arrivals 0, transfer ends 1, iteration ends 2.
+constexpr std::uint64_t kRankShift = 56;
+
+std::uint64_t iteration_end_order(std::int32_t replica) {
+  return (std::uint64_t{2} << kRankShift) | static_cast<std::uint32_t>(replica);
+}
+
+}  // namespace
+
 void BinaryHeapEventQueue::push(double time, double scheduled_s, EventKind kind, std::int32_t replica,
                                 std::uint64_t request) {
   assert(time >= now_ && "events cannot be scheduled in the past");
   Event e{time, 0, next_order_++, kind, replica, request};
   if (tie_order_ == TieOrder::kCanonical) {
-    // Ranks: arrivals 0, transfer ends 1, iteration ends 2 (TieOrder).
-    constexpr std::uint64_t kRankShift = 56;
     e.scheduled_s = scheduled_s;
     switch (kind) {
       case EventKind::kArrival: break;
       case EventKind::kTransferEnd: e.order |= std::uint64_t{1} << kRankShift; break;
-      case EventKind::kIterationEnd:
-        e.order = (std::uint64_t{2} << kRankShift) | static_cast<std::uint32_t>(replica);
-        break;
+      case EventKind::kIterationEnd: e.order = iteration_end_order(replica); break;
     }
   }
   if (popped_root_) {
@@ -80,6 +87,14 @@ double BinaryHeapEventQueue::next_time() const {
   if (heap_.size() > 1) t = heap_[1].time;
   if (heap_.size() > 2) t = std::min(t, heap_[2].time);
   return t;
+}
+
+bool BinaryHeapEventQueue::pops_before(double time, double scheduled_s, EventKind kind, std::int32_t replica,
+                                       const Event& other) const {
+  assert(tie_order_ == TieOrder::kCanonical && kind != EventKind::kTransferEnd);
+  // An arrival's order is its insertion number: the next one's, were it pushed now.
+  const std::uint64_t order = kind == EventKind::kIterationEnd ? iteration_end_order(replica) : next_order_;
+  return earlier(Event{time, scheduled_s, order, kind, replica, 0}, other);
 }
 
 }  // namespace pagesim::sim

@@ -57,6 +57,11 @@ class EventQueue {
   virtual double now() const = 0;
   // The earliest event's time, +infinity when empty.
   virtual double next_time() const = 0;
+  // Whether an event pushed now as push(time, scheduled_s, kind, replica) would pop before
+  // `other`, an event popped from this queue. REQUIRES: kCanonical (an event's place then
+  // depends on its own fields alone, never on when it is pushed), kind != kTransferEnd.
+  virtual bool pops_before(double time, double scheduled_s, EventKind kind, std::int32_t replica,
+                           const Event& other) const = 0;
 };
 
 class BinaryHeapEventQueue final : public EventQueue {
@@ -68,6 +73,8 @@ class BinaryHeapEventQueue final : public EventQueue {
   bool empty() const override { return heap_.size() == (popped_root_ ? 1 : 0); }
   double now() const override { return now_; }
   double next_time() const override;
+  bool pops_before(double time, double scheduled_s, EventKind kind, std::int32_t replica,
+                   const Event& other) const override;
 
  private:
   // a pops before b.

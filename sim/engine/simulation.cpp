@@ -175,17 +175,26 @@ void Simulation::run(const ProgressFn& progress) {
   iteration_observers_.clear();
   for (IterationObserver* o : observers_)
     if (o->reads_iterations()) iteration_observers_.push_back(o);
+  defer_runs_ = run_ahead_ && iteration_observers_.empty();
+  maybe_idle_.clear();
+  listed_idle_.assign(replicas_.size(), 0);
+  for (const Replica& p : replicas_) {
+    if (p.busy) continue;
+    maybe_idle_.push_back(p.index());
+    listed_idle_[static_cast<std::size_t>(p.index())] = 1;
+  }
   if (read_next()) schedule_next_arrival();
   progress_ = &progress;
   next_report_ = 4096;
   while (auto e = queue_->pop()) {
     if (e->kind == EventKind::kArrival) {
+      arrival_ = *e;
       on_arrivals();
-      for (Replica& p : replicas_)
-        if (!p.busy) start_iteration(p);
+      start_idle_replicas();
     } else if (e->kind == EventKind::kTransferEnd) {
       on_transfer_end(*e);
     } else {
+      if (e->request != runs_[static_cast<std::size_t>(e->replica)].stamp) continue;  // requeued (cut_run)
       const double started = on_iteration_end(replicas_[static_cast<std::size_t>(e->replica)], e->time);
       if (progress_due()) {
         progress(started, arrived_, finished_count_);
@@ -195,7 +204,7 @@ void Simulation::run(const ProgressFn& progress) {
   }
   progress_ = nullptr;
 #ifndef NDEBUG
-  for (const DecodeRun& run : runs_) assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
+  for (const DecodeRun& run : runs_) assert(run.left == 0 && run.lag == 0 && run.tokens == 0 && !run.deferred());
 #endif
   for (const Replica& p : replicas_) {
     const Scheduler& sched = p.scheduler();
@@ -318,6 +327,8 @@ void Simulation::on_arrival() {
     r->replica = router_->route(*r, candidates, outstanding_);
   }
   Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
+  // p's repeats that start before this arrival start now: its observers see them first.
+  if (defer_runs_) replay_run(p, &arrival_);
   // A request joining the back of a waiting queue whose head the run's plans leave waiting
   // is planned by none of them (its prompt's keys, held for the prefix cache, aside). With
   // LoRA adapters a policy may skip the head and admit one behind it (vLLM's max_loras).
@@ -459,6 +470,86 @@ void Simulation::refill_waiting(Replica& p) {
   }
 }
 
+void Simulation::start_idle_replicas() {
+  // The scan of every replica in index order that this stands for, over the few that may be
+  // idle: start_iteration(p) changes p alone.
+  std::sort(maybe_idle_.begin(), maybe_idle_.end());
+  std::size_t kept = 0;
+  for (const std::int32_t i : maybe_idle_) {
+    Replica& p = replicas_[static_cast<std::size_t>(i)];
+    if (!p.busy) start_iteration(p);
+    if (!p.busy) maybe_idle_[kept++] = i;
+    else listed_idle_[static_cast<std::size_t>(i)] = 0;
+  }
+  maybe_idle_.resize(kept);
+}
+
+void Simulation::list_idle(const Replica& p) {
+  char& listed = listed_idle_[static_cast<std::size_t>(p.index())];
+  if (listed) return;
+  listed = 1;
+  maybe_idle_.push_back(p.index());
+}
+
+void Simulation::cut_run(Replica& p) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  if (run.deferred()) {
+    assert(defer_runs_);  // only an arrival cuts a deferred run
+    replay_run(p, &arrival_);
+    if (run.deferred()) {
+      // The queued end is a later repeat's: p's iteration in flight ends first now.
+      ++run.stamp;
+      schedule(run.inflight_end_s, run.inflight_start_s, EventKind::kIterationEnd, p.index(), run.stamp);
+    }
+    run.ahead.clear();
+    run.ahead_started = 0;
+  }
+  settle_run(p);
+  run.left = 0;
+}
+
+void Simulation::defer_run(Replica& p, double start, double end) {
+  // Chunks double from 8 repeats up to 128: a run cut by an arrival wastes at most the
+  // pricing of the last chunk, a run left alone queues a logarithmic number of events.
+  constexpr std::int64_t kFirstChunk = 8, kMaxChunk = 128;
+  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  assert(!run.deferred() && run.left > 0);
+  check_time(end, EventKind::kIterationEnd, p.index());
+  run.inflight_start_s = start;
+  run.inflight_end_s = end;
+  run.ahead.clear();
+  run.ahead_started = 0;
+  run.chunk = std::clamp(run.chunk * 2, kFirstChunk, kMaxChunk);
+  const std::int64_t n = std::min(run.left, run.chunk);
+  // start_run_iteration's pricing, on a copy of the batch: one token longer per repeat.
+  BatchShape shape = run.shape;
+  const CostModel& cost = p.cost();
+  double last_start = start, last_end = end;
+  for (std::int64_t i = 0; i < n; ++i) {
+    shape.decode_context_tokens += shape.decode_seqs;
+    const double d = cost.decode_run_seconds(shape, run.price) + run.swap_s;
+    const double next = last_end + d;
+    if (!(next <= kMaxSimulatedSeconds)) break;  // the replay meets it and says so
+    run.ahead.push_back(d);
+    last_start = last_end;
+    last_end = next;
+  }
+  schedule(last_end, last_start, EventKind::kIterationEnd, p.index(), run.stamp);
+}
+
+void Simulation::replay_run(Replica& p, const Event* before) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  while (run.deferred()) {
+    const double t = run.inflight_end_s;
+    if (before && !queue_->pops_before(t, run.inflight_start_s, EventKind::kIterationEnd, p.index(), *before)) return;
+    // on_iteration_end's loop at t, the run going on (no token observers: run_ahead_).
+    run.count_tokens(t);
+    start_run_iteration(p, t);
+    run.inflight_start_s = t;
+    run.inflight_end_s = t + run.sample.duration_s;
+  }
+}
+
 void Simulation::start_iteration(Replica& p) {
   const double now_s = now();
   Scheduler& scheduler = p.scheduler();
@@ -496,6 +587,7 @@ void Simulation::start_iteration(Replica& p) {
                                         scheduler.num_swapped(),
                                         replicas_.size() > 1 ? fmt::format(" on replica {}", p.index()) : ""));
     mark_load(p);
+    list_idle(p);
     return;  // idle until the next arrival
   }
 
@@ -547,12 +639,14 @@ void Simulation::start_iteration(Replica& p) {
   ++iterations_;
   p.busy = true;
   if (skip_decode_runs_ && !retired) begin_run(p, s, shape, swap_s);
-  schedule(now_s + dt, now_s, EventKind::kIterationEnd, p.index());
+  schedule(now_s + dt, now_s, EventKind::kIterationEnd, p.index(), runs_[static_cast<std::size_t>(p.index())].stamp);
   mark_load(p);
 }
 
 double Simulation::on_iteration_end(Replica& p, double end) {
   DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  if (run.deferred()) replay_run(p, nullptr);  // the repeats priced ahead start first
+  assert(!run.deferred());
   double t = end;
   // The horizon below, once known: only applying a plan or starting transfers queues events.
   double horizon = 0;
@@ -587,7 +681,8 @@ double Simulation::on_iteration_end(Replica& p, double end) {
       horizon_known = true;
     }
     if (run.left == 0 || !(next < horizon) || progress_due()) {
-      schedule(next, t, EventKind::kIterationEnd, p.index());
+      if (defer_runs_ && run.left > 0 && !progress_due()) defer_run(p, t, next);
+      else schedule(next, t, EventKind::kIterationEnd, p.index(), run.stamp);
       return t;
     }
     check_time(next, EventKind::kIterationEnd, p.index());
@@ -621,6 +716,7 @@ void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShap
   p.allocator().decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
   if (run.rounds.rounds <= 0) return;
   run.left = run.rounds.rounds;
+  run.chunk = 0;
   run.round = 0;
   run.sample = s;
   run.waiting = static_cast<std::int64_t>(p.num_waiting());
@@ -690,6 +786,7 @@ bool Simulation::begin_run_at_end(Replica& p) {
   a.take_pending_copies();
   const CostModel& cost = p.cost();
   run.left = run.rounds.rounds;
+  run.chunk = 0;
   run.round = 0;
   run.waiting = s.waiting;
   run.shape = shape;
@@ -706,7 +803,12 @@ void Simulation::start_run_iteration(Replica& p, double now_s) {
   s.start_s = now_s;
   assert(run.waiting == static_cast<std::int64_t>(p.num_waiting()));
   s.waiting = run.waiting;  // arrivals join behind (on_arrival)
-  s.duration_s = p.cost().decode_run_seconds(run.shape, run.price) + run.swap_s;
+  if (run.deferred()) {
+    s.duration_s = run.ahead[run.ahead_started++];
+    assert(s.duration_s == p.cost().decode_run_seconds(run.shape, run.price) + run.swap_s);
+  } else {
+    s.duration_s = p.cost().decode_run_seconds(run.shape, run.price) + run.swap_s;
+  }
   const alloc::DecodeRound& round = run.rounds.cycle[run.round];
   if (++run.round == run.rounds.cycle.size()) run.round = 0;
   s.memory += round.memory;

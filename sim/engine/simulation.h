@@ -52,7 +52,15 @@
 // run reads how replicas interleave (IterationObserver::reads_replica_order, no token
 // observer): each replica's iterations still reach the observers in order, and every
 // queued event pops where it would without (TieOrder::kCanonical does not depend on when an
-// event was pushed).
+// event was pushed). When, besides, no observer of the whole run reads iterations (only each
+// replica's own observers do), such a run is deferred: where its iteration in flight would
+// end past the next arrival, its next repeats are priced ahead in chunks (8, doubling to 128)
+// and only the last one's end is queued. They start, in order and with their observers'
+// calls, when that end pops, or, those ending before it by the queue's order
+// (EventQueue::pops_before), when an arrival is routed to the replica; an arrival that cuts
+// the run requeues the end of the iteration then in flight (the end queued before is stale:
+// DecodeRun::stamp). So a replica's state between arrivals is computed when read, a chunk at
+// a time, and a fleet's queue holds a few events per request, not one per iteration.
 //
 // Waiting backlog (EngineSettings::compact_waiting): a policy that reads at most the first
 // Scheduler::waiting_lookahead() waiting requests (vLLM's, admitting FCFS up to max_num_seqs)
@@ -226,6 +234,10 @@ class Simulation {
   void on_arrival();   // takes next_ in
   void on_arrivals();  // on_arrival for every request arriving now
   void start_iteration(Replica& p);
+  // start_iteration for every idle replica, in index order (after arrivals).
+  void start_idle_replicas();
+  // Lists p among the replicas that may be idle (maybe_idle_), once.
+  void list_idle(const Replica& p);
   // Moves p's backlog into its scheduler's queue while the queue is shorter than its policy reads.
   void refill_waiting(Replica& p);
   // p's iteration that ended at `end`: applies its plan (or, in a decode run, its tokens) and
@@ -245,17 +257,24 @@ class Simulation {
   // run whose first iteration is that one (the allocator lags from its first round on),
   // instead of planning it; false, changing nothing the engine reads, when it does not qualify.
   bool begin_run_at_end(Replica& p);
-  // The next iteration of p's run, starting at now_s.
+  // The next iteration of p's run, starting at now_s (its duration priced ahead when the run
+  // is deferred).
   void start_run_iteration(Replica& p, double now_s);
   // The tokens of p's run's iteration that ended at t.
   void emit_run_tokens(Replica& p, double t);
   // Catches p's allocator and requests up with its run (DecodeRun::lag, DecodeRun::tokens).
   void settle_run(Replica& p);
   // Ends p's run now (settled): something outside it is about to read or change p's state.
-  void cut_run(Replica& p) {
-    settle_run(p);
-    runs_[static_cast<std::size_t>(p.index())].left = 0;
-  }
+  void cut_run(Replica& p);
+  // Deferred decode runs (defer_runs_): where on_iteration_end would queue the end of p's
+  // run iteration in flight (started at `start`, ending at `end`), it prices the next repeats
+  // ahead instead and queues only the last one's end: nothing but an arrival routed to p can
+  // touch p before then (run_ahead_), and only p's own observers see its iterations.
+  void defer_run(Replica& p, double start, double end);
+  // Starts the repeats priced ahead whose turn comes before `before` (every one when null),
+  // as on_iteration_end's loop would have at each end: the catch-up before an arrival reads
+  // or changes p.
+  void replay_run(Replica& p, const Event* before);
   bool progress_due() const { return progress_ && *progress_ && iterations_ >= next_report_; }
   // Counts an iteration start against each request p holds (asynchronous scheduling) and
   // hands those whose count ran out, or all of them when `all`, to p's scheduler.
@@ -346,6 +365,13 @@ class Simulation {
   bool compact_waiting_;
   std::vector<std::int32_t> admission_replicas_;  // EngineSettings::admission_replicas
   bool run_ahead_ = false;  // a cluster's runs go on past other replicas' events (run() decides)
+  // run_ahead_ and no observer of the whole run reads iterations: runs are deferred (run()).
+  bool defer_runs_ = false;
+  Event arrival_;  // the arrival event being handled (defer_runs_ reads it)
+  // Replicas that may be idle (!busy), each once (listed_idle_): a superset of the idle ones,
+  // which an arrival offers an iteration to in index order.
+  std::vector<std::int32_t> maybe_idle_;
+  std::vector<char> listed_idle_;
   // Per replica: how many queued requests its policy reads, kWholeQueue (no backlog) when
   // arrivals must join the scheduler's queue at once (run() decides).
   std::vector<std::size_t> backlog_lookahead_;

@@ -365,6 +365,60 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
   EXPECT_GE(large, 12);
 }
 
+// Deferred decode runs (issue #40, simulation.h): in a fleet where arrivals come far more
+// often than a replica's iterations end, a replica's run is priced ahead in chunks and its
+// repeats start only when an arrival routed to it, or the chunk's end, comes. Outputs equal
+// the per-iteration engine's byte for byte under every router, with iteration times and
+// arrivals on one dyadic grid (so that iteration ends tie with arrivals and with each other
+// exactly, and the event order decides) and with roofline times and Poisson arrivals.
+TEST_F(Metamorphic, DeferredRunsOfFleetsChangeNoOutputByte) {
+  const std::string fleet = R"(name: deferred-fleet
+workload:
+  kind: synthetic
+  arrival: {kind: ARRIVAL, rate: 64}
+  lengths: {kind: cycle_shuffle, path: traces/data/sharegpt_opt_lengths.csv}
+  max_total_tokens: 2048
+  duration_s: 40
+model: opt-13b
+gpu: a100-40gb
+kv: {slots: 15728}
+allocator: {kind: paged, block_size: 16}
+scheduler: {kind: vllm}
+replicas: {count: 48, router: least_outstanding}
+output: {iterations_stride: 0, requests_csv: true}
+slo: {ttft_s: 1, tbt_s: 0.05}
+)";
+  // Iterations last multiples of 2^-9 s, arrivals come every 2^-6 s: one end in eight ties.
+  const std::string dyadic_cost =
+      "cost:\n  kind: constant\n  constant: {seconds_per_iteration: 0.03125, seconds_per_decode_seq: 0.001953125}\n";
+  const std::string roofline_cost = "cost: {kind: roofline}\n";
+  int compared = 0;
+  for (const bool ties : {true, false}) {
+    std::string yaml = fleet;
+    yaml.replace(yaml.find("ARRIVAL"), 7, ties ? "constant" : "poisson");
+    yaml += ties ? dyadic_cost : roofline_cost;
+    for (const char* router : {"least_outstanding", "round_robin", "random", "least_kv"}) {
+      const std::string name = std::string(ties ? "ties-" : "poisson-") + router;
+      SCOPED_TRACE(name);
+      const std::vector<std::string> sets = {std::string("replicas.router=") + router};
+      const std::optional<fs::path> deferred = run(name, yaml, sets);
+      std::vector<std::string> plain_sets = sets;
+      plain_sets.push_back("engine.skip_decode_runs=false");
+      const std::optional<fs::path> plain = run(name + "-plain", yaml, plain_sets);
+      ASSERT_TRUE(deferred && plain);
+      // config.resolved.yaml differs in the engine section alone; the rest byte for byte.
+      fs::remove(*deferred / "config.resolved.yaml");
+      fs::remove(*plain / "config.resolved.yaml");
+      expect_same_files(*plain, *deferred, name);
+      expect_same_files(*deferred, *plain, name);
+      const json summary = json::parse(read_file(*deferred / "summary.json"));
+      EXPECT_GT(summary.at("requests_finished").get<std::int64_t>(), 2000) << name;
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 8);
+}
+
 // More KV never finishes fewer requests, nor drops more.
 TEST_F(Metamorphic, DoublingKvNeverLowersFinishedRequests) {
   int compared = 0, bound = 0;  // bound: the smaller pool preempted, so its size decided

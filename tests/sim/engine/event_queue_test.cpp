@@ -222,6 +222,38 @@ TEST(EventQueue, CanonicalOrderDoesNotDependOnPushOrder) {
   }
 }
 
+// pops_before says, for an iteration end not pushed, what pushing it would decide: with the
+// same events queued, every event popped before the pushed end is one it does not precede,
+// and every event popped after it one it does.
+TEST(EventQueue, PopsBeforeAgreesWithPushingTheEvent) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> time(0, 4), kind(0, 1), replica(0, 3);
+  for (int trial = 0; trial < 500; ++trial) {
+    BinaryHeapEventQueue q;
+    q.set_tie_order(TieOrder::kCanonical);
+    for (int i = 0; i < 8; ++i) {
+      const double t = time(rng), at = std::min<double>(t, time(rng));
+      if (kind(rng) == 0) q.push(t, at, EventKind::kArrival);
+      else q.push(t, at, EventKind::kIterationEnd, replica(rng) + 10 * i);  // one end per replica
+    }
+    const double t = time(rng), at = std::min<double>(t, time(rng));
+    const std::int32_t r = replica(rng) + 100;
+    q.push(t, at, EventKind::kIterationEnd, r);
+    bool seen = false;
+    int popped = 0;
+    while (auto e = q.pop()) {
+      ++popped;
+      if (e->kind == EventKind::kIterationEnd && e->replica == r) {
+        seen = true;
+        continue;
+      }
+      EXPECT_EQ(q.pops_before(t, at, EventKind::kIterationEnd, r, *e), seen) << "trial " << trial;
+    }
+    EXPECT_TRUE(seen);
+    EXPECT_EQ(popped, 9);
+  }
+}
+
 #ifndef NDEBUG
 TEST(EventQueueDeathTest, PushingIntoThePastAsserts) {
   EXPECT_DEATH(
