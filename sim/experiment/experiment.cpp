@@ -799,8 +799,10 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   ms.speculative_classes = run.speculative.enabled() && run.speculative.k > 0;
   std::vector<const alloc::KvAllocator*> allocators{run.allocator.get()};
   for (const Run& other : run.other_replicas) allocators.push_back(other.allocator.get());
+  // One temporary file for every latency sample of the run, however many replicas.
+  LatencySpill latency_spill;
   Metrics metrics(ms, requests ? &requests->stream() : nullptr, iterations ? &iterations->stream() : nullptr,
-                  allocators);
+                  allocators, &latency_spill);
 
   EngineSettings es;
   es.seed = c.seed;
@@ -867,11 +869,16 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     rms.replica_column = false;
     rms.iterations_of_replicas = false;
     rms.iterations_stride = 0;
+    // The replicas share output.latency_samples_in_memory (at least kReplicaBatch values a
+    // latency each): their samples' memory is bounded by the replicas, not by the run's length.
+    constexpr std::size_t kReplicaBatch = 64;
+    rms.latency_samples_in_memory = std::max(kReplicaBatch, ms.latency_samples_in_memory / parts.size());
     for (std::size_t i = 0; i < parts.size(); ++i) {
       rms.kv_bytes_per_token = static_cast<double>(parts[i]->model.kv_bytes_per_token());
       rms.block_size = parts[i]->allocator->block_size();
       replica_metrics.push_back(
-          std::make_unique<Metrics>(rms, nullptr, nullptr, std::vector<const alloc::KvAllocator*>{parts[i]->allocator.get()}));
+          std::make_unique<Metrics>(rms, nullptr, nullptr, std::vector<const alloc::KvAllocator*>{parts[i]->allocator.get()},
+                                    &latency_spill));
       simulation.add_replica_observer(static_cast<std::int32_t>(i), *replica_metrics.back());
     }
   }

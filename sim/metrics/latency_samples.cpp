@@ -57,13 +57,14 @@ class AscendingSummary {
 
 }  // namespace
 
-LatencySamples::LatencySamples(std::size_t batch_values) : batch_values_(batch_values) { assert(batch_values >= 1); }
+LatencySamples::LatencySamples(std::size_t batch_values, LatencySpill* shared)
+    : batch_values_(batch_values), shared_(shared) {
+  assert(batch_values >= 1);
+}
 
 void LatencySamples::spill() {
   sort_doubles(batch_);
-  if (!file_) file_.emplace("latency samples");
-  file_->append(batch_.data(), batch_.size() * sizeof(double));
-  ++runs_;
+  runs_.push_back(spill_file().file().append(batch_.data(), batch_.size() * sizeof(double)));
   batch_.clear();
 }
 
@@ -79,7 +80,8 @@ void LatencySamples::spill() {
 // costs a fraction of what a heap merge's unpredictable comparisons did: 10 M requests in
 // 2^18-value batches (about 40 runs a latency), 6% of the run's time with the heap, 1.5% so.
 void LatencySamples::merge_runs(const std::function<void(std::span<const double>)>& take) {
-  const std::size_t window = std::max<std::size_t>(4096, batch_values_ / (runs_ + 1));
+  const std::size_t window = std::max<std::size_t>(4096, batch_values_ / (runs_.size() + 1));
+  const SpillFile& file = spill_file().file();
   struct Source {
     std::vector<double> values;  // values[next..) are read and not yet taken
     std::size_t next = 0;
@@ -89,12 +91,12 @@ void LatencySamples::merge_runs(const std::function<void(std::span<const double>
     // Whether values past the window exist (read or not): they bound the slice.
     bool bounds(std::size_t w) const { return unread > 0 || held() > w; }
   };
-  std::vector<Source> sources(runs_ + 1);
-  for (std::size_t r = 0; r < runs_; ++r) {
-    sources[r].offset = r * batch_values_ * sizeof(double);
+  std::vector<Source> sources(runs_.size() + 1);
+  for (std::size_t r = 0; r < runs_.size(); ++r) {
+    sources[r].offset = runs_[r];
     sources[r].unread = batch_values_;
   }
-  sources[runs_].values = std::move(batch_);
+  sources.back().values = std::move(batch_);
   // Tops up s's read values to a window from the file (the batch is all in memory already).
   const auto fill = [&](Source& s) {
     if (s.held() >= window || s.unread == 0) return;
@@ -103,7 +105,7 @@ void LatencySamples::merge_runs(const std::function<void(std::span<const double>
     const std::size_t held = s.values.size();
     const std::size_t count = std::min(window - held, s.unread);
     s.values.resize(held + count);
-    file_->read(s.offset, s.values.data() + held, count * sizeof(double));
+    file.read(s.offset, s.values.data() + held, count * sizeof(double));
     s.offset += count * sizeof(double);
     s.unread -= count;
   };
@@ -133,14 +135,14 @@ Distribution LatencySamples::distribution() {
   if (n == 0) return {};
   sort_doubles(batch_);
   AscendingSummary summary(n);
-  if (runs_ == 0) {
+  if (runs_.empty()) {
     summary.take(batch_);
   } else {
     merge_runs([&summary](std::span<const double> values) { summary.take(values); });
   }
   batch_.clear();
-  file_.reset();
-  runs_ = 0;
+  runs_.clear();
+  if (!shared_) own_ = LatencySpill();  // its space goes back; a shared file's, when the run's spill goes
   return summary.finish();
 }
 

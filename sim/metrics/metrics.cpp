@@ -26,14 +26,14 @@ double ratio(std::int64_t part, std::int64_t whole) {
 }  // namespace
 
 Metrics::Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv,
-                 std::vector<const alloc::KvAllocator*> allocators)
+                 std::vector<const alloc::KvAllocator*> allocators, LatencySpill* latency_spill)
     : settings_(settings),
       requests_csv_(requests_csv),
       iterations_csv_(iterations_csv),
-      e2e_(settings.latency_samples_in_memory),
-      ttft_(settings.latency_samples_in_memory),
-      tpot_(settings.latency_samples_in_memory),
-      normalized_(settings.latency_samples_in_memory) {
+      e2e_(settings.latency_samples_in_memory, latency_spill),
+      ttft_(settings.latency_samples_in_memory, latency_spill),
+      tpot_(settings.latency_samples_in_memory, latency_spill),
+      normalized_(settings.latency_samples_in_memory, latency_spill) {
   if (std::any_of(allocators.begin(), allocators.end(),
                   [](const alloc::KvAllocator* a) { return a && a->caches_prefixes(); })) {
     prefix_ = std::move(allocators);

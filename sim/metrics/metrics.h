@@ -98,9 +98,11 @@ class Metrics final : public IterationObserver {
   // `allocators`: the allocator of each replica whose iterations this Metrics observes, by
   // replica index (one for a single replica, or for a per-replica Metrics fed on_iteration);
   // they must outlive the Metrics. Their prefix-cache counters are read if any caches
-  // prefixes (then all must: one block size, one prefix cache per replica).
+  // prefixes (then all must: one block size, one prefix cache per replica). `latency_spill`:
+  // the run's file its latency samples spill to, which must outlive it (null: files of
+  // their own).
   Metrics(const MetricsSettings& settings, std::ostream* requests_csv, std::ostream* iterations_csv,
-          std::vector<const alloc::KvAllocator*> allocators = {});
+          std::vector<const alloc::KvAllocator*> allocators = {}, LatencySpill* latency_spill = nullptr);
 
   bool holds_requests() const override { return false; }
   // With iterations_of_replicas, only to write iterations.csv, whose rows interleave replicas.

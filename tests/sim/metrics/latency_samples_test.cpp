@@ -69,6 +69,32 @@ TEST(LatencySamples, SpilledRunsGiveTheInMemoryFiguresBitForBit) {
   }
 }
 
+// Samples sharing one file (a cluster's replicas: LatencySpill) interleave their runs in it
+// and still give each its own figures bit for bit, also when one is read and filled again.
+TEST(LatencySamples, SamplesSharingOneFileKeepTheirOwnFigures) {
+  std::mt19937_64 rng(5);
+  std::lognormal_distribution<double> latency(-1.0, 1.5);
+  LatencySpill spill;
+  std::vector<LatencySamples> samples;
+  samples.reserve(5);
+  for (const std::size_t batch : {1, 3, 64, 64, 1000}) samples.emplace_back(batch, &spill);
+  std::vector<std::vector<double>> values(samples.size());
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 20000; ++i) {
+      const std::size_t k = rng() % samples.size();
+      const double x = latency(rng);
+      samples[k].add(x);
+      values[k].push_back(x);
+    }
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+      SCOPED_TRACE("sample " + std::to_string(k) + ", round " + std::to_string(round));
+      EXPECT_GT(samples[k].spilled_runs(), 0u);
+      expect_bitwise(samples[k].distribution(), sorted_in_memory(values[k]));
+      values[k].clear();
+    }
+  }
+}
+
 TEST(LatencySamples, EmptyGivesZerosAndCanBeReused) {
   LatencySamples samples(3);
   expect_bitwise(samples.distribution(), Distribution{});
