@@ -410,7 +410,8 @@ int main(int argc, char** argv) {
       } else {
         sim::VllmProfileSettings p = cl.model_profile;
         try {
-          p.engine = sim::vllm_family(sim::parse_vllm_version(cl.model_vllm_version));
+          p.version = sim::parse_vllm_version(cl.model_vllm_version);
+          p.engine = sim::vllm_family(p.version);
         } catch (const std::exception& e) {
           throw std::invalid_argument(std::string("--vllm-version: ") + e.what());
         }

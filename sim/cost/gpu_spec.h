@@ -49,6 +49,8 @@ struct GpuSpec {
   double iteration_overhead_seconds = gpu_defaults::kIterationOverheadSeconds;  // per iteration
   double allreduce_latency_seconds = gpu_defaults::kAllreduceLatencySeconds;    // per all-reduce
   double swap_block_overhead_seconds = gpu_defaults::kSwapBlockOverheadSeconds;  // per block
+  std::int32_t compute_capability = 0;  // SM major · 10 + minor (A100 80, H100/H200 90); 0 =
+                                        // unknown. Engines pick kernels, and so buffers, by it
 
   // Achieved rates: peak × efficiency (FLOP/s, bytes/s).
   double achieved_flops() const { return peak_flops * compute_efficiency; }

@@ -179,7 +179,7 @@ void read_quantization(const ConfigReader& r, ModelSpec& m) {
     m.block_weight_bytes = 1;
     m.expert_weight_bytes = 1;
   } else if (name == "mxfp4") {
-    m.expert_weight_bytes = 17.0 / 32.0;  // 32 4-bit values + one 8-bit scale
+    m.expert_weight_bytes = kMxfp4WeightBytes;
   } else {
     r.fail_top("quantization_config.quant_method",
                fmt::format("expected fp8 or mxfp4 (or no quantization_config), found {}",
@@ -236,6 +236,9 @@ ModelSpec model_from_hf_config(std::string_view text, const std::string& file, s
   if (r.find("kv_lora_rank")) read_mla(r, m);
   m.groups = groups_of(r, m);
   read_moe(r, m);
+  // gpt-oss's experts carry biases (Transformers' GptOssExperts; vLLM's gpt_oss.py builds its
+  // FusedMoE with has_bias=True); no config key says so.
+  m.expert_biases = model_type == "gpt_oss" && m.experts > 0;
   read_quantization(r, m);
   try {
     m.validate();

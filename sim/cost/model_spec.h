@@ -60,6 +60,9 @@ struct ModelLayerGroup {
   bool operator==(const ModelLayerGroup&) const = default;
 };
 
+// MXFP4 (OCP microscaling): 32 4-bit values share one 8-bit scale, 17 bytes per 32 weights.
+inline constexpr double kMxfp4WeightBytes = 17.0 / 32.0;
+
 struct ModelSpec {
   std::string name;                  // e.g. "opt-13b"; used in describe() and errors
   std::int64_t layers = 0;           // transformer blocks
@@ -91,7 +94,10 @@ struct ModelSpec {
   std::int64_t shared_experts = 0;   // experts every token goes through besides (Llama 4: 1)
   std::int64_t expert_ffn = 0;       // intermediate width of one expert (elements)
   double expert_weight_bytes = 0;    // bytes per expert weight; 0 = dtype_bytes (gpt-oss
-                                     // ships its experts in MXFP4: 17 bytes per 32 = 0.53125)
+                                     // ships its experts in MXFP4: kMxfp4WeightBytes)
+  bool expert_biases = false;        // each expert's gate/up and down projections carry biases
+                                     // (gpt-oss); left out of the parameter counts (~0.1%),
+                                     // priced where an engine stores them (vllm_kv_budget.h)
   double block_weight_bytes = 0;     // bytes per weight of the blocks outside the experts
                                      // (attention, dense MLPs, routers, norms); 0 = dtype_bytes
                                      // (DeepSeek-V3 ships them in fp8: 1). Embedding and LM

@@ -90,18 +90,21 @@ constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 // at 0.95 and 71.27 at 0.9 bound it to 79.184-79.189 GiB), vLLM v0.19.0 logs of
 // llm-d-incubation/llm-d-planner@d3121e0 accuracy/results/v0.19.0/logs/: 81088 MiB = 79.1875
 // GiB. A100 80GB: 79.15 GiB (pagesim issue #37's logged configurations): 81050 MiB.
+// compute_capability: NVIDIA's CUDA GPUs table (developer.nvidia.com/cuda-gpus): A100 8.0,
+// L40S 8.9, H100 and H200 9.0.
 struct GpuRow {
   std::string_view name;
   std::int64_t hbm_bytes, cuda_total_bytes;
   double peak_flops, hbm_bytes_per_s, pcie_bytes_per_s, nvlink_bytes_per_s;
+  std::int32_t compute_capability;
 };
 
 constexpr std::array kGpuRows{
-    GpuRow{"a100-40gb", 40536 * kMiB, 0, 312e12, 1.555e12, 25e9, 300e9},
-    GpuRow{"a100-80gb", 81920 * kMiB, 81050 * kMiB, 312e12, 2.039e12, 25e9, 300e9},
-    GpuRow{"h100-sxm", 81559 * kMiB, 81088 * kMiB, 989e12, 3.35e12, 50e9, 450e9},
-    GpuRow{"h200", 143771 * kMiB, 0, 989e12, 4.8e12, 50e9, 450e9},
-    GpuRow{"l40s", 46068 * kMiB, 0, 362.05e12, 864e9, 25e9, 25e9},
+    GpuRow{"a100-40gb", 40536 * kMiB, 0, 312e12, 1.555e12, 25e9, 300e9, 80},
+    GpuRow{"a100-80gb", 81920 * kMiB, 81050 * kMiB, 312e12, 2.039e12, 25e9, 300e9, 80},
+    GpuRow{"h100-sxm", 81559 * kMiB, 81088 * kMiB, 989e12, 3.35e12, 50e9, 450e9, 90},
+    GpuRow{"h200", 143771 * kMiB, 0, 989e12, 4.8e12, 50e9, 450e9, 90},
+    GpuRow{"l40s", 46068 * kMiB, 0, 362.05e12, 864e9, 25e9, 25e9, 89},
 };
 
 template <std::size_t N, typename Row>
@@ -228,7 +231,8 @@ ModelSpec gpt_oss_120b() {
   m.experts = 128;
   m.active_experts = 4;
   m.expert_ffn = 2880;
-  m.expert_weight_bytes = 17.0 / 32.0;
+  m.expert_weight_bytes = kMxfp4WeightBytes;
+  m.expert_biases = true;  // GptOssExperts' gate_up_proj_bias and down_proj_bias (Transformers)
   return m;
 }
 
@@ -488,6 +492,7 @@ GpuSpec gpu_preset(std::string_view name) {
     g.hbm_bytes_per_s = r.hbm_bytes_per_s;
     g.pcie_bytes_per_s = r.pcie_bytes_per_s;
     g.nvlink_bytes_per_s = r.nvlink_bytes_per_s;
+    g.compute_capability = r.compute_capability;
     return g;
   }
   throw_unknown("gpu", name, kGpuNames);

@@ -71,6 +71,19 @@ std::int64_t vllm_profile_activation_bytes(const ModelSpec& m, int tp, KvEngine 
   return std::max(forward, sampler);
 }
 
+std::int64_t vllm_moe_backend_bytes(const ModelSpec& model, const GpuSpec& gpu, int tp, const VllmVersion& version) {
+  const bool mxfp4 = model.moe_layers > 0 && model.expert_weight_bytes == kMxfp4WeightBytes;
+  if (!mxfp4 || gpu.compute_capability / 10 != 9 || version < VllmVersion{0, 13, 0}) return 0;
+  constexpr std::int64_t kScaleRowAlign = 2 * 8 * 2 * 8;  // 2 · num_warps · 2 · 8, num_warps 8
+  const auto round_up = [](std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; };
+  const std::int64_t h = model.hidden, i = (model.expert_ffn + tp - 1) / tp;  // I sharded by rank
+  const std::int64_t scales = round_up(2 * i, kScaleRowAlign) * round_up(h / 32, 2) +  // w13
+                              round_up(h, kScaleRowAlign) * round_up(i / 32, 2);       // w2
+  // The biases, which ModelSpec's counts leave out, in fp32.
+  const std::int64_t biases = model.expert_biases ? (2 * i + h) * 4 : 0;
+  return model.moe_layers * model.experts * (scales + biases);
+}
+
 VllmKvBudget vllm_kv_budget(const ModelSpec& model, const GpuSpec& gpu, int tp, const VllmProfileSettings& s) {
   model.validate();
   gpu.validate();
@@ -93,7 +106,8 @@ VllmKvBudget vllm_kv_budget(const ModelSpec& model, const GpuSpec& gpu, int tp, 
   b.total_bytes = gpu.cuda_total_bytes > 0 ? gpu.cuda_total_bytes : gpu.hbm_bytes;
   b.requested_bytes = static_cast<std::int64_t>(static_cast<double>(b.total_bytes) * s.gpu_memory_utilization);
   b.draft_weight_bytes = s.draft_weight_bytes;
-  b.weight_bytes = (model.weight_bytes() + tp - 1) / tp + s.draft_weight_bytes;
+  b.weight_bytes =
+      (model.weight_bytes() + tp - 1) / tp + vllm_moe_backend_bytes(model, gpu, tp, s.version) + s.draft_weight_bytes;
   b.activation_bytes = s.activation_override_bytes > 0
                            ? s.activation_override_bytes
                            : vllm_profile_activation_bytes(model, tp, s.engine, s.max_num_batched_tokens, s.max_num_seqs);

@@ -12,7 +12,8 @@
 //   tokens     = blocks · block_size   ("GPU KV cache size: N tokens")
 //
 // weights: the model as loaded on one rank ("Model loading took X GiB"): ModelSpec::
-//   weight_bytes / tp, quantised experts and blocks at their stored bytes.
+//   weight_bytes / tp, quantised experts and blocks at their stored bytes, plus what the
+//   mixture-of-experts backend keeps beside them (vllm_moe_backend_bytes).
 // activation: the torch peak increase of the profile run (GPUModelRunner.profile_run): one
 //   dummy forward pass over max_num_batched_tokens tokens, then the sampler on
 //   min(max_num_seqs, max_num_batched_tokens) sequences. Its peak is the larger of the
@@ -102,8 +103,29 @@ inline constexpr double kNonTorchTpNGiBV0_17 = 2.10;
 inline constexpr std::int64_t kLogitBytes = 4;
 }  // namespace vllm_profile
 
+// What vLLM's MXFP4 mixture-of-experts path keeps on one rank beyond the checkpoint's
+// tensors, in bytes, read from the 0.13.0 and 0.14.0 wheels (vllm/model_executor/layers/
+// quantization/mxfp4.py, utils/mxfp4_utils.py, vllm/third_party/triton_kernels). On a GPU of
+// compute capability 9.x the Triton backend runs the experts (get_mxfp4_backend: triton_kernels,
+// bundled from 0.13, on 9.0 <= capability < 11.0; FlashInfer only on request), and from 0.13,
+// whose torch is >= 2.8.1, _swizzle_mxfp4 converts the weights to the Hopper layouts:
+//   - the expert biases (ModelSpec::expert_biases) are cast to fp32
+//     (process_weights_after_loading, TRITON branch), the bf16 originals freed: 4 bytes each,
+//     E · (2 · I_rank + H) a layer;
+//   - each scale tensor [E, rows, cols/32] is copied into HopperMXScaleLayout, rows padded to
+//     2 · num_warps · 2 · 8 = 256 (num_warps 8) and columns to even (hopper_scale.py
+//     swizzle_data), while the loaded scale parameters stay (only w13_weight and w2_weight are
+//     deleted): w13's [E, 2 · I_rank, H/32] and w2's [E, H, I_rank/32], one byte each.
+// 0 for other models, other GPUs (A100: the Marlin backend, whose padding no log checks),
+// and releases before 0.13 (torch 2.8.0: the layouts stay strided, nothing is copied).
+// Checked against gpt-oss-120b on one H100 (kv_capacity/README.md): 64.33 GiB of weights
+// against the 64.38 its log printed.
+std::int64_t vllm_moe_backend_bytes(const ModelSpec& model, const GpuSpec& gpu, int tp, const VllmVersion& version);
+
 struct VllmProfileSettings {
   KvEngine engine = KvEngine::kVllm0_17;  // version family; REQUIRES: not kPagesim
+  VllmVersion version{0, 19, 0};          // the release itself, in that family (the MoE
+                                          // backend's buffers: vllm_moe_backend_bytes)
   double gpu_memory_utilization = 0.9;    // fraction of the driver-reported memory (0, 1]
   std::int64_t max_num_batched_tokens = 8192;  // tokens of the profile run's forward pass
                                                // (vLLM's serve default on >= 70 GiB GPUs)

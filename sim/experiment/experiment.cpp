@@ -324,6 +324,7 @@ KvCapacity derived_kv_capacity(const ExperimentConfig& c, const Run& run, std::o
     if (c.kv.engine == KvSizing::kVllm) {
       VllmProfileSettings vs;
       vs.engine = vllm_family(c.vllm_version);
+      vs.version = c.vllm_version;
       vs.gpu_memory_utilization = c.kv.gpu_memory_utilization;
       vs.max_num_batched_tokens = c.scheduler.max_num_batched_tokens;
       vs.max_num_seqs = c.scheduler.max_num_seqs;

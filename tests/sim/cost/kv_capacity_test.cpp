@@ -214,6 +214,35 @@ TEST(CostVllmKvBudget, TermsFollowTheirSettings) {
   EXPECT_EQ(vllm_kv_budget(m, h100, 1, s).activation_bytes, std::int64_t{1} << 30);
 }
 
+// gpt-oss-120b on one H100 (logs.csv: "Model loading took 64.38 GiB", activation 7.38,
+// non-torch 0.13, KV 3.33 GiB at 0.95): from vLLM 0.13 the Triton MXFP4 backend keeps padded
+// copies of the expert scales and fp32 expert biases beside the checkpoint's tensors, on
+// Hopper only; not before 0.13, not on an A100, not for a model without MXFP4 experts.
+TEST(CostVllmKvBudget, Mxfp4ExpertsOnHopperKeepTheBackendsBuffers) {
+  constexpr double kGiBd = 1024.0 * 1024.0 * 1024.0;
+  const ModelSpec oss = model_preset("gpt-oss-120b");
+  const GpuSpec h100 = gpu_preset("h100-sxm");
+  // Per layer: 128 experts × (w13 scales 5888 × 90 + w2 scales 3072 × 90 + biases 8640 × 4 B).
+  const std::int64_t per_layer = 128 * (5888 * 90 + 3072 * 90 + 8640 * 4);
+  EXPECT_EQ(vllm_moe_backend_bytes(oss, h100, 1, {0, 13, 0}), 36 * per_layer);
+  EXPECT_EQ(vllm_moe_backend_bytes(oss, gpu_preset("h200"), 1, {0, 19, 0}), 36 * per_layer);
+  EXPECT_EQ(vllm_moe_backend_bytes(oss, h100, 1, {0, 12, 0}), 0);
+  EXPECT_EQ(vllm_moe_backend_bytes(oss, gpu_preset("a100-80gb"), 1, {0, 15, 1}), 0);
+  EXPECT_EQ(vllm_moe_backend_bytes(model_preset("mixtral-8x7b"), h100, 1, {0, 15, 1}), 0);
+  // TP 2: the intermediate width halves (1440: w13 rows 2880 → 3072, w2 columns 45 → 46).
+  EXPECT_EQ(vllm_moe_backend_bytes(oss, h100, 2, {0, 15, 1}), 36 * 128 * (3072 * 90 + 3072 * 46 + 5760 * 4));
+  VllmProfileSettings s;
+  s.engine = KvEngine::kVllm0_10;
+  s.version = {0, 13, 0};
+  s.gpu_memory_utilization = 0.95;
+  s.max_num_seqs = 1024;
+  const VllmKvBudget b = vllm_kv_budget(oss, h100, 1, s);
+  // 0.08 GiB short: the rotary cos/sin cache (fp32 for gpt-oss, 0.03 GiB) and the attention
+  // biases and sinks are not modelled (kv_capacity/README.md).
+  EXPECT_NEAR(static_cast<double>(b.weight_bytes) / kGiBd, 64.38, 0.1);
+  EXPECT_NEAR(static_cast<double>(b.kv_bytes) / kGiBd / 3.33, 1.0, 0.03);
+}
+
 TEST(CostVllmKvBudget, RefusesWhatItCannotSize) {
   const ModelSpec m = model_preset("llama-3.1-70b");
   const GpuSpec h100 = gpu_preset("h100-sxm");

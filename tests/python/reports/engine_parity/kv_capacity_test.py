@@ -32,11 +32,9 @@ def test_pool_within_target_of_the_logs():
     results = check.compare(pagesim_binary(), check.read_logs(LOGS))
     median, worst = check.summary(results)
     assert median <= check.TARGET_MEDIAN, check.report(results, "logs.csv")
-    # gpt-oss-120b (v0.11.0) is the known gap README.md explains: a 3.33 GiB pool on which its
-    # MXFP4 weights' 0.27 GiB of difference is 9%. Every other log holds the 3% bound.
-    others = [abs(r["error_pct"]) for r in results if not r["row"]["model"].startswith("gpt-oss")]
-    assert max(others) <= check.TARGET_MAX, check.report(results, "logs.csv")
-    assert worst < 10
+    # Every log, gpt-oss-120b's 3.33 GiB pool on MXFP4 experts included (the Triton backend's
+    # padded scale copies and fp32 biases: vllm_moe_backend_bytes).
+    assert worst <= check.TARGET_MAX, check.report(results, "logs.csv")
 
 
 def test_report_is_the_generated_one():
