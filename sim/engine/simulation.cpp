@@ -356,6 +356,7 @@ void Simulation::on_arrival() {
   }
   if (DecodeRun& run = runs_[static_cast<std::size_t>(p.index())]; run.left > 0)
     run.waiting = static_cast<std::int64_t>(p.num_waiting());
+  if (!p.busy) list_idle(p);
   mark_load(p);
   read_next();
 }
@@ -471,17 +472,25 @@ void Simulation::refill_waiting(Replica& p) {
 }
 
 void Simulation::start_idle_replicas() {
-  // The scan of every replica in index order that this stands for, over the few that may be
-  // idle: start_iteration(p) changes p alone.
+  // The scan of every replica in index order that this stands for, over the few that may
+  // plan something: start_iteration(p) changes p alone, and on a replica it left idle holding
+  // no request it changes nothing again until a request is routed there (on_arrival lists it
+  // then; a KV transfer's end starts an iteration itself).
   std::sort(maybe_idle_.begin(), maybe_idle_.end());
   std::size_t kept = 0;
   for (const std::int32_t i : maybe_idle_) {
     Replica& p = replicas_[static_cast<std::size_t>(i)];
     if (!p.busy) start_iteration(p);
-    if (!p.busy) maybe_idle_[kept++] = i;
+    if (!p.busy && holds_requests(p)) maybe_idle_[kept++] = i;
     else listed_idle_[static_cast<std::size_t>(i)] = 0;
   }
   maybe_idle_.resize(kept);
+}
+
+bool Simulation::holds_requests(const Replica& p) const {
+  const Scheduler& s = p.scheduler();
+  return !s.idle() || !p.backlog.empty() || !p.held.empty() || s.num_retired() > 0 || s.num_in_transfer() > 0 ||
+         p.pending_swap_out != 0 || p.pending_swap_in != 0;
 }
 
 void Simulation::list_idle(const Replica& p) {

@@ -238,6 +238,9 @@ class Simulation {
   void start_idle_replicas();
   // Lists p among the replicas that may be idle (maybe_idle_), once.
   void list_idle(const Replica& p);
+  // Whether p holds a request in any state (waiting, backlog, held, running, swapped, retired,
+  // arriving by KV transfer) or swaps still to charge: an idle p that holds none plans nothing.
+  bool holds_requests(const Replica& p) const;
   // Moves p's backlog into its scheduler's queue while the queue is shorter than its policy reads.
   void refill_waiting(Replica& p);
   // p's iteration that ended at `end`: applies its plan (or, in a decode run, its tokens) and
@@ -368,8 +371,8 @@ class Simulation {
   // run_ahead_ and no observer of the whole run reads iterations: runs are deferred (run()).
   bool defer_runs_ = false;
   Event arrival_;  // the arrival event being handled (defer_runs_ reads it)
-  // Replicas that may be idle (!busy), each once (listed_idle_): a superset of the idle ones,
-  // which an arrival offers an iteration to in index order.
+  // Replicas that may be idle (!busy) and plan something, each once (listed_idle_): a superset
+  // of the idle ones holding requests, which an arrival offers an iteration to in index order.
   std::vector<std::int32_t> maybe_idle_;
   std::vector<char> listed_idle_;
   // Per replica: how many queued requests its policy reads, kWholeQueue (no backlog) when
