@@ -56,7 +56,7 @@
 
 #include "allocator/block.h"
 #include "allocator/kv_allocator.h"
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/eviction_policy.h"
 
 namespace pagesim::alloc {
 

@@ -78,10 +78,10 @@
 
 #include "allocator/kv_allocator.h"
 #include "allocator/paged/adapter_pages.h"
-#include "allocator/paged/block_pool.h"
-#include "allocator/paged/eviction_policy.h"
-#include "allocator/paged/prefix_cache.h"
-#include "allocator/paged/released_block_queue.h"
+#include "allocator/pool/block_pool.h"
+#include "allocator/pool/eviction_policy.h"
+#include "allocator/pool/prefix_cache.h"
+#include "allocator/pool/released_block_queue.h"
 #include "allocator/tier/tier_stack.h"
 
 namespace pagesim::alloc {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "allocator/kv_allocator.h"
-#include "allocator/paged/block_pool.h"
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/block_pool.h"
+#include "allocator/pool/eviction_policy.h"
 #include "allocator/tier/tier_settings.h"
 
 namespace pagesim::alloc {

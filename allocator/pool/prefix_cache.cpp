@@ -1,4 +1,4 @@
-#include "allocator/paged/prefix_cache.h"
+#include "allocator/pool/prefix_cache.h"
 
 #include <string>
 

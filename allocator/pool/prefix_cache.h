@@ -27,8 +27,8 @@
 
 #include "allocator/allocator_stats.h"
 #include "allocator/kv_allocator.h"
-#include "allocator/paged/block_pool.h"
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/block_pool.h"
+#include "allocator/pool/eviction_policy.h"
 
 namespace pagesim::alloc {
 

@@ -1,6 +1,6 @@
 // ReleasedBlockQueue: first in, first out with release times, across the ring's wrap-around,
 // at capacities that are and are not powers of two.
-#include "allocator/paged/released_block_queue.h"
+#include "allocator/pool/released_block_queue.h"
 
 #include <gtest/gtest.h>
 
