@@ -31,10 +31,7 @@ PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
   if (s.num_cpu_blocks < 0)
     misuse("num_cpu_blocks must be >= 0, got " + std::to_string(s.num_cpu_blocks));
   if (s.prefix_cache) cache_ = std::make_unique<PrefixCache>(s.num_blocks, s.eviction);
-  if (single_free_queue_) {
-    released_ = ReleasedBlockQueue(s.num_blocks);
-    released_at_.assign(static_cast<std::size_t>(s.num_blocks), 0);
-  }
+  if (single_free_queue_) released_ = ReleasedBlockQueue(s.num_blocks);
   if (!s.offload.tiers.empty()) {
     if (!cache_) misuse("offload tiers store prefix-cache blocks; turn the prefix cache on");
     tiers_ = std::make_unique<TierStack>(s.offload, s.block_size, cpu_);
@@ -217,9 +214,8 @@ BlockId PagedAllocator::evict_cached_block() {
 }
 
 BlockId PagedAllocator::take_least_recently_released() {
-  const bool victim = cache_ && cache_->num_evictable() > 0 &&
-                      (released_.empty() || released_at_[cache_->next_victim()] < released_.front().released_at);
-  if (victim) return evict_cached_block();
+  if (released_.victim_goes_first(cache_ && cache_->num_evictable() > 0 ? cache_->next_victim() : kNoBlock))
+    return evict_cached_block();
   const BlockId b = released_.pop_front();
   gpu_.add_ref(b);
   return b;
@@ -247,11 +243,11 @@ void PagedAllocator::release_gpu_block(BlockId b) {
   --owned_blocks_;
   token_states_ -= gpu_.filled(b);
   if (cache_ && cache_->cached(b)) {
-    if (single_free_queue_) released_at_[b] = ++release_clock_;
+    if (single_free_queue_) released_.stamp(b);
     cache_->make_evictable(b);  // keeps its KV: a later request with this prefix reuses it
   } else if (single_free_queue_) {
     gpu_.set_filled(b, 0);
-    released_.push_back(b, ++release_clock_);
+    released_.push_back(b);
   } else {
     gpu_.give_back(b);
   }
@@ -272,7 +268,7 @@ void PagedAllocator::release_gpu_table(const std::vector<BlockId>& table) {
     tokens += gpu_.filled(b);
     if (single_free_queue_) {
       gpu_.set_filled(b, 0);
-      released_.push_back(b, ++release_clock_);
+      released_.push_back(b);
     } else {
       gpu_.give_back(b);
     }
@@ -877,7 +873,7 @@ void PagedAllocator::validate() const {
     if (b < 0 || b >= n || in_released[static_cast<std::size_t>(b)] || gpu_.filled(b) != 0 ||
         (cache_ && cache_->cached(b)))
       broken("released block " + std::to_string(b) + " is invalid, queued twice, filled or cached");
-    if (e.released_at <= previous_release || e.released_at > release_clock_)
+    if (e.released_at <= previous_release || e.released_at > released_.clock())
       broken("released block " + std::to_string(b) + " is out of release order");
     in_released[static_cast<std::size_t>(b)] = true;
     previous_release = e.released_at;
