@@ -31,7 +31,7 @@
 #include "allocator/memory_breakdown.h"
 #include "allocator/proposed_slots.h"
 #include "allocator/remote_prefix.h"
-#include "allocator/tier/tier_transfer.h"
+#include "allocator/tier_transfer.h"
 
 namespace pagesim::alloc {
 

@@ -13,7 +13,7 @@
 #include "allocator/contiguous/reservation_policy.h"
 #include "allocator/kv_allocator.h"
 #include "allocator/layer_group.h"
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/eviction_policy.h"
 #include "allocator/tier/tier_settings.h"
 #include "allocator/vattention/vattention_allocator.h"
 

@@ -21,16 +21,18 @@ LargePagePool::LargePagePool(std::int64_t num_large, std::vector<std::int64_t> p
       stride_(per_.empty() ? 1 : *std::max_element(per_.begin(), per_.end())),
       pages_(static_cast<std::size_t>(num_large * stride_)),
       large_(static_cast<std::size_t>(num_large)),
+      large_pool_(num_large, 1),
       single_free_queue_(single_free_queue),
       partial_(per_.size()),
       free_small_(per_.size(), 0),
       large_policy_(make_eviction_policy(eviction, num_large)),
       unreferenced_cached_(per_.size(), 0) {
   assert(!single_free_queue_ || stride_ == 1);
-  if (single_free_queue_) released_at_.assign(static_cast<std::size_t>(num_large), 0);
-  free_large_.reserve(static_cast<std::size_t>(num_large));
-  for (std::int64_t l = num_large - 1; l >= 0; --l) free_large_.push_back(l);
-  for (std::size_t t = 0; t < per_.size(); ++t) type_policy_.push_back(make_eviction_policy(eviction, id_space()));
+  if (single_free_queue_) released_ = ReleasedBlockQueue(num_large);
+  for (std::size_t t = 0; t < per_.size(); ++t) {
+    type_policy_.push_back(make_eviction_policy(eviction, id_space()));
+    index_.emplace_back(id_space());
+  }
 }
 
 std::int64_t LargePagePool::num_evictable() const {
@@ -55,7 +57,7 @@ LargePagePool::Plan LargePagePool::plan(std::span<const std::int64_t> need, std:
     const std::int64_t l = p / stride_;
     const auto t = static_cast<std::size_t>(large(l).table);
     --small[t];
-    if (large(l).referenced == 0) woken.push_back(l);
+    if (large_pool_.ref_count(static_cast<BlockId>(l)) == 0) woken.push_back(l);
   }
   std::sort(woken.begin(), woken.end());
   woken.erase(std::unique(woken.begin(), woken.end()), woken.end());
@@ -102,7 +104,6 @@ BlockId LargePagePool::take_slot(std::int64_t l) {
   Page& pg = page(p);
   pg.ref = 1;
   pg.filled = 0;
-  ++L.referenced;
   ++referenced_pages_;
   return p;
 }
@@ -110,7 +111,6 @@ BlockId LargePagePool::take_slot(std::int64_t l) {
 BlockId LargePagePool::assign(std::int64_t l, std::int32_t t) {
   Large& L = large(l);
   L.table = t;
-  L.referenced = 0;
   L.cached = 0;
   const std::int64_t n = per_[static_cast<std::size_t>(t)];
   L.free_slots.clear();
@@ -121,41 +121,44 @@ BlockId LargePagePool::assign(std::int64_t l, std::int32_t t) {
 }
 
 void LargePagePool::uncache(BlockId p) {
-  Page& pg = page(p);
   const std::int64_t l = p / stride_;
-  by_key_.erase(Key{large(l).table, pg.hash});
-  if (pg.ref == 0) --unreferenced_cached_[static_cast<std::size_t>(large(l).table)];
-  pg.cached = false;
+  const auto t = static_cast<std::size_t>(large(l).table);
+  index_[t].erase(p);
+  if (page(p).ref == 0) --unreferenced_cached_[t];
   --large(l).cached;
   ++evictions_;
 }
 
 BlockId LargePagePool::take(std::int32_t t, std::int64_t hint, bool fresh_first) {
   const auto ti = static_cast<std::size_t>(t);
+  // A free page of an active large page: one more referenced page in it.
+  auto take_slot_of_active = [&](std::int64_t l) {
+    large_pool_.add_ref(static_cast<BlockId>(l));
+    return take_slot(l);
+  };
   if (hint >= 0 && hint < num_large()) {
     const Large& h = large(hint);
-    if (h.table == t && h.referenced > 0 && !h.free_slots.empty()) return take_slot(hint);
+    if (h.table == t && large_pool_.ref_count(static_cast<BlockId>(hint)) > 0 && !h.free_slots.empty())
+      return take_slot_of_active(hint);
   }
-  if (!partial_[ti].empty()) return take_slot(partial_[ti].back());
-  auto take_free_large = [&] {
-    const std::int64_t l = free_large_.back();
-    free_large_.pop_back();
-    return assign(l, t);
-  };
-  if (fresh_first && !free_large_.empty()) return take_free_large();
+  if (!partial_[ti].empty()) return take_slot_of_active(partial_[ti].back());
+  if (fresh_first && large_pool_.num_free() > 0) return assign(large_pool_.take(), t);
   if (type_policy_[ti]->size() > 0) {  // an own evictable page of an active large page
     const BlockId p = type_policy_[ti]->pop_victim();
     uncache(p);
     page(p).ref = 1;
     page(p).filled = 0;
-    ++large(p / stride_).referenced;
+    large_pool_.add_ref(static_cast<BlockId>(p / stride_));
     ++referenced_pages_;
     return p;
   }
-  if (!free_large_.empty()) return take_free_large();
-  if (!released_.empty() && !victim_goes_first()) {
-    const std::int64_t l = released_.front();
-    released_.pop_front();
+  // Then a large page as PagedAllocator takes a block: never used (or given back) first, then
+  // the least recently released of the released queue's head and the policy's victim.
+  if (large_pool_.num_free() > 0) return assign(large_pool_.take(), t);
+  const BlockId victim = large_policy_->size() > 0 ? large_policy_->peek_victim() : kNoBlock;
+  if (!released_.empty() && !released_.victim_goes_first(victim)) {
+    const BlockId l = released_.pop_front();
+    large_pool_.add_ref(l);
     return assign(l, t);
   }
   // The victim large page: every cached page in it is forgotten.
@@ -165,22 +168,16 @@ BlockId LargePagePool::take(std::int32_t t, std::int64_t hint, bool fresh_first)
   const std::int64_t n = per_[static_cast<std::size_t>(L.table)];
   for (std::int64_t s = 0; s < n; ++s) {
     const BlockId p = id(l, s);
-    if (page(p).cached) uncache(p);
+    if (cached(p)) uncache(p);
     page(p).filled = 0;
   }
+  large_pool_.add_ref(static_cast<BlockId>(l));
   return assign(l, t);
-}
-
-bool LargePagePool::victim_goes_first() const {
-  return large_policy_->size() > 0 &&
-         released_at_[static_cast<std::size_t>(large_policy_->peek_victim())] <
-             released_at_[static_cast<std::size_t>(released_.front())];
 }
 
 void LargePagePool::deactivate(std::int64_t l) {
   Large& L = large(l);
   const auto t = static_cast<std::size_t>(L.table);
-  if (single_free_queue_) released_at_[static_cast<std::size_t>(l)] = ++release_clock_;
   for (std::int64_t s = 0; s < per_[t]; ++s) {
     const BlockId p = id(l, s);
     if (type_policy_[t]->contains(p)) type_policy_[t]->erase(p);
@@ -188,15 +185,16 @@ void LargePagePool::deactivate(std::int64_t l) {
   free_small_[t] -= static_cast<std::int64_t>(L.free_slots.size());
   partial_remove(l);
   if (L.cached > 0) {
+    if (single_free_queue_) released_.stamp(static_cast<BlockId>(l));
     large_policy_->insert(static_cast<BlockId>(l));
     inactive_cached_ += L.cached;
   } else {
     L.table = -1;
     L.free_slots.clear();
     if (single_free_queue_) {
-      released_.push_back(l);
+      released_.push_back(static_cast<BlockId>(l));
     } else {
-      free_large_.push_back(l);
+      large_pool_.give_back(static_cast<BlockId>(l));
     }
   }
 }
@@ -210,7 +208,7 @@ void LargePagePool::activate(std::int64_t l) {
   if (!L.free_slots.empty()) partial_add(l);
   for (std::int64_t s = 0; s < per_[t]; ++s) {
     const BlockId p = id(l, s);
-    if (page(p).cached && page(p).ref == 0) type_policy_[t]->insert(p);
+    if (page(p).ref == 0 && index_[t].contains(p)) type_policy_[t]->insert(p);
   }
 }
 
@@ -220,9 +218,9 @@ void LargePagePool::reuse(BlockId p) {
   Large& L = large(l);
   const auto t = static_cast<std::size_t>(L.table);
   if (pg.ref == 0) {
-    if (L.referenced == 0) activate(l);
+    if (large_pool_.ref_count(static_cast<BlockId>(l)) == 0) activate(l);
     type_policy_[t]->erase(p);
-    ++L.referenced;
+    large_pool_.add_ref(static_cast<BlockId>(l));
     ++referenced_pages_;
     --unreferenced_cached_[t];
   }
@@ -237,32 +235,24 @@ void LargePagePool::release(BlockId p) {
   const std::int64_t l = p / stride_;
   Large& L = large(l);
   const auto t = static_cast<std::size_t>(L.table);
-  --L.referenced;
+  const std::int32_t referenced = large_pool_.drop_ref(static_cast<BlockId>(l));
   --referenced_pages_;
-  if (pg.cached) {
+  if (index_[t].contains(p)) {
     ++unreferenced_cached_[t];
-    if (L.referenced > 0) type_policy_[t]->insert(p);  // else deactivate() parks the large page
+    if (referenced > 0) type_policy_[t]->insert(p);  // else deactivate() parks the large page
   } else {
     pg.filled = 0;
     L.free_slots.push_back(static_cast<std::int32_t>(p - l * stride_));
     ++free_small_[t];
     if (L.free_slots.size() == 1) partial_add(l);
   }
-  if (L.referenced == 0) deactivate(l);
-}
-
-BlockId LargePagePool::lookup(std::int32_t t, BlockHash h) const {
-  auto it = by_key_.find(Key{t, h});
-  return it == by_key_.end() ? kNoBlock : it->second;
+  if (referenced == 0) deactivate(l);
 }
 
 void LargePagePool::cache(BlockId p, BlockHash h) {
   const std::int64_t l = p / stride_;
   Large& L = large(l);
-  if (!by_key_.emplace(Key{L.table, h}, p).second) return;
-  Page& pg = page(p);
-  pg.cached = true;
-  pg.hash = h;
+  if (!index_[static_cast<std::size_t>(L.table)].insert(p, h)) return;
   type_policy_[static_cast<std::size_t>(L.table)]->on_cached(p);
   if (++L.cached == 1) large_policy_->on_cached(static_cast<BlockId>(l));
 }
@@ -273,13 +263,14 @@ void LargePagePool::validate(const std::vector<std::int32_t>& refs) const {
     if (on_free[static_cast<std::size_t>(l)]) broken("large page " + std::to_string(l) + " is free twice");
     on_free[static_cast<std::size_t>(l)] = true;
   };
-  for (std::int64_t l : free_large_) mark_free(l);
-  for (std::size_t i = 0; i < released_.size(); ++i) {
-    mark_free(released_[i]);
-    if (i > 0 && released_at_[static_cast<std::size_t>(released_[i - 1])] >=
-                     released_at_[static_cast<std::size_t>(released_[i])])
-      broken("the released queue is out of release order at large page " + std::to_string(released_[i]));
-  }
+  for (BlockId l : large_pool_.free_list()) mark_free(l);
+  std::uint64_t previous_release = 0;
+  released_.for_each([&](const ReleasedBlockQueue::Entry& e) {
+    mark_free(e.block);
+    if (e.released_at <= previous_release || e.released_at > released_.clock())
+      broken("the released queue is out of release order at large page " + std::to_string(e.block));
+    previous_release = e.released_at;
+  });
   struct Count {
     std::int64_t free_small = 0, evictable = 0, unreferenced = 0;
   };
@@ -288,15 +279,17 @@ void LargePagePool::validate(const std::vector<std::int32_t>& refs) const {
   std::int64_t inactive = 0, inactive_cached = 0, cached_total = 0;
   for (std::int64_t l = 0; l < num_large(); ++l) {
     const Large& L = large(l);
+    const std::int32_t large_ref = large_pool_.ref_count(static_cast<BlockId>(l));
     const std::string name = "large page " + std::to_string(l);
     if (L.table < 0) {
       if (!on_free[static_cast<std::size_t>(l)]) broken(name + " belongs to no table and is not free");
+      if (large_ref != 0) broken(name + " is free but has ref count " + std::to_string(large_ref));
       for (std::int64_t s = 0; s < stride_; ++s) {
         const Page& pg = page(id(l, s));
-        if (pg.ref != 0 || pg.cached || pg.filled != 0 || refs[static_cast<std::size_t>(id(l, s))] != 0)
-          broken(name + " is free but page " + std::to_string(s) + " is referenced, cached or filled");
+        if (pg.ref != 0 || pg.filled != 0 || refs[static_cast<std::size_t>(id(l, s))] != 0)
+          broken(name + " is free but page " + std::to_string(s) + " is referenced or filled");
       }
-      continue;
+      continue;  // the indexes' sizes below find a page of it cached
     }
     if (on_free[static_cast<std::size_t>(l)]) broken(name + " is free and belongs to table " + std::to_string(L.table));
     const auto t = static_cast<std::size_t>(L.table);
@@ -310,35 +303,33 @@ void LargePagePool::validate(const std::vector<std::int32_t>& refs) const {
     for (std::int64_t s = 0; s < stride_; ++s) {
       const BlockId p = id(l, s);
       const Page& pg = page(p);
+      const bool is_cached = index_[t].contains(p);
       if (pg.ref != refs[static_cast<std::size_t>(p)])
         broken("page " + std::to_string(p) + " has ref_count " + std::to_string(pg.ref) + " but " +
                std::to_string(refs[static_cast<std::size_t>(p)]) + " block-table references");
       if (s >= per_[t]) {
-        if (pg.ref != 0 || pg.cached) broken("page " + std::to_string(p) + " lies past its large page's pages");
+        if (pg.ref != 0 || is_cached) broken("page " + std::to_string(p) + " lies past its large page's pages");
         continue;
       }
       referenced += pg.ref > 0 ? 1 : 0;
-      if (pg.cached && pg.ref == 0) ++count[t].unreferenced;
-      cached += pg.cached ? 1 : 0;
-      const bool is_free = pg.ref == 0 && !pg.cached;
+      if (is_cached && pg.ref == 0) ++count[t].unreferenced;
+      cached += is_cached ? 1 : 0;
+      const bool is_free = pg.ref == 0 && !is_cached;
       if (is_free != slot_free[static_cast<std::size_t>(s)])
         broken("page " + std::to_string(p) + (is_free ? " is free but not listed" : " is listed free but in use"));
       if (is_free && pg.filled != 0) broken("free page " + std::to_string(p) + " is filled");
-      if (pg.cached) {
-        if (lookup(L.table, pg.hash) != p) broken("cached page " + std::to_string(p) + " is not found under its hash");
-      }
-      const bool parked = pg.cached && pg.ref == 0;
+      const bool parked = is_cached && pg.ref == 0;
       const bool listed = type_policy_[t]->contains(p);
-      if (listed != (parked && L.referenced > 0))
+      if (listed != (parked && large_ref > 0))
         broken("page " + std::to_string(p) + " is " + (listed ? "" : "not ") + "on its table's eviction policy");
-      if (parked && L.referenced > 0) ++count[t].evictable;
+      if (parked && large_ref > 0) ++count[t].evictable;
     }
-    if (referenced != L.referenced || cached != L.cached)
-      broken(name + " counts " + std::to_string(L.referenced) + " referenced and " + std::to_string(L.cached) +
+    if (referenced != large_ref || cached != L.cached)
+      broken(name + " counts " + std::to_string(large_ref) + " referenced and " + std::to_string(L.cached) +
              " cached pages, holds " + std::to_string(referenced) + " and " + std::to_string(cached));
     cached_total += cached;
     referenced_total += referenced;
-    if (L.referenced > 0) {
+    if (large_ref > 0) {
       count[t].free_small += static_cast<std::int64_t>(L.free_slots.size());
       const bool want_partial = !L.free_slots.empty();
       if (want_partial != (L.partial_pos >= 0) ||
@@ -353,7 +344,10 @@ void LargePagePool::validate(const std::vector<std::int32_t>& refs) const {
       inactive_cached += L.cached;
     }
   }
+  std::int64_t indexed = 0;
   for (std::size_t t = 0; t < per_.size(); ++t) {
+    index_[t].validate("large page pool: table " + std::to_string(t));
+    indexed += index_[t].size();
     if (count[t].free_small != free_small_[t])
       broken("table " + std::to_string(t) + " counts " + std::to_string(free_small_[t]) + " free pages, holds " +
              std::to_string(count[t].free_small));
@@ -372,9 +366,10 @@ void LargePagePool::validate(const std::vector<std::int32_t>& refs) const {
            " cached pages, counted " + std::to_string(large_policy_->size()) + " and " + std::to_string(inactive_cached_));
   if (referenced_total != referenced_pages_)
     broken("referenced page counter " + std::to_string(referenced_pages_) + " != " + std::to_string(referenced_total));
-  if (static_cast<std::int64_t>(by_key_.size()) != cached_total)
-    broken("the cache maps " + std::to_string(by_key_.size()) + " keys, " + std::to_string(cached_total) +
-           " pages are cached");
+  // Every indexed page was counted above under its own table: none of another table or free.
+  if (indexed != cached_total)
+    broken("the tables' indexes hold " + std::to_string(indexed) + " pages, " + std::to_string(cached_total) +
+           " pages of their tables are cached");
 }
 
 }  // namespace pagesim::alloc

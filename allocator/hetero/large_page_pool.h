@@ -36,27 +36,36 @@
 // plan() tells whether a batch of takes can succeed and whether it can without eviction;
 // GroupedKvAllocator asks it before every change, so a failed admit or append changes nothing.
 //
+// Built on the paged-pool mechanism of allocator/pool/: the large pages are the blocks of a
+// BlockPool (its free list is the free large pages, its ref count a large page's referenced
+// pages; its fill level is unused), ordered for reuse by a ReleasedBlockQueue and an
+// EvictionPolicy as PagedAllocator orders its blocks; each table's cached pages are a
+// BlockHashIndex over page ids. With one page per large page the pool is the paged pool.
+//
 // Invariants (validate):
 //   every large page is exactly one of free (on the free list or, single_free_queue, the
-//   released queue; nothing referenced or cached), active or inactive (on the large-page
-//   policy); its page states partition it
+//   released queue; nothing referenced or cached), active (ref count > 0) or inactive (ref
+//   count 0, on the large-page policy); its page states partition it
+//   a large page's ref count == its pages with ref > 0
 //   free_pages(t) == free pages of t's active large pages; partial list == those with one
 //   an evictable page of an active large page is on its table's policy, of an inactive one
 //   on none; ref_count(p) == references the caller counts (validate's argument)
-//   cache map: key -> page <=> page cached under key
+//   each table's index's own (block_hash_index.h), and it holds only pages of that table
 // Not thread-safe.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <span>
-#include <unordered_map>
+#include <string>
 #include <vector>
 
 #include "allocator/block.h"
 #include "allocator/kv_allocator.h"
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/block_hash_index.h"
+#include "allocator/pool/block_pool.h"
+#include "allocator/pool/eviction_policy.h"
+#include "allocator/pool/released_block_queue.h"
 
 namespace pagesim::alloc {
 
@@ -76,9 +85,9 @@ class LargePagePool {
   // What the pages of table t can come from now.
   std::int64_t free_pages(std::int32_t t) const { return free_small_[static_cast<std::size_t>(t)]; }
   std::int64_t evictable_pages(std::int32_t t) const { return type_policy_[static_cast<std::size_t>(t)]->size(); }
-  std::int64_t free_large() const { return static_cast<std::int64_t>(free_large_.size()); }
+  std::int64_t free_large() const { return large_pool_.num_free(); }
   // Free large pages waiting in the released queue (0 unless single_free_queue).
-  std::int64_t released_large() const { return static_cast<std::int64_t>(released_.size()); }
+  std::int64_t released_large() const { return released_.size(); }
   bool single_free_queue() const { return single_free_queue_; }
   std::int64_t inactive_large() const { return large_policy_->size(); }
   // Cached unreferenced pages, wherever they are.
@@ -112,10 +121,11 @@ class LargePagePool {
   std::int64_t unreferenced_cached(std::int32_t t) const { return unreferenced_cached_[static_cast<std::size_t>(t)]; }
 
   // The page table t cached under h, or kNoBlock.
-  BlockId lookup(std::int32_t t, BlockHash h) const;
+  BlockId lookup(std::int32_t t, BlockHash h) const { return index_[static_cast<std::size_t>(t)].find(h); }
   // Caches p (of table t, referenced) under h unless h is cached for t already.
   void cache(BlockId p, BlockHash h);
-  bool cached(BlockId p) const { return page(p).cached; }
+  // REQUIRES: p's large page belongs to a table (p is referenced or cached).
+  bool cached(BlockId p) const { return index_[static_cast<std::size_t>(table_of(p))].contains(p); }
   std::int64_t evictions() const { return evictions_; }
   std::string eviction_name() const { return large_policy_->name(); }
 
@@ -125,26 +135,15 @@ class LargePagePool {
  private:
   struct Page {
     std::int32_t ref = 0;
-    bool cached = false;
     std::int64_t filled = 0;  // tokens (token / encoder tables) or state bytes (state tables)
-    BlockHash hash = 0;       // while cached
   };
+  // What a large page is beyond its BlockPool entry (whose ref count counts its pages with
+  // ref > 0).
   struct Large {
     std::int32_t table = -1;            // -1: free
-    std::int32_t referenced = 0;        // pages with ref > 0
     std::int32_t cached = 0;            // cached pages (referenced or not)
     std::vector<std::int32_t> free_slots;  // free page indices (a stack)
     std::int64_t partial_pos = -1;      // index in partial_[table] while active with a free slot
-  };
-  struct Key {
-    std::int32_t table;
-    BlockHash hash;
-    friend bool operator==(const Key&, const Key&) = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      return static_cast<std::size_t>(k.hash ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(k.table + 1)));
-    }
   };
 
   Page& page(BlockId p) { return pages_[static_cast<std::size_t>(p)]; }
@@ -153,9 +152,10 @@ class LargePagePool {
   const Large& large(std::int64_t l) const { return large_[static_cast<std::size_t>(l)]; }
   BlockId id(std::int64_t l, std::int64_t slot) const { return static_cast<BlockId>(l * stride_ + slot); }
 
-  // Takes a free slot of active large page l (ref 1).
+  // Takes a free slot of large page l (ref 1). REQUIRES: l's ref count includes this page.
   BlockId take_slot(std::int64_t l);
-  // Gives free large page l to table t, active.
+  // Gives large page l, taken off the free list, the released queue or the policy with ref
+  // count 1, to table t, and takes its first page.
   BlockId assign(std::int64_t l, std::int32_t t);
   // Forgets cached page p's key (it stays wherever it is).
   void uncache(BlockId p);
@@ -165,26 +165,22 @@ class LargePagePool {
   void deactivate(std::int64_t l);
   // Inactive large page l gets a reference again.
   void activate(std::int64_t l);
-  // single_free_queue: whether the policy's victim was released before the queue's head.
-  bool victim_goes_first() const;
 
   std::vector<std::int64_t> per_;
   std::int64_t stride_;
   std::vector<Page> pages_;
   std::vector<Large> large_;
-  std::vector<std::int64_t> free_large_;  // LIFO; lowest id first at start-up
+  BlockPool large_pool_;  // over large pages: free list (LIFO; lowest id first at start-up), ref counts
   // single_free_queue only: large pages released holding nothing cached, oldest first (free,
-  // off free_large_), and every large page's last release time.
+  // off the free list), and the release time of each inactive one (read for the victim).
   bool single_free_queue_;
-  std::deque<std::int64_t> released_;
-  std::vector<std::uint64_t> released_at_;
-  std::uint64_t release_clock_ = 0;
+  ReleasedBlockQueue released_;
   std::vector<std::vector<std::int64_t>> partial_;  // per table: active large pages with a free slot
   std::vector<std::int64_t> free_small_;            // per table: free slots of its active large pages
   std::int64_t inactive_cached_ = 0;                // cached pages of inactive large pages
   std::vector<std::unique_ptr<EvictionPolicy>> type_policy_;  // per table, over page ids
   std::unique_ptr<EvictionPolicy> large_policy_;              // over large page ids
-  std::unordered_map<Key, BlockId, KeyHash> by_key_;
+  std::vector<BlockHashIndex> index_;                         // per table: its cached pages
   std::int64_t evictions_ = 0;  // cached pages forgotten to make room
   std::int64_t referenced_pages_ = 0;
   std::vector<std::int64_t> unreferenced_cached_;  // per table

@@ -1,22 +1,18 @@
+// PagedAllocator's core: construction, sequences, admission with the prefix cache, tiers and
+// remote source, appends, fork, free and the GPU blocks' hand-out order. The other concerns
+// are in paged_allocator_{adapters,decode_runs,speculative,swap,validate}.cpp.
 #include "allocator/paged/paged_allocator.h"
 
 #include <algorithm>
 #include <bit>
-#include <cassert>
-#include <limits>
 #include <string>
-#include <unordered_map>
+
+#include "allocator/paged/paged_misuse.h"
 
 namespace pagesim::alloc {
-namespace {
 
-std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
-
-[[noreturn]] void misuse(const std::string& what) { throw AllocatorError("paged allocator: " + what); }
-
-[[noreturn]] void broken(const std::string& what) { throw InvariantViolation("paged allocator: " + what); }
-
-}  // namespace
+using paged_detail::misuse;
+using paged_detail::seq_name;
 
 PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
     : block_size_(s.block_size),
@@ -31,10 +27,7 @@ PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
   if (s.num_cpu_blocks < 0)
     misuse("num_cpu_blocks must be >= 0, got " + std::to_string(s.num_cpu_blocks));
   if (s.prefix_cache) cache_ = std::make_unique<PrefixCache>(s.num_blocks, s.eviction);
-  if (single_free_queue_) {
-    released_ = ReleasedBlockQueue(s.num_blocks);
-    released_at_.assign(static_cast<std::size_t>(s.num_blocks), 0);
-  }
+  if (single_free_queue_) released_ = ReleasedBlockQueue(s.num_blocks);
   if (!s.offload.tiers.empty()) {
     if (!cache_) misuse("offload tiers store prefix-cache blocks; turn the prefix cache on");
     tiers_ = std::make_unique<TierStack>(s.offload, s.block_size, cpu_);
@@ -173,40 +166,6 @@ bool PagedAllocator::can_ever_admit(const AdmitRequest& req) const {
   return blocks_for(req.final_tokens()) <= gpu_.num_blocks() - region_blocks_;
 }
 
-std::int64_t PagedAllocator::adapter_blocks_to_pin(AdapterId a, std::int64_t blocks) const {
-  if (!adapters_.resident(a)) return blocks;
-  return adapters_.pins(a) == 0 ? adapters_.blocks_of(a) : 0;
-}
-
-bool PagedAllocator::pin_adapter(AdapterId a, std::int64_t blocks) {
-  assert(blocks >= 1 && adapter_blocks_to_pin(a, blocks) <= num_free_blocks());
-  const bool load = !adapters_.resident(a);
-  if (load) {
-    std::vector<BlockId> pages;
-    pages.reserve(static_cast<std::size_t>(blocks));
-    for (std::int64_t i = 0; i < blocks; ++i) {
-      pages.push_back(take_gpu_block());
-      --owned_blocks_;  // adapter weights, not KV (adapter_weight_blocks)
-    }
-    adapters_.add(a, std::move(pages));
-  }
-  adapters_.pin(a);
-  return load;
-}
-
-void PagedAllocator::unpin_adapter(AdapterId a) {
-  if (!adapters_.resident(a) || adapters_.pins(a) == 0) misuse("adapter " + std::to_string(a) + " is not pinned");
-  adapters_.unpin(a);
-}
-
-void PagedAllocator::evict_idle_adapter() {
-  for (BlockId b : adapters_.remove(adapters_.victim())) {
-    gpu_.drop_ref(b);
-    gpu_.give_back(b);
-  }
-  ++adapter_evictions_;
-}
-
 BlockId PagedAllocator::evict_cached_block() {
   BlockHash evicted;
   const BlockId b = cache_->evict(evicted);
@@ -217,9 +176,8 @@ BlockId PagedAllocator::evict_cached_block() {
 }
 
 BlockId PagedAllocator::take_least_recently_released() {
-  const bool victim = cache_ && cache_->num_evictable() > 0 &&
-                      (released_.empty() || released_at_[cache_->next_victim()] < released_.front().released_at);
-  if (victim) return evict_cached_block();
+  if (released_.victim_goes_first(cache_ && cache_->num_evictable() > 0 ? cache_->next_victim() : kNoBlock))
+    return evict_cached_block();
   const BlockId b = released_.pop_front();
   gpu_.add_ref(b);
   return b;
@@ -247,11 +205,11 @@ void PagedAllocator::release_gpu_block(BlockId b) {
   --owned_blocks_;
   token_states_ -= gpu_.filled(b);
   if (cache_ && cache_->cached(b)) {
-    if (single_free_queue_) released_at_[b] = ++release_clock_;
+    if (single_free_queue_) released_.stamp(b);
     cache_->make_evictable(b);  // keeps its KV: a later request with this prefix reuses it
   } else if (single_free_queue_) {
     gpu_.set_filled(b, 0);
-    released_.push_back(b, ++release_clock_);
+    released_.push_back(b);
   } else {
     gpu_.give_back(b);
   }
@@ -272,7 +230,7 @@ void PagedAllocator::release_gpu_table(const std::vector<BlockId>& table) {
     tokens += gpu_.filled(b);
     if (single_free_queue_) {
       gpu_.set_filled(b, 0);
-      released_.push_back(b, ++release_clock_);
+      released_.push_back(b);
     } else {
       gpu_.give_back(b);
     }
@@ -394,104 +352,6 @@ std::int64_t PagedAllocator::append_cost(SeqId seq, const Sequence& s, std::int6
   return (cow ? 1 : 0) + (n > s.room ? blocks_for(n - s.room) : 0);
 }
 
-void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int64_t keep_free_slots,
-                                       std::int64_t max_rounds, DecodeRounds* out) const {
-  out->rounds = 0;
-  const std::int64_t B = block_size_;
-  // by_room[k]: sequences with k free slots in their last block; each takes a block in the
-  // rounds j with (j - 1) % B == k.
-  std::vector<std::int64_t>& by_room = run_by_room_;
-  by_room.assign(static_cast<std::size_t>(B), 0);
-  for (const SeqHandle& h : seqs) {
-    const Sequence& s = at(h);
-    if (s.swapped || s.pending > 0 || !s.prompt_hashes.empty() || (s.room > 0 && gpu_.ref_count(s.last) != 1))
-      return;
-    ++by_room[static_cast<std::size_t>(s.room)];
-  }
-  const auto n = static_cast<std::int64_t>(seqs.size());
-  if (n == 0 || max_rounds <= 0) return;
-  // Blocks the rounds may take: off the free list only (anything else evicts), and leaving
-  // keep_free_slots free.
-  const std::int64_t keep_blocks = (std::max<std::int64_t>(keep_free_slots, 0) + B - 1) / B;
-  const std::int64_t budget =
-      std::min(gpu_.num_free(), gpu_.num_blocks() - owned_blocks_ - adapter_weight_blocks() - keep_blocks);
-  if (budget < 0) return;
-  // Every B rounds take n blocks; then the phases in order while the budget lasts.
-  std::int64_t rounds = budget / n >= max_rounds / B + 1 ? max_rounds : budget / n * B;
-  if (rounds < max_rounds) {
-    std::int64_t left = budget - budget / n * n;
-    for (std::int64_t k = 0; k < B && rounds < max_rounds && by_room[static_cast<std::size_t>(k)] <= left; ++k) {
-      left -= by_room[static_cast<std::size_t>(k)];
-      ++rounds;
-    }
-  }
-  out->rounds = rounds;
-  out->cycle.assign(static_cast<std::size_t>(B), DecodeRound{});
-  for (std::int64_t k = 0; k < B; ++k) {
-    DecodeRound& r = out->cycle[static_cast<std::size_t>(k)];
-    const std::int64_t c = by_room[static_cast<std::size_t>(k)];
-    r.memory.token_states = n;
-    r.memory.rounding = c * B - n;
-    r.memory.free = -c * B;
-    r.blocks = c;
-  }
-}
-
-void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t rounds) {
-  if (rounds <= 0) return;
-  const std::int64_t B = block_size_;
-  // New blocks in the order the rounds one by one take them: round by round, and in seqs'
-  // order within a round; a sequence with k free slots takes one in rounds j with
-  // (j - 1) % B == k. Counting sort of the sequences by room (kept order), into scratch
-  // buffers reused from call to call.
-  std::vector<Sequence*>& seq = run_seqs_;
-  std::vector<std::uint32_t>& first = run_first_;  // first[k]: where room k starts in `order`
-  std::vector<std::uint32_t>& order = run_order_;
-  seq.resize(seqs.size());
-  first.assign(static_cast<std::size_t>(B) + 1, 0);
-  order.resize(seqs.size());
-  for (std::size_t i = 0; i < seqs.size(); ++i) {
-    seq[i] = &at(seqs[i]);
-    ++first[static_cast<std::size_t>(seq[i]->room) + 1];
-  }
-  for (std::size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
-  {
-    std::vector<std::uint32_t>& fill = run_fill_;
-    fill.assign(first.begin(), first.end() - 1);
-    for (std::size_t i = 0; i < seqs.size(); ++i) order[fill[static_cast<std::size_t>(seq[i]->room)]++] = static_cast<std::uint32_t>(i);
-  }
-  for (std::int64_t j0 = 0; j0 < rounds; j0 += B)  // j0: the cycle's first round, from 0
-    for (std::int64_t k = 0; k < B && j0 + k < rounds; ++k)
-      for (std::uint32_t o = first[static_cast<std::size_t>(k)]; o < first[static_cast<std::size_t>(k) + 1]; ++o) {
-        assert(gpu_.num_free() > 0 && "decode_run_rounds promised blocks off the free list");
-        const BlockId b = gpu_.take();
-        ++owned_blocks_;
-        seq[order[o]]->table.push_back(b);
-        ++logical_blocks_;
-      }
-  for (Sequence* sp : seq) {
-    Sequence& s = *sp;
-    assert((s.room == 0 || gpu_.ref_count(s.last) == 1) && !s.swapped && s.prompt_hashes.empty());
-    // The old last block fills up (or takes all the tokens); each new block holds B tokens
-    // but the last, which holds what is left.
-    if (rounds <= s.room) {
-      gpu_.set_filled(s.last, gpu_.filled(s.last) + static_cast<std::int32_t>(rounds));
-    } else {
-      if (s.room > 0) gpu_.set_filled(s.last, static_cast<std::int32_t>(B));
-      const std::int64_t rest = rounds - s.room;  // tokens in new blocks
-      const std::int64_t fresh = blocks_for(rest);
-      const std::size_t from = s.table.size() - static_cast<std::size_t>(fresh);
-      for (std::size_t k = from; k + 1 < s.table.size(); ++k) gpu_.set_filled(s.table[k], static_cast<std::int32_t>(B));
-      gpu_.set_filled(s.table.back(), static_cast<std::int32_t>(rest - (fresh - 1) * B));
-    }
-    token_states_ += rounds;
-    s.tokens += rounds;
-    settle_last(s);
-    s.final_tokens = std::max(s.final_tokens, s.tokens);
-    check_sequence(s);
-  }
-}
-
 std::int64_t PagedAllocator::blocks_to_append(SeqId seq, std::int64_t n) const {
   return append_cost(seq, get(seq), n);
 }
@@ -554,68 +414,6 @@ bool PagedAllocator::append_slow(Sequence& s, SeqId seq, std::int64_t n, bool pr
   if (!s.prompt_hashes.empty()) cache_filled_prompt_blocks(s);
   check_sequence(s);
   return true;
-}
-
-void PagedAllocator::check_sequence_now(const Sequence& s) const {
-  const auto blocks = static_cast<std::int64_t>(s.table.size());
-  if (blocks != blocks_for(s.tokens) || s.last != (s.table.empty() ? kNoBlock : s.table.back()) ||
-      s.room != blocks * block_size_ - s.tokens ||
-      (s.last != kNoBlock && (s.swapped ? cpu_ : gpu_).filled(s.last) != block_size_ - s.room))
-    broken(seq_name(s.id) + " holds " + std::to_string(s.tokens) + " tokens in " + std::to_string(blocks) +
-           " blocks, keeps last block " + std::to_string(s.last) + " with " + std::to_string(s.room) +
-           " free slots; its table ends in " + (s.table.empty() ? "nothing" : std::to_string(s.table.back())));
-}
-
-bool PagedAllocator::grow_proposed(SeqHandle h, const ProposedSlots& p) {
-  Sequence& s = at(h);
-  if (s.pending > 0) misuse(seq_name(h.id) + " already has proposed slots pending; verify_proposed first");
-  if (p.proposed < 0 || p.rejected < 0 || p.rejected > p.proposed || p.lookahead < 0 ||
-      p.pending() > std::numeric_limits<std::int32_t>::max() - 1)
-    misuse(seq_name(h.id) + ": expected 0 <= rejected <= proposed and lookahead >= 0, got proposed " +
-           std::to_string(p.proposed) + ", rejected " + std::to_string(p.rejected) + ", lookahead " +
-           std::to_string(p.lookahead));
-  const std::int64_t n = 1 + p.pending();
-  if (append_cost(h.id, s, n) > num_free_blocks()) return false;
-  // Pending before the append, so that no prompt block it completes with them is cached.
-  s.pending = static_cast<std::int32_t>(p.pending());
-  s.pending_rejected = static_cast<std::int32_t>(p.rejected);
-  s.pending_lookahead = static_cast<std::int32_t>(p.lookahead);
-  [[maybe_unused]] const bool ok = append_slow(s, h.id, n, true);
-  assert(ok && "append_cost promised the blocks");
-  proposed_accepted_ += p.proposed - p.rejected;
-  proposed_rejected_ += p.rejected;
-  lookahead_ += p.lookahead;
-  return true;
-}
-
-void PagedAllocator::verify_proposed(SeqHandle h) {
-  Sequence& s = at(h);
-  if (s.pending == 0) return;
-  proposed_accepted_ -= s.pending - s.pending_rejected - s.pending_lookahead;
-  proposed_rejected_ -= s.pending_rejected;
-  lookahead_ -= s.pending_lookahead;
-  std::int64_t drop = s.pending_rejected + s.pending_lookahead;
-  s.pending = s.pending_rejected = s.pending_lookahead = 0;
-  // The dropped tokens are the last ones, in blocks this sequence alone holds (appended by
-  // grow_proposed: fresh blocks, or a last block copied on write) and never cached.
-  while (drop > 0) {
-    const BlockId b = s.table.back();
-    const std::int32_t filled = gpu_.filled(b);
-    const auto w = static_cast<std::int32_t>(std::min<std::int64_t>(filled, drop));
-    assert(gpu_.ref_count(b) == 1 && !(cache_ && cache_->cached(b)));
-    gpu_.set_filled(b, filled - w);
-    token_states_ -= w;
-    s.tokens -= w;
-    drop -= w;
-    if (filled == w) {
-      s.table.pop_back();
-      --logical_blocks_;
-      release_gpu_block(b);
-    }
-  }
-  settle_last(s);
-  if (!s.prompt_hashes.empty()) cache_filled_prompt_blocks(s);
-  check_sequence(s);
 }
 
 bool PagedAllocator::fork(SeqId parent, SeqId child) {
@@ -682,85 +480,6 @@ std::vector<BlockMove> PagedAllocator::take_pending_copies() {
   return out;
 }
 
-std::optional<std::vector<BlockMove>> PagedAllocator::swap_out(std::span<const SeqId> group) {
-  std::unordered_map<BlockId, BlockId> to_cpu;  // GPU block -> CPU block (kNoBlock until taken)
-  std::vector<BlockId> order;                   // distinct GPU blocks, first-seen order
-  for (SeqId id : group) {
-    const Sequence& s = get(id);
-    if (s.swapped) misuse(seq_name(id) + " is already swapped out");
-    if (s.pending > 0) misuse("cannot swap out " + seq_name(id) + " with proposed slots pending");
-    for (BlockId b : s.table)
-      if (to_cpu.emplace(b, kNoBlock).second) order.push_back(b);
-  }
-  const auto need = static_cast<std::int64_t>(order.size());
-  if (need > cpu_.num_free() + (tiers_ ? tiers_->cpu_reclaimable() : 0)) return std::nullopt;
-  if (need > cpu_.num_free()) tiers_->reclaim_cpu(need - cpu_.num_free());  // swapping comes first
-
-  std::vector<BlockMove> moves;
-  moves.reserve(order.size());
-  for (BlockId g : order) {
-    BlockId c = cpu_.take();
-    cpu_.set_filled(c, gpu_.filled(g));
-    to_cpu[g] = c;
-    moves.push_back({g, c});
-  }
-  for (SeqId id : group) {
-    Sequence& s = get(id);
-    for (BlockId& b : s.table) {
-      BlockId c = to_cpu[b];
-      release_gpu_block(b);
-      b = c;
-    }
-    logical_blocks_ -= static_cast<std::int64_t>(s.table.size());
-    s.swapped = true;
-    settle_last(s);
-    check_sequence(s);
-  }
-  // take() gave each CPU block one reference; add the rest.
-  for (SeqId id : group)
-    for (BlockId c : get(id).table) cpu_.add_ref(c);
-  for (const BlockMove& m : moves) cpu_.drop_ref(m.dst);
-  return moves;
-}
-
-std::int64_t PagedAllocator::blocks_to_swap_in(std::span<const SeqId> group) const {
-  std::vector<BlockId> distinct;
-  for (SeqId id : group) {
-    const Sequence& s = get(id);
-    if (!s.swapped) misuse(seq_name(id) + " is not swapped out");
-    distinct.insert(distinct.end(), s.table.begin(), s.table.end());
-  }
-  std::sort(distinct.begin(), distinct.end());
-  return std::unique(distinct.begin(), distinct.end()) - distinct.begin();
-}
-
-std::optional<std::vector<BlockMove>> PagedAllocator::swap_in(std::span<const SeqId> group) {
-  if (blocks_to_swap_in(group) > num_free_blocks()) return std::nullopt;
-  std::unordered_map<BlockId, BlockId> to_gpu;
-  std::vector<BlockMove> moves;
-  for (SeqId id : group) {
-    Sequence& s = get(id);
-    for (BlockId& c : s.table) {
-      auto [it, fresh] = to_gpu.emplace(c, kNoBlock);
-      if (fresh) {
-        it->second = take_gpu_block();
-        gpu_.set_filled(it->second, cpu_.filled(c));
-        token_states_ += cpu_.filled(c);
-        moves.push_back({c, it->second});
-      } else {
-        gpu_.add_ref(it->second);
-      }
-      if (cpu_.drop_ref(c) == 0) cpu_.give_back(c);
-      c = it->second;
-    }
-    logical_blocks_ += static_cast<std::int64_t>(s.table.size());
-    s.swapped = false;
-    settle_last(s);
-    check_sequence(s);
-  }
-  return moves;
-}
-
 MemoryBreakdown PagedAllocator::breakdown() const {
   MemoryBreakdown b;
   b.proposed_accepted = proposed_accepted_;
@@ -772,156 +491,6 @@ MemoryBreakdown PagedAllocator::breakdown() const {
   b.free = (gpu_.num_blocks() - owned_blocks_ - adapter_weight_blocks()) * block_size_;
   b.cached_free = (cache_ ? cache_->num_evictable() : 0) * block_size_;
   return b;
-}
-
-void PagedAllocator::validate() const {
-  const std::int64_t n = gpu_.num_blocks();
-  std::vector<std::int32_t> gpu_refs(static_cast<std::size_t>(n), 0);
-  std::vector<std::int32_t> cpu_refs(static_cast<std::size_t>(cpu_.num_blocks()), 0);
-  std::int64_t logical = 0;
-  std::int64_t live = 0;
-  std::int64_t accepted = 0, rejected = 0, lookahead = 0;
-  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
-    const Sequence& s = slots_[slot];
-    if (!s.live) continue;
-    ++live;
-    const SeqId id = s.id;
-    if (auto it = index_.find(id); it == index_.end() || it->second != slot)
-      broken(seq_name(id) + " in slot " + std::to_string(slot) + " is not indexed by its id");
-    if (static_cast<std::int64_t>(s.table.size()) != blocks_for(s.tokens))
-      broken(seq_name(id) + " holds " + std::to_string(s.tokens) + " tokens in " +
-             std::to_string(s.table.size()) + " blocks");
-    const BlockPool& pool = s.swapped ? cpu_ : gpu_;
-    auto& refs = s.swapped ? cpu_refs : gpu_refs;
-    for (std::size_t i = 0; i < s.table.size(); ++i) {
-      BlockId b = s.table[i];
-      if (b < 0 || b >= pool.num_blocks()) broken(seq_name(id) + " refers to invalid block " + std::to_string(b));
-      ++refs[static_cast<std::size_t>(b)];
-      auto expect = std::min<std::int64_t>(block_size_, s.tokens - static_cast<std::int64_t>(i) * block_size_);
-      if (pool.filled(b) != expect)
-        broken("block " + std::to_string(b) + " has filled " + std::to_string(pool.filled(b)) +
-               " but " + seq_name(id) + " expects " + std::to_string(expect) + " at index " + std::to_string(i));
-    }
-    check_sequence_now(s);  // after the loop above has checked its block ids
-    if (!s.swapped) logical += static_cast<std::int64_t>(s.table.size());
-    if (s.pending < 0 || s.pending_rejected < 0 || s.pending_lookahead < 0 ||
-        s.pending_rejected + s.pending_lookahead > s.pending || s.pending > s.tokens || (s.swapped && s.pending > 0))
-      broken(seq_name(id) + " has " + std::to_string(s.pending) + " pending slots (" + std::to_string(s.pending_rejected) +
-             " rejected, " + std::to_string(s.pending_lookahead) + " lookahead) of " + std::to_string(s.tokens) +
-             " tokens" + (s.swapped ? " swapped out" : ""));
-    accepted += s.pending - s.pending_rejected - s.pending_lookahead;
-    rejected += s.pending_rejected;
-    lookahead += s.pending_lookahead;
-    // No block holding a pending (speculated) token is cached.
-    for (std::int64_t i = s.committed() / block_size_; s.pending > 0 && cache_ && i < static_cast<std::int64_t>(s.table.size()); ++i)
-      if (cache_->cached(s.table[static_cast<std::size_t>(i)]))
-        broken(seq_name(id) + "'s block " + std::to_string(s.table[static_cast<std::size_t>(i)]) +
-               " holds proposed tokens and is cached");
-    if (!s.prompt_hashes.empty() &&
-        (s.swapped || s.hashed_blocks != std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.committed() / block_size_))))
-      broken(seq_name(id) + " has cached " + std::to_string(s.hashed_blocks) + " of " +
-             std::to_string(s.prompt_hashes.size()) + " prompt blocks but holds " + std::to_string(s.tokens) +
-             " tokens" + (s.swapped ? " swapped out" : ""));
-  }
-  if (live != static_cast<std::int64_t>(index_.size()) ||
-      free_slots_.size() + index_.size() != slots_.size())
-    broken(std::to_string(live) + " live slots, " + std::to_string(index_.size()) + " indexed sequences, " +
-           std::to_string(free_slots_.size()) + " free slots of " + std::to_string(slots_.size()));
-  if (logical != logical_blocks_)
-    broken("logical block counter " + std::to_string(logical_blocks_) + " != " + std::to_string(logical));
-  if (accepted != proposed_accepted_ || rejected != proposed_rejected_ || lookahead != lookahead_)
-    broken("proposed slot counters " + std::to_string(proposed_accepted_) + "/" + std::to_string(proposed_rejected_) +
-           "/" + std::to_string(lookahead_) + " != the sequences' " + std::to_string(accepted) + "/" +
-           std::to_string(rejected) + "/" + std::to_string(lookahead) + " (accepted/rejected/lookahead)");
-
-  auto check_pool = [](const BlockPool& pool, const std::vector<std::int32_t>& refs, const char* what,
-                       auto&& is_unowned_kept) {
-    std::vector<bool> on_free(refs.size(), false);
-    for (BlockId b : pool.free_list()) {
-      if (on_free[static_cast<std::size_t>(b)])
-        broken(std::string(what) + " block " + std::to_string(b) + " is on the free list twice");
-      on_free[static_cast<std::size_t>(b)] = true;
-    }
-    std::int64_t owned = 0, filled = 0;
-    for (std::size_t b = 0; b < refs.size(); ++b) {
-      auto id = static_cast<BlockId>(b);
-      if (pool.ref_count(id) != refs[b])
-        broken(std::string(what) + " block " + std::to_string(b) + " has ref_count " +
-               std::to_string(pool.ref_count(id)) + " but " + std::to_string(refs[b]) + " block-table references");
-      if (on_free[b] && (refs[b] != 0 || is_unowned_kept(id)))
-        broken(std::string(what) + " block " + std::to_string(b) + " is both free and owned or cached");
-      if (!on_free[b] && refs[b] == 0 && !is_unowned_kept(id))
-        broken(std::string(what) + " block " + std::to_string(b) + " is neither free, owned nor cached");
-      if (refs[b] > 0) {
-        ++owned;
-        filled += pool.filled(id);
-      }
-    }
-    return std::pair{owned, filled};
-  };
-  // Adapter weights hold one reference per block, from no block table.
-  auto adapter_block = [&](BlockId b, const std::string& owner) {
-    if (b < 0 || b >= n || gpu_.filled(b) != 0) broken(owner + " holds invalid or filled block " + std::to_string(b));
-    ++gpu_refs[static_cast<std::size_t>(b)];
-  };
-  for (BlockId b : region_) adapter_block(b, "the adapter region");
-  adapters_.for_each([&](AdapterId a, const std::vector<BlockId>& blocks) {
-    for (BlockId b : blocks) adapter_block(b, "adapter " + std::to_string(a));
-  });
-  adapters_.validate();
-  if (static_cast<std::int64_t>(region_.size()) != region_blocks_) broken("adapter region size changed");
-  std::vector<bool> in_released(static_cast<std::size_t>(n), false);
-  std::uint64_t previous_release = 0;
-  released_.for_each([&](const ReleasedBlockQueue::Entry& e) {
-    const BlockId b = e.block;
-    if (b < 0 || b >= n || in_released[static_cast<std::size_t>(b)] || gpu_.filled(b) != 0 ||
-        (cache_ && cache_->cached(b)))
-      broken("released block " + std::to_string(b) + " is invalid, queued twice, filled or cached");
-    if (e.released_at <= previous_release || e.released_at > release_clock_)
-      broken("released block " + std::to_string(b) + " is out of release order");
-    in_released[static_cast<std::size_t>(b)] = true;
-    previous_release = e.released_at;
-  });
-  auto [owned, filled] = check_pool(gpu_, gpu_refs, "GPU", [&](BlockId b) {
-    return (cache_ && cache_->evictable(b)) || in_released[static_cast<std::size_t>(b)];
-  });
-  check_pool(cpu_, cpu_refs, "CPU", [this](BlockId b) { return tiers_ && tiers_->holds_cpu_block(b); });
-  if (owned - adapter_weight_blocks() != owned_blocks_)
-    broken("owned block counter " + std::to_string(owned_blocks_) + " != " + std::to_string(owned) + " - " +
-           std::to_string(adapter_weight_blocks()) + " adapter blocks");
-  if (filled != token_states_)
-    broken("token_states counter " + std::to_string(token_states_) + " != " + std::to_string(filled));
-  if (cache_) cache_->validate(gpu_);
-  if (tiers_) validate_tiers();
-  MemoryBreakdown br = breakdown();
-  if (br.total() != capacity_slots())
-    broken("breakdown sums to " + std::to_string(br.total()) + ", capacity is " + std::to_string(capacity_slots()));
-}
-
-}  // namespace pagesim::alloc
-
-namespace pagesim::alloc {
-
-void PagedAllocator::validate_tiers() const {
-  tiers_->validate();
-  if (tiers_->settings().write_policy != TierWritePolicy::kWriteBack) return;
-  std::int64_t stored = 0, loaded = 0;
-  for (std::int32_t t = 0; t < tiers_->num_tiers(); ++t) {
-    const KvTier& k = tiers_->tier(t);
-    stored += k.size();
-    loaded += tiers_->counters(t).loaded_blocks;
-    k.for_each_hash([&](BlockHash h) {
-      if (cache_->lookup(h) != kNoBlock)
-        broken("hash " + std::to_string(h) + " is cached on the GPU and stored in the " +
-               std::string(to_string(k.settings().kind)) + " tier under write_back");
-    });
-  }
-  const std::int64_t placed = cache_->num_cached() + stored + tiers_->dropped_blocks() + tiers_->superseded_blocks();
-  if (placed != tiers_->cached_count() - loaded)
-    broken("offload tiers: GPU-cached " + std::to_string(cache_->num_cached()) + " + stored " + std::to_string(stored) +
-           " + dropped " + std::to_string(tiers_->dropped_blocks()) + " + superseded " +
-           std::to_string(tiers_->superseded_blocks()) + " != cached " + std::to_string(tiers_->cached_count()) +
-           " - loaded " + std::to_string(loaded) + ": a block was lost or duplicated");
 }
 
 }  // namespace pagesim::alloc

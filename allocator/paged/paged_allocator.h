@@ -78,10 +78,10 @@
 
 #include "allocator/kv_allocator.h"
 #include "allocator/paged/adapter_pages.h"
-#include "allocator/paged/block_pool.h"
-#include "allocator/paged/eviction_policy.h"
-#include "allocator/paged/prefix_cache.h"
-#include "allocator/paged/released_block_queue.h"
+#include "allocator/pool/block_pool.h"
+#include "allocator/pool/eviction_policy.h"
+#include "allocator/pool/prefix_cache.h"
+#include "allocator/pool/released_block_queue.h"
 #include "allocator/tier/tier_stack.h"
 
 namespace pagesim::alloc {
@@ -341,12 +341,10 @@ class PagedAllocator final : public KvAllocator {
   std::unordered_map<SeqId, std::uint32_t> index_;  // live sequence id -> slot
   std::vector<BlockMove> pending_copies_;
   // single_free_queue only: never-cached blocks released since start-up, oldest first (ref 0,
-  // filled 0, off the pool's free list) with their release times, and the release time of
-  // each cached block (read for the eviction victim).
+  // filled 0, off the pool's free list), and the release time of each cached block (read for
+  // the eviction victim). Empty otherwise.
   const bool single_free_queue_;
   ReleasedBlockQueue released_;
-  std::vector<std::uint64_t> released_at_;
-  std::uint64_t release_clock_ = 0;
 
   // grow_rounds' scratch (its sequences, and their order by room), kept to allocate nothing.
   std::vector<Sequence*> run_seqs_;

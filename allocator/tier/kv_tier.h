@@ -9,7 +9,7 @@
 // in a tier, it is read (copied to the GPU) or dropped.
 //
 // Invariants (validate):
-//   by_hash_[h] == b  <=>  stored(b) && hash_of_[b] == h;   stored(b) <=> policy contains b
+//   the index's own (block_hash_index.h): stored(b) <=> the index contains b <=> policy contains b
 //   size() <= capacity_blocks;  a stored block is off the pool's free list, ref 0, full
 // Not thread-safe.
 #pragma once
@@ -17,12 +17,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <unordered_map>
-#include <vector>
 
 #include "allocator/kv_allocator.h"
-#include "allocator/paged/block_pool.h"
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/block_hash_index.h"
+#include "allocator/pool/block_pool.h"
+#include "allocator/pool/eviction_policy.h"
 #include "allocator/tier/tier_settings.h"
 
 namespace pagesim::alloc {
@@ -35,13 +34,13 @@ class KvTier {
   KvTier(const TierSettings& settings, std::int32_t block_size, BlockPool* shared_pool);
 
   const TierSettings& settings() const { return settings_; }
-  bool contains(BlockHash h) const { return by_hash_.count(h) != 0; }
-  std::int64_t size() const { return static_cast<std::int64_t>(by_hash_.size()); }
+  bool contains(BlockHash h) const { return index_.find(h) != kNoBlock; }
+  std::int64_t size() const { return index_.size(); }
   // Blocks the tier could hold now: its capacity, less what the shared pool's other user
   // holds. 0 means a store must pass the block on.
   std::int64_t room() const;
   // True when pool block b holds a block of this tier.
-  bool holds_block(BlockId b) const { return b >= 0 && b < static_cast<BlockId>(stored_.size()) && stored_[b]; }
+  bool holds_block(BlockId b) const { return b >= 0 && b < pool_->num_blocks() && index_.contains(b); }
 
   // Stores h; when the tier is full, evicts the policy's victim first and returns its hash
   // (the caller moves it down or drops it). REQUIRES: !contains(h), room() > 0.
@@ -58,21 +57,17 @@ class KvTier {
   // Calls f(hash) for every stored block, in no particular order.
   template <class F>
   void for_each_hash(F&& f) const {
-    for (const auto& [h, b] : by_hash_) f(h);
+    index_.for_each([&](BlockHash h, BlockId) { f(h); });
   }
 
   // Throws InvariantViolation naming the first identity above that is broken.
   void validate() const;
 
  private:
-  void free_block(BlockId b);
-
   TierSettings settings_;
   std::unique_ptr<BlockPool> own_pool_;  // null when the pool is shared
   BlockPool* pool_;
-  std::unordered_map<BlockHash, BlockId> by_hash_;
-  std::vector<BlockHash> hash_of_;  // per pool block; meaningful while stored_
-  std::vector<bool> stored_;
+  BlockHashIndex index_;  // the stored blocks
   std::unique_ptr<EvictionPolicy> policy_;
 };
 

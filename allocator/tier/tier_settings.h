@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/eviction_policy.h"
 
 namespace pagesim::alloc {
 

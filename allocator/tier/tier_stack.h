@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "allocator/kv_allocator.h"
-#include "allocator/paged/block_pool.h"
+#include "allocator/pool/block_pool.h"
 #include "allocator/tier/kv_tier.h"
 #include "allocator/tier/tier_settings.h"
-#include "allocator/tier/tier_transfer.h"
+#include "allocator/tier_transfer.h"
 
 namespace pagesim::alloc {
 

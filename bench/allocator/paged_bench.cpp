@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 #include "allocator/paged/paged_allocator.h"
 
 namespace pagesim::alloc {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 #include "sim/engine/prefix_keys.h"
 
 namespace pagesim::sim {

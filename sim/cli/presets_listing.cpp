@@ -6,7 +6,7 @@
 
 #include "allocator/contiguous/placement.h"
 #include "allocator/make_allocator.h"
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/eviction_policy.h"
 #include "sim/config/enum_names.h"
 #include "sim/cost/presets.h"
 #include "sim/scheduler/scheduler_settings.h"

@@ -17,7 +17,7 @@
 
 #include <vector>
 
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/eviction_policy.h"
 #include "allocator/tier/tier_settings.h"
 #include "sim/config/config_origin.h"
 

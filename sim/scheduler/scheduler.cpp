@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 
 namespace pagesim::sim {
 namespace {

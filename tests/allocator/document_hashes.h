@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 
 namespace pagesim::alloc::test_support {
 

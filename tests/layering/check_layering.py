@@ -4,6 +4,8 @@
 - allocator/, traces/ and kernels/ include nothing of the other modules (nor sim/).
 - Inside sim/, a folder includes only itself and the folders listed before it in the layer
   list at the top of sim/CMakeLists.txt (the one place the order is written).
+- Inside allocator/ likewise, by the layer list at the top of allocator/CMakeLists.txt; a
+  file at the top of allocator/ is in layer "." unless its stem is a layer of its own.
 
   python3 tests/layering/check_layering.py [REPO_ROOT]
 """
@@ -16,16 +18,59 @@ MODULES = ("allocator", "traces", "kernels", "sim")
 SOURCES = (".h", ".cpp", ".cu", ".cuh")
 
 
-def sim_layers(root):
-    """The layer list: the comment lines '#   name   what' of sim/CMakeLists.txt's header."""
+def layer_list(root, module):
+    """The layer list: the comment lines '#   name   what' of MODULE/CMakeLists.txt's header."""
     layers = []
-    for line in (root / "sim" / "CMakeLists.txt").read_text().splitlines():
+    for line in (root / module / "CMakeLists.txt").read_text().splitlines():
         if not line.startswith("#"):
             break
-        m = re.match(r"#   ([a-z_]+)\s+\S", line)
+        m = re.match(r"#   ([a-z_]+|\.)\s+\S", line)
         if m:
             layers.append(m.group(1))
     return layers
+
+
+def sim_layers(root):
+    return layer_list(root, "sim")
+
+
+def allocator_layer(parts, rank):
+    """The layer of allocator file allocator/PARTS...: its folder, or for a top-level file
+    its stem when that names a layer, else "."."""
+    if len(parts) > 2:
+        return parts[1]
+    stem = parts[-1].split(".")[0]
+    return stem if stem in rank else "."
+
+
+def allocator_violations(root):
+    layers = layer_list(root, "allocator")
+    if "." not in layers or "pool" not in layers:
+        yield f"allocator/CMakeLists.txt: no layer list found (got {layers})"
+        return
+    rank = {name: i for i, name in enumerate(layers)}
+    for folder in sorted(p.name for p in (root / "allocator").iterdir() if p.is_dir()):
+        if folder not in rank:
+            yield f"allocator/{folder}/: not in the layer list of allocator/CMakeLists.txt"
+    for path in sorted((root / "allocator").rglob("*")):
+        if path.suffix not in SOURCES:
+            continue
+        rel = path.relative_to(root)
+        text = path.read_text(errors="replace")
+        src = allocator_layer(rel.parts, rank)
+        for m in INCLUDE.finditer(text):
+            parts = m.group(1).split("/")
+            if parts[0] != "allocator":
+                continue
+            dst = allocator_layer(parts, rank)
+            if src == dst:
+                continue
+            line = text.count("\n", 0, m.start()) + 1
+            if dst not in rank:
+                yield f"{rel}:{line}: includes {m.group(1)}: allocator/{dst}/ is not in the layer list"
+            elif src in rank and rank[dst] > rank[src]:
+                yield (f"{rel}:{line}: allocator layer {src} includes {m.group(1)}: {dst} is a higher layer "
+                       f"(order: {' < '.join(layers)})")
 
 
 def violations(root):
@@ -63,6 +108,7 @@ def violations(root):
                 elif rank[dst] > rank[src]:
                     yield (f"{rel}:{line}: sim/{src}/ includes {target}: sim/{dst}/ is a higher layer "
                            f"(order: {' < '.join(layers)})")
+    yield from allocator_violations(root)
 
 
 def main():

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "allocator/make_allocator.h"
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 
 namespace pagesim::alloc {
 namespace {

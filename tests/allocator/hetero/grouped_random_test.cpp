@@ -15,7 +15,7 @@
 
 #include "allocator/hetero/grouped_kv_allocator.h"
 #include "allocator/hetero/kv_layout.h"
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 #include "document_hashes.h"
 
 namespace pagesim::alloc {

@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 #include "document_hashes.h"
 #include "allocator/paged/paged_allocator.h"
 

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <vector>
 
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 #include "allocator/paged/paged_allocator.h"
 
 namespace pagesim::alloc {

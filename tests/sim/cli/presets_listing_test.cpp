@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "allocator/make_allocator.h"
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/eviction_policy.h"
 #include "sim/cost/presets.h"
 #include "sim/scheduler/scheduler_settings.h"
 

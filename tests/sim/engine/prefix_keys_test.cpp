@@ -11,7 +11,7 @@
 #include <set>
 #include <vector>
 
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 
 namespace pagesim::sim {
 namespace {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/eviction_policy.h"
 #include "sim/experiment/experiment.h"
 #include "sim_harness.h"
 #include "temp_dir_test.h"

@@ -1,4 +1,4 @@
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 
 namespace pagesim::alloc {
 namespace {

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <utility>
 
-#include "allocator/paged/block_pool.h"
+#include "allocator/pool/block_pool.h"
 
 namespace pagesim::alloc {
 

@@ -3,9 +3,10 @@
 // Blocks are identified by dense ids [0, num_blocks). A block is either on the free list
 // (ref_count 0, not owned) or owned by the pool's user, who tracks references to it; the
 // pool does not know who refers to a block, only how many. Fill level = how many of the
-// block's slots hold KV. Used for the GPU pool and for the CPU swap pool of PagedAllocator.
+// block's slots hold KV. Used for PagedAllocator's GPU pool and CPU swap pool (which the CPU
+// offload tier shares), the disk tier's pool, and LargePagePool's large pages.
 //
-// Invariants (checked by PagedAllocator::validate):
+// Invariants (checked by its owner's validate):
 //   free_list_.size() + owned blocks == num_blocks
 //   a block on the free list has ref_count 0 and filled 0, and appears there once
 // The pool hands out the lowest-numbered free blocks first at start-up, then LIFO, so runs

@@ -1,20 +1,14 @@
-#include "allocator/paged/prefix_cache.h"
+#include "allocator/pool/prefix_cache.h"
 
 #include <string>
 
 namespace pagesim::alloc {
 
 PrefixCache::PrefixCache(std::int64_t num_blocks, EvictionKind eviction)
-    : hash_of_(static_cast<std::size_t>(num_blocks), 0),
-      cached_(static_cast<std::size_t>(num_blocks), false),
-      policy_(make_eviction_policy(eviction, num_blocks)) {
-  by_hash_.reserve(static_cast<std::size_t>(num_blocks));
-}
+    : index_(num_blocks, /*reserve_all=*/true), policy_(make_eviction_policy(eviction, num_blocks)) {}
 
 bool PrefixCache::add(BlockId b, BlockHash h) {
-  if (!by_hash_.emplace(h, b).second) return false;  // same prefix cached in another block
-  hash_of_[b] = h;
-  cached_[b] = true;
+  if (!index_.insert(b, h)) return false;  // same prefix cached in another block
   policy_->on_cached(b);
   if (policy_->protects_pending() && pending_.count(h)) policy_->set_protected(b, true);
   return true;
@@ -44,39 +38,32 @@ void PrefixCache::release_pending(std::span<const BlockHash> hashes) {
 BlockId PrefixCache::evict(BlockHash& evicted_hash) {
   BlockId b = policy_->pop_victim();
   --evictable_;
-  evicted_hash = hash_of_[b];
-  by_hash_.erase(hash_of_[b]);
-  cached_[b] = false;
+  evicted_hash = index_.erase(b);
   ++stats_.evictions;
   return b;
 }
 
 void PrefixCache::validate(const BlockPool& pool) const {
-  std::int64_t n_cached = 0, n_evictable = 0;
-  for (BlockId b = 0; b < static_cast<BlockId>(cached_.size()); ++b) {
+  index_.validate("prefix cache");
+  std::int64_t n_evictable = 0;
+  for (BlockId b = 0; b < static_cast<BlockId>(pool.num_blocks()); ++b) {
     if (policy_->contains(b)) {
       ++n_evictable;
-      if (!cached_[b])
+      if (!cached(b))
         throw InvariantViolation("prefix cache: evictable block " + std::to_string(b) + " is not cached");
       if (pool.ref_count(b) != 0)
         throw InvariantViolation("prefix cache: evictable block " + std::to_string(b) +
                                  " has ref_count " + std::to_string(pool.ref_count(b)));
     }
-    if (!cached_[b]) continue;
-    ++n_cached;
-    auto it = by_hash_.find(hash_of_[b]);
-    if (it == by_hash_.end() || it->second != b)
-      throw InvariantViolation("prefix cache: block " + std::to_string(b) + " is not indexed by its hash");
+    if (!cached(b)) continue;
     if (pool.filled(b) != pool.block_size())
       throw InvariantViolation("prefix cache: cached block " + std::to_string(b) + " is not full");
-    if (policy_->protects_pending() && policy_->is_protected(b) != (pending_.count(hash_of_[b]) != 0))
+    const bool held = pending_.count(index_.hash_of(b)) != 0;
+    if (policy_->protects_pending() && policy_->is_protected(b) != held)
       throw InvariantViolation("prefix cache: block " + std::to_string(b) + " is " +
                                (policy_->is_protected(b) ? "" : "not ") + "protected but its hash is " +
-                               (pending_.count(hash_of_[b]) ? "" : "not ") + "held by a waiting request");
+                               (held ? "" : "not ") + "held by a waiting request");
   }
-  if (n_cached != num_cached())
-    throw InvariantViolation("prefix cache: hash index has " + std::to_string(num_cached()) +
-                             " entries but " + std::to_string(n_cached) + " blocks are cached");
   if (n_evictable != policy_->size() || evictable_ != policy_->size())
     throw InvariantViolation("prefix cache: eviction policy size " + std::to_string(policy_->size()) +
                              " disagrees with its " + std::to_string(n_evictable) + " members or the count " +

@@ -1,4 +1,4 @@
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/eviction_policy.h"
 
 #include <cassert>
 #include <set>

@@ -2,7 +2,7 @@
 // and a model-based random test that drives each policy through the prefix cache's calls
 // (cache, release, reuse, hit, protect, evict) and compares every victim with a plain
 // reference that scans all blocks for the rule's minimum.
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/eviction_policy.h"
 
 #include <gtest/gtest.h>
 

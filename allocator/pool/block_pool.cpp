@@ -1,4 +1,4 @@
-#include "allocator/paged/block_pool.h"
+#include "allocator/pool/block_pool.h"
 
 namespace pagesim::alloc {
 

@@ -1,4 +1,5 @@
-// PrefixCache: maps chained block hashes to GPU blocks holding that prefix's KV.
+// PrefixCache: maps chained block hashes to GPU blocks holding that prefix's KV (a
+// BlockHashIndex), and orders the unreferenced ones for eviction (an EvictionPolicy).
 //
 // A full prompt block is cached under its hash once it is filled (at admission, or by the
 // append of a later prefill chunk). Cached blocks
@@ -12,7 +13,7 @@
 // protects_pending), the cache counts, per hash, the waiting requests whose prompts hold it.
 //
 // Invariants (checked by validate):
-//   by_hash_[h] == b  <=>  cached(b) && hash_of(b) == h
+//   the index's own (block_hash_index.h): lookup(h) == b  <=>  cached(b) && b holds h
 //   num_evictable() == the policy's size()
 //   evictable(b) => cached(b) && the pool's ref_count(b) == 0
 //   protects_pending(): cached(b) => (policy's is_protected(b) <=> pending_[hash_of(b)] > 0)
@@ -23,12 +24,12 @@
 #include <memory>
 #include <span>
 #include <unordered_map>
-#include <vector>
 
 #include "allocator/allocator_stats.h"
 #include "allocator/kv_allocator.h"
-#include "allocator/paged/block_pool.h"
-#include "allocator/paged/eviction_policy.h"
+#include "allocator/pool/block_hash_index.h"
+#include "allocator/pool/block_pool.h"
+#include "allocator/pool/eviction_policy.h"
 
 namespace pagesim::alloc {
 
@@ -37,18 +38,15 @@ class PrefixCache {
   PrefixCache(std::int64_t num_blocks, EvictionKind eviction);
 
   // The block cached under h, or kNoBlock.
-  BlockId lookup(BlockHash h) const {
-    auto it = by_hash_.find(h);
-    return it == by_hash_.end() ? kNoBlock : it->second;
-  }
+  BlockId lookup(BlockHash h) const { return index_.find(h); }
   // Caches block b under h unless h is cached already; true when b was cached.
   // REQUIRES: !cached(b).
   bool add(BlockId b, BlockHash h);
 
-  bool cached(BlockId b) const { return cached_[b]; }
+  bool cached(BlockId b) const { return index_.contains(b); }
   bool evictable(BlockId b) const { return policy_->contains(b); }
   std::int64_t num_evictable() const { return evictable_; }
-  std::int64_t num_cached() const { return static_cast<std::int64_t>(by_hash_.size()); }
+  std::int64_t num_cached() const { return index_.size(); }
 
   // b's last reference was dropped. REQUIRES: cached(b), !evictable(b).
   void make_evictable(BlockId b) {
@@ -89,9 +87,7 @@ class PrefixCache {
   void validate(const BlockPool& pool) const;
 
  private:
-  std::unordered_map<BlockHash, BlockId> by_hash_;
-  std::vector<BlockHash> hash_of_;  // per block; meaningful while cached_
-  std::vector<bool> cached_;
+  BlockHashIndex index_;  // the cached blocks
   std::unique_ptr<EvictionPolicy> policy_;
   std::int64_t evictable_ = 0;  // policy_->size(), kept here: read on every free-block count
   std::unordered_map<BlockHash, std::int32_t> pending_;  // waiting prompts holding each hash (> 0)
