@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "allocator/paged/block_hash.h"
+#include "allocator/pool/block_hash.h"
 
 namespace pagesim::sim {
 
