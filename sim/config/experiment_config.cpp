@@ -17,6 +17,7 @@
 #include "sim/config/calibration.h"
 #include "sim/config/config_error.h"
 #include "sim/config/input_path.h"
+#include "sim/config/kind_rules.h"
 #include "sim/config/link_limits.h"
 #include "sim/config/yaml_document.h"
 #include "sim/config/yaml_visitors.h"
@@ -408,12 +409,6 @@ void visit(V& v, ExperimentConfig& c) {
 
 }  // namespace
 
-std::string own_scheduler_hint(alloc::AllocatorKind kind) {
-  if (kind != alloc::AllocatorKind::kRadix) return {};
-  return "allocator.kind 'radix' is SGLang's radix-tree cache, which scheduler.kind: sglang drives: use "
-         "scheduler.kind: sglang, or ";
-}
-
 std::vector<std::string> parse_lora_modules(const std::string& text) {
   std::vector<std::string> out;
   std::size_t pos = 0;
@@ -642,7 +637,7 @@ void check_cluster(const ExperimentConfig& c) {
 }
 
 // After the overrides are parsed: settings that cannot hold across replicas.
-void check_replicas(const ExperimentConfig& c) {
+void check_replicas(const ExperimentConfig& c, const ServingKinds& kinds) {
   const ConfigOrigin& o = c.origin;
   const ReplicasConfig& r = c.replicas;
   if (r.count == 1 && o.has("replicas.router") && r.router.kind != RouterKind::kRoundRobin)
@@ -672,14 +667,15 @@ void check_replicas(const ExperimentConfig& c) {
   if (r.global_cache.enabled)
     for (std::int64_t i = 0; i < (r.disaggregated.enabled() ? r.disaggregated.prefill : r.count); ++i) {
       const ExperimentConfig& rc = replica_config(c, i);
-      if (rc.allocator.kind != alloc::AllocatorKind::kPaged || !rc.allocator.prefix_cache)
+      const AllocatorDescriptor& pool = allocator_kind(kinds, rc.allocator.kind);
+      if (!pool.tiers || !rc.allocator.prefix_cache)
         throw o.error("replicas.global_cache",
                       fmt::format("replica {} would fetch prefix blocks into its own prefix cache, but it has none "
                                   "that can (allocator.kind: {}, prefix_cache: {}): a global cache needs "
-                                  "allocator.kind: paged with prefix_cache: true on every replica that serves "
+                                  "allocator.kind: {} with prefix_cache: true on every replica that serves "
                                   "arrivals",
-                                  i, enum_name(alloc::kAllocatorKindNames, rc.allocator.kind),
-                                  rc.allocator.prefix_cache));
+                                  i, pool.name, rc.allocator.prefix_cache,
+                                  kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.tiers; })));
     }
   if (r.router.kind == RouterKind::kPrefixAware && !any_prefix_cache)
     throw o.error("replicas.router",
@@ -780,35 +776,11 @@ void check_cost(const ExperimentConfig& c) {
   check_cost_kind_keys(c);
 }
 
-// The layer-group pools (uniform, hybrid, jenga, vattention) implement the KvAllocator
-// interface only: no CPU swap pool, no offload tiers, no paged internals a policy drives.
-void check_layer_group_pool(const ExperimentConfig& c) {
-  const ConfigOrigin& o = c.origin;
-  const AllocatorConfig& a = c.allocator;
-  const std::string kind(alloc::to_string(a.kind));
-  if (!traits_of(c.scheduler.kind).runs_on_layer_group_pools)
-    throw o.error("allocator.kind",
-                  fmt::format("allocator.kind '{}' runs under scheduler.kind vllm-v1, orca or static (they need only "
-                              "the allocator interface); scheduler.kind '{}' drives a paged or radix pool's own "
-                              "operations: set scheduler.kind: vllm-v1, or allocator.kind: paged",
-                              kind, to_string(c.scheduler.kind)));
-  if (c.scheduler.preemption == PreemptionMode::kSwap)
-    throw o.error("scheduler.preemption",
-                  fmt::format("allocator.kind '{}' has no CPU swap pool: preemption is by recompute; set "
-                              "scheduler.preemption: recompute or auto",
-                              kind));
-  if (!a.offload_config.at_default())
-    throw o.error("allocator.offload",
-                  fmt::format("offload tiers sit below the paged allocator's prefix cache; allocator.kind '{}' has "
-                              "none: leave allocator.offload out, or use allocator.kind: paged",
-                              kind));
-}
-
 // Settings that are valid alone but mean nothing together: each would run and report numbers
 // that do not describe what the file asks for.
 // The lora section's own values, and what it needs of the rest (a paged pool driven by a vLLM
 // scheduler, co-located replicas).
-void check_lora(const ExperimentConfig& c) {
+void check_lora(const ExperimentConfig& c, const ServingKinds& kinds) {
   const ConfigOrigin& o = c.origin;
   const LoraSettings& l = c.lora;
   if (!l.enabled) return;
@@ -834,79 +806,29 @@ void check_lora(const ExperimentConfig& c) {
                                                "draws keep a table of every adapter's weight), found {}; uniform "
                                                "popularity allows up to 2^30",
                                                l.adapters));
-  if (c.allocator.kind != alloc::AllocatorKind::kPaged)
-    throw o.error("allocator.kind", fmt::format("lora keeps adapter weights in a paged KV pool (vLLM's slots or "
-                                                "S-LoRA's pages); allocator.kind is '{}': set allocator.kind: paged",
-                                                alloc::to_string(c.allocator.kind)));
-  const SchedulerKind k = c.scheduler.kind;
-  if (k != SchedulerKind::kVllm && k != SchedulerKind::kVllmV0 && k != SchedulerKind::kVllmV1 &&
-      k != SchedulerKind::kSarathi)
-    throw o.error("scheduler.kind", fmt::format("lora's admission rules (adapter residency, max_loras) are modelled "
-                                                "for vllm, vllm-v0, vllm-v1 and sarathi; scheduler.kind is '{}'",
-                                                to_string(k)));
+  check_lora_pairing(c, kinds);
   if (c.replicas.disaggregated.enabled())
     throw o.error("replicas.disaggregated", "lora is not modelled with disaggregated prefill/decode (the decode "
                                             "replica would need the adapter too): remove one of them");
 }
 
-void check_combinations(const ExperimentConfig& c) {
+void check_combinations(const ExperimentConfig& c, const ServingKinds& kinds) {
   const ConfigOrigin& o = c.origin;
   check_cost(c);
-  check_lora(c);
+  check_lora(c, kinds);
   const AllocatorConfig& a = c.allocator;
-  const bool paged = a.kind == alloc::AllocatorKind::kPaged;
-  const bool layer_groups = alloc::is_layer_group_kind(a.kind);
-  if (layer_groups) check_layer_group_pool(c);
-  if (a.kind != alloc::AllocatorKind::kVattention && !a.vattention_at_default())
-    throw o.error("allocator.vattention",
-                  fmt::format("allocator.vattention sets up allocator.kind: vattention; allocator.kind is '{}'",
-                              alloc::to_string(a.kind)));
-  if (c.scheduler.kind == SchedulerKind::kVllmV1) {
-    if (!paged && !layer_groups) {
-      const std::string own = own_scheduler_hint(a.kind);
-      throw o.error("allocator.kind",
-                    fmt::format("scheduler.kind: vllm-v1 runs vLLM v1's paged block pool (free-block queue, prefix "
-                                "cache); {}set allocator.kind: paged (or a layer-group pool: uniform, hybrid, jenga, "
-                                "vattention){}",
-                                own.empty() ? fmt::format("allocator.kind is '{}': ", alloc::to_string(a.kind)) : own,
-                                own.empty() ? ", or use scheduler.kind: orca or static" : ""));
-    }
-    if (c.scheduler.preemption == PreemptionMode::kSwap)
-      throw o.error("scheduler.preemption",
-                    "scheduler.kind: vllm-v1 preempts by recompute only (vLLM v1 has no swap space): set "
-                    "scheduler.preemption: recompute or auto, or use scheduler.kind: vllm");
-  }
+  check_interface_only_pool(c, kinds);
+  check_own_sections(c, kinds);
+  check_pool_pairing(c, kinds, PoolCheck::kWithPoolKeys);
   if (c.scheduler.preemption == PreemptionMode::kSwap && a.cpu_swap_gib == 0)
     throw o.error(o.has("allocator.cpu_swap_gib") ? "allocator.cpu_swap_gib" : "scheduler.preemption",
                   "scheduler.preemption: swap needs CPU swap space, but allocator.cpu_swap_gib is 0 (every "
                   "preemption would quietly recompute): set allocator.cpu_swap_gib > 0, or scheduler.preemption: "
                   "recompute");
-  check_offload(a.offload_config, paged, a.prefix_cache, a.cpu_swap_gib, o);
-  const bool radix = a.kind == alloc::AllocatorKind::kRadix;
-  if (c.scheduler.kind == SchedulerKind::kSglang && !radix)
-    throw o.error("allocator.kind", fmt::format("scheduler.kind: sglang runs over SGLang's radix-tree cache; found "
-                                                "allocator.kind '{}': set allocator.kind: radix (or leave it out)",
-                                                alloc::to_string(a.kind)));
-  if (o.has("scheduler.schedule_policy") && c.scheduler.kind != SchedulerKind::kSglang)
-    throw o.error("scheduler.schedule_policy",
-                  fmt::format("schedule_policy orders the waiting queue of scheduler.kind: sglang; scheduler.kind is "
-                              "'{}'",
-                              to_string(c.scheduler.kind)));
-  if (c.scheduler.kind == SchedulerKind::kSglang && c.scheduler.preemption == PreemptionMode::kSwap)
-    throw o.error("scheduler.preemption",
-                  "sglang retracts requests by recompute only (their cached prefix stays in the radix tree); set "
-                  "scheduler.preemption: auto or recompute");
-  // prefix_cache: true is redundant there but true (a replica override of a prefix-caching
-  // cluster keeps the key); false cannot hold.
-  if (radix && o.has("allocator.prefix_cache") && !a.prefix_cache)
-    throw o.error("allocator.prefix_cache",
-                  "the radix allocator always caches prompt prefixes (its radix tree is the cache), so "
-                  "prefix_cache: false cannot turn it off; leave allocator.prefix_cache out, or use "
-                  "allocator.kind: paged");
-  if (radix && o.has("allocator.eviction"))
-    throw o.error("allocator.eviction",
-                  "the radix allocator evicts unreferenced leaves least recently used first (SGLang's default); "
-                  "leave allocator.eviction out, or use allocator.kind: paged");
+  check_offload(a.offload_config, allocator_kind(kinds, a.kind).tiers, a.prefix_cache, a.cpu_swap_gib, o);
+  check_pool_pairing(c, kinds, PoolCheck::kAfterSwapSpace);
+  check_schedule_policy(c, kinds);
+  check_fixed_prefix_cache(c, kinds);
   if (a.prefix_cache && !a.caches_prefixes())
     throw o.error("allocator.prefix_cache",
                   fmt::format("the prefix cache shares blocks of the paged allocator (or of the layer-group pools "
@@ -918,8 +840,9 @@ void check_combinations(const ExperimentConfig& c) {
                   "a synthetic workload has no token identities (hash_ids), so no prompt could ever hit the "
                   "prefix cache: replay a trace that carries them (workload.kind: trace, e.g. format: "
                   "mooncake), or set prefix_cache: false");
+  // The paged pool reserves nothing up front; every other pool is held to a usable reservation.
   if (a.reservation.kind() == alloc::ReservationPolicy::Kind::kFixed && a.reservation.fixed_output_tokens() == 0 &&
-      !paged)
+      a.kind != alloc::AllocatorKind::kPaged)
     throw o.error("allocator.reservation",
                   "fixed:0 reserves no slot for any output token: every request outgrows its reservation at its "
                   "first decode step; give the expected output length (fixed:N, N >= 1) or use max, pow2 or "
@@ -1007,7 +930,7 @@ void read_acceptance(const YAML::Node& root, ExperimentConfig& c) {
 }
 
 // The speculative section's values and what they need of the rest.
-void check_speculative(const ExperimentConfig& c) {
+void check_speculative(const ExperimentConfig& c, const ServingKinds& kinds) {
   const ConfigOrigin& o = c.origin;
   const SpeculativeConfig& sc = c.speculative;
   const SpeculativeSettings& s = sc.settings;
@@ -1032,15 +955,7 @@ void check_speculative(const ExperimentConfig& c) {
       throw o.error("speculative.acceptance",
                     fmt::format("expected acceptance probabilities in [0, 1], found {} at position {}", s.acceptance[i],
                                 i + 1));
-  if (c.scheduler.kind != SchedulerKind::kVllmV1)
-    throw o.error("speculative.method",
-                  fmt::format("speculative decoding follows vLLM v1's scheduler (lookahead slots, 1 + k tokens of the "
-                              "budget per decode), but scheduler.kind is '{}': set scheduler.kind: vllm-v1",
-                              to_string(c.scheduler.kind)));
-  if (c.allocator.kind != alloc::AllocatorKind::kPaged)
-    throw o.error("allocator.kind", fmt::format("speculative decoding holds proposed tokens in a paged pool's block "
-                                                "tables; expected paged, found '{}'",
-                                                alloc::to_string(c.allocator.kind)));
+  check_speculative_pairing(c, kinds);
   // pagesim speculates a request of one sequence only (as vLLM v1, whose engine serves n > 1
   // as n single-sequence requests and has no beam search); a sampling mix that gives requests
   // more would decode them without speculation while the draft's share of the pool stays taken.
@@ -1073,7 +988,7 @@ void check_speculative(const ExperimentConfig& c) {
                               sc.draft_cost_ratio));
 }
 
-void check_values(const ExperimentConfig& c) {
+void check_values(const ExperimentConfig& c, const ServingKinds& kinds) {
   const ConfigOrigin& o = c.origin;
   const SchedulerSettings& s = c.scheduler;
   if (s.max_num_batched_tokens < 1)
@@ -1089,12 +1004,7 @@ void check_values(const ExperimentConfig& c) {
   if (s.long_prefill_token_threshold < 0)
     throw o.error("scheduler.long_prefill_token_threshold",
                   fmt::format("expected an integer >= 0 (0: off), found {}", s.long_prefill_token_threshold));
-  if (s.long_prefill_token_threshold > 0 && s.kind != SchedulerKind::kVllmV1)
-    throw o.error("scheduler.long_prefill_token_threshold",
-                  fmt::format("caps a prefill's tokens per step under vllm-v1 only; scheduler.kind is {}: remove it",
-                              enum_name(kSchedulerKindNames, s.kind)));
-  if (s.kind == SchedulerKind::kSarathi && s.chunk_tokens < 1)
-    throw o.error("scheduler.chunk_tokens", fmt::format("expected an integer >= 1 for sarathi, found {}", s.chunk_tokens));
+  check_scheduler_keys(c, kinds);
   const AllocatorConfig& a = c.allocator;
   if (a.block_size < 1)
     throw o.error("allocator.block_size", fmt::format("expected an integer >= 1 (tokens per block), found {}", a.block_size));
@@ -1152,7 +1062,7 @@ void check_values(const ExperimentConfig& c) {
     throw o.error("output.timeline_end_s",
                   fmt::format("expected 0 (the run's end) or seconds after output.timeline_start_s = {}, found {}",
                               c.output.timeline_start_s, c.output.timeline_end_s));
-  check_combinations(c);
+  check_combinations(c, kinds);
   check_cluster(c);
 }
 
@@ -1211,16 +1121,6 @@ std::string format_max_model_len(std::int64_t value) {
   return std::to_string(value);
 }
 
-// scheduler.kind: sglang drives the radix-tree pool: it implies allocator.kind: radix, and
-// SGLang's default page of 1 token, unless the file gives them (a kind other than radix is
-// refused by check_combinations).
-void apply_implied_settings(ExperimentConfig& c) {
-  if (c.scheduler.kind != SchedulerKind::kSglang) return;
-  if (!c.origin.has("allocator.kind")) c.allocator.kind = alloc::AllocatorKind::kRadix;
-  if (!c.origin.has("allocator.block_size") && c.allocator.kind == alloc::AllocatorKind::kRadix)
-    c.allocator.block_size = 1;
-}
-
 bool ReplicasConfig::at_default() const {
   const RouterSettings d;
   return count == 1 && overrides.empty() && !disaggregated.enabled() && !global_cache.enabled && router.kind == d.kind &&
@@ -1234,6 +1134,12 @@ void check_input_paths(const ExperimentConfig& c) {
     const std::filesystem::path base = input_base(c.origin, in.key);
     if (!find_input(*in.value, base, in.kind)) throw c.origin.error(in.key, input_not_found(*in.value, base, in.kind));
   }
+}
+
+void check_experiment(const ExperimentConfig& c, const ServingKinds& kinds) {
+  check_values(c, kinds);
+  check_speculative(c, kinds);
+  check_replicas(c, kinds);
 }
 
 const ExperimentConfig& replica_config(const ExperimentConfig& config, std::int64_t i) {
@@ -1283,27 +1189,21 @@ ExperimentConfig parse_settings(const YAML::Node& given, const std::string& file
   c.client.enabled = c.origin.has("client");
   c.lora.enabled = c.origin.has("lora");
   if (c.custom_model.given) complete_custom_model(c.model, c.custom_model, c.origin);
-  apply_implied_settings(c);
+  // What scheduler.kind implies (sglang: allocator.kind radix with pages of 1 token; vllm-v1:
+  // prefix caching, as vLLM v1 turns it on by default) where the file leaves the keys out.
+  apply_kind_defaults(c, kServingKinds);
   c.replicas.router.seed = c.seed;
   c.replicas.global_cache.enabled = c.origin.has("replicas.global_cache");
-  // vLLM v1 turns prefix caching on by default: so does vllm-v1, unless the file says, over
-  // a paged pool and a workload that can carry token identities (a synthetic one cannot).
-  if (c.scheduler.kind == SchedulerKind::kVllmV1 && !c.origin.has("allocator.prefix_cache"))
-    c.allocator.prefix_cache = (c.allocator.kind == alloc::AllocatorKind::kPaged ||
-                                c.allocator.kind == alloc::AllocatorKind::kUniform ||
-                                c.allocator.kind == alloc::AllocatorKind::kHybrid ||
-                                c.allocator.kind == alloc::AllocatorKind::kJenga) &&
-                               c.workload.kind != traces::WorkloadKind::kSynthetic;
   read_acceptance(root, c);
   // vLLM keeps a draft model's and an EAGLE head's KV in the target's KV budget.
   if (!c.origin.has("speculative.draft_kv") && (c.speculative.settings.method == SpeculativeMethod::kDraftModel ||
                                                  c.speculative.settings.method == SpeculativeMethod::kEagle))
     c.speculative.settings.draft_kv = DraftKvPlacement::kShared;
-  check_values(c);
-  check_speculative(c);
+  check_values(c, kServingKinds);
+  check_speculative(c, kServingKinds);
   resolve_input_paths(c);
   parse_replica_overrides(root, file, c);
-  check_replicas(c);
+  check_replicas(c, kServingKinds);
   return c;
 }
 }  // namespace
@@ -1313,9 +1213,9 @@ YAML::Node to_yaml(const ExperimentConfig& config, bool every_field) {
   YAML::Node root(YAML::NodeType::Map);
   YamlWriter w(root, every_field);
   visit(w, c);
-  // The radix allocator has one cache and one eviction order: the reader refuses the two
-  // keys (prefix_cache: false, any eviction) there, so a resolved config leaves them out.
-  if (c.allocator.kind == alloc::AllocatorKind::kRadix) {
+  // A pool that is its cache has one cache and one eviction order (radix): the reader refuses
+  // the two keys (prefix_cache: false, any eviction) there, so a resolved config leaves them out.
+  if (allocator_kind(kServingKinds, c.allocator.kind).prefix_caching == PrefixCaching::kAlways) {
     root["allocator"].remove("prefix_cache");
     root["allocator"].remove("eviction");
   }

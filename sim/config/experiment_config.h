@@ -296,11 +296,12 @@ struct ExperimentConfig {
 std::vector<std::string> parse_lora_modules(const std::string& text);
 std::string format_lora_modules(const std::vector<std::string>& modules);
 
-// What to say about an allocator.kind a scheduler.kind refused, when the pool belongs to a
-// scheduler of its own: for radix, "allocator.kind 'radix' is SGLang's radix-tree cache, which
-// scheduler.kind: sglang drives: use scheduler.kind: sglang, or " (to be followed by the other
-// ways out); "" for any other kind.
-std::string own_scheduler_hint(alloc::AllocatorKind kind);
+struct ServingKinds;  // sim/config/kind_rules.h
+
+// The checks parse_experiment makes of `c`'s values and of their combinations, which scheduler
+// and allocator kinds go together included, with the kinds of `kinds` (kServingKinds: the
+// built-in ones): for a config made or changed in code. Throws ConfigError naming the key.
+void check_experiment(const ExperimentConfig& c, const ServingKinds& kinds);
 
 // Parses `root` (a YAML map) read from `file` (used in messages). Unknown keys, values of
 // the wrong type or out of range and unknown names throw ConfigError naming file:line and

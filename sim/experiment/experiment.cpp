@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -19,11 +20,11 @@
 
 #include "allocator/make_allocator.h"
 #include "allocator/paged/paged_allocator.h"
-#include "allocator/radix/radix_allocator.h"
 #include "sim/cluster/router.h"
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
 #include "sim/config/input_path.h"
+#include "sim/config/kind_rules.h"
 #include "sim/config/sweep.h"
 #include "sim/cost/cost_error.h"
 #include "sim/cost/cuda_graph_sizes.h"
@@ -411,18 +412,18 @@ nlohmann::ordered_json cost_notes_json(const std::vector<const Run*>& parts) {
 
 // A latent-attention model (ModelSpec::mla) with settings that cannot hold it: errors naming
 // the key, and a warning for pages FlashMLA does not read.
-void check_latent_attention(const ExperimentConfig& c, Run& run) {
+void check_latent_attention(const ExperimentConfig& c, const ServingKinds& kinds, Run& run) {
   const ConfigOrigin& origin = c.origin;
   if (c.kv_dtype == KvDtype::kInt4)
     throw origin.error("kv_dtype", fmt::format("int4 for {}, whose KV is a latent (MLA) cache: expected auto, bf16, fp16 "
                                                "or fp8 (vLLM stores MLA's latent in bf16, fp8 or fp8_ds_mla)",
                                                run.model.name));
-  if (c.allocator.kind == alloc::AllocatorKind::kVattention)
+  if (const AllocatorDescriptor& pool = allocator_kind(kinds, c.allocator.kind); !pool.no_latent_attention.empty())
     throw origin.error("allocator.kind",
-                       fmt::format("vattention cannot hold {}'s latent (MLA) cache: vAttention lays a layer's KV out "
-                                   "as a K and a V buffer per KV head, while MLA keeps one latent record per layer "
-                                   "shared by every head; expected paged, contiguous, radix, uniform, hybrid or jenga",
-                                   run.model.name));
+                       fmt::format("{} cannot hold {}'s latent (MLA) cache: {}; expected {}", pool.name, run.model.name,
+                                   pool.no_latent_attention,
+                                   kind_names(kinds.allocators,
+                                              [](const AllocatorDescriptor& k) { return k.no_latent_attention.empty(); })));
   if (c.allocator.block_size % kFlashMlaPageTokens != 0)
     run.warnings.push_back(warning(
         origin, "allocator.block_size",
@@ -533,8 +534,10 @@ void plan_speculation(const ExperimentConfig& c, Run& run) {
 }
 
 // One replica's parts from its settings; the workload source too when `with_source`.
-Run build_replica(const ExperimentConfig& c, bool with_source) {
+Run build_replica(const ExperimentConfig& c, bool with_source, const ServingKinds& kinds) {
   const ConfigOrigin& origin = c.origin;
+  const SchedulerDescriptor& policy = scheduler_kind(kinds, c.scheduler.kind);
+  const AllocatorDescriptor& pool_kind = allocator_kind(kinds, c.allocator.kind);
   Run run;
   run.model = in_section(origin, model_error_key(c.custom_model), [&] { return model_of(c.model, c.custom_model); });
   run.model.kv_dtype = c.kv_dtype;
@@ -545,7 +548,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
                                    fmt::format("kv_dtype {} sets the KV capacity, but cost.kind profile keeps the "
                                                "attention timings it measured at the model's dtype",
                                                enum_name(kKvDtypeNames, c.kv_dtype))));
-  if (run.model.mla.enabled()) check_latent_attention(c, run);
+  if (run.model.mla.enabled()) check_latent_attention(c, kinds, run);
   run.gpu = in_section(origin, "gpu", [&] { return gpu_preset(c.gpu); });
   in_section(origin, "tensor_parallel", [&] {
     run.model.check_tensor_parallel(c.tensor_parallel);
@@ -611,15 +614,13 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   if (c.speculative.settings.enabled()) plan_speculation(c, run);
   alloc::AllocatorSpec as = c.allocator;
   as.capacity_slots = run.kv_slots;
-  const bool layer_group_pool = alloc::is_layer_group_kind(c.allocator.kind);
-  if (layer_group_pool) fill_layer_group_pool(c, run, as);
-  as.single_free_queue = c.scheduler.kind == SchedulerKind::kVllmV1;  // v1's FreeKVCacheBlockQueue
+  if (pool_kind.layer_groups) fill_layer_group_pool(c, run, as);
+  as.single_free_queue = policy.single_free_queue;  // vllm-v1's FreeKVCacheBlockQueue
   const double kv_bytes_per_block = kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
   as.cpu_blocks = static_cast<std::int64_t>(c.allocator.cpu_swap_gib * std::pow(2.0, 30) / kv_bytes_per_block);
-  const bool paged = c.allocator.kind == alloc::AllocatorKind::kPaged;
   if (!c.allocator.offload_config.tiers.empty())
     as.offload = offload_settings(c.allocator.offload_config, kv_bytes_per_block, kMaxBlocks, origin);
-  if (c.scheduler.preemption == PreemptionMode::kSwap && paged && as.cpu_blocks == 0)
+  if (c.scheduler.preemption == PreemptionMode::kSwap && pool_kind.swap && as.cpu_blocks == 0)
     throw origin.error("allocator.cpu_swap_gib",
                        fmt::format("scheduler.preemption: swap needs CPU swap space, but {} GiB holds no block of "
                                    "{:.0f} bytes ({} tokens of {}): raise allocator.cpu_swap_gib, or set "
@@ -630,22 +631,25 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
   // context length (its longest sequence), not a fixed 2048; and its buddy chunks, by default,
   // grow to hold one such sequence (a power of two of blocks, never below 128), or with a
   // block_size below 16 (or a longer context) every long request would fail.
-  if (!paged && !layer_group_pool && !origin.has("allocator.max_seq_len") && run.model.max_seq_len > 0)
+  const bool model_rows = pool_kind.row_length == RowLength::kModelContext;
+  if (model_rows && !origin.has("allocator.max_seq_len") && run.model.max_seq_len > 0)
     as.max_seq_len = run.model.max_seq_len;
-  if (!paged && !layer_group_pool && !origin.has("allocator.max_chunk_blocks")) {
+  if (model_rows && !origin.has("allocator.max_chunk_blocks")) {
     const std::int64_t blocks = (as.max_seq_len + as.block_size - 1) / as.block_size;
     while (as.max_chunk_blocks < blocks && as.max_chunk_blocks < kMaxBlocks / 2) as.max_chunk_blocks *= 2;
   }
   run.max_model_len = c.max_model_len == kMaxModelLenOfModel ? run.model.max_seq_len : c.max_model_len;
   // vattention's rows hold max_model_len tokens (the model's context unless the file sets it;
   // with max_model_len: off, the model's context length).
-  if (c.allocator.kind == alloc::AllocatorKind::kVattention)
+  if (pool_kind.row_length == RowLength::kMaxModelLen)
     as.max_seq_len = run.max_model_len > 0 ? run.max_model_len : run.model.max_seq_len;
   run.allocator_spec = as;
   bool beams = false;
   for (const auto& s : c.workload.sampling) beams |= s.beam_width > 1;
-  if (beams && !paged)
-    throw origin.error("allocator.kind", "beam search (workload.sampling beam_width > 1) needs the paged allocator");
+  if (beams && !pool_kind.beam)
+    throw origin.error("allocator.kind",
+                       fmt::format("beam search (workload.sampling beam_width > 1) needs the {} allocator",
+                                   kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.beam; })));
   // Every request to a model with cross-attention carries one encoder input of the preset's
   // size (llama-3.2-11b-vision: one image of max_num_tiles tiles); the allocators charge it
   // from admission to free.
@@ -656,17 +660,18 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
     if (g.kind == alloc::LayerGroupKind::kCrossAttention) ss.encoder_tokens = std::max(ss.encoder_tokens, g.encoder_tokens);
   // The pool's structures are sized by the capacity: memory running out while building them
   // is the capacity's error (below kMaxBlocks, a pool can still exceed this host's memory).
-  // Policies that drive a paged pool's own operations get the PagedAllocator itself.
+  // The policy is built over the pool by its descriptor (make_scheduler), which hands policies
+  // that drive a pool's own operations the PagedAllocator or RadixAllocator itself.
   try {
-    if (traits_of(c.scheduler.kind).needs_radix_allocator) {
-      // The config refuses any other allocator.kind for sglang (check_combinations).
-      auto radix_allocator = in_section(origin, "allocator", [&] { return alloc::make_radix_allocator(as); });
-      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *radix_allocator); });
-      run.allocator = std::move(radix_allocator);
-    } else if (c.lora.enabled) {  // check_lora: a paged pool and a vLLM policy
-      configure_lora(c, run, as);
-      auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
-      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *paged_allocator); });
+    // The config refuses the other pairings at parse time (kind_rules.h); these at build time
+    // (SchedulerDescriptor::pool_check).
+    if (!runs_over(policy, pool_kind.kind)) throw origin.error("allocator.kind", pool_refusal(policy, pool_kind));
+    if (c.lora.enabled) configure_lora(c, run, as);  // check_lora: a pool and a policy that take LoRA
+    BuiltPool built = in_section(origin, "allocator", [&] { return pool_kind.build(as); });
+    run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, built.pool, kinds.schedulers); });
+    if (c.lora.enabled) {
+      alloc::PagedAllocator* paged_allocator = built.pool.paged();
+      assert(paged_allocator != nullptr);  // AllocatorDescriptor::lora: paged only
       run.allocator_spec = as;
       const double block_bytes = kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
       run.adapters = std::make_unique<AdapterCache>(c.lora, *paged_allocator, run.lora_adapter_bytes, block_bytes,
@@ -680,22 +685,8 @@ Run build_replica(const ExperimentConfig& c, bool with_source) {
                                        format_lora_modules(c.lora.target_modules), run.adapters->adapter_blocks(),
                                        paged_allocator->num_blocks()));
       run.scheduler->set_adapters(run.adapters.get());
-      run.allocator = std::move(paged_allocator);
-    } else if (traits_of(c.scheduler.kind).needs_paged_allocator && !layer_group_pool) {
-      if (!paged) {
-        const std::string own = own_scheduler_hint(c.allocator.kind);
-        throw origin.error("allocator.kind",
-                           fmt::format("scheduler.kind '{}' needs the paged allocator, found '{}'{}",
-                                       to_string(c.scheduler.kind), alloc::to_string(c.allocator.kind),
-                                       own.empty() ? "" : "; " + own + "set allocator.kind: paged"));
-      }
-      auto paged_allocator = in_section(origin, "allocator", [&] { return alloc::make_paged_allocator(as); });
-      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *paged_allocator); });
-      run.allocator = std::move(paged_allocator);
-    } else {
-      run.allocator = in_section(origin, "allocator", [&] { return alloc::make_allocator(as); });
-      run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, *run.allocator); });
     }
+    run.allocator = std::move(built.allocator);
   } catch (const std::bad_alloc&) {
     // The larger of the two pools the allocator sizes its structures by is the one to lower.
     const std::int64_t gpu_blocks = run.kv_slots / c.allocator.block_size;
@@ -749,12 +740,14 @@ std::unique_ptr<traces::RequestSource> make_workload_source(const ExperimentConf
   return in_section(c.origin, "workload", [&] { return open_workload(c.workload); });
 }
 
-Run build_run(const ExperimentConfig& c) {
+Run build_run(const ExperimentConfig& c) { return build_run(c, kServingKinds); }
+
+Run build_run(const ExperimentConfig& c, const ServingKinds& kinds) {
   // In a cluster, an error names the replica whose settings (the file's, or its override's
   // at the line given) could not be built.
   auto build = [&](std::int64_t i) {
     try {
-      return build_replica(replica_config(c, i), i == 0);
+      return build_replica(replica_config(c, i), i == 0, kinds);
     } catch (const ConfigError& e) {
       if (c.replicas.count == 1) throw;
       throw ConfigError(e.file(), e.line(), e.key(), fmt::format("replica {}: {}", i, e.message()));
