@@ -32,6 +32,8 @@
 // point_folder(), write_sweep_table().
 // Same file, overrides and seed give byte-identical files, except summary.json's host
 // timings (wall_s, *_per_wall_second).
+// Sources: build_run.cpp builds a run, experiment.cpp runs one, experiment_sweep.cpp runs
+// sweeps (run_building.h: what they share).
 #pragma once
 
 #include <cstdint>
