@@ -1,6 +1,7 @@
 #include "sim/cli/presets_listing.h"
 
 #include <cmath>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -9,7 +10,7 @@
 #include "allocator/pool/eviction_policy.h"
 #include "sim/config/enum_names.h"
 #include "sim/cost/presets.h"
-#include "sim/scheduler/scheduler_settings.h"
+#include "sim/scheduler/scheduler_kinds.h"
 
 namespace pagesim::sim {
 
@@ -45,14 +46,12 @@ std::string format_presets() {
                        g.hbm_bytes_per_s / 1e12, g.pcie_bytes_per_s / 1e9, g.nvlink_bytes_per_s / 1e9);
   }
   out += "\nschedulers (scheduler.kind)\n";
-  for (const auto& [kind, name] : kSchedulerKindNames) {
-    const SchedulerTraits t = traits_of(kind);
-    const char* pool = t.needs_radix_allocator                                          ? "radix"
-                       : t.needs_paged_allocator && t.runs_on_layer_group_pools           ? "paged, uniform, hybrid, jenga, vattention"
-                       : t.needs_paged_allocator                                          ? "paged"
-                                                                                          : "any";
-    out += fmt::format("  {:<10} {}\n  {:<10} allocator: {}; chunked prefill: {}\n", name, describe(kind), "", pool,
-                       t.chunked_prefill ? "yes" : "no");
+  for (const SchedulerDescriptor& d : kSchedulerKinds) {
+    std::string pool = d.allocators.size() == alloc::kAllocatorKindNames.size() ? "any" : "";
+    if (pool.empty())
+      for (alloc::AllocatorKind a : d.allocators) pool += (pool.empty() ? "" : ", ") + std::string(alloc::to_string(a));
+    out += fmt::format("  {:<10} {}\n  {:<10} allocator: {}; chunked prefill: {}\n", d.name, d.summary, "", pool,
+                       d.traits.chunked_prefill ? "yes" : "no");
   }
   out += "\nallocators (allocator.kind)\n";
   for (const auto& [kind, name] : alloc::kAllocatorKindNames) out += fmt::format("  {:<10} {}\n", name, describe(kind));

@@ -4,12 +4,12 @@
 // setting (OPT-13B on one A100-40GB, vLLM scheduler, paged block 16). kv.slots = 0 derives
 // the capacity from GPU memory as vLLM vllm_version sizes it (14,496 slots there,
 // vllm_kv_budget.h); the paper's 15,728 is set explicitly by the experiments that reproduce it.
-// load_yaml_file(), apply_override() (--set) and parse_experiment() read a file into it:
+// load_yaml_file(), apply_override() (--set; config_tree.h) and parse_experiment() read a file into it:
 // every section parsed once into typed values (enums, a ReservationPolicy), every value
 // checked there, and the line of every key kept in `origin` for the errors found later
 // (experiment.h builds the run from the config alone). to_yaml() writes it back with every
 // default filled in (config.resolved.yaml). The same field list drives both
-// (experiment_config.cpp), so they cannot drift apart.
+// (experiment_fields.h), so they cannot drift apart; experiment_checks.h holds the checks.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,7 @@
 #include "sim/cluster/global_cache_settings.h"
 #include "sim/cluster/router_settings.h"
 #include "sim/config/config_origin.h"
+#include "sim/config/config_tree.h"
 #include "sim/config/key_schema.h"
 #include "sim/config/model_config.h"
 #include "sim/config/offload_config.h"
@@ -296,11 +297,12 @@ struct ExperimentConfig {
 std::vector<std::string> parse_lora_modules(const std::string& text);
 std::string format_lora_modules(const std::vector<std::string>& modules);
 
-// What to say about an allocator.kind a scheduler.kind refused, when the pool belongs to a
-// scheduler of its own: for radix, "allocator.kind 'radix' is SGLang's radix-tree cache, which
-// scheduler.kind: sglang drives: use scheduler.kind: sglang, or " (to be followed by the other
-// ways out); "" for any other kind.
-std::string own_scheduler_hint(alloc::AllocatorKind kind);
+struct ServingKinds;  // sim/config/kind_rules.h
+
+// The checks parse_experiment makes of `c`'s values and of their combinations, which scheduler
+// and allocator kinds go together included, with the kinds of `kinds` (kServingKinds: the
+// built-in ones): for a config made or changed in code. Throws ConfigError naming the key.
+void check_experiment(const ExperimentConfig& c, const ServingKinds& kinds);
 
 // Parses `root` (a YAML map) read from `file` (used in messages). Unknown keys, values of
 // the wrong type or out of range and unknown names throw ConfigError naming file:line and
@@ -324,22 +326,5 @@ YAML::Node to_yaml(const ExperimentConfig& config, bool every_field = false);
 // Every key an experiment file may give, from the same field list the reader walks, with
 // its type and default (key_schema.h; config_schema.h renders it).
 std::vector<KeyInfo> experiment_keys();
-
-// Loads a YAML file (ConfigError when it cannot be read or parsed).
-YAML::Node load_yaml_file(const std::string& file);
-
-// Applies "a.b.c=value" to `root`; value is parsed as YAML. Throws ConfigError on a
-// malformed override. The value carries no line numbers: errors about it name the key only.
-void apply_override(YAML::Node& root, const std::string& assignment);
-
-// Sets the dotted key `path` of `root` to `value` (stored as is, not copied), creating
-// sections on the way. Only `root` and the maps along the path change — those maps are
-// replaced by copies — so nodes `root` shares with other roots (fork_root) are never written
-// to and keep their source lines. `origin` names where the assignment came from, for errors.
-void set_path(YAML::Node& root, const std::string& path, const YAML::Node& value, const std::string& origin);
-
-// A new root map with the same entries as `root` (shared, not cloned: YAML::Clone would
-// drop the line numbers errors report). set_path() on either leaves the other unchanged.
-YAML::Node fork_root(const YAML::Node& root);
 
 }  // namespace pagesim::sim

@@ -32,6 +32,8 @@
 // point_folder(), write_sweep_table().
 // Same file, overrides and seed give byte-identical files, except summary.json's host
 // timings (wall_s, *_per_wall_second).
+// Sources: build_run.cpp builds a run, experiment.cpp runs one, experiment_sweep.cpp runs
+// sweeps (run_building.h: what they share).
 #pragma once
 
 #include <cstdint>
@@ -107,6 +109,9 @@ struct Run {
 // Errors name the key at the line `config.origin` recorded for it (none for a config made
 // in code).
 Run build_run(const ExperimentConfig& config);
+// The same with the scheduler and allocator kinds of `kinds` (sim/config/kind_rules.h), for a
+// config whose kinds are outside the built-in tables (a test's example kind).
+Run build_run(const ExperimentConfig& config, const ServingKinds& kinds);
 
 // The workload's request source alone (`pagesim trace gen`), its errors named as a run names
 // them: ConfigError at the file, line and workload.* key, or the trace's TraceError.

@@ -2,6 +2,10 @@
 
 namespace pagesim::sim {
 
+std::unique_ptr<Scheduler> make_orca_scheduler(const SchedulerSettings& settings, PoolRef pool) {
+  return std::make_unique<OrcaScheduler>(settings, pool.any());
+}
+
 void OrcaScheduler::schedule(double now, IterationPlan& plan) {
   begin_iteration(plan);
   grow_running_or_recompute(plan);

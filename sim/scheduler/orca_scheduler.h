@@ -7,7 +7,10 @@
 // reservation already covers growth.
 #pragma once
 
+#include <memory>
+
 #include "sim/scheduler/scheduler.h"
+#include "sim/scheduler/scheduler_kind.h"
 
 namespace pagesim::sim {
 
@@ -15,6 +18,17 @@ class OrcaScheduler final : public Scheduler {
  public:
   using Scheduler::Scheduler;
   void schedule(double now, IterationPlan& plan) override;
+};
+
+// scheduler.kind: orca, over any pool (the Orca baselines reserve in a contiguous one).
+std::unique_ptr<Scheduler> make_orca_scheduler(const SchedulerSettings& settings, PoolRef pool);
+inline constexpr SchedulerDescriptor kOrcaSchedulerKind = {
+    .kind = SchedulerKind::kOrca,
+    .name = "orca",
+    .summary = "iteration-level batching over a reserving allocator (Orca baselines)",
+    .traits = {.chunked_prefill = false, .repeats_decode_plans = true},
+    .allocators = kEveryAllocatorKind,
+    .build = &make_orca_scheduler,
 };
 
 }  // namespace pagesim::sim

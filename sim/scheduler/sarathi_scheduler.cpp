@@ -7,6 +7,10 @@
 
 namespace pagesim::sim {
 
+std::unique_ptr<Scheduler> make_sarathi_scheduler(const SchedulerSettings& settings, PoolRef pool) {
+  return std::make_unique<SarathiScheduler>(settings, *pool.paged());
+}
+
 SarathiScheduler::SarathiScheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator)
     : VllmScheduler(settings, allocator) {
   assert(settings.chunk_tokens >= 1);  // checked at parse time (experiment_config.cpp)

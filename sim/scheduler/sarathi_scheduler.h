@@ -20,4 +20,19 @@ class SarathiScheduler final : public VllmScheduler {
   bool admits_after_decodes(std::int64_t) const override { return !waiting().empty(); }
 };
 
+// scheduler.kind: sarathi, over a paged pool only (refused when the run is built).
+std::unique_ptr<Scheduler> make_sarathi_scheduler(const SchedulerSettings& settings, PoolRef pool);
+inline constexpr SchedulerDescriptor kSarathiSchedulerKind = {
+    .kind = SchedulerKind::kSarathi,
+    .name = "sarathi",
+    .summary = "vllm with chunked prefill under chunk_tokens per iteration (Sarathi-Serve)",
+    .traits = {.chunked_prefill = true, .repeats_decode_plans = true},
+    .allocators = kPagedPoolOnly,
+    .drives = PoolInterface::kPaged,
+    .pool_check = PoolCheck::kAtBuild,
+    .lora = true,
+    .reads_chunk_tokens = true,
+    .build = &make_sarathi_scheduler,
+};
+
 }  // namespace pagesim::sim

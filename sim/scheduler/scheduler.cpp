@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "allocator/pool/block_hash.h"
+#include "sim/scheduler/scheduler_kinds.h"
 
 namespace pagesim::sim {
 namespace {
@@ -21,7 +22,10 @@ bool arrives_before(const Request* a, const Request* b) {
 }  // namespace
 
 Scheduler::Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator)
-    : settings_(settings), alloc_(allocator) {
+    : Scheduler(settings, allocator, traits_of(settings.kind)) {}
+
+Scheduler::Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator, const SchedulerTraits& traits)
+    : settings_(settings), alloc_(allocator), traits_(traits) {
   // The experiment config checks these at parse time, naming the key and its line.
   assert(settings_.max_num_seqs >= 1);
   assert(settings_.max_num_batched_tokens >= 1);

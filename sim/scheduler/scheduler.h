@@ -4,7 +4,8 @@
 // The engine hands arriving requests to add_request(), calls schedule() once per iteration,
 // and reports finished requests through on_finished(). A scheduler owns its queues (waiting,
 // running, swapped), never the Requests (the engine's) nor the allocator (the caller's).
-// Subclasses implement one batching policy each and describe themselves by SchedulerTraits;
+// Subclasses implement one batching policy each and describe themselves by a
+// SchedulerDescriptor (scheduler_kind.h; its SchedulerTraits are what the mechanics read);
 // the mechanics they share (admission, appending the newest token's slot, preemption by
 // recompute, forks) live here, over the KvAllocator interface alone. Policies that drive a
 // paged pool's own operations (swapping, watermark) take a PagedAllocator (VllmScheduler).
@@ -30,6 +31,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,12 +41,9 @@
 #include "sim/core/sequence_observer.h"
 #include "sim/core/simulation_error.h"
 #include "sim/scheduler/adapter_cache.h"
+#include "sim/scheduler/pool_ref.h"
+#include "sim/scheduler/scheduler_kind.h"
 #include "sim/scheduler/scheduler_settings.h"
-
-namespace pagesim::alloc {
-class PagedAllocator;
-class RadixAllocator;
-}
 
 namespace pagesim::sim {
 
@@ -53,6 +52,8 @@ class Scheduler {
   // `allocator` must outlive the scheduler. REQUIRES: max_num_seqs >= 1,
   // max_num_batched_tokens >= 1, 0 <= watermark < 1 (the config checks them at parse time).
   Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
+  // A policy whose kind is outside the built-in table (scheduler_kinds.h) gives its traits.
+  Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator, const SchedulerTraits& traits);
   virtual ~Scheduler() = default;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -173,7 +174,9 @@ class Scheduler {
   void validate() const;
 
   const SchedulerSettings& settings() const { return settings_; }
-  SchedulerTraits traits() const { return traits_of(settings_.kind); }
+  // The policy's traits: its descriptor's (traits_of(settings().kind), or those the policy
+  // passed to the constructor).
+  const SchedulerTraits& traits() const { return traits_; }
   alloc::KvAllocator& allocator() { return alloc_; }
   const alloc::KvAllocator& allocator() const { return alloc_; }
 
@@ -301,6 +304,7 @@ class Scheduler {
   alloc::KvAllocator& alloc_;
 
  private:
+  const SchedulerTraits traits_;
   std::int64_t new_seq_id() { return next_seq_++; }
   // append_slots for a group of several sequences: all grow or none.
   bool append_group_slots(Request* r);
@@ -332,13 +336,12 @@ class Scheduler {
   std::vector<InTransfer>::iterator find_in_transfer(const Request* r);
 };
 
-// Builds the policy `settings.kind` over `allocator`. REQUIRES:
-// !traits_of(settings.kind).needs_paged_allocator (or runs_on_layer_group_pools: vllm-v1)
-// and !needs_radix_allocator (else std::invalid_argument).
-std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator);
-// Builds any policy over a paged pool.
-std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator);
-// Builds sglang (or a policy that needs no particular pool) over a radix-tree pool.
-std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, alloc::RadixAllocator& allocator);
+// The one factory: builds the policy `settings.kind` by its descriptor in `kinds` over
+// `pool`. Throws std::invalid_argument when `kinds` has no such kind or the pool does not
+// offer what the policy drives (SchedulerDescriptor::drives: vllm over a contiguous pool).
+std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, PoolRef pool,
+                                          std::span<const SchedulerDescriptor> kinds);
+// The same over the built-in kinds (kSchedulerKinds, sim/scheduler/scheduler_kinds.h).
+std::unique_ptr<Scheduler> make_scheduler(const SchedulerSettings& settings, PoolRef pool);
 
 }  // namespace pagesim::sim

@@ -55,20 +55,6 @@ inline constexpr std::array<std::pair<PreemptionMode, std::string_view>, 3> kPre
     {PreemptionMode::kSwap, "swap"},
 }};
 
-// The system whose rules the policy follows, in a line (`pagesim presets`; README has more).
-constexpr std::string_view describe(SchedulerKind kind) {
-  switch (kind) {
-    case SchedulerKind::kStatic: return "a batch runs to completion before the next starts";
-    case SchedulerKind::kOrca: return "iteration-level batching over a reserving allocator (Orca baselines)";
-    case SchedulerKind::kVllm: return "the vLLM paper artifact: decodes first, swapped back, FCFS admission";
-    case SchedulerKind::kSarathi: return "vllm with chunked prefill under chunk_tokens per iteration (Sarathi-Serve)";
-    case SchedulerKind::kVllmV1: return "vLLM v1: one token budget, chunked prefill, prefix caching on";
-    case SchedulerKind::kVllmV0: return "vLLM 0.2-0.5: prefill-only iterations whenever a prompt fits";
-    case SchedulerKind::kSglang: return "SGLang: radix cache, cache-aware (lpm) or fcfs order";
-  }
-  return "?";
-}
-
 // The most planned steps a request may wait behind (async_steps): a bound on a setting, far
 // above vLLM's 1.
 inline constexpr std::int64_t kMaxAsyncSteps = 8;
@@ -108,23 +94,15 @@ struct SchedulerSettings {
   SpeculativeSettings speculative;
 };
 
-// What a policy is, as far as the mechanics shared by every policy need to know.
+// What a policy is, as far as the mechanics shared by every policy need to know (which pools
+// it runs over and what it supports: SchedulerDescriptor, sim/scheduler/scheduler_kind.h).
 struct SchedulerTraits {
   // Prefills may be split over iterations, so no prefill (a recompute's included) has to
   // fit one iteration's token budget.
   bool chunked_prefill = false;
-  // The policy drives a paged pool's own operations (free-block counts, watermark,
-  // swapping): it needs a PagedAllocator, which the experiment checks before building it.
-  bool needs_paged_allocator = false;
   // Prefix-cache hits are whole blocks that leave the last token to compute
   // (AdmitRequest::whole_block_hits, vLLM v1); else all but the last token may hit.
   bool whole_block_prefix_hits = false;
-  // The policy drives the radix-tree cache (sim/scheduler/sglang_scheduler.h): it needs a
-  // RadixAllocator.
-  bool needs_radix_allocator = false;
-  // The policy runs over the layer-group pools too (allocator.kind: uniform, hybrid, jenga,
-  // vattention): it needs only the KvAllocator interface and preempts by recompute.
-  bool runs_on_layer_group_pools = false;
   // Decode runs (simulation.h): after an iteration that decodes every running request and
   // does nothing else, the policy plans the same decodes again as long as nothing changes but
   // the decoding sequences' lengths and the free memory their growth takes (no arrival, no
@@ -142,32 +120,6 @@ struct SchedulerTraits {
   // only frees them. Needs a prefix-caching pool that can (KvAllocator::cache_computed_blocks).
   bool caches_preempted_blocks = false;
 };
-
-constexpr SchedulerTraits traits_of(SchedulerKind k) {
-  switch (k) {
-    case SchedulerKind::kStatic:
-    case SchedulerKind::kOrca:
-      return {.chunked_prefill = false,
-              .needs_paged_allocator = false,
-              .runs_on_layer_group_pools = true,
-              .repeats_decode_plans = true};
-    case SchedulerKind::kVllm:
-    case SchedulerKind::kVllmV0:
-      return {.chunked_prefill = false, .needs_paged_allocator = true, .repeats_decode_plans = true};
-    case SchedulerKind::kSarathi:
-      return {.chunked_prefill = true, .needs_paged_allocator = true, .repeats_decode_plans = true};
-    case SchedulerKind::kVllmV1:
-      return {.chunked_prefill = true,
-              .needs_paged_allocator = true,
-              .whole_block_prefix_hits = true,
-              .runs_on_layer_group_pools = true,
-              .repeats_decode_plans = true,
-              .caches_preempted_blocks = true};
-    case SchedulerKind::kSglang:
-      return {.chunked_prefill = true, .needs_paged_allocator = false, .needs_radix_allocator = true};
-  }
-  return {};
-}
 
 // The value's name in its table above; "?" for a value outside the enum.
 constexpr std::string_view to_string(SchedulerKind k) {

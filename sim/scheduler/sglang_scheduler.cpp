@@ -2,10 +2,24 @@
 
 #include <algorithm>
 #include <cassert>
+#include <memory>
+#include <string>
 #include <limits>
 #include <vector>
 
+#include <fmt/format.h>
+
 namespace pagesim::sim {
+
+std::unique_ptr<Scheduler> make_sglang_scheduler(const SchedulerSettings& settings, PoolRef pool) {
+  return std::make_unique<SglangScheduler>(settings, *pool.radix());
+}
+
+std::string sglang_pool_refusal(std::string_view found, std::string_view /*hint*/) {
+  return fmt::format("scheduler.kind: sglang runs over SGLang's radix-tree cache; found allocator.kind '{}': set "
+                     "allocator.kind: radix (or leave it out)",
+                     found);
+}
 
 SglangScheduler::SglangScheduler(const SchedulerSettings& settings, alloc::RadixAllocator& allocator)
     : Scheduler(settings, allocator), radix_(allocator) {}

@@ -52,12 +52,17 @@
 // Borrows the RadixAllocator. Not thread-safe.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "allocator/radix/radix_allocator.h"
 #include "sim/scheduler/scheduler.h"
+#include "sim/scheduler/scheduler_kind.h"
 
 namespace pagesim::sim {
 
@@ -115,6 +120,27 @@ class SglangScheduler final : public Scheduler {
   bool last_was_prefill_ = false;
   bool last_had_chunk_ = false;
   std::size_t running_after_ = 0;
+};
+
+// scheduler.kind: sglang, over the radix pool only (implied, with pages of 1 token); refuses swap.
+inline constexpr std::array<alloc::AllocatorKind, 1> kSglangPools = {alloc::AllocatorKind::kRadix};
+std::unique_ptr<Scheduler> make_sglang_scheduler(const SchedulerSettings& settings, PoolRef pool);
+// The refusal of a pool other than radix (SchedulerDescriptor::pool_refusal).
+std::string sglang_pool_refusal(std::string_view found, std::string_view hint);
+inline constexpr SchedulerDescriptor kSglangSchedulerKind = {
+    .kind = SchedulerKind::kSglang,
+    .name = "sglang",
+    .summary = "SGLang: radix cache, cache-aware (lpm) or fcfs order",
+    .traits = {.chunked_prefill = true},
+    .allocators = kSglangPools,
+    .drives = PoolInterface::kRadix,
+    .pool_check = PoolCheck::kAfterSwapSpace,
+    .pool_refusal = &sglang_pool_refusal,
+    .default_block_size = 1,  // SGLang's page_size
+    .swap_refusal = "sglang retracts requests by recompute only (their cached prefix stays in the radix tree); set "
+                    "scheduler.preemption: auto or recompute",
+    .reads_schedule_policy = true,
+    .build = &make_sglang_scheduler,
 };
 
 }  // namespace pagesim::sim

@@ -2,6 +2,10 @@
 
 namespace pagesim::sim {
 
+std::unique_ptr<Scheduler> make_static_scheduler(const SchedulerSettings& settings, PoolRef pool) {
+  return std::make_unique<StaticScheduler>(settings, pool.any());
+}
+
 void StaticScheduler::schedule(double now, IterationPlan& plan) {
   begin_iteration(plan);
   if (!running().empty()) {

@@ -6,6 +6,10 @@
 #include <fmt/format.h>
 
 namespace pagesim::sim {
+
+std::unique_ptr<Scheduler> make_vllm_scheduler(const SchedulerSettings& settings, PoolRef pool) {
+  return std::make_unique<VllmScheduler>(settings, *pool.paged());
+}
 VllmScheduler::VllmScheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator)
     : Scheduler(settings, allocator), paged_(allocator) {}
 

@@ -7,11 +7,14 @@
 // Sarathi derives from it for chunked prefill. Borrows the PagedAllocator. Not thread-safe.
 #pragma once
 
+#include <array>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "allocator/paged/paged_allocator.h"
 #include "sim/scheduler/scheduler.h"
+#include "sim/scheduler/scheduler_kind.h"
 
 namespace pagesim::sim {
 
@@ -58,6 +61,21 @@ class VllmScheduler : public Scheduler {
   bool try_swap_out(Request* r, IterationPlan& plan) override;
 
   alloc::PagedAllocator& paged_;
+};
+
+// scheduler.kind: vllm, over a paged pool only (refused when the run is built).
+inline constexpr std::array<alloc::AllocatorKind, 1> kPagedPoolOnly = {alloc::AllocatorKind::kPaged};
+std::unique_ptr<Scheduler> make_vllm_scheduler(const SchedulerSettings& settings, PoolRef pool);
+inline constexpr SchedulerDescriptor kVllmSchedulerKind = {
+    .kind = SchedulerKind::kVllm,
+    .name = "vllm",
+    .summary = "the vLLM paper artifact: decodes first, swapped back, FCFS admission",
+    .traits = {.chunked_prefill = false, .repeats_decode_plans = true},
+    .allocators = kPagedPoolOnly,
+    .drives = PoolInterface::kPaged,
+    .pool_check = PoolCheck::kAtBuild,
+    .lora = true,
+    .build = &make_vllm_scheduler,
 };
 
 }  // namespace pagesim::sim

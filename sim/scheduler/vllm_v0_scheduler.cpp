@@ -2,6 +2,10 @@
 
 namespace pagesim::sim {
 
+std::unique_ptr<Scheduler> make_vllm_v0_scheduler(const SchedulerSettings& settings, PoolRef pool) {
+  return std::make_unique<VllmV0Scheduler>(settings, *pool.paged());
+}
+
 VllmV0Scheduler::VllmV0Scheduler(const SchedulerSettings& settings, alloc::PagedAllocator& allocator)
     : VllmScheduler(settings, allocator) {}
 

@@ -32,4 +32,18 @@ class VllmV0Scheduler final : public VllmScheduler {
   bool admits_after_decodes(std::int64_t) const override { return !waiting().empty(); }
 };
 
+// scheduler.kind: vllm-v0, over a paged pool only (refused when the run is built).
+std::unique_ptr<Scheduler> make_vllm_v0_scheduler(const SchedulerSettings& settings, PoolRef pool);
+inline constexpr SchedulerDescriptor kVllmV0SchedulerKind = {
+    .kind = SchedulerKind::kVllmV0,
+    .name = "vllm-v0",
+    .summary = "vLLM 0.2-0.5: prefill-only iterations whenever a prompt fits",
+    .traits = {.chunked_prefill = false, .repeats_decode_plans = true},
+    .allocators = kPagedPoolOnly,
+    .drives = PoolInterface::kPaged,
+    .pool_check = PoolCheck::kAtBuild,
+    .lora = true,
+    .build = &make_vllm_v0_scheduler,
+};
+
 }  // namespace pagesim::sim

@@ -2,8 +2,23 @@
 
 #include <algorithm>
 #include <cassert>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace pagesim::sim {
+
+std::unique_ptr<Scheduler> make_vllm_v1_scheduler(const SchedulerSettings& settings, PoolRef pool) {
+  return std::make_unique<VllmV1Scheduler>(settings, pool.any());
+}
+
+std::string vllm_v1_pool_refusal(std::string_view found, std::string_view hint) {
+  return fmt::format("scheduler.kind: vllm-v1 runs vLLM v1's paged block pool (free-block queue, prefix cache); {}set "
+                     "allocator.kind: paged (or a layer-group pool: uniform, hybrid, jenga, vattention){}",
+                     hint.empty() ? fmt::format("allocator.kind is '{}': ", found) : std::string(hint),
+                     hint.empty() ? ", or use scheduler.kind: orca or static" : "");
+}
 
 VllmV1Scheduler::VllmV1Scheduler(const SchedulerSettings& settings, alloc::KvAllocator& allocator)
     : Scheduler(settings, allocator), pool_(allocator) {

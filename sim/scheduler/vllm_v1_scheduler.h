@@ -40,11 +40,16 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "allocator/kv_allocator.h"
 #include "sim/core/acceptance_sampler.h"
 #include "sim/scheduler/scheduler.h"
+#include "sim/scheduler/scheduler_kind.h"
 
 namespace pagesim::sim {
 
@@ -95,6 +100,36 @@ class VllmV1Scheduler final : public Scheduler {
   alloc::KvAllocator& pool_;
   std::optional<AcceptanceSampler> sampler_;  // engaged when speculation is on
   std::int64_t step_threshold_ = 0;           // this step's long_prefill_token_threshold (0: off)
+};
+
+// scheduler.kind: vllm-v1, over the paged pool or a layer-group pool; implies prefix caching
+// and the pool's single free-block queue; refuses swap (v1 has no swap space).
+inline constexpr std::array<alloc::AllocatorKind, 5> kVllmV1Pools = {
+    alloc::AllocatorKind::kPaged, alloc::AllocatorKind::kUniform, alloc::AllocatorKind::kHybrid,
+    alloc::AllocatorKind::kJenga, alloc::AllocatorKind::kVattention};
+std::unique_ptr<Scheduler> make_vllm_v1_scheduler(const SchedulerSettings& settings, PoolRef pool);
+// The refusal of a pool outside kVllmV1Pools (SchedulerDescriptor::pool_refusal).
+std::string vllm_v1_pool_refusal(std::string_view found, std::string_view hint);
+inline constexpr SchedulerDescriptor kVllmV1SchedulerKind = {
+    .kind = SchedulerKind::kVllmV1,
+    .name = "vllm-v1",
+    .summary = "vLLM v1: one token budget, chunked prefill, prefix caching on",
+    .traits = {.chunked_prefill = true,
+               .whole_block_prefix_hits = true,
+               .repeats_decode_plans = true,
+               .caches_preempted_blocks = true},
+    .allocators = kVllmV1Pools,
+    .drives = PoolInterface::kKvAllocator,
+    .pool_check = PoolCheck::kWithPoolKeys,
+    .pool_refusal = &vllm_v1_pool_refusal,
+    .prefix_cache_by_default = true,
+    .single_free_queue = true,
+    .lora = true,
+    .speculation = true,
+    .swap_refusal = "scheduler.kind: vllm-v1 preempts by recompute only (vLLM v1 has no swap space): set "
+                    "scheduler.preemption: recompute or auto, or use scheduler.kind: vllm",
+    .reads_long_prefill_token_threshold = true,
+    .build = &make_vllm_v1_scheduler,
 };
 
 }  // namespace pagesim::sim

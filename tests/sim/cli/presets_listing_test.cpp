@@ -6,7 +6,7 @@
 #include "allocator/make_allocator.h"
 #include "allocator/pool/eviction_policy.h"
 #include "sim/cost/presets.h"
-#include "sim/scheduler/scheduler_settings.h"
+#include "sim/scheduler/scheduler_kinds.h"
 
 namespace pagesim::sim {
 namespace {

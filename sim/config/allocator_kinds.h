@@ -1,0 +1,145 @@
+// AllocatorDescriptor: one allocator.kind and what it offers the rest of a run, as data: the
+// layer groups it is sized by, swap, offload tiers, beams, LoRA, speculation, its prefix cache,
+// where its row length comes from, and its factory. kAllocatorKinds lists the built-in ones;
+// the generic code (sim/config/kind_rules.h; the experiment's pairing of pool and policy)
+// reads descriptors only. The table lives in sim/ because allocator/ depends on nothing of
+// sim/: what allocator/make_allocator.h decides by switch (is_layer_group_kind,
+// AllocatorSpec::caches_prefixes, whole_blocks) stays there, and static_asserts and
+// tests/sim/config/kind_rules_test.cpp keep the two equal. Constants: safe to share.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "allocator/kv_allocator.h"
+#include "allocator/make_allocator.h"
+#include "sim/scheduler/pool_ref.h"
+
+namespace pagesim::sim {
+
+struct AllocatorConfig;
+
+// A pool as built: the allocator, owned, and the view policies are built over.
+struct BuiltPool {
+  std::unique_ptr<alloc::KvAllocator> allocator;
+  PoolRef pool;
+};
+
+enum class PrefixCaching {
+  kNone,      // no prefix cache (allocator.prefix_cache: true is refused)
+  kOptional,  // allocator.prefix_cache turns it on (a scheduler may imply it)
+  kAlways,    // the pool is the cache: prefix_cache: false and allocator.eviction are refused
+};
+
+// Where the pool's row length, AllocatorSpec::max_seq_len, comes from when the file leaves
+// allocator.max_seq_len out (config.resolved.yaml writes the value used).
+enum class RowLength {
+  kAsConfigured,  // the config's (its default 2048)
+  kModelContext,  // the model's context length; buddy chunks (max_chunk_blocks) grow to hold one row
+  kMaxModelLen,   // max_model_len (the model's context under max_model_len: off), given or not
+};
+
+struct AllocatorDescriptor {
+  alloc::AllocatorKind kind;
+  std::string_view name;  // allocator.kind's value, as in alloc::kAllocatorKindNames
+  // Sized by pool_bytes and the model's layer groups, and offering only the KvAllocator
+  // interface: it refuses policies that drive more, scheduler.preemption: swap and offload
+  // tiers, in its own words.
+  bool layer_groups = false;
+  bool swap = false;         // a CPU swap pool (allocator.cpu_swap_gib) for preemption by swap
+  bool tiers = false;        // offload tiers (allocator.offload) and global-cache fetches into its cache
+  bool beam = false;         // beam search (workload.sampling beam_width > 1)
+  bool lora = false;         // LoRA adapter weights in the pool (lora section)
+  bool speculation = false;  // proposed tokens in its block tables (speculative section)
+  PrefixCaching prefix_caching = PrefixCaching::kNone;
+  RowLength row_length = RowLength::kAsConfigured;
+  // PrefixCaching::kAlways: why prefix_cache: false cannot hold, and its fixed eviction order.
+  std::string_view cache_note = {};
+  std::string_view eviction_note = {};
+  // A pool built for one policy: says so to another policy that refuses it, to be followed by
+  // the ways out (SchedulerDescriptor::pool_refusal's `hint`). Empty: none.
+  std::string_view owner_note = {};
+  // Non-empty: why it cannot hold a latent-attention (MLA) cache.
+  std::string_view no_latent_attention = {};
+  // A config section only this kind reads ("allocator.vattention"), refused under another
+  // kind unless own_section_at_default says it holds only defaults.
+  std::string_view own_section = {};
+  bool (*own_section_at_default)(const AllocatorConfig& a) = nullptr;
+  // Builds the pool `spec` describes. Throws what allocator/make_allocator.h throws.
+  BuiltPool (*build)(const alloc::AllocatorSpec& spec) = nullptr;
+};
+
+// The factories of the descriptors below.
+BuiltPool build_paged_pool(const alloc::AllocatorSpec& spec);  // a PagedAllocator (swap, LoRA, tiers)
+BuiltPool build_radix_pool(const alloc::AllocatorSpec& spec);  // a RadixAllocator
+BuiltPool build_kv_pool(const alloc::AllocatorSpec& spec);     // alloc::make_allocator, KvAllocator only
+bool vattention_section_at_default(const AllocatorConfig& a);
+
+inline constexpr std::array kAllocatorKinds = {
+    AllocatorDescriptor{.kind = alloc::AllocatorKind::kPaged,
+                        .name = "paged",
+                        .swap = true,
+                        .tiers = true,
+                        .beam = true,
+                        .lora = true,
+                        .speculation = true,
+                        .prefix_caching = PrefixCaching::kOptional,
+                        .build = &build_paged_pool},
+    AllocatorDescriptor{.kind = alloc::AllocatorKind::kContiguous,
+                        .name = "contiguous",
+                        .row_length = RowLength::kModelContext,
+                        .build = &build_kv_pool},
+    // The radix pool reads neither max_seq_len nor max_chunk_blocks; config.resolved.yaml
+    // writes them as for contiguous (kModelContext), as it always has.
+    AllocatorDescriptor{.kind = alloc::AllocatorKind::kRadix,
+                        .name = "radix",
+                        .prefix_caching = PrefixCaching::kAlways,
+                        .row_length = RowLength::kModelContext,
+                        .cache_note = "its radix tree is the cache",
+                        .eviction_note = "evicts unreferenced leaves least recently used first (SGLang's default)",
+                        .owner_note = "allocator.kind 'radix' is SGLang's radix-tree cache, which scheduler.kind: "
+                                      "sglang drives: use scheduler.kind: sglang, or ",
+                        .build = &build_radix_pool},
+    AllocatorDescriptor{.kind = alloc::AllocatorKind::kUniform,
+                        .name = "uniform",
+                        .layer_groups = true,
+                        .prefix_caching = PrefixCaching::kOptional,
+                        .build = &build_kv_pool},
+    AllocatorDescriptor{.kind = alloc::AllocatorKind::kHybrid,
+                        .name = "hybrid",
+                        .layer_groups = true,
+                        .prefix_caching = PrefixCaching::kOptional,
+                        .build = &build_kv_pool},
+    AllocatorDescriptor{.kind = alloc::AllocatorKind::kJenga,
+                        .name = "jenga",
+                        .layer_groups = true,
+                        .prefix_caching = PrefixCaching::kOptional,
+                        .build = &build_kv_pool},
+    AllocatorDescriptor{.kind = alloc::AllocatorKind::kVattention,
+                        .name = "vattention",
+                        .layer_groups = true,
+                        .row_length = RowLength::kMaxModelLen,
+                        .no_latent_attention = "vAttention lays a layer's KV out as a K and a V buffer per KV head, "
+                                               "while MLA keeps one latent record per layer shared by every head",
+                        .own_section = "allocator.vattention",
+                        .own_section_at_default = &vattention_section_at_default,
+                        .build = &build_kv_pool},
+};
+
+static_assert([] {
+  if (kAllocatorKinds.size() != alloc::kAllocatorKindNames.size()) return false;
+  for (std::size_t i = 0; i < kAllocatorKinds.size(); ++i) {
+    const AllocatorDescriptor& d = kAllocatorKinds[i];
+    if (d.kind != alloc::kAllocatorKindNames[i].first || d.name != alloc::kAllocatorKindNames[i].second ||
+        d.layer_groups != alloc::is_layer_group_kind(d.kind) || d.build == nullptr ||
+        (d.own_section.empty() != (d.own_section_at_default == nullptr)))
+      return false;
+  }
+  return true;
+}(), "kAllocatorKinds: one complete descriptor per allocator kind, in the order of kAllocatorKindNames, "
+     "agreeing with allocator/make_allocator.h");
+
+}  // namespace pagesim::sim

@@ -1,0 +1,31 @@
+// config_tree: the YAML tree of an experiment before it is parsed: loading a file, --set
+// overrides, dotted-key edits and forks of a root that share its nodes (sweeps and replica
+// overrides lay their values over one file this way). Nodes keep the line numbers of the
+// file they were read from, which ConfigError reports. Not thread-safe: yaml-cpp nodes share
+// memory between the roots made from one another.
+#pragma once
+
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+namespace pagesim::sim {
+
+// Loads a YAML file (ConfigError when it cannot be read or parsed).
+YAML::Node load_yaml_file(const std::string& file);
+
+// Applies "a.b.c=value" to `root`; value is parsed as YAML. Throws ConfigError on a
+// malformed override. The value carries no line numbers: errors about it name the key only.
+void apply_override(YAML::Node& root, const std::string& assignment);
+
+// Sets the dotted key `path` of `root` to `value` (stored as is, not copied), creating
+// sections on the way. Only `root` and the maps along the path change — those maps are
+// replaced by copies — so nodes `root` shares with other roots (fork_root) are never written
+// to and keep their source lines. `origin` names where the assignment came from, for errors.
+void set_path(YAML::Node& root, const std::string& path, const YAML::Node& value, const std::string& origin);
+
+// A new root map with the same entries as `root` (shared, not cloned: YAML::Clone would
+// drop the line numbers errors report). set_path() on either leaves the other unchanged.
+YAML::Node fork_root(const YAML::Node& root);
+
+}  // namespace pagesim::sim

@@ -1,0 +1,81 @@
+// kind_rules: the rules of scheduler and allocator kinds over an experiment, written once and
+// generic over the kinds' descriptors (sim/scheduler/scheduler_kind.h,
+// sim/config/allocator_kinds.h): the settings a scheduler implies, the config's checks of
+// which scheduler goes with which allocator and of what each supports, and the words of a
+// refusal, which name the kind and the key. ServingKinds is the table they read: the built-in
+// kServingKinds, or one a caller passes (a test's example kind). Stateless; the tables are
+// constants.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "sim/config/allocator_kinds.h"
+#include "sim/config/experiment_config.h"
+#include "sim/scheduler/scheduler_kind.h"
+#include "sim/scheduler/scheduler_kinds.h"
+
+namespace pagesim::sim {
+
+// The scheduler and allocator kinds a run may name. Views: the tables must outlive it.
+struct ServingKinds {
+  std::span<const SchedulerDescriptor> schedulers;
+  std::span<const AllocatorDescriptor> allocators;
+};
+inline constexpr ServingKinds kServingKinds{kSchedulerKinds, kAllocatorKinds};
+
+// The descriptor of `kind`. Throws std::invalid_argument when `kinds` has none.
+const SchedulerDescriptor& scheduler_kind(const ServingKinds& kinds, SchedulerKind kind);
+const AllocatorDescriptor& allocator_kind(const ServingKinds& kinds, alloc::AllocatorKind kind);
+
+// The names of the kinds of `table` that `pick` selects, in table order, as a message lists
+// them: "paged", "paged or radix", "paged, contiguous or radix".
+template <class Descriptor, class Pick>
+std::string kind_names(std::span<const Descriptor> table, Pick pick) {
+  std::string out;
+  std::string_view last;
+  for (const Descriptor& d : table) {
+    if (!pick(d)) continue;
+    if (!last.empty()) out += (out.empty() ? "" : ", ") + std::string(last);
+    last = d.name;
+  }
+  return out.empty() ? std::string(last) : out + " or " + std::string(last);
+}
+
+// The settings scheduler.kind implies for keys the file leaves out (parse_experiment applies
+// them once the sections are read): allocator.kind (the scheduler's default allocator),
+// allocator.block_size over that allocator, allocator.prefix_cache where the scheduler turns
+// it on by default. REQUIRES: c.origin records the keys the file gave.
+void apply_kind_defaults(ExperimentConfig& c, const ServingKinds& kinds);
+
+// The checks below throw ConfigError on the key at fault; parse_experiment calls each at its
+// point, in an order that decides which fault of a file with several is named.
+
+// scheduler.long_prefill_token_threshold and scheduler.chunk_tokens against the kinds that
+// read them.
+void check_scheduler_keys(const ExperimentConfig& c, const ServingKinds& kinds);
+// A layer-group pool (AllocatorDescriptor::layer_groups) refuses a policy that drives more
+// than the KvAllocator interface, scheduler.preemption: swap and offload tiers.
+void check_interface_only_pool(const ExperimentConfig& c, const ServingKinds& kinds);
+// An allocator's own section given under another allocator.kind.
+void check_own_sections(const ExperimentConfig& c, const ServingKinds& kinds);
+// The scheduler's refusals of the pool and of scheduler.preemption: swap made at `at`
+// (SchedulerDescriptor::pool_check; a swap refusal is made at kWithPoolKeys unless the
+// scheduler's pool check is kAfterSwapSpace). REQUIRES: at != PoolCheck::kAtBuild.
+void check_pool_pairing(const ExperimentConfig& c, const ServingKinds& kinds, PoolCheck at);
+// scheduler.schedule_policy under a kind that does not read it.
+void check_schedule_policy(const ExperimentConfig& c, const ServingKinds& kinds);
+// allocator.prefix_cache: false and allocator.eviction over a pool that is its cache.
+void check_fixed_prefix_cache(const ExperimentConfig& c, const ServingKinds& kinds);
+// The lora section's allocator and scheduler. REQUIRES: c.lora.enabled.
+void check_lora_pairing(const ExperimentConfig& c, const ServingKinds& kinds);
+// The speculative section's scheduler and allocator. REQUIRES: speculation enabled.
+void check_speculative_pairing(const ExperimentConfig& c, const ServingKinds& kinds);
+
+// The message refusing allocator.kind `pool` under scheduler.kind `policy` (the key is
+// allocator.kind): the scheduler's own words (pool_refusal), else "scheduler.kind 'K' needs
+// the A allocator, found 'F'", with the pool's owner_note when it has one.
+std::string pool_refusal(const SchedulerDescriptor& policy, const AllocatorDescriptor& pool);
+
+}  // namespace pagesim::sim
