@@ -94,11 +94,6 @@ void Simulation::on_arrivals() {
   if (next_) schedule_next_arrival();
 }
 
-// Past ~1e10 s (317 years) a double resolves times only to microseconds and coarser, so
-// latencies (differences of such times) lose their digits, and beyond ~1e308 they become
-// inf/NaN. No workload a serving study replays lasts that long: such a time comes from an
-// arrival time, rate or scale, or a cost setting, far off.
-constexpr double kMaxSimulatedSeconds = 1e10;
 
 namespace {
 
@@ -117,11 +112,6 @@ void set_arrival_fields(Request& r, const Arrival& a) {
 }  // namespace
 
 void Simulation::schedule_next_arrival() { schedule(next_->arrival_s, now(), EventKind::kArrival); }
-
-inline void Simulation::check_time(double time, EventKind kind, std::int32_t replica, std::uint64_t request) const {
-  if (!(time <= kMaxSimulatedSeconds)) [[unlikely]]
-    time_out_of_range(time, kind, replica, request);
-}
 
 void Simulation::time_out_of_range(double time, EventKind kind, std::int32_t replica, std::uint64_t request) const {
   std::string what, settings;
@@ -236,70 +226,6 @@ void Simulation::refresh_loads() {
     load_stale_[i] = 0;
   }
   stale_loads_.clear();
-}
-
-void Simulation::hand_off(Replica& p, Request* r) {
-  p.scheduler().hand_off(r);
-  r->prefill_replica = p.index();
-  handoffs_.push_back(r);
-  for (IterationObserver* o : observers_) o->on_handed_off(*r);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_handed_off(*r);
-}
-
-void Simulation::start_transfers(double now_s) {
-  const std::span<const Replica> decode =
-      std::span<const Replica>(replicas_).subspan(static_cast<std::size_t>(disagg_.prefill_replicas));
-  while (!handoffs_.empty()) {
-    Request* r = handoffs_.front();
-    // A router that reads KV state would see the decode replicas' KV as it stood when their
-    // runs began: every run ends here first (with several to choose from).
-    if (decode.size() > 1 && decode_router_->reads_kv_state()) {
-      for (std::size_t i = static_cast<std::size_t>(disagg_.prefill_replicas); i < replicas_.size(); ++i)
-        cut_run(replicas_[i]);
-    }
-    refresh_loads();
-    const std::int32_t d = disagg_.prefill_replicas + decode_router_->route(*r, decode, decode_outstanding_);
-    Replica& q = replicas_[static_cast<std::size_t>(d)];
-    cut_run(q);
-    if (!q.scheduler().reserve_hand_in(r)) return;  // the head waits; so does everyone behind it
-    mark_load(q);
-    handoffs_.pop_front();
-    ++q.handed_in;
-    ++transfers_in_flight_;
-    r->transfer_start_s = now_s;
-    transferring_.emplace(r->id, r);
-    schedule(now_s + disagg_.transfer_seconds(r->prompt_tokens), now_s, EventKind::kTransferEnd, d, r->id);
-    for (IterationObserver* o : observers_) o->on_transfer_started(*r, d);
-    for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_transfer_started(*r, d);
-  }
-}
-
-void Simulation::on_transfer_end(const Event& e) {
-  const auto it = transferring_.find(e.request);
-  assert(it != transferring_.end());
-  Request* r = it->second;
-  transferring_.erase(it);
-  Replica& from = replicas_[static_cast<std::size_t>(r->replica)];
-  Replica& to = replicas_[static_cast<std::size_t>(e.replica)];
-  cut_run(from);
-  cut_run(to);
-  from.scheduler().release_handed_off(r);
-  to.scheduler().take_handed_in(r);
-  r->replica = to.index();
-  r->transfer_end_s = e.time;
-  --transfers_in_flight_;
-  // Only the prompt's KV moved: parallel samples and beams fork from it here, sharing its
-  // blocks, as they would have on the prefill replica (a failed fork recomputes there).
-  if (r->width() > 1) {
-    const bool forked = to.scheduler().fork_to_width(r);
-    if (forked && r->beam_width > 1) beams_->on_group_forked(r->id, static_cast<std::int32_t>(r->seqs.size()));
-  }
-  for (IterationObserver* o : observers_) o->on_transfer_ended(*r);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(to.index())]) o->on_transfer_ended(*r);
-  if (!from.busy) start_iteration(from);
-  if (!to.busy) start_iteration(to);
-  mark_load(from);
-  mark_load(to);
 }
 
 void Simulation::on_arrival() {
@@ -500,65 +426,6 @@ void Simulation::list_idle(const Replica& p) {
   maybe_idle_.push_back(p.index());
 }
 
-void Simulation::cut_run(Replica& p) {
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
-  if (run.deferred()) {
-    assert(defer_runs_);  // only an arrival cuts a deferred run
-    replay_run(p, &arrival_);
-    if (run.deferred()) {
-      // The queued end is a later repeat's: p's iteration in flight ends first now.
-      ++run.stamp;
-      schedule(run.inflight_end_s, run.inflight_start_s, EventKind::kIterationEnd, p.index(), run.stamp);
-    }
-    run.ahead.clear();
-    run.ahead_started = 0;
-  }
-  settle_run(p);
-  run.left = 0;
-}
-
-void Simulation::defer_run(Replica& p, double start, double end) {
-  // Chunks double from 8 repeats up to 128: a run cut by an arrival wastes at most the
-  // pricing of the last chunk, a run left alone queues a logarithmic number of events.
-  constexpr std::int64_t kFirstChunk = 8, kMaxChunk = 128;
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
-  assert(!run.deferred() && run.left > 0);
-  check_time(end, EventKind::kIterationEnd, p.index());
-  run.inflight_start_s = start;
-  run.inflight_end_s = end;
-  run.ahead.clear();
-  run.ahead_started = 0;
-  run.chunk = std::clamp(run.chunk * 2, kFirstChunk, kMaxChunk);
-  const std::int64_t n = std::min(run.left, run.chunk);
-  // start_run_iteration's pricing, on a copy of the batch: one token longer per repeat.
-  BatchShape shape = run.shape;
-  const CostModel& cost = p.cost();
-  double last_start = start, last_end = end;
-  for (std::int64_t i = 0; i < n; ++i) {
-    shape.decode_context_tokens += shape.decode_seqs;
-    const double d = cost.decode_run_seconds(shape, run.price) + run.swap_s;
-    const double next = last_end + d;
-    if (!(next <= kMaxSimulatedSeconds)) break;  // the replay meets it and says so
-    run.ahead.push_back(d);
-    last_start = last_end;
-    last_end = next;
-  }
-  schedule(last_end, last_start, EventKind::kIterationEnd, p.index(), run.stamp);
-}
-
-void Simulation::replay_run(Replica& p, const Event* before) {
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
-  while (run.deferred()) {
-    const double t = run.inflight_end_s;
-    if (before && !queue_->pops_before(t, run.inflight_start_s, EventKind::kIterationEnd, p.index(), *before)) return;
-    // on_iteration_end's loop at t, the run going on (no token observers: run_ahead_).
-    run.count_tokens(t);
-    start_run_iteration(p, t);
-    run.inflight_start_s = t;
-    run.inflight_end_s = t + run.sample.duration_s;
-  }
-}
-
 void Simulation::start_iteration(Replica& p) {
   const double now_s = now();
   Scheduler& scheduler = p.scheduler();
@@ -699,42 +566,6 @@ double Simulation::on_iteration_end(Replica& p, double end) {
   }
 }
 
-void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShape& shape, double swap_s) {
-  const Scheduler& scheduler = p.scheduler();
-  const IterationPlan& plan = p.plan;
-  if (!scheduler.traits().repeats_decode_plans || !plan.prefills.empty() || plan.decodes.empty() ||
-      s.preemptions > 0 || s.swap_out_blocks > 0 || s.swap_in_blocks > 0 || !p.held.empty() ||
-      plan.decodes.size() != scheduler.num_running() || (global_ && p.num_waiting() > 0))
-    return;
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
-  assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
-  // Iteration j after this one repeats it when no request finished at the ends of 0..j-1.
-  std::int64_t left = std::numeric_limits<std::int64_t>::max();
-  for (const Request* r : plan.decodes) {
-    // Speculative steps emit a drawn number of tokens: never a run.
-    if (r->beam_width > 1 || r->first_token_s < 0 || r->spec_step) return;
-    left = std::min(left, r->output_tokens - r->generated - 1);
-  }
-  if (left <= 0) return;
-  for (const IterationObserver* o : observers_) left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
-  for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())])
-    left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
-  if (left <= 0) return;
-  run.seqs.clear();
-  for (const Request* r : plan.decodes) run.seqs.insert(run.seqs.end(), r->seqs.begin(), r->seqs.end());
-  p.allocator().decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
-  if (run.rounds.rounds <= 0) return;
-  run.left = run.rounds.rounds;
-  run.chunk = 0;
-  run.round = 0;
-  run.sample = s;
-  run.waiting = static_cast<std::int64_t>(p.num_waiting());
-  run.shape = shape;
-  run.price = p.cost().decode_run_constant(shape);
-  run.swap_s = swap_s;
-  p.plan.tier = {};  // priced for this iteration only
-}
-
 void Simulation::sample_state(const Replica& p, IterationSample& s) const {
   const Scheduler& scheduler = p.scheduler();
   const alloc::KvAllocator& a = p.allocator();
@@ -749,114 +580,12 @@ void Simulation::sample_state(const Replica& p, IterationSample& s) const {
   s.physical_blocks = st.physical_blocks;
 }
 
-bool Simulation::begin_run_at_end(Replica& p) {
-  Scheduler& scheduler = p.scheduler();
-  if (!scheduler.traits().repeats_decode_plans || !p.held.empty() || p.pending_swap_out != 0 ||
-      p.pending_swap_in != 0 || global_ || disagg_.enabled() || scheduler.adapters() ||
-      scheduler.settings().async_steps > 0 || scheduler.num_running() == 0 || p.allocator().caches_prefixes())
-    return false;
-  // The decodes' appends take at most a block a running sequence: an admission that even the
-  // most they take leaves room for is sure. (A backlog stands behind a non-empty queue, whose
-  // head refill_waiting does not change.)
-  if (scheduler.admits_after_decodes(scheduler.num_running_seqs()) || (scheduler.num_waiting() == 0 && !p.backlog.empty()))
-    return false;
-  IterationPlan& plan = p.plan;  // applied: schedule() would clear it first too
-  if (!scheduler.plan_running_decodes(plan)) return false;
-  // Iteration j from the next (j = 1) is planned so when no request finished at the ends of
-  // 1..j-1.
-  std::int64_t left = std::numeric_limits<std::int64_t>::max();
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
-  assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
-  run.seqs.clear();
-  BatchShape shape;  // the next iteration's, one token shorter per sequence (run.shape's way)
-  for (const Request* r : plan.decodes) {
-    if (r->beam_width > 1 || r->first_token_s < 0 || r->in_prefill() || r->spec_step) return false;
-    left = std::min(left, r->output_tokens - r->generated);
-    const std::int64_t context = r->prompt_tokens + r->generated - 1;
-    for (const alloc::SeqHandle& h : r->seqs) {
-      run.seqs.push_back(h);
-      shape.add_decode_seq(context);
-    }
-  }
-  for (const IterationObserver* o : observers_) left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
-  for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())])
-    left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
-  if (left <= 0) return false;
-  alloc::KvAllocator& a = p.allocator();
-  a.decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
-  if (run.rounds.rounds <= 0 || scheduler.admits_after_decodes(run.rounds.cycle.front().blocks)) return false;
-  // The sample start_iteration would take before the plan's appends (the first round).
-  IterationSample& s = run.sample;
-  s = IterationSample{};
-  s.batch_requests = plan.batched_requests();
-  s.batch_seqs = plan.decode_seqs;
-  s.decode_tokens = shape.decode_seqs;
-  sample_state(p, s);  // (unusable_free, like every repeat's, before the appends: runs leave it alone)
-  a.take_pending_copies();
-  const CostModel& cost = p.cost();
-  run.left = run.rounds.rounds;
-  run.chunk = 0;
-  run.round = 0;
-  run.waiting = s.waiting;
-  run.shape = shape;
-  run.price = cost.decode_run_constant(shape);
-  run.swap_s = cost.swap_seconds(0, a.block_size()) + cost.swap_seconds(0, a.block_size());
-  return true;
-}
-
-void Simulation::start_run_iteration(Replica& p, double now_s) {
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
-  IterationSample& s = run.sample;
-  run.shape.decode_context_tokens += run.shape.decode_seqs;  // every context one token longer
-  s.index = p.iterations;
-  s.start_s = now_s;
-  assert(run.waiting == static_cast<std::int64_t>(p.num_waiting()));
-  s.waiting = run.waiting;  // arrivals join behind (on_arrival)
-  if (run.deferred()) {
-    s.duration_s = run.ahead[run.ahead_started++];
-    assert(s.duration_s == p.cost().decode_run_seconds(run.shape, run.price) + run.swap_s);
-  } else {
-    s.duration_s = p.cost().decode_run_seconds(run.shape, run.price) + run.swap_s;
-  }
-  const alloc::DecodeRound& round = run.rounds.cycle[run.round];
-  if (++run.round == run.rounds.cycle.size()) run.round = 0;
-  s.memory += round.memory;
-  s.logical_blocks += round.blocks;
-  s.physical_blocks += round.blocks;
-  s.swap_out_blocks = s.swap_in_blocks = 0;
-  s.preemptions = 0;
-  for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(p.index(), s, p.plan);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, p.plan);
-  ++p.iterations;
-  ++iterations_;
-  ++run.lag;
-  --run.left;
-  p.busy = true;
-}
-
 void Simulation::emit_run_tokens(Replica& p, double t) {
   if (!token_observers_.empty()) {  // they get every token as it comes
     for (Request* r : p.plan.decodes) emit_token(r, t);
     return;
   }
   runs_[static_cast<std::size_t>(p.index())].count_tokens(t);
-}
-
-void Simulation::settle_run(Replica& p) {
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
-  if (run.lag > 0) {
-    p.allocator().grow_rounds(run.seqs, run.lag);
-    run.lag = 0;
-  }
-  if (run.tokens > 0) {
-    // emit_token's updates, `tokens` times: the largest gap is the largest of the gaps (all >= 0).
-    for (Request* r : p.plan.decodes) {
-      r->generated += run.tokens;
-      r->max_token_gap_s = std::max({r->max_token_gap_s, run.first_token_s - r->last_token_s, run.max_gap_s});
-      r->last_token_s = run.last_token_s;
-    }
-    run.tokens = 0;
-  }
 }
 
 void Simulation::price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,

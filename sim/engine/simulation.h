@@ -231,6 +231,12 @@ class Simulation {
   std::int64_t iterations() const { return iterations_; }
 
  private:
+  // Past ~1e10 s (317 years) a double resolves times only to microseconds and coarser, so
+  // latencies (differences of such times) lose their digits, and beyond ~1e308 they become
+  // inf/NaN. No workload a serving study replays lasts that long: such a time comes from an
+  // arrival time, rate or scale, or a cost setting, far off.
+  static constexpr double kMaxSimulatedSeconds = 1e10;
+
   void on_arrival();   // takes next_ in
   void on_arrivals();  // on_arrival for every request arriving now
   void start_iteration(Replica& p);
@@ -304,7 +310,10 @@ class Simulation {
   // which event, its time and the settings that produce such times); an arrival is next_'s.
   void schedule(double time, double scheduled_s, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0);
   // schedule()'s check of `time` alone (a run's iteration end that skips the queue).
-  void check_time(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0) const;
+  void check_time(double time, EventKind kind, std::int32_t replica = 0, std::uint64_t request = 0) const {
+    if (!(time <= kMaxSimulatedSeconds)) [[unlikely]]
+      time_out_of_range(time, kind, replica, request);
+  }
   // check_time's error, out of its way.
   [[noreturn]] void time_out_of_range(double time, EventKind kind, std::int32_t replica, std::uint64_t request) const;
   void schedule_next_arrival();
