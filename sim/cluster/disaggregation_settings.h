@@ -9,7 +9,7 @@
 // instance); then its prompt's KV, prompt_tokens × kv_bytes_per_token bytes, moves to a
 // decode replica picked by decode_router, taking
 //     transfer_latency_s + bytes / transfer_bytes_per_s
-// and it decodes there. During the transfer the KV occupies both pools (simulation.h says
+// and it decodes there. During the transfer the KV occupies both pools (docs/engine.md says
 // when each side allocates and frees). Co-located (0, the default): every replica does both.
 #pragma once
 

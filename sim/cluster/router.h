@@ -2,7 +2,7 @@
 //
 // route() is called once per request, at its arrival, before it joins the chosen replica's
 // waiting queue; it reads the replicas' state at that instant (the cluster's single event
-// queue orders every arrival against every iteration end, see simulation.h). Every policy
+// queue orders every arrival against every iteration end, see docs/engine.md). Every policy
 // breaks ties towards the lowest replica index, so a run is reproducible; random draws from
 // its own generator seeded by RouterSettings::seed. A router is owned by one Simulation;
 // not thread-safe.
@@ -38,7 +38,7 @@ class Router {
   virtual std::int32_t route(const Request& r, std::span<const Replica> replicas, const LoadIndex& outstanding) = 0;
   virtual std::string name() const = 0;
   // Whether route() reads a replica's KV memory (free slots, prefix cache), which a decode
-  // run (simulation.h) leaves as it stood when the run began, so the engine ends the
+  // run (docs/engine.md) leaves as it stood when the run began, so the engine ends the
   // candidates' runs before routing. Queue lengths (Replica::outstanding) and resident
   // adapters stay exact during a run: it admits, finishes and preempts nothing.
   virtual bool reads_kv_state() const = 0;

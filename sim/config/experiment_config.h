@@ -201,7 +201,7 @@ struct ReplicaOverride {
 };
 
 // replicas.disaggregated: prefill replicas [0, prefill) and decode replicas [prefill, count)
-// with a KV transfer link between them (DisaggregationSettings, simulation.h). Absent or
+// with a KV transfer link between them (DisaggregationSettings, docs/engine.md). Absent or
 // prefill 0: co-located.
 struct DisaggregatedConfig {
   std::int64_t prefill = 0;          // prefill replicas, in [1, count - 1] when given

@@ -3,7 +3,7 @@
 // (replicas.global_cache.bandwidth_gbps, latency_us) and the disaggregated handoff
 // (replicas.disaggregated.transfer_gbps, transfer_latency_us). Values outside them are not
 // links (1e308 GB/s overflows bytes per second to infinity; 1e300 µs or 1e-300 GB/s puts a
-// single transfer past the simulation's 1e10 s time bound, sim/engine/simulation.h), so they
+// single transfer past the simulation's 1e10 s time bound, Simulation::kMaxSimulatedSeconds), so they
 // are refused at their key and line with the other value checks, not later without a key.
 // Within them a transfer of a terabyte takes at most 1e6 s plus 1e3 s of latency.
 #pragma once

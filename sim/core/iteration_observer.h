@@ -22,7 +22,7 @@ class IterationObserver {
  public:
   virtual ~IterationObserver() = default;
   // Whether it keeps references to the Requests it is shown; then the engine keeps every
-  // arrival a Request of its own until it finishes (no compact backlog: simulation.h).
+  // arrival a Request of its own until it finishes (no compact backlog: docs/engine.md).
   virtual bool holds_requests() const { return true; }
   // Whether it reads on_iteration / on_replica_iteration at all; false spares the engine the
   // calls (an observer of requests alone). Asked once, before the run. Default: true.
@@ -30,7 +30,7 @@ class IterationObserver {
   // Whether what it records depends on the order in which different replicas' iterations
   // reach it (rows of one file, sums over all replicas in floating point). False lets the
   // engine start a replica's decode-run iterations ahead of other replicas' earlier events
-  // (simulation.h): each replica's own iterations still come in order, and arrivals,
+  // (docs/engine.md): each replica's own iterations still come in order, and arrivals,
   // finished requests and every other call in the order of the clock. Only asked of
   // observers of the whole run (an observer of one replica sees its iterations in order).
   // Default: true.
@@ -49,7 +49,7 @@ class IterationObserver {
     (void)replica;
     on_iteration(s, plan);
   }
-  // Decode runs (simulation.h): the engine may start iterations of a run without growing
+  // Decode runs (docs/engine.md): the engine may start iterations of a run without growing
   // the allocator's sequences and the requests' token counts one iteration at a time (they
   // catch up when the run ends or is cut). Returns how many iterations of replica `replica`,
   // from its iteration `index` on (index included), this observer's on_iteration may see
@@ -72,7 +72,7 @@ class IterationObserver {
   }
   // `r` generated its last token; its memory is already released.
   virtual void on_request_finished(const Request& r) { (void)r; }
-  // Disaggregated runs (simulation.h), the steps of a request between its prefill replica
+  // Disaggregated runs (docs/engine.md), the steps of a request between its prefill replica
   // r.prefill_replica and its decode replica, each told to the run's observers and those of
   // the replica named:
   //   handed off     its prefill done, its first token out (at r.first_token_s), it left the

@@ -65,7 +65,7 @@ struct Request {
   std::int64_t readmission_cached_tokens = 0;  // tokens served by the prefix cache at
                                                // re-admissions after recompute preemptions
   std::int64_t recomputed_tokens = 0;  // tokens prefilled again after recompute preemptions
-  // Disaggregated prefill/decode (simulation.h), -1 otherwise: the prefill replica, and when
+  // Disaggregated prefill/decode (docs/engine.md), -1 otherwise: the prefill replica, and when
   // the KV transfer to the decode replica (then `replica`) started and ended.
   std::int32_t prefill_replica = -1;
   double transfer_start_s = -1, transfer_end_s = -1;

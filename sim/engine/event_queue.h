@@ -25,7 +25,7 @@ enum class EventKind : std::uint8_t { kArrival, kIterationEnd, kTransferEnd };
 //               between them) and iteration ends by replica index. What it depends on is
 //               each event's own times, never when the engine happened to push it, so a
 //               replica's iterations may be computed ahead of other replicas' earlier events
-//               (a cluster's decode runs, simulation.h). Where pushes follow the clock (an
+//               (a cluster's decode runs, docs/engine.md). Where pushes follow the clock (an
 //               event is pushed at its scheduled_s), it differs from kInsertion only for
 //               events alike in both times.
 enum class TieOrder : std::uint8_t { kInsertion, kCanonical };

@@ -156,7 +156,7 @@ void Simulation::run(const ProgressFn& progress) {
         sched.settings().async_steps == 0 && !sched.adapters())
       backlog_lookahead_[static_cast<std::size_t>(p.index())] = sched.waiting_lookahead();
   }
-  // A cluster's decode runs go on past other replicas' queued events (simulation.h) when
+  // A cluster's decode runs go on past other replicas' queued events (docs/engine.md) when
   // nothing else reads a replica's state between arrivals and no observer reads the order.
   run_ahead_ = skip_decode_runs_ && replicas_.size() > 1 && !disagg_.enabled() && !global_ &&
                token_observers_.empty() &&

@@ -1,122 +1,15 @@
 // Simulation: one run of a workload through one or more replicas (each a scheduler, its
 // allocator and a cost model) behind a router.
 //
-// A discrete-event loop on a virtual clock: an event is a request arrival or the end of a
-// model iteration (one forward pass over a batch), never a token. When the GPU is free the
-// scheduler plans the next iteration, the cost model prices it, and its end is scheduled;
-// at its end the plan is applied (tokens generated, forks, finished requests freed).
-// Requests are pulled from the source one arrival ahead, so a trace streams through in
-// bounded memory. What a run measures is left to its IterationObservers (metrics, the
-// batch sampler of kernel validation). Everything borrowed must outlive the Simulation; it
-// owns the Requests in flight and its event queue. Runs are deterministic given the settings' seed. Not
-// thread-safe; many Simulations may run in one process.
+// A discrete-event loop on a virtual clock: an event is a request arrival, the end of a model
+// iteration or the end of a KV transfer, never a token. It owns the Requests in flight and its
+// event queue; everything borrowed must outlive it. Runs are deterministic given the settings'
+// seed. Not thread-safe; many Simulations may run in one process.
 //
-// Several replicas share the one event queue and clock. Each arriving request is routed
-// once, at its arrival, and stays on its replica (preempted requests re-queue there). The
-// order of simultaneous events, which makes a run reproducible:
-//   1. events pop in time order; with one replica, those at one instant in insertion order
-//      (TieOrder::kInsertion); with several, by when each was scheduled, then arrivals,
-//      transfer ends, and iteration ends by replica index (TieOrder::kCanonical): iteration
-//      ends at one instant pop in the order their iterations started, those started at one
-//      instant by replica;
-//   2. an arrival event takes in every request arriving at that instant, in trace order,
-//      routing each on the state left by the one before; then every idle replica, in index
-//      order, plans an iteration;
-//   3. an iteration end applies that replica's plan and lets that replica alone plan again.
-// A request must be servable by every replica (a heterogeneous cluster's smallest limits
-// apply); one that is not goes through the oversize policy. Replicas with a prefix cache
-// must share one block size (the request's block keys are made once).
-//
-// Decode runs (EngineSettings::skip_decode_runs, decode_run.h): when a replica plans an
-// iteration that decodes all of its running requests and nothing else, under a policy that
-// would plan it again (SchedulerTraits::repeats_decode_plans), the iterations after it that
-// must repeat it are started from a copy of its sample, its batch one token longer per
-// sequence, without the scheduler; the allocator and the requests catch up when the run
-// ends. A run also begins where an iteration ends, its plan applied, when the policy promises
-// that its next plan decodes every running request and nothing else
-// (Scheduler::plan_running_decodes: nothing swapped, every running request past its
-// prefill) and admits no waiting request after those decodes' appends
-// (Scheduler::admits_after_decodes): that plan is not made either, its sample is the
-// allocator's state before its appends moved by the run's first round. So after an arrival's
-// prefill, an admission or a finished request, the next iteration is already a run's. A run
-// never spans what could change the replica's next plan or what an observer of
-// its state could see: a finished request, a new block (copy-on-write and prefix caching
-// included), beam search, held requests (asynchronous scheduling), a global cache with
-// requests waiting, an iteration an observer wants exact (decode_run_limit); an arrival
-// routed to the replica and a KV transfer to or from it cut it short, and so does routing among
-// replicas by a router that reads KV state (Router::reads_kv_state). Iteration ends earlier
-// than every queued event skip the queue; the others go through it, so events keep their
-// order. In a cluster, a run's iteration ends earlier than the next arrival skip the queue
-// too, ahead of other replicas' earlier events, when nothing but an arrival can touch a
-// replica between arrivals (no disaggregation, no global cache) and no observer of the whole
-// run reads how replicas interleave (IterationObserver::reads_replica_order, no token
-// observer): each replica's iterations still reach the observers in order, and every
-// queued event pops where it would without (TieOrder::kCanonical does not depend on when an
-// event was pushed). When, besides, no observer of the whole run reads iterations (only each
-// replica's own observers do), such a run is deferred: where its iteration in flight would
-// end past the next arrival, its next repeats are priced ahead in chunks (8, doubling to 128)
-// and only the last one's end is queued. They start, in order and with their observers'
-// calls, when that end pops, or, those ending before it by the queue's order
-// (EventQueue::pops_before), when an arrival is routed to the replica; an arrival that cuts
-// the run requeues the end of the iteration then in flight (the end queued before is stale:
-// DecodeRun::stamp). So a replica's state between arrivals is computed when read, a chunk at
-// a time, and a fleet's queue holds a few events per request, not one per iteration.
-//
-// Waiting backlog (EngineSettings::compact_waiting): a policy that reads at most the first
-// Scheduler::waiting_lookahead() waiting requests (vLLM's, admitting FCFS up to max_num_seqs)
-// cannot tell a request further back from one not yet queued. Arrivals behind that many wait
-// in the replica's backlog (Replica::backlog) as the fields they arrived with, and join the
-// scheduler's queue, in order, before it plans with fewer queued; the waiting counts that
-// samples, routers and checks read include them. An overloaded replica's queue of millions
-// then takes 48 bytes a request, not a Request's 256, and with EngineSettings::
-// backlog_in_memory set, those past about twice that many wait in a temporary file
-// (output/spill_queue.h). Not with a prefix cache (the queue's prompt keys are held), LoRA,
-// asynchronous scheduling, disaggregation, a global cache, or an observer that holds
-// Requests (IterationObserver::holds_requests).
-//
-// Speculative decoding (SchedulerSettings::speculative, vllm-v1): a decode step that verified
-// proposals (Request::spec_step) prices them as more query tokens (BatchShape::verify_tokens)
-// and, when it ends, emits its accepted proposals at the same instant as its own token and
-// verifies its proposed slots (KvAllocator::verify_proposed). Such steps never start a decode
-// run: their token counts are drawn, not repeated.
-//
-// Disaggregated prefill/decode (EngineSettings::disaggregation, DisaggregationSettings):
-// arrivals are routed among the prefill replicas [0, P) only. At the end of the iteration
-// that completes a request's prefill, its first token comes out (time-to-first-token ends
-// there) and, unless that token was its last, the request is handed off: it leaves the
-// prefill scheduler's queues still holding its blocks, and joins the cluster's hand-off
-// queue (FIFO). The head of that queue is routed among the decode replicas [P, N) by the
-// decode router; when the chosen replica's allocator has room for the prompt's KV, it
-// allocates it then and the transfer starts (its end is an event at
-//     start + DisaggregationSettings::transfer_seconds(prompt_tokens));
-// when it has no room, the head and everything behind it wait, their KV still held on
-// their prefill replicas, and the head is routed again after every iteration end of any
-// replica (before that replica plans again), which is when decode memory can free up.
-// During a transfer the KV is held on both sides (each pool's token_states: it is real KV
-// on both GPUs) by a request in neither scheduler's queues. At the transfer's end the
-// prefill replica frees its blocks, the request joins the decode replica's running queue
-// with its prefill done (Request::replica becomes the decode replica), and both replicas,
-// if idle, plan at once. Its next token comes from its first decode iteration there, so
-// that token's gap (Request::max_token_gap_s) includes the wait and the transfer. A
-// request preempted by recompute on the decode replica re-prefills there. A request of
-// width > 1 (parallel sampling, beam search) hands off its one prompt sequence and forks
-// to its width on the decode replica when the transfer ends.
-//
-// LoRA adapters (Scheduler::adapters, sim/scheduler/adapter_cache.h): the adapter loads a
-// replica's admissions started are added to the iteration's duration after compute, swaps,
-// tiers and global fetches (vLLM loads a batch's adapters before its forward pass), so the
-// whole batch waits for them; every arrival to such a replica cuts its decode run.
-//
-// Global cache (EngineSettings::global_cache, GlobalCacheSettings): each replica that admits
-// arrivals (all, or the prefill replicas when disaggregated) gets the GlobalCache's source as
-// its allocator's remote prefix source, so its admissions fetch the prompt blocks it lacks
-// and the global cache holds (every such replica needs a paged allocator with a prefix cache,
-// else SimulationError). When an iteration is planned, the blocks its admissions fetched are
-// priced (GlobalCacheSettings::fetch_seconds) and added to its duration after compute, swaps
-// and tiers, so the fetch delays the first token of the requests it admitted; the replica's
-// global_fetch counters record it. At the end of an iteration that completes a prefill, the
-// prompt's blocks are written to the shared pool (source shared_pool). The router's view of
-// a replica's cache (cached_prefix_tokens) stays local.
+// docs/engine.md is the reading guide: the order of simultaneous events, decode runs and their
+// deferral in a fleet, the waiting backlog, speculative steps, disaggregated prefill/decode,
+// LoRA loads and the global cache, each with the rules that keep outputs byte-identical to
+// the engine that plans every iteration.
 #pragma once
 
 #include <cstdint>
@@ -168,7 +61,7 @@ struct EngineSettings {
   // iteration, which false runs (for debugging and for checking that promise).
   bool skip_decode_runs = true;
   // Keep arrivals behind a queue longer than its policy reads (Scheduler::waiting_lookahead)
-  // in a compact backlog, added to the queue as it shortens (simulation.h): outputs are byte for
+  // in a compact backlog, added to the queue as it shortens (docs/engine.md): outputs are byte for
   // byte the same; false queues every arrival as a Request at once.
   bool compact_waiting = true;
   // Backlog entries each replica holds in memory, about (Replica::backlog, a SpillQueue: the

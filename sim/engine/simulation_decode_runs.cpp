@@ -1,4 +1,4 @@
-// Simulation's decode runs (simulation.h, decode_run.h): beginning one, starting its repeats,
+// Simulation's decode runs (docs/engine.md, decode_run.h): beginning one, starting its repeats,
 // deferring them in a fleet, settling and cutting it.
 #include "sim/engine/simulation.h"
 

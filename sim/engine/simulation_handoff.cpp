@@ -1,4 +1,4 @@
-// Simulation's disaggregated prefill/decode (simulation.h): the hand-off queue, the KV
+// Simulation's disaggregated prefill/decode (docs/engine.md): the hand-off queue, the KV
 // transfers it starts, and their ends.
 #include "sim/engine/simulation.h"
 

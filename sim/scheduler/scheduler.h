@@ -140,7 +140,7 @@ class Scheduler {
   alloc::AdmitRequest admit_request(const Request& r, alloc::SeqId seq,
                                     std::int64_t chunk = std::numeric_limits<std::int64_t>::max()) const;
 
-  // ---- Disaggregated prefill/decode (simulation.h): a request's KV in transfer. ----
+  // ---- Disaggregated prefill/decode (docs/engine.md): a request's KV in transfer. ----
   // While its KV moves from a prefill replica to a decode replica, a request holds
   // allocator sequences on both sides and is in neither side's queues (nothing plans it).
   // Prefill side: takes `r`, running with its prefill complete, out of the running queue;

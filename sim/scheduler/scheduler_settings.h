@@ -103,7 +103,7 @@ struct SchedulerTraits {
   // Prefix-cache hits are whole blocks that leave the last token to compute
   // (AdmitRequest::whole_block_hits, vLLM v1); else all but the last token may hit.
   bool whole_block_prefix_hits = false;
-  // Decode runs (simulation.h): after an iteration that decodes every running request and
+  // Decode runs (docs/engine.md): after an iteration that decodes every running request and
   // does nothing else, the policy plans the same decodes again as long as nothing changes but
   // the decoding sequences' lengths and the free memory their growth takes (no arrival, no
   // finished request, no memory freed), as long as Scheduler::decode_repeat_free_slots stay

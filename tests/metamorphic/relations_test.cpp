@@ -334,7 +334,7 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
       compare(seed, {"scheduler.kind=vllm-v1", "allocator.kind=paged", std::string("replicas.router=") + router});
   }
   // Clusters whose runs go on past other replicas' events up to the next arrival (no
-  // iterations.csv, whose rows interleave replicas; simulation.h), with requests.csv and SLOs.
+  // iterations.csv, whose rows interleave replicas; docs/engine.md), with requests.csv and SLOs.
   int ahead = 0;
   for (std::uint64_t seed = 300; seed < 300 + 2 * kDraws; ++seed) {
     const RandomExperiment e = testing::random_experiment(seed);
@@ -345,7 +345,7 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
   }
   EXPECT_GE(ahead, 8);
   // Large clusters (issue #40): every router over 96 replicas (the routers' load index,
-  // simulation.h's runs going on past other replicas' events), and a disaggregated fleet of 24
+  // docs/engine.md's runs going on past other replicas' events), and a disaggregated fleet of 24
   // prefill and 72 decode replicas behind least_outstanding both ways.
   int large = 0;
   for (std::uint64_t seed = 300; seed < 300 + 2 * kDraws && large < 12; ++seed) {
@@ -365,7 +365,7 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
   EXPECT_GE(large, 12);
 }
 
-// Deferred decode runs (issue #40, simulation.h): in a fleet where arrivals come far more
+// Deferred decode runs (issue #40, docs/engine.md): in a fleet where arrivals come far more
 // often than a replica's iterations end, a replica's run is priced ahead in chunks and its
 // repeats start only when an arrival routed to it, or the chunk's end, comes. Outputs equal
 // the per-iteration engine's byte for byte under every router, with iteration times and

@@ -1,4 +1,4 @@
-// Disaggregated prefill/decode (simulation.h): hand-traced timelines of the hand-off (first
+// Disaggregated prefill/decode (docs/engine.md): hand-traced timelines of the hand-off (first
 // token at the prefill replica, transfer start and end, the first decode iteration, the
 // finish), including a decode replica too full to take the KV at once and parallel samples
 // forking on the decode side; randomized runs (several batching policies) with

@@ -1,4 +1,4 @@
-// Global cache (global_cache_settings.h, simulation.h): hand-traced timelines of fetches from
+// Global cache (global_cache_settings.h, docs/engine.md): hand-traced timelines of fetches from
 // a peer replica and from the shared pool (exact first-token times: fetch + prefill), the
 // leading-blocks rule (a fetch stops at the first block the global cache lacks), a local
 // prefix followed by fetched blocks, and a cluster whose allocator cannot fetch. The
