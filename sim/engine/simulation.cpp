@@ -429,7 +429,7 @@ void Simulation::list_idle(const Replica& p) {
 void Simulation::start_iteration(Replica& p) {
   const double now_s = now();
   Scheduler& scheduler = p.scheduler();
-  IterationPlan& plan_ = p.plan;
+  IterationPlan& plan = p.plan;
   // An engine with nothing to run plans the held requests at once: no step is in flight.
   if (!p.held.empty()) release_held(p, scheduler.idle());
   // Swaps of plans that ran no compute are charged to the next iteration that runs.
@@ -437,10 +437,10 @@ void Simulation::start_iteration(Replica& p) {
   // A plan with no compute but preemptions changed the state: plan again at once.
   for (int attempt = 0; attempt < 4; ++attempt) {
     refill_waiting(p);
-    scheduler.schedule(now_s, plan_);
-    swap_out += plan_.swap_out_blocks;
-    swap_in += plan_.swap_in_blocks;
-    if (plan_.has_compute()) break;
+    scheduler.schedule(now_s, plan);
+    swap_out += plan.swap_out_blocks;
+    swap_in += plan.swap_in_blocks;
+    if (plan.has_compute()) break;
     if (scheduler.num_retired() > 0 || !p.held.empty()) {
       // Nothing to run: no step is in flight, so the finished requests' memory comes back
       // and the held requests are planned now.
@@ -449,11 +449,11 @@ void Simulation::start_iteration(Replica& p) {
       --attempt;  // not an attempt: the scheduler has memory or requests it lacked
       continue;
     }
-    if (!plan_.changed_state()) break;
+    if (!plan.changed_state()) break;
   }
-  assert(p.held.empty() || plan_.has_compute());  // nothing stays held without a step in flight
+  assert(p.held.empty() || plan.has_compute());  // nothing stays held without a step in flight
   p.pending_swap_out = p.pending_swap_in = 0;
-  if (!plan_.has_compute()) {
+  if (!plan.has_compute()) {
     p.pending_swap_out = swap_out;
     p.pending_swap_in = swap_in;
     if (!scheduler.idle() && !next_ && handoffs_.empty() && transfers_in_flight_ == 0)
@@ -469,11 +469,11 @@ void Simulation::start_iteration(Replica& p) {
 
   BatchShape shape;
   std::int64_t batch_seqs = 0;
-  for (const PrefillWork& w : plan_.prefills) {
+  for (const PrefillWork& w : plan.prefills) {
     shape.add_prefill_chunk(w.new_tokens, w.cached_before, w.completes);
     ++batch_seqs;
   }
-  for (const Request* r : plan_.decodes) {
+  for (const Request* r : plan.decodes) {
     const std::int64_t context = r->prompt_tokens + r->generated;
     for (std::size_t i = 0; i < r->seqs.size(); ++i) shape.add_decode_seq(context);
     if (r->spec_proposed > 0) shape.add_verified_tokens(r->spec_proposed, context);
@@ -493,7 +493,7 @@ void Simulation::start_iteration(Replica& p) {
   s.index = p.iterations;
   s.start_s = now_s;
   s.duration_s = dt;
-  s.batch_requests = plan_.batched_requests();
+  s.batch_requests = plan.batched_requests();
   s.batch_seqs = batch_seqs;
   s.prefill_tokens = shape.prefill_tokens;
   s.decode_tokens = shape.decode_seqs;
@@ -503,8 +503,8 @@ void Simulation::start_iteration(Replica& p) {
   s.swap_in_blocks = swap_in;
   s.preemptions = static_cast<std::int32_t>(scheduler.preemptions_total() - p.preemptions_reported);
   p.preemptions_reported = scheduler.preemptions_total();
-  for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(p.index(), s, plan_);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, plan_);
+  for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(p.index(), s, plan);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, plan);
   // The step just planned ran on the previous one's output: its finished requests' memory
   // comes back now (after the sample, which sees it held, as vLLM's scheduler did). The
   // sample is then not what the next iterations repeat: no decode run starts from it.
