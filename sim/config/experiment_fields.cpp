@@ -284,7 +284,8 @@ void visit(V& v, ExperimentConfig& c) {
     o.field_omitted_at_default("steps", "write steps.jsonl (each step's scheduling decisions)",
                                c.output.steps, d.steps);
     o.field_omitted_at_default("latency_samples_in_memory",
-                               "latency values held in memory per metric before spilling to a temporary file",
+                               "latency values held in memory per metric before spilling to a temporary file "
+                               "(shared by a cluster's replicas, at least 64 each)",
                                c.output.latency_samples_in_memory,
                                d.latency_samples_in_memory);
   });
