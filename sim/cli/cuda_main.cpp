@@ -6,11 +6,11 @@
 // are pagesim's own (command_line.h); errors print one line and exit with status 1 (2 for
 // usage), as pagesim's do.
 #include <iostream>
-#include <new>
 
 #include <CLI/CLI.hpp>
 
 #include "sim/cli/command_line.h"
+#include "sim/cli/guarded_main.h"
 #include "sim/profile/profile_command.h"
 #include "sim/validate/cpu_paged_attention.h"
 #include "sim/validate/cuda_paged_attention.h"
@@ -26,14 +26,7 @@ int main(int argc, char** argv) {
   auto* validate = sim::cli::add_validate_command(app, cl);
   auto* profile = sim::cli::add_profile_command(app, cl);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
-  }
-  sim::cli::finish_parse(cl, argc, argv);
-  try {
+  return sim::cli::guarded_main(app, cl, argc, argv, [&]() -> int {
     if (*validate) {
       // Both backends: --device cpu runs here as in pagesim, --device cuda on the GPU.
       const sim::CpuPagedAttention cpu;
@@ -42,12 +35,6 @@ int main(int argc, char** argv) {
                                        std::cout, std::cerr);
     }
     if (*profile) return sim::run_profile_command(cl.profile, std::cout, std::cerr);
-  } catch (const std::bad_alloc&) {
-    std::cerr << "pagesim: error: " << sim::cli::out_of_memory_message(argc, argv) << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "pagesim: error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

@@ -22,7 +22,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <new>
 #include <stdexcept>
 
 #include <CLI/CLI.hpp>
@@ -30,6 +29,7 @@
 #include <fmt/ranges.h>
 
 #include "sim/cli/command_line.h"
+#include "sim/cli/guarded_main.h"
 #include "sim/cli/cuda_handoff.h"
 #include "sim/cli/interrupt_watcher.h"
 #include "sim/cli/model_info.h"
@@ -329,15 +329,8 @@ int main(int argc, char** argv) {
     std::cerr << "pagesim: error: " << unknown << "\n";
     return 2;
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);  // prints help (code 0) or the usage error
-    return code == 0 ? 0 : 2;      // CLI11's own codes (105, 106, ...) are not ours
-  }
-  sim::cli::finish_parse(cl, argc, argv);
-  cl.ray = run->count("--ray") > 0;
-  try {
+  return sim::cli::guarded_main(app, cl, argc, argv, [&]() -> int {
+    cl.ray = run->count("--ray") > 0;
     if (*run) return cmd_run(cl);
     if (*presets) {
       std::cout << sim::format_presets();
@@ -439,12 +432,6 @@ int main(int argc, char** argv) {
       std::cerr << "pagesim: error: " << why << "\n";
       return 1;
     }
-  } catch (const std::bad_alloc&) {
-    std::cerr << "pagesim: error: " << sim::cli::out_of_memory_message(argc, argv) << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "pagesim: error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }
