@@ -63,6 +63,12 @@ struct DecodeRun {
 
   bool deferred() const { return ahead_started < ahead.size(); }
 
+  // The seconds of a repeat of batch `repeat` (run.shape one token further on): every
+  // repeat's duration, started or priced ahead, is this one sum.
+  double repeat_seconds(const CostModel& cost, const BatchShape& repeat) const {
+    return cost.decode_run_seconds(repeat, price) + swap_s;
+  }
+
   // The iteration that ended at t gave each of the plan's requests a token (held in `tokens`).
   void count_tokens(double t) {
     if (tokens == 0) {

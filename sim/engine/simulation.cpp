@@ -414,9 +414,7 @@ void Simulation::start_idle_replicas() {
 }
 
 bool Simulation::holds_requests(const Replica& p) const {
-  const Scheduler& s = p.scheduler();
-  return !s.idle() || !p.backlog.empty() || !p.held.empty() || s.num_retired() > 0 || s.num_in_transfer() > 0 ||
-         p.pending_swap_out != 0 || p.pending_swap_in != 0;
+  return p.outstanding() > 0 || p.scheduler().num_retired() > 0 || p.pending_swap_out != 0 || p.pending_swap_in != 0;
 }
 
 void Simulation::list_idle(const Replica& p) {

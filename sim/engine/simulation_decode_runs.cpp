@@ -46,7 +46,7 @@ void Simulation::defer_run(Replica& p, double start, double end) {
   double last_start = start, last_end = end;
   for (std::int64_t i = 0; i < n; ++i) {
     shape.decode_context_tokens += shape.decode_seqs;
-    const double d = cost.decode_run_seconds(shape, run.price) + run.swap_s;
+    const double d = run.repeat_seconds(cost, shape);
     const double next = last_end + d;
     if (!(next <= kMaxSimulatedSeconds)) break;  // the replay meets it and says so
     run.ahead.push_back(d);
@@ -170,9 +170,9 @@ void Simulation::start_run_iteration(Replica& p, double now_s) {
   s.waiting = run.waiting;  // arrivals join behind (on_arrival)
   if (run.deferred()) {
     s.duration_s = run.ahead[run.ahead_started++];
-    assert(s.duration_s == p.cost().decode_run_seconds(run.shape, run.price) + run.swap_s);
+    assert(s.duration_s == run.repeat_seconds(p.cost(), run.shape));
   } else {
-    s.duration_s = p.cost().decode_run_seconds(run.shape, run.price) + run.swap_s;
+    s.duration_s = run.repeat_seconds(p.cost(), run.shape);
   }
   const alloc::DecodeRound& round = run.rounds.cycle[run.round];
   if (++run.round == run.rounds.cycle.size()) run.round = 0;
