@@ -42,8 +42,9 @@ class Replica {
   // Requests waiting: in the scheduler's queue or behind it in the backlog.
   std::size_t num_waiting() const { return scheduler_->num_waiting() + backlog.size(); }
   // Slots a new request could take now: free, unreferenced cached blocks included (they are
-  // evicted on demand).
-  std::int64_t free_kv_slots() const { return allocator().breakdown().free; }
+  // evicted on demand). Exact inside a decode run too: the allocator's free slots less what
+  // the run's started repeats took and the allocator has not grown yet (run_free_slots).
+  std::int64_t free_kv_slots() const { return allocator().breakdown().free + run_free_slots; }
   // Prompt tokens of a request with these keys the replica holds in its prefix cache now.
   std::int64_t cached_prefix_tokens(std::span<const alloc::BlockHash> keys) const {
     return allocator().cached_prefix_tokens(keys);
@@ -58,6 +59,10 @@ class Replica {
   // (MemoryBreakdown::draft_kv), added to every sample. 0 otherwise.
   std::int64_t draft_kv_slots = 0;
   std::int64_t pending_swap_out = 0, pending_swap_in = 0;  // swaps of plans with no compute
+  // The decode run's repeats started and not grown into the allocator yet (DecodeRun::lag):
+  // the free slots they took, <= 0 (the sum of their rounds' MemoryBreakdown::free). 0
+  // outside a run and after Simulation::settle_run.
+  std::int64_t run_free_slots = 0;
   std::int64_t routed_requests = 0;   // requests the router sent here
   std::int64_t routed_tokens = 0;     // their prompt + output tokens (per sequence group)
   std::int64_t handed_in = 0;         // disaggregated: KV transfers received (decode replica)

@@ -32,16 +32,24 @@ std::int32_t least_outstanding(std::span<const Replica> replicas, const LoadInde
   return outstanding.argmin();
 }
 
+// The replica with the most free slots, from the Simulation's FreeSlotsIndex (which checks
+// itself in debug builds: a scan here would read deferred runs' replicas behind the instant).
+std::int32_t most_free_slots(std::span<const Replica> replicas, const ReplicaLoads& loads) {
+  assert(loads.most_free_slots >= 0 && static_cast<std::size_t>(loads.most_free_slots) < replicas.size());
+  (void)replicas;
+  return loads.most_free_slots;
+}
+
 class RoundRobinRouter final : public Router {
  public:
-  std::int32_t route(const Request&, std::span<const Replica> replicas, const LoadIndex&) override {
+  std::int32_t route(const Request&, std::span<const Replica> replicas, const ReplicaLoads&) override {
     const auto i = static_cast<std::int32_t>(next_ % replicas.size());
     ++next_;
     return i;
   }
   std::string name() const override { return "round_robin"; }
-  bool reads_kv_state() const override { return false; }
   bool reads_outstanding() const override { return false; }
+  bool reads_free_slots() const override { return false; }
 
  private:
   std::uint64_t next_ = 0;
@@ -49,22 +57,22 @@ class RoundRobinRouter final : public Router {
 
 class LeastOutstandingRouter final : public Router {
  public:
-  std::int32_t route(const Request&, std::span<const Replica> replicas, const LoadIndex& outstanding) override {
-    return least_outstanding(replicas, outstanding);
+  std::int32_t route(const Request&, std::span<const Replica> replicas, const ReplicaLoads& loads) override {
+    return least_outstanding(replicas, loads.outstanding);
   }
   std::string name() const override { return "least_outstanding"; }
-  bool reads_kv_state() const override { return false; }
   bool reads_outstanding() const override { return true; }
+  bool reads_free_slots() const override { return false; }
 };
 
 class LeastKvRouter final : public Router {
  public:
-  std::int32_t route(const Request&, std::span<const Replica> replicas, const LoadIndex&) override {
-    return argmin(replicas, [](const Replica& p) { return -p.free_kv_slots(); });
+  std::int32_t route(const Request&, std::span<const Replica> replicas, const ReplicaLoads& loads) override {
+    return most_free_slots(replicas, loads);
   }
   std::string name() const override { return "least_kv"; }
-  bool reads_kv_state() const override { return true; }
   bool reads_outstanding() const override { return false; }
+  bool reads_free_slots() const override { return true; }
 };
 
 // LoRA: the least-loaded replica whose GPU holds the request's adapter (no load to wait for),
@@ -73,10 +81,10 @@ class LeastKvRouter final : public Router {
 class AdapterAwareRouter final : public Router {
  public:
   explicit AdapterAwareRouter(const RouterSettings& s) : s_(s) {}
-  std::int32_t route(const Request& r, std::span<const Replica> replicas, const LoadIndex& outstanding) override {
-    const std::int32_t least = least_outstanding(replicas, outstanding);
+  std::int32_t route(const Request& r, std::span<const Replica> replicas, const ReplicaLoads& loads) override {
+    const std::int32_t least = least_outstanding(replicas, loads.outstanding);
     if (r.adapter < 0) return least;
-    const std::int64_t floor = outstanding.min();
+    const std::int64_t floor = loads.outstanding.min();
     constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
     const std::int32_t best = argmin(replicas, [&](const Replica& p) {
       const AdapterCache* a = p.scheduler().adapters();
@@ -88,8 +96,8 @@ class AdapterAwareRouter final : public Router {
     return holds && load - floor <= s_.balance_abs_threshold ? best : least;
   }
   std::string name() const override { return "adapter_aware"; }
-  bool reads_kv_state() const override { return false; }
   bool reads_outstanding() const override { return true; }
+  bool reads_free_slots() const override { return false; }
 
  private:
   RouterSettings s_;
@@ -100,11 +108,11 @@ class AdapterAwareRouter final : public Router {
 class PrefixAwareRouter final : public Router {
  public:
   explicit PrefixAwareRouter(const RouterSettings& s) : s_(s) {}
-  std::int32_t route(const Request& r, std::span<const Replica> replicas, const LoadIndex& outstanding) override {
-    const std::int64_t lo = outstanding.min(), hi = outstanding.max();
+  std::int32_t route(const Request& r, std::span<const Replica> replicas, const ReplicaLoads& loads) override {
+    const std::int64_t lo = loads.outstanding.min(), hi = loads.outstanding.max();
     const bool imbalanced = hi - lo > s_.balance_abs_threshold &&
                             static_cast<double>(hi) > s_.balance_rel_threshold * static_cast<double>(lo);
-    if (imbalanced) return least_outstanding(replicas, outstanding);
+    if (imbalanced) return least_outstanding(replicas, loads.outstanding);
     std::int32_t best = 0;
     std::int64_t best_cached = -1;
     for (const Replica& p : replicas) {
@@ -116,11 +124,11 @@ class PrefixAwareRouter final : public Router {
     }
     const double match = r.prompt_tokens > 0 ? static_cast<double>(best_cached) / static_cast<double>(r.prompt_tokens) : 0;
     if (best_cached > 0 && match > s_.cache_threshold) return best;
-    return argmin(replicas, [](const Replica& p) { return -p.free_kv_slots(); });
+    return most_free_slots(replicas, loads);
   }
   std::string name() const override { return "prefix_aware"; }
-  bool reads_kv_state() const override { return true; }
   bool reads_outstanding() const override { return true; }
+  bool reads_free_slots() const override { return true; }
 
  private:
   RouterSettings s_;
@@ -129,15 +137,15 @@ class PrefixAwareRouter final : public Router {
 class RandomRouter final : public Router {
  public:
   explicit RandomRouter(std::uint64_t seed) : rng_(seed) {}
-  std::int32_t route(const Request&, std::span<const Replica> replicas, const LoadIndex&) override {
+  std::int32_t route(const Request&, std::span<const Replica> replicas, const ReplicaLoads&) override {
     // A plain modulo, not std::uniform_int_distribution, whose algorithm is
     // implementation-defined: the same seed routes the same way with every standard library
     // (the bias, below 2^-50 for any cluster size, does not matter here).
     return static_cast<std::int32_t>(rng_() % replicas.size());
   }
   std::string name() const override { return "random"; }
-  bool reads_kv_state() const override { return false; }
   bool reads_outstanding() const override { return false; }
+  bool reads_free_slots() const override { return false; }
 
  private:
   std::mt19937_64 rng_;

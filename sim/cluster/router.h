@@ -20,31 +20,39 @@
 
 namespace pagesim::sim {
 
+// What the Simulation keeps of the routed replicas for a router, so that a least-loaded
+// choice costs O(1) (or O(log n)) instead of a scan of every replica.
+struct ReplicaLoads {
+  // Replica::outstanding() of each replica, by position (Router::reads_outstanding).
+  const LoadIndex& outstanding;
+  // The position of the lowest-indexed replica with the most free KV slots at this instant
+  // (FreeSlotsIndex; Router::reads_free_slots), -1 for a router that does not read it.
+  std::int32_t most_free_slots = -1;
+};
+
 class Router {
  public:
   virtual ~Router() = default;
-  // The index of the replica `r` goes to. `outstanding` holds replicas[i].outstanding() at
-  // entry i (the Simulation keeps it as they change), so a least-loaded choice costs O(1)
-  // instead of a scan of every replica. What each policy still reads of every replica:
-  //   round_robin, random, least_outstanding   nothing (O(1));
+  // The index of the replica `r` goes to. What each policy still reads of every replica:
+  //   round_robin, random, least_outstanding, least_kv   nothing (O(1); the Simulation's
+  //                   indexes cost O(log n) for each replica changed since the last route);
   //   adapter_aware   the residents of a request's adapter: every replica's adapter cache
   //                   for a LoRA request (base-model requests O(1));
-  //   least_kv        every replica's free slots (memory changes every iteration, inside
-  //                   decode runs too: no index holds it);
   //   prefix_aware    the balance guard O(1); when balanced, every replica's prefix cache
-  //                   and free slots (SGLang's router walks its own tree of every worker).
-  // REQUIRES: replicas is non-empty; outstanding.size() == replicas.size(); r.block_hashes
-  // are keyed to the replicas' block size (prefix_aware).
-  virtual std::int32_t route(const Request& r, std::span<const Replica> replicas, const LoadIndex& outstanding) = 0;
+  //                   (SGLang's router walks its own tree of every worker).
+  // A replica's state is what the per-iteration engine would show at this instant, inside a
+  // decode run too (docs/engine.md): a run takes free slots, which loads.most_free_slots and
+  // Replica::free_kv_slots() count, and never evicts or fills a cached block.
+  // REQUIRES: replicas is non-empty; loads' indexes have replicas.size() entries;
+  // r.block_hashes are keyed to the replicas' block size (prefix_aware).
+  virtual std::int32_t route(const Request& r, std::span<const Replica> replicas, const ReplicaLoads& loads) = 0;
   virtual std::string name() const = 0;
-  // Whether route() reads a replica's KV memory (free slots, prefix cache), which a decode
-  // run (docs/engine.md) leaves as it stood when the run began, so the engine ends the
-  // candidates' runs before routing. Queue lengths (Replica::outstanding) and resident
-  // adapters stay exact during a run: it admits, finishes and preempts nothing.
-  virtual bool reads_kv_state() const = 0;
-  // Whether route() reads `outstanding`: the Simulation keeps that index only for a router
-  // that does (round_robin, random and least_kv ignore it).
+  // Whether route() reads loads.outstanding: the Simulation keeps that index only for a
+  // router that does (round_robin, random and least_kv ignore it).
   virtual bool reads_outstanding() const = 0;
+  // Whether route() reads loads.most_free_slots: the Simulation keeps its index only for a
+  // router that does.
+  virtual bool reads_free_slots() const = 0;
 };
 
 // REQUIRES: settings checked (thresholds as RouterSettings documents).

@@ -56,6 +56,12 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
   outstanding_ = LoadIndex(prefill_replicas().size());
   track_loads_ = (router_ && router_->reads_outstanding()) || (decode_router_ && decode_router_->reads_outstanding());
   load_stale_.assign(replicas_.size(), 0);
+  track_free_slots_ = (router_ && router_->reads_free_slots()) || (decode_router_ && decode_router_->reads_free_slots());
+  if (track_free_slots_) {
+    free_slots_ = FreeSlotsIndex(prefill_replicas());
+    if (disagg_.enabled())
+      decode_free_slots_ = FreeSlotsIndex(std::span<const Replica>(replicas_).subspan(prefill_replicas().size()));
+  }
   for (const Replica& p : replicas_) {
     assert(p.index() == &p - replicas_.data());
     const alloc::KvAllocator& a = p.allocator();
@@ -228,6 +234,26 @@ void Simulation::refresh_loads() {
   stale_loads_.clear();
 }
 
+ReplicaLoads Simulation::loads_for(const Router& router, std::span<Replica> replicas, bool decode) {
+  refresh_loads();
+  ReplicaLoads loads{decode ? decode_outstanding_ : outstanding_};
+  if (!router.reads_free_slots()) return loads;
+  FreeSlotsIndex& index = decode ? decode_free_slots_ : free_slots_;
+  // A deferred run's repeats that start before this arrival have not started yet: its
+  // replica may hold fewer free slots than its entry says (with disaggregation none is
+  // deferred: run_ahead_).
+  const auto may_lag = [&](std::int32_t i) {
+    return defer_runs_ && runs_[static_cast<std::size_t>(replicas[static_cast<std::size_t>(i)].index())].deferred();
+  };
+  assert(index.entries_hold(replicas, may_lag));
+  loads.most_free_slots = index.most_free(replicas, [&](std::int32_t i) {
+    if (!may_lag(i)) return false;
+    replay_run(replicas[static_cast<std::size_t>(i)], &arrival_);
+    return true;
+  });
+  return loads;
+}
+
 void Simulation::on_arrival() {
   traces::TraceRequest t = std::move(*next_);
   Request* r = new_request();
@@ -242,15 +268,8 @@ void Simulation::on_arrival() {
     return;
   }
   if (router_) {
-    // A router that reads KV state (free slots, caches) would see it as the candidates' runs
-    // began: their runs end here first. (Without this, runs changed outputs under least_kv
-    // with 2 or 3 replicas: metamorphic seeds 700-739.)
     const std::span<Replica> candidates = prefill_replicas();
-    if (candidates.size() > 1 && router_->reads_kv_state()) {
-      for (Replica& q : candidates) cut_run(q);
-    }
-    refresh_loads();
-    r->replica = router_->route(*r, candidates, outstanding_);
+    r->replica = router_->route(*r, candidates, loads_for(*router_, candidates, false));
   }
   Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
   // p's repeats that start before this arrival start now: its observers see them first.

@@ -24,6 +24,7 @@
 
 #include "sim/beam/beam_model.h"
 #include "sim/cluster/disaggregation_settings.h"
+#include "sim/cluster/free_slots_index.h"
 #include "sim/cluster/global_cache.h"
 #include "sim/cluster/load_index.h"
 #include "sim/cluster/replica.h"
@@ -221,6 +222,7 @@ class Simulation {
   // everything that can change p.outstanding() (an arrival routed to p, p's plan applied, p's
   // iteration start, a transfer to or from p). Nothing when no router reads an index.
   void mark_load(const Replica& p) {
+    mark_free_slots(p);
     if (!track_loads_) return;
     const auto i = static_cast<std::size_t>(p.index());
     if (load_stale_[i]) return;
@@ -230,6 +232,18 @@ class Simulation {
   // Sets every stale entry to its replica's outstanding(): before a router reads the index.
   // Each replica at most once per route, so a route costs no more than the scan it replaces.
   void refresh_loads();
+  // Marks p's entry of the free-slot index its router reads (free_slots_, decode_free_slots_):
+  // after everything mark_load follows and each repeat of a decode run, which takes slots.
+  void mark_free_slots(const Replica& p) {
+    if (!track_free_slots_) return;
+    const auto i = static_cast<std::size_t>(p.index());
+    if (i < free_slots_.size()) free_slots_.mark(i);
+    else decode_free_slots_.mark(i - free_slots_.size());
+  }
+  // What the router of `replicas` (prefill_replicas(), or the decode replicas) reads, its
+  // entries up to date; most_free_slots brings deferred runs up to the arrival being routed
+  // where it must (FreeSlotsIndex).
+  ReplicaLoads loads_for(const Router& router, std::span<Replica> replicas, bool decode);
   // Global cache: prices what p's admissions fetched, adds it to dt and p.global_fetch.
   void price_fetch(Replica& p, double& dt);
 
@@ -241,6 +255,9 @@ class Simulation {
   LoadIndex outstanding_;         // Replica::outstanding() of prefill_replicas(), by position
   LoadIndex decode_outstanding_;  // of the decode replicas [P, N), by position (disaggregated)
   bool track_loads_ = false;      // a router reads one of them (Router::reads_outstanding)
+  FreeSlotsIndex free_slots_;         // Replica::free_kv_slots() of prefill_replicas(), by position
+  FreeSlotsIndex decode_free_slots_;  // of the decode replicas, by position (disaggregated)
+  bool track_free_slots_ = false;     // a router reads one of them (Router::reads_free_slots)
   std::vector<char> load_stale_;  // per replica: its entry awaits refresh_loads()
   std::vector<std::int32_t> stale_loads_;  // those replicas, each once
   std::unique_ptr<GlobalCache> global_;     // null: local caches only

@@ -177,6 +177,8 @@ void Simulation::start_run_iteration(Replica& p, double now_s) {
   const alloc::DecodeRound& round = run.rounds.cycle[run.round];
   if (++run.round == run.rounds.cycle.size()) run.round = 0;
   s.memory += round.memory;
+  p.run_free_slots += round.memory.free;
+  mark_free_slots(p);
   s.logical_blocks += round.blocks;
   s.physical_blocks += round.blocks;
   s.swap_out_blocks = s.swap_in_blocks = 0;
@@ -193,8 +195,13 @@ void Simulation::start_run_iteration(Replica& p, double now_s) {
 void Simulation::settle_run(Replica& p) {
   DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
   if (run.lag > 0) {
+#ifndef NDEBUG
+    const std::int64_t free_before = p.allocator().breakdown().free;
+#endif
     p.allocator().grow_rounds(run.seqs, run.lag);
+    assert(p.allocator().breakdown().free == free_before + p.run_free_slots && "a round's memory is what grow_rounds does");
     run.lag = 0;
+    p.run_free_slots = 0;
   }
   if (run.tokens > 0) {
     // emit_token's updates, `tokens` times: the largest gap is the largest of the gaps (all >= 0).

@@ -19,18 +19,10 @@ void Simulation::hand_off(Replica& p, Request* r) {
 }
 
 void Simulation::start_transfers(double now_s) {
-  const std::span<const Replica> decode =
-      std::span<const Replica>(replicas_).subspan(static_cast<std::size_t>(disagg_.prefill_replicas));
+  const std::span<Replica> decode = std::span<Replica>(replicas_).subspan(static_cast<std::size_t>(disagg_.prefill_replicas));
   while (!handoffs_.empty()) {
     Request* r = handoffs_.front();
-    // A router that reads KV state would see the decode replicas' KV as it stood when their
-    // runs began: every run ends here first (with several to choose from).
-    if (decode.size() > 1 && decode_router_->reads_kv_state()) {
-      for (std::size_t i = static_cast<std::size_t>(disagg_.prefill_replicas); i < replicas_.size(); ++i)
-        cut_run(replicas_[i]);
-    }
-    refresh_loads();
-    const std::int32_t d = disagg_.prefill_replicas + decode_router_->route(*r, decode, decode_outstanding_);
+    const std::int32_t d = disagg_.prefill_replicas + decode_router_->route(*r, decode, loads_for(*decode_router_, decode, true));
     Replica& q = replicas_[static_cast<std::size_t>(d)];
     cut_run(q);
     if (!q.scheduler().reserve_hand_in(r)) return;  // the head waits; so does everyone behind it
