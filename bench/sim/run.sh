@@ -14,7 +14,8 @@
 #     -N LONG_RUNS   runs on azure-x100, azure-x100-in-memory and synthetic-10m (default 1)
 #     --only NAMES   a comma-separated subset of: azure-x1 azure-x10 azure-x100
 #                    azure-x100-in-memory azure-x10-10rep synthetic-10m fleet-10 fleet-100
-#                    fleet-1000 fleet-4096 fleet-10000 (default: all, in that order)
+#                    fleet-1000 fleet-4096 fleet-10000 fleet-10-least-kv fleet-1000-least-kv
+#                    fleet-10-disagg fleet-1000-disagg (default: all, in that order)
 #     --keep DIR     also write the table (results.tsv) and each run's figures (runs.tsv) there
 # Needs GNU time (/usr/bin/time) and awk. The concatenated Azure traces are generated under
 # a temporary folder (removed at exit), never in the repository.
@@ -90,6 +91,13 @@ workloads() {
   echo "fleet-1000|$runs|$fleet|--set replicas.count=1000 --set workload.arrival.rate=2000 --set workload.duration_s=36"
   echo "fleet-4096|$long_runs|$fleet|--set replicas.count=4096 --set workload.arrival.rate=8192 --set workload.duration_s=8.789"
   echo "fleet-10000|$long_runs|$fleet|--set replicas.count=10000 --set workload.arrival.rate=20000 --set workload.duration_s=3.6"
+  # The same fleets behind the router that reads free KV slots (least_kv), and disaggregated
+  # (a quarter prefill, hand-offs routed by least_kv, 400 Gbit/s).
+  local kv="--set replicas.router=least_kv" pd="--set replicas.disaggregated.transfer_gbps=400 --set replicas.disaggregated.prefill"
+  echo "fleet-10-least-kv|$runs|$fleet|$kv"
+  echo "fleet-1000-least-kv|$runs|$fleet|--set replicas.count=1000 --set workload.arrival.rate=2000 --set workload.duration_s=36 $kv"
+  echo "fleet-10-disagg|$runs|$fleet|$pd=2"
+  echo "fleet-1000-disagg|$runs|$fleet|--set replicas.count=1000 --set workload.arrival.rate=2000 --set workload.duration_s=36 $pd=250"
 }
 
 # One run: prints "wall cpu rss_mib iterations".
