@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/simulation_error.h"
+#include "sim/engine/iteration_price.h"
 #include "sim/engine/prefix_keys.h"
 
 namespace pagesim::sim {
@@ -484,34 +485,17 @@ void Simulation::start_iteration(Replica& p) {
     return;  // idle until the next arrival
   }
 
-  BatchShape shape;
-  std::int64_t batch_seqs = 0;
-  for (const PrefillWork& w : plan.prefills) {
-    shape.add_prefill_chunk(w.new_tokens, w.cached_before, w.completes);
-    ++batch_seqs;
-  }
-  for (const Request* r : plan.decodes) {
-    const std::int64_t context = r->prompt_tokens + r->generated;
-    for (std::size_t i = 0; i < r->seqs.size(); ++i) shape.add_decode_seq(context);
-    if (r->spec_proposed > 0) shape.add_verified_tokens(r->spec_proposed, context);
-    batch_seqs += static_cast<std::int64_t>(r->seqs.size());
-  }
+  const IterationPrice price = price_iteration(p, swap_out, swap_in, global_ ? &global_->settings() : nullptr);
+  const BatchShape& shape = price.shape;
+  const double dt = price.seconds;
   alloc::KvAllocator& a = scheduler.allocator();
-  const std::int64_t block_size = a.block_size();
-  const CostModel& cost = p.cost();
-  const double swap_s = cost.swap_seconds(swap_out, block_size) + cost.swap_seconds(swap_in, block_size);
-  double dt = cost.iteration_seconds(shape) + swap_s;
-  if (const alloc::TierTransfer moved = a.take_tier_transfer(); !moved.empty()) price_tiers(p, shape, swap_s, moved, dt);
-  if (global_) price_fetch(p, dt);
-  // LoRA adapters loaded for this iteration's admissions: before its forward pass.
-  if (AdapterCache* adapters = scheduler.adapters()) dt += adapters->take_load_seconds();
 
   IterationSample s;
   s.index = p.iterations;
   s.start_s = now_s;
   s.duration_s = dt;
   s.batch_requests = plan.batched_requests();
-  s.batch_seqs = batch_seqs;
+  s.batch_seqs = price.batch_seqs;
   s.prefill_tokens = shape.prefill_tokens;
   s.decode_tokens = shape.decode_seqs;
   sample_state(p, s);
@@ -531,7 +515,7 @@ void Simulation::start_iteration(Replica& p) {
   ++p.iterations;
   ++iterations_;
   p.busy = true;
-  if (skip_decode_runs_ && !retired) begin_run(p, s, shape, swap_s);
+  if (skip_decode_runs_ && !retired) begin_run(p, s, shape, price.swap_s);
   schedule(now_s + dt, now_s, EventKind::kIterationEnd, p.index(), runs_[static_cast<std::size_t>(p.index())].stamp);
   mark_load(p);
 }
@@ -603,35 +587,6 @@ void Simulation::emit_run_tokens(Replica& p, double t) {
     return;
   }
   runs_[static_cast<std::size_t>(p.index())].count_tokens(t);
-}
-
-void Simulation::price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,
-                             double& dt) const {
-  TierCost& c = p.plan.tier;
-  const double base = dt;
-  c.transfer_s = moved.seconds;
-  dt = moved.overlap ? std::max(base, moved.seconds) : base + moved.seconds;
-  c.added_s = moved.overlap ? std::max(0.0, moved.seconds - base) : moved.seconds;
-  c.loaded_tokens = moved.loaded_blocks * p.allocator().block_size();
-  BatchShape recompute = shape;
-  if (c.loaded_tokens > 0) recompute.add_prefill_chunk(c.loaded_tokens, 0, false);
-  c.prefill_saved_s = p.cost().iteration_seconds(recompute) + swap_s - dt;
-}
-
-void Simulation::price_fetch(Replica& p, double& dt) {
-  const alloc::RemoteFetch f = p.allocator().take_remote_fetch();
-  if (f.empty()) return;
-  const GlobalCacheSettings& g = global_->settings();
-  const std::int64_t block_size = p.allocator().block_size();
-  const double seconds = g.fetch_seconds(f.blocks, block_size);
-  dt += seconds;
-  GlobalFetchCounters& c = p.global_fetch;
-  c.blocks += f.blocks;
-  c.hit_tokens += f.hit_tokens;
-  c.readmission_hit_tokens += f.readmission_hit_tokens;
-  c.bytes += g.fetch_bytes(f.blocks, block_size);
-  c.seconds += seconds;
-  ++c.iterations;
 }
 
 void Simulation::finish_speculative_step(Replica& p, Request* r, double end) {

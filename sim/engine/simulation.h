@@ -193,10 +193,6 @@ class Simulation {
   // The end of r's speculative step (Request::spec_step): its accepted proposals come out at
   // `end` after its own token, and its proposed slots are verified.
   void finish_speculative_step(Replica& p, Request* r, double end);
-  // Charges the tier transfers `moved` to p's iteration of duration dt (compute + swaps
-  // `swap_s`): dt grows by them (serial) or to them (overlap), and p.plan.tier records it.
-  void price_tiers(Replica& p, const BatchShape& shape, double swap_s, const alloc::TierTransfer& moved,
-                   double& dt) const;
   bool read_next();  // reads the next request into next_; false at the end
   Request* new_request();  // a default Request from requests_ (a free one, or a new one)
   // Queues an event at `time`, scheduled at `scheduled_s` (an iteration end: its iteration's
@@ -244,8 +240,6 @@ class Simulation {
   // entries up to date; most_free_slots brings deferred runs up to the arrival being routed
   // where it must (FreeSlotsIndex).
   ReplicaLoads loads_for(const Router& router, std::span<Replica> replicas, bool decode);
-  // Global cache: prices what p's admissions fetched, adds it to dt and p.global_fetch.
-  void price_fetch(Replica& p, double& dt);
 
   traces::RequestSource& source_;
   std::vector<Replica> replicas_;
