@@ -12,15 +12,17 @@
 // consecutive ids), so callers need no knowledge of the policy behind the interface.
 //
 // Expected failures (no room now) are return values: can_* queries and admit/append/fork
-// returning false change nothing. Misuse (unknown or duplicate sequence id, double free)
-// throws AllocatorError. Not thread-safe: one simulation drives one allocator.
+// returning false change nothing. Misuse (unknown or duplicate sequence id, double free, a
+// malformed AdmitRequest) throws AllocatorError. The operations that take an AdmitRequest
+// are this class's own: they check the request once, for every kind, and call the kind's
+// do_* (non-virtual interface). Not thread-safe: one simulation drives one allocator.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <span>
 #include <string>
-
+#include <string_view>
 #include <vector>
 
 #include "allocator/allocator_error.h"
@@ -39,6 +41,9 @@ class TierStack;
 
 using SeqId = std::uint64_t;     // chosen by the caller; unique among live sequences
 using BlockHash = std::uint64_t; // prefix-cache key of one full block (chained, see block_hash.h)
+
+// "sequence <id>": how every allocator's messages name a sequence.
+inline std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
 
 // A live sequence as its owner holds it: its id, and where the allocator keeps its state
 // (KvAllocator::handle), so that the per-token calls (grow, can_append_all) find it without
@@ -124,23 +129,45 @@ class KvAllocator {
   // are used); the hashes must then key blocks of block_size() tokens.
   virtual bool caches_prefixes() const = 0;
 
+  // ---- Admission: the operations that take an AdmitRequest. ----
+  // Each checks req first, alike for every kind, and throws AllocatorError when it is
+  // malformed: prompt_tokens < 1; output, generated or encoder tokens < 0; max_new_tokens
+  // < 1; prompt + output or generated tokens past 64 bits; or, where caches_prefixes(), more
+  // prompt_block_hashes than tokens_at_admission() / block_size(). can_admit and admit also
+  // throw when req.seq is live. Then the kind answers (its do_*), and may refuse more.
+
   // True if admit(req) would succeed now. REQUIRES: req.seq is not live.
-  virtual bool can_admit(const AdmitRequest& req) const = 0;
+  bool can_admit(const AdmitRequest& req) const {
+    check_admission(req, "can_admit");
+    return do_can_admit(req);
+  }
   // True if req could be admitted into an empty pool; false means it never fits
   // (longer than max_seq_len, or larger than the whole pool).
-  virtual bool can_ever_admit(const AdmitRequest& req) const = 0;
+  bool can_ever_admit(const AdmitRequest& req) const {
+    check_request(req, "can_ever_admit");
+    return do_can_ever_admit(req);
+  }
   // The setting that keeps req out when can_ever_admit(req) is false, named as the
-  // AllocatorSpec field (make_allocator.h) a user would raise: "capacity_slots" (the pool),
-  // "max_seq_len" or "max_chunk_blocks". REQUIRES: !can_ever_admit(req).
-  virtual std::string limiting_setting(const AdmitRequest&) const { return "capacity_slots"; }
+  // AllocatorSpec field (make_allocator.h) a user would raise: "capacity_slots" (the pool,
+  // the default), "max_seq_len" or "max_chunk_blocks". REQUIRES: !can_ever_admit(req).
+  std::string limiting_setting(const AdmitRequest& req) const {
+    check_request(req, "limiting_setting");
+    return do_limiting_setting(req);
+  }
   // Most slots the request may hold at once when its prompt is forked into `width`
   // sequences (parallel sampling, beam search) that each grow to req.final_tokens() - 1
   // held tokens (the last token's KV is never stored): paged pools share the prompt's full
   // blocks, contiguous policies hold one range per sequence. REQUIRES: width >= 1.
-  virtual std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const = 0;
+  std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const {
+    check_request(req, "max_group_slots");
+    return do_max_group_slots(req, width);
+  }
   // Allocates room for req.held_tokens(cached) tokens (and, for contiguous policies, the
   // reservation). On failure nothing changes. REQUIRES: req.seq is not live.
-  virtual AdmitResult admit(const AdmitRequest& req) = 0;
+  AdmitResult admit(const AdmitRequest& req) {
+    check_admission(req, "admit");
+    return do_admit(req);
+  }
 
   // True if append(seq, n) would succeed now. REQUIRES: seq is live, n >= 0.
   virtual bool can_append(SeqId seq, std::int64_t n) const = 0;
@@ -279,7 +306,10 @@ class KvAllocator {
   // Free slots that cannot serve `head` (external fragmentation seen by the head of the
   // waiting queue): for contiguous placement, free slots in holes too small for its range;
   // 0 for paged pools, where any free block serves anyone.
-  virtual std::int64_t unusable_free(const AdmitRequest& head) const = 0;
+  std::int64_t unusable_free(const AdmitRequest& head) const {
+    check_request(head, "unusable_free");
+    return do_unusable_free(head);
+  }
   // Prompt tokens a request with these prefix-cache keys would find cached now: the leading
   // keys present, times block_size() (what a cache-aware router asks each replica). Changes
   // nothing (no hit is counted, no recency touched); `prompt_block_hashes` is read during the
@@ -314,6 +344,25 @@ class KvAllocator {
   // Checks every internal identity by a full scan; throws InvariantViolation naming the
   // first one broken. O(pool + sequences): for tests, not the per-iteration path.
   virtual void validate() const = 0;
+
+ protected:
+  // How this kind's AllocatorError messages about operation `op` begin, as its other misuse
+  // messages do: "paged allocator", or `op` itself. Called on the failure path only.
+  virtual std::string misuse_prefix(std::string_view op) const = 0;
+  // Throws AllocatorError (misuse_prefix(op), then req.seq) when req is malformed, as the
+  // admission operations above define it: for a kind's own operations taking a request.
+  void check_request(const AdmitRequest& req, std::string_view op) const;
+  // check_request, and req.seq must not be live: for a kind's own admissions.
+  void check_admission(const AdmitRequest& req, std::string_view op) const;
+
+ private:
+  // The kind's part of the admission operation of the same name; req is checked already.
+  virtual bool do_can_admit(const AdmitRequest& req) const = 0;
+  virtual bool do_can_ever_admit(const AdmitRequest& req) const = 0;
+  virtual std::string do_limiting_setting(const AdmitRequest&) const { return "capacity_slots"; }
+  virtual std::int64_t do_max_group_slots(const AdmitRequest& req, std::int32_t width) const = 0;
+  virtual AdmitResult do_admit(const AdmitRequest& req) = 0;
+  virtual std::int64_t do_unusable_free(const AdmitRequest& head) const = 0;
 };
 
 }  // namespace pagesim::alloc

@@ -50,12 +50,49 @@ constexpr std::string_view to_string(AllocatorKind kind) {
   return "?";
 }
 
+enum class PrefixCaching {
+  kNone,      // no prefix cache (AllocatorSpec::prefix_cache is not read)
+  kOptional,  // AllocatorSpec::prefix_cache turns it on
+  kAlways,    // the pool is the cache: prefix_cache and eviction are not read
+};
+
+// What a kind of pool offers besides the KvAllocator interface, as data: the facts a run's
+// configuration checks read (sim/config/allocator_kinds.h) before building one.
+struct AllocatorTraits {
+  // Sized by pool_bytes and the model's layer groups (heterogeneous models), not
+  // capacity_slots, and driven through the KvAllocator interface only.
+  bool layer_groups = false;
+  bool swap = false;         // a CPU swap pool (AllocatorSpec::cpu_blocks) for preemption by swap
+  bool tiers = false;        // offload tiers and remote prefix fetches into its prefix cache
+  bool beam = false;         // fork shares every block, so it never fails: beam search can reshape
+  bool lora = false;         // LoRA adapter weights in the pool (adapter_region_blocks, adapter pages)
+  bool speculation = false;  // holds proposed slots (KvAllocator::holds_proposed_slots)
+  PrefixCaching prefix_caching = PrefixCaching::kNone;
+  friend constexpr bool operator==(const AllocatorTraits&, const AllocatorTraits&) = default;
+};
+
+constexpr AllocatorTraits traits_of(AllocatorKind kind) {
+  switch (kind) {
+    case AllocatorKind::kPaged:
+      return {.swap = true,
+              .tiers = true,
+              .beam = true,
+              .lora = true,
+              .speculation = true,
+              .prefix_caching = PrefixCaching::kOptional};
+    case AllocatorKind::kContiguous: return {};
+    case AllocatorKind::kRadix: return {.prefix_caching = PrefixCaching::kAlways};
+    case AllocatorKind::kUniform:
+    case AllocatorKind::kHybrid:
+    case AllocatorKind::kJenga: return {.layer_groups = true, .prefix_caching = PrefixCaching::kOptional};
+    case AllocatorKind::kVattention: return {.layer_groups = true};
+  }
+  return {};
+}
+
 // The pools of heterogeneous models, sized by pool_bytes and layer_groups: uniform, hybrid,
 // jenga, vattention.
-constexpr bool is_layer_group_kind(AllocatorKind kind) {
-  return kind == AllocatorKind::kUniform || kind == AllocatorKind::kHybrid || kind == AllocatorKind::kJenga ||
-         kind == AllocatorKind::kVattention;
-}
+constexpr bool is_layer_group_kind(AllocatorKind kind) { return traits_of(kind).layer_groups; }
 
 // What the pool is, in a line (`pagesim presets`).
 constexpr std::string_view describe(AllocatorKind kind) {
@@ -123,8 +160,8 @@ struct AllocatorSpec {
   // Whether the pool reuses prompt prefixes across requests: a paged or grouped pool with its
   // prefix cache on, or the radix pool (its tree is the cache).
   bool caches_prefixes() const {
-    return kind == AllocatorKind::kRadix ||
-           (kind != AllocatorKind::kContiguous && kind != AllocatorKind::kVattention && prefix_cache);
+    const PrefixCaching p = traits_of(kind).prefix_caching;
+    return p == PrefixCaching::kAlways || (p == PrefixCaching::kOptional && prefix_cache);
   }
 };
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
-#include <limits>
 #include <utility>
 #include <vector>
 
@@ -51,8 +50,6 @@ std::unique_ptr<Placement> make_placement(const ContiguousSettings& s) {
                        std::to_string(static_cast<int>(s.placement)));
 }
 
-std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
-
 [[noreturn]] void violation(const std::string& what) {
   throw InvariantViolation("ContiguousAllocator: " + what);
 }
@@ -89,27 +86,8 @@ MemoryBreakdown ContiguousAllocator::breakdown() const {
 
 // --- argument checks ------------------------------------------------------------------------
 
-void ContiguousAllocator::check_request(const AdmitRequest& req, const char* op) const {
-  const auto fail = [&](const std::string& what) {
-    throw AllocatorError(std::string(op) + ": " + seq_name(req.seq) + ": " + what);
-  };
-  if (req.prompt_tokens < 1) {
-    fail("prompt_tokens must be >= 1, got " + std::to_string(req.prompt_tokens));
-  }
-  if (req.output_tokens < 0) {
-    fail("output_tokens must be >= 0, got " + std::to_string(req.output_tokens));
-  }
-  if (req.generated_tokens < 0) {
-    fail("generated_tokens must be >= 0, got " + std::to_string(req.generated_tokens));
-  }
-  if (req.max_new_tokens < 1) {
-    fail("max_new_tokens must be >= 1, got " + std::to_string(req.max_new_tokens));
-  }
-  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-  if (req.prompt_tokens > kMax - std::max(req.output_tokens, req.generated_tokens)) {
-    fail("prompt + output/generated tokens overflow a 64-bit count");
-  }
-}
+// Its messages name the operation, not the allocator.
+std::string ContiguousAllocator::misuse_prefix(std::string_view op) const { return std::string(op); }
 
 const ContiguousAllocator::Sequence& ContiguousAllocator::live(SeqId seq, const char* op) const {
   const auto it = sequences_.find(seq);
@@ -151,12 +129,11 @@ std::int64_t ContiguousAllocator::range_slots(const AdmitRequest& req) const {
   return placement_->range_slots(reservation_of(req));
 }
 
-bool ContiguousAllocator::can_ever_admit(const AdmitRequest& req) const {
-  check_request(req, "can_ever_admit");
+bool ContiguousAllocator::do_can_ever_admit(const AdmitRequest& req) const {
   return ever_fits(req);
 }
 
-std::string ContiguousAllocator::limiting_setting(const AdmitRequest& req) const {
+std::string ContiguousAllocator::do_limiting_setting(const AdmitRequest& req) const {
   if (req.tokens_at_admission() > settings_.max_seq_len) return "max_seq_len";
   // A `max` reservation is max_seq_len slots for every request: when that alone exceeds the
   // pool, max_seq_len is what to lower, whatever the placement's largest range.
@@ -169,15 +146,11 @@ std::string ContiguousAllocator::limiting_setting(const AdmitRequest& req) const
 
 // --- operations -----------------------------------------------------------------------------
 
-bool ContiguousAllocator::can_admit(const AdmitRequest& req) const {
-  check_request(req, "can_admit");
-  check_not_live(req.seq, "can_admit");
+bool ContiguousAllocator::do_can_admit(const AdmitRequest& req) const {
   return ever_fits(req) && placement_->can_place(placement_->range_slots(reservation_of(req)));
 }
 
-AdmitResult ContiguousAllocator::admit(const AdmitRequest& req) {
-  check_request(req, "admit");
-  check_not_live(req.seq, "admit");
+AdmitResult ContiguousAllocator::do_admit(const AdmitRequest& req) {
   if (!ever_fits(req)) return {};
   Sequence s;
   s.reservation = reservation_of(req);
@@ -257,10 +230,10 @@ std::int64_t ContiguousAllocator::sequence_tokens(SeqId seq) const {
 
 SlotRange ContiguousAllocator::range_of(SeqId seq) const { return live(seq, "range_of").range; }
 
-std::int64_t ContiguousAllocator::max_group_slots(const AdmitRequest& req, std::int32_t width) const {
+std::int64_t ContiguousAllocator::do_max_group_slots(const AdmitRequest& req, std::int32_t width) const {
   AdmitRequest fresh = req;
   fresh.generated_tokens = 0;
-  return width * range_slots(fresh);
+  return width * placement_->range_slots(reservation_of(fresh));
 }
 
 std::int32_t ContiguousAllocator::block_size() const {
@@ -281,8 +254,7 @@ std::vector<BlockId> ContiguousAllocator::block_table(SeqId seq) const {
   return ids;
 }
 
-std::int64_t ContiguousAllocator::unusable_free(const AdmitRequest& head) const {
-  check_request(head, "unusable_free");
+std::int64_t ContiguousAllocator::do_unusable_free(const AdmitRequest& head) const {
   if (!ever_fits(head)) return placement_->free_slots();
   return placement_->unusable_free(placement_->range_slots(reservation_of(head)));
 }

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "allocator/contiguous/placement.h"
@@ -61,18 +62,9 @@ class ContiguousAllocator final : public KvAllocator {
   std::int32_t block_size() const override;
   bool caches_prefixes() const override { return false; }
 
-  // Every method taking an AdmitRequest throws AllocatorError when prompt_tokens < 1 or a
-  // length is negative; those naming a sequence throw when it is (not) live against their
-  // REQUIRES, or when a token count n < 0.
-  bool can_admit(const AdmitRequest& req) const override;
-  bool can_ever_admit(const AdmitRequest& req) const override;
-  // max_seq_len when the request is longer; else max_chunk_blocks when the placement's
-  // largest range (buddy: max_chunk_blocks blocks) is below the pool; else capacity_slots.
-  std::string limiting_setting(const AdmitRequest& req) const override;
-  // width × the range of a fresh admission: forks copy the whole range.
-  std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
-  // Never finds cached tokens: contiguous ranges take no part in prefix caching.
-  AdmitResult admit(const AdmitRequest& req) override;
+  // Misuse throws AllocatorError naming the operation: a malformed AdmitRequest (as
+  // kv_allocator.h says, reservation_slots and range_slots too), a sequence (not) live
+  // against a REQUIRES, a token count n < 0.
   bool can_append(SeqId seq, std::int64_t n) const override;
   // Ranges are private to their sequence: each grows inside its own.
   bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const override;
@@ -93,10 +85,6 @@ class ContiguousAllocator final : public KvAllocator {
   AllocatorStats stats() const override { return {}; }
   // Always empty: ranges are never shared, so nothing is copied on write.
   std::vector<BlockMove> take_pending_copies() override { return {}; }
-  // Free slots in holes too small for head's range (buddy: in free chunks of an order below
-  // the one head needs); all free slots if head can never be admitted. Buddy O(orders),
-  // fit O(log holes).
-  std::int64_t unusable_free(const AdmitRequest& head) const override;
   void validate() const override;
 
   const ContiguousSettings& settings() const { return settings_; }
@@ -121,8 +109,21 @@ class ContiguousAllocator final : public KvAllocator {
   static MemoryBreakdown classify(const Sequence& s);
   void add_to_totals(const Sequence& s);
   void remove_from_totals(const Sequence& s);
-  // Throws AllocatorError, naming `op` and req.seq, unless req's lengths are valid.
-  void check_request(const AdmitRequest& req, const char* op) const;
+  // KvAllocator's admission operations (kv_allocator.h checks req first).
+  std::string misuse_prefix(std::string_view op) const override;
+  bool do_can_admit(const AdmitRequest& req) const override;
+  bool do_can_ever_admit(const AdmitRequest& req) const override;
+  // max_seq_len when the request is longer; else max_chunk_blocks when the placement's
+  // largest range (buddy: max_chunk_blocks blocks) is below the pool; else capacity_slots.
+  std::string do_limiting_setting(const AdmitRequest& req) const override;
+  // width × the range of a fresh admission: forks copy the whole range.
+  std::int64_t do_max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
+  // Never finds cached tokens: contiguous ranges take no part in prefix caching.
+  AdmitResult do_admit(const AdmitRequest& req) override;
+  // Free slots in holes too small for head's range (buddy: in free chunks of an order below
+  // the one head needs); all free slots if head can never be admitted. Buddy O(orders),
+  // fit O(log holes).
+  std::int64_t do_unusable_free(const AdmitRequest& head) const override;
   // Unchecked forms of reservation_slots() and can_ever_admit(). REQUIRES: check_request.
   std::int64_t reservation_of(const AdmitRequest& req) const;
   bool ever_fits(const AdmitRequest& req) const;

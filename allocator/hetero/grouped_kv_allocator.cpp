@@ -9,8 +9,6 @@
 namespace pagesim::alloc {
 namespace {
 
-std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
-
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Pages of each table per large page; refuses pools whose page ids would not fit BlockId, and
@@ -135,19 +133,7 @@ std::vector<std::int64_t> GroupedKvAllocator::group_blocks(SeqId seq) const {
   return kept;
 }
 
-void GroupedKvAllocator::check_request(const AdmitRequest& req) const {
-  auto misuse = [&](const std::string& what) {
-    throw AllocatorError(layout_.policy + " allocator: " + seq_name(req.seq) + ": " + what);
-  };
-  if (seqs_.count(req.seq)) misuse("is already live");
-  if (req.prompt_tokens < 1) misuse("prompt_tokens must be >= 1, got " + std::to_string(req.prompt_tokens));
-  if (req.output_tokens < 0 || req.generated_tokens < 0 || req.encoder_tokens < 0)
-    misuse("output_tokens, generated_tokens and encoder_tokens must be >= 0");
-  if (req.max_new_tokens < 1) misuse("max_new_tokens must be >= 1, got " + std::to_string(req.max_new_tokens));
-  if (static_cast<std::int64_t>(req.prompt_block_hashes.size()) > req.tokens_at_admission() / block_size())
-    misuse(std::to_string(req.prompt_block_hashes.size()) + " prompt block hashes for only " +
-           std::to_string(req.tokens_at_admission() / block_size()) + " full blocks of prompt and generated tokens");
-}
+std::string GroupedKvAllocator::misuse_prefix(std::string_view) const { return layout_.policy + " allocator"; }
 
 std::int64_t GroupedKvAllocator::count_hits(std::span<const BlockHash> hashes, std::int64_t limit,
                                             std::int64_t tokens) const {
@@ -221,12 +207,11 @@ GroupedKvAllocator::AdmitPlan GroupedKvAllocator::plan_admit(const AdmitRequest&
 }
 
 std::vector<std::int64_t> GroupedKvAllocator::pages_to_admit(const AdmitRequest& req) const {
-  check_request(req);
+  check_admission(req, "pages_to_admit");
   return plan_admit(req).need;
 }
 
-bool GroupedKvAllocator::can_admit(const AdmitRequest& req) const {
-  check_request(req);
+bool GroupedKvAllocator::do_can_admit(const AdmitRequest& req) const {
   const AdmitPlan p = plan_admit(req);
   return pool_.plan(p.need, p.reused).feasible;
 }
@@ -245,7 +230,7 @@ std::int64_t GroupedKvAllocator::peak_pages(std::size_t t, std::int64_t at_admis
   return 0;
 }
 
-bool GroupedKvAllocator::can_ever_admit(const AdmitRequest& req) const {
+bool GroupedKvAllocator::do_can_ever_admit(const AdmitRequest& req) const {
   std::int64_t large = 0;
   for (std::size_t t = 0; t < layout_.tables.size(); ++t)
     large += ceil_div(peak_pages(t, req.tokens_at_admission(), std::max(req.final_tokens(), req.tokens_at_admission()),
@@ -254,7 +239,7 @@ bool GroupedKvAllocator::can_ever_admit(const AdmitRequest& req) const {
   return large <= layout_.num_large_pages;
 }
 
-std::int64_t GroupedKvAllocator::max_group_slots(const AdmitRequest& req, std::int32_t width) const {
+std::int64_t GroupedKvAllocator::do_max_group_slots(const AdmitRequest& req, std::int32_t width) const {
   const std::int64_t B = block_size();
   const std::int64_t final = req.prompt_tokens + std::max<std::int64_t>(req.output_tokens - 1, 0);
   std::int64_t bytes = 0;
@@ -302,8 +287,7 @@ void GroupedKvAllocator::drop_out_of_window(Sequence& s) {
   }
 }
 
-AdmitResult GroupedKvAllocator::admit(const AdmitRequest& req) {
-  check_request(req);
+AdmitResult GroupedKvAllocator::do_admit(const AdmitRequest& req) {
   const AdmitPlan p = plan_admit(req);
   const LargePagePool::Plan room = pool_.plan(p.need, p.reused);
   if (!room.feasible) return {};

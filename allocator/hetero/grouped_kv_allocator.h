@@ -60,6 +60,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -86,11 +87,6 @@ class GroupedKvAllocator final : public KvAllocator {
   std::int64_t capacity_slots() const override;
   std::int32_t block_size() const override { return layout_.tokens_per_page; }
   bool caches_prefixes() const override { return prefix_cache_; }
-  bool can_admit(const AdmitRequest& req) const override;
-  bool can_ever_admit(const AdmitRequest& req) const override;
-  std::string limiting_setting(const AdmitRequest&) const override { return "pool_bytes"; }
-  std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
-  AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
   bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const override;
   bool append(SeqId seq, std::int64_t n) override;
@@ -116,7 +112,6 @@ class GroupedKvAllocator final : public KvAllocator {
   MemoryBreakdown breakdown() const override;
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;
-  std::int64_t unusable_free(const AdmitRequest&) const override { return 0; }
   std::int64_t cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const override;
   void validate() const override;
 
@@ -128,10 +123,20 @@ class GroupedKvAllocator final : public KvAllocator {
   // Sequence seq's block table t (kNoBlock for dropped pages). REQUIRES: seq live, t valid.
   const std::vector<BlockId>& table(SeqId seq, std::int32_t t) const;
   // Pages each table would take for admit(req) / append(seq, n) now (0 where none).
+  // pages_to_admit throws AllocatorError as can_admit(req) does.
   std::vector<std::int64_t> pages_to_admit(const AdmitRequest& req) const;
   std::vector<std::int64_t> pages_to_append(SeqId seq, std::int64_t n) const;
 
  private:
+  // KvAllocator's admission operations (kv_allocator.h checks req first).
+  std::string misuse_prefix(std::string_view op) const override;
+  bool do_can_admit(const AdmitRequest& req) const override;
+  bool do_can_ever_admit(const AdmitRequest& req) const override;
+  std::string do_limiting_setting(const AdmitRequest&) const override { return "pool_bytes"; }
+  std::int64_t do_max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
+  AdmitResult do_admit(const AdmitRequest& req) override;
+  std::int64_t do_unusable_free(const AdmitRequest&) const override { return 0; }
+
   struct Sequence {
     std::vector<std::vector<BlockId>> tables;  // per TableGroup
     std::vector<std::int64_t> hint;            // per table: large page last taken from, -1
@@ -161,7 +166,6 @@ class GroupedKvAllocator final : public KvAllocator {
 
   const Sequence& get(SeqId seq) const;
   Sequence& get(SeqId seq);
-  void check_request(const AdmitRequest& req) const;
   std::int64_t pages_of(std::int64_t tokens) const { return (tokens + block_size() - 1) / block_size(); }
   // Pages of table t a sequence holds at most in its life of `final` tokens (`at_admission` at
   // once when admitted), alone.

@@ -12,7 +12,6 @@
 namespace pagesim::alloc {
 
 using paged_detail::misuse;
-using paged_detail::seq_name;
 
 PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
     : block_size_(s.block_size),
@@ -88,19 +87,7 @@ std::uint32_t PagedAllocator::new_slot(SeqId seq) {
   return i;
 }
 
-void PagedAllocator::check_request(const AdmitRequest& req) const {
-  if (index_.count(req.seq)) misuse(seq_name(req.seq) + " is already live");
-  if (req.prompt_tokens < 1)
-    misuse(seq_name(req.seq) + ": prompt_tokens must be >= 1, got " + std::to_string(req.prompt_tokens));
-  if (req.output_tokens < 0 || req.generated_tokens < 0)
-    misuse(seq_name(req.seq) + ": output_tokens and generated_tokens must be >= 0");
-  if (req.max_new_tokens < 1)
-    misuse(seq_name(req.seq) + ": max_new_tokens must be >= 1, got " + std::to_string(req.max_new_tokens));
-  if (static_cast<std::int64_t>(req.prompt_block_hashes.size()) > req.tokens_at_admission() / block_size_)
-    misuse(seq_name(req.seq) + ": " + std::to_string(req.prompt_block_hashes.size()) +
-           " prompt block hashes for only " + std::to_string(req.tokens_at_admission() / block_size_) +
-           " full blocks of prompt and generated tokens");
-}
+std::string PagedAllocator::misuse_prefix(std::string_view) const { return std::string(paged_detail::kName); }
 
 std::int64_t PagedAllocator::count_prefix_hits(const AdmitRequest& req, std::int64_t* evictable_hits,
                                                std::int64_t* fresh_hits) const {
@@ -149,8 +136,7 @@ std::int64_t PagedAllocator::cached_prefix_tokens(std::span<const BlockHash> pro
   return hits * block_size_;
 }
 
-std::int64_t PagedAllocator::blocks_to_admit(const AdmitRequest& req) const {
-  check_request(req);
+std::int64_t PagedAllocator::blocks_needed(const AdmitRequest& req) const {
   std::int64_t evictable_hits = 0, fresh_hits = 0;
   std::int64_t hits = count_prefix_hits(req, &evictable_hits, &fresh_hits);
   // Every hit is held: held_tokens >= cached + 1 covers all hit blocks (cached_tokens_of).
@@ -158,11 +144,11 @@ std::int64_t PagedAllocator::blocks_to_admit(const AdmitRequest& req) const {
   return blocks_for(req.held_tokens(cached_tokens_of(req, hits))) - hits + fresh_hits + evictable_hits;
 }
 
-bool PagedAllocator::can_admit(const AdmitRequest& req) const {
-  return blocks_to_admit(req) <= num_free_blocks();
+bool PagedAllocator::do_can_admit(const AdmitRequest& req) const {
+  return blocks_needed(req) <= num_free_blocks();
 }
 
-bool PagedAllocator::can_ever_admit(const AdmitRequest& req) const {
+bool PagedAllocator::do_can_ever_admit(const AdmitRequest& req) const {
   return blocks_for(req.final_tokens()) <= gpu_.num_blocks() - region_blocks_;
 }
 
@@ -239,9 +225,8 @@ void PagedAllocator::release_gpu_table(const std::vector<BlockId>& table) {
   token_states_ -= tokens;
 }
 
-AdmitResult PagedAllocator::admit(const AdmitRequest& req) {
+AdmitResult PagedAllocator::do_admit(const AdmitRequest& req) {
   std::int64_t evictable_hits = 0, fresh_hits = 0;
-  check_request(req);
   const std::int64_t hits = count_prefix_hits(req, &evictable_hits, &fresh_hits);
   const std::int64_t cached = cached_tokens_of(req, hits);
   const std::int64_t tokens = req.held_tokens(cached);
@@ -360,7 +345,7 @@ bool PagedAllocator::can_append(SeqId seq, std::int64_t n) const {
   return blocks_to_append(seq, n) <= num_free_blocks();
 }
 
-std::int64_t PagedAllocator::max_group_slots(const AdmitRequest& req, std::int32_t width) const {
+std::int64_t PagedAllocator::do_max_group_slots(const AdmitRequest& req, std::int32_t width) const {
   // The full prompt blocks are shared; each sequence holds its own copy of the partial last
   // prompt block, grown to prompt + output - 1 tokens.
   const std::int64_t own = blocks_for(req.prompt_tokens % block_size_ + std::max<std::int64_t>(req.output_tokens - 1, 0));

@@ -72,6 +72,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -112,10 +113,6 @@ class PagedAllocator final : public KvAllocator {
   // KvAllocator
   std::string name() const override;
   std::int64_t capacity_slots() const override { return gpu_.num_blocks() * block_size_; }
-  bool can_admit(const AdmitRequest& req) const override;
-  bool can_ever_admit(const AdmitRequest& req) const override;
-  std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
-  AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
   bool append(SeqId seq, std::int64_t n) override { return append_to(get(seq), seq, n); }
   // The sequence's slot: valid until free(seq).
@@ -155,7 +152,6 @@ class PagedAllocator final : public KvAllocator {
   // prefix counters are zero when the prefix cache is off.
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;
-  std::int64_t unusable_free(const AdmitRequest&) const override { return 0; }
   // Lower-tier blocks count as cached: they are loaded, not recomputed.
   std::int64_t cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const override;
   const TierStack* tiers() const override { return tiers_.get(); }
@@ -176,7 +172,11 @@ class PagedAllocator final : public KvAllocator {
   }
   // How much num_free_blocks() would drop if req were admitted now, holding
   // req.held_tokens(cached) tokens (cache hits on blocks referenced elsewhere cost nothing).
-  std::int64_t blocks_to_admit(const AdmitRequest& req) const;
+  // Throws AllocatorError as can_admit(req) does.
+  std::int64_t blocks_to_admit(const AdmitRequest& req) const {
+    check_admission(req, "blocks_to_admit");
+    return blocks_needed(req);
+  }
   // New blocks append(seq, n) would take now (including a copy-on-write copy).
   std::int64_t blocks_to_append(SeqId seq, std::int64_t n) const;
 
@@ -219,6 +219,14 @@ class PagedAllocator final : public KvAllocator {
   std::int64_t adapter_evictions() const { return adapter_evictions_; }
 
  private:
+  // KvAllocator's admission operations (kv_allocator.h checks req first).
+  std::string misuse_prefix(std::string_view op) const override;
+  bool do_can_admit(const AdmitRequest& req) const override;
+  bool do_can_ever_admit(const AdmitRequest& req) const override;
+  std::int64_t do_max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
+  AdmitResult do_admit(const AdmitRequest& req) override;
+  std::int64_t do_unusable_free(const AdmitRequest&) const override { return 0; }
+
   struct Sequence {
     // Read by every append: together at the front.
     SeqId id = 0;
@@ -324,7 +332,8 @@ class PagedAllocator final : public KvAllocator {
                                  std::int64_t* fresh_hits) const;
   // Caches GPU block b under h (unless h is cached) and tells the tiers.
   void cache_block(BlockId b, BlockHash h);
-  void check_request(const AdmitRequest& req) const;
+  // blocks_to_admit, req checked already.
+  std::int64_t blocks_needed(const AdmitRequest& req) const;
   // validate()'s checks of the tiers against the GPU cache. REQUIRES: tiers_.
   void validate_tiers() const;
 

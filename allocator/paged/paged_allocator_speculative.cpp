@@ -11,7 +11,6 @@
 namespace pagesim::alloc {
 
 using paged_detail::misuse;
-using paged_detail::seq_name;
 
 bool PagedAllocator::grow_proposed(SeqHandle h, const ProposedSlots& p) {
   Sequence& s = at(h);

@@ -11,7 +11,6 @@
 namespace pagesim::alloc {
 
 using paged_detail::misuse;
-using paged_detail::seq_name;
 
 std::optional<std::vector<BlockMove>> PagedAllocator::swap_out(std::span<const SeqId> group) {
   std::unordered_map<BlockId, BlockId> to_cpu;  // GPU block -> CPU block (kNoBlock until taken)

@@ -11,7 +11,6 @@
 namespace pagesim::alloc {
 
 using paged_detail::broken;
-using paged_detail::seq_name;
 
 void PagedAllocator::check_sequence_now(const Sequence& s) const {
   const auto blocks = static_cast<std::int64_t>(s.table.size());

@@ -4,16 +4,20 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "allocator/allocator_error.h"
 #include "allocator/kv_allocator.h"
 
 namespace pagesim::alloc::paged_detail {
 
-inline std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
+// How the paged allocator's messages begin (KvAllocator::misuse_prefix too).
+inline constexpr std::string_view kName = "paged allocator";
 
-[[noreturn]] inline void misuse(const std::string& what) { throw AllocatorError("paged allocator: " + what); }
+[[noreturn]] inline void misuse(const std::string& what) { throw AllocatorError(std::string(kName) + ": " + what); }
 
-[[noreturn]] inline void broken(const std::string& what) { throw InvariantViolation("paged allocator: " + what); }
+[[noreturn]] inline void broken(const std::string& what) {
+  throw InvariantViolation(std::string(kName) + ": " + what);
+}
 
 }  // namespace pagesim::alloc::paged_detail

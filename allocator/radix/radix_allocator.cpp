@@ -10,8 +10,9 @@
 namespace pagesim::alloc {
 namespace {
 
-[[noreturn]] void misuse(const std::string& what) { throw AllocatorError("radix allocator: " + what); }
-std::string seq_name(SeqId s) { return "sequence " + std::to_string(s); }
+constexpr std::string_view kName = "radix allocator";  // how its messages begin
+
+[[noreturn]] void misuse(const std::string& what) { throw AllocatorError(std::string(kName) + ": " + what); }
 
 }  // namespace
 
@@ -35,13 +36,9 @@ RadixAllocator::Sequence& RadixAllocator::get(SeqId seq) {
   return const_cast<Sequence&>(static_cast<const RadixAllocator*>(this)->get(seq));
 }
 
-void RadixAllocator::check_request(const AdmitRequest& req) const {
-  if (seqs_.count(req.seq)) misuse(seq_name(req.seq) + " is already live");
-  if (req.prompt_tokens < 1) misuse(seq_name(req.seq) + ": prompt_tokens must be >= 1, got " + std::to_string(req.prompt_tokens));
-  if (req.output_tokens < 0 || req.generated_tokens < 0)
-    misuse(seq_name(req.seq) + ": output_tokens and generated_tokens must be >= 0");
-  if (req.max_new_tokens < 1)
-    misuse(seq_name(req.seq) + ": max_new_tokens must be >= 1, got " + std::to_string(req.max_new_tokens));
+std::string RadixAllocator::misuse_prefix(std::string_view) const { return std::string(kName); }
+
+void RadixAllocator::check_prompt_keys(const AdmitRequest& req) const {
   if (static_cast<std::int64_t>(req.prompt_block_hashes.size()) > req.prompt_tokens / page_size_)
     misuse(seq_name(req.seq) + ": " + std::to_string(req.prompt_block_hashes.size()) + " prompt page keys for only " +
            std::to_string(req.prompt_tokens / page_size_) + " full prompt pages");
@@ -54,23 +51,23 @@ std::int64_t RadixAllocator::hit_pages(const AdmitRequest& req, std::int64_t max
   return std::min({tree_.match(req.prompt_block_hashes), max_hit_pages, (req.tokens_at_admission() - 1) / page_size_});
 }
 
-std::int64_t RadixAllocator::pages_to_admit(const AdmitRequest& req, std::int64_t max_hit_pages) const {
-  check_request(req);
+std::int64_t RadixAllocator::pages_needed(const AdmitRequest& req, std::int64_t max_hit_pages) const {
   const std::int64_t hits = hit_pages(req, max_hit_pages);
   // Every hit is held: held_tokens >= cached + 1 (hit_pages leaves the last token out). A
   // later page that settle_prompt_pages swaps for a tree page only lowers the cost.
   return pages_for(req.held_tokens(hits * page_size_)) - hits + tree_.unreferenced_in_path(req.prompt_block_hashes, hits);
 }
 
-bool RadixAllocator::can_admit(const AdmitRequest& req) const {
-  return pages_to_admit(req, std::numeric_limits<std::int64_t>::max()) <= tree_.num_available();
+bool RadixAllocator::do_can_admit(const AdmitRequest& req) const {
+  check_prompt_keys(req);
+  return pages_needed(req, std::numeric_limits<std::int64_t>::max()) <= tree_.num_available();
 }
 
-bool RadixAllocator::can_ever_admit(const AdmitRequest& req) const {
+bool RadixAllocator::do_can_ever_admit(const AdmitRequest& req) const {
   return pages_for(req.final_tokens()) <= tree_.num_pages();
 }
 
-std::int64_t RadixAllocator::max_group_slots(const AdmitRequest& req, std::int32_t width) const {
+std::int64_t RadixAllocator::do_max_group_slots(const AdmitRequest& req, std::int32_t width) const {
   // Each sequence may hold its own copy of every page (fork copies private pages): an
   // upper bound, exact for width 1.
   const std::int64_t longest = std::max(req.final_tokens() - 1, req.tokens_at_admission());
@@ -81,8 +78,9 @@ std::int64_t RadixAllocator::cached_prefix_tokens(std::span<const BlockHash> pro
   return tree_.match(prompt_block_hashes) * page_size_;
 }
 
-AdmitResult RadixAllocator::admit(const AdmitRequest& req) {
-  return admit_matched(req, std::numeric_limits<std::int64_t>::max());
+AdmitResult RadixAllocator::do_admit(const AdmitRequest& req) {
+  check_prompt_keys(req);
+  return admit_checked(req, std::numeric_limits<std::int64_t>::max());
 }
 
 void RadixAllocator::settle_prompt_pages(Sequence& s) {
@@ -113,8 +111,8 @@ void RadixAllocator::settle_prompt_pages(Sequence& s) {
   if (s.tree_pages == static_cast<std::int64_t>(s.prompt_keys.size())) s.prompt_keys = {};  // nothing left to insert
 }
 
-AdmitResult RadixAllocator::admit_matched(const AdmitRequest& req, std::int64_t max_hit_pages) {
-  if (pages_to_admit(req, max_hit_pages) > tree_.num_available()) return {};
+AdmitResult RadixAllocator::admit_checked(const AdmitRequest& req, std::int64_t max_hit_pages) {
+  if (pages_needed(req, max_hit_pages) > tree_.num_available()) return {};
   const std::span<const BlockHash> keys = req.prompt_block_hashes;
   const std::int64_t hits = hit_pages(req, max_hit_pages);
   const std::int64_t cached = hits * page_size_;

@@ -51,6 +51,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -76,12 +77,6 @@ class RadixAllocator : public KvAllocator {
   std::int64_t capacity_slots() const override { return tree_.num_pages() * page_size_; }
   std::int32_t block_size() const override { return page_size_; }
   bool caches_prefixes() const override { return true; }
-  bool can_admit(const AdmitRequest& req) const override;
-  bool can_ever_admit(const AdmitRequest& req) const override;
-  std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
-  // Reuses the longest cached prefix of req's page keys (whole pages of all but the last
-  // token) and allocates req.held_tokens(cached) - cached more tokens.
-  AdmitResult admit(const AdmitRequest& req) override;
   bool can_append(SeqId seq, std::int64_t n) const override;
   bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const override;
   // Grows seq by n tokens; full prompt pages among them join the tree (or are swapped for
@@ -98,7 +93,6 @@ class RadixAllocator : public KvAllocator {
   MemoryBreakdown breakdown() const override;
   AllocatorStats stats() const override;
   std::vector<BlockMove> take_pending_copies() override;
-  std::int64_t unusable_free(const AdmitRequest&) const override { return 0; }
   // match() of the keys, in tokens; touches nothing.
   std::int64_t cached_prefix_tokens(std::span<const BlockHash> prompt_block_hashes) const override;
   void validate() const override;
@@ -121,12 +115,21 @@ class RadixAllocator : public KvAllocator {
   // The logical clock: advanced by every admit, append and free.
   std::uint64_t clock() const { return tree_.clock(); }
   // Pages admitting req with at most `max_hit_pages` reused pages would take out of
-  // num_available_pages() (new pages + reused pages that were unreferenced).
-  std::int64_t pages_to_admit(const AdmitRequest& req, std::int64_t max_hit_pages) const;
+  // num_available_pages() (new pages + reused pages that were unreferenced). Throws
+  // AllocatorError as can_admit(req) does.
+  std::int64_t pages_to_admit(const AdmitRequest& req, std::int64_t max_hit_pages) const {
+    check_admission(req, "pages_to_admit");
+    check_prompt_keys(req);
+    return pages_needed(req, max_hit_pages);
+  }
   // admit() reusing at most `max_hit_pages` cached pages: the match the caller made before
   // this iteration's admissions, so pages inserted by them are not hit in the same
   // iteration. False (nothing changed) when the pages do not fit.
-  AdmitResult admit_matched(const AdmitRequest& req, std::int64_t max_hit_pages);
+  AdmitResult admit_matched(const AdmitRequest& req, std::int64_t max_hit_pages) {
+    check_admission(req, "admit_matched");
+    check_prompt_keys(req);
+    return admit_checked(req, max_hit_pages);
+  }
   // New pages append(seq, n) would take.
   std::int64_t pages_to_append(SeqId seq, std::int64_t n) const;
 
@@ -150,7 +153,21 @@ class RadixAllocator : public KvAllocator {
   // the tree page another sequence inserted under the same key), then drops the keys
   // once none is left.
   void settle_prompt_pages(Sequence& s);
-  void check_request(const AdmitRequest& req) const;
+  // KvAllocator's admission operations (kv_allocator.h checks req first).
+  std::string misuse_prefix(std::string_view op) const override;
+  bool do_can_admit(const AdmitRequest& req) const override;
+  bool do_can_ever_admit(const AdmitRequest& req) const override;
+  std::int64_t do_max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
+  // Reuses the longest cached prefix of req's page keys (whole pages of all but the last
+  // token) and allocates req.held_tokens(cached) - cached more tokens.
+  AdmitResult do_admit(const AdmitRequest& req) override;
+  std::int64_t do_unusable_free(const AdmitRequest&) const override { return 0; }
+  // Throws AllocatorError for more keys than full prompt pages: radix's own check beyond the
+  // interface's (which allows keys of generated tokens), as generated tokens never join the tree.
+  void check_prompt_keys(const AdmitRequest& req) const;
+  // pages_to_admit and admit_matched, req checked already.
+  std::int64_t pages_needed(const AdmitRequest& req, std::int64_t max_hit_pages) const;
+  AdmitResult admit_checked(const AdmitRequest& req, std::int64_t max_hit_pages);
 
   std::int32_t page_size_;
   RadixTree tree_;

@@ -13,8 +13,6 @@ namespace {
                        std::to_string(got));
 }
 
-std::string seq_name(SeqId seq) { return "sequence " + std::to_string(seq); }
-
 [[noreturn]] void violation(const std::string& what) {
   throw InvariantViolation("VattentionAllocator: " + what);
 }
@@ -53,19 +51,8 @@ std::string VattentionAllocator::name() const {
 
 // --- argument checks ------------------------------------------------------------------------
 
-void VattentionAllocator::check_request(const AdmitRequest& req, const char* op) const {
-  const auto fail = [&](const std::string& what) {
-    throw AllocatorError(std::string(op) + ": " + seq_name(req.seq) + ": " + what);
-  };
-  if (req.prompt_tokens < 1) fail("prompt_tokens must be >= 1, got " + std::to_string(req.prompt_tokens));
-  if (req.output_tokens < 0) fail("output_tokens must be >= 0, got " + std::to_string(req.output_tokens));
-  if (req.generated_tokens < 0) fail("generated_tokens must be >= 0, got " + std::to_string(req.generated_tokens));
-  if (req.max_new_tokens < 1) fail("max_new_tokens must be >= 1, got " + std::to_string(req.max_new_tokens));
-  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-  if (req.prompt_tokens > kMax - std::max(req.output_tokens, req.generated_tokens)) {
-    fail("prompt + output/generated tokens overflow a 64-bit count");
-  }
-}
+// Its messages name the operation, not the allocator.
+std::string VattentionAllocator::misuse_prefix(std::string_view op) const { return std::string(op); }
 
 const VattentionAllocator::Sequence& VattentionAllocator::live(SeqId seq, const char* op) const {
   const auto it = sequences_.find(seq);
@@ -176,33 +163,29 @@ std::int64_t VattentionAllocator::peak_tokens(const AdmitRequest& req) {
   return std::max(req.tokens_at_admission(), req.final_tokens() - 1);
 }
 
-bool VattentionAllocator::can_ever_admit(const AdmitRequest& req) const {
-  check_request(req, "can_ever_admit");
+bool VattentionAllocator::do_can_ever_admit(const AdmitRequest& req) const {
   return ever_fits(peak_tokens(req));
 }
 
-std::string VattentionAllocator::limiting_setting(const AdmitRequest& req) const {
+std::string VattentionAllocator::do_limiting_setting(const AdmitRequest& req) const {
   return peak_tokens(req) > settings_.max_seq_len ? "max_seq_len" : "pool_bytes";
 }
 
-std::int64_t VattentionAllocator::max_group_slots(const AdmitRequest& req, std::int32_t width) const {
-  check_request(req, "max_group_slots");
+std::int64_t VattentionAllocator::do_max_group_slots(const AdmitRequest& req, std::int32_t width) const {
   const std::int64_t tokens =
       std::min(std::max(req.prompt_tokens, req.final_tokens() - 1), settings_.max_seq_len);
   return width * layout_.request_pages(tokens) * layout_.page_bytes();
 }
 
-bool VattentionAllocator::can_admit(const AdmitRequest& req) const {
-  check_request(req, "can_admit");
-  check_not_live(req.seq, "can_admit");
+bool VattentionAllocator::do_can_admit(const AdmitRequest& req) const {
   if (!ever_fits(peak_tokens(req))) return false;
   const std::int64_t tokens = req.held_tokens(0);
   return num_sequences() < settings_.max_batch_size &&
          needed_pages_ + layout_.request_pages(tokens) <= total_pages_;
 }
 
-AdmitResult VattentionAllocator::admit(const AdmitRequest& req) {
-  if (!can_admit(req)) return {};
+AdmitResult VattentionAllocator::do_admit(const AdmitRequest& req) {
+  if (!do_can_admit(req)) return {};
   const std::int64_t tokens = req.held_tokens(0);
   const std::int64_t s = choose_slot(tokens);
   assert(s >= 0);
@@ -305,8 +288,7 @@ MemoryBreakdown VattentionAllocator::breakdown() const {
   return b;
 }
 
-std::int64_t VattentionAllocator::unusable_free(const AdmitRequest& head) const {
-  check_request(head, "unusable_free");
+std::int64_t VattentionAllocator::do_unusable_free(const AdmitRequest& head) const {
   return ever_fits(peak_tokens(head)) ? 0 : breakdown().free;
 }
 

@@ -57,6 +57,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -103,18 +104,8 @@ class VattentionAllocator final : public KvAllocator {
   std::int32_t block_size() const override { return 1; }
   bool caches_prefixes() const override { return false; }
 
-  // Every method taking an AdmitRequest throws AllocatorError when prompt_tokens < 1 or a
-  // length is negative; those naming a sequence throw when it is (not) live against their
-  // REQUIRES, or when n < 0.
-  bool can_admit(const AdmitRequest& req) const override;
-  // Its tokens at admission fit a row (max_seq_len) and their pages fit the pool.
-  bool can_ever_admit(const AdmitRequest& req) const override;
-  // "max_seq_len" when the request is longer than a row, else "pool_bytes".
-  std::string limiting_setting(const AdmitRequest& req) const override;
-  // width × the bytes of request_pages(min(max(prompt, final - 1), max_seq_len)): forks copy.
-  std::int64_t max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
-  // False (nothing changes) when no slot is free or the pages cannot be had. Never cached.
-  AdmitResult admit(const AdmitRequest& req) override;
+  // Misuse throws AllocatorError naming the operation: a malformed AdmitRequest (as
+  // kv_allocator.h says), a sequence (not) live against a REQUIRES, n < 0.
   bool can_append(SeqId seq, std::int64_t n) const override;
   // The group's new pages together fit the pool, and each stays within its row.
   bool can_append_all(std::span<const SeqHandle> group, std::int64_t n) const override;
@@ -134,8 +125,6 @@ class VattentionAllocator final : public KvAllocator {
   // All zero: no block is shared and no prefix is cached (see counters()).
   AllocatorStats stats() const override { return {}; }
   std::vector<BlockMove> take_pending_copies() override { return {}; }
-  // All free bytes when head can never be admitted, else 0: any page serves any request.
-  std::int64_t unusable_free(const AdmitRequest& head) const override;
   void validate() const override;
 
   const VattentionSettings& settings() const { return settings_; }
@@ -169,8 +158,21 @@ class VattentionAllocator final : public KvAllocator {
     std::int64_t needed = 0;    // request_pages(tokens) when live, else 0; INVARIANT <= mapped
   };
 
+  // KvAllocator's admission operations (kv_allocator.h checks req first).
+  std::string misuse_prefix(std::string_view op) const override;
+  bool do_can_admit(const AdmitRequest& req) const override;
+  // Its tokens at admission fit a row (max_seq_len) and their pages fit the pool.
+  bool do_can_ever_admit(const AdmitRequest& req) const override;
+  // "max_seq_len" when the request is longer than a row, else "pool_bytes".
+  std::string do_limiting_setting(const AdmitRequest& req) const override;
+  // width × the bytes of request_pages(min(max(prompt, final - 1), max_seq_len)): forks copy.
+  std::int64_t do_max_group_slots(const AdmitRequest& req, std::int32_t width) const override;
+  // False (nothing changes) when no slot is free or the pages cannot be had. Never cached.
+  AdmitResult do_admit(const AdmitRequest& req) override;
+  // All free bytes when head can never be admitted, else 0: any page serves any request.
+  std::int64_t do_unusable_free(const AdmitRequest& head) const override;
+
   // Checks; throw AllocatorError naming op and the sequence.
-  void check_request(const AdmitRequest& req, const char* op) const;
   const Sequence& live(SeqId seq, const char* op) const;
   void check_not_live(SeqId seq, const char* op) const;
   void check_n(SeqId seq, std::int64_t n, const char* op) const;

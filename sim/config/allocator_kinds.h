@@ -1,11 +1,10 @@
-// AllocatorDescriptor: one allocator.kind and what it offers the rest of a run, as data: the
-// layer groups it is sized by, swap, offload tiers, beams, LoRA, speculation, its prefix cache,
-// where its row length comes from, and its factory. kAllocatorKinds lists the built-in ones;
-// the generic code (sim/config/kind_rules.h; the experiment's pairing of pool and policy)
-// reads descriptors only. The table lives in sim/ because allocator/ depends on nothing of
-// sim/: what allocator/make_allocator.h decides by switch (is_layer_group_kind,
-// AllocatorSpec::caches_prefixes, whole_blocks) stays there, and static_asserts and
-// tests/sim/config/kind_rules_test.cpp keep the two equal. Constants: safe to share.
+// AllocatorDescriptor: one allocator.kind and what it offers the rest of a run, as data: what
+// the pool itself offers (alloc::AllocatorTraits: layer groups, swap, offload tiers, beams,
+// LoRA, speculation, its prefix cache, read from allocator/make_allocator.h), and what only a
+// run's configuration knows: where its row length comes from, its notes to the user, its own
+// config section and its factory. kAllocatorKinds lists the built-in ones; the generic code
+// (sim/config/kind_rules.h; the experiment's pairing of pool and policy) reads descriptors
+// only. Constants: safe to share.
 #pragma once
 
 #include <array>
@@ -28,12 +27,6 @@ struct BuiltPool {
   PoolRef pool;
 };
 
-enum class PrefixCaching {
-  kNone,      // no prefix cache (allocator.prefix_cache: true is refused)
-  kOptional,  // allocator.prefix_cache turns it on (a scheduler may imply it)
-  kAlways,    // the pool is the cache: prefix_cache: false and allocator.eviction are refused
-};
-
 // Where the pool's row length, AllocatorSpec::max_seq_len, comes from when the file leaves
 // allocator.max_seq_len out (config.resolved.yaml writes the value used).
 enum class RowLength {
@@ -45,18 +38,8 @@ enum class RowLength {
 struct AllocatorDescriptor {
   alloc::AllocatorKind kind;
   std::string_view name;  // allocator.kind's value, as in alloc::kAllocatorKindNames
-  // Sized by pool_bytes and the model's layer groups, and offering only the KvAllocator
-  // interface: it refuses policies that drive more, scheduler.preemption: swap and offload
-  // tiers, in its own words.
-  bool layer_groups = false;
-  bool swap = false;         // a CPU swap pool (allocator.cpu_swap_gib) for preemption by swap
-  bool tiers = false;        // offload tiers (allocator.offload) and global-cache fetches into its cache
-  bool beam = false;         // beam search (workload.sampling beam_width > 1)
-  bool lora = false;         // LoRA adapter weights in the pool (lora section)
-  bool speculation = false;  // proposed tokens in its block tables (speculative section)
-  PrefixCaching prefix_caching = PrefixCaching::kNone;
   RowLength row_length = RowLength::kAsConfigured;
-  // PrefixCaching::kAlways: why prefix_cache: false cannot hold, and its fixed eviction order.
+  // traits().prefix_caching kAlways: why prefix_cache: false cannot hold, and its fixed eviction order.
   std::string_view cache_note = {};
   std::string_view eviction_note = {};
   // A pool built for one policy: says so to another policy that refuses it, to be followed by
@@ -70,6 +53,14 @@ struct AllocatorDescriptor {
   bool (*own_section_at_default)(const AllocatorConfig& a) = nullptr;
   // Builds the pool `spec` describes. Throws what allocator/make_allocator.h throws.
   BuiltPool (*build)(const alloc::AllocatorSpec& spec) = nullptr;
+
+  // What the pool offers, as the config reads it: swap (allocator.cpu_swap_gib), tiers
+  // (allocator.offload, replicas.global_cache), beam (workload.sampling beam_width > 1), lora
+  // (the lora section), speculation (the speculative section), prefix_caching
+  // (allocator.prefix_cache: kNone refuses true, kAlways refuses false and allocator.eviction).
+  // A layer_groups pool refuses policies that drive more than the KvAllocator interface,
+  // scheduler.preemption: swap and offload tiers, in its own words.
+  constexpr alloc::AllocatorTraits traits() const { return alloc::traits_of(kind); }
 };
 
 // The factories of the descriptors below.
@@ -81,12 +72,6 @@ bool vattention_section_at_default(const AllocatorConfig& a);
 inline constexpr std::array kAllocatorKinds = {
     AllocatorDescriptor{.kind = alloc::AllocatorKind::kPaged,
                         .name = "paged",
-                        .swap = true,
-                        .tiers = true,
-                        .beam = true,
-                        .lora = true,
-                        .speculation = true,
-                        .prefix_caching = PrefixCaching::kOptional,
                         .build = &build_paged_pool},
     AllocatorDescriptor{.kind = alloc::AllocatorKind::kContiguous,
                         .name = "contiguous",
@@ -96,7 +81,6 @@ inline constexpr std::array kAllocatorKinds = {
     // writes them as for contiguous (kModelContext), as it always has.
     AllocatorDescriptor{.kind = alloc::AllocatorKind::kRadix,
                         .name = "radix",
-                        .prefix_caching = PrefixCaching::kAlways,
                         .row_length = RowLength::kModelContext,
                         .cache_note = "its radix tree is the cache",
                         .eviction_note = "evicts unreferenced leaves least recently used first (SGLang's default)",
@@ -105,22 +89,15 @@ inline constexpr std::array kAllocatorKinds = {
                         .build = &build_radix_pool},
     AllocatorDescriptor{.kind = alloc::AllocatorKind::kUniform,
                         .name = "uniform",
-                        .layer_groups = true,
-                        .prefix_caching = PrefixCaching::kOptional,
                         .build = &build_kv_pool},
     AllocatorDescriptor{.kind = alloc::AllocatorKind::kHybrid,
                         .name = "hybrid",
-                        .layer_groups = true,
-                        .prefix_caching = PrefixCaching::kOptional,
                         .build = &build_kv_pool},
     AllocatorDescriptor{.kind = alloc::AllocatorKind::kJenga,
                         .name = "jenga",
-                        .layer_groups = true,
-                        .prefix_caching = PrefixCaching::kOptional,
                         .build = &build_kv_pool},
     AllocatorDescriptor{.kind = alloc::AllocatorKind::kVattention,
                         .name = "vattention",
-                        .layer_groups = true,
                         .row_length = RowLength::kMaxModelLen,
                         .no_latent_attention = "vAttention lays a layer's KV out as a K and a V buffer per KV head, "
                                                "while MLA keeps one latent record per layer shared by every head",
@@ -134,12 +111,11 @@ static_assert([] {
   for (std::size_t i = 0; i < kAllocatorKinds.size(); ++i) {
     const AllocatorDescriptor& d = kAllocatorKinds[i];
     if (d.kind != alloc::kAllocatorKindNames[i].first || d.name != alloc::kAllocatorKindNames[i].second ||
-        d.layer_groups != alloc::is_layer_group_kind(d.kind) || d.build == nullptr ||
-        (d.own_section.empty() != (d.own_section_at_default == nullptr)))
+        d.build == nullptr || (d.own_section.empty() != (d.own_section_at_default == nullptr)) ||
+        (d.traits().prefix_caching == alloc::PrefixCaching::kAlways) == d.cache_note.empty())
       return false;
   }
   return true;
-}(), "kAllocatorKinds: one complete descriptor per allocator kind, in the order of kAllocatorKindNames, "
-     "agreeing with allocator/make_allocator.h");
+}(), "kAllocatorKinds: one complete descriptor per allocator kind, in the order of kAllocatorKindNames");
 
 }  // namespace pagesim::sim

@@ -164,14 +164,14 @@ void check_replicas(const ExperimentConfig& c, const ServingKinds& kinds) {
     for (std::int64_t i = 0; i < (r.disaggregated.enabled() ? r.disaggregated.prefill : r.count); ++i) {
       const ExperimentConfig& rc = replica_config(c, i);
       const AllocatorDescriptor& pool = allocator_kind(kinds, rc.allocator.kind);
-      if (!pool.tiers || !rc.allocator.prefix_cache)
+      if (!pool.traits().tiers || !rc.allocator.prefix_cache)
         throw o.error("replicas.global_cache",
                       fmt::format("replica {} would fetch prefix blocks into its own prefix cache, but it has none "
                                   "that can (allocator.kind: {}, prefix_cache: {}): a global cache needs "
                                   "allocator.kind: {} with prefix_cache: true on every replica that serves "
                                   "arrivals",
                                   i, pool.name, rc.allocator.prefix_cache,
-                                  kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.tiers; })));
+                                  kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.traits().tiers; })));
     }
   if (r.router.kind == RouterKind::kPrefixAware && !any_prefix_cache)
     throw o.error("replicas.router",
@@ -323,7 +323,7 @@ void check_combinations(const ExperimentConfig& c, const ServingKinds& kinds) {
                   "scheduler.preemption: swap needs CPU swap space, but allocator.cpu_swap_gib is 0 (every "
                   "preemption would quietly recompute): set allocator.cpu_swap_gib > 0, or scheduler.preemption: "
                   "recompute");
-  check_offload(a.offload_config, allocator_kind(kinds, a.kind).tiers, a.prefix_cache, a.cpu_swap_gib, o);
+  check_offload(a.offload_config, allocator_kind(kinds, a.kind).traits().tiers, a.prefix_cache, a.cpu_swap_gib, o);
   check_pool_pairing(c, kinds, PoolCheck::kAfterSwapSpace);
   check_schedule_policy(c, kinds);
   check_fixed_prefix_cache(c, kinds);

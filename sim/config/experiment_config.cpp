@@ -314,7 +314,7 @@ YAML::Node to_yaml(const ExperimentConfig& config, bool every_field) {
   visit_experiment_fields(w, c);
   // A pool that is its cache has one cache and one eviction order (radix): the reader refuses
   // the two keys (prefix_cache: false, any eviction) there, so a resolved config leaves them out.
-  if (allocator_kind(kServingKinds, c.allocator.kind).prefix_caching == PrefixCaching::kAlways) {
+  if (allocator_kind(kServingKinds, c.allocator.kind).traits().prefix_caching == alloc::PrefixCaching::kAlways) {
     root["allocator"].remove("prefix_cache");
     root["allocator"].remove("eviction");
   }

@@ -31,7 +31,7 @@ void apply_kind_defaults(ExperimentConfig& c, const ServingKinds& kinds) {
     c.allocator.block_size = s.default_block_size;
   // Over a workload without token identities (a synthetic one) no prompt could hit: off.
   if (s.prefix_cache_by_default && !o.has("allocator.prefix_cache"))
-    c.allocator.prefix_cache = allocator_kind(kinds, c.allocator.kind).prefix_caching == PrefixCaching::kOptional &&
+    c.allocator.prefix_cache = allocator_kind(kinds, c.allocator.kind).traits().prefix_caching == alloc::PrefixCaching::kOptional &&
                                c.workload.kind != traces::WorkloadKind::kSynthetic;
 }
 
@@ -52,7 +52,7 @@ void check_scheduler_keys(const ExperimentConfig& c, const ServingKinds& kinds) 
 void check_interface_only_pool(const ExperimentConfig& c, const ServingKinds& kinds) {
   const ConfigOrigin& o = c.origin;
   const AllocatorDescriptor& a = allocator_kind(kinds, c.allocator.kind);
-  if (!a.layer_groups) return;
+  if (!a.traits().layer_groups) return;
   const SchedulerDescriptor& s = scheduler_kind(kinds, c.scheduler.kind);
   if (!runs_over(s, a.kind))
     throw o.error("allocator.kind",
@@ -115,7 +115,7 @@ void check_schedule_policy(const ExperimentConfig& c, const ServingKinds& kinds)
 void check_fixed_prefix_cache(const ExperimentConfig& c, const ServingKinds& kinds) {
   const ConfigOrigin& o = c.origin;
   const AllocatorDescriptor& a = allocator_kind(kinds, c.allocator.kind);
-  if (a.prefix_caching != PrefixCaching::kAlways) return;
+  if (a.traits().prefix_caching != alloc::PrefixCaching::kAlways) return;
   // prefix_cache: true is redundant there but true (a replica override of a prefix-caching
   // cluster keeps the key); false cannot hold.
   if (o.has("allocator.prefix_cache") && !c.allocator.prefix_cache)
@@ -133,11 +133,11 @@ void check_lora_pairing(const ExperimentConfig& c, const ServingKinds& kinds) {
   const ConfigOrigin& o = c.origin;
   const AllocatorDescriptor& a = allocator_kind(kinds, c.allocator.kind);
   const SchedulerDescriptor& s = scheduler_kind(kinds, c.scheduler.kind);
-  if (!a.lora)
+  if (!a.traits().lora)
     throw o.error("allocator.kind",
                   fmt::format("lora keeps adapter weights in a paged KV pool (vLLM's slots or S-LoRA's pages); "
                               "allocator.kind is '{}': set allocator.kind: {}",
-                              a.name, kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.lora; })));
+                              a.name, kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.traits().lora; })));
   if (!s.lora)
     throw o.error("scheduler.kind", fmt::format("lora's admission rules (adapter residency, max_loras) are modelled "
                                                 "for vllm, vllm-v0, vllm-v1 and sarathi; scheduler.kind is '{}'",
@@ -154,11 +154,11 @@ void check_speculative_pairing(const ExperimentConfig& c, const ServingKinds& ki
                               s.name,
                               kind_names(kinds.schedulers, [](const SchedulerDescriptor& k) { return k.speculation; })));
   const AllocatorDescriptor& a = allocator_kind(kinds, c.allocator.kind);
-  if (!a.speculation)
+  if (!a.traits().speculation)
     throw o.error("allocator.kind",
                   fmt::format("speculative decoding holds proposed tokens in a paged pool's block tables; expected {}, "
                               "found '{}'",
-                              kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.speculation; }),
+                              kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.traits().speculation; }),
                               a.name));
 }
 

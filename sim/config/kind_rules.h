@@ -55,7 +55,7 @@ void apply_kind_defaults(ExperimentConfig& c, const ServingKinds& kinds);
 // scheduler.long_prefill_token_threshold and scheduler.chunk_tokens against the kinds that
 // read them.
 void check_scheduler_keys(const ExperimentConfig& c, const ServingKinds& kinds);
-// A layer-group pool (AllocatorDescriptor::layer_groups) refuses a policy that drives more
+// A layer-group pool (alloc::AllocatorTraits::layer_groups) refuses a policy that drives more
 // than the KvAllocator interface, scheduler.preemption: swap and offload tiers.
 void check_interface_only_pool(const ExperimentConfig& c, const ServingKinds& kinds);
 // An allocator's own section given under another allocator.kind.

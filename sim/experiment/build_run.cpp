@@ -502,13 +502,13 @@ Run build_replica(const ExperimentConfig& c, bool with_source, const ServingKind
   if (c.speculative.settings.enabled()) plan_speculation(c, run);
   alloc::AllocatorSpec as = c.allocator;
   as.capacity_slots = run.kv_slots;
-  if (pool_kind.layer_groups) fill_layer_group_pool(c, run, as);
+  if (pool_kind.traits().layer_groups) fill_layer_group_pool(c, run, as);
   as.single_free_queue = policy.single_free_queue;  // vllm-v1's FreeKVCacheBlockQueue
   const double kv_bytes_per_block = kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
   as.cpu_blocks = static_cast<std::int64_t>(c.allocator.cpu_swap_gib * std::pow(2.0, 30) / kv_bytes_per_block);
   if (!c.allocator.offload_config.tiers.empty())
     as.offload = offload_settings(c.allocator.offload_config, kv_bytes_per_block, kMaxBlocks, origin);
-  if (c.scheduler.preemption == PreemptionMode::kSwap && pool_kind.swap && as.cpu_blocks == 0)
+  if (c.scheduler.preemption == PreemptionMode::kSwap && pool_kind.traits().swap && as.cpu_blocks == 0)
     throw origin.error("allocator.cpu_swap_gib",
                        fmt::format("scheduler.preemption: swap needs CPU swap space, but {} GiB holds no block of "
                                    "{:.0f} bytes ({} tokens of {}): raise allocator.cpu_swap_gib, or set "
@@ -534,10 +534,10 @@ Run build_replica(const ExperimentConfig& c, bool with_source, const ServingKind
   run.allocator_spec = as;
   bool beams = false;
   for (const auto& s : c.workload.sampling) beams |= s.beam_width > 1;
-  if (beams && !pool_kind.beam)
+  if (beams && !pool_kind.traits().beam)
     throw origin.error("allocator.kind",
                        fmt::format("beam search (workload.sampling beam_width > 1) needs the {} allocator",
-                                   kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.beam; })));
+                                   kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.traits().beam; })));
   // Every request to a model with cross-attention carries one encoder input of the preset's
   // size (llama-3.2-11b-vision: one image of max_num_tiles tiles); the allocators charge it
   // from admission to free.
@@ -559,7 +559,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source, const ServingKind
     run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, built.pool, kinds.schedulers); });
     if (c.lora.enabled) {
       alloc::PagedAllocator* paged_allocator = built.pool.paged();
-      assert(paged_allocator != nullptr);  // AllocatorDescriptor::lora: paged only
+      assert(paged_allocator != nullptr);  // alloc::AllocatorTraits::lora: paged only
       run.allocator_spec = as;
       const double block_bytes = kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
       run.adapters = std::make_unique<AdapterCache>(c.lora, *paged_allocator, run.lora_adapter_bytes, block_bytes,

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "allocator/allocator_error.h"
@@ -85,6 +86,38 @@ TEST(MakeAllocator, BuildsVattentionFromTheSpec) {
   ASSERT_NE(dynamic_cast<VattentionAllocator*>(a.get()), nullptr);
   EXPECT_EQ(a->capacity_slots(), 10 * vattention_pages::k64KiB);
   EXPECT_EQ(a->name(), "vattention(page=64KiB,slots=256)");
+}
+
+// traits_of(kind) says what the pool make_allocator builds offers: its prefix cache as
+// AllocatorSpec::caches_prefixes says, proposed slots, remote fetches (tiers), and the paged
+// pool's own operations (swap, LoRA adapter pages, forks that never fail for beams).
+TEST(MakeAllocator, TraitsSayWhatTheBuiltPoolOffers) {
+  for (const auto& [kind, name] : kAllocatorKindNames) {
+    const AllocatorTraits t = traits_of(kind);
+    AllocatorSpec spec;
+    spec.kind = kind;
+    spec.capacity_slots = 4096;
+    spec.layer_groups = {LayerGroup{.kind = LayerGroupKind::kFull, .layers = 2, .kv_bytes_per_token = 4096}};
+    spec.pool_bytes = 64 * vattention_pages::k64KiB;
+    spec.vattention.page_bytes = vattention_pages::k64KiB;
+    EXPECT_EQ(is_layer_group_kind(kind), t.layer_groups) << name;
+    for (const bool prefix_cache : {false, true}) {
+      spec.prefix_cache = prefix_cache;
+      const std::unique_ptr<KvAllocator> a = make_allocator(spec);
+      EXPECT_EQ(a->caches_prefixes(), spec.caches_prefixes()) << name;
+      EXPECT_EQ(spec.caches_prefixes(), t.prefix_caching == PrefixCaching::kAlways ||
+                                            (prefix_cache && t.prefix_caching == PrefixCaching::kOptional))
+          << name;
+      EXPECT_EQ(a->holds_proposed_slots(), t.speculation) << name;
+      const bool paged = dynamic_cast<const PagedAllocator*>(a.get()) != nullptr;
+      EXPECT_EQ(t.swap, paged) << name;
+      EXPECT_EQ(t.lora, paged) << name;
+      EXPECT_EQ(t.beam, paged) << name;
+      if (prefix_cache) {
+        EXPECT_EQ(a->set_remote_prefix_source(nullptr), t.tiers) << name;
+      }
+    }
+  }
 }
 
 TEST(MakeAllocator, PagedBuilderNamesTheKindItRefuses) {

@@ -151,18 +151,6 @@ TEST(ExampleKind, TheFactoryAndThePairingBuildIt) {
 
 // ---- The built-in tables. ----
 
-TEST(BuiltinKinds, AllocatorDescriptorsAgreeWithTheAllocatorModule) {
-  for (const AllocatorDescriptor& d : kAllocatorKinds) {
-    alloc::AllocatorSpec spec;
-    spec.kind = d.kind;
-    spec.prefix_cache = false;
-    EXPECT_EQ(spec.caches_prefixes(), d.prefix_caching == PrefixCaching::kAlways) << d.name;
-    spec.prefix_cache = true;
-    EXPECT_EQ(spec.caches_prefixes(), d.prefix_caching != PrefixCaching::kNone) << d.name;
-    EXPECT_EQ(alloc::is_layer_group_kind(d.kind), d.layer_groups) << d.name;
-  }
-}
-
 TEST(BuiltinKinds, EverySchedulerRunsOverItsDefaultPool) {
   for (const SchedulerDescriptor& d : kSchedulerKinds) {
     EXPECT_EQ(traits_of(d.kind).chunked_prefill, d.traits.chunked_prefill) << d.name;
