@@ -43,7 +43,8 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
   admission_replicas_ = settings.admission_replicas;
   assert(std::all_of(admission_replicas_.begin(), admission_replicas_.end(),
                      [&](std::int32_t i) { return i >= 0 && static_cast<std::size_t>(i) < replicas_.size(); }));
-  for (Replica& p : replicas_) p.backlog = SpillQueue<Replica::BacklogEntry>(settings.backlog_in_memory, "waiting backlog");
+  for (Replica& replica : replicas_)
+    replica.backlog = SpillQueue<Replica::BacklogEntry>(settings.backlog_in_memory, "waiting backlog");
   queue_->set_tie_order(replicas_.size() > 1 ? TieOrder::kCanonical : TieOrder::kInsertion);
   runs_.resize(replicas_.size());
   if (disagg_.enabled()) {
@@ -63,25 +64,25 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
     if (disagg_.enabled())
       decode_free_slots_ = FreeSlotsIndex(std::span<const Replica>(replicas_).subspan(prefill_replicas().size()));
   }
-  for (const Replica& p : replicas_) {
-    assert(p.index() == &p - replicas_.data());
-    const alloc::KvAllocator& a = p.allocator();
+  for (const Replica& replica : replicas_) {
+    assert(replica.index() == &replica - replicas_.data());
+    const alloc::KvAllocator& a = replica.allocator();
     if (!a.caches_prefixes()) continue;
     if (prefix_block_size_ > 0 && a.block_size() != prefix_block_size_)
       throw SimulationError(fmt::format("replica {} caches prefixes in blocks of {} tokens, an earlier replica in "
                                         "blocks of {}: replicas with a prefix cache must share one block size",
-                                        p.index(), a.block_size(), prefix_block_size_));
+                                        replica.index(), a.block_size(), prefix_block_size_));
     prefix_block_size_ = a.block_size();
   }
   if (settings.global_cache.enabled) {
     assert(settings.global_cache.bytes_per_s > 0 && settings.global_cache.kv_bytes_per_token > 0 &&
            settings.global_cache.latency_s >= 0);
     global_ = std::make_unique<GlobalCache>(settings.global_cache, prefill_replicas());
-    for (Replica& p : prefill_replicas())
-      if (!p.allocator().set_remote_prefix_source(&global_->source_for(p.index())))
+    for (Replica& replica : prefill_replicas())
+      if (!replica.allocator().set_remote_prefix_source(&global_->source_for(replica.index())))
         throw SimulationError(fmt::format("replica {}'s allocator ({}) cannot fetch prefix blocks from a global "
                                           "cache: it needs a paged allocator with a prefix cache",
-                                          p.index(), p.allocator().name()));
+                                          replica.index(), replica.allocator().name()));
   }
 }
 
@@ -157,11 +158,11 @@ void Simulation::run(const ProgressFn& progress) {
   for (const auto& list : replica_observers_)
     for (const IterationObserver* o : list) holders = holders || o->holds_requests();
   backlog_lookahead_.assign(replicas_.size(), Scheduler::kWholeQueue);
-  for (Replica& p : replicas_) {
-    const Scheduler& sched = p.scheduler();
+  for (Replica& replica : replicas_) {
+    const Scheduler& sched = replica.scheduler();
     if (compact_waiting_ && !holders && prefix_block_size_ == 0 && !global_ && !disagg_.enabled() &&
         sched.settings().async_steps == 0 && !sched.adapters())
-      backlog_lookahead_[static_cast<std::size_t>(p.index())] = sched.waiting_lookahead();
+      backlog_lookahead_[static_cast<std::size_t>(replica.index())] = sched.waiting_lookahead();
   }
   // A cluster's decode runs go on past other replicas' queued events (docs/engine.md) when
   // nothing else reads a replica's state between arrivals and no observer reads the order.
@@ -175,10 +176,10 @@ void Simulation::run(const ProgressFn& progress) {
   defer_runs_ = run_ahead_ && iteration_observers_.empty();
   maybe_idle_.clear();
   listed_idle_.assign(replicas_.size(), 0);
-  for (const Replica& p : replicas_) {
-    if (p.busy) continue;
-    maybe_idle_.push_back(p.index());
-    listed_idle_[static_cast<std::size_t>(p.index())] = 1;
+  for (const Replica& replica : replicas_) {
+    if (replica.busy) continue;
+    maybe_idle_.push_back(replica.index());
+    listed_idle_[static_cast<std::size_t>(replica.index())] = 1;
   }
   if (read_next()) schedule_next_arrival();
   progress_ = &progress;
@@ -203,14 +204,14 @@ void Simulation::run(const ProgressFn& progress) {
 #ifndef NDEBUG
   for (const DecodeRun& run : runs_) assert(run.left == 0 && run.lag == 0 && run.tokens == 0 && !run.deferred());
 #endif
-  for (const Replica& p : replicas_) {
-    const Scheduler& sched = p.scheduler();
-    assert(p.backlog.empty() || sched.num_waiting() > 0);
+  for (const Replica& replica : replicas_) {
+    const Scheduler& sched = replica.scheduler();
+    assert(replica.backlog.empty() || sched.num_waiting() > 0);
     if (!sched.idle())
       throw SimulationError(fmt::format("simulation stopped at t = {:.3f} s with {} waiting, {} running, {} swapped "
                                         "requests{} and nothing schedulable",
-                                        now(), p.num_waiting(), sched.num_running(), sched.num_swapped(),
-                                        replicas_.size() > 1 ? fmt::format(" on replica {}", p.index()) : ""));
+                                        now(), replica.num_waiting(), sched.num_running(), sched.num_swapped(),
+                                        replicas_.size() > 1 ? fmt::format(" on replica {}", replica.index()) : ""));
   }
   if (!handoffs_.empty())
     throw SimulationError(fmt::format("simulation stopped at t = {:.3f} s with {} requests prefilled and no decode "
@@ -262,8 +263,8 @@ void Simulation::on_arrival() {
   if (!t.hash_ids.empty()) ++requests_with_token_ids_;
   set_block_hashes(*r, t);
   std::string why, key;
-  int replica = 0;
-  if (!can_ever_run(*r, &why, &key, &replica) && !fit_oversize(*r, t, why, key, replica)) {
+  int refused_on = 0;  // the replica whose pool refuses r
+  if (!can_ever_run(*r, &why, &key, &refused_on) && !fit_oversize(*r, t, why, key, refused_on)) {
     free_requests_.push_back(r);
     read_next();
     return;
@@ -272,38 +273,39 @@ void Simulation::on_arrival() {
     const std::span<Replica> candidates = prefill_replicas();
     r->replica = router_->route(*r, candidates, loads_for(*router_, candidates, false));
   }
-  Replica& p = replicas_[static_cast<std::size_t>(r->replica)];
-  // p's repeats that start before this arrival start now: its observers see them first.
-  if (defer_runs_) replay_run(p, &arrival_);
+  Replica& replica = replicas_[static_cast<std::size_t>(r->replica)];
+  // replica's repeats that start before this arrival start now: its observers see them first.
+  if (defer_runs_) replay_run(replica, &arrival_);
   // A request joining the back of a waiting queue whose head the run's plans leave waiting
   // is planned by none of them (its prompt's keys, held for the prefix cache, aside). With
   // LoRA adapters a policy may skip the head and admit one behind it (vLLM's max_loras).
-  if (p.num_waiting() == 0 || p.scheduler().settings().async_steps > 0 || p.scheduler().adapters() ||
-      (!r->block_hashes.empty() && p.allocator().caches_prefixes()))
-    cut_run(p);
-  ++p.routed_requests;
-  p.routed_tokens += r->final_tokens();
+  if (replica.num_waiting() == 0 || replica.scheduler().settings().async_steps > 0 || replica.scheduler().adapters() ||
+      (!r->block_hashes.empty() && replica.allocator().caches_prefixes()))
+    cut_run(replica);
+  ++replica.routed_requests;
+  replica.routed_tokens += r->final_tokens();
   ++arrived_;
   // Behind a queue longer than the policy reads (Scheduler::waiting_lookahead), r waits in
   // the replica's backlog as the fields it arrived with.
-  const std::size_t lookahead = backlog_lookahead_[static_cast<std::size_t>(p.index())];
-  const bool to_backlog = !p.backlog.empty() || p.scheduler().num_waiting() >= lookahead;
+  const std::size_t lookahead = backlog_lookahead_[static_cast<std::size_t>(replica.index())];
+  const bool to_backlog = !replica.backlog.empty() || replica.scheduler().num_waiting() >= lookahead;
   // Asynchronous scheduling: the step after the one in flight is planned already, so the
   // scheduler first sees r at the (async_steps + 1)-th iteration start from now.
-  if (const std::int64_t lag = p.scheduler().settings().async_steps; lag > 0 && p.busy)
-    p.held.emplace_back(r, lag + 1);
+  if (const std::int64_t lag = replica.scheduler().settings().async_steps; lag > 0 && replica.busy)
+    replica.held.emplace_back(r, lag + 1);
   else if (!to_backlog)
-    p.scheduler().add_request(r);
+    replica.scheduler().add_request(r);
   for (IterationObserver* o : observers_) o->on_arrival(*r);
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_arrival(*r);
   if (to_backlog) {
-    p.backlog.push_back({r->id, r->arrival_s, r->prompt_tokens, r->output_tokens, r->n, r->beam_width, r->adapter});
+    replica.backlog.push_back(
+        {r->id, r->arrival_s, r->prompt_tokens, r->output_tokens, r->n, r->beam_width, r->adapter});
     free_requests_.push_back(r);
   }
-  if (DecodeRun& run = runs_[static_cast<std::size_t>(p.index())]; run.left > 0)
-    run.waiting = static_cast<std::int64_t>(p.num_waiting());
-  if (!p.busy) list_idle(p);
-  mark_load(p);
+  if (DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())]; run.left > 0)
+    run.waiting = static_cast<std::int64_t>(replica.num_waiting());
+  if (!replica.busy) list_idle(replica);
+  mark_load(replica);
   read_next();
 }
 
@@ -329,24 +331,24 @@ Request* Simulation::new_request() {
   return r;
 }
 
-bool Simulation::can_ever_run(const Request& r, std::string* why, std::string* key, int* replica) const {
+bool Simulation::can_ever_run(const Request& r, std::string* why, std::string* key, int* refusing) const {
   if (max_model_len_ > 0 && r.final_tokens() > max_model_len_) {
     *key = "max_model_len";
-    if (replica) *replica = -1;
+    if (refusing) *refusing = -1;
     *why = fmt::format("prompt {} + output {} tokens exceed max_model_len = {} tokens", r.prompt_tokens,
                        r.output_tokens, max_model_len_);
     return false;
   }
   // The first replica that refuses (the lowest index of the first configuration that does).
-  const auto refuses = [&](const Replica& p) {
-    if (p.scheduler().can_ever_schedule(r, why, key)) return false;
-    if (replicas_.size() > 1) *why = fmt::format("on replica {}: {}", p.index(), *why);
-    if (replica) *replica = p.index();
+  const auto refuses = [&](const Replica& replica) {
+    if (replica.scheduler().can_ever_schedule(r, why, key)) return false;
+    if (replicas_.size() > 1) *why = fmt::format("on replica {}: {}", replica.index(), *why);
+    if (refusing) *refusing = replica.index();
     return true;
   };
   if (admission_replicas_.empty()) {
-    for (const Replica& p : replicas_)
-      if (refuses(p)) return false;
+    for (const Replica& replica : replicas_)
+      if (refuses(replica)) return false;
     return true;
   }
   for (const std::int32_t i : admission_replicas_)
@@ -365,11 +367,11 @@ void Simulation::set_block_hashes(Request& r, const traces::TraceRequest& t) con
 }
 
 bool Simulation::fit_oversize(Request& r, const traces::TraceRequest& t, const std::string& why,
-                              const std::string& key, int replica) {
+                              const std::string& key, int refusing) {
   switch (oversize_) {
     case traces::OversizePolicy::kError:
       throw UnschedulableRequest(
-          fmt::format("request {} (arrival {} s) can never be scheduled: {}", r.id, r.arrival_s, why), key, replica);
+          fmt::format("request {} (arrival {} s) can never be scheduled: {}", r.id, r.arrival_s, why), key, refusing);
     case traces::OversizePolicy::kDrop:
       ++oversize_dropped_;
       return false;
@@ -397,203 +399,205 @@ bool Simulation::fit_oversize(Request& r, const traces::TraceRequest& t, const s
   return true;
 }
 
-void Simulation::release_held(Replica& p, bool all) {
-  for (auto& h : p.held) --h.second;
-  while (!p.held.empty() && (all || p.held.front().second <= 0)) {
-    p.scheduler().add_request(p.held.front().first);
-    p.held.pop_front();
+void Simulation::release_held(Replica& replica, bool all) {
+  for (auto& h : replica.held) --h.second;
+  while (!replica.held.empty() && (all || replica.held.front().second <= 0)) {
+    replica.scheduler().add_request(replica.held.front().first);
+    replica.held.pop_front();
   }
 }
 
-void Simulation::refill_waiting(Replica& p) {
-  const std::size_t lookahead = backlog_lookahead_[static_cast<std::size_t>(p.index())];
-  while (!p.backlog.empty() && p.scheduler().num_waiting() < lookahead) {
-    const Replica::BacklogEntry& e = p.backlog.front();
+void Simulation::refill_waiting(Replica& replica) {
+  const std::size_t lookahead = backlog_lookahead_[static_cast<std::size_t>(replica.index())];
+  while (!replica.backlog.empty() && replica.scheduler().num_waiting() < lookahead) {
+    const Replica::BacklogEntry& e = replica.backlog.front();
     Request* r = new_request();
     set_arrival_fields(*r, e);
-    r->replica = p.index();
-    p.scheduler().add_request(r);
-    p.backlog.pop_front();
+    r->replica = replica.index();
+    replica.scheduler().add_request(r);
+    replica.backlog.pop_front();
   }
 }
 
 void Simulation::start_idle_replicas() {
   // The scan of every replica in index order that this stands for, over the few that may
-  // plan something: start_iteration(p) changes p alone, and on a replica it left idle holding
-  // no request it changes nothing again until a request is routed there (on_arrival lists it
-  // then; a KV transfer's end starts an iteration itself).
+  // plan something: start_iteration(replica) changes that replica alone, and on one it left
+  // idle holding no request it changes nothing again until a request is routed there
+  // (on_arrival lists it then; a KV transfer's end starts an iteration itself).
   std::sort(maybe_idle_.begin(), maybe_idle_.end());
   std::size_t kept = 0;
   for (const std::int32_t i : maybe_idle_) {
-    Replica& p = replicas_[static_cast<std::size_t>(i)];
-    if (!p.busy) start_iteration(p);
-    if (!p.busy && holds_requests(p)) maybe_idle_[kept++] = i;
+    Replica& replica = replicas_[static_cast<std::size_t>(i)];
+    if (!replica.busy) start_iteration(replica);
+    if (!replica.busy && holds_requests(replica)) maybe_idle_[kept++] = i;
     else listed_idle_[static_cast<std::size_t>(i)] = 0;
   }
   maybe_idle_.resize(kept);
 }
 
-bool Simulation::holds_requests(const Replica& p) const {
-  return p.outstanding() > 0 || p.scheduler().num_retired() > 0 || p.pending_swap_out != 0 || p.pending_swap_in != 0;
+bool Simulation::holds_requests(const Replica& replica) const {
+  return replica.outstanding() > 0 || replica.scheduler().num_retired() > 0 || replica.pending_swap_out != 0 ||
+         replica.pending_swap_in != 0;
 }
 
-void Simulation::list_idle(const Replica& p) {
-  char& listed = listed_idle_[static_cast<std::size_t>(p.index())];
+void Simulation::list_idle(const Replica& replica) {
+  char& listed = listed_idle_[static_cast<std::size_t>(replica.index())];
   if (listed) return;
   listed = 1;
-  maybe_idle_.push_back(p.index());
+  maybe_idle_.push_back(replica.index());
 }
 
-void Simulation::start_iteration(Replica& p) {
+void Simulation::start_iteration(Replica& replica) {
   const double now_s = now();
-  Scheduler& scheduler = p.scheduler();
-  IterationPlan& plan = p.plan;
+  Scheduler& scheduler = replica.scheduler();
+  IterationPlan& plan = replica.plan;
   // An engine with nothing to run plans the held requests at once: no step is in flight.
-  if (!p.held.empty()) release_held(p, scheduler.idle());
+  if (!replica.held.empty()) release_held(replica, scheduler.idle());
   // Swaps of plans that ran no compute are charged to the next iteration that runs.
-  std::int64_t swap_out = p.pending_swap_out, swap_in = p.pending_swap_in;
+  std::int64_t swap_out = replica.pending_swap_out, swap_in = replica.pending_swap_in;
   // A plan with no compute but preemptions changed the state: plan again at once.
   for (int attempt = 0; attempt < 4; ++attempt) {
-    refill_waiting(p);
+    refill_waiting(replica);
     scheduler.schedule(now_s, plan);
     swap_out += plan.swap_out_blocks;
     swap_in += plan.swap_in_blocks;
     if (plan.has_compute()) break;
-    if (scheduler.num_retired() > 0 || !p.held.empty()) {
+    if (scheduler.num_retired() > 0 || !replica.held.empty()) {
       // Nothing to run: no step is in flight, so the finished requests' memory comes back
       // and the held requests are planned now.
-      retire_finished(p);
-      release_held(p, true);
+      retire_finished(replica);
+      release_held(replica, true);
       --attempt;  // not an attempt: the scheduler has memory or requests it lacked
       continue;
     }
     if (!plan.changed_state()) break;
   }
-  assert(p.held.empty() || plan.has_compute());  // nothing stays held without a step in flight
-  p.pending_swap_out = p.pending_swap_in = 0;
+  assert(replica.held.empty() || plan.has_compute());  // nothing stays held without a step in flight
+  replica.pending_swap_out = replica.pending_swap_in = 0;
   if (!plan.has_compute()) {
-    p.pending_swap_out = swap_out;
-    p.pending_swap_in = swap_in;
+    replica.pending_swap_out = swap_out;
+    replica.pending_swap_in = swap_in;
     if (!scheduler.idle() && !next_ && handoffs_.empty() && transfers_in_flight_ == 0)
       throw SimulationError(fmt::format("no progress at t = {:.3f} s: {} waiting, {} running, {} swapped requests{}, "
                                         "but nothing fits in the KV pool",
-                                        now_s, p.num_waiting(), scheduler.num_running(),
+                                        now_s, replica.num_waiting(), scheduler.num_running(),
                                         scheduler.num_swapped(),
-                                        replicas_.size() > 1 ? fmt::format(" on replica {}", p.index()) : ""));
-    mark_load(p);
-    list_idle(p);
+                                        replicas_.size() > 1 ? fmt::format(" on replica {}", replica.index()) : ""));
+    mark_load(replica);
+    list_idle(replica);
     return;  // idle until the next arrival
   }
 
-  const IterationPrice price = price_iteration(p, swap_out, swap_in, global_ ? &global_->settings() : nullptr);
+  const IterationPrice price = price_iteration(replica, swap_out, swap_in, global_ ? &global_->settings() : nullptr);
   const BatchShape& shape = price.shape;
   const double dt = price.seconds;
   alloc::KvAllocator& a = scheduler.allocator();
 
   IterationSample s;
-  s.index = p.iterations;
+  s.index = replica.iterations;
   s.start_s = now_s;
   s.duration_s = dt;
   s.batch_requests = plan.batched_requests();
   s.batch_seqs = price.batch_seqs;
   s.prefill_tokens = shape.prefill_tokens;
   s.decode_tokens = shape.decode_seqs;
-  sample_state(p, s);
+  sample_state(replica, s);
   a.take_pending_copies();  // the kernels would run these copies now
   s.swap_out_blocks = swap_out;
   s.swap_in_blocks = swap_in;
-  s.preemptions = static_cast<std::int32_t>(scheduler.preemptions_total() - p.preemptions_reported);
-  p.preemptions_reported = scheduler.preemptions_total();
-  for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(p.index(), s, plan);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, plan);
+  s.preemptions = static_cast<std::int32_t>(scheduler.preemptions_total() - replica.preemptions_reported);
+  replica.preemptions_reported = scheduler.preemptions_total();
+  for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(replica.index(), s, plan);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())]) o->on_iteration(s, plan);
   // The step just planned ran on the previous one's output: its finished requests' memory
   // comes back now (after the sample, which sees it held, as vLLM's scheduler did). The
   // sample is then not what the next iterations repeat: no decode run starts from it.
   const bool retired = scheduler.num_retired() > 0;
-  if (retired) retire_finished(p);
+  if (retired) retire_finished(replica);
 
-  ++p.iterations;
+  ++replica.iterations;
   ++iterations_;
-  p.busy = true;
-  if (skip_decode_runs_ && !retired) begin_run(p, s, shape, price.swap_s);
-  schedule(now_s + dt, now_s, EventKind::kIterationEnd, p.index(), runs_[static_cast<std::size_t>(p.index())].stamp);
-  mark_load(p);
+  replica.busy = true;
+  if (skip_decode_runs_ && !retired) begin_run(replica, s, shape, price.swap_s);
+  schedule(now_s + dt, now_s, EventKind::kIterationEnd, replica.index(),
+           runs_[static_cast<std::size_t>(replica.index())].stamp);
+  mark_load(replica);
 }
 
-double Simulation::on_iteration_end(Replica& p, double end) {
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
-  if (run.deferred()) replay_run(p, nullptr);  // the repeats priced ahead start first
+double Simulation::on_iteration_end(Replica& replica, double end) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  if (run.deferred()) replay_run(replica, nullptr);  // the repeats priced ahead start first
   assert(!run.deferred());
   double t = end;
   // The horizon below, once known: only applying a plan or starting transfers queues events.
   double horizon = 0;
   bool horizon_known = false;
   for (;;) {
-    p.busy = false;
+    replica.busy = false;
     if (run.left > 0) {
       if (token_observers_.empty()) run.count_tokens(t);  // emit_run_tokens, inlined in the loop
-      else emit_run_tokens(p, t);
+      else emit_run_tokens(replica, t);
     } else {
-      settle_run(p);
-      apply_plan(p, t);
-      mark_load(p);  // finished requests, hand-offs (a run finishes none, and takes none in)
+      settle_run(replica);
+      apply_plan(replica, t);
+      mark_load(replica);  // finished requests, hand-offs (a run finishes none, and takes none in)
       horizon_known = false;
     }
     if (!handoffs_.empty()) {
       start_transfers(t);  // may cut the run
       horizon_known = false;
     }
-    if (run.left == 0 && !(skip_decode_runs_ && begin_run_at_end(p))) {
-      start_iteration(p);  // schedules its end
+    if (run.left == 0 && !(skip_decode_runs_ && begin_run_at_end(replica))) {
+      start_iteration(replica);  // schedules its end
       return t;
     }
-    start_run_iteration(p, t);
+    start_run_iteration(replica, t);
     const double next = t + run.sample.duration_s;
     // The engine that plans every iteration would queue this end and pop it before anything
-    // that reads or changes p: the next event, or with run_ahead_ the next arrival (only an
-    // arrival touches p; other replicas' events in between do not, TieOrder::kCanonical
+    // that reads or changes replica: the next event, or with run_ahead_ the next arrival (only an
+    // arrival touches replica; other replicas' events in between do not, TieOrder::kCanonical
     // orders this end where that engine would, and no observer reads the interleaving).
     if (!horizon_known) {
       horizon = !run_ahead_ ? queue_->next_time() : next_ ? next_->arrival_s : std::numeric_limits<double>::infinity();
       horizon_known = true;
     }
     if (run.left == 0 || !(next < horizon) || progress_due()) {
-      if (defer_runs_ && run.left > 0 && !progress_due()) defer_run(p, t, next);
-      else schedule(next, t, EventKind::kIterationEnd, p.index(), run.stamp);
+      if (defer_runs_ && run.left > 0 && !progress_due()) defer_run(replica, t, next);
+      else schedule(next, t, EventKind::kIterationEnd, replica.index(), run.stamp);
       return t;
     }
-    check_time(next, EventKind::kIterationEnd, p.index());
+    check_time(next, EventKind::kIterationEnd, replica.index());
     t = next;
   }
 }
 
-void Simulation::sample_state(const Replica& p, IterationSample& s) const {
-  const Scheduler& scheduler = p.scheduler();
-  const alloc::KvAllocator& a = p.allocator();
-  s.waiting = static_cast<std::int64_t>(p.num_waiting());
+void Simulation::sample_state(const Replica& replica, IterationSample& s) const {
+  const Scheduler& scheduler = replica.scheduler();
+  const alloc::KvAllocator& a = replica.allocator();
+  s.waiting = static_cast<std::int64_t>(replica.num_waiting());
   s.running = static_cast<std::int64_t>(scheduler.num_running());
   s.swapped = static_cast<std::int64_t>(scheduler.num_swapped());
   s.memory = a.breakdown();
-  s.memory.draft_kv = p.draft_kv_slots;
+  s.memory.draft_kv = replica.draft_kv_slots;
   if (const Request* head = scheduler.waiting_head()) s.unusable_free = a.unusable_free(scheduler.admit_request(*head, 0));
   const alloc::AllocatorStats st = a.stats();
   s.logical_blocks = st.logical_blocks;
   s.physical_blocks = st.physical_blocks;
 }
 
-void Simulation::emit_run_tokens(Replica& p, double t) {
+void Simulation::emit_run_tokens(Replica& replica, double t) {
   if (!token_observers_.empty()) {  // they get every token as it comes
-    for (Request* r : p.plan.decodes) emit_token(r, t);
+    for (Request* r : replica.plan.decodes) emit_token(r, t);
     return;
   }
-  runs_[static_cast<std::size_t>(p.index())].count_tokens(t);
+  runs_[static_cast<std::size_t>(replica.index())].count_tokens(t);
 }
 
-void Simulation::finish_speculative_step(Replica& p, Request* r, double end) {
+void Simulation::finish_speculative_step(Replica& replica, Request* r, double end) {
   // The accepted proposals come out with the target's own token (tokens past the last are
   // dropped); verification keeps their KV and frees the rejected and lookahead slots.
   for (std::int64_t i = 0; i < r->spec_accepted && r->state != RequestState::kFinished; ++i) emit_token(r, end);
-  if (r->state != RequestState::kFinished) p.allocator().verify_proposed(r->seqs.front());
+  if (r->state != RequestState::kFinished) replica.allocator().verify_proposed(r->seqs.front());
   r->spec_step = false;
   r->spec_proposed = r->spec_accepted = r->spec_emitted = 0;
 }
@@ -612,9 +616,9 @@ inline void Simulation::emit_token(Request* r, double t) {
   }
 }
 
-void Simulation::apply_plan(Replica& p, double end) {
-  Scheduler& scheduler = p.scheduler();
-  const IterationPlan& plan_ = p.plan;
+void Simulation::apply_plan(Replica& replica, double end) {
+  Scheduler& scheduler = replica.scheduler();
+  const IterationPlan& plan_ = replica.plan;
   finished_.clear();
   for (const PrefillWork& w : plan_.prefills) {
     Request* r = w.request;
@@ -629,8 +633,8 @@ void Simulation::apply_plan(Replica& p, double end) {
       continue;
     }
     emit_token(r, end);
-    if (disagg_.enabled() && p.index() < disagg_.prefill_replicas && r->state != RequestState::kFinished) {
-      hand_off(p, r);
+    if (disagg_.enabled() && replica.index() < disagg_.prefill_replicas && r->state != RequestState::kFinished) {
+      hand_off(replica, r);
       continue;
     }
     if (r->state != RequestState::kFinished && static_cast<std::int32_t>(r->seqs.size()) < r->width()) {
@@ -641,7 +645,7 @@ void Simulation::apply_plan(Replica& p, double end) {
   }
   for (Request* r : plan_.decodes) {
     emit_token(r, end);
-    if (r->spec_step) finish_speculative_step(p, r, end);
+    if (r->spec_step) finish_speculative_step(replica, r, end);
     if (r->state != RequestState::kFinished && r->beam_width > 1) {
       beams_->draw_parents(r->id, static_cast<std::int32_t>(r->seqs.size()), parents_);
       scheduler.reshape_beams(r, parents_);
@@ -657,19 +661,19 @@ void Simulation::apply_plan(Replica& p, double end) {
       continue;
     }
     scheduler.on_finished(r);
-    finish_request(p, r);
+    finish_request(replica, r);
   }
 }
 
-void Simulation::finish_request(Replica& p, Request* r) {
+void Simulation::finish_request(Replica& replica, Request* r) {
   for (IterationObserver* o : observers_) o->on_request_finished(*r);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_request_finished(*r);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())]) o->on_request_finished(*r);
   ++finished_count_;
   free_requests_.push_back(r);
 }
 
-void Simulation::retire_finished(Replica& p) {
-  for (Request* r : p.scheduler().release_retired()) finish_request(p, r);
+void Simulation::retire_finished(Replica& replica) {
+  for (Request* r : replica.scheduler().release_retired()) finish_request(replica, r);
 }
 
 }  // namespace pagesim::sim

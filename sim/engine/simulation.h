@@ -133,66 +133,67 @@ class Simulation {
 
   void on_arrival();   // takes next_ in
   void on_arrivals();  // on_arrival for every request arriving now
-  void start_iteration(Replica& p);
+  void start_iteration(Replica& replica);
   // start_iteration for every idle replica, in index order (after arrivals).
   void start_idle_replicas();
-  // Lists p among the replicas that may be idle (maybe_idle_), once.
-  void list_idle(const Replica& p);
-  // Whether p holds a request in any state (waiting, backlog, held, running, swapped, retired,
-  // arriving by KV transfer) or swaps still to charge: an idle p that holds none plans nothing.
-  bool holds_requests(const Replica& p) const;
-  // Moves p's backlog into its scheduler's queue while the queue is shorter than its policy reads.
-  void refill_waiting(Replica& p);
-  // p's iteration that ended at `end`: applies its plan (or, in a decode run, its tokens) and
+  // Lists replica among the replicas that may be idle (maybe_idle_), once.
+  void list_idle(const Replica& replica);
+  // Whether replica holds a request in any state (waiting, backlog, held, running, swapped, retired,
+  // arriving by KV transfer) or swaps still to charge: an idle replica that holds none plans nothing.
+  bool holds_requests(const Replica& replica) const;
+  // Moves replica's backlog into its scheduler's queue while the queue is shorter than its
+  // policy reads.
+  void refill_waiting(Replica& replica);
+  // replica's iteration that ended at `end`: applies its plan (or, in a decode run, its tokens) and
   // starts the next one; while a run's next iteration ends before every queued event (and
   // no progress report is due), goes on with it at once. Returns when the last iteration
   // started, started.
-  double on_iteration_end(Replica& p, double end);
-  // Starts a decode run after p's iteration just planned (sample s, batch `shape`, swap
+  double on_iteration_end(Replica& replica, double end);
+  // Starts a decode run after replica's iteration just planned (sample s, batch `shape`, swap
   // seconds `swap_s`) when it qualifies (see above).
-  void begin_run(Replica& p, const IterationSample& s, const BatchShape& shape, double swap_s);
-  // The fields of s that p's state gives as it stands: queue lengths, memory, the waiting
+  void begin_run(Replica& replica, const IterationSample& s, const BatchShape& shape, double swap_s);
+  // The fields of s that replica's state gives as it stands: queue lengths, memory, the waiting
   // head's unusable_free, block counts.
-  void sample_state(const Replica& p, IterationSample& s) const;
-  // At the end of p's iteration, its plan applied and no run going on: when p's policy
+  void sample_state(const Replica& replica, IterationSample& s) const;
+  // At the end of replica's iteration, its plan applied and no run going on: when replica's policy
   // promises its next plan decodes every running request and nothing else
-  // (Scheduler::plan_running_decodes, admits_after_decodes), sets p.plan to it and begins a
+  // (Scheduler::plan_running_decodes, admits_after_decodes), sets replica.plan to it and begins a
   // run whose first iteration is that one (the allocator lags from its first round on),
   // instead of planning it; false, changing nothing the engine reads, when it does not qualify.
-  bool begin_run_at_end(Replica& p);
-  // The next iteration of p's run, starting at now_s (its duration priced ahead when the run
+  bool begin_run_at_end(Replica& replica);
+  // The next iteration of replica's run, starting at now_s (its duration priced ahead when the run
   // is deferred).
-  void start_run_iteration(Replica& p, double now_s);
-  // The tokens of p's run's iteration that ended at t.
-  void emit_run_tokens(Replica& p, double t);
-  // Catches p's allocator and requests up with its run (DecodeRun::lag, DecodeRun::tokens).
-  void settle_run(Replica& p);
-  // Ends p's run now (settled): something outside it is about to read or change p's state.
-  void cut_run(Replica& p);
-  // Deferred decode runs (defer_runs_): where on_iteration_end would queue the end of p's
+  void start_run_iteration(Replica& replica, double now_s);
+  // The tokens of replica's run's iteration that ended at t.
+  void emit_run_tokens(Replica& replica, double t);
+  // Catches replica's allocator and requests up with its run (DecodeRun::lag, DecodeRun::tokens).
+  void settle_run(Replica& replica);
+  // Ends replica's run now (settled): something outside it is about to read or change replica's state.
+  void cut_run(Replica& replica);
+  // Deferred decode runs (defer_runs_): where on_iteration_end would queue the end of replica's
   // run iteration in flight (started at `start`, ending at `end`), it prices the next repeats
-  // ahead instead and queues only the last one's end: nothing but an arrival routed to p can
-  // touch p before then (run_ahead_), and only p's own observers see its iterations.
-  void defer_run(Replica& p, double start, double end);
+  // ahead instead and queues only the last one's end: nothing but an arrival routed to replica can
+  // touch replica before then (run_ahead_), and only replica's own observers see its iterations.
+  void defer_run(Replica& replica, double start, double end);
   // Starts the repeats priced ahead whose turn comes before `before` (every one when null),
   // as on_iteration_end's loop would have at each end: the catch-up before an arrival reads
-  // or changes p.
-  void replay_run(Replica& p, const Event* before);
+  // or changes replica.
+  void replay_run(Replica& replica, const Event* before);
   bool progress_due() const { return progress_ && *progress_ && iterations_ >= next_report_; }
-  // Counts an iteration start against each request p holds (asynchronous scheduling) and
-  // hands those whose count ran out, or all of them when `all`, to p's scheduler.
-  void release_held(Replica& p, bool all);
-  void apply_plan(Replica& p, double end);
+  // Counts an iteration start against each request replica holds (asynchronous scheduling) and
+  // hands those whose count ran out, or all of them when `all`, to replica's scheduler.
+  void release_held(Replica& replica, bool all);
+  void apply_plan(Replica& replica, double end);
   // r is done: its observers are told and its storage is reused. REQUIRES: its memory freed.
-  void finish_request(Replica& p, Request* r);
-  // Frees the memory of the requests p's scheduler retired (asynchronous scheduling: vLLM's
+  void finish_request(Replica& replica, Request* r);
+  // Frees the memory of the requests replica's scheduler retired (asynchronous scheduling: vLLM's
   // engine plans step k+1 before it applies step k's output, EngineCore.step_with_batch_queue,
   // so a finished request's blocks come back only after that plan) and finishes them.
-  void retire_finished(Replica& p);
+  void retire_finished(Replica& replica);
   void emit_token(Request* r, double t);
   // The end of r's speculative step (Request::spec_step): its accepted proposals come out at
   // `end` after its own token, and its proposed slots are verified.
-  void finish_speculative_step(Replica& p, Request* r, double end);
+  void finish_speculative_step(Replica& replica, Request* r, double end);
   bool read_next();  // reads the next request into next_; false at the end
   Request* new_request();  // a default Request from requests_ (a free one, or a new one)
   // Queues an event at `time`, scheduled at `scheduled_s` (an iteration end: its iteration's
@@ -207,32 +208,33 @@ class Simulation {
   // check_time's error, out of its way.
   [[noreturn]] void time_out_of_range(double time, EventKind kind, std::int32_t replica, std::uint64_t request) const;
   void schedule_next_arrival();
-  // Disaggregated: hands r (prefill just completed on prefill replica p) off for transfer.
-  void hand_off(Replica& p, Request* r);
+  // Disaggregated: hands r (prefill just completed on prefill replica `replica`) off for transfer.
+  void hand_off(Replica& replica, Request* r);
   // Starts the transfers of the hand-off queue's head while its decode replica has room.
   void start_transfers(double now_s);
   void on_transfer_end(const Event& e);
   std::span<Replica> prefill_replicas();
-  // Marks p's entry of the load index its router reads (outstanding_ for the replicas
+  // Marks replica's entry of the load index its router reads (outstanding_ for the replicas
   // arrivals are routed among, decode_outstanding_ for the decode replicas) as stale: after
-  // everything that can change p.outstanding() (an arrival routed to p, p's plan applied, p's
-  // iteration start, a transfer to or from p). Nothing when no router reads an index.
-  void mark_load(const Replica& p) {
-    mark_free_slots(p);
+  // everything that can change replica.outstanding() (an arrival routed to it, its plan
+  // applied, its iteration start, a transfer to or from it). Nothing when no router reads an
+  // index.
+  void mark_load(const Replica& replica) {
+    mark_free_slots(replica);
     if (!track_loads_) return;
-    const auto i = static_cast<std::size_t>(p.index());
+    const auto i = static_cast<std::size_t>(replica.index());
     if (load_stale_[i]) return;
     load_stale_[i] = 1;
-    stale_loads_.push_back(p.index());
+    stale_loads_.push_back(replica.index());
   }
   // Sets every stale entry to its replica's outstanding(): before a router reads the index.
   // Each replica at most once per route, so a route costs no more than the scan it replaces.
   void refresh_loads();
-  // Marks p's entry of the free-slot index its router reads (free_slots_, decode_free_slots_):
+  // Marks replica's entry of the free-slot index its router reads (free_slots_, decode_free_slots_):
   // after everything mark_load follows and each repeat of a decode run, which takes slots.
-  void mark_free_slots(const Replica& p) {
+  void mark_free_slots(const Replica& replica) {
     if (!track_free_slots_) return;
-    const auto i = static_cast<std::size_t>(p.index());
+    const auto i = static_cast<std::size_t>(replica.index());
     if (i < free_slots_.size()) free_slots_.mark(i);
     else decode_free_slots_.mark(i - free_slots_.size());
   }
@@ -304,13 +306,12 @@ class Simulation {
   // dropped; true when its prompt was cut so that it fits. Throws UnschedulableRequest under
   // kError.
   bool fit_oversize(Request& r, const traces::TraceRequest& t, const std::string& why, const std::string& key,
-                    int replica);
+                    int refusing);
   void set_block_hashes(Request& r, const traces::TraceRequest& t) const;
   // True when r can ever run: within max_model_len and Scheduler::can_ever_schedule of
-  // every replica.
-  // Otherwise *why says why, *key names the limiting config key and *replica (when given) the
-  // replica it keeps r off (-1 for max_model_len, the cluster's smallest).
-  bool can_ever_run(const Request& r, std::string* why, std::string* key, int* replica = nullptr) const;
+  // every replica. Otherwise *why says why, *key names the limiting config key and *refusing
+  // (when given) the replica it keeps r off (-1 for max_model_len, the cluster's smallest).
+  bool can_ever_run(const Request& r, std::string* why, std::string* key, int* refusing = nullptr) const;
 };
 
 }  // namespace pagesim::sim

@@ -10,30 +10,30 @@
 
 namespace pagesim::sim {
 
-void Simulation::cut_run(Replica& p) {
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+void Simulation::cut_run(Replica& replica) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   if (run.deferred()) {
     assert(defer_runs_);  // only an arrival cuts a deferred run
-    replay_run(p, &arrival_);
+    replay_run(replica, &arrival_);
     if (run.deferred()) {
-      // The queued end is a later repeat's: p's iteration in flight ends first now.
+      // The queued end is a later repeat's: replica's iteration in flight ends first now.
       ++run.stamp;
-      schedule(run.inflight_end_s, run.inflight_start_s, EventKind::kIterationEnd, p.index(), run.stamp);
+      schedule(run.inflight_end_s, run.inflight_start_s, EventKind::kIterationEnd, replica.index(), run.stamp);
     }
     run.ahead.clear();
     run.ahead_started = 0;
   }
-  settle_run(p);
+  settle_run(replica);
   run.left = 0;
 }
 
-void Simulation::defer_run(Replica& p, double start, double end) {
+void Simulation::defer_run(Replica& replica, double start, double end) {
   // Chunks double from 8 repeats up to 128: a run cut by an arrival wastes at most the
   // pricing of the last chunk, a run left alone queues a logarithmic number of events.
   constexpr std::int64_t kFirstChunk = 8, kMaxChunk = 128;
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   assert(!run.deferred() && run.left > 0);
-  check_time(end, EventKind::kIterationEnd, p.index());
+  check_time(end, EventKind::kIterationEnd, replica.index());
   run.inflight_start_s = start;
   run.inflight_end_s = end;
   run.ahead.clear();
@@ -42,7 +42,7 @@ void Simulation::defer_run(Replica& p, double start, double end) {
   const std::int64_t n = std::min(run.left, run.chunk);
   // start_run_iteration's pricing, on a copy of the batch: one token longer per repeat.
   BatchShape shape = run.shape;
-  const CostModel& cost = p.cost();
+  const CostModel& cost = replica.cost();
   double last_start = start, last_end = end;
   for (std::int64_t i = 0; i < n; ++i) {
     shape.decode_context_tokens += shape.decode_seqs;
@@ -53,30 +53,31 @@ void Simulation::defer_run(Replica& p, double start, double end) {
     last_start = last_end;
     last_end = next;
   }
-  schedule(last_end, last_start, EventKind::kIterationEnd, p.index(), run.stamp);
+  schedule(last_end, last_start, EventKind::kIterationEnd, replica.index(), run.stamp);
 }
 
-void Simulation::replay_run(Replica& p, const Event* before) {
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+void Simulation::replay_run(Replica& replica, const Event* before) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   while (run.deferred()) {
     const double t = run.inflight_end_s;
-    if (before && !queue_->pops_before(t, run.inflight_start_s, EventKind::kIterationEnd, p.index(), *before)) return;
+    if (before && !queue_->pops_before(t, run.inflight_start_s, EventKind::kIterationEnd, replica.index(), *before))
+      return;
     // on_iteration_end's loop at t, the run going on (no token observers: run_ahead_).
     run.count_tokens(t);
-    start_run_iteration(p, t);
+    start_run_iteration(replica, t);
     run.inflight_start_s = t;
     run.inflight_end_s = t + run.sample.duration_s;
   }
 }
 
-void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShape& shape, double swap_s) {
-  const Scheduler& scheduler = p.scheduler();
-  const IterationPlan& plan = p.plan;
+void Simulation::begin_run(Replica& replica, const IterationSample& s, const BatchShape& shape, double swap_s) {
+  const Scheduler& scheduler = replica.scheduler();
+  const IterationPlan& plan = replica.plan;
   if (!scheduler.traits().repeats_decode_plans || !plan.prefills.empty() || plan.decodes.empty() ||
-      s.preemptions > 0 || s.swap_out_blocks > 0 || s.swap_in_blocks > 0 || !p.held.empty() ||
-      plan.decodes.size() != scheduler.num_running() || (global_ && p.num_waiting() > 0))
+      s.preemptions > 0 || s.swap_out_blocks > 0 || s.swap_in_blocks > 0 || !replica.held.empty() ||
+      plan.decodes.size() != scheduler.num_running() || (global_ && replica.num_waiting() > 0))
     return;
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
   // Iteration j after this one repeats it when no request finished at the ends of 0..j-1.
   std::int64_t left = std::numeric_limits<std::int64_t>::max();
@@ -86,42 +87,44 @@ void Simulation::begin_run(Replica& p, const IterationSample& s, const BatchShap
     left = std::min(left, r->output_tokens - r->generated - 1);
   }
   if (left <= 0) return;
-  for (const IterationObserver* o : observers_) left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
-  for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())])
-    left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
+  for (const IterationObserver* o : observers_)
+    left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
+  for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())])
+    left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
   if (left <= 0) return;
   run.seqs.clear();
   for (const Request* r : plan.decodes) run.seqs.insert(run.seqs.end(), r->seqs.begin(), r->seqs.end());
-  p.allocator().decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
+  replica.allocator().decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
   if (run.rounds.rounds <= 0) return;
   run.left = run.rounds.rounds;
   run.chunk = 0;
   run.round = 0;
   run.sample = s;
-  run.waiting = static_cast<std::int64_t>(p.num_waiting());
+  run.waiting = static_cast<std::int64_t>(replica.num_waiting());
   run.shape = shape;
-  run.price = p.cost().decode_run_constant(shape);
+  run.price = replica.cost().decode_run_constant(shape);
   run.swap_s = swap_s;
-  p.plan.tier = {};  // priced for this iteration only
+  replica.plan.tier = {};  // priced for this iteration only
 }
 
-bool Simulation::begin_run_at_end(Replica& p) {
-  Scheduler& scheduler = p.scheduler();
-  if (!scheduler.traits().repeats_decode_plans || !p.held.empty() || p.pending_swap_out != 0 ||
-      p.pending_swap_in != 0 || global_ || disagg_.enabled() || scheduler.adapters() ||
-      scheduler.settings().async_steps > 0 || scheduler.num_running() == 0 || p.allocator().caches_prefixes())
+bool Simulation::begin_run_at_end(Replica& replica) {
+  Scheduler& scheduler = replica.scheduler();
+  if (!scheduler.traits().repeats_decode_plans || !replica.held.empty() || replica.pending_swap_out != 0 ||
+      replica.pending_swap_in != 0 || global_ || disagg_.enabled() || scheduler.adapters() ||
+      scheduler.settings().async_steps > 0 || scheduler.num_running() == 0 || replica.allocator().caches_prefixes())
     return false;
   // The decodes' appends take at most a block a running sequence: an admission that even the
   // most they take leaves room for is sure. (A backlog stands behind a non-empty queue, whose
   // head refill_waiting does not change.)
-  if (scheduler.admits_after_decodes(scheduler.num_running_seqs()) || (scheduler.num_waiting() == 0 && !p.backlog.empty()))
+  if (scheduler.admits_after_decodes(scheduler.num_running_seqs()) ||
+      (scheduler.num_waiting() == 0 && !replica.backlog.empty()))
     return false;
-  IterationPlan& plan = p.plan;  // applied: schedule() would clear it first too
+  IterationPlan& plan = replica.plan;  // applied: schedule() would clear it first too
   if (!scheduler.plan_running_decodes(plan)) return false;
   // Iteration j from the next (j = 1) is planned so when no request finished at the ends of
   // 1..j-1.
   std::int64_t left = std::numeric_limits<std::int64_t>::max();
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
   run.seqs.clear();
   BatchShape shape;  // the next iteration's, one token shorter per sequence (run.shape's way)
@@ -134,11 +137,12 @@ bool Simulation::begin_run_at_end(Replica& p) {
       shape.add_decode_seq(context);
     }
   }
-  for (const IterationObserver* o : observers_) left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
-  for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())])
-    left = std::min(left, o->decode_run_limit(p.index(), p.iterations));
+  for (const IterationObserver* o : observers_)
+    left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
+  for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())])
+    left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
   if (left <= 0) return false;
-  alloc::KvAllocator& a = p.allocator();
+  alloc::KvAllocator& a = replica.allocator();
   a.decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
   if (run.rounds.rounds <= 0 || scheduler.admits_after_decodes(run.rounds.cycle.front().blocks)) return false;
   // The sample start_iteration would take before the plan's appends (the first round).
@@ -147,9 +151,9 @@ bool Simulation::begin_run_at_end(Replica& p) {
   s.batch_requests = plan.batched_requests();
   s.batch_seqs = plan.decode_seqs;
   s.decode_tokens = shape.decode_seqs;
-  sample_state(p, s);  // (unusable_free, like every repeat's, before the appends: runs leave it alone)
+  sample_state(replica, s);  // (unusable_free, like every repeat's, before the appends: runs leave it alone)
   a.take_pending_copies();
-  const CostModel& cost = p.cost();
+  const CostModel& cost = replica.cost();
   run.left = run.rounds.rounds;
   run.chunk = 0;
   run.round = 0;
@@ -160,52 +164,54 @@ bool Simulation::begin_run_at_end(Replica& p) {
   return true;
 }
 
-void Simulation::start_run_iteration(Replica& p, double now_s) {
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+void Simulation::start_run_iteration(Replica& replica, double now_s) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   IterationSample& s = run.sample;
   run.shape.decode_context_tokens += run.shape.decode_seqs;  // every context one token longer
-  s.index = p.iterations;
+  s.index = replica.iterations;
   s.start_s = now_s;
-  assert(run.waiting == static_cast<std::int64_t>(p.num_waiting()));
+  assert(run.waiting == static_cast<std::int64_t>(replica.num_waiting()));
   s.waiting = run.waiting;  // arrivals join behind (on_arrival)
   if (run.deferred()) {
     s.duration_s = run.ahead[run.ahead_started++];
-    assert(s.duration_s == run.repeat_seconds(p.cost(), run.shape));
+    assert(s.duration_s == run.repeat_seconds(replica.cost(), run.shape));
   } else {
-    s.duration_s = run.repeat_seconds(p.cost(), run.shape);
+    s.duration_s = run.repeat_seconds(replica.cost(), run.shape);
   }
   const alloc::DecodeRound& round = run.rounds.cycle[run.round];
   if (++run.round == run.rounds.cycle.size()) run.round = 0;
   s.memory += round.memory;
-  p.run_free_slots += round.memory.free;
-  mark_free_slots(p);
+  replica.run_free_slots += round.memory.free;
+  mark_free_slots(replica);
   s.logical_blocks += round.blocks;
   s.physical_blocks += round.blocks;
   s.swap_out_blocks = s.swap_in_blocks = 0;
   s.preemptions = 0;
-  for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(p.index(), s, p.plan);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_iteration(s, p.plan);
-  ++p.iterations;
+  for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(replica.index(), s, replica.plan);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())])
+    o->on_iteration(s, replica.plan);
+  ++replica.iterations;
   ++iterations_;
   ++run.lag;
   --run.left;
-  p.busy = true;
+  replica.busy = true;
 }
 
-void Simulation::settle_run(Replica& p) {
-  DecodeRun& run = runs_[static_cast<std::size_t>(p.index())];
+void Simulation::settle_run(Replica& replica) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   if (run.lag > 0) {
 #ifndef NDEBUG
-    const std::int64_t free_before = p.allocator().breakdown().free;
+    const std::int64_t free_before = replica.allocator().breakdown().free;
 #endif
-    p.allocator().grow_rounds(run.seqs, run.lag);
-    assert(p.allocator().breakdown().free == free_before + p.run_free_slots && "a round's memory is what grow_rounds does");
+    replica.allocator().grow_rounds(run.seqs, run.lag);
+    assert(replica.allocator().breakdown().free == free_before + replica.run_free_slots &&
+           "a round's memory is what grow_rounds does");
     run.lag = 0;
-    p.run_free_slots = 0;
+    replica.run_free_slots = 0;
   }
   if (run.tokens > 0) {
     // emit_token's updates, `tokens` times: the largest gap is the largest of the gaps (all >= 0).
-    for (Request* r : p.plan.decodes) {
+    for (Request* r : replica.plan.decodes) {
       r->generated += run.tokens;
       r->max_token_gap_s = std::max({r->max_token_gap_s, run.first_token_s - r->last_token_s, run.max_gap_s});
       r->last_token_s = run.last_token_s;

@@ -10,12 +10,12 @@
 
 namespace pagesim::sim {
 
-void Simulation::hand_off(Replica& p, Request* r) {
-  p.scheduler().hand_off(r);
-  r->prefill_replica = p.index();
+void Simulation::hand_off(Replica& replica, Request* r) {
+  replica.scheduler().hand_off(r);
+  r->prefill_replica = replica.index();
   handoffs_.push_back(r);
   for (IterationObserver* o : observers_) o->on_handed_off(*r);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(p.index())]) o->on_handed_off(*r);
+  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())]) o->on_handed_off(*r);
 }
 
 void Simulation::start_transfers(double now_s) {
