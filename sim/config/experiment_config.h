@@ -79,54 +79,6 @@ struct AllocatorConfig : alloc::AllocatorSpec {
   }
 };
 
-// cost.operators: where cost.kind operators reads its measured tables, and its settings
-// (sim/cost/operators_cost_model.h).
-struct OperatorsCostConfig {
-  std::string tables;                  // folder of <gpu>/<engine>/ tables; "": the source tree's
-                                       // sim/cost/operator_tables
-  std::string engine = "vllm-0.14.0";  // engine folder (the serving engine and version measured)
-  std::string gpu;                     // table folder of the GPU; "": from the gpu preset
-                                       // (h100-sxm → h100_sxm, h200 → h200_sxm, a100-80gb →
-                                       // a100_sxm, l40s → l40s)
-  // Largest CUDA-graph capture size (tokens): -1 = vLLM's default min(2 · max_num_seqs, 512)
-  // from the scheduler section; 0 = no graphs (every batch eager, unpadded); N = that size.
-  // Capped at scheduler.max_num_batched_tokens as vLLM caps it (cuda_graph_sizes.h).
-  std::int64_t cuda_graph_max_size = -1;
-  // Multiplies the summed operator time (> 0): a calibration coefficient for what the tables
-  // leave out (kernel gaps, norms, another engine version). 1 = the tables as measured.
-  double gpu_scale = 1.0;
-  // Price the memory-bound kernels no table holds (norms, activation, embedding) by
-  // aiconfigurator's formula (sim/cost/operators_cost_model.h); false leaves them out.
-  bool memory_ops = true;
-  bool operator==(const OperatorsCostConfig&) const = default;
-};
-
-// cost.host: the serving engine's host time per step, when the GPU waits on the CPU
-// (scheduling, input preparation, sampling, output processing), added to cost.kind
-// operators' GPU time. Calibration coefficients; 0 = none.
-struct HostCostConfig {
-  double step_s = 0;     // seconds per non-empty iteration, >= 0
-  double per_seq_s = 0;  // seconds per scheduled sequence (prefill chunks + decodes), >= 0
-  bool operator==(const HostCostConfig&) const = default;
-};
-
-struct CostConfig {
-  CostModelKind kind = CostModelKind::roofline;
-  // roofline: optional overrides of the GPU preset's efficiency settings (< 0: keep).
-  double compute_efficiency = -1;
-  double memory_efficiency = -1;
-  // roofline: overrides the GPU preset's per-iteration overhead (< 0: keep). profile: host
-  // seconds added to every non-empty iteration (< 0: none; profile_cost_model.h).
-  double iteration_overhead_s = -1;
-  ConstantCostCoefficients constant;  // constant: a + b·prefill tokens + c·decode seqs + ...
-  std::string profile;                // profile: CSV path
-  // operators: tables and settings, and the host time. Written to config.resolved.yaml only
-  // under cost.kind operators, so other kinds' resolved configs stay as they were.
-  OperatorsCostConfig operators;
-  HostCostConfig host;
-  // Keys of another kind than `kind` stay at their defaults (check_cost_kind_keys).
-};
-
 struct MeasureConfig {
   double window_start_s = 0;  // averages over iterations starting in [start, end)
   double window_end_s = std::numeric_limits<double>::infinity();
@@ -272,7 +224,10 @@ struct ExperimentConfig {
   AllocatorConfig allocator;
   SchedulerSettings scheduler;
   BeamModelSettings beam;  // beam search: which beams survive each step
-  CostConfig cost;
+  // cost: one settings struct per cost.kind, each declared beside its model and read as it
+  // is (cost_model_factory.h); the file's keys of another kind are refused unless as
+  // config.resolved.yaml writes them (at their defaults).
+  CostSettings cost;
   MeasureConfig measure;
   OutputConfig output;
   ValidateConfig validate;  // sampled batches for `pagesim validate`
