@@ -30,6 +30,7 @@
 #include "sim/config/model_config.h"
 #include "sim/config/offload_config.h"
 #include "sim/cost/cost_model_factory.h"
+#include "sim/core/advance_settings.h"
 #include "sim/core/speculative_settings.h"
 #include "sim/cost/kv_dtype.h"
 #include "sim/cost/vllm_kv_budget.h"
@@ -111,22 +112,6 @@ struct OutputConfig {
   // come from merging them, bit for bit the same (sim/metrics/latency_samples.h). The default
   // (2^18) keeps runs of up to 262,144 requests in memory, and 2 MiB a latency past that.
   std::int64_t latency_samples_in_memory = static_cast<std::int64_t>(LatencySamples::kBatchValues);
-};
-
-// engine: how the simulator advances, never what it computes (outputs are the same either
-// way). Written to config.resolved.yaml only when not at its defaults.
-struct EngineConfig {
-  // Advance runs of identical decode iterations at once (sim/engine/decode_run.h); false
-  // plans every iteration, for debugging and for checking that skipping changes no output.
-  bool skip_decode_runs = true;
-  // Keep arrivals behind a long waiting queue in a compact backlog (EngineSettings::
-  // compact_waiting); false makes every arrival a queued Request at once.
-  bool compact_waiting = true;
-  // Backlog entries a replica holds in memory (about twice this many at most); the rest wait,
-  // in order, in an anonymous temporary file in $TMPDIR (EngineSettings::backlog_in_memory).
-  // 0: all in memory. The default, 8192 (384 KiB of entries): a larger chunk only costs more
-  // memory (and page faults) for the same sequential I/O.
-  std::int64_t backlog_in_memory = 8192;
 };
 
 // speculative: speculative decoding (sim/core/speculative_settings.h; vllm-v1 over a paged
@@ -236,7 +221,9 @@ struct ExperimentConfig {
   // The load generator's view: client_metrics.json (client_stream_metrics.h) when the
   // `client` section is given (default: none, no output).
   ClientSettings client;
-  EngineConfig engine;      // how the run is advanced (default: decode runs skipped)
+  // engine: how the run is advanced, never what it computes (sim/engine/advance_settings.h).
+  // Written to config.resolved.yaml only when not at its defaults.
+  AdvanceSettings engine;
   // LoRA adapters (sim/scheduler/lora_settings.h) when the `lora` section is given (default:
   // none, no adapter output).
   LoraSettings lora;

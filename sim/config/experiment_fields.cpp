@@ -373,20 +373,14 @@ void visit(V& v, ExperimentConfig& c) {
     q.choice("popularity", "how requests pick an adapter: uniform or zipf", c.lora.popularity, kLoraPopularityNames);
     q.field("zipf_alpha", "zipf popularity: exponent", c.lora.zipf_alpha);
   });
-  v.section_omitted_at_default("engine", c.engine.skip_decode_runs && c.engine.compact_waiting &&
-                                             c.engine.backlog_in_memory == EngineConfig{}.backlog_in_memory,
-                               [&](auto& q) {
-                                 q.field("skip_decode_runs",
-                                         "advance runs of identical decode iterations at once (same outputs)",
-                                         c.engine.skip_decode_runs);
-                                 q.field("compact_waiting",
-                                         "keep arrivals behind a long queue in a compact backlog (same outputs)",
-                                         c.engine.compact_waiting);
-                                 q.field_omitted_at_default("backlog_in_memory",
-                                                            "backlog entries held in memory per replica (0: all)",
-                                                            c.engine.backlog_in_memory,
-                                                            EngineConfig{}.backlog_in_memory);
-                               });
+  v.section_omitted_at_default("engine", c.engine == AdvanceSettings{}, [&](auto& q) {
+    q.field("skip_decode_runs", "advance runs of identical decode iterations at once (same outputs)",
+            c.engine.skip_decode_runs);
+    q.field("compact_waiting", "keep arrivals behind a long queue in a compact backlog (same outputs)",
+            c.engine.compact_waiting);
+    q.field_omitted_at_default("backlog_in_memory", "backlog entries held in memory per replica (0: all)",
+                               c.engine.backlog_in_memory, AdvanceSettings{}.backlog_in_memory);
+  });
   v.section_omitted_at_default("speculative", !c.speculative.settings.enabled(), [&](auto& q) {
     SpeculativeSettings& s = c.speculative.settings;
     q.choice("method", "speculative decoding method (none: off)", s.method, kSpeculativeMethodNames);
