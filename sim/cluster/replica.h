@@ -81,7 +81,7 @@ class Replica {
     std::int64_t prompt_tokens, output_tokens;
     std::int32_t n, beam_width, adapter;
   };
-  SpillQueue<BacklogEntry> backlog;  // EngineSettings::backlog_in_memory sets its chunk
+  SpillQueue<BacklogEntry> backlog;  // AdvanceSettings::backlog_in_memory sets its chunk
 
  private:
   std::int32_t index_;

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -180,64 +182,37 @@ void check_replicas(const ExperimentConfig& c, const ServingKinds& kinds) {
                   "router");
 }
 
-namespace {
-
-// A cost key read only by another cost.kind would change nothing, and a constant model whose
-// iteration coefficients are all 0 makes every iteration instantaneous (latencies 0, rates
-// unbounded): both are refused, naming the key. Values are compared with the defaults, not
-// looked up in the file, so a config.resolved.yaml (which writes every key) parses again.
-void check_cost_kind_keys(const ExperimentConfig& c) {
-  const ConfigOrigin& o = c.origin;
-  const CostConfig& k = c.cost;
-  const std::string kind(to_string(k.kind));
-  auto refuse = [&](const char* key, std::string_view what, std::string_view kinds) {
-    throw o.error(key, fmt::format("{} {}, which cost.kind {} reads; cost.kind is '{}', which does not: leave it "
-                                   "out, or set cost.kind: {}",
-                                   key, what, kinds, kind, kinds));
+std::string cost_key_refusal(const std::string& key, CostModelKind kind, CostModelKind owner) {
+  if (key == "iteration_overhead_s" && kind == CostModelKind::operators)
+    return "cost.kind operators takes its host time from cost.host.step_s (per iteration) and cost.host.per_seq_s "
+           "(per scheduled sequence): leave cost.iteration_overhead_s out";
+  if (key == "iteration_overhead_s" && kind == CostModelKind::constant)
+    return "cost.iteration_overhead_s adds host time to every iteration of cost.kind roofline or profile; cost.kind "
+           "constant has its own fixed term: leave it out and set cost.constant.seconds_per_iteration";
+  static constexpr std::pair<std::string_view, std::string_view> kWhat[] = {
+      {"compute_efficiency", "overrides the GPU preset's compute efficiency"},
+      {"memory_efficiency", "overrides the GPU preset's memory efficiency"},
+      {"constant", "sets the coefficients of a linear cost"},
+      {"profile", "names the CSV of measured times"},
+      {"operators", "sets up the measured operator tables"},
+      {"host", "adds the serving engine's host time"},
   };
-  if (k.kind != CostModelKind::roofline) {
-    if (k.compute_efficiency >= 0)
-      refuse("cost.compute_efficiency", "overrides the GPU preset's compute efficiency", "roofline");
-    if (k.memory_efficiency >= 0)
-      refuse("cost.memory_efficiency", "overrides the GPU preset's memory efficiency", "roofline");
-  }
-  // The operators model's sections: refused when given (or set in code) under another kind.
-  if (k.kind != CostModelKind::operators) {
-    if (o.has("cost.operators") || !(k.operators == OperatorsCostConfig{}))
-      refuse("cost.operators", "sets up the measured operator tables", "operators");
-    if (o.has("cost.host") || !(k.host == HostCostConfig{}))
-      refuse("cost.host", "adds the serving engine's host time", "operators");
-  }
-  if (k.kind == CostModelKind::operators && k.iteration_overhead_s >= 0)
-    throw o.error("cost.iteration_overhead_s",
-                  "cost.kind operators takes its host time from cost.host.step_s (per iteration) and "
-                  "cost.host.per_seq_s (per scheduled sequence): leave cost.iteration_overhead_s out");
-  if (k.kind == CostModelKind::constant && k.iteration_overhead_s >= 0)
-    throw o.error("cost.iteration_overhead_s",
-                  "cost.iteration_overhead_s adds host time to every iteration of cost.kind roofline or profile; "
-                  "cost.kind constant has its own fixed term: leave it out and set "
-                  "cost.constant.seconds_per_iteration");
-  const ConstantCostCoefficients& q = k.constant;
-  const bool iteration_terms = q.seconds_per_iteration != 0 || q.seconds_per_prefill_token != 0 ||
-                               q.seconds_per_decode_seq != 0 || q.seconds_per_decode_context_token != 0;
-  const bool swap_terms = q.seconds_per_swap_block != 0 || q.seconds_per_swap_token != 0;
-  if (k.kind != CostModelKind::constant && (iteration_terms || swap_terms))
-    refuse("cost.constant", "sets the coefficients of a linear cost", "constant");
-  if (k.kind != CostModelKind::profile && !k.profile.empty())
-    refuse("cost.profile", "names the CSV of measured times", "profile");
-  if (k.kind == CostModelKind::profile && k.profile.empty())
-    throw o.error("cost.profile", "cost.kind profile reads its times from a CSV: expected cost.profile: PATH (pagesim "
-                                  "profile --device cuda writes one; format in sim/cost/profile_cost_model.h)");
-  if (k.kind == CostModelKind::constant && !iteration_terms)
-    throw o.error("cost.constant",
-                  "seconds_per_iteration, seconds_per_prefill_token, seconds_per_decode_seq and "
-                  "seconds_per_decode_context_token are all 0, so every iteration would take no time and every "
-                  "latency would be 0: set at least one of them > 0");
+  std::string_view what = "is a setting";
+  for (const auto& [k, w] : kWhat)
+    if (k == key) what = w;
+  return fmt::format("cost.{} {}, which cost.kind {} reads; cost.kind is '{}', which does not: leave it out, or set "
+                     "cost.kind: {}",
+                     key, what, to_string(owner), to_string(kind), to_string(owner));
 }
 
-// The roofline overrides: a negative value (the default, -1) keeps the GPU preset's; anything
-// else must be usable: an efficiency in (0, 1] (0 would make every iteration take forever,
-// NaN would silently keep the preset), an overhead finite and >= 0.
+namespace {
+
+// Each cost.kind's own values (the reader refuses another kind's keys). The roofline's
+// overrides: a negative value (the default, -1) keeps the GPU preset's; anything else must be
+// usable: an efficiency in (0, 1] (0 would make every iteration take forever, NaN would
+// silently keep the preset), an overhead finite and >= 0. A profile needs its CSV; a constant
+// model whose iteration coefficients are all 0 would make every iteration instantaneous
+// (latencies 0, rates unbounded).
 void check_cost(const ExperimentConfig& c) {
   const ConfigOrigin& o = c.origin;
   auto efficiency = [&](const char* key, double v) {
@@ -246,31 +221,49 @@ void check_cost(const ExperimentConfig& c) {
                                      "preset's, found {}",
                                      v));
   };
-  efficiency("cost.compute_efficiency", c.cost.compute_efficiency);
-  efficiency("cost.memory_efficiency", c.cost.memory_efficiency);
-  const OperatorsCostConfig& op = c.cost.operators;
-  if (!std::isfinite(op.gpu_scale) || op.gpu_scale <= 0)
-    throw o.error("cost.operators.gpu_scale",
-                  fmt::format("expected a finite factor > 0 (1: the measured operators as they are), found {}",
-                              op.gpu_scale));
-  if (op.cuda_graph_max_size < -1)
-    throw o.error("cost.operators.cuda_graph_max_size",
-                  fmt::format("expected -1 (vLLM's default from scheduler.max_num_seqs), 0 (no CUDA graphs) or a "
-                              "largest capture size in tokens, found {}",
-                              op.cuda_graph_max_size));
-  if (op.engine.empty())
-    throw o.error("cost.operators.engine", "expected an engine folder of the tables, e.g. vllm-0.14.0");
-  for (const auto& [key, v] : {std::pair{"cost.host.step_s", c.cost.host.step_s},
-                               std::pair{"cost.host.per_seq_s", c.cost.host.per_seq_s}})
-    if (!std::isfinite(v) || v < 0)
-      throw o.error(key, fmt::format("expected finite seconds >= 0, found {}", v));
-  const double overhead = c.cost.iteration_overhead_s;
-  if (!std::isfinite(overhead))
-    throw o.error("cost.iteration_overhead_s",
-                  fmt::format("expected a finite number of seconds >= 0, or a negative number to keep the GPU "
-                              "preset's, found {}",
-                              overhead));
-  check_cost_kind_keys(c);
+  auto overhead = [&](double v) {
+    if (!std::isfinite(v))
+      throw o.error("cost.iteration_overhead_s",
+                    fmt::format("expected a finite number of seconds >= 0, or a negative number to keep the GPU "
+                                "preset's, found {}",
+                                v));
+  };
+  if (const auto* r = std::get_if<RooflineCostSettings>(&c.cost)) {
+    efficiency("cost.compute_efficiency", r->compute_efficiency);
+    efficiency("cost.memory_efficiency", r->memory_efficiency);
+    overhead(r->iteration_overhead_s);
+  }
+  if (const auto* op = std::get_if<OperatorsCostSettings>(&c.cost)) {
+    if (!std::isfinite(op->gpu_scale) || op->gpu_scale <= 0)
+      throw o.error("cost.operators.gpu_scale",
+                    fmt::format("expected a finite factor > 0 (1: the measured operators as they are), found {}",
+                                op->gpu_scale));
+    if (op->cuda_graph_max_size < -1)
+      throw o.error("cost.operators.cuda_graph_max_size",
+                    fmt::format("expected -1 (vLLM's default from scheduler.max_num_seqs), 0 (no CUDA graphs) or a "
+                                "largest capture size in tokens, found {}",
+                                op->cuda_graph_max_size));
+    if (op->engine.empty())
+      throw o.error("cost.operators.engine", "expected an engine folder of the tables, e.g. vllm-0.14.0");
+    for (const auto& [key, v] : {std::pair{"cost.host.step_s", op->host_step_s},
+                                 std::pair{"cost.host.per_seq_s", op->host_per_seq_s}})
+      if (!std::isfinite(v) || v < 0)
+        throw o.error(key, fmt::format("expected finite seconds >= 0, found {}", v));
+  }
+  if (const auto* p = std::get_if<ProfileCostSettings>(&c.cost)) {
+    overhead(p->iteration_overhead_s);
+    if (p->profile.empty())
+      throw o.error("cost.profile", "cost.kind profile reads its times from a CSV: expected cost.profile: PATH "
+                                    "(pagesim profile --device cuda writes one; format in "
+                                    "sim/cost/profile_cost_model.h)");
+  }
+  if (const auto* q = std::get_if<ConstantCostCoefficients>(&c.cost);
+      q && q->seconds_per_iteration == 0 && q->seconds_per_prefill_token == 0 && q->seconds_per_decode_seq == 0 &&
+      q->seconds_per_decode_context_token == 0)
+    throw o.error("cost.constant",
+                  "seconds_per_iteration, seconds_per_prefill_token, seconds_per_decode_seq and "
+                  "seconds_per_decode_context_token are all 0, so every iteration would take no time and every "
+                  "latency would be 0: set at least one of them > 0");
 }
 
 // The lora section's own values, and what it needs of the rest (a paged pool driven by a vLLM

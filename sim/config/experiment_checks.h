@@ -6,6 +6,8 @@
 // are parsed; check_experiment (experiment_config.h) runs the three. Internal to sim/config.
 #pragma once
 
+#include <string>
+
 #include "sim/config/experiment_config.h"
 #include "sim/config/kind_rules.h"
 
@@ -18,5 +20,9 @@ void check_values(const ExperimentConfig& c, const ServingKinds& kinds);
 void check_speculative(const ExperimentConfig& c, const ServingKinds& kinds);
 // After the overrides are parsed: settings that cannot hold across replicas.
 void check_replicas(const ExperimentConfig& c, const ServingKinds& kinds);
+
+// Why the cost key `key` (within the section: "compute_efficiency", "host") that only cost.kind
+// `owner` reads is refused under cost.kind `kind` (YamlReader::kinds).
+std::string cost_key_refusal(const std::string& key, CostModelKind kind, CostModelKind owner);
 
 }  // namespace pagesim::sim

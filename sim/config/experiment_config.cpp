@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -136,8 +137,8 @@ void parse_replica_overrides(const YAML::Node& root, const std::string& file, Ex
   }
 }
 
-// The input paths of `c` (input_path.h), and whether the run reads each as configured
-// (another kind's key is never read). C: ExperimentConfig, const or not.
+// The input paths of `c` (input_path.h; null where the cost kind has no such key), and
+// whether the run reads each as configured. C: ExperimentConfig, const or not.
 template <class C>
 auto input_paths_of(C& c) {
   using Value = std::conditional_t<std::is_const_v<C>, const std::string, std::string>;
@@ -151,12 +152,14 @@ auto input_paths_of(C& c) {
   const bool lengths_file = (w.kind == traces::WorkloadKind::kSynthetic || w.kind == traces::WorkloadKind::kSessions) &&
                             w.lengths.kind != traces::LengthsKind::kDistributions;
   auto& m = c.custom_model;
+  auto* profile = std::get_if<ProfileCostSettings>(&c.cost);
+  auto* operators = std::get_if<OperatorsCostSettings>(&c.cost);
   return std::array<Input, 6>{{
       {"workload.trace.path", &w.trace.path, InputKind::kFile, w.kind == traces::WorkloadKind::kTrace},
       {"model.hf_config", &m.hf_config, InputKind::kFile, m.given && !m.hf_config.empty()},
       {"workload.lengths.path", &w.lengths.path, InputKind::kFile, lengths_file},
-      {"cost.profile", &c.cost.profile, InputKind::kFile, c.cost.kind == CostModelKind::profile},
-      {"cost.operators.tables", &c.cost.operators.tables, InputKind::kFolder, c.cost.kind == CostModelKind::operators},
+      {"cost.profile", profile ? &profile->profile : nullptr, InputKind::kFile, profile != nullptr},
+      {"cost.operators.tables", operators ? &operators->tables : nullptr, InputKind::kFolder, operators != nullptr},
       {"calibration", &c.calibration, InputKind::kFile, c.calibration != kNoCalibration},
   }};
 }
@@ -171,7 +174,7 @@ std::filesystem::path input_base(const ConfigOrigin& origin, const char* key) {
 // others stay as written (check_input_paths names those the run reads).
 void resolve_input_paths(ExperimentConfig& c) {
   for (const auto& in : input_paths_of(c)) {
-    if (in.value->empty() || (in.value == &c.calibration && !in.read)) continue;
+    if (!in.value || in.value->empty() || (in.value == &c.calibration && !in.read)) continue;
     if (const std::optional<std::string> found = find_input(*in.value, input_base(c.origin, in.key), in.kind))
       *in.value = *found;
   }
@@ -235,7 +238,7 @@ bool ReplicasConfig::at_default() const {
 
 void check_input_paths(const ExperimentConfig& c) {
   for (const auto& in : input_paths_of(c)) {
-    if (!in.read || in.value->empty()) continue;
+    if (!in.read || !in.value || in.value->empty()) continue;
     const std::filesystem::path base = input_base(c.origin, in.key);
     if (!find_input(*in.value, base, in.kind)) throw c.origin.error(in.key, input_not_found(*in.value, base, in.kind));
   }

@@ -30,6 +30,7 @@
 #include "sim/config/model_config.h"
 #include "sim/config/offload_config.h"
 #include "sim/cost/cost_model_factory.h"
+#include "sim/core/advance_settings.h"
 #include "sim/core/speculative_settings.h"
 #include "sim/cost/kv_dtype.h"
 #include "sim/cost/vllm_kv_budget.h"
@@ -79,54 +80,6 @@ struct AllocatorConfig : alloc::AllocatorSpec {
   }
 };
 
-// cost.operators: where cost.kind operators reads its measured tables, and its settings
-// (sim/cost/operators_cost_model.h).
-struct OperatorsCostConfig {
-  std::string tables;                  // folder of <gpu>/<engine>/ tables; "": the source tree's
-                                       // sim/cost/operator_tables
-  std::string engine = "vllm-0.14.0";  // engine folder (the serving engine and version measured)
-  std::string gpu;                     // table folder of the GPU; "": from the gpu preset
-                                       // (h100-sxm → h100_sxm, h200 → h200_sxm, a100-80gb →
-                                       // a100_sxm, l40s → l40s)
-  // Largest CUDA-graph capture size (tokens): -1 = vLLM's default min(2 · max_num_seqs, 512)
-  // from the scheduler section; 0 = no graphs (every batch eager, unpadded); N = that size.
-  // Capped at scheduler.max_num_batched_tokens as vLLM caps it (cuda_graph_sizes.h).
-  std::int64_t cuda_graph_max_size = -1;
-  // Multiplies the summed operator time (> 0): a calibration coefficient for what the tables
-  // leave out (kernel gaps, norms, another engine version). 1 = the tables as measured.
-  double gpu_scale = 1.0;
-  // Price the memory-bound kernels no table holds (norms, activation, embedding) by
-  // aiconfigurator's formula (sim/cost/operators_cost_model.h); false leaves them out.
-  bool memory_ops = true;
-  bool operator==(const OperatorsCostConfig&) const = default;
-};
-
-// cost.host: the serving engine's host time per step, when the GPU waits on the CPU
-// (scheduling, input preparation, sampling, output processing), added to cost.kind
-// operators' GPU time. Calibration coefficients; 0 = none.
-struct HostCostConfig {
-  double step_s = 0;     // seconds per non-empty iteration, >= 0
-  double per_seq_s = 0;  // seconds per scheduled sequence (prefill chunks + decodes), >= 0
-  bool operator==(const HostCostConfig&) const = default;
-};
-
-struct CostConfig {
-  CostModelKind kind = CostModelKind::roofline;
-  // roofline: optional overrides of the GPU preset's efficiency settings (< 0: keep).
-  double compute_efficiency = -1;
-  double memory_efficiency = -1;
-  // roofline: overrides the GPU preset's per-iteration overhead (< 0: keep). profile: host
-  // seconds added to every non-empty iteration (< 0: none; profile_cost_model.h).
-  double iteration_overhead_s = -1;
-  ConstantCostCoefficients constant;  // constant: a + b·prefill tokens + c·decode seqs + ...
-  std::string profile;                // profile: CSV path
-  // operators: tables and settings, and the host time. Written to config.resolved.yaml only
-  // under cost.kind operators, so other kinds' resolved configs stay as they were.
-  OperatorsCostConfig operators;
-  HostCostConfig host;
-  // Keys of another kind than `kind` stay at their defaults (check_cost_kind_keys).
-};
-
 struct MeasureConfig {
   double window_start_s = 0;  // averages over iterations starting in [start, end)
   double window_end_s = std::numeric_limits<double>::infinity();
@@ -159,22 +112,6 @@ struct OutputConfig {
   // come from merging them, bit for bit the same (sim/metrics/latency_samples.h). The default
   // (2^18) keeps runs of up to 262,144 requests in memory, and 2 MiB a latency past that.
   std::int64_t latency_samples_in_memory = static_cast<std::int64_t>(LatencySamples::kBatchValues);
-};
-
-// engine: how the simulator advances, never what it computes (outputs are the same either
-// way). Written to config.resolved.yaml only when not at its defaults.
-struct EngineConfig {
-  // Advance runs of identical decode iterations at once (sim/engine/decode_run.h); false
-  // plans every iteration, for debugging and for checking that skipping changes no output.
-  bool skip_decode_runs = true;
-  // Keep arrivals behind a long waiting queue in a compact backlog (EngineSettings::
-  // compact_waiting); false makes every arrival a queued Request at once.
-  bool compact_waiting = true;
-  // Backlog entries a replica holds in memory (about twice this many at most); the rest wait,
-  // in order, in an anonymous temporary file in $TMPDIR (EngineSettings::backlog_in_memory).
-  // 0: all in memory. The default, 8192 (384 KiB of entries): a larger chunk only costs more
-  // memory (and page faults) for the same sequential I/O.
-  std::int64_t backlog_in_memory = 8192;
 };
 
 // speculative: speculative decoding (sim/core/speculative_settings.h; vllm-v1 over a paged
@@ -272,7 +209,10 @@ struct ExperimentConfig {
   AllocatorConfig allocator;
   SchedulerSettings scheduler;
   BeamModelSettings beam;  // beam search: which beams survive each step
-  CostConfig cost;
+  // cost: one settings struct per cost.kind, each declared beside its model and read as it
+  // is (cost_model_factory.h); the file's keys of another kind are refused unless as
+  // config.resolved.yaml writes them (at their defaults).
+  CostSettings cost;
   MeasureConfig measure;
   OutputConfig output;
   ValidateConfig validate;  // sampled batches for `pagesim validate`
@@ -281,7 +221,9 @@ struct ExperimentConfig {
   // The load generator's view: client_metrics.json (client_stream_metrics.h) when the
   // `client` section is given (default: none, no output).
   ClientSettings client;
-  EngineConfig engine;      // how the run is advanced (default: decode runs skipped)
+  // engine: how the run is advanced, never what it computes (sim/engine/advance_settings.h).
+  // Written to config.resolved.yaml only when not at its defaults.
+  AdvanceSettings engine;
   // LoRA adapters (sim/scheduler/lora_settings.h) when the `lora` section is given (default:
   // none, no adapter output).
   LoraSettings lora;

@@ -5,6 +5,7 @@
 
 #include "sim/config/calibration.h"
 #include "sim/config/config_origin.h"
+#include "sim/config/experiment_checks.h"
 
 namespace pagesim::sim {
 namespace {
@@ -133,6 +134,60 @@ void visit(V& v, traces::WorkloadSpec& w) {
                               w.oversize, traces::kOversizePolicyNames, traces::OversizePolicy::kError);
 }
 
+// cost: each cost.kind's keys (own: the kind chosen; kind_alternatives.h). iteration_overhead_s
+// is the roofline's and the profile's: one meaning for both.
+constexpr const char* kIterationOverheadMeaning =
+    "roofline: fixed seconds per iteration (< 0: the GPU preset's); profile: host seconds added";
+
+template <class V>
+void visit(V& v, RooflineCostSettings& s, bool) {
+  v.field("compute_efficiency", "roofline: fraction of peak FLOPS reached (< 0: the GPU preset's)",
+          s.compute_efficiency);
+  v.field("memory_efficiency", "roofline: fraction of peak memory bandwidth reached (< 0: the GPU preset's)",
+          s.memory_efficiency);
+  v.field("iteration_overhead_s", kIterationOverheadMeaning, s.iteration_overhead_s);
+}
+
+template <class V>
+void visit(V& v, ConstantCostCoefficients& k, bool) {
+  v.section("constant", [&](auto& q) {
+    q.field("seconds_per_iteration", "constant: seconds per iteration", k.seconds_per_iteration);
+    q.field("seconds_per_prefill_token", "constant: seconds per prefill token", k.seconds_per_prefill_token);
+    q.field("seconds_per_decode_seq", "constant: seconds per decoding sequence", k.seconds_per_decode_seq);
+    q.field("seconds_per_decode_context_token", "constant: seconds per context token of a decoding sequence",
+            k.seconds_per_decode_context_token);
+    q.field("seconds_per_swap_block", "constant: seconds per swapped block", k.seconds_per_swap_block);
+    q.field("seconds_per_swap_token", "constant: seconds per swapped token", k.seconds_per_swap_token);
+  });
+}
+
+template <class V>
+void visit(V& v, ProfileCostSettings& s, bool) {
+  v.field("iteration_overhead_s", kIterationOverheadMeaning, s.iteration_overhead_s);
+  v.field("profile", "profile: the measured profile CSV (pagesim profile)", s.profile);
+}
+
+// Written under cost.kind operators only, so other kinds' config.resolved.yaml stay as they
+// were before it.
+template <class V>
+void visit(V& v, OperatorsCostSettings& s, bool own) {
+  v.section_omitted_at_default("operators", !own, [&](auto& q) {
+    q.field("tables", "operators: the tables' folder, one GPU/ENGINE/ folder each (empty: the source tree's)",
+            s.tables);
+    q.field("engine", "operators: the serving engine and version the tables measured", s.engine);
+    q.field("gpu", "operators: the tables' GPU folder (empty: from the gpu preset)", s.gpu);
+    q.field("cuda_graph_max_size", "operators: largest CUDA-graph batch, tokens (-1: vLLM's default; 0: none)",
+            s.cuda_graph_max_size);
+    q.field("gpu_scale", "operators: multiplies the summed operator time (a calibration factor)", s.gpu_scale);
+    q.field("memory_ops", "operators: price the memory-bound kernels no table holds (norms, activation, embedding)",
+            s.memory_ops);
+  });
+  v.section_omitted_at_default("host", !own, [&](auto& q) {
+    q.field("step_s", "host seconds per non-empty iteration", s.host_step_s);
+    q.field("per_seq_s", "host seconds per scheduled sequence", s.host_per_seq_s);
+  });
+}
+
 template <class V>
 void visit(V& v, ExperimentConfig& c) {
   v.field("name", "the experiment's name (the default output folder, summary.json)", c.name);
@@ -225,43 +280,8 @@ void visit(V& v, ExperimentConfig& c) {
             c.beam.mean_entropy_nats);
   });
   v.section("cost", [&](auto& k) {
-    k.choice("kind", "how iteration times are computed", c.cost.kind, kCostModelKindNames);
-    k.field("compute_efficiency", "roofline: fraction of peak FLOPS reached (< 0: the GPU preset's)",
-            c.cost.compute_efficiency);
-    k.field("memory_efficiency", "roofline: fraction of peak memory bandwidth reached (< 0: the GPU preset's)",
-            c.cost.memory_efficiency);
-    k.field("iteration_overhead_s",
-            "roofline: fixed seconds per iteration (< 0: the GPU preset's); profile: host seconds added",
-            c.cost.iteration_overhead_s);
-    k.section("constant", [&](auto& q) {
-      q.field("seconds_per_iteration", "constant: seconds per iteration", c.cost.constant.seconds_per_iteration);
-      q.field("seconds_per_prefill_token", "constant: seconds per prefill token",
-              c.cost.constant.seconds_per_prefill_token);
-      q.field("seconds_per_decode_seq", "constant: seconds per decoding sequence",
-              c.cost.constant.seconds_per_decode_seq);
-      q.field("seconds_per_decode_context_token", "constant: seconds per context token of a decoding sequence",
-              c.cost.constant.seconds_per_decode_context_token);
-      q.field("seconds_per_swap_block", "constant: seconds per swapped block", c.cost.constant.seconds_per_swap_block);
-      q.field("seconds_per_swap_token", "constant: seconds per swapped token", c.cost.constant.seconds_per_swap_token);
-    });
-    k.field("profile", "profile: the measured profile CSV (pagesim profile)", c.cost.profile);
-    const bool not_operators = c.cost.kind != CostModelKind::operators;
-    k.section_omitted_at_default("operators", not_operators, [&](auto& q) {
-      q.field("tables", "operators: the tables' folder, one GPU/ENGINE/ folder each (empty: the source tree's)",
-              c.cost.operators.tables);
-      q.field("engine", "operators: the serving engine and version the tables measured", c.cost.operators.engine);
-      q.field("gpu", "operators: the tables' GPU folder (empty: from the gpu preset)", c.cost.operators.gpu);
-      q.field("cuda_graph_max_size", "operators: largest CUDA-graph batch, tokens (-1: vLLM's default; 0: none)",
-              c.cost.operators.cuda_graph_max_size);
-      q.field("gpu_scale", "operators: multiplies the summed operator time (a calibration factor)",
-              c.cost.operators.gpu_scale);
-      q.field("memory_ops", "operators: price the memory-bound kernels no table holds (norms, activation, embedding)",
-              c.cost.operators.memory_ops);
-    });
-    k.section_omitted_at_default("host", not_operators, [&](auto& q) {
-      q.field("step_s", "host seconds per non-empty iteration", c.cost.host.step_s);
-      q.field("per_seq_s", "host seconds per scheduled sequence", c.cost.host.per_seq_s);
-    });
+    k.kinds("kind", "how iteration times are computed", c.cost, kCostModelKindNames,
+            [](auto& q, auto& settings, bool own) { visit(q, settings, own); }, cost_key_refusal);
   });
   v.section("measure", [&](auto& m) {
     m.field("window_start_s", "averages over iterations starting at or after this, seconds", c.measure.window_start_s);
@@ -353,20 +373,14 @@ void visit(V& v, ExperimentConfig& c) {
     q.choice("popularity", "how requests pick an adapter: uniform or zipf", c.lora.popularity, kLoraPopularityNames);
     q.field("zipf_alpha", "zipf popularity: exponent", c.lora.zipf_alpha);
   });
-  v.section_omitted_at_default("engine", c.engine.skip_decode_runs && c.engine.compact_waiting &&
-                                             c.engine.backlog_in_memory == EngineConfig{}.backlog_in_memory,
-                               [&](auto& q) {
-                                 q.field("skip_decode_runs",
-                                         "advance runs of identical decode iterations at once (same outputs)",
-                                         c.engine.skip_decode_runs);
-                                 q.field("compact_waiting",
-                                         "keep arrivals behind a long queue in a compact backlog (same outputs)",
-                                         c.engine.compact_waiting);
-                                 q.field_omitted_at_default("backlog_in_memory",
-                                                            "backlog entries held in memory per replica (0: all)",
-                                                            c.engine.backlog_in_memory,
-                                                            EngineConfig{}.backlog_in_memory);
-                               });
+  v.section_omitted_at_default("engine", c.engine == AdvanceSettings{}, [&](auto& q) {
+    q.field("skip_decode_runs", "advance runs of identical decode iterations at once (same outputs)",
+            c.engine.skip_decode_runs);
+    q.field("compact_waiting", "keep arrivals behind a long queue in a compact backlog (same outputs)",
+            c.engine.compact_waiting);
+    q.field_omitted_at_default("backlog_in_memory", "backlog entries held in memory per replica (0: all)",
+                               c.engine.backlog_in_memory, AdvanceSettings{}.backlog_in_memory);
+  });
   v.section_omitted_at_default("speculative", !c.speculative.settings.enabled(), [&](auto& q) {
     SpeculativeSettings& s = c.speculative.settings;
     q.choice("method", "speculative decoding method (none: off)", s.method, kSpeculativeMethodNames);

@@ -13,11 +13,13 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
 #include "sim/config/enum_names.h"
+#include "sim/config/kind_alternatives.h"
 
 namespace pagesim::sim {
 
@@ -105,6 +107,26 @@ class KeySchemaBuilder {
     KeySchemaBuilder sub;
     visit_fn(sub);
     keys_.push_back(KeyInfo{key, KeyInfo::Type::kStringOrSection, name, {}, std::move(sub.keys_), meaning});
+  }
+
+  // One settings struct per kind (yaml_visitors.h): every kind's keys in kind order, a key
+  // several kinds list once, where the first lists it; `settings`' kind gives its defaults.
+  template <class E, std::size_t N, class... A, class F, class R>
+  void kinds(const char* kind_key, const char* meaning, std::variant<A...>& settings,
+             const EnumNameTable<E, N>& names, F&& visit_kind, R&&) {
+    E kind = kind_of_alternative(names, settings);
+    choice(kind_key, meaning, kind, names);
+    for_each_alternative<std::variant<A...>>([&](auto i) {
+      KeySchemaBuilder sub;
+      std::variant_alternative_t<i, std::variant<A...>> defaults{};
+      const bool own = i == settings.index();
+      visit_kind(sub, own ? std::get<i>(settings) : defaults, own);
+      for (KeyInfo& k : sub.keys_) {
+        bool listed = false;
+        for (const KeyInfo& have : keys_) listed = listed || have.key == k.key;
+        if (!listed) keys_.push_back(std::move(k));
+      }
+    });
   }
 
   void ignore(const char* key, const char* meaning) {

@@ -3,7 +3,9 @@
 // A config struct lists its fields once, in a template visit(V&, Struct&) that calls
 // v.field(key, meaning, member), v.choice(key, meaning, member, names), v.parsed(key, meaning,
 // member, parse, format), v.section(key, fn), v.list(key, meaning, vector, fn) and
-// v.field_or_section(key, meaning, name, as_section, fn) (a name or a map). `meaning` is the
+// v.field_or_section(key, meaning, name, as_section, fn) (a name or a map) and
+// v.kinds(key, meaning, variant, names, fn, refusal) (one settings struct per kind,
+// kind_alternatives.h). `meaning` is the
 // key's one-line description (KeySchemaBuilder puts it in docs/experiment-keys.md and the
 // JSON Schema; the reader and writer ignore it). YamlReader fills the struct from a YAML
 // map — rejecting unknown keys, wrong types and unknown names with a ConfigError that names
@@ -26,6 +28,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -35,6 +38,7 @@
 #include "sim/config/config_origin.h"
 #include "sim/core/close_names.h"
 #include "sim/config/enum_names.h"
+#include "sim/config/kind_alternatives.h"
 
 namespace pagesim::sim {
 
@@ -192,6 +196,15 @@ class YamlReader {
     scalar(key, name);
     if (n) as_section = false;
   }
+
+  // A section of one kind's settings: the choice `kind_key` picks the alternative `settings`
+  // holds (kind_alternatives.h), and visit_kind(v, alternative, own) lists an alternative's
+  // keys (own: it is the kind chosen). A key only other kinds list is accepted as
+  // config.resolved.yaml writes it (at its default, and only where written); else ConfigError
+  // on it with the message refusal(key, kind, owner), owner the first kind to list it.
+  template <class E, std::size_t N, class... A, class F, class R>
+  void kinds(const char* kind_key, const char* meaning, std::variant<A...>& settings,
+             const EnumNameTable<E, N>& names, F&& visit_kind, R&& refusal);
 
   // Keys consumed elsewhere (e.g. "sweep" at the top level).
   void ignore(const char* key, const char* /*meaning*/) { known_.insert(key); }
@@ -351,11 +364,66 @@ class YamlWriter {
     else field(key, meaning, name);
   }
 
+  // The chosen kind's keys, with each key only other kinds list at its default where
+  // config.resolved.yaml has always written it (in kind order: a key several kinds list
+  // keeps its first place).
+  template <class E, std::size_t N, class... A, class F, class R>
+  void kinds(const char* kind_key, const char* meaning, std::variant<A...>& settings,
+             const EnumNameTable<E, N>& names, F&& visit_kind, R&&) {
+    choice(kind_key, meaning, kind_of_alternative(names, settings), names);
+    for_each_alternative<std::variant<A...>>([&](auto i) {
+      if (i == settings.index()) {
+        visit_kind(*this, std::get<i>(settings), true);
+        return;
+      }
+      YAML::Node other(YAML::NodeType::Map);
+      YamlWriter w(other, every_field_);
+      std::variant_alternative_t<i, std::variant<A...>> defaults{};
+      visit_kind(w, defaults, false);
+      const YAML::Node& here = node_;
+      for (const auto& kv : other)
+        if (!here[kv.first.Scalar()]) node_[kv.first.Scalar()] = kv.second;
+    });
+  }
+
   void ignore(const char*, const char*) {}
 
  private:
   YAML::Node node_;
   bool every_field_;
 };
+
+template <class E, std::size_t N, class... A, class F, class R>
+void YamlReader::kinds(const char* kind_key, const char* meaning, std::variant<A...>& settings,
+                       const EnumNameTable<E, N>& names, F&& visit_kind, R&& refusal) {
+  E kind = kind_of_alternative(names, settings);
+  choice(kind_key, meaning, kind, names);
+  choose_alternative(names, kind, settings);
+  std::visit([&](auto& own) { visit_kind(*this, own, true); }, settings);
+  const std::set<std::string> own_keys = known_;
+  for_each_alternative<std::variant<A...>>([&](auto i) {
+    if (i == settings.index()) return;
+    using Other = std::variant_alternative_t<i, std::variant<A...>>;
+    auto written = [&](Other value, bool every_field) {
+      YAML::Node n(YAML::NodeType::Map);
+      YamlWriter w(n, every_field);
+      visit_kind(w, value, false);
+      return n;
+    };
+    Other given{};
+    YamlReader r(node_, path_, origin_);
+    visit_kind(r, given, false);
+    const YAML::Node as_given = written(given, false);
+    const YAML::Node at_default = written(Other{}, false);
+    for (const auto& kv : written(Other{}, true)) {
+      const std::string k = kv.first.Scalar();
+      if (own_keys.count(k)) continue;
+      known_.insert(k);
+      if (!child(k.c_str())) continue;
+      if (!at_default[k] || YAML::Dump(as_given[k]) != YAML::Dump(at_default[k]))
+        throw origin_.error(join(k.c_str()), refusal(k, kind, names[i].first));
+    }
+  });
+}
 
 }  // namespace pagesim::sim

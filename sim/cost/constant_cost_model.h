@@ -13,6 +13,7 @@
 
 namespace pagesim::sim {
 
+// cost.kind constant's settings (cost.constant).
 struct ConstantCostCoefficients {
   double seconds_per_iteration = 0;            // a: fixed per non-empty iteration (s)
   double seconds_per_prefill_token = 0;        // b: per prefill token (s/token)
@@ -20,6 +21,7 @@ struct ConstantCostCoefficients {
   double seconds_per_decode_context_token = 0;  // d: per token of KV read in decode (s/token)
   double seconds_per_swap_block = 0;           // e: per swapped block (s/block)
   double seconds_per_swap_token = 0;           // f: per swapped token slot (s/token)
+  bool operator==(const ConstantCostCoefficients&) const = default;
 };
 
 class ConstantCostModel final : public CostModel {

@@ -1,19 +1,23 @@
 // make_cost_model: builds the CostModel an experiment asks for from a plain spec.
 //
-// CostModelSpec names the kind and only the fields that kind reads:
-//   roofline  model (a preset name or a full ModelSpec), gpu (preset name or GpuSpec), tp
-//   constant  constant (the coefficients)
-//   profile   profile_path (CSV, see profile_cost_model.h), iteration_overhead_s, model
-//             (the table must have moe rows exactly when it has MoE layers: check_model)
-//   operators model, gpu (its GpuSpec: PCIe for swaps), tp, operators (the tables, CUDA-graph
-//             sizes, calibration coefficients; operators_cost_model.h)
+// CostModelSpec names the model, the GPU and the tensor-parallel degree, and holds the settings
+// of one cost.kind, declared beside its model, the experiment's cost section as given:
+//   roofline  RooflineCostSettings: overrides of the GPU preset (roofline_cost_model.h)
+//   constant  ConstantCostCoefficients: the coefficients (constant_cost_model.h)
+//   profile   ProfileCostSettings: the CSV and host time (profile_cost_model.h); the table
+//             must have moe rows exactly when the model has MoE layers (check_model)
+//   operators OperatorsCostSettings: the tables and calibration (operators_cost_model.h); the
+//             GPU's PCIe prices swaps, its preset names the tables' folder unless the settings
+//             do, and the batch limits size vLLM's CUDA graphs
 // The defaults describe the vLLM paper's setting (OPT-13B on one A100-40GB). A preset can be
 // tuned by looking it up (presets.h), changing fields, and passing the struct. Pure
 // functions; the returned model is independent of the spec.
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,6 +29,8 @@
 #include "sim/cost/gpu_spec.h"
 #include "sim/cost/model_spec.h"
 #include "sim/cost/operators_cost_model.h"
+#include "sim/cost/profile_cost_model.h"
+#include "sim/cost/roofline_cost_model.h"
 
 namespace pagesim::sim {
 
@@ -45,17 +51,26 @@ constexpr std::string_view to_string(CostModelKind kind) {
   return "?";
 }
 
+// The settings of one cost.kind: the alternative at index i is kCostModelKindNames[i]'s.
+using CostSettings =
+    std::variant<RooflineCostSettings, ConstantCostCoefficients, ProfileCostSettings, OperatorsCostSettings>;
+static_assert(std::variant_size_v<CostSettings> == kCostModelKindNames.size());
+
+constexpr CostModelKind kind_of(const CostSettings& settings) {
+  return static_cast<CostModelKind>(settings.index());
+}
+
 struct CostModelSpec {
-  CostModelKind kind = CostModelKind::roofline;
   std::variant<std::string, ModelSpec> model = std::string("opt-13b");  // roofline, operators, profile: preset/spec
   std::variant<std::string, GpuSpec> gpu = std::string("a100-40gb");    // roofline, operators: preset/spec
-  int tp = 1;                            // roofline, operators: tensor-parallel degree (GPUs)
-  ConstantCostCoefficients constant;     // constant: coefficients (s, s/token, ...)
-  std::filesystem::path profile_path;    // profile: the CSV to read
-  std::string profile_name;              // profile: how describe() and errors name it ("" = path)
-  double iteration_overhead_s = 0;       // profile: host seconds added to every non-empty
-                                         // iteration (profile_cost_model.h), >= 0
-  OperatorsCostSettings operators;       // operators: tables, engine, CUDA graphs, coefficients
+  int tp = 1;                  // roofline, operators: tensor-parallel degree (GPUs)
+  CostSettings settings;       // the kind and its settings; default: roofline at the preset's
+  // Where a setting's relative path is found (the profile CSV, the operator tables); empty:
+  // the path as given.
+  std::function<std::filesystem::path(const std::string&)> input_file;
+  // operators: the scheduler's batch limits, by which vLLM sizes its CUDA graphs.
+  std::int64_t max_num_seqs = 256;
+  std::int64_t max_num_batched_tokens = 2560;
 };
 
 // The ModelSpec or GpuSpec a spec field designates: the preset of that name, or the given

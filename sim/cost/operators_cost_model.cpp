@@ -164,7 +164,7 @@ struct OperatorsCostModel::Tally {
 
 OperatorsCostModel::~OperatorsCostModel() = default;
 
-OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, OperatorsCostSettings settings)
+OperatorsCostModel::OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, OperatorsCostParams settings)
     : model_(std::move(model)), gpu_(std::move(gpu)), tp_(tp), settings_(std::move(settings)) {
   model_.validate();
   gpu_.validate();

@@ -112,7 +112,35 @@
 
 namespace pagesim::sim {
 
+// cost.kind operators' settings as an experiment gives them (cost.operators and cost.host);
+// make_cost_model resolves them, with the run's GPU and batch limits, into the parameters
+// below.
 struct OperatorsCostSettings {
+  std::string tables;                  // folder of <gpu>/<engine>/ tables; "": the source tree's
+                                       // sim/cost/operator_tables
+  std::string engine = "vllm-0.14.0";  // engine folder (the serving engine and version measured)
+  std::string gpu;                     // table folder of the GPU; "": from the gpu preset
+                                       // (operator_table_gpu)
+  // Largest CUDA-graph capture size (tokens): -1 = vLLM's default min(2 · max_num_seqs, 512)
+  // from the scheduler's limits; 0 = no graphs (every batch eager, unpadded); N = that size.
+  // Capped at max_num_batched_tokens as vLLM caps it (cuda_graph_sizes.h).
+  std::int64_t cuda_graph_max_size = -1;
+  // Multiplies the summed operator time (> 0): a calibration coefficient for what the tables
+  // leave out (kernel gaps, norms, another engine version). 1 = the tables as measured.
+  double gpu_scale = 1.0;
+  // Price the memory-bound kernels no table holds (norms, activation, embedding) by
+  // aiconfigurator's formula (above); false leaves them out.
+  bool memory_ops = true;
+  // The serving engine's host time per step, when the GPU waits on the CPU (above):
+  // calibration coefficients, >= 0; 0 = none.
+  double host_step_s = 0;     // seconds per non-empty iteration
+  double host_per_seq_s = 0;  // seconds per scheduled sequence (prefill chunks + decodes)
+  bool operator==(const OperatorsCostSettings&) const = default;
+};
+
+// What the model is built from: OperatorsCostSettings with the folders and CUDA-graph sizes
+// resolved.
+struct OperatorsCostParams {
   std::filesystem::path tables;        // the folder of <gpu>/<engine>/ tables (required)
   std::string gpu;                     // table folder of the GPU, e.g. "h100_sxm" (required)
   std::string engine = "vllm-0.14.0";  // engine folder under the GPU's
@@ -150,7 +178,7 @@ class OperatorsCostModel final : public CostModel {
   // Reads the tables the model needs from settings.tables / gpu / engine. Throws
   // CostModelError for an invalid model, GPU, tp or setting, a missing folder or table, or an
   // operator of the model without data; ProfileFormatError for a malformed table.
-  OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, OperatorsCostSettings settings);
+  OperatorsCostModel(ModelSpec model, GpuSpec gpu, int tp, OperatorsCostParams settings);
   ~OperatorsCostModel() override;
 
   double iteration_seconds(const BatchShape& batch) const override { return breakdown(batch).total_seconds(); }
@@ -182,7 +210,7 @@ class OperatorsCostModel final : public CostModel {
   ModelSpec model_;
   GpuSpec gpu_;
   int tp_;
-  OperatorsCostSettings settings_;
+  OperatorsCostParams settings_;
   std::filesystem::path folder_;
   PcieSwapCost swap_;
 

@@ -54,6 +54,13 @@
 
 namespace pagesim::sim {
 
+// cost.kind profile's settings: the measured table and the host time it lacks.
+struct ProfileCostSettings {
+  std::string profile;               // the CSV's path as the experiment gives it (required)
+  double iteration_overhead_s = -1;  // host seconds added to every non-empty iteration; < 0: none
+  bool operator==(const ProfileCostSettings&) const = default;
+};
+
 class ProfileCostModel final : public CostModel {
  public:
   // Reads and parses the CSV at `path`; errors name the path. Throws CostModelError when

@@ -99,6 +99,22 @@ struct RooflineBreakdown {
   }
 };
 
+// cost.kind roofline's settings: overrides of the GPU preset's efficiencies and per-iteration
+// overhead, each kept from the preset when < 0 (the default).
+struct RooflineCostSettings {
+  double compute_efficiency = -1;    // fraction of peak FLOPS reached, in (0, 1]
+  double memory_efficiency = -1;     // fraction of peak HBM bandwidth reached, in (0, 1]
+  double iteration_overhead_s = -1;  // fixed seconds per non-empty iteration, >= 0
+  // `gpu` with the overrides that are set laid over it.
+  GpuSpec applied_to(GpuSpec gpu) const {
+    if (compute_efficiency >= 0) gpu.compute_efficiency = compute_efficiency;
+    if (memory_efficiency >= 0) gpu.memory_efficiency = memory_efficiency;
+    if (iteration_overhead_s >= 0) gpu.iteration_overhead_seconds = iteration_overhead_s;
+    return gpu;
+  }
+  bool operator==(const RooflineCostSettings&) const = default;
+};
+
 class RooflineCostModel final : public CostModel {
  public:
   // Throws CostModelError when model or gpu fails validate() or tp does not fit the model

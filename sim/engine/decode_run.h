@@ -1,5 +1,5 @@
 // DecodeRun: a replica's run of identical decode iterations, which the Simulation advances
-// without its scheduler and allocator (EngineSettings::skip_decode_runs, docs/engine.md).
+// without its scheduler and allocator (AdvanceSettings::skip_decode_runs, docs/engine.md).
 //
 // Most iterations of a serving run decode the same requests as the one before. Once an
 // iteration is planned that decodes every running request and does nothing else, and nothing

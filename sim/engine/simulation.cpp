@@ -38,13 +38,14 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
       oversize_(settings.oversize),
       max_model_len_(settings.max_model_len) {
   assert(!replicas_.empty() && (router_ || replicas_.size() == 1));
-  skip_decode_runs_ = settings.skip_decode_runs;
-  compact_waiting_ = settings.compact_waiting;
+  skip_decode_runs_ = settings.advance.skip_decode_runs;
+  compact_waiting_ = settings.advance.compact_waiting;
   admission_replicas_ = settings.admission_replicas;
   assert(std::all_of(admission_replicas_.begin(), admission_replicas_.end(),
                      [&](std::int32_t i) { return i >= 0 && static_cast<std::size_t>(i) < replicas_.size(); }));
-  for (Replica& replica : replicas_)
-    replica.backlog = SpillQueue<Replica::BacklogEntry>(settings.backlog_in_memory, "waiting backlog");
+  assert(settings.advance.backlog_in_memory >= 0);
+  const auto backlog_chunk = static_cast<std::size_t>(settings.advance.backlog_in_memory);
+  for (Replica& replica : replicas_) replica.backlog = SpillQueue<Replica::BacklogEntry>(backlog_chunk, "waiting backlog");
   queue_->set_tie_order(replicas_.size() > 1 ? TieOrder::kCanonical : TieOrder::kInsertion);
   runs_.resize(replicas_.size());
   if (disagg_.enabled()) {

@@ -32,6 +32,7 @@
 #include "sim/core/iteration_observer.h"
 #include "sim/core/request.h"
 #include "sim/cost/cost_model.h"
+#include "sim/core/advance_settings.h"
 #include "sim/engine/decode_run.h"
 #include "sim/engine/event_queue.h"
 #include "sim/scheduler/scheduler.h"
@@ -57,18 +58,9 @@ struct EngineSettings {
   // REQUIRES when enabled: bandwidth and KV bytes per token > 0, latency >= 0, pool_blocks
   // >= 1 for shared_pool (the config checks them).
   GlobalCacheSettings global_cache;
-  // Advance runs of identical decode iterations without the scheduler and the allocator
-  // (decode_run.h): outputs are byte for byte those of the engine that plans every
-  // iteration, which false runs (for debugging and for checking that promise).
-  bool skip_decode_runs = true;
-  // Keep arrivals behind a queue longer than its policy reads (Scheduler::waiting_lookahead)
-  // in a compact backlog, added to the queue as it shortens (docs/engine.md): outputs are byte for
-  // byte the same; false queues every arrival as a Request at once.
-  bool compact_waiting = true;
-  // Backlog entries each replica holds in memory, about (Replica::backlog, a SpillQueue: the
-  // rest wait in a temporary file); 0: all. Outputs are the same either way. The default is
-  // the config's (EngineConfig::backlog_in_memory).
-  std::size_t backlog_in_memory = 8192;
+  // How the run advances (decode runs, the waiting backlog): outputs are the same either way.
+  // REQUIRES: advance.backlog_in_memory >= 0.
+  AdvanceSettings advance;
   // The replicas whose schedulers decide whether an arrival can ever run (can_ever_run), in
   // increasing order: one per distinct replica configuration, since replicas built from one
   // configuration answer alike. Empty: every replica (O(replicas) per arrival).

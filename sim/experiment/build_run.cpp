@@ -7,7 +7,6 @@
 #include <limits>
 #include <new>
 #include <optional>
-#include <system_error>
 #include <fmt/format.h>
 #include "allocator/make_allocator.h"
 #include "allocator/paged/paged_allocator.h"
@@ -16,9 +15,7 @@
 #include "sim/config/input_path.h"
 #include "sim/config/kind_rules.h"
 #include "sim/cost/cost_error.h"
-#include "sim/cost/cuda_graph_sizes.h"
 #include "sim/cost/kv_capacity.h"
-#include "sim/cost/operators_cost_model.h"
 #include "sim/cost/presets.h"
 #include "sim/cost/speculative_cost_model.h"
 #include "sim/metrics/slo.h"
@@ -123,11 +120,9 @@ std::string resolved_config_text(const ExperimentConfig& c, const Run& run) {
   // -1 for "the preset's": the file says what ran. Only for roofline: under profile
   // iteration_overhead_s means host time added (none unless set), and the other kinds refuse
   // these keys.
-  if (c.cost.kind == CostModelKind::roofline) {
-    used.cost.compute_efficiency = run.gpu.compute_efficiency;
-    used.cost.memory_efficiency = run.gpu.memory_efficiency;
-    used.cost.iteration_overhead_s = run.gpu.iteration_overhead_seconds;
-  }
+  if (std::holds_alternative<RooflineCostSettings>(c.cost))
+    used.cost = RooflineCostSettings{run.gpu.compute_efficiency, run.gpu.memory_efficiency,
+                                     run.gpu.iteration_overhead_seconds};
   YAML::Emitter resolved;
   resolved << to_yaml(used);
   return std::string(resolved.c_str()) + "\n";
@@ -263,41 +258,6 @@ void fill_layer_group_pool(const ExperimentConfig& c, const Run& run, alloc::All
   as.vattention.page_bytes = c.allocator.vattention_page_kib * 1024;
 }
 
-// cost.kind operators' settings from the config: the tables of the source tree (or, without
-// it, of the installed package's bundled data) unless cost.operators.tables names others, the
-// GPU's folder from the gpu preset unless cost.operators.gpu names it, vLLM's CUDA-graph sizes
-// for the scheduler's limits.
-OperatorsCostSettings operators_settings(const ExperimentConfig& c) {
-  const OperatorsCostConfig& k = c.cost.operators;
-  OperatorsCostSettings s;
-  std::error_code ec;
-  const std::filesystem::path built_in = std::filesystem::is_directory(default_operator_tables(), ec)
-                                             ? default_operator_tables()
-                                             : input_file("sim/cost/operator_tables");
-  s.tables = k.tables.empty() ? built_in : input_file(k.tables);
-  s.engine = k.engine;
-  s.gpu = k.gpu;
-  if (s.gpu.empty()) {
-    const std::optional<std::string_view> folder = operator_table_gpu(c.gpu);
-    if (!folder)
-      throw c.origin.error("gpu", fmt::format("cost.kind operators has no measured operator tables for gpu '{}'; set "
-                                              "cost.operators.gpu to one of the GPUs of {}: {}",
-                                              c.gpu, s.tables.string(),
-                                              fmt::join(operator_table_folders(s.tables), ", ")));
-    s.gpu = std::string(*folder);
-  }
-  const std::int64_t max_size = k.cuda_graph_max_size == -1
-                                    ? CudaGraphSizes::vllm_default_max_size(c.scheduler.max_num_seqs)
-                                    : k.cuda_graph_max_size;
-  s.cuda_graphs = CudaGraphSizes::vllm_default(max_size, c.scheduler.max_num_batched_tokens);
-  s.gpu_scale = k.gpu_scale;
-  s.memory_ops = k.memory_ops;
-  s.host_step_s = c.cost.host.step_s;
-  s.host_per_seq_s = c.cost.host.per_seq_s;
-  return s;
-}
-
-
 // A latent-attention model (ModelSpec::mla) with settings that cannot hold it: errors naming
 // the key, and a warning for pages FlashMLA does not read.
 void check_latent_attention(const ExperimentConfig& c, const ServingKinds& kinds, Run& run) {
@@ -431,7 +391,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source, const ServingKind
   run.model.kv_dtype = c.kv_dtype;
   // A measured profile timed the kernels at the model's own dtype: its attention times do not
   // follow kv_dtype (the capacity does).
-  if (c.kv_dtype != KvDtype::kAuto && c.cost.kind == CostModelKind::profile)
+  if (c.kv_dtype != KvDtype::kAuto && std::holds_alternative<ProfileCostSettings>(c.cost))
     run.warnings.push_back(warning(origin, "kv_dtype",
                                    fmt::format("kv_dtype {} sets the KV capacity, but cost.kind profile keeps the "
                                                "attention timings it measured at the model's dtype",
@@ -442,9 +402,11 @@ Run build_replica(const ExperimentConfig& c, bool with_source, const ServingKind
     run.model.check_tensor_parallel(c.tensor_parallel);
     return 0;
   });
-  if (c.cost.compute_efficiency >= 0) run.gpu.compute_efficiency = c.cost.compute_efficiency;
-  if (c.cost.memory_efficiency >= 0) run.gpu.memory_efficiency = c.cost.memory_efficiency;
-  if (c.cost.iteration_overhead_s >= 0) run.gpu.iteration_overhead_seconds = c.cost.iteration_overhead_s;
+  // The GPU as the roofline prices it, the drafter's roofline included; a profile's host
+  // seconds stand in for the drafter's per-iteration overhead, as they always have.
+  if (const auto* r = std::get_if<RooflineCostSettings>(&c.cost)) run.gpu = r->applied_to(run.gpu);
+  if (const auto* p = std::get_if<ProfileCostSettings>(&c.cost); p && p->iteration_overhead_s >= 0)
+    run.gpu.iteration_overhead_seconds = p->iteration_overhead_s;
 
   run.draft_weight_bytes = draft_weight_bytes_per_gpu(c, run.model);
   if (c.kv.slots > 0 && run.draft_weight_bytes > 0) {
@@ -590,25 +552,23 @@ Run build_replica(const ExperimentConfig& c, bool with_source, const ServingKind
   }
 
   check_input_paths(c);  // a missing trace or profile is named by its key, not by its reader
-  CostModelSpec cs;
-  cs.kind = c.cost.kind;
-  cs.model = run.model;
-  cs.gpu = run.gpu;
-  cs.tp = c.tensor_parallel;
-  cs.constant = c.cost.constant;
-  cs.profile_path = input_file(c.cost.profile);
-  cs.profile_name = c.cost.profile;
-  // Under a profile, cost.iteration_overhead_s is host time the table lacks (default none).
-  if (c.cost.kind == CostModelKind::profile) cs.iteration_overhead_s = std::max(0.0, c.cost.iteration_overhead_s);
-  if (c.cost.kind == CostModelKind::operators) cs.operators = operators_settings(c);
-  run.cost = in_section(origin, "cost", [&] { return make_cost_model(cs); });
+  CostModelSpec cs{.model = run.model,
+                   .gpu = run.gpu,
+                   .tp = c.tensor_parallel,
+                   .settings = c.cost,
+                   .input_file = [](const std::string& path) { return input_file(path); },
+                   .max_num_seqs = c.scheduler.max_num_seqs,
+                   .max_num_batched_tokens = c.scheduler.max_num_batched_tokens};
+  // An operators model whose GPU preset has no tables of its own is the gpu key's fault.
+  const auto* operators = std::get_if<OperatorsCostSettings>(&c.cost);
+  const bool tables_of_gpu = operators && operators->gpu.empty() && !operator_table_gpu(c.gpu);
+  run.cost = in_section(origin, tables_of_gpu ? "gpu" : "cost", [&] { return make_cost_model(cs); });
   if (run.speculative.enabled() && run.speculative.k > 0) {
     // The drafter's passes: its own roofline model on the run's GPU, or a ratio of the target's.
     std::unique_ptr<CostModel> draft;
     const SpeculativeMethod m = run.speculative.method;
     if (c.speculative.draft_cost_ratio < 0 && (m == SpeculativeMethod::kDraftModel || m == SpeculativeMethod::kEagle)) {
       CostModelSpec ds;
-      ds.kind = CostModelKind::roofline;
       ds.model = draft_model_of(c, run.model);
       ds.gpu = run.gpu;
       ds.tp = c.tensor_parallel;

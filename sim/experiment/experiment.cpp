@@ -107,9 +107,7 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   es.beam = c.beam;
   es.oversize = c.workload.oversize;
   es.max_model_len = run.max_model_len;
-  es.skip_decode_runs = c.engine.skip_decode_runs;
-  es.compact_waiting = c.engine.compact_waiting;
-  es.backlog_in_memory = static_cast<std::size_t>(c.engine.backlog_in_memory);
+  es.advance = c.engine;
   for (const Run& other : run.other_replicas)  // a request must fit every replica
     if (es.max_model_len == 0 || (other.max_model_len > 0 && other.max_model_len < es.max_model_len))
       es.max_model_len = other.max_model_len;

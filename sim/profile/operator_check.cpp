@@ -71,7 +71,7 @@ std::vector<OperatorCheckRow> operator_check_rows(const ModelSpec& model, const 
   if (points.size() != measured.size())
     throw std::invalid_argument(
         fmt::format("operator check: {} points but {} measured times", points.size(), measured.size()));
-  OperatorsCostSettings settings;
+  OperatorsCostParams settings;
   settings.tables = tables;
   const std::optional<std::string_view> folder = operator_table_gpu(gpu_preset_name);
   if (!folder) throw std::invalid_argument("operator check: GPU preset " + gpu_preset_name + " has no operator tables");

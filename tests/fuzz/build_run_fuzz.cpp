@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <variant>
 
 #include "experiment_input.h"
 #include "scratch_file.h"
@@ -85,7 +86,8 @@ void build(sim::ExperimentConfig c) {
                                         : "tests/traces/data/native_small.csv");
   }
   if (!c.workload.lengths.path.empty()) c.workload.lengths.path = fixture("tests/traces/data/lengths_small.csv");
-  if (!c.cost.profile.empty()) c.cost.profile = fixture("tests/sim/data/cost_profile_example.csv");
+  if (auto* p = std::get_if<sim::ProfileCostSettings>(&c.cost); p && !p->profile.empty())
+    p->profile = fixture("tests/sim/data/cost_profile_example.csv");
   try {
     sim::Run run = sim::build_run(c);
     if (!run.source || !run.allocator || !run.scheduler || !run.cost || run.kv_slots <= 0)

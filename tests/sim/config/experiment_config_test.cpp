@@ -10,10 +10,12 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
+#include "sim/config/kind_alternatives.h"
 
 namespace pagesim::sim {
 namespace {
@@ -83,7 +85,7 @@ TEST(ExperimentConfig, DefaultsDescribeTheVllmPaperSetting) {
   EXPECT_EQ(c.scheduler.max_num_seqs, 256);
   EXPECT_DOUBLE_EQ(c.scheduler.watermark, 0.01);
   EXPECT_EQ(c.scheduler.preemption, PreemptionMode::kAuto);
-  EXPECT_EQ(c.cost.kind, CostModelKind::roofline);
+  EXPECT_EQ(kind_of(c.cost), CostModelKind::roofline);
   EXPECT_EQ(c.measure.window_start_s, 0);
   EXPECT_TRUE(std::isinf(c.measure.window_end_s));
   EXPECT_EQ(c.output.iterations_stride, 1);
@@ -169,19 +171,7 @@ void expect_same(const ExperimentConfig& a, const ExperimentConfig& b) {
   EXPECT_EQ(a.scheduler.chunk_tokens, b.scheduler.chunk_tokens);
   EXPECT_EQ(a.beam.model, b.beam.model);
   EXPECT_EQ(a.beam.mean_entropy_nats, b.beam.mean_entropy_nats);
-  EXPECT_EQ(a.cost.kind, b.cost.kind);
-  EXPECT_EQ(a.cost.compute_efficiency, b.cost.compute_efficiency);
-  EXPECT_EQ(a.cost.memory_efficiency, b.cost.memory_efficiency);
-  EXPECT_EQ(a.cost.iteration_overhead_s, b.cost.iteration_overhead_s);
-  EXPECT_EQ(a.cost.constant.seconds_per_iteration, b.cost.constant.seconds_per_iteration);
-  EXPECT_EQ(a.cost.constant.seconds_per_prefill_token, b.cost.constant.seconds_per_prefill_token);
-  EXPECT_EQ(a.cost.constant.seconds_per_decode_seq, b.cost.constant.seconds_per_decode_seq);
-  EXPECT_EQ(a.cost.constant.seconds_per_decode_context_token, b.cost.constant.seconds_per_decode_context_token);
-  EXPECT_EQ(a.cost.constant.seconds_per_swap_block, b.cost.constant.seconds_per_swap_block);
-  EXPECT_EQ(a.cost.constant.seconds_per_swap_token, b.cost.constant.seconds_per_swap_token);
-  EXPECT_EQ(a.cost.profile, b.cost.profile);
-  EXPECT_TRUE(a.cost.operators == b.cost.operators);
-  EXPECT_TRUE(a.cost.host == b.cost.host);
+  EXPECT_TRUE(a.cost == b.cost);  // the kind and its settings
   EXPECT_EQ(a.measure.window_start_s, b.measure.window_start_s);
   EXPECT_EQ(a.measure.window_end_s, b.measure.window_end_s);
   EXPECT_EQ(a.output.iterations_stride, b.output.iterations_stride);
@@ -277,7 +267,7 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   EXPECT_EQ(c.scheduler.chunk_tokens, 256);
   EXPECT_EQ(c.beam.model, BeamModelKind::kScores);
   EXPECT_EQ(c.beam.mean_entropy_nats, 0.75);
-  EXPECT_EQ(c.cost.memory_efficiency, 0.6);
+  EXPECT_EQ(std::get<RooflineCostSettings>(c.cost).memory_efficiency, 0.6);
   EXPECT_EQ(c.measure.window_end_s, 99.75);
   EXPECT_EQ(c.output.iterations_stride, 10);
   EXPECT_FALSE(c.output.requests_csv);
@@ -295,13 +285,25 @@ TEST(ExperimentConfig, CostKeysOfEachKindRoundTrip) {
       "  kind: constant\n"
       "  constant: {seconds_per_iteration: 0.01, seconds_per_prefill_token: 1.0e-5, seconds_per_decode_seq: 2.0e-4, "
       "seconds_per_decode_context_token: 3.0e-7, seconds_per_swap_block: 1.0e-3, seconds_per_swap_token: 2.0e-6}\n");
-  EXPECT_EQ(constant.cost.constant.seconds_per_decode_context_token, 3.0e-7);
-  EXPECT_EQ(constant.cost.constant.seconds_per_swap_token, 2.0e-6);
+  EXPECT_EQ(std::get<ConstantCostCoefficients>(constant.cost).seconds_per_decode_context_token, 3.0e-7);
+  EXPECT_EQ(std::get<ConstantCostCoefficients>(constant.cost).seconds_per_swap_token, 2.0e-6);
   expect_same(constant, round_trip(constant));
   const ExperimentConfig profile = parse("cost: {kind: profile, profile: prof.csv, iteration_overhead_s: 0.004}\n");
-  EXPECT_EQ(profile.cost.profile, "prof.csv");
-  EXPECT_EQ(profile.cost.iteration_overhead_s, 0.004);
+  EXPECT_EQ(std::get<ProfileCostSettings>(profile.cost).profile, "prof.csv");
+  EXPECT_EQ(std::get<ProfileCostSettings>(profile.cost).iteration_overhead_s, 0.004);
   expect_same(profile, round_trip(profile));
+  // config.resolved.yaml writes the other kinds' keys at their defaults (but operators'), in
+  // one order whichever kind is chosen, as it did before each kind had its own settings.
+  const std::string constant_at_default =
+      "constant:\n  seconds_per_iteration: 0\n  seconds_per_prefill_token: 0\n  seconds_per_decode_seq: 0\n"
+      "  seconds_per_decode_context_token: 0\n  seconds_per_swap_block: 0\n  seconds_per_swap_token: 0\n";
+  EXPECT_EQ(emit(to_yaml(profile)["cost"]),
+            "kind: profile\ncompute_efficiency: -1\nmemory_efficiency: -1\niteration_overhead_s: 0.004\n" +
+                constant_at_default + "profile: prof.csv")
+      << emit(to_yaml(profile)["cost"]);
+  EXPECT_EQ(emit(to_yaml(ExperimentConfig{})["cost"]),
+            "kind: roofline\ncompute_efficiency: -1\nmemory_efficiency: -1\niteration_overhead_s: -1\n" +
+                constant_at_default + "profile: \"\"");
 }
 
 // A key only another cost.kind reads is refused, naming it; so is a constant model whose
@@ -323,7 +325,9 @@ TEST(ConfigErrors, CostKeysOfAnotherKind) {
                          {"are all 0"}));
   // Allowed: the roofline's keys under the roofline, the overhead under a profile, and every
   // key at its default (as config.resolved.yaml writes them) under any kind.
-  EXPECT_EQ(parse("cost: {kind: profile, profile: p.csv, iteration_overhead_s: 0.002}\n").cost.iteration_overhead_s, 0.002);
+  EXPECT_EQ(std::get<ProfileCostSettings>(parse("cost: {kind: profile, profile: p.csv, iteration_overhead_s: 0.002}\n").cost)
+                .iteration_overhead_s,
+            0.002);
   const ExperimentConfig c = parse("cost: {kind: constant, constant: {seconds_per_decode_seq: 0.001}}\n");
   expect_same(c, round_trip(c));
 }
@@ -331,29 +335,31 @@ TEST(ConfigErrors, CostKeysOfAnotherKind) {
 // cost.kind operators: its sections read, written back under that kind only (so every other
 // kind's config.resolved.yaml stays as it was), and refused under another kind.
 TEST(ExperimentConfig, OperatorsCostKeysRoundTripAndAreOmittedForOtherKinds) {
-  const ExperimentConfig d = parse("cost: {kind: operators}\n");
-  EXPECT_EQ(d.cost.operators.engine, "vllm-0.14.0");
-  EXPECT_EQ(d.cost.operators.tables, "");
-  EXPECT_EQ(d.cost.operators.gpu, "");
-  EXPECT_EQ(d.cost.operators.cuda_graph_max_size, -1);
-  EXPECT_EQ(d.cost.operators.gpu_scale, 1.0);
-  EXPECT_EQ(d.cost.host.step_s, 0.0);
-  EXPECT_EQ(d.cost.host.per_seq_s, 0.0);
+  EXPECT_TRUE(parse("cost: {kind: operators}\n").cost == CostSettings{OperatorsCostSettings{}});
+  const OperatorsCostSettings d;
+  EXPECT_EQ(d.engine, "vllm-0.14.0");
+  EXPECT_EQ(d.tables, "");
+  EXPECT_EQ(d.gpu, "");
+  EXPECT_EQ(d.cuda_graph_max_size, -1);
+  EXPECT_EQ(d.gpu_scale, 1.0);
+  EXPECT_EQ(d.host_step_s, 0.0);
+  EXPECT_EQ(d.host_per_seq_s, 0.0);
   const ExperimentConfig c = parse(
       "cost:\n"
       "  kind: operators\n"
       "  operators: {tables: t, engine: vllm-0.14.0, gpu: l40s, cuda_graph_max_size: 64, gpu_scale: 1.1}\n"
       "  host: {step_s: 0.002, per_seq_s: 1.0e-5}\n");
-  EXPECT_EQ(c.cost.operators.gpu, "l40s");
-  EXPECT_EQ(c.cost.operators.cuda_graph_max_size, 64);
-  EXPECT_EQ(c.cost.host.per_seq_s, 1.0e-5);
+  const auto& op = std::get<OperatorsCostSettings>(c.cost);
+  EXPECT_EQ(op.gpu, "l40s");
+  EXPECT_EQ(op.cuda_graph_max_size, 64);
+  EXPECT_EQ(op.host_per_seq_s, 1.0e-5);
   expect_same(c, round_trip(c));
   const YAML::Node y = to_yaml(c);
   EXPECT_TRUE(y["cost"]["operators"]);
   EXPECT_TRUE(y["cost"]["host"]);
   for (const char* kind : {"roofline", "constant", "profile"}) {
     ExperimentConfig other = parse("{}");
-    other.cost.kind = *find_enum(kCostModelKindNames, kind);
+    choose_alternative(kCostModelKindNames, *find_enum(kCostModelKindNames, kind), other.cost);
     const YAML::Node o = to_yaml(other);
     EXPECT_FALSE(o["cost"]["operators"]) << kind;
     EXPECT_FALSE(o["cost"]["host"]) << kind;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <variant>
 
 #include "sim/cost/cost_error.h"
 #include "sim/cost/presets.h"
@@ -45,17 +46,16 @@ TEST(CostFactory, RooflineFromStructsAndTunedPresets) {
 
 TEST(CostFactory, ConstantAndProfile) {
   CostModelSpec spec;
-  spec.kind = CostModelKind::constant;
-  spec.constant.seconds_per_iteration = 0.03;
+  spec.settings = ConstantCostCoefficients{.seconds_per_iteration = 0.03};
   spec.model = std::string("no-such-model");  // ignored by the constant kind
   EXPECT_EQ(make_cost_model(spec)->iteration_seconds(one_decode()), 0.03);
 
-  spec.kind = CostModelKind::profile;
   spec.model = std::string("llama-2-7b");  // the profile kind checks its table fits the model
-  spec.profile_path = std::string(PAGESIM_SOURCE_DIR) + "/tests/sim/data/cost_profile_example.csv";
+  spec.settings = ProfileCostSettings{.profile = "tests/sim/data/cost_profile_example.csv"};
+  spec.input_file = [](const std::string& path) { return std::string(PAGESIM_SOURCE_DIR) + "/" + path; };
   const auto p = make_cost_model(spec);
   EXPECT_NE(dynamic_cast<const ProfileCostModel*>(p.get()), nullptr);
-  spec.iteration_overhead_s = 0.002;  // reaches the profile model
+  std::get<ProfileCostSettings>(spec.settings).iteration_overhead_s = 0.002;  // reaches the profile model
   EXPECT_DOUBLE_EQ(make_cost_model(spec)->iteration_seconds(one_decode()), p->iteration_seconds(one_decode()) + 0.002);
   spec.model = std::string("mixtral-8x7b");  // MoE layers: the table has no moe rows
   try {
@@ -66,9 +66,9 @@ TEST(CostFactory, ConstantAndProfile) {
     EXPECT_NE(std::string(e.what()).find("no 'moe' rows"), std::string::npos) << e.what();
   }
   spec.model = std::string("llama-2-7b");
-  spec.profile_path.clear();
+  std::get<ProfileCostSettings>(spec.settings).profile.clear();
   EXPECT_THROW(make_cost_model(spec), CostModelError);
-  spec.profile_path = "/nonexistent.csv";
+  std::get<ProfileCostSettings>(spec.settings).profile = "nonexistent.csv";
   EXPECT_THROW(make_cost_model(spec), ProfileFormatError);
 }
 
@@ -118,16 +118,23 @@ TEST(CostFactory, UnknownPresetsListValidNames) {
 
 TEST(CostFactory, BuildsTheOperatorsModel) {
   CostModelSpec spec;
-  spec.kind = CostModelKind::operators;
+  spec.settings = OperatorsCostSettings{};  // the source tree's tables, the GPU's folder from its preset
   spec.model = std::string("llama-2-7b");
   spec.gpu = std::string("h100-sxm");
-  spec.operators.tables = default_operator_tables();
-  spec.operators.gpu = "h100_sxm";
   const auto m = make_cost_model(spec);
   EXPECT_EQ(m->describe().rfind("operators(model=llama-2-7b, gpu=h100-sxm, tables=h100_sxm/vllm-0.14.0", 0), 0u)
       << m->describe();
   EXPECT_FALSE(m->notes().empty());
-  spec.kind = CostModelKind::roofline;
+  spec.gpu = std::string("a100-40gb");  // no measured counterpart: cost.operators.gpu must name one
+  try {
+    (void)make_cost_model(spec);
+    ADD_FAILURE() << "expected CostModelError";
+  } catch (const CostModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("no measured operator tables for gpu 'a100-40gb'"), std::string::npos)
+        << e.what();
+  }
+  spec.gpu = std::string("h100-sxm");
+  spec.settings = RooflineCostSettings{};
   EXPECT_TRUE(make_cost_model(spec)->notes().empty());  // no "cost" object for other kinds
 }
 
@@ -139,6 +146,23 @@ TEST(CostFactory, KindNames) {
   EXPECT_EQ(to_string(CostModelKind::operators), "operators");
   EXPECT_EQ(to_string(static_cast<CostModelKind>(8)), "?");
   for (const auto& [kind, name] : kCostModelKindNames) EXPECT_EQ(to_string(kind), name);
+  // Each kind's settings are the alternative at its index.
+  EXPECT_EQ(kind_of(CostSettings{}), CostModelKind::roofline);
+  EXPECT_EQ(kind_of(CostSettings{ConstantCostCoefficients{}}), CostModelKind::constant);
+  EXPECT_EQ(kind_of(CostSettings{ProfileCostSettings{}}), CostModelKind::profile);
+  EXPECT_EQ(kind_of(CostSettings{OperatorsCostSettings{}}), CostModelKind::operators);
+}
+
+// The roofline's overrides replace the preset's values they set, and keep the rest.
+TEST(CostFactory, RooflineSettingsOverrideThePreset) {
+  const GpuSpec preset = gpu_preset("h100-sxm");
+  const GpuSpec kept = RooflineCostSettings{}.applied_to(preset);
+  EXPECT_EQ(kept.compute_efficiency, preset.compute_efficiency);
+  EXPECT_EQ(kept.iteration_overhead_seconds, preset.iteration_overhead_seconds);
+  const GpuSpec tuned = RooflineCostSettings{.memory_efficiency = 0.5, .iteration_overhead_s = 0}.applied_to(preset);
+  EXPECT_EQ(tuned.compute_efficiency, preset.compute_efficiency);
+  EXPECT_EQ(tuned.memory_efficiency, 0.5);
+  EXPECT_EQ(tuned.iteration_overhead_seconds, 0.0);
 }
 
 }  // namespace

@@ -197,7 +197,7 @@ TEST(LatentAttention, SparseAttentionCapsTheKeysAtTopk) {
 // cost.kind operators: MLA's projections from the GEMM table, the MoE layers from the fused-MoE
 // table (DeepSeek-V3's shape is measured), the attention from the roofline, said in describe().
 TEST(LatentAttention, OperatorsModelPricesMlaAttentionFromItsTables) {
-  OperatorsCostSettings s;
+  OperatorsCostParams s;
   s.tables = default_operator_tables();
   s.gpu = "h200_sxm";
   const ModelSpec v3 = model_preset("deepseek-v3");
@@ -218,7 +218,7 @@ TEST(LatentAttention, OperatorsModelPricesMlaAttentionFromItsTables) {
 }
 
 TEST(LatentAttention, OperatorsModelPricesSparseMlaByTheRoofline) {
-  OperatorsCostSettings s;
+  OperatorsCostParams s;
   s.tables = default_operator_tables();
   s.gpu = "h200_sxm";
   const ModelSpec v32 = model_preset("deepseek-v3.2-exp");

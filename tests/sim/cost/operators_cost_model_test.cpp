@@ -17,14 +17,14 @@ namespace {
 
 const std::filesystem::path kTables = std::filesystem::path(PAGESIM_SOURCE_DIR) / "sim/cost/operator_tables";
 
-OperatorsCostSettings settings(std::string gpu = "h100_sxm") {
-  OperatorsCostSettings s;
+OperatorsCostParams settings(std::string gpu = "h100_sxm") {
+  OperatorsCostParams s;
   s.tables = kTables;
   s.gpu = std::move(gpu);
   return s;
 }
 
-OperatorsCostModel model(const std::string& preset, int tp = 1, OperatorsCostSettings s = settings()) {
+OperatorsCostModel model(const std::string& preset, int tp = 1, OperatorsCostParams s = settings()) {
   return OperatorsCostModel(model_preset(preset), gpu_preset("h100-sxm"), tp, std::move(s));
 }
 
@@ -157,7 +157,7 @@ TEST(OperatorsCost, EmptyBatchCostsNothingAndCountsNothing) {
 }
 
 TEST(OperatorsCost, CudaGraphsPadTheGemmTokensNotTheAttention) {
-  OperatorsCostSettings s = settings();
+  OperatorsCostParams s = settings();
   s.cuda_graphs = CudaGraphSizes::vllm_default(512, 8192);
   const OperatorsCostModel graphs = model("llama-2-7b", 1, s);
   const OperatorsCostModel eager = model("llama-2-7b");
@@ -173,7 +173,7 @@ TEST(OperatorsCost, CudaGraphsPadTheGemmTokensNotTheAttention) {
 }
 
 TEST(OperatorsCost, HostTimeAndGpuScale) {
-  OperatorsCostSettings s = settings();
+  OperatorsCostParams s = settings();
   s.gpu_scale = 2;
   s.host_step_s = 1e-3;
   s.host_per_seq_s = 1e-5;
@@ -184,9 +184,9 @@ TEST(OperatorsCost, HostTimeAndGpuScale) {
   EXPECT_DOUBLE_EQ(x.gpu_seconds, 2 * plain.breakdown(b).gpu_seconds);
   EXPECT_DOUBLE_EQ(x.host_seconds, 1e-3 + 10 * 1e-5);
   EXPECT_DOUBLE_EQ(scaled.iteration_seconds(b), x.gpu_seconds + x.host_seconds);
-  EXPECT_THROW(model("llama-2-7b", 1, [] { OperatorsCostSettings t = settings(); t.gpu_scale = 0; return t; }()),
+  EXPECT_THROW(model("llama-2-7b", 1, [] { OperatorsCostParams t = settings(); t.gpu_scale = 0; return t; }()),
                CostModelError);
-  EXPECT_THROW(model("llama-2-7b", 1, [] { OperatorsCostSettings t = settings(); t.host_step_s = -1; return t; }()),
+  EXPECT_THROW(model("llama-2-7b", 1, [] { OperatorsCostParams t = settings(); t.host_step_s = -1; return t; }()),
                CostModelError);
 }
 
@@ -194,7 +194,7 @@ TEST(OperatorsCost, MemoryOpsAreAiconfiguratorsFormulaPerLayerAndStep) {
   // Llama-2-7B (32 dense layers, hidden 4096, ffn 11008, gated) at TP 1: per layer two
   // add+norm calls (8·h bytes per token each) and the activation ((2·2·ffn + 2·ffn) bytes per
   // token), once the embedding (2·h): 97 calls of 3 µs plus the bytes at 0.8 · 3.35 TB/s.
-  OperatorsCostSettings off = settings();
+  OperatorsCostParams off = settings();
   off.memory_ops = false;
   const OperatorsCostModel with = model("llama-2-7b");
   const OperatorsCostModel without = model("llama-2-7b", 1, off);
@@ -211,7 +211,7 @@ TEST(OperatorsCost, MemoryOpsAreAiconfiguratorsFormulaPerLayerAndStep) {
   EXPECT_NEAR(big.breakdown(decode(1, 100)).memory_op_seconds, (3 * 80 + 1) * 3e-6 + big_bytes / (0.8 * 3.35e12),
               1e-12);
   // Mixtral's MoE layers have no separate activation: two calls per layer and the embedding.
-  OperatorsCostSettings s = settings();
+  OperatorsCostParams s = settings();
   const OperatorsCostModel moe(mixtral(), gpu_preset("h100-sxm"), 2, s);
   const double moe_bytes = 32 * 2 * 8 * 4096.0 + 2 * 4096.0;
   EXPECT_NEAR(moe.breakdown(decode(1, 100)).memory_op_seconds, (2 * 32 + 1) * 3e-6 + moe_bytes / (0.8 * 3.35e12),
@@ -232,7 +232,7 @@ TEST(OperatorsCost, Llama2_7bDecodeStepIsPlausible) {
   // vLLM's measured decode step for ~10 sequences of ~700 tokens on an H100 is about 7.2 ms
   // with host time (experiments/sim_to_real: TPOT 3.6 ms, two messages per token); the GPU's
   // share is most of it.
-  OperatorsCostSettings s = settings();
+  OperatorsCostParams s = settings();
   s.cuda_graphs = CudaGraphSizes::vllm_default(512, 8192);
   const OperatorsCostModel m = model("llama-2-7b", 1, s);
   for (std::int64_t seqs : {1, 16, 64}) {
@@ -252,7 +252,7 @@ TEST(OperatorsCost, Llama2_7bDecodeStepIsPlausible) {
 }
 
 TEST(OperatorsCost, MixtralAtTensorParallel2) {
-  OperatorsCostSettings s = settings();
+  OperatorsCostParams s = settings();
   s.cuda_graphs = CudaGraphSizes::vllm_default(512, 8192);
   const OperatorsCostModel m(mixtral(), gpu_preset("h100-sxm"), 2, s);
   const OperatorsBreakdown d = m.breakdown(decode(16, 600));
@@ -299,7 +299,7 @@ TEST(OperatorsCost, RefusesAnUnknownGpuFolderListingTheMeasuredOnes) {
 }
 
 TEST(OperatorsCost, RefusesAnUnknownEngineListingTheMeasuredOnes) {
-  OperatorsCostSettings s = settings();
+  OperatorsCostParams s = settings();
   s.engine = "vllm-0.15.1";
   const std::string e = error_of([&] { model("llama-2-7b", 1, s); });
   EXPECT_NE(e.find("engine 'vllm-0.15.1'"), std::string::npos) << e;
@@ -307,7 +307,7 @@ TEST(OperatorsCost, RefusesAnUnknownEngineListingTheMeasuredOnes) {
 }
 
 TEST(OperatorsCost, RefusesAMissingTablesFolder) {
-  OperatorsCostSettings s = settings();
+  OperatorsCostParams s = settings();
   s.tables = "/nonexistent/operator_tables";
   EXPECT_NE(error_of([&] { model("llama-2-7b", 1, s); }).find("/nonexistent/operator_tables"), std::string::npos);
 }
@@ -358,7 +358,7 @@ TEST_F(OperatorsCostFiles, RefusesAMissingOperatorTableNamingIt) {
   std::filesystem::create_directories(engine);
   for (const char* f : {"gemm.csv", "context_attention.csv", "generation_attention.csv", "allreduce.csv"})
     std::filesystem::copy_file(kTables / "h100_sxm/vllm-0.14.0" / f, engine / f);
-  OperatorsCostSettings s = settings();
+  OperatorsCostParams s = settings();
   s.tables = dir_;
   EXPECT_NO_THROW(model("llama-2-7b", 1, s));
   const std::string e = error_of([&] { OperatorsCostModel(mixtral(), gpu_preset("h100-sxm"), 2, s); });

@@ -83,7 +83,7 @@ TEST(OperatorCheck, PublishedValuesAreTheCostModelsPerLayerLookups) {
   const std::vector<OperatorCheckRow> rows = operator_check_rows(m, "h100-sxm", default_operator_tables(), points, measured);
   ASSERT_EQ(rows.size(), points.size());
 
-  OperatorsCostSettings s;
+  OperatorsCostParams s;
   s.tables = default_operator_tables();
   s.gpu = "h100_sxm";
   const OperatorsCostModel model(m, gpu_preset("h100-sxm"), 1, s);
