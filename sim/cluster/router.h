@@ -35,7 +35,9 @@ class Router {
   virtual ~Router() = default;
   // The index of the replica `r` goes to. What each policy still reads of every replica:
   //   round_robin, random, least_outstanding, least_kv   nothing (O(1); the Simulation's
-  //                   indexes cost O(log n) for each replica changed since the last route);
+  //                   indexes cost O(log n) for each replica changed since the last route,
+  //                   and least_kv's replays the deferred runs of the best candidates up to
+  //                   the arrival: FreeSlotsIndex::most_free);
   //   adapter_aware   the residents of a request's adapter: every replica's adapter cache
   //                   for a LoRA request (base-model requests O(1));
   //   prefix_aware    the balance guard O(1); when balanced, every replica's prefix cache

@@ -221,7 +221,7 @@ struct ExperimentConfig {
   // The load generator's view: client_metrics.json (client_stream_metrics.h) when the
   // `client` section is given (default: none, no output).
   ClientSettings client;
-  // engine: how the run is advanced, never what it computes (sim/engine/advance_settings.h).
+  // engine: how the run is advanced, never what it computes (sim/core/advance_settings.h).
   // Written to config.resolved.yaml only when not at its defaults.
   AdvanceSettings engine;
   // LoRA adapters (sim/scheduler/lora_settings.h) when the `lora` section is given (default:

@@ -64,7 +64,7 @@ struct CostModelSpec {
   std::variant<std::string, ModelSpec> model = std::string("opt-13b");  // roofline, operators, profile: preset/spec
   std::variant<std::string, GpuSpec> gpu = std::string("a100-40gb");    // roofline, operators: preset/spec
   int tp = 1;                  // roofline, operators: tensor-parallel degree (GPUs)
-  CostSettings settings;       // the kind and its settings; default: roofline at the preset's
+  CostSettings settings;       // the kind and its settings; default: roofline with the GPU preset's settings
   // Where a setting's relative path is found (the profile CSV, the operator tables); empty:
   // the path as given.
   std::function<std::filesystem::path(const std::string&)> input_file;

@@ -242,6 +242,7 @@ ReplicaLoads Simulation::loads_for(const Router& router, std::span<Replica> repl
   ReplicaLoads loads{decode ? decode_outstanding_ : outstanding_};
   if (!router.reads_free_slots()) return loads;
   FreeSlotsIndex& index = decode ? decode_free_slots_ : free_slots_;
+  assert(!decode || !defer_runs_);  // a hand-off is no arrival: arrival_ would be stale
   // A deferred run's repeats that start before this arrival have not started yet: its
   // replica may hold fewer free slots than its entry says (with disaggregation none is
   // deferred: run_ahead_).

@@ -29,10 +29,10 @@
 #include "sim/cluster/load_index.h"
 #include "sim/cluster/replica.h"
 #include "sim/cluster/router.h"
+#include "sim/core/advance_settings.h"
 #include "sim/core/iteration_observer.h"
 #include "sim/core/request.h"
 #include "sim/cost/cost_model.h"
-#include "sim/core/advance_settings.h"
 #include "sim/engine/decode_run.h"
 #include "sim/engine/event_queue.h"
 #include "sim/scheduler/scheduler.h"
@@ -160,12 +160,14 @@ class Simulation {
   void emit_run_tokens(Replica& replica, double t);
   // Catches replica's allocator and requests up with its run (DecodeRun::lag, DecodeRun::tokens).
   void settle_run(Replica& replica);
-  // Ends replica's run now (settled): something outside it is about to read or change replica's state.
+  // Ends replica's run now (settled): something outside it is about to change replica's state.
   void cut_run(Replica& replica);
   // Deferred decode runs (defer_runs_): where on_iteration_end would queue the end of replica's
   // run iteration in flight (started at `start`, ending at `end`), it prices the next repeats
-  // ahead instead and queues only the last one's end: nothing but an arrival routed to replica can
-  // touch replica before then (run_ahead_), and only replica's own observers see its iterations.
+  // ahead instead and queues only the last one's end: nothing but an arrival can touch replica
+  // before then (run_ahead_): one routed to it, or one whose router reads its free slots
+  // (loads_for replays it up to the arrival), and only replica's own observers see its
+  // iterations.
   void defer_run(Replica& replica, double start, double end);
   // Starts the repeats priced ahead whose turn comes before `before` (every one when null),
   // as on_iteration_end's loop would have at each end: the catch-up before an arrival reads
@@ -206,11 +208,11 @@ class Simulation {
   void start_transfers(double now_s);
   void on_transfer_end(const Event& e);
   std::span<Replica> prefill_replicas();
-  // Marks replica's entry of the load index its router reads (outstanding_ for the replicas
-  // arrivals are routed among, decode_outstanding_ for the decode replicas) as stale: after
-  // everything that can change replica.outstanding() (an arrival routed to it, its plan
-  // applied, its iteration start, a transfer to or from it). Nothing when no router reads an
-  // index.
+  // Marks replica's entries of the indexes its router reads (outstanding_ for the replicas
+  // arrivals are routed among, decode_outstanding_ for the decode replicas; and the free-slot
+  // index, mark_free_slots) as stale: after everything that can change replica.outstanding()
+  // or its free slots (an arrival routed to it, its plan applied, its iteration start, a
+  // transfer to or from it). Nothing for an index no router reads.
   void mark_load(const Replica& replica) {
     mark_free_slots(replica);
     if (!track_loads_) return;
