@@ -1,13 +1,18 @@
 #include "sim/cluster/global_cache.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace pagesim::sim {
 
-GlobalCache::GlobalCache(const GlobalCacheSettings& settings, std::span<const Replica> serving) : settings_(settings) {
-  assert(settings_.enabled);
+GlobalCache::GlobalCache(const GlobalCacheSettings& settings, double kv_bytes_per_token, std::int64_t pool_block_size,
+                         std::span<const Replica> serving)
+    : settings_(settings), kv_bytes_per_token_(kv_bytes_per_token) {
+  assert(settings_.enabled && settings_.bandwidth_gbps > 0 && kv_bytes_per_token_ > 0 && settings_.latency_us >= 0);
   if (settings_.source == GlobalCacheSource::kSharedPool) {
-    pool_.emplace(settings_.pool_blocks);
+    const double blocks = settings_.shared_pool_blocks(pool_block_size, kv_bytes_per_token_);
+    assert(blocks >= 1);
+    pool_.emplace(std::max<std::int64_t>(1, static_cast<std::int64_t>(blocks)));
     return;
   }
   peers_.reserve(serving.size());

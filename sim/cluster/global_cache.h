@@ -26,10 +26,22 @@ namespace pagesim::sim {
 class GlobalCache {
  public:
   // `serving`: the replicas that admit arriving requests (all, or the prefill replicas of a
-  // disaggregated cluster). REQUIRES: settings.enabled, and pool_blocks >= 1 for shared_pool.
-  GlobalCache(const GlobalCacheSettings& settings, std::span<const Replica> serving);
+  // disaggregated cluster); kv_bytes_per_token: the model's (a fetched block moves the whole
+  // model's KV of its tokens); pool_block_size: the tokens of a shared-pool block (the
+  // experiment's allocator.block_size). REQUIRES: settings.enabled, bandwidth_gbps and
+  // kv_bytes_per_token > 0, latency_us >= 0, and for shared_pool at least one block
+  // (shared_pool_blocks >= 1; the run checks them).
+  GlobalCache(const GlobalCacheSettings& settings, double kv_bytes_per_token, std::int64_t pool_block_size,
+              std::span<const Replica> serving);
 
   const GlobalCacheSettings& settings() const { return settings_; }
+  // Seconds and bytes of fetching `blocks` blocks of `block_size` tokens in one iteration.
+  double fetch_seconds(std::int64_t blocks, std::int64_t block_size) const {
+    return settings_.fetch_seconds(blocks, block_size, kv_bytes_per_token_);
+  }
+  double fetch_bytes(std::int64_t blocks, std::int64_t block_size) const {
+    return GlobalCacheSettings::fetch_bytes(blocks, block_size, kv_bytes_per_token_);
+  }
   // The source serving replica `replica` fetches from; valid as long as this object.
   // REQUIRES: replica < |serving|.
   const alloc::RemotePrefixSource& source_for(std::int32_t replica) const;
@@ -53,6 +65,7 @@ class GlobalCache {
   };
 
   GlobalCacheSettings settings_;
+  double kv_bytes_per_token_;
   std::vector<PeerView> peers_;             // peers: one per serving replica
   std::optional<SharedPrefixPool> pool_;    // shared_pool
 };

@@ -9,11 +9,11 @@
 // being computed. The lookup goes on block by block until a block neither R nor the global
 // cache holds. Where the global cache looks (GlobalCacheSource):
 //   peers        another serving replica's prefix cache (its GPU cache or its offload tiers)
-//   shared_pool  one cluster-wide CPU pool of pool_blocks blocks: every completed prefill
+//   shared_pool  one cluster-wide CPU pool of shared_pool_blocks() blocks: every completed prefill
 //                writes its prompt's full blocks into it (LRU by last write; the pool is
 //                separate from the replicas' own memory)
 // An iteration that fetched b blocks takes
-//     latency_s + b × block_size × kv_bytes_per_token / bytes_per_s
+//     latency_us · 10^-6 + b × block_size × kv_bytes_per_token / (bandwidth_gbps · 10^9 / 8)
 // longer, serially before its compute (the fetched KV is read before the prefill that
 // needs it), so a request's time-to-first-token includes its fetch.
 #pragma once
@@ -32,21 +32,28 @@ inline constexpr std::array<std::pair<GlobalCacheSource, std::string_view>, 2> k
     {GlobalCacheSource::kSharedPool, "shared_pool"},
 }};
 
+// The struct is the config section replicas.global_cache itself, in its units
+// (experiment_fields.cpp reads and writes it); the model's KV bytes per token and the block
+// size come from the run.
 struct GlobalCacheSettings {
-  bool enabled = false;                             // false: local caches only
+  bool enabled = false;                  // the section is given; false: local caches only
   GlobalCacheSource source = GlobalCacheSource::kPeers;
-  double bytes_per_s = 0;                           // network bandwidth, > 0 when enabled
-  double latency_s = 0;                             // fixed cost of an iteration's fetch, >= 0
-  double kv_bytes_per_token = 0;                    // the model's KV bytes per token, > 0 when enabled
-  std::int64_t pool_blocks = 0;                     // shared_pool: its capacity in blocks, >= 1
+  double bandwidth_gbps = 0;             // network bandwidth, gigabits (10^9 bits) per second, > 0 when enabled
+  double latency_us = 0;                 // fixed cost of an iteration's fetch, microseconds, >= 0
+  double shared_pool_gib = 0;            // shared_pool: the pool's capacity, GiB (2^30 bytes), > 0
 
   // Seconds to fetch `blocks` blocks of `block_size` tokens in one iteration (0 for none).
-  double fetch_seconds(std::int64_t blocks, std::int64_t block_size) const {
+  double fetch_seconds(std::int64_t blocks, std::int64_t block_size, double kv_bytes_per_token) const {
     if (blocks == 0) return 0;
-    return latency_s + fetch_bytes(blocks, block_size) / bytes_per_s;
+    return latency_us * 1e-6 + fetch_bytes(blocks, block_size, kv_bytes_per_token) / (bandwidth_gbps * 1e9 / 8);
   }
-  double fetch_bytes(std::int64_t blocks, std::int64_t block_size) const {
+  static double fetch_bytes(std::int64_t blocks, std::int64_t block_size, double kv_bytes_per_token) {
     return static_cast<double>(blocks * block_size) * kv_bytes_per_token;
+  }
+  // shared_pool: how many blocks of `block_size` tokens the pool holds (a fraction; the pool
+  // keeps its whole part, and needs at least one).
+  double shared_pool_blocks(std::int64_t block_size, double kv_bytes_per_token) const {
+    return shared_pool_gib * 1073741824.0 / (kv_bytes_per_token * static_cast<double>(block_size));
   }
 };
 

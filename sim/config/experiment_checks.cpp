@@ -44,7 +44,7 @@ void check_cluster(const ExperimentConfig& c) {
                               "replicas.router: prefix_aware, or remove them",
                               enum_name(kRouterKindNames, rs.kind)));
   if (o.has("replicas.disaggregated")) {
-    const DisaggregatedConfig& d = r.disaggregated;
+    const DisaggregationSettings& d = r.disaggregated;
     if (d.prefill < 1 || d.prefill > r.count - 1)
       throw o.error("replicas.disaggregated.prefill",
                     r.count < 2 ? fmt::format("disaggregation needs a prefill and a decode replica, and replicas.count "
@@ -70,7 +70,7 @@ void check_cluster(const ExperimentConfig& c) {
                     "and never hits its prefix cache for it: pick least_kv, least_outstanding, round_robin or random");
   }
   if (o.has("replicas.global_cache")) {
-    const GlobalCacheConfig& g = r.global_cache;
+    const GlobalCacheSettings& g = r.global_cache;
     if (r.count < 2)
       throw o.error("replicas.global_cache",
                     fmt::format("a global cache lets replicas fetch prefix blocks from each other, and replicas.count "

@@ -22,6 +22,7 @@
 
 #include "allocator/make_allocator.h"
 #include "sim/beam/beam_model_settings.h"
+#include "sim/cluster/disaggregation_settings.h"
 #include "sim/cluster/global_cache_settings.h"
 #include "sim/cluster/router_settings.h"
 #include "sim/config/config_origin.h"
@@ -137,36 +138,14 @@ struct ReplicaOverride {
   std::shared_ptr<const ExperimentConfig> config;  // never null once parsed
 };
 
-// replicas.disaggregated: prefill replicas [0, prefill) and decode replicas [prefill, count)
-// with a KV transfer link between them (DisaggregationSettings, docs/engine.md). Absent or
-// prefill 0: co-located.
-struct DisaggregatedConfig {
-  std::int64_t prefill = 0;          // prefill replicas, in [1, count - 1] when given
-  double transfer_gbps = 0;          // link bandwidth, gigabits (10^9 bits) per second, > 0
-  double transfer_latency_us = 0;    // fixed cost per transfer, microseconds, >= 0
-  RouterKind decode_router = RouterKind::kLeastKv;  // picks the decode replica of each hand-off
-  bool enabled() const { return prefill > 0; }
-};
-
-// replicas.global_cache: replicas fetch the prompt blocks they lack from other replicas'
-// caches or a shared CPU pool over a network (GlobalCacheSettings, global_cache_settings.h).
-// Absent: each replica's prefix cache is its own.
-struct GlobalCacheConfig {
-  bool enabled = false;              // the section is given
-  GlobalCacheSource source = GlobalCacheSource::kPeers;
-  double bandwidth_gbps = 0;         // network bandwidth, gigabits (10^9 bits) per second, > 0
-  double latency_us = 0;             // fixed cost of an iteration's fetch, microseconds, >= 0
-  double shared_pool_gib = 0;        // shared_pool: the pool's capacity, GiB (2^30 bytes), > 0
-};
-
 // replicas: how many serving instances, the router in front of them, and which differ.
 struct ReplicasConfig {
   std::int64_t count = 1;  // replicas, >= 1; 1 is the single-GPU-pool run of old
   RouterSettings router;   // kind from replicas.router, knobs from replicas.prefix_aware.*
                            // (its seed is the experiment's, set by the run)
   std::vector<ReplicaOverride> overrides;  // at most one per index, in file order
-  DisaggregatedConfig disaggregated;       // default: co-located
-  GlobalCacheConfig global_cache;          // default: local caches only
+  DisaggregationSettings disaggregated;    // replicas.disaggregated; default: co-located
+  GlobalCacheSettings global_cache;        // replicas.global_cache; default: local caches only
   bool at_default() const;
 };
 

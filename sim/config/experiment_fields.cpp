@@ -327,7 +327,7 @@ void visit(V& v, ExperimentConfig& c) {
       q.field("cache_threshold", "prefix_aware: fraction of a prompt cached to prefer that replica",
               c.replicas.router.cache_threshold);
     });
-    DisaggregatedConfig& d = c.replicas.disaggregated;
+    DisaggregationSettings& d = c.replicas.disaggregated;
     r.section_omitted_at_default("disaggregated", !d.enabled(), [&](auto& q) {
       q.field("prefill", "disaggregated: prefill replicas (the first ones); the rest decode", d.prefill);
       q.field("transfer_gbps", "disaggregated: KV transfer bandwidth, Gbit/s", d.transfer_gbps);
@@ -335,7 +335,7 @@ void visit(V& v, ExperimentConfig& c) {
       q.choice("decode_router", "disaggregated: how the decode replica of each hand-off is picked",
                d.decode_router, kRouterKindNames);
     });
-    GlobalCacheConfig& g = c.replicas.global_cache;
+    GlobalCacheSettings& g = c.replicas.global_cache;
     r.section_omitted_at_default("global_cache", !g.enabled, [&](auto& q) {
       q.choice("source", "global_cache: fetch missing prompt blocks from peer replicas or a shared pool",
                g.source, kGlobalCacheSourceNames);

@@ -24,7 +24,7 @@ void price_tiers(Replica& replica, const BatchShape& shape, double swap_s, const
 }
 
 // Global cache: what the replica's admissions fetched, added to dt and replica.global_fetch.
-void price_fetch(Replica& replica, const GlobalCacheSettings& g, double& dt) {
+void price_fetch(Replica& replica, const GlobalCache& g, double& dt) {
   const alloc::RemoteFetch f = replica.allocator().take_remote_fetch();
   if (f.empty()) return;
   const std::int64_t block_size = replica.allocator().block_size();
@@ -42,7 +42,7 @@ void price_fetch(Replica& replica, const GlobalCacheSettings& g, double& dt) {
 }  // namespace
 
 IterationPrice price_iteration(Replica& replica, std::int64_t swap_out, std::int64_t swap_in,
-                               const GlobalCacheSettings* global) {
+                               const GlobalCache* global) {
   const IterationPlan& plan = replica.plan;
   assert(plan.has_compute());
   IterationPrice price;

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "sim/cluster/global_cache_settings.h"
+#include "sim/cluster/global_cache.h"
 #include "sim/cluster/replica.h"
 #include "sim/cost/batch_shape.h"
 
@@ -24,10 +24,10 @@ struct IterationPrice {
   double seconds = 0;           // the iteration's duration: everything above and below
 };
 
-// Prices replica.plan with swap_out and swap_in blocks charged to it; `global` is the global
-// cache's settings when the cluster has one (its fetches are priced), else null.
+// Prices replica.plan with swap_out and swap_in blocks charged to it; `global` is the
+// cluster's global cache when it has one (its fetches are priced), else null.
 // REQUIRES: replica.plan.has_compute().
 IterationPrice price_iteration(Replica& replica, std::int64_t swap_out, std::int64_t swap_in,
-                               const GlobalCacheSettings* global);
+                               const GlobalCache* global);
 
 }  // namespace pagesim::sim

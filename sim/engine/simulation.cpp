@@ -30,7 +30,7 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
     : source_(source),
       replicas_(std::move(replicas)),
       router_(std::move(router)),
-      disagg_(settings.disaggregation),
+      handoff_(settings.disaggregation, replicas_.size(), settings.kv_bytes_per_token, settings.seed),
       replica_observers_(replicas_.size()),
       queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
       beams_(make_beam_model(settings.beam, settings.seed ^ 0x6265616d73ULL)),
@@ -48,22 +48,15 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
   for (Replica& replica : replicas_) replica.backlog = SpillQueue<Replica::BacklogEntry>(backlog_chunk, "waiting backlog");
   queue_->set_tie_order(replicas_.size() > 1 ? TieOrder::kCanonical : TieOrder::kInsertion);
   runs_.resize(replicas_.size());
-  if (disagg_.enabled()) {
-    if (static_cast<std::size_t>(disagg_.prefill_replicas) >= replicas_.size())
-      throw SimulationError(fmt::format("{} prefill replicas of {} leave none to decode", disagg_.prefill_replicas,
-                                        replicas_.size()));
-    assert(disagg_.transfer_bytes_per_s > 0 && disagg_.kv_bytes_per_token > 0 && disagg_.transfer_latency_s >= 0);
-    decode_router_ = make_router(disagg_.decode_router);
-    decode_outstanding_ = LoadIndex(replicas_.size() - static_cast<std::size_t>(disagg_.prefill_replicas));
-  }
+  const Router* decode_router = handoff_.decode_router_or_null();
+  if (handoff_.enabled()) decode_outstanding_ = LoadIndex(handoff_.decode_replicas(replicas_).size());
   outstanding_ = LoadIndex(prefill_replicas().size());
-  track_loads_ = (router_ && router_->reads_outstanding()) || (decode_router_ && decode_router_->reads_outstanding());
+  track_loads_ = (router_ && router_->reads_outstanding()) || (decode_router && decode_router->reads_outstanding());
   load_stale_.assign(replicas_.size(), 0);
-  track_free_slots_ = (router_ && router_->reads_free_slots()) || (decode_router_ && decode_router_->reads_free_slots());
+  track_free_slots_ = (router_ && router_->reads_free_slots()) || (decode_router && decode_router->reads_free_slots());
   if (track_free_slots_) {
     free_slots_ = FreeSlotsIndex(prefill_replicas());
-    if (disagg_.enabled())
-      decode_free_slots_ = FreeSlotsIndex(std::span<const Replica>(replicas_).subspan(prefill_replicas().size()));
+    if (handoff_.enabled()) decode_free_slots_ = FreeSlotsIndex(handoff_.decode_replicas(replicas_));
   }
   for (const Replica& replica : replicas_) {
     assert(replica.index() == &replica - replicas_.data());
@@ -76,9 +69,8 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
     prefix_block_size_ = a.block_size();
   }
   if (settings.global_cache.enabled) {
-    assert(settings.global_cache.bytes_per_s > 0 && settings.global_cache.kv_bytes_per_token > 0 &&
-           settings.global_cache.latency_s >= 0);
-    global_ = std::make_unique<GlobalCache>(settings.global_cache, prefill_replicas());
+    global_ = std::make_unique<GlobalCache>(settings.global_cache, settings.kv_bytes_per_token, settings.kv_block_size,
+                                            prefill_replicas());
     for (Replica& replica : prefill_replicas())
       if (!replica.allocator().set_remote_prefix_source(&global_->source_for(replica.index())))
         throw SimulationError(fmt::format("replica {}'s allocator ({}) cannot fetch prefix blocks from a global "
@@ -161,13 +153,13 @@ void Simulation::run(const ProgressFn& progress) {
   backlog_lookahead_.assign(replicas_.size(), Scheduler::kWholeQueue);
   for (Replica& replica : replicas_) {
     const Scheduler& sched = replica.scheduler();
-    if (compact_waiting_ && !holders && prefix_block_size_ == 0 && !global_ && !disagg_.enabled() &&
+    if (compact_waiting_ && !holders && prefix_block_size_ == 0 && !global_ && !handoff_.enabled() &&
         sched.settings().async_steps == 0 && !sched.adapters())
       backlog_lookahead_[static_cast<std::size_t>(replica.index())] = sched.waiting_lookahead();
   }
   // A cluster's decode runs go on past other replicas' queued events (docs/engine.md) when
   // nothing else reads a replica's state between arrivals and no observer reads the order.
-  run_ahead_ = skip_decode_runs_ && replicas_.size() > 1 && !disagg_.enabled() && !global_ &&
+  run_ahead_ = skip_decode_runs_ && replicas_.size() > 1 && !handoff_.enabled() && !global_ &&
                token_observers_.empty() &&
                std::none_of(observers_.begin(), observers_.end(),
                             [](const IterationObserver* o) { return o->reads_replica_order(); });
@@ -214,16 +206,11 @@ void Simulation::run(const ProgressFn& progress) {
                                         now(), replica.num_waiting(), sched.num_running(), sched.num_swapped(),
                                         replicas_.size() > 1 ? fmt::format(" on replica {}", replica.index()) : ""));
   }
-  if (!handoffs_.empty())
+  if (const Request* head = handoff_.head())
     throw SimulationError(fmt::format("simulation stopped at t = {:.3f} s with {} requests prefilled and no decode "
                                       "replica with room for their KV (request {} first)",
-                                      now(), handoffs_.size(), handoffs_.front()->id));
+                                      now(), handoff_.num_queued(), head->id));
   if (progress) progress(now(), arrived_, finished_count_);
-}
-
-std::span<Replica> Simulation::prefill_replicas() {
-  std::span<Replica> all(replicas_);
-  return disagg_.enabled() ? all.first(static_cast<std::size_t>(disagg_.prefill_replicas)) : all;
 }
 
 void Simulation::refresh_loads() {
@@ -479,7 +466,7 @@ void Simulation::start_iteration(Replica& replica) {
   if (!plan.has_compute()) {
     replica.pending_swap_out = swap_out;
     replica.pending_swap_in = swap_in;
-    if (!scheduler.idle() && !next_ && handoffs_.empty() && transfers_in_flight_ == 0)
+    if (!scheduler.idle() && !next_ && handoff_.idle())
       throw SimulationError(fmt::format("no progress at t = {:.3f} s: {} waiting, {} running, {} swapped requests{}, "
                                         "but nothing fits in the KV pool",
                                         now_s, replica.num_waiting(), scheduler.num_running(),
@@ -490,7 +477,7 @@ void Simulation::start_iteration(Replica& replica) {
     return;  // idle until the next arrival
   }
 
-  const IterationPrice price = price_iteration(replica, swap_out, swap_in, global_ ? &global_->settings() : nullptr);
+  const IterationPrice price = price_iteration(replica, swap_out, swap_in, global_.get());
   const BatchShape& shape = price.shape;
   const double dt = price.seconds;
   alloc::KvAllocator& a = scheduler.allocator();
@@ -545,7 +532,7 @@ double Simulation::on_iteration_end(Replica& replica, double end) {
       mark_load(replica);  // finished requests, hand-offs (a run finishes none, and takes none in)
       horizon_known = false;
     }
-    if (!handoffs_.empty()) {
+    if (handoff_.head()) {
       start_transfers(t);  // may cut the run
       horizon_known = false;
     }
@@ -635,7 +622,7 @@ void Simulation::apply_plan(Replica& replica, double end) {
       continue;
     }
     emit_token(r, end);
-    if (disagg_.enabled() && replica.index() < disagg_.prefill_replicas && r->state != RequestState::kFinished) {
+    if (handoff_.is_prefill_replica(replica) && r->state != RequestState::kFinished) {
       hand_off(replica, r);
       continue;
     }

@@ -13,19 +13,18 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/beam/beam_model.h"
 #include "sim/cluster/disaggregation_settings.h"
 #include "sim/cluster/free_slots_index.h"
 #include "sim/cluster/global_cache.h"
+#include "sim/cluster/kv_handoff.h"
 #include "sim/cluster/load_index.h"
 #include "sim/cluster/replica.h"
 #include "sim/cluster/router.h"
@@ -51,13 +50,18 @@ struct EngineSettings {
   // request is oversize (UnschedulableRequest key "max_model_len").
   std::int64_t max_model_len = 0;
   // Prefill replicas, decode replicas and the KV transfer between them (default:
-  // co-located). REQUIRES when enabled: a cluster with prefill_replicas < its replicas,
-  // bandwidth and KV bytes per token > 0, latency >= 0 (the config checks them).
+  // co-located). REQUIRES when enabled: a cluster with more replicas than disaggregation.prefill,
+  // transfer_gbps and kv_bytes_per_token > 0, transfer_latency_us >= 0 (the config checks them).
   DisaggregationSettings disaggregation;
   // Prefix blocks fetched from other replicas or a shared pool (default: local caches only).
-  // REQUIRES when enabled: bandwidth and KV bytes per token > 0, latency >= 0, pool_blocks
-  // >= 1 for shared_pool (the config checks them).
+  // REQUIRES when enabled: bandwidth_gbps and kv_bytes_per_token > 0, latency_us >= 0, and
+  // for shared_pool room for a block of kv_block_size tokens (the run checks them).
   GlobalCacheSettings global_cache;
+  // What a KV transfer and a global-cache fetch move: the model's KV bytes per token (the first
+  // replica's; every replica serves one model), and the tokens of a shared-pool block (the
+  // experiment's allocator.block_size).
+  double kv_bytes_per_token = 0;
+  std::int64_t kv_block_size = 0;
   // How the run advances (decode runs, the waiting backlog): outputs are the same either way.
   // REQUIRES: advance.backlog_in_memory >= 0.
   AdvanceSettings advance;
@@ -207,7 +211,7 @@ class Simulation {
   // Starts the transfers of the hand-off queue's head while its decode replica has room.
   void start_transfers(double now_s);
   void on_transfer_end(const Event& e);
-  std::span<Replica> prefill_replicas();
+  std::span<Replica> prefill_replicas() { return handoff_.prefill_replicas(replicas_); }
   // Marks replica's entries of the indexes its router reads (outstanding_ for the replicas
   // arrivals are routed among, decode_outstanding_ for the decode replicas; and the free-slot
   // index, mark_free_slots) as stale: after everything that can change replica.outstanding()
@@ -240,8 +244,7 @@ class Simulation {
   traces::RequestSource& source_;
   std::vector<Replica> replicas_;
   std::unique_ptr<Router> router_;  // null with one replica
-  DisaggregationSettings disagg_;
-  std::unique_ptr<Router> decode_router_;  // disaggregated only
+  KvHandoff handoff_;  // disaggregated: prefill to decode replicas (co-located: disabled)
   LoadIndex outstanding_;         // Replica::outstanding() of prefill_replicas(), by position
   LoadIndex decode_outstanding_;  // of the decode replicas [P, N), by position (disaggregated)
   bool track_loads_ = false;      // a router reads one of them (Router::reads_outstanding)
@@ -251,8 +254,6 @@ class Simulation {
   std::vector<char> load_stale_;  // per replica: its entry awaits refresh_loads()
   std::vector<std::int32_t> stale_loads_;  // those replicas, each once
   std::unique_ptr<GlobalCache> global_;     // null: local caches only
-  std::deque<Request*> handoffs_;          // prefill done, waiting for decode memory, FIFO
-  std::int64_t transfers_in_flight_ = 0;
   std::vector<IterationObserver*> observers_;
   std::vector<IterationObserver*> token_observers_;  // those of observers_ added with tokens
   std::vector<IterationObserver*> iteration_observers_;  // those of observers_ that read iterations (run())
@@ -264,12 +265,10 @@ class Simulation {
 
   std::optional<traces::TraceRequest> next_;  // the one request read ahead
   // Every Request the run has made, live or free for reuse, in chunks (they never move), so
-  // that requests in flight take no allocation each; the free ones; and those whose KV
-  // transfer is in flight, by id (the transfer's end event names its request).
+  // that requests in flight take no allocation each; the free ones.
   std::vector<std::unique_ptr<Request[]>> request_chunks_;
   std::size_t chunk_used_ = 0;  // of the last chunk
   std::vector<Request*> free_requests_;
-  std::unordered_map<std::uint64_t, Request*> transferring_;
   std::vector<Request*> finished_;
   std::vector<std::int32_t> parents_;
   std::int64_t iterations_ = 0;  // over all replicas

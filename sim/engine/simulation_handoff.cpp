@@ -1,57 +1,41 @@
-// Simulation's disaggregated prefill/decode (docs/engine.md): the hand-off queue, the KV
-// transfers it starts, and their ends.
+// Simulation's side of disaggregated prefill/decode (docs/engine.md): the events, runs, loads
+// and observers around KvHandoff's queue and transfers.
 #include "sim/engine/simulation.h"
 
-#include <algorithm>
 #include <cassert>
-#include <limits>
-
-#include <fmt/format.h>
 
 namespace pagesim::sim {
 
 void Simulation::hand_off(Replica& replica, Request* r) {
-  replica.scheduler().hand_off(r);
-  r->prefill_replica = replica.index();
-  handoffs_.push_back(r);
+  handoff_.queue(replica, r);
   for (IterationObserver* o : observers_) o->on_handed_off(*r);
   for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())]) o->on_handed_off(*r);
 }
 
 void Simulation::start_transfers(double now_s) {
-  const std::span<Replica> decode = std::span<Replica>(replicas_).subspan(static_cast<std::size_t>(disagg_.prefill_replicas));
-  while (!handoffs_.empty()) {
-    Request* r = handoffs_.front();
-    const std::int32_t d = disagg_.prefill_replicas + decode_router_->route(*r, decode, loads_for(*decode_router_, decode, true));
+  const std::span<Replica> decode = handoff_.decode_replicas(replicas_);
+  const std::int32_t first_decode = static_cast<std::int32_t>(replicas_.size() - decode.size());
+  Router& router = handoff_.decode_router();
+  while (Request* r = handoff_.head()) {
+    const std::int32_t d = first_decode + router.route(*r, decode, loads_for(router, decode, true));
     Replica& q = replicas_[static_cast<std::size_t>(d)];
     cut_run(q);
-    if (!q.scheduler().reserve_hand_in(r)) return;  // the head waits; so does everyone behind it
+    const std::optional<double> end = handoff_.start(q, now_s);
+    if (!end) return;  // the head waits; so does everyone behind it
     mark_load(q);
-    handoffs_.pop_front();
-    ++q.handed_in;
-    ++transfers_in_flight_;
-    r->transfer_start_s = now_s;
-    transferring_.emplace(r->id, r);
-    schedule(now_s + disagg_.transfer_seconds(r->prompt_tokens), now_s, EventKind::kTransferEnd, d, r->id);
+    schedule(*end, now_s, EventKind::kTransferEnd, d, r->id);
     for (IterationObserver* o : observers_) o->on_transfer_started(*r, d);
     for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_transfer_started(*r, d);
   }
 }
 
 void Simulation::on_transfer_end(const Event& e) {
-  const auto it = transferring_.find(e.request);
-  assert(it != transferring_.end());
-  Request* r = it->second;
-  transferring_.erase(it);
+  Request* r = handoff_.arrived(e.request);
   Replica& from = replicas_[static_cast<std::size_t>(r->replica)];
   Replica& to = replicas_[static_cast<std::size_t>(e.replica)];
   cut_run(from);
   cut_run(to);
-  from.scheduler().release_handed_off(r);
-  to.scheduler().take_handed_in(r);
-  r->replica = to.index();
-  r->transfer_end_s = e.time;
-  --transfers_in_flight_;
+  KvHandoff::move(from, to, r, e.time);
   // Only the prompt's KV moved: parallel samples and beams fork from it here, sharing its
   // blocks, as they would have on the prefill replica (a failed fork recomputes there).
   if (r->width() > 1) {

@@ -119,34 +119,21 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     for (const std::int32_t j : es.admission_replicas) seen = seen || &replica_config(c, j) == own;
     if (!seen) es.admission_replicas.push_back(static_cast<std::int32_t>(i));
   }
-  if (const DisaggregatedConfig& d = c.replicas.disaggregated; d.enabled()) {
-    DisaggregationSettings& ds = es.disaggregation;
-    ds.prefill_replicas = static_cast<std::int32_t>(d.prefill);
-    ds.transfer_bytes_per_s = d.transfer_gbps * 1e9 / 8;  // gigabits to bytes
-    ds.transfer_latency_s = d.transfer_latency_us * 1e-6;
-    // The whole model's KV (every tensor-parallel shard moves): all replicas run one model.
-    ds.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
-    ds.decode_router.kind = d.decode_router;
-    ds.decode_router.seed = c.seed ^ 0x6465636f6465ULL;  // "decode": apart from the prefill router's draws
-  }
-  if (const GlobalCacheConfig& g = c.replicas.global_cache; g.enabled) {
-    GlobalCacheSettings& gs = es.global_cache;
-    gs.enabled = true;
-    gs.source = g.source;
-    gs.bytes_per_s = g.bandwidth_gbps * 1e9 / 8;  // gigabits to bytes
-    gs.latency_s = g.latency_us * 1e-6;
-    // A block fetched is the whole model's KV of its tokens; a replica of another model
-    // (an override) prices with the first replica's, as disaggregation does.
-    gs.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
-    const double block_bytes = gs.kv_bytes_per_token * static_cast<double>(c.allocator.block_size);
-    const double pool_blocks = g.shared_pool_gib * std::pow(2.0, 30) / block_bytes;
-    if (g.source == GlobalCacheSource::kSharedPool && pool_blocks < 1)  // it could never hold a block
+  es.disaggregation = c.replicas.disaggregated;
+  es.global_cache = c.replicas.global_cache;
+  // A transfer or a fetch moves the whole model's KV of its tokens (every tensor-parallel
+  // shard); a replica of another model (an override) is priced with the first replica's.
+  es.kv_bytes_per_token = static_cast<double>(run.model.kv_bytes_per_token());
+  es.kv_block_size = c.allocator.block_size;
+  if (const GlobalCacheSettings& g = es.global_cache; g.enabled && g.source == GlobalCacheSource::kSharedPool) {
+    const double pool_blocks = g.shared_pool_blocks(es.kv_block_size, es.kv_bytes_per_token);
+    if (pool_blocks < 1)  // it could never hold a block
       throw c.origin.error("replicas.global_cache.shared_pool_gib",
                            fmt::format("{} GiB hold {:.3g} blocks of {:.0f} bytes ({} tokens of {}); expected at "
                                        "least 1 block",
-                                       g.shared_pool_gib, pool_blocks, block_bytes, c.allocator.block_size,
-                                       run.model.name));
-    gs.pool_blocks = std::max<std::int64_t>(1, static_cast<std::int64_t>(pool_blocks));
+                                       g.shared_pool_gib, pool_blocks,
+                                       es.kv_bytes_per_token * static_cast<double>(es.kv_block_size),
+                                       es.kv_block_size, run.model.name));
   }
   std::vector<const Run*> parts{&run};
   for (const Run& other : run.other_replicas) parts.push_back(&other);

@@ -98,7 +98,8 @@ inline ClusterOutcome simulate_cluster(std::vector<traces::TraceRequest> trace, 
                                        const RouterSettings& router, std::int64_t hash_block_tokens = 0,
                                        const DisaggregationSettings& disaggregation = {},
                                        const IterationProbe& probe = {},
-                                       const GlobalCacheSettings& global_cache = {}) {
+                                       const GlobalCacheSettings& global_cache = {},
+                                       double kv_bytes_per_token = 1.0, std::uint64_t seed = 0) {
   traces::VectorSource source(std::move(trace), hash_block_tokens);
   std::vector<std::unique_ptr<alloc::PagedAllocator>> allocators;
   std::vector<std::unique_ptr<Scheduler>> schedulers;
@@ -125,8 +126,11 @@ inline ClusterOutcome simulate_cluster(std::vector<traces::TraceRequest> trace, 
   PlacementRecorder recorder;
   std::vector<std::unique_ptr<InvariantChecker>> checkers;
   EngineSettings es;
+  es.seed = seed;
   es.disaggregation = disaggregation;
   es.global_cache = global_cache;
+  es.kv_bytes_per_token = kv_bytes_per_token;
+  es.kv_block_size = shapes[0].block_size;
   Simulation sim(source, std::move(replicas), make_router(router), es);
   ProbeObserver prober(probe, allocators);
   PoolChecker pool_checker(sim);

@@ -51,15 +51,15 @@ std::vector<ReplicaShape> heterogeneous(bool prefix_cache) {
 
 // With prefix caches, seeds cycle through: local caches only, a global cache of peers, a
 // shared pool of 24 blocks (a third of what the trace's prefixes need).
+constexpr double kKvBytes = 1000;  // KV bytes per token
 GlobalCacheSettings global_cache_of(std::uint64_t seed, bool cached) {
   GlobalCacheSettings g;
   if (!cached || seed % 3 == 0) return g;
   g.enabled = true;
   g.source = seed % 3 == 1 ? GlobalCacheSource::kPeers : GlobalCacheSource::kSharedPool;
-  g.kv_bytes_per_token = 1000;
-  g.bytes_per_s = 64000;
-  g.latency_s = 0.01;
-  g.pool_blocks = 24;
+  g.bandwidth_gbps = 64000 * 8 / 1e9;  // 64,000 bytes/s, of kKvBytes per token
+  g.latency_us = 0.01e6;
+  g.shared_pool_gib = 24 * 4 * kKvBytes / 1073741824.0;  // 24 blocks of 4 tokens
   return g;
 }
 
@@ -77,7 +77,7 @@ TEST_P(ClusterRandomized, InvariantsAfterEveryIterationAndEveryRequestFinishes) 
     const int n = 150;
     const GlobalCacheSettings global = global_cache_of(seed, cached);
     const ClusterOutcome o =
-        simulate_cluster(random_trace(seed, n), heterogeneous(cached), rs, cached ? 4 : 0, {}, {}, global);
+        simulate_cluster(random_trace(seed, n), heterogeneous(cached), rs, cached ? 4 : 0, {}, {}, global, kKvBytes);
     pool_checks += o.pool_checks;
     for (std::size_t i = 0; i < o.global_fetch.size(); ++i) {
       const GlobalFetchCounters& f = o.global_fetch[i];
@@ -89,7 +89,7 @@ TEST_P(ClusterRandomized, InvariantsAfterEveryIterationAndEveryRequestFinishes) 
       EXPECT_LE(f.hit_tokens, o.prefix[i].hit_tokens) << "seed " << seed << " replica " << i;
       EXPECT_LE(f.hit_tokens + f.readmission_hit_tokens, f.blocks * 4);
       if (global.enabled) {
-        EXPECT_NEAR(f.seconds, static_cast<double>(f.iterations) * global.latency_s + f.bytes / global.bytes_per_s,
+        EXPECT_NEAR(f.seconds, static_cast<double>(f.iterations) * global.latency_us * 1e-6 + f.bytes / (global.bandwidth_gbps * 1e9 / 8),
                     1e-9);
       }
     }
@@ -105,7 +105,7 @@ TEST_P(ClusterRandomized, InvariantsAfterEveryIterationAndEveryRequestFinishes) 
     }
     // Determinism: the same seed, byte for byte.
     const ClusterOutcome again =
-        simulate_cluster(random_trace(seed, n), heterogeneous(cached), rs, cached ? 4 : 0, {}, {}, global);
+        simulate_cluster(random_trace(seed, n), heterogeneous(cached), rs, cached ? 4 : 0, {}, {}, global, kKvBytes);
     EXPECT_EQ(again.iterations_csv, o.iterations_csv) << "seed " << seed;
     EXPECT_EQ(again.requests_csv, o.requests_csv) << "seed " << seed;
     for (const auto& row : testing::parse_csv(o.iterations_csv)) preemptions += std::stoll(row.at("preemptions"));

@@ -21,10 +21,9 @@ using testing::trace_req;
 // with a 0.25 s latency: a prompt of 8 tokens moves in 0.25 + 8 / 4 = 2.25 s.
 DisaggregationSettings one_to_one() {
   DisaggregationSettings d;
-  d.prefill_replicas = 1;
-  d.kv_bytes_per_token = 1;
-  d.transfer_bytes_per_s = 4;
-  d.transfer_latency_s = 0.25;
+  d.prefill = 1;
+  d.transfer_gbps = 4 * 8 / 1e9;  // 4 bytes/s (the harness's KV: 1 byte per token)
+  d.transfer_latency_us = 0.25e6;
   return d;
 }
 
@@ -105,8 +104,8 @@ TEST(Disaggregation, FullDecodeReplicaKeepsTheKvOnThePrefillSide) {
   std::vector<ReplicaShape> shapes(2);
   shapes[1].slots = 16;
   DisaggregationSettings d = one_to_one();
-  d.transfer_bytes_per_s = 8;
-  d.transfer_latency_s = 0;
+  d.transfer_gbps = 8 * 8 / 1e9;  // 8 bytes/s
+  d.transfer_latency_us = 0;
   int probed = 0;
   testing::IterationProbe probe = [&](std::int32_t replica, const IterationSample& s, const auto& pools) {
     if (replica == 1 && s.start_s == 3.0) {
@@ -170,7 +169,7 @@ TEST(Disaggregation, ParallelSamplesForkOnTheDecodeReplica) {
 TEST(Disaggregation, NeedsADecodeReplica) {
   std::vector<ReplicaShape> shapes(2);
   DisaggregationSettings d = one_to_one();
-  d.prefill_replicas = 2;
+  d.prefill = 2;
   EXPECT_THROW(simulate_cluster({trace_req(0, 0.0, 8, 3)}, shapes, RouterSettings{}, 0, d), SimulationError);
 }
 
@@ -221,30 +220,29 @@ TEST_P(DisaggregationRandomized, InvariantsAfterEveryIterationHandOffsInOrderAnd
     rs.kind = GetParam().prefill_router;
     rs.seed = seed;
     DisaggregationSettings d;
-    d.prefill_replicas = seed % 3 == 0 ? 1 : 2;
-    d.kv_bytes_per_token = 2;
-    d.transfer_bytes_per_s = 64;
-    d.transfer_latency_s = 0.05 * static_cast<double>(seed % 2);
-    d.decode_router.kind = GetParam().decode_router;
-    d.decode_router.seed = seed + 7;
+    d.prefill = seed % 3 == 0 ? 1 : 2;
+    d.transfer_gbps = 64 * 8 / 1e9;  // 64 bytes/s, of 2 bytes per token (below)
+    d.transfer_latency_us = 0.05e6 * static_cast<double>(seed % 2);
+    d.decode_router = GetParam().decode_router;
     const int n = 150;
-    const ClusterOutcome o = simulate_cluster(random_trace(seed, n), shapes, rs, cached ? 4 : 0, d);
+    const ClusterOutcome o =
+        simulate_cluster(random_trace(seed, n), shapes, rs, cached ? 4 : 0, d, {}, {}, 2.0, seed + 7);
     ASSERT_EQ(static_cast<int>(o.placed.size()), n) << "seed " << seed;
     EXPECT_GT(o.invariant_checks, 0);
     std::int64_t handed = 0, expect_handed = 0;
     for (std::int64_t h : o.handed_in) handed += h;
-    for (std::int32_t i = 0; i < d.prefill_replicas; ++i) EXPECT_EQ(o.handed_in[static_cast<std::size_t>(i)], 0);
-    for (std::int32_t i = d.prefill_replicas; i < 4; ++i) EXPECT_EQ(o.routed_requests[static_cast<std::size_t>(i)], 0);
+    for (std::int32_t i = 0; i < d.prefill; ++i) EXPECT_EQ(o.handed_in[static_cast<std::size_t>(i)], 0);
+    for (std::int32_t i = d.prefill; i < 4; ++i) EXPECT_EQ(o.routed_requests[static_cast<std::size_t>(i)], 0);
     for (const auto& [id, p] : o.placed) {
       EXPECT_GT(p.first_token_s, 0);
       EXPECT_GE(p.finish_s, p.first_token_s);
       if (p.prefill_replica < 0) {  // one token: finished by its prefill, on a prefill replica
-        EXPECT_LT(p.replica, d.prefill_replicas) << "request " << id;
+        EXPECT_LT(p.replica, d.prefill) << "request " << id;
         continue;
       }
       ++expect_handed;
-      EXPECT_LT(p.prefill_replica, d.prefill_replicas);
-      EXPECT_GE(p.replica, d.prefill_replicas);
+      EXPECT_LT(p.prefill_replica, d.prefill);
+      EXPECT_GE(p.replica, d.prefill);
       EXPECT_GE(p.transfer_start_s, p.first_token_s);
       EXPECT_GT(p.transfer_end_s, p.transfer_start_s);
       EXPECT_GT(p.finish_s, p.transfer_end_s);
@@ -253,7 +251,8 @@ TEST_P(DisaggregationRandomized, InvariantsAfterEveryIterationHandOffsInOrderAnd
       if (p.transfer_start_s > p.first_token_s) ++waited;
     }
     EXPECT_EQ(handed, expect_handed);
-    const ClusterOutcome again = simulate_cluster(random_trace(seed, n), shapes, rs, cached ? 4 : 0, d);
+    const ClusterOutcome again =
+        simulate_cluster(random_trace(seed, n), shapes, rs, cached ? 4 : 0, d, {}, {}, 2.0, seed + 7);
     EXPECT_EQ(again.iterations_csv, o.iterations_csv) << "seed " << seed;
     EXPECT_EQ(again.requests_csv, o.requests_csv) << "seed " << seed;
     for (const auto& row : testing::parse_csv(o.iterations_csv)) preemptions += std::stoll(row.at("preemptions"));

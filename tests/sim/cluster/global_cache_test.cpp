@@ -17,14 +17,15 @@ using testing::trace_req;
 
 // 1,000 bytes of KV per token; blocks of 4 tokens = 4,000 bytes; 16,000 bytes/s and 0.25 s
 // latency: fetching 4 blocks takes 0.25 + 16,000 / 16,000 = 1.25 s, 2 blocks 0.75 s.
+// (simulate_cluster's kv_bytes_per_token: kKvBytes).
+constexpr double kKvBytes = 1000;
 GlobalCacheSettings network(GlobalCacheSource source, std::int64_t pool_blocks = 0) {
   GlobalCacheSettings g;
   g.enabled = true;
   g.source = source;
-  g.kv_bytes_per_token = 1000;
-  g.bytes_per_s = 16000;
-  g.latency_s = 0.25;
-  g.pool_blocks = pool_blocks;
+  g.bandwidth_gbps = 16000 * 8 / 1e9;  // 16,000 bytes/s
+  g.latency_us = 0.25e6;
+  g.shared_pool_gib = static_cast<double>(pool_blocks) * 4 * kKvBytes / 1073741824.0;  // pool_blocks blocks
   return g;
 }
 
@@ -63,7 +64,7 @@ TEST(GlobalCache, FetchFromPeerTimeline) {
     ++probed;
   };
   const ClusterOutcome o =
-      simulate_cluster(trace, two_cached(), rs, 4, {}, probe, network(GlobalCacheSource::kPeers));
+      simulate_cluster(trace, two_cached(), rs, 4, {}, probe, network(GlobalCacheSource::kPeers), kKvBytes);
   EXPECT_EQ(probed, 1);
   EXPECT_EQ(o.placed.at(0).replica, 0);
   EXPECT_DOUBLE_EQ(o.placed.at(0).first_token_s, 1.0);
@@ -108,7 +109,7 @@ TEST(GlobalCache, LocalPrefixThenFetchedBlocks) {
       with_hashes(trace_req(0, 0.0, 16, 1), {1, 2, 3, 4}), with_hashes(trace_req(1, 2.0, 8, 1), {1, 2}),
       with_hashes(trace_req(2, 4.0, 4, 1), {9}), with_hashes(trace_req(3, 10.0, 16, 1), {1, 2, 3, 4})};
   const ClusterOutcome o =
-      simulate_cluster(trace, two_cached(), rs, 4, {}, {}, network(GlobalCacheSource::kPeers));
+      simulate_cluster(trace, two_cached(), rs, 4, {}, {}, network(GlobalCacheSource::kPeers), kKvBytes);
   ASSERT_EQ(o.placed.at(1).replica, 1);
   EXPECT_EQ(o.placed.at(1).cached_tokens, 7);
   EXPECT_DOUBLE_EQ(o.placed.at(1).first_token_s, 3.75);
@@ -132,12 +133,12 @@ TEST(GlobalCache, SharedPoolTimelineAndLeadingBlocksOnly) {
   const std::vector<traces::TraceRequest> trace = {with_hashes(trace_req(0, 0.0, 16, 2), {1, 2, 3, 4}),
                                                    with_hashes(trace_req(1, 5.0, 16, 1), {1, 2, 3, 4})};
   const ClusterOutcome roomy =
-      simulate_cluster(trace, two_cached(), rs, 4, {}, {}, network(GlobalCacheSource::kSharedPool, 4));
+      simulate_cluster(trace, two_cached(), rs, 4, {}, {}, network(GlobalCacheSource::kSharedPool, 4), kKvBytes);
   EXPECT_DOUBLE_EQ(roomy.placed.at(1).first_token_s, 7.25);
   EXPECT_EQ(roomy.global_fetch[1].blocks, 4);
   EXPECT_GT(roomy.pool_checks, 0);
   const ClusterOutcome small =
-      simulate_cluster(trace, two_cached(), rs, 4, {}, {}, network(GlobalCacheSource::kSharedPool, 2));
+      simulate_cluster(trace, two_cached(), rs, 4, {}, {}, network(GlobalCacheSource::kSharedPool, 2), kKvBytes);
   EXPECT_DOUBLE_EQ(small.placed.at(1).first_token_s, 6.0);
   EXPECT_EQ(small.placed.at(1).cached_tokens, 0);
   EXPECT_EQ(small.global_fetch[1].blocks, 0);
@@ -162,7 +163,7 @@ TEST(GlobalCache, EveryServingReplicaNeedsAPrefixCache) {
   std::vector<ReplicaShape> shapes = two_cached();
   shapes[1].prefix_cache = false;
   RouterSettings rs;
-  EXPECT_THROW(simulate_cluster({trace_req(0, 0.0, 4, 1)}, shapes, rs, 4, {}, {}, network(GlobalCacheSource::kPeers)),
+  EXPECT_THROW(simulate_cluster({trace_req(0, 0.0, 4, 1)}, shapes, rs, 4, {}, {}, network(GlobalCacheSource::kPeers), kKvBytes),
                SimulationError);
 }
 

@@ -169,7 +169,7 @@ TEST(ReplicasConfig, Disaggregated) {
   const ExperimentConfig c = parse(
       "replicas:\n  count: 4\n  disaggregated: {prefill: 1, transfer_gbps: 100, transfer_latency_us: 30, "
       "decode_router: least_outstanding}\n");
-  const DisaggregatedConfig& d = c.replicas.disaggregated;
+  const DisaggregationSettings& d = c.replicas.disaggregated;
   EXPECT_TRUE(d.enabled());
   EXPECT_EQ(d.prefill, 1);
   EXPECT_EQ(d.transfer_gbps, 100);
@@ -231,7 +231,7 @@ TEST(ReplicasConfig, GlobalCache) {
   const ExperimentConfig c = parse(kCached +
                                    "replicas:\n  count: 4\n  global_cache: {source: shared_pool, bandwidth_gbps: 200, "
                                    "latency_us: 20, shared_pool_gib: 64}\n");
-  const GlobalCacheConfig& g = c.replicas.global_cache;
+  const GlobalCacheSettings& g = c.replicas.global_cache;
   EXPECT_TRUE(g.enabled);
   EXPECT_EQ(g.source, GlobalCacheSource::kSharedPool);
   EXPECT_EQ(g.bandwidth_gbps, 200);

@@ -240,6 +240,7 @@ std::string run_disaggregated(std::vector<traces::TraceRequest> trace, std::int6
   traces::VectorSource source(std::move(trace));
   EngineSettings es;
   es.disaggregation = d;
+  es.kv_bytes_per_token = 1;
   Simulation sim(source, std::move(replicas), make_router(RouterSettings{}), es);
   std::ostringstream out;
   TimelineWriter writer({}, out, {pools[0].get(), pools[1].get()});
@@ -266,9 +267,8 @@ std::map<std::pair<std::uint64_t, int>, std::vector<Slice>> slices_by_process(co
 // their own on the prefill replica (process 1), decode is on the decode replica (process 2).
 TEST(Timeline, DisaggregatedPhasesFollowTheRequestToItsDecodeReplica) {
   DisaggregationSettings d;
-  d.prefill_replicas = 1;
-  d.kv_bytes_per_token = 1;
-  d.transfer_bytes_per_s = 8;
+  d.prefill = 1;
+  d.transfer_gbps = 8 * 8 / 1e9;  // 8 bytes/s, of 1 byte per token (run_disaggregated)
   const std::string text = run_disaggregated({trace_req(0, 0, 8, 3), trace_req(1, 0, 9, 2)}, 16, d);
   const Timeline t = parse(text);  // every "B" paired with its "E"
   const auto by_process = slices_by_process(t);
