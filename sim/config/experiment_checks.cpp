@@ -320,12 +320,15 @@ void check_combinations(const ExperimentConfig& c, const ServingKinds& kinds) {
   check_pool_pairing(c, kinds, PoolCheck::kAfterSwapSpace);
   check_schedule_policy(c, kinds);
   check_fixed_prefix_cache(c, kinds);
+  const auto optional_cache = [](const AllocatorDescriptor& d) {
+    return d.traits().prefix_caching == alloc::PrefixCaching::kOptional;
+  };
   if (a.prefix_cache && !a.caches_prefixes())
     throw o.error("allocator.prefix_cache",
-                  fmt::format("the prefix cache shares blocks of the paged allocator (or of the layer-group pools "
-                              "uniform, hybrid, jenga); allocator.kind is '{}': set allocator.kind: paged, or "
-                              "prefix_cache: false",
-                              alloc::to_string(a.kind)));
+                  fmt::format("the prefix cache shares the blocks of a block pool (allocator.kind {}); "
+                              "allocator.kind is '{}': set allocator.kind: {}, or prefix_cache: false",
+                              kind_names(kinds.allocators, optional_cache), alloc::to_string(a.kind),
+                              first_of(kinds.allocators, optional_cache).name));
   if (a.prefix_cache && c.workload.kind == traces::WorkloadKind::kSynthetic)
     throw o.error("allocator.prefix_cache",
                   "a synthetic workload has no token identities (hash_ids), so no prompt could ever hit the "

@@ -10,6 +10,19 @@
 
 namespace pagesim::sim {
 
+namespace {
+
+// The allocator kinds `policy` runs over, as a message lists them: "paged", "paged or radix".
+std::string pools_of(const SchedulerDescriptor& policy) {
+  std::string out;
+  for (std::size_t i = 0; i < policy.allocators.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == policy.allocators.size() ? " or " : ", ") +
+           std::string(alloc::to_string(policy.allocators[i]));
+  return out;
+}
+
+}  // namespace
+
 const SchedulerDescriptor& scheduler_kind(const ServingKinds& kinds, SchedulerKind kind) {
   if (const SchedulerDescriptor* d = find_scheduler_kind(kinds.schedulers, kind)) return *d;
   throw std::invalid_argument(fmt::format("scheduler.kind '{}' has no descriptor among the kinds given", to_string(kind)));
@@ -54,12 +67,14 @@ void check_interface_only_pool(const ExperimentConfig& c, const ServingKinds& ki
   const AllocatorDescriptor& a = allocator_kind(kinds, c.allocator.kind);
   if (!a.traits().layer_groups) return;
   const SchedulerDescriptor& s = scheduler_kind(kinds, c.scheduler.kind);
+  const auto over = [&](const SchedulerDescriptor& k) { return runs_over(k, a.kind); };
   if (!runs_over(s, a.kind))
     throw o.error("allocator.kind",
-                  fmt::format("allocator.kind '{}' runs under scheduler.kind vllm-v1, orca or static (they need only "
-                              "the allocator interface); scheduler.kind '{}' drives a paged or radix pool's own "
-                              "operations: set scheduler.kind: vllm-v1, or allocator.kind: paged",
-                              a.name, s.name));
+                  fmt::format("allocator.kind '{}' runs under scheduler.kind {} (they need only the allocator "
+                              "interface); scheduler.kind '{}' drives a {} pool's own operations: pick one of "
+                              "those schedulers, or set allocator.kind: {}",
+                              a.name, kind_names(kinds.schedulers, over), s.name, pools_of(s),
+                              alloc::to_string(s.allocators.front())));
   if (c.scheduler.preemption == PreemptionMode::kSwap)
     throw o.error("scheduler.preemption",
                   fmt::format("allocator.kind '{}' has no CPU swap pool: preemption is by recompute; set "
@@ -82,11 +97,8 @@ void check_own_sections(const ExperimentConfig& c, const ServingKinds& kinds) {
 
 std::string pool_refusal(const SchedulerDescriptor& policy, const AllocatorDescriptor& pool) {
   if (policy.pool_refusal != nullptr) return policy.pool_refusal(pool.name, pool.owner_note);
-  std::string needs;  // "paged", "paged or radix", "paged, contiguous or radix"
-  for (std::size_t i = 0; i < policy.allocators.size(); ++i)
-    needs += (i == 0 ? "" : i + 1 == policy.allocators.size() ? " or " : ", ") +
-             std::string(alloc::to_string(policy.allocators[i]));
-  return fmt::format("scheduler.kind '{}' needs the {} allocator, found '{}'{}", policy.name, needs, pool.name,
+  return fmt::format("scheduler.kind '{}' needs the {} allocator, found '{}'{}", policy.name, pools_of(policy),
+                     pool.name,
                      pool.owner_note.empty() ? std::string()
                                              : fmt::format("; {}set allocator.kind: {}", pool.owner_note,
                                                            alloc::to_string(policy.allocators.front())));
@@ -140,7 +152,8 @@ void check_lora_pairing(const ExperimentConfig& c, const ServingKinds& kinds) {
                               a.name, kind_names(kinds.allocators, [](const AllocatorDescriptor& k) { return k.traits().lora; })));
   if (!s.lora)
     throw o.error("scheduler.kind", fmt::format("lora's admission rules (adapter residency, max_loras) are modelled "
-                                                "for vllm, vllm-v0, vllm-v1 and sarathi; scheduler.kind is '{}'",
+                                                "for {}; scheduler.kind is '{}'",
+                                                kind_names(kinds.schedulers, [](const SchedulerDescriptor& k) { return k.lora; }),
                                                 s.name));
 }
 

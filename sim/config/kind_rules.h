@@ -7,6 +7,7 @@
 // constants.
 #pragma once
 
+#include <cassert>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,6 +42,15 @@ std::string kind_names(std::span<const Descriptor> table, Pick pick) {
     last = d.name;
   }
   return out.empty() ? std::string(last) : out + " or " + std::string(last);
+}
+
+// The first kind of `table` that `pick` selects. REQUIRES: there is one.
+template <class Descriptor, class Pick>
+const Descriptor& first_of(std::span<const Descriptor> table, Pick pick) {
+  for (const Descriptor& d : table)
+    if (pick(d)) return d;
+  assert(false && "no kind of the table is picked");
+  return table.front();
 }
 
 // The settings scheduler.kind implies for keys the file leaves out (parse_experiment applies

@@ -607,9 +607,9 @@ inline void Simulation::emit_token(Request* r, double t) {
 
 void Simulation::apply_plan(Replica& replica, double end) {
   Scheduler& scheduler = replica.scheduler();
-  const IterationPlan& plan_ = replica.plan;
+  const IterationPlan& plan = replica.plan;
   finished_.clear();
-  for (const PrefillWork& w : plan_.prefills) {
+  for (const PrefillWork& w : plan.prefills) {
     Request* r = w.request;
     r->prefilled += w.new_tokens;
     if (!w.completes) continue;
@@ -632,7 +632,7 @@ void Simulation::apply_plan(Replica& replica, double end) {
       if (forked && r->beam_width > 1) beams_->on_group_forked(r->id, static_cast<std::int32_t>(r->seqs.size()));
     }
   }
-  for (Request* r : plan_.decodes) {
+  for (Request* r : plan.decodes) {
     emit_token(r, end);
     if (r->spec_step) finish_speculative_step(replica, r, end);
     if (r->state != RequestState::kFinished && r->beam_width > 1) {

@@ -108,11 +108,11 @@ TEST(ExampleKind, TheChecksNameItAndTheKey) {
             "allocator.kind: scheduler.kind 'example-fcfs' needs the contiguous or paged allocator, found 'radix'; "
             "allocator.kind 'radix' is SGLang's radix-tree cache, which scheduler.kind: sglang drives: use "
             "scheduler.kind: sglang, or set allocator.kind: contiguous");
-  // A layer-group pool refuses it in the pool's words.
-  EXPECT_EQ(check_error(example_config("allocator: {kind: hybrid}\n")).rfind("allocator.kind: allocator.kind 'hybrid' "
-                                                                          "runs under scheduler.kind",
-                                                                          0),
-            0u);
+  // A layer-group pool refuses it in the pool's words, the kinds listed from the table.
+  EXPECT_EQ(check_error(example_config("allocator: {kind: hybrid}\n")),
+            "allocator.kind: allocator.kind 'hybrid' runs under scheduler.kind static, orca or vllm-v1 (they need "
+            "only the allocator interface); scheduler.kind 'example-fcfs' drives a contiguous or paged pool's own "
+            "operations: pick one of those schedulers, or set allocator.kind: contiguous");
   // Its own refusal of swap.
   EXPECT_EQ(check_error(example_config("", ", preemption: swap")),
             "scheduler.preemption: example-fcfs preempts by recompute only: set scheduler.preemption: recompute or "
@@ -122,8 +122,8 @@ TEST(ExampleKind, TheChecksNameItAndTheKey) {
   ExperimentConfig lora = example_config("allocator: {kind: paged}\n");
   lora.lora.enabled = true;
   EXPECT_EQ(check_error(lora),
-            "scheduler.kind: lora's admission rules (adapter residency, max_loras) are modelled for vllm, vllm-v0, "
-            "vllm-v1 and sarathi; scheduler.kind is 'example-fcfs'");
+            "scheduler.kind: lora's admission rules (adapter residency, max_loras) are modelled for vllm, sarathi, "
+            "vllm-v1 or vllm-v0; scheduler.kind is 'example-fcfs'");
   ExperimentConfig capped = example_config("");
   capped.scheduler.long_prefill_token_threshold = 64;
   EXPECT_EQ(check_error(capped),
