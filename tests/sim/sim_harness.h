@@ -1,6 +1,7 @@
 // Test harness: runs a Simulation over a hand-written trace with a constant cost model and
 // keeps every request's record and every iteration's row for exact checks. Every run checks
-// the scheduler's and the allocator's invariants after every iteration.
+// the scheduler's and the allocator's invariants after every iteration. Also the builders of
+// the small paged pools and watermark-free settings such runs use.
 #pragma once
 
 #include <map>
@@ -30,6 +31,25 @@ inline traces::TraceRequest trace_req(std::uint64_t id, double t, std::int64_t p
   r.n = n;
   r.beam_width = beam;
   return r;
+}
+
+// A PagedAllocator of `blocks` GPU blocks of `block_size` slots and `cpu_blocks` CPU swap
+// blocks, without a prefix cache.
+inline alloc::PagedAllocator paged(std::int64_t blocks, std::int32_t block_size, std::int64_t cpu_blocks = 0) {
+  alloc::PagedAllocatorSettings s;
+  s.num_blocks = blocks;
+  s.block_size = block_size;
+  s.num_cpu_blocks = cpu_blocks;
+  return alloc::PagedAllocator(s);
+}
+
+// `kind`'s settings without the watermark (by default 1% of blocks kept free), which the
+// hand-worked timelines leave out so that a pool's every block counts.
+inline SchedulerSettings no_watermark(SchedulerKind kind) {
+  SchedulerSettings s;
+  s.kind = kind;
+  s.watermark = 0;
+  return s;
 }
 
 // One CSV row as a map from header name to text.

@@ -9,7 +9,6 @@ namespace {
 
 using testing::BadInput;
 using testing::drain;
-using testing::ScratchDir;
 
 std::vector<TraceRequest> read_azure(const std::string& path) {
   AzureCsvReader reader(path);
@@ -63,9 +62,7 @@ const BadInput kBadAzure[] = {
 class AzureBadInput : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(AzureBadInput, NamesFileLineAndProblem) {
-  ScratchDir dir;
-  const std::string path = dir.write("bad.csv", GetParam().content);
-  testing::expect_bad_input(path, GetParam(), [](const std::string& p) { read_azure(p); });
+  testing::expect_bad_file("bad.csv", GetParam(), [](const std::string& p) { read_azure(p); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, AzureBadInput, ::testing::ValuesIn(kBadAzure),

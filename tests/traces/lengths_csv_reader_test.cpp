@@ -86,9 +86,7 @@ const BadInput kBadLengths[] = {
 class LengthsBadInput : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(LengthsBadInput, NamesFileLineAndProblem) {
-  ScratchDir dir;
-  const std::string path = dir.write("bad.csv", GetParam().content);
-  testing::expect_bad_input(path, GetParam(), [](const std::string& p) { load_lengths(p); });
+  testing::expect_bad_file("bad.csv", GetParam(), [](const std::string& p) { load_lengths(p); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, LengthsBadInput, ::testing::ValuesIn(kBadLengths),

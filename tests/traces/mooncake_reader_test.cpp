@@ -88,9 +88,7 @@ const BadInput kBadMooncake[] = {
 class MooncakeBadInput : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(MooncakeBadInput, NamesFileLineAndProblem) {
-  ScratchDir dir;
-  const std::string path = dir.write("bad.jsonl", GetParam().content);
-  testing::expect_bad_input(path, GetParam(), [](const std::string& p) { read_mooncake(p); });
+  testing::expect_bad_file("bad.jsonl", GetParam(), [](const std::string& p) { read_mooncake(p); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, MooncakeBadInput, ::testing::ValuesIn(kBadMooncake),

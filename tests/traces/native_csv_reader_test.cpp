@@ -158,9 +158,7 @@ const BadInput kBadNative[] = {
 class NativeCsvBadInput : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(NativeCsvBadInput, NamesFileLineAndProblem) {
-  ScratchDir dir;
-  const std::string path = dir.write("bad.csv", GetParam().content);
-  testing::expect_bad_input(path, GetParam(), [](const std::string& p) { read_native(p); });
+  testing::expect_bad_file("bad.csv", GetParam(), [](const std::string& p) { read_native(p); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, NativeCsvBadInput, ::testing::ValuesIn(kBadNative),

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "traces/request_source.h"
@@ -116,6 +117,14 @@ void expect_bad_input(const std::string& path, const BadInput& c, ReadAll&& read
   const std::string prefix = c.line > 0 ? path + ":" + std::to_string(c.line) + ": " : path + ": ";
   EXPECT_TRUE(what.starts_with(prefix)) << what;
   EXPECT_NE(what.find(c.message), std::string::npos) << "message: " << what << "\nwanted: " << c.message;
+}
+
+// expect_bad_input on c.content written to a scratch file called `name` (its ending is the
+// format's: "bad.csv", "bad.jsonl").
+template <class ReadAll>
+void expect_bad_file(std::string_view name, const BadInput& c, ReadAll&& read) {
+  ScratchDir dir;
+  expect_bad_input(dir.write(name, c.content), c, std::forward<ReadAll>(read));
 }
 
 }  // namespace pagesim::traces::testing

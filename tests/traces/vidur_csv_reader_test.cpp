@@ -52,9 +52,7 @@ const BadInput kBadVidur[] = {
 class VidurBadInput : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(VidurBadInput, NamesFileLineAndProblem) {
-  ScratchDir dir;
-  const std::string path = dir.write("bad.csv", GetParam().content);
-  testing::expect_bad_input(path, GetParam(), [](const std::string& p) { read_vidur(p); });
+  testing::expect_bad_file("bad.csv", GetParam(), [](const std::string& p) { read_vidur(p); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, VidurBadInput, ::testing::ValuesIn(kBadVidur),

@@ -10,6 +10,7 @@
 
 #include "allocator/make_allocator.h"
 #include "allocator/pool/block_hash.h"
+#include "hashed_request.h"
 
 namespace pagesim::alloc {
 namespace {
@@ -24,12 +25,7 @@ GroupedKvAllocator make(const LayerGroups& g, KvLayout (*layout)(const LayerGrou
 }
 
 AdmitRequest request(SeqId id, std::int64_t prompt, std::span<const BlockHash> hashes = {}) {
-  AdmitRequest r;
-  r.seq = id;
-  r.prompt_tokens = prompt;
-  r.output_tokens = 100;
-  r.prompt_block_hashes = hashes;
-  return r;
+  return test_support::hashed_request(id, prompt, hashes, /*output=*/100);
 }
 
 // Chained hashes of 4-token blocks of the given token ids.

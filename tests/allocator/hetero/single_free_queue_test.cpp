@@ -17,6 +17,7 @@
 #include "allocator/make_allocator.h"
 #include "allocator/paged/paged_allocator.h"
 #include "document_hashes.h"
+#include "hashed_request.h"
 
 namespace pagesim::alloc {
 namespace {
@@ -51,12 +52,7 @@ GroupedKvAllocator grouped(Layout layout, const LayerGroups& g, std::int64_t poo
 }
 
 AdmitRequest req(SeqId id, std::int64_t prompt, const std::vector<BlockHash>& h) {
-  AdmitRequest r;
-  r.seq = id;
-  r.prompt_tokens = prompt;
-  r.output_tokens = 4;
-  r.prompt_block_hashes = h;
-  return r;
+  return test_support::hashed_request(id, prompt, h, /*output=*/4);
 }
 
 // The paged allocator's hand-computed case (paged/single_free_queue_test.cpp) on each

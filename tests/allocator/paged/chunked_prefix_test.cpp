@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "allocator/paged/paged_allocator.h"
+#include "hashed_request.h"
 
 namespace pagesim::alloc {
 namespace {
@@ -26,13 +27,7 @@ PagedAllocator make_cached(std::int64_t blocks) {
 // chained hashes here: equal prefixes are given equal leading values).
 AdmitRequest req(SeqId id, std::int64_t prompt, const std::vector<BlockHash>& h,
                  std::int64_t max_new_tokens = std::numeric_limits<std::int64_t>::max()) {
-  AdmitRequest r;
-  r.seq = id;
-  r.prompt_tokens = prompt;
-  r.output_tokens = 4;
-  r.prompt_block_hashes = h;
-  r.max_new_tokens = max_new_tokens;
-  return r;
+  return test_support::hashed_request(id, prompt, h, /*output=*/4, max_new_tokens);
 }
 
 const std::vector<BlockHash> kDoc = {11, 12, 13, 14};          // 16 tokens

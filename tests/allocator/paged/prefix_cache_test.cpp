@@ -7,6 +7,7 @@
 
 #include "allocator/pool/block_hash.h"
 #include "allocator/paged/paged_allocator.h"
+#include "hashed_request.h"
 
 namespace pagesim::alloc {
 namespace {
@@ -38,12 +39,7 @@ PagedAllocator make_cached(std::int64_t blocks, EvictionKind ev = EvictionKind::
 }
 
 AdmitRequest req(SeqId id, std::int64_t prompt, const std::vector<BlockHash>& h) {
-  AdmitRequest r;
-  r.seq = id;
-  r.prompt_tokens = prompt;
-  r.output_tokens = 8;
-  r.prompt_block_hashes = h;
-  return r;
+  return test_support::hashed_request(id, prompt, h, /*output=*/8);
 }
 
 TEST(BlockHash, ChainedHashesDependOnTheWholePrefix) {

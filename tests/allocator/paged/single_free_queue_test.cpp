@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "allocator/paged/paged_allocator.h"
+#include "hashed_request.h"
 
 namespace pagesim::alloc {
 namespace {
@@ -21,12 +22,7 @@ PagedAllocator pool(bool single_queue) {
 }
 
 AdmitRequest req(SeqId id, std::int64_t prompt, const std::vector<BlockHash>& h) {
-  AdmitRequest r;
-  r.seq = id;
-  r.prompt_tokens = prompt;
-  r.output_tokens = 4;
-  r.prompt_block_hashes = h;
-  return r;
+  return test_support::hashed_request(id, prompt, h, /*output=*/4);
 }
 
 // A (8 tokens, hashes 11 12) takes blocks 0 1, C (8 tokens, no hashes) blocks 2 3. A is

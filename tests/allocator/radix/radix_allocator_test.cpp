@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "hashed_request.h"
+
 namespace pagesim::alloc {
 namespace {
 
@@ -17,12 +19,7 @@ RadixAllocator pool(std::int64_t pages, std::int32_t page_size = 1) {
 }
 
 AdmitRequest req(SeqId seq, std::int64_t prompt, std::int64_t output, const std::vector<BlockHash>& keys) {
-  AdmitRequest a;
-  a.seq = seq;
-  a.prompt_tokens = prompt;
-  a.output_tokens = output;
-  a.prompt_block_hashes = keys;
-  return a;
+  return test_support::hashed_request(seq, prompt, keys, output);
 }
 
 TEST(RadixAllocator, RejectsBadSettings) {

@@ -19,6 +19,8 @@
 namespace pagesim::sim {
 namespace {
 
+using testing::no_watermark;
+using testing::paged;
 using testing::simulate;
 using testing::trace_req;
 using Ints = std::vector<std::int32_t>;
@@ -122,19 +124,6 @@ TEST(ScoreBeamModel, SameSeedSameDraws) {
 
 // ---- Whole simulations ----
 
-alloc::PagedAllocator paged(std::int64_t blocks, std::int32_t bs) {
-  alloc::PagedAllocatorSettings s;
-  s.num_blocks = blocks;
-  s.block_size = bs;
-  return alloc::PagedAllocator(s);
-}
-
-SchedulerSettings vllm() {
-  SchedulerSettings s;
-  s.watermark = 0;
-  return s;
-}
-
 // 16 groups of width 4 arriving 3 s apart, prompts 16..55, outputs 60..209 tokens.
 std::vector<traces::TraceRequest> workload(std::int32_t n, std::int32_t beams) {
   std::vector<traces::TraceRequest> t;
@@ -149,7 +138,7 @@ testing::Outcome run_beams(double mean_entropy, std::uint64_t seed = 1, std::int
   b.model = BeamModelKind::kScores;
   b.mean_entropy_nats = mean_entropy;
   auto a = paged(blocks, 4);
-  testing::Outcome o = simulate(workload(1, 4), a, vllm(), 1.0, 0.0, seed, b);
+  testing::Outcome o = simulate(workload(1, 4), a, no_watermark(SchedulerKind::kVllm), 1.0, 0.0, seed, b);
   EXPECT_EQ(a.num_sequences(), 0);
   EXPECT_EQ(a.num_free_blocks(), blocks);
   a.validate();
@@ -163,7 +152,7 @@ TEST(ScoreBeamModel, ZeroEntropySharesOnlyThePrompt) {
   for (std::int64_t blocks : {4000, 300}) {
     const testing::Outcome beams = run_beams(0.0, 1, blocks);
     auto a = paged(blocks, 4);
-    const testing::Outcome parallel = simulate(workload(4, 1), a, vllm());
+    const testing::Outcome parallel = simulate(workload(4, 1), a, no_watermark(SchedulerKind::kVllm));
     ASSERT_EQ(beams.iterations.size(), parallel.iterations.size()) << blocks << " blocks";
     for (std::size_t i = 0; i < beams.iterations.size(); ++i)
       ASSERT_EQ(beams.iterations[i], parallel.iterations[i]) << "iteration " << i << ", " << blocks << " blocks";

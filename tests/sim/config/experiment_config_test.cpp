@@ -16,6 +16,7 @@
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
 #include "sim/config/kind_alternatives.h"
+#include "throws_config_error.h"
 
 namespace pagesim::sim {
 namespace {
@@ -36,23 +37,7 @@ std::string emit(const YAML::Node& n) {
 // every word of `words`, and reads "exp.yaml:<line>: <key>: ...".
 ::testing::AssertionResult fails_with(const YAML::Node& root, int line, const std::string& key,
                                       const std::vector<std::string>& words) {
-  try {
-    parse_experiment(root, kFile);
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    const std::string prefix =
-        std::string(kFile) + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + key + ": ";
-    if (e.file() != kFile) return ::testing::AssertionFailure() << "file '" << e.file() << "' in: " << what;
-    if (e.line() != line) return ::testing::AssertionFailure() << "line " << e.line() << " in: " << what;
-    if (e.key() != key) return ::testing::AssertionFailure() << "key '" << e.key() << "' in: " << what;
-    if (what.rfind(prefix, 0) != 0) return ::testing::AssertionFailure() << "no prefix '" << prefix << "' in: " << what;
-    for (const auto& w : words)
-      if (what.find(w) == std::string::npos) return ::testing::AssertionFailure() << "no '" << w << "' in: " << what;
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "not a ConfigError: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "parsed without error";
+  return testing::throws_config_error([&] { parse_experiment(root, kFile); }, kFile, line, key, words);
 }
 
 ::testing::AssertionResult fails_with(const std::string& yaml, int line, const std::string& key,

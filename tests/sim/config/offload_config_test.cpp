@@ -9,6 +9,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
+#include "throws_config_error.h"
 
 namespace pagesim::sim {
 namespace {
@@ -31,19 +32,11 @@ const std::string kTwoTiers =
     "      - {kind: cpu, capacity_gib: 32, read_gbps: 20, write_gbps: 10, latency_us: 5, eviction: lfu}\n"
     "      - {kind: disk, capacity_gib: 512, read_gbps: 3, write_gbps: 1.5, latency_us: 80}\n";
 
+// Expects a ConfigError on `key` at `line` (0: whichever) whose text holds every one of `words`.
 ::testing::AssertionResult fails_at(const std::string& yaml, int line, const std::string& key,
                                     const std::vector<std::string>& words) {
-  try {
-    parse_experiment(YAML::Load(yaml), kFile);
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    if (e.key() != key) return ::testing::AssertionFailure() << "key '" << e.key() << "' in: " << what;
-    if (line > 0 && e.line() != line) return ::testing::AssertionFailure() << "line " << e.line() << " in: " << what;
-    for (const auto& w : words)
-      if (what.find(w) == std::string::npos) return ::testing::AssertionFailure() << "no '" << w << "' in: " << what;
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "parsed without error";
+  return testing::throws_config_error([&] { parse_experiment(YAML::Load(yaml), kFile); }, kFile,
+                                      line > 0 ? line : testing::kAnyLine, key, words);
 }
 
 TEST(OffloadConfig, ParsesTiersAndRoundTrips) {

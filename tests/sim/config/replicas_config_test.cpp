@@ -8,6 +8,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
+#include "throws_config_error.h"
 
 namespace pagesim::sim {
 namespace {
@@ -25,17 +26,7 @@ std::string emit(const YAML::Node& n) {
 // Expects a ConfigError on `key` at `line` whose text holds every one of `words`.
 ::testing::AssertionResult fails_with(const std::string& yaml, int line, const std::string& key,
                                       const std::vector<std::string>& words) {
-  try {
-    parse(yaml);
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    if (e.line() != line) return ::testing::AssertionFailure() << "line " << e.line() << " in: " << what;
-    if (e.key() != key) return ::testing::AssertionFailure() << "key '" << e.key() << "' in: " << what;
-    for (const auto& w : words)
-      if (what.find(w) == std::string::npos) return ::testing::AssertionFailure() << "no '" << w << "' in: " << what;
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "parsed without error";
+  return testing::throws_config_error([&] { parse(yaml); }, kFile, line, key, words);
 }
 
 const std::string kCached = "workload: {kind: trace, trace: {path: t.jsonl, format: mooncake}}\n"

@@ -11,6 +11,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
+#include "throws_config_error.h"
 
 namespace pagesim::sim {
 namespace {
@@ -20,19 +21,10 @@ constexpr const char* kV1 = "scheduler: {kind: vllm-v1}\nallocator: {kind: paged
 
 ExperimentConfig parse(const std::string& yaml) { return parse_experiment(YAML::Load(yaml), kFile); }
 
-// The ConfigError parsing `yaml` throws: its key, and whether its message holds every word.
+// Expects a ConfigError on `key`, at whichever line, whose text holds every one of `words`.
 ::testing::AssertionResult fails_with(const std::string& yaml, const std::string& key,
                                       const std::vector<std::string>& words) {
-  try {
-    parse(yaml);
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    if (e.key() != key) return ::testing::AssertionFailure() << "key '" << e.key() << "' in: " << what;
-    for (const auto& w : words)
-      if (what.find(w) == std::string::npos) return ::testing::AssertionFailure() << "no '" << w << "' in: " << what;
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "parsed without error";
+  return testing::throws_config_error([&] { parse(yaml); }, kFile, testing::kAnyLine, key, words);
 }
 
 TEST(SpeculativeConfig, OffByDefaultAndNotWritten) {

@@ -10,6 +10,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
+#include "throws_config_error.h"
 
 namespace pagesim::sim {
 namespace {
@@ -389,18 +390,10 @@ TEST(Sweep, PointErrorsKeepTheFileLines) {
 
 // ---- Malformed sweep sections: file, line, key ----
 
+// Expects expanding `yaml` to fail with a ConfigError on `key` at `line` whose text holds `words`.
 ::testing::AssertionResult fails_with(const std::string& yaml, int line, const std::string& key,
                                       const std::string& words) {
-  try {
-    expand(yaml);
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    const std::string prefix = std::string(kFile) + ":" + std::to_string(line) + ": " + key + ": ";
-    if (e.line() != line || e.key() != key || what.rfind(prefix, 0) != 0 || what.find(words) == std::string::npos)
-      return ::testing::AssertionFailure() << "wanted '" << prefix << "..." << words << "', got: " << what;
-    return ::testing::AssertionSuccess();
-  }
-  return ::testing::AssertionFailure() << "no error";
+  return testing::throws_config_error([&] { expand(yaml); }, kFile, line, key, {words});
 }
 
 TEST(SweepErrors, SweepNotAMap) {

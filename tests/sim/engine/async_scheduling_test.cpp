@@ -13,20 +13,12 @@
 namespace pagesim::sim {
 namespace {
 
+using testing::paged;
 using testing::simulate;
 using testing::trace_req;
 
-alloc::PagedAllocator paged() {
-  alloc::PagedAllocatorSettings s;
-  s.num_blocks = 100;
-  s.block_size = 4;
-  return alloc::PagedAllocator(s);
-}
-
 SchedulerSettings vllm(std::int64_t async_steps) {
-  SchedulerSettings s;
-  s.kind = SchedulerKind::kVllm;
-  s.watermark = 0;
+  SchedulerSettings s = testing::no_watermark(SchedulerKind::kVllm);
   s.async_steps = async_steps;
   return s;
 }
@@ -35,14 +27,14 @@ SchedulerSettings vllm(std::int64_t async_steps) {
 std::vector<traces::TraceRequest> trace() { return {trace_req(0, 0, 8, 10), trace_req(1, 2.5, 8, 3)}; }
 
 TEST(AsyncScheduling, SynchronousPlansAnArrivalAtTheNextIterationStart) {
-  auto a = paged();
+  auto a = paged(100, 4);
   const auto o = simulate(trace(), a, vllm(0), 1.0);
   EXPECT_DOUBLE_EQ(o.value(1, "first_scheduled_s"), 3.0);
   EXPECT_DOUBLE_EQ(o.value(1, "ttft_s"), 1.5);
 }
 
 TEST(AsyncScheduling, OneStepAheadJoinsAfterThePlannedStep) {
-  auto a = paged();
+  auto a = paged(100, 4);
   const auto o = simulate(trace(), a, vllm(1), 1.0);
   EXPECT_DOUBLE_EQ(o.value(1, "first_scheduled_s"), 4.0);
   EXPECT_DOUBLE_EQ(o.value(1, "ttft_s"), 2.5);
@@ -50,13 +42,13 @@ TEST(AsyncScheduling, OneStepAheadJoinsAfterThePlannedStep) {
 }
 
 TEST(AsyncScheduling, TwoStepsAheadJoinTwoLater) {
-  auto a = paged();
+  auto a = paged(100, 4);
   const auto o = simulate(trace(), a, vllm(2), 1.0);
   EXPECT_DOUBLE_EQ(o.value(1, "first_scheduled_s"), 5.0);
 }
 
 TEST(AsyncScheduling, AnIdleEngineAndTheLastHeldRequestArePlannedAtOnce) {
-  auto a = paged();
+  auto a = paged(100, 4);
   // Request 0 finishes at 2 s; request 1 arrives at 5 s to an idle engine; request 2 arrives
   // during request 1's last step, which would leave it held with nothing running after it.
   const auto o = simulate({trace_req(0, 0, 8, 2), trace_req(1, 5, 8, 1), trace_req(2, 5.5, 8, 1)}, a,

@@ -13,27 +13,15 @@
 namespace pagesim::sim {
 namespace {
 
+using testing::no_watermark;
+using testing::paged;
 using testing::simulate;
 using testing::trace_req;
 
-alloc::PagedAllocator paged() {
-  alloc::PagedAllocatorSettings s;
-  s.num_blocks = 100;
-  s.block_size = 4;
-  return alloc::PagedAllocator(s);
-}
-
-SchedulerSettings vllm() {
-  SchedulerSettings s;
-  s.kind = SchedulerKind::kVllm;
-  s.watermark = 0;
-  return s;
-}
-
 std::string error_of(std::vector<traces::TraceRequest> trace, double seconds_per_iteration) {
-  auto a = paged();
+  auto a = paged(100, 4);
   try {
-    simulate(std::move(trace), a, vllm(), seconds_per_iteration);
+    simulate(std::move(trace), a, no_watermark(SchedulerKind::kVllm), seconds_per_iteration);
   } catch (const SimulationError& e) {
     return e.what();
   }
@@ -54,8 +42,8 @@ TEST(SimulatedTime, AnIterationEndingPastTheLimitIsAnError) {
 }
 
 TEST(SimulatedTime, TimesUpToTheLimitRun) {
-  auto a = paged();
-  const auto o = simulate({trace_req(0, 9e9, 8, 2)}, a, vllm(), 1.0);
+  auto a = paged(100, 4);
+  const auto o = simulate({trace_req(0, 9e9, 8, 2)}, a, no_watermark(SchedulerKind::kVllm), 1.0);
   EXPECT_DOUBLE_EQ(o.value(0, "ttft_s"), 1.0);
   EXPECT_DOUBLE_EQ(o.value(0, "e2e_s"), 2.0);
 }

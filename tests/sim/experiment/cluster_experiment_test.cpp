@@ -16,12 +16,15 @@
 #include "sim/metrics/summary.h"
 #include "sim_harness.h"
 #include "temp_dir_test.h"
+#include "throws_config_error.h"
 
 namespace pagesim::sim {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::kAnyLine;
 using testing::read_file;
+using testing::throws_config_error;
 
 const std::string kShareGpt = (fs::path(PAGESIM_SOURCE_DIR) / "traces/data/sharegpt_opt_lengths.csv").string();
 const std::string kMooncake = (fs::path(PAGESIM_SOURCE_DIR) / "traces/data/mooncake_conversation_trace.jsonl").string();
@@ -62,13 +65,8 @@ TEST_F(ClusterExperimentTest, ASharedPoolThatHoldsNoBlockIsAnError) {
                                  "replicas:\n"
                                  "  count: 2\n"
                                  "  global_cache: {source: shared_pool, bandwidth_gbps: 100, shared_pool_gib: 1.0e-9}\n");
-  try {
-    run_experiment_file(file, {}, dir_ / "out");
-    FAIL() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "replicas.global_cache.shared_pool_gib") << e.what();
-    EXPECT_NE(std::string(e.what()).find("expected at least 1 block"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_config_error([&] { run_experiment_file(file, {}, dir_ / "out"); }, file, kAnyLine,
+                                  "replicas.global_cache.shared_pool_gib", {"expected at least 1 block"}));
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
@@ -79,15 +77,8 @@ TEST_F(ClusterExperimentTest, AnUnschedulableRequestNamesTheReplicasOwnSetting) 
                                                      "  count: 2\n"           // 16
                                                      "  overrides:\n"         // 17
                                                      "    - {index: 1, kv: {slots: 32}}\n"));  // 18
-  try {
-    run_experiment_file(file, {}, dir_ / "out");
-    FAIL() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "kv.slots") << e.what();
-    EXPECT_EQ(e.line(), 18) << e.what();
-    EXPECT_NE(std::string(e.what()).find("on replica 1"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("the KV pool holds 32 slots"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_config_error([&] { run_experiment_file(file, {}, dir_ / "out"); }, file, 18, "kv.slots",
+                                  {"on replica 1", "the KV pool holds 32 slots"}));
 }
 
 TEST_F(ClusterExperimentTest, SummaryHasClusterReplicasAndSlo) {

@@ -31,6 +31,7 @@
 #include "sim_harness.h"
 #include "traces/trace_error.h"
 #include "temp_dir_test.h"
+#include "throws_config_error.h"
 
 namespace pagesim::sim {
 namespace {
@@ -46,7 +47,9 @@ const std::string kMooncake = (kSource / "traces/data/mooncake_conversation_trac
 // A fresh folder per test process, removed at the end.
 class ExperimentTest : public testing::TempDirTest {};
 
+using testing::kAnyLine;
 using testing::read_file;
+using testing::throws_config_error;
 
 nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(read_file(p)); }
 
@@ -452,13 +455,9 @@ TEST_F(ExperimentTest, FailingSweepPointKeepsFinishedPointsAndListsEveryPointsSt
 
 TEST_F(ExperimentTest, ConfigErrorInAnyPointRunsNothing) {
   const std::string file = write("sweep.yaml", small_experiment(30) + "sweep:\n  scheduler.kind: [vllm, fifo]\n");
-  try {
-    run_experiment_file(file, {}, dir_ / "out");
-    FAIL() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "scheduler.kind");
-    EXPECT_EQ(e.line(), 17) << e.what();  // the line of 'fifo' in the sweep
-  }
+  // 17: the line of 'fifo' in the sweep.
+  EXPECT_TRUE(
+      throws_config_error([&] { run_experiment_file(file, {}, dir_ / "out"); }, file, 17, "scheduler.kind", {}));
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
@@ -466,17 +465,10 @@ TEST_F(ExperimentTest, ConfigErrorInAnyPointRunsNothing) {
 // found before any point runs, and the error names the point's values.
 TEST_F(ExperimentTest, PointThatCannotBeBuiltRunsNothing) {
   const std::string file = write("sweep.yaml", small_experiment(30) + "sweep:\n  allocator.kind: [paged, contiguous]\n");
-  try {
-    run_experiment_file(file, {}, dir_ / "out");
-    FAIL() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "allocator.kind") << e.what();
-    EXPECT_EQ(e.line(), 17) << e.what();  // the sweep's line
-    EXPECT_NE(std::string(e.what()).find("needs the paged allocator"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("(in sweep point 1 'allocator.kind=contiguous': allocator.kind=contiguous)"),
-              std::string::npos)
-        << e.what();
-  }
+  // 17: the sweep's line.
+  EXPECT_TRUE(throws_config_error(
+      [&] { run_experiment_file(file, {}, dir_ / "out"); }, file, 17, "allocator.kind",
+      {"needs the paged allocator", "(in sweep point 1 'allocator.kind=contiguous': allocator.kind=contiguous)"}));
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
@@ -509,12 +501,10 @@ TEST_F(ExperimentTest, JobsStopAfterAFailingPoint) {
   const std::string file = write(
       "sweep.yaml", small_experiment(30) + "sweep:\n  kv.slots: [512, 4096, 4112, 4128, 4144, 4160]\n");
   SweepStop stop;
-  try {
-    run_experiment_file(file, {}, dir_ / "out", {}, 2, ExistingResults::kRefuse, &stop);
-    FAIL() << "expected the 512-slot point to fail";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "kv.slots") << e.what();
-  }
+  EXPECT_TRUE(throws_config_error(
+      [&] { run_experiment_file(file, {}, dir_ / "out", {}, 2, ExistingResults::kRefuse, &stop); }, file, kAnyLine,
+      "kv.slots", {}))
+      << "expected the 512-slot point to fail";
   EXPECT_FALSE(fs::exists(dir_ / "out/05-kv.slots=4160"));
   // Point 1 (and, timing allowing, the next) ran beside point 0 and finished: sweep.csv keeps
   // them, with every point's status.
@@ -551,13 +541,8 @@ TEST_F(ExperimentTest, AnEmptyTimelineWindowIsWarnedAbout) {
 // A bad swept value is reported with its point, whether parsing it or running it fails.
 TEST_F(ExperimentTest, PointErrorsNameThePoint) {
   const std::string parse = write("parse.yaml", small_experiment(30) + "sweep:\n  allocator.block_size: [16, 0]\n");
-  try {
-    run_experiment_file(parse, {}, dir_ / "p");
-    FAIL() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "allocator.block_size") << e.what();
-    EXPECT_NE(std::string(e.what()).find("(in sweep point 1 'allocator.block_size=0'"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_config_error([&] { run_experiment_file(parse, {}, dir_ / "p"); }, parse, kAnyLine,
+                                  "allocator.block_size", {"(in sweep point 1 'allocator.block_size=0'"}));
   const std::string run = write("run.yaml", small_experiment(30) + "sweep:\n  cost.iteration_overhead_s: [0.01, 1.0e+12]\n");
   try {
     run_experiment_file(run, {}, dir_ / "r");
@@ -574,14 +559,8 @@ TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
                                  "workload:\n"
                                  "  arrival: {kind: poisson, rate: 2}\n"
                                  "  duration_s: -5\n");
-  try {
-    run_experiment_file(file, {}, dir_ / "out");
-    FAIL() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "workload.duration_s") << e.what();
-    EXPECT_EQ(e.line(), 4) << e.what();
-    EXPECT_NE(std::string(e.what()).find("found -5"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_config_error([&] { run_experiment_file(file, {}, dir_ / "out"); }, file, 4, "workload.duration_s",
+                                  {"found -5"}));
   const std::string file2 = write("bad2.yaml",
                                   "name: bad\n"
                                   "workload:\n"
@@ -589,13 +568,8 @@ TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
                                   "    kind: poisson\n"
                                   "    rate: -2\n"
                                   "  max_requests: 10\n");
-  try {
-    run_experiment_file(file2, {}, dir_ / "out");
-    FAIL() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "workload.arrival.rate") << e.what();
-    EXPECT_EQ(e.line(), 5) << e.what();
-  }
+  EXPECT_TRUE(throws_config_error([&] { run_experiment_file(file2, {}, dir_ / "out"); }, file2, 5,
+                                  "workload.arrival.rate", {}));
   // The workload's seed comes from the top-level key, and the error names that key.
   const std::string file3 = write("bad3.yaml",
                                   "name: bad\n"
@@ -605,14 +579,8 @@ TEST_F(ExperimentTest, WorkloadErrorsNameTheKey) {
                                   "  arrival: {kind: poisson_quantum, rate: 4}\n"
                                   "  duration_s: 10\n"
                                   "  rng: artifact\n");
-  try {
-    run_experiment_file(file3, {}, dir_ / "out");
-    FAIL() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "seed") << e.what();
-    EXPECT_EQ(e.line(), 2) << e.what();
-    EXPECT_NE(std::string(e.what()).find("found 5000000000"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(throws_config_error([&] { run_experiment_file(file3, {}, dir_ / "out"); }, file3, 2, "seed",
+                                  {"found 5000000000"}));
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
 
@@ -626,13 +594,8 @@ TEST_F(ExperimentTest, SessionsWorkloadRunsWithThePrefixCacheAndNamesBadKeys) {
                                 "  max_requests: 10\n"
                                 "  sessions:\n"
                                 "    turns: {kind: uniform, lo: 0, hi: 3}\n");
-  try {
-    run_experiment_file(bad, {}, dir_ / "bad");
-    FAIL() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "workload.sessions.turns.lo") << e.what();
-    EXPECT_EQ(e.line(), 6) << e.what();
-  }
+  EXPECT_TRUE(throws_config_error([&] { run_experiment_file(bad, {}, dir_ / "bad"); }, bad, 6,
+                                  "workload.sessions.turns.lo", {}));
   const std::string good = write("sessions.yaml",
                                  "name: sessions\n"
                                  "workload:\n"
@@ -782,18 +745,7 @@ TEST(BuildRun, ProfileTakesTheIterationOverhead) {
 // `words`.
 ::testing::AssertionResult build_fails_with(const YAML::Node& root, const std::string& file, int line,
                                             const std::string& key, const std::string& words) {
-  try {
-    build_run(parse_experiment(root, file));
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    const std::string prefix = file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + key + ": ";
-    if (e.line() != line || e.key() != key || what.rfind(prefix, 0) != 0 || what.find(words) == std::string::npos)
-      return ::testing::AssertionFailure() << "wanted '" << prefix << "..." << words << "', got: " << what;
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "not a ConfigError: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "built without error";
+  return throws_config_error([&] { build_run(parse_experiment(root, file)); }, file, line, key, {words});
 }
 
 TEST(BuildRun, ErrorsNameFileLineAndKey) {
@@ -830,21 +782,9 @@ TEST(BuildRun, ErrorsInASweepCaseNameTheCaseLine) {
       "bad.yaml");
   ASSERT_EQ(points.size(), 3u);
   EXPECT_EQ(build_run(points.config(0)).kv_slots, 4096);
-  try {
-    build_run(points.config(1));
-    ADD_FAILURE() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.line(), 7) << e.what();
-    EXPECT_EQ(e.key(), "allocator.kind") << e.what();
-    EXPECT_NE(std::string(e.what()).find("needs the paged allocator"), std::string::npos) << e.what();
-  }
-  try {
-    points.config(2);
-    ADD_FAILURE() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.line(), 8) << e.what();
-    EXPECT_EQ(e.key(), "kv.slots") << e.what();
-  }
+  EXPECT_TRUE(throws_config_error([&] { build_run(points.config(1)); }, "bad.yaml", 7, "allocator.kind",
+                                  {"needs the paged allocator"}));
+  EXPECT_TRUE(throws_config_error([&] { points.config(2); }, "bad.yaml", 8, "kv.slots", {}));
 }
 
 TEST(BuildRun, ErrorsAboutASetValueNameTheKeyOnly) {

@@ -25,15 +25,8 @@
 namespace pagesim::sim {
 namespace {
 
+using testing::paged;
 using testing::trace_req;
-
-alloc::PagedAllocator paged(std::int64_t blocks, std::int32_t bs, std::int64_t cpu = 0) {
-  alloc::PagedAllocatorSettings s;
-  s.num_blocks = blocks;
-  s.block_size = bs;
-  s.num_cpu_blocks = cpu;
-  return alloc::PagedAllocator(s);
-}
 
 // A slice of the timeline: name and [begin, end) in simulated seconds.
 struct Slice {
@@ -118,9 +111,7 @@ Timeline parse(const std::string& text) {
 // per swapped block) and returns the timeline written.
 std::string run(std::vector<traces::TraceRequest> trace, alloc::PagedAllocator& allocator, const TimelineSettings& ts,
                 PreemptionMode preemption = PreemptionMode::kRecompute, double swap_s = 0) {
-  SchedulerSettings s;
-  s.kind = SchedulerKind::kVllm;
-  s.watermark = 0;
+  SchedulerSettings s = testing::no_watermark(SchedulerKind::kVllm);
   s.preemption = preemption;
   auto scheduler = make_scheduler(s, allocator);
   ConstantCostCoefficients k;

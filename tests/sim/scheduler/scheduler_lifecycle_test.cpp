@@ -8,6 +8,8 @@
 namespace pagesim::sim {
 namespace {
 
+using testing::no_watermark;
+using testing::paged;
 using testing::simulate;
 using testing::trace_req;
 
@@ -19,19 +21,12 @@ alloc::ContiguousSettings first_fit(std::int64_t slots, alloc::ReservationPolicy
   return cs;
 }
 
-SchedulerSettings settings(SchedulerKind kind) {
-  SchedulerSettings s;
-  s.kind = kind;
-  s.watermark = 0;
-  return s;
-}
-
 // Orca over 20 slots with oracle reservations: r0 (4, 6) takes 10 slots, r1 (2, 3, n = 3)
 // 5. After r1's prefill the first fork fits (20 used), the second does not: r1 is
 // preempted by recompute and must no longer count any sequence as running.
 TEST(SchedulerLifecycle, FailedForkLeavesNoRunningSequenceBehind) {
   alloc::ContiguousAllocator a(first_fit(20, alloc::ReservationPolicy::oracle()));
-  auto sched = make_scheduler(settings(SchedulerKind::kOrca), a);
+  auto sched = make_scheduler(no_watermark(SchedulerKind::kOrca), a);
   Request r0, r1;
   r0.id = 0, r0.prompt_tokens = 4, r0.output_tokens = 6;
   r1.id = 1, r1.prompt_tokens = 2, r1.output_tokens = 3, r1.n = 3;
@@ -56,7 +51,7 @@ TEST(SchedulerLifecycle, FailedForkLeavesNoRunningSequenceBehind) {
 TEST(SchedulerLifecycle, PreemptionsOfFailedForksAreCounted) {
   alloc::ContiguousAllocator a(first_fit(20, alloc::ReservationPolicy::oracle()));
   const testing::Outcome o =
-      simulate({trace_req(0, 0, 4, 6), trace_req(1, 0, 2, 3, 3)}, a, settings(SchedulerKind::kOrca));
+      simulate({trace_req(0, 0, 4, 6), trace_req(1, 0, 2, 3, 3)}, a, no_watermark(SchedulerKind::kOrca));
   ASSERT_EQ(o.requests.size(), 2u);
   const std::int64_t recomputes = std::stoll(o.request(1).at("recomputes"));
   EXPECT_GE(recomputes, 1) << "r1's forks fail until r0 finishes";
@@ -73,12 +68,8 @@ TEST(SchedulerLifecycle, PreemptionsOfFailedForksAreCounted) {
 // preempted by recompute, not parked in the swapped queue for ever.
 TEST(SchedulerLifecycle, PoliciesWithoutSwapInDoNotSwapOut) {
   for (SchedulerKind kind : {SchedulerKind::kStatic, SchedulerKind::kOrca}) {
-    alloc::PagedAllocatorSettings ps;
-    ps.num_blocks = 5;
-    ps.block_size = 4;
-    ps.num_cpu_blocks = 8;
-    alloc::PagedAllocator a(ps);
-    SchedulerSettings s = settings(kind);
+    auto a = paged(5, 4, 8);
+    SchedulerSettings s = no_watermark(kind);
     s.preemption = PreemptionMode::kSwap;
     testing::Outcome o;
     ASSERT_NO_THROW(o = simulate({trace_req(0, 0, 8, 8), trace_req(1, 0, 8, 8)}, a, s)) << to_string(kind);
@@ -95,7 +86,7 @@ TEST(SchedulerLifecycle, PoliciesWithoutSwapInDoNotSwapOut) {
 // the earlier arrival.
 TEST(SchedulerLifecycle, PreemptedTogetherKeepArrivalOrder) {
   alloc::ContiguousAllocator a(first_fit(12, alloc::ReservationPolicy::fixed(2)));
-  auto o = simulate({trace_req(0, 0, 4, 6), trace_req(1, 0, 4, 6)}, a, settings(SchedulerKind::kOrca));
+  auto o = simulate({trace_req(0, 0, 4, 6), trace_req(1, 0, 4, 6)}, a, no_watermark(SchedulerKind::kOrca));
   ASSERT_EQ(o.requests.size(), 2u);
   EXPECT_EQ(o.requests[0].at("id"), "0") << "r0 should finish first";
   EXPECT_LT(o.value(0, "finish_s"), o.value(1, "finish_s"));

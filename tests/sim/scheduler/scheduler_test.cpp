@@ -9,30 +9,17 @@
 namespace pagesim::sim {
 namespace {
 
+using testing::no_watermark;
+using testing::paged;
 using testing::simulate;
 using testing::trace_req;
-
-alloc::PagedAllocator paged(std::int64_t blocks, std::int32_t bs, std::int64_t cpu = 0) {
-  alloc::PagedAllocatorSettings s;
-  s.num_blocks = blocks;
-  s.block_size = bs;
-  s.num_cpu_blocks = cpu;
-  return alloc::PagedAllocator(s);
-}
-
-SchedulerSettings settings(SchedulerKind kind) {
-  SchedulerSettings s;
-  s.kind = kind;
-  s.watermark = 0;
-  return s;
-}
 
 // r0 (prompt 10, output 3) at 0; r1 (prompt 5, output 2) at 0.5.
 // it0 [0,1): prefill r0.  it1 [1,2): decode r0 + prefill r1 (mixed batch).
 // it2 [2,3): decode both; both finish at 3.
 TEST(VllmScheduler, ContinuousBatchingTimeline) {
   auto a = paged(100, 4);
-  auto o = simulate({trace_req(0, 0, 10, 3), trace_req(1, 0.5, 5, 2)}, a, settings(SchedulerKind::kVllm));
+  auto o = simulate({trace_req(0, 0, 10, 3), trace_req(1, 0.5, 5, 2)}, a, no_watermark(SchedulerKind::kVllm));
   EXPECT_EQ(o.iterations_run, 3);
   EXPECT_DOUBLE_EQ(o.value(0, "first_token_s"), 1);
   EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 3);
@@ -57,7 +44,7 @@ TEST(VllmScheduler, ContinuousBatchingTimeline) {
 // r1's 7 tokens and its 4th token finishes it at t = 9.
 TEST(VllmScheduler, RecomputePreemptionOfTheLatestArrival) {
   auto a = paged(5, 4);
-  auto o = simulate({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, settings(SchedulerKind::kVllm));
+  auto o = simulate({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, no_watermark(SchedulerKind::kVllm));
   EXPECT_EQ(o.iterations_run, 9);
   EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 8);
   EXPECT_DOUBLE_EQ(o.value(1, "first_token_s"), 1);
@@ -78,7 +65,7 @@ TEST(VllmScheduler, RecomputePreemptionOfTheLatestArrival) {
 // t = 9; it8 swaps in (+1 s) and decodes, it9 finishes r1 at t = 12. No re-prefill.
 TEST(VllmScheduler, SwapPreemptionMovesBlocksAndCostsTime) {
   auto a = paged(5, 4, 8);
-  SchedulerSettings s = settings(SchedulerKind::kVllm);
+  SchedulerSettings s = no_watermark(SchedulerKind::kVllm);
   s.preemption = PreemptionMode::kSwap;
   auto o = simulate({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, s, 1.0, 0.5);
   EXPECT_EQ(o.iterations_run, 10);
@@ -100,7 +87,7 @@ TEST(VllmScheduler, SwapPreemptionMovesBlocksAndCostsTime) {
 // blocks too few remain, so r1 waits until r0 finishes at t = 2.
 TEST(VllmScheduler, WatermarkDelaysAdmission) {
   auto a = paged(12, 4);
-  SchedulerSettings s = settings(SchedulerKind::kVllm);
+  SchedulerSettings s = no_watermark(SchedulerKind::kVllm);
   s.watermark = 0.3;
   auto o = simulate({trace_req(0, 0, 8, 2), trace_req(1, 0, 32, 1)}, a, s);
   EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 2);
@@ -110,7 +97,7 @@ TEST(VllmScheduler, WatermarkDelaysAdmission) {
 // Batched-token limit: 10 + 10 tokens > 15, so the second prompt waits one iteration.
 TEST(VllmScheduler, TokenBudgetSplitsPrefills) {
   auto a = paged(100, 4);
-  SchedulerSettings s = settings(SchedulerKind::kVllm);
+  SchedulerSettings s = no_watermark(SchedulerKind::kVllm);
   s.max_num_batched_tokens = 15;
   auto o = simulate({trace_req(0, 0, 10, 1), trace_req(1, 0, 10, 1)}, a, s);
   EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 1);
@@ -126,7 +113,7 @@ TEST(OrcaScheduler, ReservationsBlockAdmissionUntilMemoryFrees) {
   cs.placement = alloc::PlacementKind::kFirstFit;
   cs.reservation = alloc::ReservationPolicy::oracle();
   alloc::ContiguousAllocator a(cs);
-  auto o = simulate({trace_req(0, 0, 10, 5), trace_req(1, 0, 30, 30)}, a, settings(SchedulerKind::kOrca));
+  auto o = simulate({trace_req(0, 0, 10, 5), trace_req(1, 0, 30, 30)}, a, no_watermark(SchedulerKind::kOrca));
   EXPECT_EQ(o.iterations_run, 35);
   EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 5);
   EXPECT_DOUBLE_EQ(o.value(1, "first_scheduled_s"), 5);
@@ -149,7 +136,7 @@ TEST(OrcaScheduler, OutgrowingAFixedReservationPreemptsByRecompute) {
   cs.placement = alloc::PlacementKind::kFirstFit;
   cs.reservation = alloc::ReservationPolicy::fixed(2);
   alloc::ContiguousAllocator a(cs);
-  auto o = simulate({trace_req(0, 0, 4, 6)}, a, settings(SchedulerKind::kOrca));
+  auto o = simulate({trace_req(0, 0, 4, 6)}, a, no_watermark(SchedulerKind::kOrca));
   EXPECT_GE(std::stoi(o.request(0).at("recomputes")), 1);
   EXPECT_EQ(a.num_sequences(), 0);
   a.validate();
@@ -159,7 +146,7 @@ TEST(OrcaScheduler, OutgrowingAFixedReservationPreemptsByRecompute) {
 // at 0.5 but waits for the whole batch (finished at t = 5), then finishes at 6.
 TEST(StaticScheduler, NewRequestsWaitForTheWholeBatch) {
   auto a = paged(100, 4);
-  SchedulerSettings s = settings(SchedulerKind::kStatic);
+  SchedulerSettings s = no_watermark(SchedulerKind::kStatic);
   s.max_num_seqs = 2;
   auto o = simulate({trace_req(0, 0, 10, 3), trace_req(1, 0, 10, 5), trace_req(2, 0.5, 5, 1)}, a, s);
   EXPECT_EQ(o.iterations_run, 6);
@@ -173,7 +160,7 @@ TEST(StaticScheduler, NewRequestsWaitForTheWholeBatch) {
 // the rest of it2's budget. Both sample their first token at t = 3 and finish at 4.
 TEST(SarathiScheduler, ChunkedPrefillUnderATokenBudget) {
   auto a = paged(100, 4);
-  SchedulerSettings s = settings(SchedulerKind::kSarathi);
+  SchedulerSettings s = no_watermark(SchedulerKind::kSarathi);
   s.chunk_tokens = 8;
   auto o = simulate({trace_req(0, 0, 20, 2), trace_req(1, 0, 4, 2)}, a, s);
   EXPECT_EQ(o.iterations_run, 4);
@@ -192,7 +179,7 @@ TEST(SarathiScheduler, ChunkedPrefillUnderATokenBudget) {
 // although r1's 40-token prompt arrives at t = 1.
 TEST(SarathiScheduler, DecodesAreNotStalledByLongPrompts) {
   auto a = paged(100, 4);
-  SchedulerSettings s = settings(SchedulerKind::kSarathi);
+  SchedulerSettings s = no_watermark(SchedulerKind::kSarathi);
   s.chunk_tokens = 8;
   auto o = simulate({trace_req(0, 0, 4, 6), trace_req(1, 1, 40, 1)}, a, s);
   EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 6);
@@ -204,7 +191,7 @@ TEST(SarathiScheduler, DecodesAreNotStalledByLongPrompts) {
 // the second writes in place: 4 logical + ... = blocks {shared full, copy, original}.
 TEST(ParallelSampling, ForkAfterPrefillSharesPromptBlocks) {
   auto a = paged(100, 4);
-  auto o = simulate({trace_req(0, 0, 6, 3, 2)}, a, settings(SchedulerKind::kVllm));
+  auto o = simulate({trace_req(0, 0, 6, 3, 2)}, a, no_watermark(SchedulerKind::kVllm));
   EXPECT_EQ(o.iterations_run, 3);
   EXPECT_EQ(o.iterations[1].at("batch_seqs"), "2");
   EXPECT_EQ(o.iterations[1].at("decode_tokens"), "2");
@@ -222,7 +209,7 @@ TEST(BeamSearch, KeepsWidthSharesBlocksAndIsSeeded) {
   auto run = [](std::uint64_t seed) {
     auto a = paged(400, 4);
     auto o = simulate({trace_req(0, 0, 30, 40, 1, 4), trace_req(1, 3, 20, 30, 1, 4)}, a,
-                      settings(SchedulerKind::kVllm), 1.0, 0.0, seed);
+                      no_watermark(SchedulerKind::kVllm), 1.0, 0.0, seed);
     EXPECT_EQ(a.num_sequences(), 0);
     EXPECT_EQ(a.num_free_blocks(), 400);
     a.validate();
@@ -246,14 +233,14 @@ TEST(Scheduler, VllmNeedsAPagedAllocator) {
   alloc::ContiguousSettings cs;
   cs.capacity_slots = 64;
   alloc::ContiguousAllocator a(cs);
-  EXPECT_THROW(make_scheduler(settings(SchedulerKind::kVllm), a), std::invalid_argument);
-  EXPECT_THROW(make_scheduler(settings(SchedulerKind::kSarathi), a), std::invalid_argument);
+  EXPECT_THROW(make_scheduler(no_watermark(SchedulerKind::kVllm), a), std::invalid_argument);
+  EXPECT_THROW(make_scheduler(no_watermark(SchedulerKind::kSarathi), a), std::invalid_argument);
 }
 
 TEST(Scheduler, ARequestThatNeverFitsIsAnError) {
   auto a = paged(4, 4);  // 16 slots
   try {
-    simulate({trace_req(0, 0, 10, 20)}, a, settings(SchedulerKind::kVllm));
+    simulate({trace_req(0, 0, 10, 20)}, a, no_watermark(SchedulerKind::kVllm));
     FAIL() << "expected SimulationError";
   } catch (const SimulationError& e) {
     EXPECT_NE(std::string(e.what()).find("request 0"), std::string::npos) << e.what();
@@ -267,11 +254,11 @@ TEST(Scheduler, CanEverScheduleNamesTheLimitingKey) {
   r.output_tokens = 20;
   std::string why, key;
   auto tiny = paged(4, 4);  // 16 slots
-  EXPECT_FALSE(make_scheduler(settings(SchedulerKind::kVllm), tiny)->can_ever_schedule(r, &why, &key));
+  EXPECT_FALSE(make_scheduler(no_watermark(SchedulerKind::kVllm), tiny)->can_ever_schedule(r, &why, &key));
   EXPECT_EQ(key, "kv.slots");
 
   auto big = paged(1024, 16);
-  SchedulerSettings budget = settings(SchedulerKind::kVllm);
+  SchedulerSettings budget = no_watermark(SchedulerKind::kVllm);
   budget.max_num_batched_tokens = 100;
   r.prompt_tokens = 200;
   r.output_tokens = 1;
@@ -283,7 +270,7 @@ TEST(Scheduler, CanEverScheduleNamesTheLimitingKey) {
   cs.capacity_slots = 4096;
   cs.max_seq_len = 64;
   alloc::ContiguousAllocator contiguous(cs);
-  EXPECT_FALSE(make_scheduler(settings(SchedulerKind::kOrca), contiguous)->can_ever_schedule(r, &why, &key));
+  EXPECT_FALSE(make_scheduler(no_watermark(SchedulerKind::kOrca), contiguous)->can_ever_schedule(r, &why, &key));
   EXPECT_EQ(key, "allocator.max_seq_len");
 
   r.prompt_tokens = 10;

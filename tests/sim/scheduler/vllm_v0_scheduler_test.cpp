@@ -9,23 +9,10 @@
 namespace pagesim::sim {
 namespace {
 
+using testing::no_watermark;
+using testing::paged;
 using testing::simulate;
 using testing::trace_req;
-
-alloc::PagedAllocator paged(std::int64_t blocks, std::int32_t bs, std::int64_t cpu = 0) {
-  alloc::PagedAllocatorSettings s;
-  s.num_blocks = blocks;
-  s.block_size = bs;
-  s.num_cpu_blocks = cpu;
-  return alloc::PagedAllocator(s);
-}
-
-SchedulerSettings v0() {
-  SchedulerSettings s;
-  s.kind = SchedulerKind::kVllmV0;
-  s.watermark = 0;
-  return s;
-}
 
 // r0 (prompt 10, output 3) at 0; r1 (prompt 5, output 2) at 0.5.
 // it0 [0,1): prefill r0.  it1 [1,2): r1 can be admitted, so the iteration prefills r1 only
@@ -33,7 +20,7 @@ SchedulerSettings v0() {
 // it3 [3,4): decode r0, which finishes at 4 (a second later than under vllm).
 TEST(VllmV0Scheduler, PrefillOnlyIterationStallsDecodes) {
   auto a = paged(100, 4);
-  auto o = simulate({trace_req(0, 0, 10, 3), trace_req(1, 0.5, 5, 2)}, a, v0());
+  auto o = simulate({trace_req(0, 0, 10, 3), trace_req(1, 0.5, 5, 2)}, a, no_watermark(SchedulerKind::kVllmV0));
   EXPECT_EQ(o.iterations_run, 4);
   EXPECT_DOUBLE_EQ(o.value(0, "first_token_s"), 1);
   EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 4);
@@ -58,7 +45,7 @@ TEST(VllmV0Scheduler, PrefillOnlyIterationStallsDecodes) {
 // 8th tokens) and finishes at t = 10.
 TEST(VllmV0Scheduler, RecomputedRequestIsReprefilledAlone) {
   auto a = paged(5, 4);
-  auto o = simulate({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, v0());
+  auto o = simulate({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, no_watermark(SchedulerKind::kVllmV0));
   EXPECT_EQ(o.iterations_run, 10);
   EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 10);
   EXPECT_DOUBLE_EQ(o.value(1, "first_token_s"), 1);
@@ -83,7 +70,7 @@ TEST(VllmV0Scheduler, RecomputedRequestIsReprefilledAlone) {
 // Same as vllm: with nothing waiting, the two policies agree.
 TEST(VllmV0Scheduler, SwapPreemptionAsVllmWhenNothingWaits) {
   auto a = paged(5, 4, 8);
-  SchedulerSettings s = v0();
+  SchedulerSettings s = no_watermark(SchedulerKind::kVllmV0);
   s.preemption = PreemptionMode::kSwap;
   auto o = simulate({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4)}, a, s, 1.0, 0.5);
   EXPECT_EQ(o.iterations_run, 10);
@@ -101,7 +88,7 @@ TEST(VllmV0Scheduler, SwapPreemptionAsVllmWhenNothingWaits) {
 // alone (it finishes at 12) while r1's last decode waits for it10 [12,13).
 TEST(VllmV0Scheduler, NothingIsAdmittedWhileAGroupIsSwapped) {
   auto a = paged(5, 4, 8);
-  SchedulerSettings s = v0();
+  SchedulerSettings s = no_watermark(SchedulerKind::kVllmV0);
   s.preemption = PreemptionMode::kSwap;
   auto o = simulate({trace_req(0, 0, 8, 8), trace_req(1, 0, 4, 4), trace_req(2, 2.5, 4, 1)}, a, s, 1.0, 0.5);
   EXPECT_DOUBLE_EQ(o.value(0, "finish_s"), 9);
