@@ -381,8 +381,10 @@ void plan_speculation(const ExperimentConfig& c, Run& run) {
   run.speculative = s;
 }
 
-// One replica's parts from its settings; the workload source too when `with_source`.
-Run build_replica(const ExperimentConfig& c, bool with_source, const ServingKinds& kinds) {
+// One replica's parts from its settings; the workload source too when `with_source`; the
+// input files checked when `check_paths` (once per configuration: the check touches the file
+// system).
+Run build_replica(const ExperimentConfig& c, bool with_source, bool check_paths, const ServingKinds& kinds) {
   const ConfigOrigin& origin = c.origin;
   const SchedulerDescriptor& policy = scheduler_kind(kinds, c.scheduler.kind);
   const AllocatorDescriptor& pool_kind = allocator_kind(kinds, c.allocator.kind);
@@ -551,7 +553,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source, const ServingKind
                                    run.kv_slots, gpu_blocks, c.allocator.block_size));
   }
 
-  check_input_paths(c);  // a missing trace or profile is named by its key, not by its reader
+  if (check_paths) check_input_paths(c);  // a missing trace or profile is named by its key, not by its reader
   CostModelSpec cs{.model = run.model,
                    .gpu = run.gpu,
                    .tp = c.tensor_parallel,
@@ -590,12 +592,20 @@ std::unique_ptr<traces::RequestSource> make_workload_source(const ExperimentConf
 
 Run build_run(const ExperimentConfig& c) { return build_run(c, kServingKinds); }
 
-Run build_run(const ExperimentConfig& c, const ServingKinds& kinds) {
+namespace {
+
+// build_run, or with each_config_once the replicas of each distinct configuration
+// (replica_config) but the first left out: they build alike, so they fail alike.
+Run build_replicas(const ExperimentConfig& c, const ServingKinds& kinds, bool each_config_once) {
   // In a cluster, an error names the replica whose settings (the file's, or its override's
   // at the line given) could not be built.
+  std::vector<const ExperimentConfig*> built;  // the distinct configurations seen, in index order
   auto build = [&](std::int64_t i) {
+    const ExperimentConfig& own = replica_config(c, i);
+    const bool first = std::find(built.begin(), built.end(), &own) == built.end();
+    if (first) built.push_back(&own);
     try {
-      return build_replica(replica_config(c, i), i == 0, kinds);
+      return build_replica(own, i == 0, first, kinds);
     } catch (const ConfigError& e) {
       if (c.replicas.count == 1) throw;
       throw ConfigError(e.file(), e.line(), e.key(), fmt::format("replica {}: {}", i, e.message()));
@@ -603,14 +613,23 @@ Run build_run(const ExperimentConfig& c, const ServingKinds& kinds) {
   };
   Run run = build(0);
   for (std::int64_t i = 1; i < c.replicas.count; ++i) {
+    if (each_config_once &&
+        std::find(built.begin(), built.end(), &replica_config(c, i)) != built.end())
+      continue;
     Run other = build(i);
     for (std::string& w : other.warnings)
       if (std::find(run.warnings.begin(), run.warnings.end(), w) == run.warnings.end())
         run.warnings.push_back(std::move(w));
     other.warnings.clear();
-    run.other_replicas.push_back(std::move(other));
+    if (!each_config_once) run.other_replicas.push_back(std::move(other));
   }
   return run;
 }
+
+}  // namespace
+
+Run build_run(const ExperimentConfig& c, const ServingKinds& kinds) { return build_replicas(c, kinds, false); }
+
+Run check_run(const ExperimentConfig& c) { return build_replicas(c, kServingKinds, true); }
 
 }  // namespace pagesim::sim

@@ -112,6 +112,10 @@ Run build_run(const ExperimentConfig& config);
 // The same with the scheduler and allocator kinds of `kinds` (sim/config/kind_rules.h), for a
 // config whose kinds are outside the built-in tables (a test's example kind).
 Run build_run(const ExperimentConfig& config, const ServingKinds& kinds);
+// What build_run builds, to find its errors and replica 0's resolved settings, at the cost of
+// one replica per distinct replica configuration (replicas built from one configuration build
+// alike): replica 0's Run, without other_replicas. Throws what build_run throws.
+Run check_run(const ExperimentConfig& config);
 
 // The workload's request source alone (`pagesim trace gen`), its errors named as a run names
 // them: ConfigError at the file, line and workload.* key, or the trace's TraceError.

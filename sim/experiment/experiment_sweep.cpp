@@ -224,7 +224,7 @@ std::vector<PlannedPoint> plan_points(const Sweep& sweep) {
     try {
       const ExperimentConfig config = sweep.config(i);
       plan.push_back({sweep.swept() ? point_folder(i, sweep.label(i)) : std::string(),
-                      resolved_config_text(config, build_run(config))});
+                      resolved_config_text(config, check_run(config))});
     } catch (const ConfigError& e) {
       throw sweep.in_point(i, e);  // one run: the error as it was, or blamed on its --set
     }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -68,6 +69,27 @@ TEST_F(ClusterExperimentTest, ASharedPoolThatHoldsNoBlockIsAnError) {
   EXPECT_TRUE(throws_config_error([&] { run_experiment_file(file, {}, dir_ / "out"); }, file, kAnyLine,
                                   "replicas.global_cache.shared_pool_gib", {"expected at least 1 block"}));
   EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// check_run (what a sweep runs before any point) builds one replica of each configuration:
+// its error names the same replica, at the same line, as building the whole cluster does.
+TEST_F(ClusterExperimentTest, CheckRunBuildsEachReplicaConfigurationOnceAndFailsAsTheRunDoes) {
+  const std::string ok = write("ok.yaml", config("replicas:\n"
+                                                 "  count: 5\n"
+                                                 "  overrides:\n"
+                                                 "    - {index: 3, kv: {slots: 8192}}\n"));
+  const ExperimentConfig c = parse_experiment(load_yaml_file(ok), ok);
+  EXPECT_EQ(build_run(c).other_replicas.size(), 4u);
+  const sim::Run checked = check_run(c);
+  EXPECT_TRUE(checked.other_replicas.empty());
+  EXPECT_EQ(checked.kv_slots, 4096);
+  const std::string bad = write("bad.yaml", config("replicas:\n"                                   // line 15
+                                                   "  count: 5\n"                                  // 16
+                                                   "  overrides:\n"                                // 17
+                                                   "    - {index: 3, cost: {kind: profile, profile: missing.csv}}\n"));  // 18
+  const ExperimentConfig b = parse_experiment(load_yaml_file(bad), bad);
+  for (const auto& build : {std::function<void()>([&] { build_run(b); }), std::function<void()>([&] { check_run(b); })})
+    EXPECT_TRUE(throws_config_error(build, bad, 18, "cost.profile", {"replica 3: ", "missing.csv"}));
 }
 
 // A request that fits replica 0 but not replica 1's override is reported at the override's
