@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -53,6 +54,10 @@ struct AllocatorDescriptor {
   bool (*own_section_at_default)(const AllocatorConfig& a) = nullptr;
   // Builds the pool `spec` describes. Throws what allocator/make_allocator.h throws.
   BuiltPool (*build)(const alloc::AllocatorSpec& spec) = nullptr;
+  // A kind outside alloc::AllocatorKind (one registered by a table of its own, as a test's
+  // example kind is) declares what its pool offers; a built-in kind leaves this empty and
+  // offers what allocator/ says (alloc::traits_of).
+  std::optional<alloc::AllocatorTraits> declared_traits = std::nullopt;
 
   // What the pool offers, as the config reads it: swap (allocator.cpu_swap_gib), tiers
   // (allocator.offload, replicas.global_cache), beam (workload.sampling beam_width > 1), lora
@@ -60,7 +65,12 @@ struct AllocatorDescriptor {
   // (allocator.prefix_cache: kNone refuses true, kAlways refuses false and allocator.eviction).
   // A layer_groups pool refuses policies that drive more than the KvAllocator interface,
   // scheduler.preemption: swap and offload tiers, in its own words.
-  constexpr alloc::AllocatorTraits traits() const { return alloc::traits_of(kind); }
+  constexpr alloc::AllocatorTraits traits() const { return declared_traits ? *declared_traits : alloc::traits_of(kind); }
+  // Whether a pool of this kind caches prefixes under `prefix_cache` (allocator.prefix_cache).
+  constexpr bool caches_prefixes(bool prefix_cache) const {
+    const alloc::PrefixCaching p = traits().prefix_caching;
+    return p == alloc::PrefixCaching::kAlways || (p == alloc::PrefixCaching::kOptional && prefix_cache);
+  }
 };
 
 // The factories of the descriptors below.
@@ -111,7 +121,7 @@ static_assert([] {
   for (std::size_t i = 0; i < kAllocatorKinds.size(); ++i) {
     const AllocatorDescriptor& d = kAllocatorKinds[i];
     if (d.kind != alloc::kAllocatorKindNames[i].first || d.name != alloc::kAllocatorKindNames[i].second ||
-        d.build == nullptr || (d.own_section.empty() != (d.own_section_at_default == nullptr)) ||
+        d.build == nullptr || d.declared_traits || (d.own_section.empty() != (d.own_section_at_default == nullptr)) ||
         (d.traits().prefix_caching == alloc::PrefixCaching::kAlways) == d.cache_note.empty())
       return false;
   }

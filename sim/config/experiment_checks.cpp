@@ -145,7 +145,7 @@ void check_replicas(const ExperimentConfig& c, const ServingKinds& kinds) {
   std::int64_t block_size = 0;
   for (std::int64_t i = 0; i < r.count; ++i) {
     const ExperimentConfig& rc = replica_config(c, i);
-    if (!rc.allocator.caches_prefixes()) continue;
+    if (!allocator_kind(kinds, rc.allocator.kind).caches_prefixes(rc.allocator.prefix_cache)) continue;
     any_prefix_cache = true;
     if (block_size > 0 && rc.allocator.block_size != block_size)
       throw o.error(fmt::format("replicas.overrides"),
@@ -323,11 +323,11 @@ void check_combinations(const ExperimentConfig& c, const ServingKinds& kinds) {
   const auto optional_cache = [](const AllocatorDescriptor& d) {
     return d.traits().prefix_caching == alloc::PrefixCaching::kOptional;
   };
-  if (a.prefix_cache && !a.caches_prefixes())
+  if (const AllocatorDescriptor& pool = allocator_kind(kinds, a.kind); a.prefix_cache && !pool.caches_prefixes(true))
     throw o.error("allocator.prefix_cache",
                   fmt::format("the prefix cache shares the blocks of a block pool (allocator.kind {}); "
                               "allocator.kind is '{}': set allocator.kind: {}, or prefix_cache: false",
-                              kind_names(kinds.allocators, optional_cache), alloc::to_string(a.kind),
+                              kind_names(kinds.allocators, optional_cache), pool.name,
                               first_of(kinds.allocators, optional_cache).name));
   if (a.prefix_cache && c.workload.kind == traces::WorkloadKind::kSynthetic)
     throw o.error("allocator.prefix_cache",

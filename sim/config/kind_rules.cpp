@@ -12,12 +12,13 @@ namespace pagesim::sim {
 
 namespace {
 
-// The allocator kinds `policy` runs over, as a message lists them: "paged", "paged or radix".
-std::string pools_of(const SchedulerDescriptor& policy) {
+// The allocator kinds `policy` runs over, by their names in `kinds`, as a message lists them:
+// "paged", "paged or radix".
+std::string pools_of(const ServingKinds& kinds, const SchedulerDescriptor& policy) {
   std::string out;
   for (std::size_t i = 0; i < policy.allocators.size(); ++i)
     out += (i == 0 ? "" : i + 1 == policy.allocators.size() ? " or " : ", ") +
-           std::string(alloc::to_string(policy.allocators[i]));
+           std::string(allocator_kind(kinds, policy.allocators[i]).name);
   return out;
 }
 
@@ -73,8 +74,8 @@ void check_interface_only_pool(const ExperimentConfig& c, const ServingKinds& ki
                   fmt::format("allocator.kind '{}' runs under scheduler.kind {} (they need only the allocator "
                               "interface); scheduler.kind '{}' drives a {} pool's own operations: pick one of "
                               "those schedulers, or set allocator.kind: {}",
-                              a.name, kind_names(kinds.schedulers, over), s.name, pools_of(s),
-                              alloc::to_string(s.allocators.front())));
+                              a.name, kind_names(kinds.schedulers, over), s.name, pools_of(kinds, s),
+                              allocator_kind(kinds, s.allocators.front()).name));
   if (c.scheduler.preemption == PreemptionMode::kSwap)
     throw o.error("scheduler.preemption",
                   fmt::format("allocator.kind '{}' has no CPU swap pool: preemption is by recompute; set "
@@ -95,19 +96,19 @@ void check_own_sections(const ExperimentConfig& c, const ServingKinds& kinds) {
                                                                    d.own_section, d.name, given.name));
 }
 
-std::string pool_refusal(const SchedulerDescriptor& policy, const AllocatorDescriptor& pool) {
+std::string pool_refusal(const ServingKinds& kinds, const SchedulerDescriptor& policy, const AllocatorDescriptor& pool) {
   if (policy.pool_refusal != nullptr) return policy.pool_refusal(pool.name, pool.owner_note);
-  return fmt::format("scheduler.kind '{}' needs the {} allocator, found '{}'{}", policy.name, pools_of(policy),
-                     pool.name,
+  return fmt::format("scheduler.kind '{}' needs the {} allocator, found '{}'{}", policy.name,
+                     pools_of(kinds, policy), pool.name,
                      pool.owner_note.empty() ? std::string()
                                              : fmt::format("; {}set allocator.kind: {}", pool.owner_note,
-                                                           alloc::to_string(policy.allocators.front())));
+                                                           allocator_kind(kinds, policy.allocators.front()).name));
 }
 
 void check_pool_pairing(const ExperimentConfig& c, const ServingKinds& kinds, PoolCheck at) {
   const SchedulerDescriptor& s = scheduler_kind(kinds, c.scheduler.kind);
   const AllocatorDescriptor& a = allocator_kind(kinds, c.allocator.kind);
-  if (s.pool_check == at && !runs_over(s, a.kind)) throw c.origin.error("allocator.kind", pool_refusal(s, a));
+  if (s.pool_check == at && !runs_over(s, a.kind)) throw c.origin.error("allocator.kind", pool_refusal(kinds, s, a));
   const PoolCheck swap_at =
       s.pool_check == PoolCheck::kAfterSwapSpace ? PoolCheck::kAfterSwapSpace : PoolCheck::kWithPoolKeys;
   if (swap_at == at && !s.swap_refusal.empty() && c.scheduler.preemption == PreemptionMode::kSwap)

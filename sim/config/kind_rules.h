@@ -86,6 +86,6 @@ void check_speculative_pairing(const ExperimentConfig& c, const ServingKinds& ki
 // The message refusing allocator.kind `pool` under scheduler.kind `policy` (the key is
 // allocator.kind): the scheduler's own words (pool_refusal), else "scheduler.kind 'K' needs
 // the A allocator, found 'F'", with the pool's owner_note when it has one.
-std::string pool_refusal(const SchedulerDescriptor& policy, const AllocatorDescriptor& pool);
+std::string pool_refusal(const ServingKinds& kinds, const SchedulerDescriptor& policy, const AllocatorDescriptor& pool);
 
 }  // namespace pagesim::sim

@@ -517,7 +517,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source, bool check_paths,
   try {
     // The config refuses the other pairings at parse time (kind_rules.h); these at build time
     // (SchedulerDescriptor::pool_check).
-    if (!runs_over(policy, pool_kind.kind)) throw origin.error("allocator.kind", pool_refusal(policy, pool_kind));
+    if (!runs_over(policy, pool_kind.kind)) throw origin.error("allocator.kind", pool_refusal(kinds, policy, pool_kind));
     if (c.lora.enabled) configure_lora(c, run, as);  // check_lora: a pool and a policy that take LoRA
     BuiltPool built = in_section(origin, "allocator", [&] { return pool_kind.build(as); });
     run.scheduler = in_section(origin, "scheduler", [&] { return make_scheduler(ss, built.pool, kinds.schedulers); });

@@ -1,9 +1,10 @@
 // The kinds' descriptors and the generic rules over them (sim/config/kind_rules.h): the
-// built-in tables agree with what allocator/ decides by switch, and a new scheduler kind is
-// its own descriptor plus one line in a table. The example kind below, `example-fcfs`, is
-// registered in this file only (a table of the built-in kinds plus it, passed in): the implied
-// defaults, the config's checks, the factory and the experiment's pairing pick it up without
-// a change to the generic code.
+// built-in tables agree with what allocator/ decides by switch, and a new scheduler or pool
+// kind is its own descriptor plus one line in a table. The example kinds below, the scheduler
+// `example-fcfs` and the pool `example-pages` it runs over, are registered in this file only
+// (tables of the built-in kinds plus them, passed in): the implied defaults, the config's
+// checks, the factory and the experiment's pairing pick them up without a change to the
+// generic code.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -44,7 +45,25 @@ std::unique_ptr<Scheduler> make_example_scheduler(const SchedulerSettings& setti
   return std::make_unique<ExampleScheduler>(settings, pool.any());
 }
 
-constexpr std::array kExamplePools = {alloc::AllocatorKind::kContiguous, alloc::AllocatorKind::kPaged};
+// ---- The example pool kind: what a new pool writes in its own files. ----
+
+// A value the enum does not name, as kExampleKind. The pool is the paged one without its
+// extras (no swap, tiers, LoRA or prefix cache), as its declared traits say.
+constexpr auto kExamplePoolKind = static_cast<alloc::AllocatorKind>(alloc::kAllocatorKindNames.size());
+BuiltPool build_example_pool(const alloc::AllocatorSpec& spec) {
+  alloc::AllocatorSpec paged = spec;
+  paged.kind = alloc::AllocatorKind::kPaged;
+  return build_paged_pool(paged);
+}
+constexpr AllocatorDescriptor kExamplePoolDescriptor = {
+    .kind = kExamplePoolKind,
+    .name = "example-pages",
+    .build = &build_example_pool,
+    .declared_traits = alloc::AllocatorTraits{.beam = true},
+};
+
+constexpr std::array kExamplePools = {alloc::AllocatorKind::kContiguous, alloc::AllocatorKind::kPaged,
+                                      kExamplePoolKind};
 constexpr SchedulerDescriptor kExampleSchedulerKind = {
     .kind = kExampleKind,
     .name = "example-fcfs",
@@ -65,7 +84,12 @@ constexpr std::array kWithExample = {
     kVllmV1SchedulerKind, kVllmV0SchedulerKind, kSglangSchedulerKind,
     kExampleSchedulerKind,  // the registration line
 };
-constexpr ServingKinds kExampleKinds{kWithExample, kAllocatorKinds};
+constexpr std::array kWithExamplePool = {
+    kAllocatorKinds[0], kAllocatorKinds[1], kAllocatorKinds[2], kAllocatorKinds[3],
+    kAllocatorKinds[4], kAllocatorKinds[5], kAllocatorKinds[6],
+    kExamplePoolDescriptor,  // the registration line
+};
+constexpr ServingKinds kExampleKinds{kWithExample, kWithExamplePool};
 
 // A config of the example kind as parse_experiment leaves one: parsed with a built-in kind,
 // then the kind changed in code and its implied defaults applied.
@@ -105,13 +129,15 @@ TEST(ExampleKind, ImpliesItsDefaultAllocatorAndBlockSize) {
 TEST(ExampleKind, TheChecksNameItAndTheKey) {
   // A pool outside its list, refused at its pool_check point in the generic words.
   EXPECT_EQ(check_error(example_config("allocator: {kind: radix}\n")),
-            "allocator.kind: scheduler.kind 'example-fcfs' needs the contiguous or paged allocator, found 'radix'; "
+            "allocator.kind: scheduler.kind 'example-fcfs' needs the contiguous, paged or example-pages allocator, found "
+            "'radix'; "
             "allocator.kind 'radix' is SGLang's radix-tree cache, which scheduler.kind: sglang drives: use "
             "scheduler.kind: sglang, or set allocator.kind: contiguous");
   // A layer-group pool refuses it in the pool's words, the kinds listed from the table.
   EXPECT_EQ(check_error(example_config("allocator: {kind: hybrid}\n")),
             "allocator.kind: allocator.kind 'hybrid' runs under scheduler.kind static, orca or vllm-v1 (they need "
-            "only the allocator interface); scheduler.kind 'example-fcfs' drives a contiguous or paged pool's own "
+            "only the allocator interface); scheduler.kind 'example-fcfs' drives a contiguous, paged or example-pages "
+            "pool's own "
             "operations: pick one of those schedulers, or set allocator.kind: contiguous");
   // Its own refusal of swap.
   EXPECT_EQ(check_error(example_config("", ", preemption: swap")),
@@ -147,6 +173,31 @@ TEST(ExampleKind, TheFactoryAndThePairingBuildIt) {
   const sim::Run run = build_run(example_config("kv: {slots: 4096}\n"), kExampleKinds);
   EXPECT_NE(dynamic_cast<const ExampleScheduler*>(run.scheduler.get()), nullptr);
   EXPECT_NE(dynamic_cast<const alloc::ContiguousAllocator*>(run.allocator.get()), nullptr);
+}
+
+TEST(ExampleKind, APoolKindIsItsDescriptorPlusOneLine) {
+  ExperimentConfig c = example_config("kv: {slots: 4096}\n");
+  c.allocator.kind = kExamplePoolKind;
+  EXPECT_EQ(check_error(c), "(no error)");
+  // The pairing builds it by its descriptor, under a policy whose list names it.
+  const sim::Run run = build_run(c, kExampleKinds);
+  EXPECT_NE(dynamic_cast<const ExampleScheduler*>(run.scheduler.get()), nullptr);
+  EXPECT_NE(dynamic_cast<const alloc::PagedAllocator*>(run.allocator.get()), nullptr);
+  EXPECT_EQ(run.allocator->block_size(), 32);
+  // Its declared traits, not the paged pool's, decide what the config may ask of it.
+  ExperimentConfig cached = c;
+  cached.allocator.prefix_cache = true;
+  EXPECT_EQ(check_error(cached),
+            "allocator.prefix_cache: the prefix cache shares the blocks of a block pool (allocator.kind paged, "
+            "uniform, hybrid or jenga); allocator.kind is 'example-pages': set allocator.kind: paged, or "
+            "prefix_cache: false");
+  ExperimentConfig lora = c;
+  lora.lora.enabled = true;
+  EXPECT_EQ(check_error(lora).rfind("allocator.kind: lora keeps adapter weights in a paged KV pool", 0), 0u)
+      << check_error(lora);
+  EXPECT_NE(check_error(lora).find("allocator.kind is 'example-pages'"), std::string::npos) << check_error(lora);
+  // The built-in table does not know it.
+  EXPECT_THROW(allocator_kind(kServingKinds, kExamplePoolKind), std::invalid_argument);
 }
 
 // ---- The built-in tables. ----
