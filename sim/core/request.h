@@ -10,9 +10,14 @@
 #include <cstdint>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "allocator/kv_allocator.h"
 
 namespace pagesim::sim {
+
+// A request's allocator sequences (Request::seqs): one inline, as most requests have.
+using SeqHandles = boost::container::small_vector<alloc::SeqHandle, 1>;
 
 enum class RequestState { kWaiting, kRunning, kSwapped, kFinished };
 
@@ -36,7 +41,10 @@ struct Request {
   std::int64_t to_prefill = 0;     // tokens of the pending prefill (prompt, + generated after
                                    // a recompute); 0 once the prefill is done
   std::int64_t prefilled = 0;      // of to_prefill, tokens whose KV is computed or cached
-  std::vector<alloc::SeqHandle> seqs;  // live allocator sequences; empty while waiting
+  // Live allocator sequences; empty while waiting. One inline (a request without parallel
+  // samples or beams, most of them): the engine's passes over a batch read it with the
+  // request, not from a heap block of its own.
+  SeqHandles seqs;
   bool preempted_now = false;      // preempted in the iteration being scheduled
   bool adapter_pinned = false;     // holds a pin on its adapter (from admission to free)
   // Speculative decoding: the step planned for this request verifies `spec_proposed` proposed

@@ -311,7 +311,7 @@ Request* Simulation::new_request() {
   free_requests_.pop_back();
   // A new Request, keeping the vectors' capacity for the next owner.
   std::vector<alloc::BlockHash> block_hashes = std::move(r->block_hashes);
-  std::vector<alloc::SeqHandle> seqs = std::move(r->seqs);
+  SeqHandles seqs = std::move(r->seqs);
   *r = Request{};
   block_hashes.clear();
   seqs.clear();

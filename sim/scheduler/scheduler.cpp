@@ -174,7 +174,7 @@ bool Scheduler::admit(Request* r, double now, std::int64_t max_new_tokens, Itera
 }
 
 bool Scheduler::append_group_slots(Request* r) {
-  if (!alloc_.can_append_all(r->seqs, 1)) return false;
+  if (!alloc_.can_append_all({r->seqs.data(), r->seqs.size()}, 1)) return false;
   for (const alloc::SeqHandle& s : r->seqs) {
     [[maybe_unused]] const bool ok = alloc_.grow(s, 1);
     assert(ok && "can_append_all promised room for every sequence");
@@ -358,7 +358,7 @@ bool Scheduler::fork_to_width(Request* r) {
 void Scheduler::reshape_beams(Request* r, const std::vector<std::int32_t>& parents) {
   std::vector<std::int32_t> picks(r->seqs.size(), 0);
   for (std::int32_t p : parents) ++picks[static_cast<std::size_t>(p)];
-  std::vector<alloc::SeqHandle> next;
+  SeqHandles next;
   next.reserve(parents.size());
   // Free the dead beams first so that their blocks are back before any copy-on-write.
   for (std::size_t i = 0; i < r->seqs.size(); ++i)
