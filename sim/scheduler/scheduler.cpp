@@ -297,7 +297,7 @@ std::vector<Request*> Scheduler::release_retired() {
 void Scheduler::hand_off(Request* r) {
   running_.erase(std::find(running_.begin(), running_.end(), r));
   running_seqs_ -= static_cast<std::int64_t>(r->seqs.size());
-  in_transfer_.push_back({r, std::move(r->seqs)});
+  in_transfer_.push_back({r, std::vector<alloc::SeqHandle>(r->seqs.begin(), r->seqs.end())});
   r->seqs.clear();
 }
 
@@ -328,7 +328,7 @@ bool Scheduler::reserve_hand_in(const Request* r) {
 
 void Scheduler::take_handed_in(Request* r) {
   auto it = find_in_transfer(r);
-  r->seqs = std::move(it->seqs);
+  r->seqs.assign(it->seqs.begin(), it->seqs.end());
   in_transfer_.erase(it);
   r->to_prefill = r->prefilled = 0;
   insert_running(r);

@@ -330,7 +330,7 @@ class Scheduler {
   // Requests whose KV is in transfer and the sequences they hold here, in hand-off order.
   struct InTransfer {
     const Request* request;
-    SeqHandles seqs;
+    std::vector<alloc::SeqHandle> seqs;
   };
   std::vector<InTransfer> in_transfer_;
   std::vector<InTransfer>::iterator find_in_transfer(const Request* r);
