@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 
@@ -248,6 +249,14 @@ const ExperimentConfig& replica_config(const ExperimentConfig& config, std::int6
   for (const ReplicaOverride& o : config.replicas.overrides)
     if (o.index == i) return *o.config;
   return config;
+}
+
+std::vector<std::int64_t> first_replica_of_each_config(const ExperimentConfig& config) {
+  std::vector<std::int64_t> firsts;
+  std::unordered_set<const ExperimentConfig*> seen;
+  for (std::int64_t i = 0; i < config.replicas.count; ++i)
+    if (seen.insert(&replica_config(config, i)).second) firsts.push_back(i);
+  return firsts;
 }
 
 namespace {

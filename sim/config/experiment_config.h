@@ -239,6 +239,10 @@ void check_input_paths(const ExperimentConfig& config);
 // The settings replica i runs: its override's config, else `config` itself.
 // REQUIRES: 0 <= i < config.replicas.count.
 const ExperimentConfig& replica_config(const ExperimentConfig& config, std::int64_t i);
+// The replicas that are the first of their configuration (replica_config: the experiment's,
+// or one override's), in increasing order; 0 is always one. Replicas of one configuration
+// build alike and decide alike.
+std::vector<std::int64_t> first_replica_of_each_config(const ExperimentConfig& config);
 
 // The config as YAML: config.resolved.yaml's fields (those at their default only where it
 // writes them), or with `every_field` every field and section, defaults included.

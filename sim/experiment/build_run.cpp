@@ -599,13 +599,11 @@ namespace {
 Run build_replicas(const ExperimentConfig& c, const ServingKinds& kinds, bool each_config_once) {
   // In a cluster, an error names the replica whose settings (the file's, or its override's
   // at the line given) could not be built.
-  std::vector<const ExperimentConfig*> built;  // the distinct configurations seen, in index order
+  const std::vector<std::int64_t> firsts = first_replica_of_each_config(c);
+  auto first_of_config = [&](std::int64_t i) { return std::binary_search(firsts.begin(), firsts.end(), i); };
   auto build = [&](std::int64_t i) {
-    const ExperimentConfig& own = replica_config(c, i);
-    const bool first = std::find(built.begin(), built.end(), &own) == built.end();
-    if (first) built.push_back(&own);
     try {
-      return build_replica(own, i == 0, first, kinds);
+      return build_replica(replica_config(c, i), i == 0, first_of_config(i), kinds);
     } catch (const ConfigError& e) {
       if (c.replicas.count == 1) throw;
       throw ConfigError(e.file(), e.line(), e.key(), fmt::format("replica {}: {}", i, e.message()));
@@ -613,9 +611,7 @@ Run build_replicas(const ExperimentConfig& c, const ServingKinds& kinds, bool ea
   };
   Run run = build(0);
   for (std::int64_t i = 1; i < c.replicas.count; ++i) {
-    if (each_config_once &&
-        std::find(built.begin(), built.end(), &replica_config(c, i)) != built.end())
-      continue;
+    if (each_config_once && !first_of_config(i)) continue;
     Run other = build(i);
     for (std::string& w : other.warnings)
       if (std::find(run.warnings.begin(), run.warnings.end(), w) == run.warnings.end())

@@ -113,12 +113,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
       es.max_model_len = other.max_model_len;
   // Replicas built from one configuration (replica_config: the experiment's, or one override)
   // decide alike whether a request can ever run: ask the first of each.
-  for (std::int64_t i = 0; i < c.replicas.count; ++i) {
-    const ExperimentConfig* own = &replica_config(c, i);
-    bool seen = false;
-    for (const std::int32_t j : es.admission_replicas) seen = seen || &replica_config(c, j) == own;
-    if (!seen) es.admission_replicas.push_back(static_cast<std::int32_t>(i));
-  }
+  for (const std::int64_t i : first_replica_of_each_config(c))
+    es.admission_replicas.push_back(static_cast<std::int32_t>(i));
   es.disaggregation = c.replicas.disaggregated;
   es.global_cache = c.replicas.global_cache;
   // A transfer or a fetch moves the whole model's KV of its tokens (every tensor-parallel
