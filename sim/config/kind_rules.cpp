@@ -12,14 +12,12 @@ namespace pagesim::sim {
 
 namespace {
 
-// The allocator kinds `policy` runs over, by their names in `kinds`, as a message lists them:
-// "paged", "paged or radix".
+// The allocator kinds `policy` runs over, in its order, by their names in `kinds`, as
+// or_list words them.
 std::string pools_of(const ServingKinds& kinds, const SchedulerDescriptor& policy) {
-  std::string out;
-  for (std::size_t i = 0; i < policy.allocators.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == policy.allocators.size() ? " or " : ", ") +
-           std::string(allocator_kind(kinds, policy.allocators[i]).name);
-  return out;
+  std::vector<std::string_view> names;
+  for (const alloc::AllocatorKind a : policy.allocators) names.push_back(allocator_kind(kinds, a).name);
+  return or_list(names);
 }
 
 }  // namespace

@@ -11,8 +11,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/config/allocator_kinds.h"
+#include "sim/core/close_names.h"
 #include "sim/config/experiment_config.h"
 #include "sim/scheduler/scheduler_kind.h"
 #include "sim/scheduler/scheduler_kinds.h"
@@ -30,18 +32,13 @@ inline constexpr ServingKinds kServingKinds{kSchedulerKinds, kAllocatorKinds};
 const SchedulerDescriptor& scheduler_kind(const ServingKinds& kinds, SchedulerKind kind);
 const AllocatorDescriptor& allocator_kind(const ServingKinds& kinds, alloc::AllocatorKind kind);
 
-// The names of the kinds of `table` that `pick` selects, in table order, as a message lists
-// them: "paged", "paged or radix", "paged, contiguous or radix".
+// The names of the kinds of `table` that `pick` selects, in table order, as or_list words them.
 template <class Descriptor, class Pick>
 std::string kind_names(std::span<const Descriptor> table, Pick pick) {
-  std::string out;
-  std::string_view last;
-  for (const Descriptor& d : table) {
-    if (!pick(d)) continue;
-    if (!last.empty()) out += (out.empty() ? "" : ", ") + std::string(last);
-    last = d.name;
-  }
-  return out.empty() ? std::string(last) : out + " or " + std::string(last);
+  std::vector<std::string_view> names;
+  for (const Descriptor& d : table)
+    if (pick(d)) names.push_back(d.name);
+  return or_list(names);
 }
 
 // The first kind of `table` that `pick` selects. REQUIRES: there is one.

@@ -7,12 +7,14 @@
 // distance is at most a third of the longer name (at least 1), or when it begins with the
 // typed name ("h100" for "h100-sxm", ranked as one edit), like Python difflib's
 // get_close_matches with its 0.6 cutoff; only names within one edit of the best are kept, so
-// "llama3-8b" gets "llama-3-8b" and not every llama. Header-only, no state, thread-safe.
+// "llama3-8b" gets "llama-3-8b" and not every llama. or_list words any list of names the
+// same way. Header-only, no state, thread-safe.
 #pragma once
 
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -64,18 +66,23 @@ std::vector<std::string_view> close_names(std::string_view typed, const Range& c
   return out;
 }
 
+// Names as a message lists them: "x", "x or y", "x, y or z"; "" for none.
+inline std::string or_list(std::span<const std::string_view> names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
 // "did you mean x?" / "did you mean x or y?" / "did you mean x, y or z?" for the close names
 // of close_names(); "" when none is close.
 template <class Range>
 std::string did_you_mean(std::string_view typed, const Range& candidates, std::size_t max_count = 3) {
   const std::vector<std::string_view> names = close_names(typed, candidates, max_count);
   if (names.empty()) return {};
-  std::string out = "did you mean ";
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
-    out += names[i];
-  }
-  return out + "?";
+  return "did you mean " + or_list(names) + "?";
 }
 
 }  // namespace pagesim::sim
