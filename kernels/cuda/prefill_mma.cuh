@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/prefill_cta.cuh"
 #include "kernels/cuda/prefill_params.h"
 #include "kernels/prefill_plan.h"
 
@@ -65,32 +66,12 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
   T* sK = sQ + Tr::kRows * Tr::kStride;
   T* sV = sK + Tr::kStages * Tr::kKeys * Tr::kStride;
 
-  const int seq = static_cast<int>(blockIdx.z);
-  const int kv_head = static_cast<int>(blockIdx.y);
-  const int tile = p.row_tiles - 1 - static_cast<int>(blockIdx.x);  // late (heavy) tiles first
-  const int q0 = p.query_starts[seq];
-  const int q_len = p.query_starts[seq + 1] - q0;
-  const int group = p.group_size;
-  const int rows_total = q_len * group;
-  const int r0 = tile * Tr::kRows;
-  if (r0 >= rows_total) return;  // uniform across the CTA
-  const int kv_len = p.kv_lens[seq];
-  const int hist = kv_len - q_len;
-  const int t_first = r0 / group;
-  const int t_last = (min(r0 + Tr::kRows, rows_total) - 1) / group;
-  const int key_end = hist + t_last + 1;  // keys any row of the tile sees (<= kv_len)
-  const int diag = hist + t_first;        // keys beyond it are masked for some row
-  const int n_tiles = (key_end + Tr::kKeys - 1) / Tr::kKeys;
-  // A sliding-window or chunked-local mask: the tile's first row sees the earliest key;
-  // keys before it are never loaded (their blocks may be freed), and every tile is masked.
-  const bool windowed = p.mask_kind != MaskKind::kCausal;
-  const int key_begin = first_visible_key(p, diag);
-  const int j_begin = key_begin / Tr::kKeys;
+  PrefillCta cta;
+  if (!locate_prefill_cta<Tr::kRows, Tr::kKeys>(p, cta)) return;  // uniform across the CTA
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32;
   const int lane = tid % 32;
-  const T* qg = static_cast<const T*>(p.query);
   const T* kc = static_cast<const T*>(p.k_cache);
   const T* vc = static_cast<const T*>(p.v_cache);
 
@@ -98,11 +79,9 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
   for (int i = tid; i < Tr::kRows * Tr::kChunks; i += Tr::kThreads) {
     const int row = i / Tr::kChunks;
     const int c = i % Tr::kChunks;
-    const int r = r0 + row;
-    const bool valid = r < rows_total;
-    const T* src = valid ? qg + (q0 + r / group) * p.q_stride_token +
-                               (kv_head * group + r % group) * p.q_stride_head + c * 8
-                         : qg;
+    const int r = cta.r0 + row;
+    const bool valid = r < cta.rows_total;
+    const T* src = valid ? cta.query_row<T>(p, r) + c * 8 : static_cast<const T*>(p.query);
     cp_async_16(sQ + row * Tr::kStride + c * 8, src, valid);
   }
   auto load_kv = [&](int j, int stage) {
@@ -112,13 +91,13 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
       const int row = i / Tr::kChunks;
       const int c = i % Tr::kChunks;
       const int key = j * Tr::kKeys + row;
-      const bool valid = key >= key_begin && key < key_end;
-      const std::int64_t off = valid ? token_offset(p.geo, p.table, seq, key, kv_head, p.block_shift) : 0;
+      const bool valid = cta.loads_key(key);
+      const std::int64_t off = valid ? cta.key_offset(p, key) : 0;
       cp_async_16(dk + row * Tr::kStride + c * 8, kc + off + c * 8, valid);
       cp_async_16(dv + row * Tr::kStride + c * 8, vc + off + c * 8, valid);
     }
   };
-  load_kv(j_begin, 0);
+  load_kv(cta.j_begin, 0);
   cp_async_commit();
 
   // The rows this thread holds in mma accumulator layout: in each of its warp's m16 tiles,
@@ -127,8 +106,7 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
   // per key tile where needed rather than held: with two tiles' accumulators the registers
   // are full.
   constexpr int kM = Tr::kMTiles;
-  auto row_of = [&](int mt, int h) { return r0 + (warp * kM + mt) * 16 + lane / 4 + 8 * h; };
-  auto pos_of = [&](int r) { return r < rows_total ? hist + r / group : kv_len - 1; };
+  auto row_of = [&](int mt, int h) { return cta.r0 + (warp * kM + mt) * 16 + lane / 4 + 8 * h; };
 
   float o[kM][Tr::kDTiles][4];
   float m[kM][2], l[kM][2];
@@ -142,9 +120,9 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
   uint32_t qf[Tr::kQInRegisters ? kM : 1][Tr::kQInRegisters ? Tr::kKSteps : 1][4];
 
   const T* q_frag_base = sQ + (warp * kM * 16 + lane % 16) * Tr::kStride + (lane / 16) * 8;
-  for (int j = j_begin; j < n_tiles; ++j) {
-    const int stage = (j - j_begin) % 2;
-    if (j + 1 < n_tiles) {
+  for (int j = cta.j_begin; j < cta.n_tiles; ++j) {
+    const int stage = (j - cta.j_begin) % 2;
+    if (j + 1 < cta.n_tiles) {
       load_kv(j + 1, 1 - stage);
       cp_async_commit();
       cp_async_wait<1>();
@@ -153,7 +131,7 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
     }
     __syncthreads();
     if constexpr (Tr::kQInRegisters) {
-      if (j == j_begin) {
+      if (j == cta.j_begin) {
 #pragma unroll
         for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
@@ -198,7 +176,7 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
 
     // Scale to base 2, ALiBi, mask (causal: only where the tile crosses the diagonal).
     const int key0 = j * Tr::kKeys;
-    const bool need_mask = windowed || key0 + Tr::kKeys - 1 > diag;
+    const bool need_mask = cta.windowed || key0 + Tr::kKeys - 1 > cta.diag;
     const bool alibi = p.alibi_slopes != nullptr;
 #pragma unroll
     for (int mt = 0; mt < kM; ++mt) {
@@ -211,25 +189,15 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
     if (alibi || need_mask) {
 #pragma unroll
       for (int mt = 0; mt < kM; ++mt) {
-        int pos[2], first_key[2];
-        float slope[2];
+        PrefillRowScore row[2];
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int r = row_of(mt, h);
-          pos[h] = pos_of(r);
-          first_key[h] = first_visible_key(p, pos[h]);
-          slope[h] = alibi && r < rows_total ? p.alibi_slopes[kv_head * group + r % group] * kLog2e : 0.f;
-        }
+        for (int h = 0; h < 2; ++h) row[h] = cta.row_score(p, row_of(mt, h), alibi);
 #pragma unroll
         for (int nt = 0; nt < Tr::kNTiles; ++nt) {
 #pragma unroll
           for (int c = 0; c < 4; ++c) {
-            const int h = c / 2;
             const int key = key0 + nt * 8 + (lane % 4) * 2 + (c % 2);
-            float x = s[mt][nt][c];
-            if (alibi) x += slope[h] * static_cast<float>(key - pos[h]);
-            if (need_mask && (key > pos[h] || key < first_key[h])) x = kNegInf;
-            s[mt][nt][c] = x;
+            s[mt][nt][c] = row[c / 2].apply(s[mt][nt][c], key, alibi, need_mask);
           }
         }
       }
@@ -315,7 +283,6 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
   cp_async_wait<0>();  // nothing in flight at exit, even when no key tile ran
 
   // Epilogue: complete row sums across the quad, normalise, store.
-  T* og = static_cast<T*>(p.out);
 #pragma unroll
   for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
@@ -324,9 +291,9 @@ __global__ void __launch_bounds__(PrefillMmaTraits<T, D>::kThreads, PrefillMmaTr
       lsum += __shfl_xor_sync(0xffffffffu, lsum, 1);
       lsum += __shfl_xor_sync(0xffffffffu, lsum, 2);
       const int r = row_of(mt, h);
-      if (r >= rows_total) continue;
+      if (r >= cta.rows_total) continue;
       const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
-      T* dst = og + (q0 + r / group) * p.o_stride_token + (kv_head * group + r % group) * p.o_stride_head + (lane % 4) * 2;
+      T* dst = cta.out_row<T>(p, r) + (lane % 4) * 2;
 #pragma unroll
       for (int dt = 0; dt < Tr::kDTiles; ++dt) {
         *reinterpret_cast<uint32_t*>(dst + dt * 8) = pack2<T>(o[mt][dt][2 * h] * inv, o[mt][dt][2 * h + 1] * inv);

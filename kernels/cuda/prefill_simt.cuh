@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/prefill_cta.cuh"
 #include "kernels/cuda/prefill_params.h"
 #include "kernels/prefill_plan.h"
 
@@ -49,45 +50,24 @@ __global__ void __launch_bounds__(PrefillSimtTraits<D>::kThreads)
   float* sV = sK + Tr::kKeys * Tr::kStride;     // [kKeys][kStride]
   float* sP = sV + Tr::kKeys * Tr::kStride;     // [kRows][kKeys + 1]
 
-  const int seq = static_cast<int>(blockIdx.z);
-  const int kv_head = static_cast<int>(blockIdx.y);
-  const int tile = p.row_tiles - 1 - static_cast<int>(blockIdx.x);
-  const int q0 = p.query_starts[seq];
-  const int q_len = p.query_starts[seq + 1] - q0;
-  const int group = p.group_size;
-  const int rows_total = q_len * group;
-  const int r0 = tile * Tr::kRows;
-  if (r0 >= rows_total) return;
-  const int kv_len = p.kv_lens[seq];
-  const int hist = kv_len - q_len;
-  const int key_end = hist + (min(r0 + Tr::kRows, rows_total) - 1) / group + 1;
-  const int n_tiles = (key_end + Tr::kKeys - 1) / Tr::kKeys;
-  // A sliding-window or chunked-local mask: keys before the tile's first row's first
-  // visible key are never loaded (their blocks may be freed).
-  const int key_begin = first_visible_key(p, hist + r0 / group);
+  PrefillCta cta;
+  if (!locate_prefill_cta<Tr::kRows, Tr::kKeys>(p, cta)) return;  // uniform across the CTA
 
   const int tid = static_cast<int>(threadIdx.x);
-  const float* qg = static_cast<const float*>(p.query);
   const float* kc = static_cast<const float*>(p.k_cache);
   const float* vc = static_cast<const float*>(p.v_cache);
   for (int i = tid; i < Tr::kRows * D; i += Tr::kThreads) {
     const int row = i / D;
     const int d = i % D;
-    const int r = r0 + row;
-    sQ[row * Tr::kStride + d] =
-        r < rows_total ? qg[(q0 + r / group) * p.q_stride_token + (kv_head * group + r % group) * p.q_stride_head + d] *
-                             p.scale_log2
-                       : 0.f;
+    const int r = cta.r0 + row;
+    sQ[row * Tr::kStride + d] = r < cta.rows_total ? cta.query_row<float>(p, r)[d] * p.scale_log2 : 0.f;
   }
 
   const int row = tid / Tr::kThreadsPerRow;
   const int sub = tid % Tr::kThreadsPerRow;
-  const int r = r0 + row;
-  const bool row_valid = r < rows_total;
-  const int pos = row_valid ? hist + r / group : kv_len - 1;
-  const int first_key = first_visible_key(p, pos);
-  const int head = kv_head * group + r % group;
-  const float slope = (p.alibi_slopes != nullptr && row_valid) ? p.alibi_slopes[head] * kLog2e : 0.f;
+  const int r = cta.r0 + row;
+  const bool alibi = p.alibi_slopes != nullptr;
+  const PrefillRowScore score = cta.row_score(p, r, alibi);
 
   float acc[Tr::kColsPerThread];
 #pragma unroll
@@ -95,15 +75,15 @@ __global__ void __launch_bounds__(PrefillSimtTraits<D>::kThreads)
   float m = kNegInf;
   float l = 0.f;  // this thread's share of the row sum
 
-  for (int j = key_begin / Tr::kKeys; j < n_tiles; ++j) {
+  for (int j = cta.j_begin; j < cta.n_tiles; ++j) {
     __syncthreads();  // previous tile fully consumed (and, for the first, Q stored)
     for (int i = tid; i < Tr::kKeys * D; i += Tr::kThreads) {
       const int kr = i / D;
       const int d = i % D;
       const int key = j * Tr::kKeys + kr;
       float kv = 0.f, vv = 0.f;
-      if (key >= key_begin && key < key_end) {
-        const std::int64_t off = token_offset(p.geo, p.table, seq, key, kv_head, p.block_shift);
+      if (cta.loads_key(key)) {
+        const std::int64_t off = cta.key_offset(p, key);
         kv = kc[off + d];
         vv = vc[off + d];
       }
@@ -121,7 +101,7 @@ __global__ void __launch_bounds__(PrefillSimtTraits<D>::kThreads)
 #pragma unroll 8
       for (int d = 0; d < D; ++d) dot = fmaf(sQ[row * Tr::kStride + d], sK[kr * Tr::kStride + d], dot);
       const int key = j * Tr::kKeys + kr;
-      s[i] = key > pos || key < first_key ? kNegInf : dot + slope * static_cast<float>(key - pos);
+      s[i] = score.apply(dot, key, alibi, true);
       mx = fmaxf(mx, s[i]);
     }
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
@@ -151,9 +131,9 @@ __global__ void __launch_bounds__(PrefillSimtTraits<D>::kThreads)
 
   l += __shfl_xor_sync(0xffffffffu, l, 1);
   l += __shfl_xor_sync(0xffffffffu, l, 2);
-  if (!row_valid) return;
+  if (r >= cta.rows_total) return;
   const float inv = l > 0.f ? 1.f / l : 0.f;
-  float* dst = static_cast<float*>(p.out) + (q0 + r / group) * p.o_stride_token + head * p.o_stride_head;
+  float* dst = cta.out_row<float>(p, r);
 #pragma unroll
   for (int k = 0; k < Tr::kColsPerThread; ++k) dst[sub + Tr::kThreadsPerRow * k] = acc[k] * inv;
 }

@@ -22,6 +22,7 @@
 #include <limits>
 
 #include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/prefill_cta.cuh"
 #include "kernels/cuda/prefill_params.h"
 #include "kernels/cuda/wgmma.cuh"
 #include "kernels/prefill_plan.h"
@@ -65,31 +66,13 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
   unsigned char* sK = sQ + Tr::kQBytes;              // stages 0, 1
   unsigned char* sV = sK + 2 * Tr::kKvBytes;         // stages 0, 1
 
-  const int seq = static_cast<int>(blockIdx.z);
-  const int kv_head = static_cast<int>(blockIdx.y);
-  const int tile = p.row_tiles - 1 - static_cast<int>(blockIdx.x);  // late (heavy) tiles first
-  const int q0 = p.query_starts[seq];
-  const int q_len = p.query_starts[seq + 1] - q0;
-  const int group = p.group_size;
-  const int rows_total = q_len * group;
-  const int r0 = tile * Tr::kRows;
-  if (r0 >= rows_total) return;  // uniform across the CTA
-  const int kv_len = p.kv_lens[seq];
-  const int hist = kv_len - q_len;
-  const int t_first = r0 / group;
-  const int t_last = (min(r0 + Tr::kRows, rows_total) - 1) / group;
-  const int key_end = hist + t_last + 1;
-  const int diag = hist + t_first;
-  const int n_tiles = (key_end + Tr::kKeys - 1) / Tr::kKeys;
-  const bool windowed = p.mask_kind != MaskKind::kCausal;
-  const int key_begin = first_visible_key(p, diag);
-  const int j_begin = key_begin / Tr::kKeys;
+  PrefillCta cta;
+  if (!locate_prefill_cta<Tr::kRows, Tr::kKeys>(p, cta)) return;  // uniform across the CTA
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32;
   const int lane = tid % 32;
   const int wg = warp / 4;  // warpgroup: rows 64 wg .. 64 wg + 63 of the tile
-  const T* qg = static_cast<const T*>(p.query);
   const T* kc = static_cast<const T*>(p.k_cache);
   const T* vc = static_cast<const T*>(p.v_cache);
 
@@ -99,11 +82,9 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
     const int i = tid + x * Tr::kThreads;
     const int row = i / Tr::kChunks;
     const int c = i % Tr::kChunks;
-    const int r = r0 + row;
-    const bool valid = r < rows_total;
-    const T* src = valid ? qg + (q0 + r / group) * p.q_stride_token + (kv_head * group + r % group) * p.q_stride_head +
-                               c * 8
-                         : qg;
+    const int r = cta.r0 + row;
+    const bool valid = r < cta.rows_total;
+    const T* src = valid ? cta.query_row<T>(p, r) + c * 8 : static_cast<const T*>(p.query);
     cp_async_16(sQ + sw128_offset(row, c, Tr::kRows), src, valid);
   }
   auto load_kv = [&](int j, int stage) {
@@ -115,19 +96,18 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
       const int row = i / Tr::kChunks;
       const int c = i % Tr::kChunks;
       const int key = j * Tr::kKeys + row;
-      const bool valid = key >= key_begin && key < key_end;
-      const std::int64_t off = valid ? token_offset(p.geo, p.table, seq, key, kv_head, p.block_shift) : 0;
+      const bool valid = cta.loads_key(key);
+      const std::int64_t off = valid ? cta.key_offset(p, key) : 0;
       const std::uint32_t o = sw128_offset(row, c, Tr::kKeys);
       cp_async_16(dk + o, kc + off + c * 8, valid);
       cp_async_16(dv + o, vc + off + c * 8, valid);
     }
   };
-  load_kv(j_begin, 0);
+  load_kv(cta.j_begin, 0);
   cp_async_commit();
 
   // This thread's rows: lane / 4 and lane / 4 + 8 of its warp's 16 (h = 0, 1).
-  auto row_of = [&](int h) { return r0 + wg * 64 + (warp % 4) * 16 + lane / 4 + 8 * h; };
-  auto pos_of = [&](int r) { return r < rows_total ? hist + r / group : kv_len - 1; };
+  auto row_of = [&](int h) { return cta.r0 + wg * 64 + (warp % 4) * 16 + lane / 4 + 8 * h; };
 
   float o[64];
 #pragma unroll
@@ -136,9 +116,9 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
   float l[2] = {0.f, 0.f};
 
   const std::uint32_t q_base = smem_addr(sQ) + wg * 64 * Tr::kRowBytes;
-  for (int j = j_begin; j < n_tiles; ++j) {
-    const int stage = (j - j_begin) % 2;
-    if (j + 1 < n_tiles) {
+  for (int j = cta.j_begin; j < cta.n_tiles; ++j) {
+    const int stage = (j - cta.j_begin) % 2;
+    if (j + 1 < cta.n_tiles) {
       load_kv(j + 1, 1 - stage);
       cp_async_commit();
       cp_async_wait<1>();
@@ -169,7 +149,7 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
     // 2. Scale to base 2 (folded into the exponent's FMA on tiles without ALiBi or mask),
     // ALiBi, mask (causal: only where the tile crosses the diagonal).
     const int key0 = j * Tr::kKeys;
-    const bool need_mask = windowed || key0 + Tr::kKeys - 1 > diag;
+    const bool need_mask = cta.windowed || key0 + Tr::kKeys - 1 > cta.diag;
     const bool alibi = p.alibi_slopes != nullptr;
     float scale = p.scale_log2;  // applied to s by the exponent; 1 once s is scaled in place
     if (alibi || need_mask || !(scale > 0.f)) {  // (a max commutes only with a positive scale)
@@ -178,25 +158,15 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
       scale = 1.f;
     }
     if (alibi || need_mask) {
-      int pos[2], first_key[2];
-      float slope[2];
+      PrefillRowScore row[2];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = row_of(h);
-        pos[h] = pos_of(r);
-        first_key[h] = first_visible_key(p, pos[h]);
-        slope[h] = alibi && r < rows_total ? p.alibi_slopes[kv_head * group + r % group] * kLog2e : 0.f;
-      }
+      for (int h = 0; h < 2; ++h) row[h] = cta.row_score(p, row_of(h), alibi);
 #pragma unroll
       for (int nt = 0; nt < Tr::kNTiles; ++nt) {
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
-          const int h = c / 2;
           const int key = key0 + nt * 8 + (lane % 4) * 2 + (c % 2);
-          float x = s[nt * 4 + c];
-          if (alibi) x += slope[h] * static_cast<float>(key - pos[h]);
-          if (need_mask && (key > pos[h] || key < first_key[h])) x = kNegInf;
-          s[nt * 4 + c] = x;
+          s[nt * 4 + c] = row[c / 2].apply(s[nt * 4 + c], key, alibi, need_mask);
         }
       }
     }
@@ -264,16 +234,15 @@ __global__ void __launch_bounds__(PrefillWgmmaTraits<T>::kThreads, 1)
   cp_async_wait<0>();  // nothing in flight at exit, even when no key tile ran
 
   // Epilogue: complete row sums across the quad, normalise, store.
-  T* og = static_cast<T*>(p.out);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     float lsum = l[h];
     lsum += __shfl_xor_sync(0xffffffffu, lsum, 1);
     lsum += __shfl_xor_sync(0xffffffffu, lsum, 2);
     const int r = row_of(h);
-    if (r >= rows_total) continue;
+    if (r >= cta.rows_total) continue;
     const float inv = lsum > 0.f ? 1.f / lsum : 0.f;
-    T* dst = og + (q0 + r / group) * p.o_stride_token + (kv_head * group + r % group) * p.o_stride_head + (lane % 4) * 2;
+    T* dst = cta.out_row<T>(p, r) + (lane % 4) * 2;
 #pragma unroll
     for (int dt = 0; dt < Tr::kDTiles; ++dt) {
       *reinterpret_cast<uint32_t*>(dst + dt * 8) = pack2<T>(o[dt * 4 + 2 * h] * inv, o[dt * 4 + 2 * h + 1] * inv);
