@@ -16,7 +16,7 @@ GlobalCache::GlobalCache(const GlobalCacheSettings& settings, double kv_bytes_pe
     return;
   }
   peers_.reserve(serving.size());
-  for (const Replica& p : serving) peers_.emplace_back(serving, p.index());
+  for (const Replica& replica : serving) peers_.emplace_back(serving, replica.index());
 }
 
 const alloc::RemotePrefixSource& GlobalCache::source_for(std::int32_t replica) const {
@@ -25,8 +25,8 @@ const alloc::RemotePrefixSource& GlobalCache::source_for(std::int32_t replica) c
 }
 
 bool GlobalCache::PeerView::holds(alloc::BlockHash h) const {
-  for (const Replica& p : serving_)
-    if (p.index() != self_ && p.cached_prefix_tokens(std::span<const alloc::BlockHash>(&h, 1)) > 0) return true;
+  for (const Replica& replica : serving_)
+    if (replica.index() != self_ && replica.cached_prefix_tokens(std::span<const alloc::BlockHash>(&h, 1)) > 0) return true;
   return false;
 }
 

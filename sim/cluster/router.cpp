@@ -27,7 +27,7 @@ std::int32_t argmin(std::span<const Replica> replicas, Key&& key) {
 // replaces (the Simulation must have set every entry that changed).
 std::int32_t least_outstanding(std::span<const Replica> replicas, const LoadIndex& outstanding) {
   assert(outstanding.size() == replicas.size());
-  assert(outstanding.argmin() == argmin(replicas, [](const Replica& p) { return p.outstanding(); }));
+  assert(outstanding.argmin() == argmin(replicas, [](const Replica& replica) { return replica.outstanding(); }));
   (void)replicas;
   return outstanding.argmin();
 }
@@ -86,9 +86,9 @@ class AdapterAwareRouter final : public Router {
     if (r.adapter < 0) return least;
     const std::int64_t floor = loads.outstanding.min();
     constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
-    const std::int32_t best = argmin(replicas, [&](const Replica& p) {
-      const AdapterCache* a = p.scheduler().adapters();
-      return a && a->resident(r.adapter) ? p.outstanding() : kNone;
+    const std::int32_t best = argmin(replicas, [&](const Replica& replica) {
+      const AdapterCache* a = replica.scheduler().adapters();
+      return a && a->resident(r.adapter) ? replica.outstanding() : kNone;
     });
     const std::int64_t load = replicas[static_cast<std::size_t>(best)].outstanding();
     const bool holds = replicas[static_cast<std::size_t>(best)].scheduler().adapters() &&
@@ -115,11 +115,11 @@ class PrefixAwareRouter final : public Router {
     if (imbalanced) return least_outstanding(replicas, loads.outstanding);
     std::int32_t best = 0;
     std::int64_t best_cached = -1;
-    for (const Replica& p : replicas) {
-      const std::int64_t cached = p.cached_prefix_tokens(r.block_hashes);
+    for (const Replica& replica : replicas) {
+      const std::int64_t cached = replica.cached_prefix_tokens(r.block_hashes);
       if (cached > best_cached) {
         best_cached = cached;
-        best = p.index();
+        best = replica.index();
       }
     }
     const double match = r.prompt_tokens > 0 ? static_cast<double>(best_cached) / static_cast<double>(r.prompt_tokens) : 0;

@@ -18,11 +18,11 @@ void Simulation::start_transfers(double now_s) {
   Router& router = handoff_.decode_router();
   while (Request* r = handoff_.head()) {
     const std::int32_t d = first_decode + router.route(*r, decode, loads_for(router, decode, true));
-    Replica& q = replicas_[static_cast<std::size_t>(d)];
-    cut_run(q);
-    const std::optional<double> end = handoff_.start(q, now_s);
+    Replica& decoder = replicas_[static_cast<std::size_t>(d)];
+    cut_run(decoder);
+    const std::optional<double> end = handoff_.start(decoder, now_s);
     if (!end) return;  // the head waits; so does everyone behind it
-    mark_load(q);
+    mark_load(decoder);
     schedule(*end, now_s, EventKind::kTransferEnd, d, r->id);
     for (IterationObserver* o : observers_) o->on_transfer_started(*r, d);
     for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_transfer_started(*r, d);
