@@ -75,14 +75,12 @@ std::unique_ptr<KvAllocator> make_allocator(const AllocatorSpec& spec) {
     case AllocatorKind::kPaged: return make_paged_allocator(spec);
     case AllocatorKind::kRadix: return make_radix_allocator(spec);
     case AllocatorKind::kContiguous: {
-      if (spec.placement == PlacementKind::kBuddy) check_block_size_fits(spec);  // others report 1
+      if (spec.contiguous.placement == PlacementKind::kBuddy) check_block_size_fits(spec);  // others report 1
       ContiguousSettings s;
+      static_cast<ContiguousPolicy&>(s) = spec.contiguous;
       s.capacity_slots = spec.pool_slots(spec.capacity_slots);  // buddy: whole blocks, as paged
       s.block_size = spec.block_size;
       s.max_seq_len = spec.max_seq_len;
-      s.reservation = spec.reservation;
-      s.placement = spec.placement;
-      s.max_chunk_blocks = spec.max_chunk_blocks;
       return std::make_unique<ContiguousAllocator>(s);
     }
     case AllocatorKind::kUniform:

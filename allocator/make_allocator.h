@@ -9,8 +9,8 @@
 #include <string_view>
 #include <utility>
 
+#include "allocator/contiguous/contiguous_policy.h"
 #include "allocator/contiguous/placement.h"
-#include "allocator/contiguous/reservation_policy.h"
 #include "allocator/kv_allocator.h"
 #include "allocator/layer_group.h"
 #include "allocator/pool/eviction_policy.h"
@@ -130,10 +130,8 @@ struct AllocatorSpec {
                                       // for scheduler.kind: vllm-v1, not a config key)
   std::int64_t cpu_blocks = 0;        // paged: CPU swap pool in blocks (shared with a CPU tier)
   OffloadSettings offload;            // paged + prefix cache: tiers below the GPU; empty: none
-  ReservationPolicy reservation;      // contiguous: slots reserved up front (default: max)
-  PlacementKind placement = PlacementKind::kBuddy;  // contiguous: where a range goes
-  std::int64_t max_seq_len = 2048;    // contiguous: reservation cap, tokens
-  std::int64_t max_chunk_blocks = 128;  // contiguous buddy: largest chunk, blocks
+  ContiguousPolicy contiguous;        // contiguous: reservation, placement, largest buddy chunk
+  std::int64_t max_seq_len = 2048;    // contiguous: reservation cap, tokens; vattention: row length
   // uniform, hybrid, jenga (allocator/hetero/), vattention: the model's layer groups and the KV pool in
   // bytes (per GPU). capacity_slots is ignored: these pools are sized in bytes because a
   // token's KV differs between layer groups; block_size, prefix_cache and eviction apply.
@@ -148,7 +146,7 @@ struct AllocatorSpec {
   // kinds are sized by pool_bytes.
   bool whole_blocks() const {
     return kind == AllocatorKind::kPaged || kind == AllocatorKind::kRadix ||
-           (kind == AllocatorKind::kContiguous && placement == PlacementKind::kBuddy);
+           (kind == AllocatorKind::kContiguous && contiguous.placement == PlacementKind::kBuddy);
   }
   // The token slots a pool asked for `slots` holds: `slots` rounded down to whole blocks when
   // whole_blocks(), else `slots` (also for a block_size < 1, which building refuses).

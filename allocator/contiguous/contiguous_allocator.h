@@ -24,13 +24,15 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "allocator/contiguous/contiguous_policy.h"
 #include "allocator/contiguous/placement.h"
 #include "allocator/contiguous/reservation_policy.h"
 #include "allocator/kv_allocator.h"
 
 namespace pagesim::alloc {
 
-struct ContiguousSettings {
+// The pool a ContiguousAllocator lays out, and its policy (contiguous_policy.h).
+struct ContiguousSettings : ContiguousPolicy {
   // Pool size in token slots; >= 1 (buddy: a multiple of block_size). Default: the vLLM
   // paper's OPT-13B on one A100-40GB, 983 blocks of 16 = 15,728 slots.
   std::int64_t capacity_slots = 15'728;
@@ -41,12 +43,6 @@ struct ContiguousSettings {
   // Longest sequence the model serves, in tokens (>= 1); caps every reservation, and a
   // request holding more tokens than this at admission is never admitted.
   std::int64_t max_seq_len = 2048;
-  // How much output to reserve for: max (default, Orca's policy), pow2, oracle, fixed:N.
-  ReservationPolicy reservation;
-  PlacementKind placement = PlacementKind::kBuddy;
-  // buddy only: largest chunk in blocks, a power of two. 128 blocks of 16 = 2,048 tokens as in
-  // the paper; a request needing more is never admitted.
-  std::int64_t max_chunk_blocks = 128;
 };
 
 class ContiguousAllocator final : public KvAllocator {

@@ -335,7 +335,8 @@ void check_combinations(const ExperimentConfig& c, const ServingKinds& kinds) {
                   "prefix cache: replay a trace that carries them (workload.kind: trace, e.g. format: "
                   "mooncake), or set prefix_cache: false");
   // The paged pool reserves nothing up front; every other pool is held to a usable reservation.
-  if (a.reservation.kind() == alloc::ReservationPolicy::Kind::kFixed && a.reservation.fixed_output_tokens() == 0 &&
+  const alloc::ReservationPolicy& reservation = a.contiguous.reservation;
+  if (reservation.kind() == alloc::ReservationPolicy::Kind::kFixed && reservation.fixed_output_tokens() == 0 &&
       a.kind != alloc::AllocatorKind::kPaged)
     throw o.error("allocator.reservation",
                   "fixed:0 reserves no slot for any output token: every request outgrows its reservation at its "

@@ -222,13 +222,13 @@ void visit(V& v, ExperimentConfig& c) {
     a.choice("kind", "the KV allocator (memory manager) of the pool", c.allocator.kind, alloc::kAllocatorKindNames);
     a.field("block_size", "tokens per KV block (radix: per page)", c.allocator.block_size);
     a.parsed("reservation", "contiguous: slots reserved up front per request",
-             c.allocator.reservation, alloc::ReservationPolicy::parse,
+             c.allocator.contiguous.reservation, alloc::ReservationPolicy::parse,
              [](const alloc::ReservationPolicy& p) { return p.to_string(); });
     a.choice("placement", "contiguous: where a request's range goes in the pool",
-             c.allocator.placement, alloc::kPlacementKindNames);
+             c.allocator.contiguous.placement, alloc::kPlacementKindNames);
     a.field("max_seq_len", "contiguous, vattention: longest row, tokens (contiguous: reservation cap per request)",
             c.allocator.max_seq_len);
-    a.field("max_chunk_blocks", "contiguous buddy: largest chunk, blocks", c.allocator.max_chunk_blocks);
+    a.field("max_chunk_blocks", "contiguous buddy: largest chunk, blocks", c.allocator.contiguous.max_chunk_blocks);
     a.field("prefix_cache", "reuse cached prompt blocks across requests (prefix caching)", c.allocator.prefix_cache);
     a.choice("eviction", "prefix cache: which cached block is evicted first",
              c.allocator.eviction, alloc::kEvictionKindNames);

@@ -59,7 +59,7 @@ std::string drafter_key(const ExperimentConfig& c) {
 std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const std::string& key) {
   const alloc::AllocatorSpec& as = run.allocator_spec;
   std::string hint;
-  if (key == "allocator.max_seq_len" && as.reservation.kind() == alloc::ReservationPolicy::Kind::kMax &&
+  if (key == "allocator.max_seq_len" && as.contiguous.reservation.kind() == alloc::ReservationPolicy::Kind::kMax &&
       as.max_seq_len > as.capacity_slots)
     hint = fmt::format("reservation max reserves allocator.max_seq_len = {} slots for every request, more than the "
                        "KV pool's {}; lower allocator.max_seq_len, raise kv.slots, or use another "
@@ -72,8 +72,8 @@ std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const 
   else if (key == "allocator.max_chunk_blocks")
     hint = fmt::format("the buddy placement's largest range is allocator.max_chunk_blocks × allocator.block_size = "
                        "{} × {} = {} slots{}; raise allocator.max_chunk_blocks or allocator.block_size",
-                       as.max_chunk_blocks, as.block_size, as.max_chunk_blocks * as.block_size,
-                       as.max_chunk_blocks * as.block_size < as.max_seq_len
+                       as.contiguous.max_chunk_blocks, as.block_size, as.contiguous.max_chunk_blocks * as.block_size,
+                       as.contiguous.max_chunk_blocks * as.block_size < as.max_seq_len
                            ? fmt::format(", shorter than allocator.max_seq_len = {} (with a block_size below 16, "
                                          "128 blocks hold fewer than 2048 tokens)",
                                          as.max_seq_len)
@@ -115,7 +115,7 @@ std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const 
 std::string resolved_config_text(const ExperimentConfig& c, const Run& run) {
   ExperimentConfig used = c;
   used.allocator.max_seq_len = run.allocator_spec.max_seq_len;
-  used.allocator.max_chunk_blocks = run.allocator_spec.max_chunk_blocks;
+  used.allocator.contiguous.max_chunk_blocks = run.allocator_spec.contiguous.max_chunk_blocks;
   // The roofline's efficiencies and overhead as used (the GPU preset's unless overridden), not
   // -1 for "the preset's": the file says what ran. Only for roofline: under profile
   // iteration_overhead_s means host time added (none unless set), and the other kinds refuse
@@ -488,7 +488,8 @@ Run build_replica(const ExperimentConfig& c, bool with_source, bool check_paths,
     as.max_seq_len = run.model.max_seq_len;
   if (model_rows && !origin.has("allocator.max_chunk_blocks")) {
     const std::int64_t blocks = (as.max_seq_len + as.block_size - 1) / as.block_size;
-    while (as.max_chunk_blocks < blocks && as.max_chunk_blocks < kMaxBlocks / 2) as.max_chunk_blocks *= 2;
+    std::int64_t& chunk = as.contiguous.max_chunk_blocks;
+    while (chunk < blocks && chunk < kMaxBlocks / 2) chunk *= 2;
   }
   run.max_model_len = c.max_model_len == kMaxModelLenOfModel ? run.model.max_seq_len : c.max_model_len;
   // vattention's rows hold max_model_len tokens (the model's context unless the file sets it;

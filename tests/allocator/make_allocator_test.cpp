@@ -58,7 +58,7 @@ TEST(MakeAllocator, PoolsOfWholeBlocksHoldCapacityRoundedDownToThem) {
     EXPECT_EQ(make_allocator(spec)->capacity_slots(), 4096) << to_string(kind);
   }
   for (const PlacementKind placement : {PlacementKind::kFirstFit, PlacementKind::kBestFit}) {
-    spec.placement = placement;
+    spec.contiguous.placement = placement;
     EXPECT_FALSE(spec.whole_blocks());
     EXPECT_EQ(spec.pool_slots(spec.capacity_slots), 4100);
     EXPECT_EQ(make_allocator(spec)->capacity_slots(), 4100);

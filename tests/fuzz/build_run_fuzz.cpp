@@ -96,7 +96,7 @@ void build(sim::ExperimentConfig c) {
     // and no more slots than the capacity; a pool of slots holds exactly the kv_slots the run
     // reports (kv.slots rounded down to whole blocks where it is made of them).
     const bool blocks = c.allocator.kind == alloc::AllocatorKind::kPaged ||
-                        c.allocator.placement == alloc::PlacementKind::kBuddy;
+                        c.allocator.contiguous.placement == alloc::PlacementKind::kBuddy;
     if (run.allocator->block_size() != (blocks ? c.allocator.block_size : 1)) fail("another block size", c);
     if (run.allocator->capacity_slots() < 1 || run.allocator->capacity_slots() > run.kv_slots)
       fail("a capacity outside [1, kv_slots]", c);

@@ -58,10 +58,10 @@ TEST(ExperimentConfig, DefaultsDescribeTheVllmPaperSetting) {
   EXPECT_DOUBLE_EQ(c.kv.gpu_memory_utilization, 0.9);
   EXPECT_EQ(c.allocator.kind, alloc::AllocatorKind::kPaged);
   EXPECT_EQ(c.allocator.block_size, 16);
-  EXPECT_EQ(c.allocator.reservation, alloc::ReservationPolicy::max());
-  EXPECT_EQ(c.allocator.placement, alloc::PlacementKind::kBuddy);
+  EXPECT_EQ(c.allocator.contiguous.reservation, alloc::ReservationPolicy::max());
+  EXPECT_EQ(c.allocator.contiguous.placement, alloc::PlacementKind::kBuddy);
   EXPECT_EQ(c.allocator.max_seq_len, 2048);
-  EXPECT_EQ(c.allocator.max_chunk_blocks, 128);
+  EXPECT_EQ(c.allocator.contiguous.max_chunk_blocks, 128);
   EXPECT_FALSE(c.allocator.prefix_cache);
   EXPECT_EQ(c.allocator.eviction, alloc::EvictionKind::kLru);
   EXPECT_DOUBLE_EQ(c.allocator.cpu_swap_gib, 20);
@@ -141,10 +141,10 @@ void expect_same(const ExperimentConfig& a, const ExperimentConfig& b) {
   EXPECT_EQ(a.kv.activation_reserve_gib, b.kv.activation_reserve_gib);
   EXPECT_EQ(a.allocator.kind, b.allocator.kind);
   EXPECT_EQ(a.allocator.block_size, b.allocator.block_size);
-  EXPECT_EQ(a.allocator.reservation, b.allocator.reservation);
-  EXPECT_EQ(a.allocator.placement, b.allocator.placement);
+  EXPECT_EQ(a.allocator.contiguous.reservation, b.allocator.contiguous.reservation);
+  EXPECT_EQ(a.allocator.contiguous.placement, b.allocator.contiguous.placement);
   EXPECT_EQ(a.allocator.max_seq_len, b.allocator.max_seq_len);
-  EXPECT_EQ(a.allocator.max_chunk_blocks, b.allocator.max_chunk_blocks);
+  EXPECT_EQ(a.allocator.contiguous.max_chunk_blocks, b.allocator.contiguous.max_chunk_blocks);
   EXPECT_EQ(a.allocator.prefix_cache, b.allocator.prefix_cache);
   EXPECT_EQ(a.allocator.eviction, b.allocator.eviction);
   EXPECT_EQ(a.allocator.cpu_swap_gib, b.allocator.cpu_swap_gib);
@@ -245,7 +245,7 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   EXPECT_EQ(c.workload.oversize, traces::OversizePolicy::kTruncate);
   EXPECT_EQ(c.tensor_parallel, 2);
   EXPECT_EQ(c.kv.activation_reserve_gib, 1.5);
-  EXPECT_EQ(c.allocator.reservation, alloc::ReservationPolicy::fixed(64));
+  EXPECT_EQ(c.allocator.contiguous.reservation, alloc::ReservationPolicy::fixed(64));
   EXPECT_EQ(c.allocator.eviction, alloc::EvictionKind::kFifo);
   EXPECT_EQ(c.scheduler.kind, SchedulerKind::kSarathi);
   EXPECT_EQ(c.scheduler.preemption, PreemptionMode::kSwap);
