@@ -226,8 +226,7 @@ void visit(V& v, ExperimentConfig& c) {
              [](const alloc::ReservationPolicy& p) { return p.to_string(); });
     a.choice("placement", "contiguous: where a request's range goes in the pool",
              c.allocator.contiguous.placement, alloc::kPlacementKindNames);
-    a.field("max_seq_len", "contiguous, vattention: longest row, tokens (contiguous: reservation cap per request)",
-            c.allocator.max_seq_len);
+    a.field("max_seq_len", "contiguous: reservation cap per request, tokens", c.allocator.max_seq_len);
     a.field("max_chunk_blocks", "contiguous buddy: largest chunk, blocks", c.allocator.contiguous.max_chunk_blocks);
     a.field("prefix_cache", "reuse cached prompt blocks across requests (prefix caching)", c.allocator.prefix_cache);
     a.choice("eviction", "prefix cache: which cached block is evicted first",
