@@ -27,6 +27,22 @@ BuiltPool build_kv_pool(const alloc::AllocatorSpec& spec) {
   return {std::move(any), pool};
 }
 
-bool vattention_section_at_default(const AllocatorConfig& a) { return a.vattention_at_default(); }
+std::string_view contiguous_key_given(const AllocatorConfig& a, const AllocatorDescriptor& under) {
+  const alloc::ContiguousPolicy defaults;
+  if (!(a.contiguous.reservation == defaults.reservation)) return "allocator.reservation";
+  if (a.contiguous.placement != defaults.placement) return "allocator.placement";
+  // A kind whose rows follow the model's context writes the row length and buddy chunk it
+  // derives for them (build_run), as contiguous would: whatever the file gave, it writes its own.
+  if (under.row_length == RowLength::kModelContext) return {};
+  if (a.contiguous.max_chunk_blocks != defaults.max_chunk_blocks) return "allocator.max_chunk_blocks";
+  // vattention writes its rows' length, max_model_len, there.
+  if (under.row_length == RowLength::kAsConfigured && a.max_seq_len != alloc::AllocatorSpec{}.max_seq_len)
+    return "allocator.max_seq_len";
+  return {};
+}
+
+std::string_view vattention_key_given(const AllocatorConfig& a, const AllocatorDescriptor&) {
+  return a.vattention_at_default() ? std::string_view() : "allocator.vattention";
+}
 
 }  // namespace pagesim::sim

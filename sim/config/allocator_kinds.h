@@ -48,10 +48,12 @@ struct AllocatorDescriptor {
   std::string_view owner_note = {};
   // Non-empty: why it cannot hold a latent-attention (MLA) cache.
   std::string_view no_latent_attention = {};
-  // A config section only this kind reads ("allocator.vattention"), refused under another
-  // kind unless own_section_at_default says it holds only defaults.
-  std::string_view own_section = {};
-  bool (*own_section_at_default)(const AllocatorConfig& a) = nullptr;
+  // The keys of the allocator section only this kind reads (contiguous: reservation,
+  // placement, max_chunk_blocks, max_seq_len; vattention: its section). Under another kind
+  // `under`, the first one the config holds at a value `under` would not write to
+  // config.resolved.yaml itself, as its dotted key; else empty (so a resolved config runs
+  // again). check_own_keys refuses it. Null: the kind has no keys of its own.
+  std::string_view (*own_key_given)(const AllocatorConfig& a, const AllocatorDescriptor& under) = nullptr;
   // Builds the pool `spec` describes. Throws what allocator/make_allocator.h throws.
   BuiltPool (*build)(const alloc::AllocatorSpec& spec) = nullptr;
   // A kind outside alloc::AllocatorKind (one registered by a table of its own, as a test's
@@ -77,7 +79,8 @@ struct AllocatorDescriptor {
 BuiltPool build_paged_pool(const alloc::AllocatorSpec& spec);  // a PagedAllocator (swap, LoRA, tiers)
 BuiltPool build_radix_pool(const alloc::AllocatorSpec& spec);  // a RadixAllocator
 BuiltPool build_kv_pool(const alloc::AllocatorSpec& spec);     // alloc::make_allocator, KvAllocator only
-bool vattention_section_at_default(const AllocatorConfig& a);
+std::string_view contiguous_key_given(const AllocatorConfig& a, const AllocatorDescriptor& under);
+std::string_view vattention_key_given(const AllocatorConfig& a, const AllocatorDescriptor& under);
 
 inline constexpr std::array kAllocatorKinds = {
     AllocatorDescriptor{.kind = alloc::AllocatorKind::kPaged,
@@ -86,6 +89,7 @@ inline constexpr std::array kAllocatorKinds = {
     AllocatorDescriptor{.kind = alloc::AllocatorKind::kContiguous,
                         .name = "contiguous",
                         .row_length = RowLength::kModelContext,
+                        .own_key_given = &contiguous_key_given,
                         .build = &build_kv_pool},
     // The radix pool reads neither max_seq_len nor max_chunk_blocks; config.resolved.yaml
     // writes them as for contiguous (kModelContext), as it always has.
@@ -111,8 +115,7 @@ inline constexpr std::array kAllocatorKinds = {
                         .row_length = RowLength::kMaxModelLen,
                         .no_latent_attention = "vAttention lays a layer's KV out as a K and a V buffer per KV head, "
                                                "while MLA keeps one latent record per layer shared by every head",
-                        .own_section = "allocator.vattention",
-                        .own_section_at_default = &vattention_section_at_default,
+                        .own_key_given = &vattention_key_given,
                         .build = &build_kv_pool},
 };
 
@@ -121,7 +124,7 @@ static_assert([] {
   for (std::size_t i = 0; i < kAllocatorKinds.size(); ++i) {
     const AllocatorDescriptor& d = kAllocatorKinds[i];
     if (d.kind != alloc::kAllocatorKindNames[i].first || d.name != alloc::kAllocatorKindNames[i].second ||
-        d.build == nullptr || d.declared_traits || (d.own_section.empty() != (d.own_section_at_default == nullptr)) ||
+        d.build == nullptr || d.declared_traits ||
         (d.traits().prefix_caching == alloc::PrefixCaching::kAlways) == d.cache_note.empty())
       return false;
   }

@@ -309,7 +309,7 @@ void check_combinations(const ExperimentConfig& c, const ServingKinds& kinds) {
   check_lora(c, kinds);
   const AllocatorConfig& a = c.allocator;
   check_interface_only_pool(c, kinds);
-  check_own_sections(c, kinds);
+  check_own_keys(c, kinds);
   check_pool_pairing(c, kinds, PoolCheck::kWithPoolKeys);
   if (c.scheduler.preemption == PreemptionMode::kSwap && a.cpu_swap_gib == 0)
     throw o.error(o.has("allocator.cpu_swap_gib") ? "allocator.cpu_swap_gib" : "scheduler.preemption",

@@ -86,12 +86,16 @@ void check_interface_only_pool(const ExperimentConfig& c, const ServingKinds& ki
                               a.name));
 }
 
-void check_own_sections(const ExperimentConfig& c, const ServingKinds& kinds) {
+void check_own_keys(const ExperimentConfig& c, const ServingKinds& kinds) {
   const AllocatorDescriptor& given = allocator_kind(kinds, c.allocator.kind);
-  for (const AllocatorDescriptor& d : kinds.allocators)
-    if (d.kind != given.kind && !d.own_section.empty() && !d.own_section_at_default(c.allocator))
-      throw c.origin.error(std::string(d.own_section), fmt::format("{} sets up allocator.kind: {}; allocator.kind is '{}'",
-                                                                   d.own_section, d.name, given.name));
+  for (const AllocatorDescriptor& d : kinds.allocators) {
+    if (d.kind == given.kind || d.own_key_given == nullptr) continue;
+    if (const std::string_view key = d.own_key_given(c.allocator, given); !key.empty())
+      throw c.origin.error(std::string(key),
+                           fmt::format("{} sets up allocator.kind: {}; allocator.kind is '{}': remove it, or set "
+                                       "allocator.kind: {}",
+                                       key, d.name, given.name, d.name));
+  }
 }
 
 std::string pool_refusal(const ServingKinds& kinds, const SchedulerDescriptor& policy, const AllocatorDescriptor& pool) {

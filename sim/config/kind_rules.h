@@ -65,8 +65,8 @@ void check_scheduler_keys(const ExperimentConfig& c, const ServingKinds& kinds);
 // A layer-group pool (alloc::AllocatorTraits::layer_groups) refuses a policy that drives more
 // than the KvAllocator interface, scheduler.preemption: swap and offload tiers.
 void check_interface_only_pool(const ExperimentConfig& c, const ServingKinds& kinds);
-// An allocator's own section given under another allocator.kind.
-void check_own_sections(const ExperimentConfig& c, const ServingKinds& kinds);
+// A key of one allocator kind given under another (AllocatorDescriptor::own_key_given).
+void check_own_keys(const ExperimentConfig& c, const ServingKinds& kinds);
 // The scheduler's refusals of the pool and of scheduler.preemption: swap made at `at`
 // (SchedulerDescriptor::pool_check; a swap refusal is made at kWithPoolKeys unless the
 // scheduler's pool check is kAfterSwapSpace). REQUIRES: at != PoolCheck::kAtBuild.

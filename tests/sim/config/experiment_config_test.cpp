@@ -208,12 +208,8 @@ gpu: h100-sxm
 tensor_parallel: 2
 kv: {slots: 4096, gpu_memory_utilization: 0.8, activation_reserve_gib: 1.5}
 allocator:
-  kind: paged  # contiguous would refuse prefix_cache (the other policies are parsed all the same)
+  kind: paged  # contiguous would refuse prefix_cache; its own keys: ContiguousKeysRoundTrip
   block_size: 32
-  reservation: fixed:64
-  placement: best_fit
-  max_seq_len: 4096
-  max_chunk_blocks: 64
   prefix_cache: true
   eviction: fifo
   cpu_swap_gib: 4.5
@@ -245,7 +241,6 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   EXPECT_EQ(c.workload.oversize, traces::OversizePolicy::kTruncate);
   EXPECT_EQ(c.tensor_parallel, 2);
   EXPECT_EQ(c.kv.activation_reserve_gib, 1.5);
-  EXPECT_EQ(c.allocator.contiguous.reservation, alloc::ReservationPolicy::fixed(64));
   EXPECT_EQ(c.allocator.eviction, alloc::EvictionKind::kFifo);
   EXPECT_EQ(c.scheduler.kind, SchedulerKind::kSarathi);
   EXPECT_EQ(c.scheduler.preemption, PreemptionMode::kSwap);
@@ -260,6 +255,19 @@ TEST(ExperimentConfig, EverySectionRoundTrips) {
   expect_same(c, round_trip(c));
   expect_same(c, parse_experiment(to_yaml(c), kFile));  // also without going through text
   // Writing again gives the same text (config.resolved.yaml is stable).
+  EXPECT_EQ(emit(to_yaml(c)), emit(to_yaml(round_trip(c))));
+}
+
+// The contiguous layout's own keys (kEverySection's pool is paged, which refuses them).
+TEST(ExperimentConfig, ContiguousKeysRoundTrip) {
+  const ExperimentConfig c = parse(
+      "allocator: {kind: contiguous, reservation: fixed:64, placement: best_fit, max_seq_len: 4096, "
+      "max_chunk_blocks: 64}\nscheduler: {kind: orca}\n");
+  EXPECT_EQ(c.allocator.contiguous.reservation, alloc::ReservationPolicy::fixed(64));
+  EXPECT_EQ(c.allocator.contiguous.placement, alloc::PlacementKind::kBestFit);
+  EXPECT_EQ(c.allocator.max_seq_len, 4096);
+  EXPECT_EQ(c.allocator.contiguous.max_chunk_blocks, 64);
+  expect_same(c, round_trip(c));
   EXPECT_EQ(emit(to_yaml(c)), emit(to_yaml(round_trip(c))));
 }
 

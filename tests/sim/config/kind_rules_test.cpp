@@ -16,6 +16,7 @@
 #include "sim/config/config_error.h"
 #include "sim/config/experiment_config.h"
 #include "sim/config/kind_rules.h"
+#include "throws_config_error.h"
 #include "sim/experiment/experiment.h"
 #include "sim/scheduler/scheduler.h"
 #include "sim/scheduler/scheduler_kinds.h"
@@ -217,6 +218,40 @@ TEST(BuiltinKinds, EverySchedulerRunsOverItsDefaultPool) {
       }
     }
   }
+}
+
+// A key of one allocator kind given under another is refused, naming it and both kinds,
+// unless the other kind writes that key's value into config.resolved.yaml itself (the row
+// length and buddy chunk it derives), so a resolved config always runs again.
+TEST(BuiltinKinds, AnAllocatorKindsOwnKeysAreRefusedUnderAnother) {
+  const auto parse = [](const std::string& allocator, const std::string& scheduler = "orca") {
+    return parse_experiment(YAML::Load("name: keys\nworkload: {max_requests: 4}\nscheduler: {kind: " + scheduler +
+                                       "}\nallocator: " + allocator + "\n"),
+                            "exp.yaml");
+  };
+  EXPECT_TRUE(testing::throws_config_error([&] { parse("{kind: paged, reservation: pow2}", "vllm"); }, "exp.yaml", 4,
+                                           "allocator.reservation",
+                                           {"sets up allocator.kind: contiguous; allocator.kind is 'paged': remove "
+                                            "it, or set allocator.kind: contiguous"}));
+  EXPECT_TRUE(testing::throws_config_error([&] { parse("{kind: paged, max_seq_len: 4096}", "vllm"); }, "exp.yaml", 4,
+                                           "allocator.max_seq_len", {"contiguous", "'paged'"}));
+  EXPECT_TRUE(testing::throws_config_error([&] { parse("{kind: radix, placement: first_fit}", "sglang"); }, "exp.yaml",
+                                           4, "allocator.placement", {"contiguous", "'radix'"}));
+  EXPECT_TRUE(testing::throws_config_error([&] { parse("{kind: vattention, max_chunk_blocks: 64}"); }, "exp.yaml", 4,
+                                           "allocator.max_chunk_blocks", {"contiguous", "'vattention'"}));
+  EXPECT_TRUE(testing::throws_config_error([&] { parse("{kind: paged, vattention: {page_kib: 64}}", "vllm"); },
+                                           "exp.yaml", 4, "allocator.vattention",
+                                           {"sets up allocator.kind: vattention; allocator.kind is 'paged'"}));
+  // Written back as derived: the radix pool's rows follow the model's context (max_seq_len and
+  // the buddy chunk, as contiguous's), vattention's follow max_model_len.
+  EXPECT_NO_THROW(parse("{kind: radix, max_seq_len: 4096, max_chunk_blocks: 256}", "sglang"));
+  EXPECT_NO_THROW(parse("{kind: vattention, max_seq_len: 4096}"));
+  // Values a resolved config of another kind holds: the defaults.
+  EXPECT_NO_THROW(parse("{kind: paged, reservation: max, placement: buddy, max_seq_len: 2048, max_chunk_blocks: 128}",
+                        "vllm"));
+  const ExperimentConfig own = parse("{kind: contiguous, reservation: pow2, placement: first_fit, max_seq_len: 4096, "
+                                     "max_chunk_blocks: 64}");
+  EXPECT_EQ(own.allocator.contiguous.placement, alloc::PlacementKind::kFirstFit);
 }
 
 TEST(BuiltinKinds, TheFactoryRefusesAPoolWithoutTheInterfaceThePolicyDrives) {

@@ -136,20 +136,20 @@ TEST(Sweep, PointsAreMadeOnDemand) {
   for (int v = 0; v < 100; ++v) axis += (v ? ", " : "") + std::to_string(v + 1);
   axis += "]";
   std::string yaml = "name: huge\nsweep:\n";
-  for (const char* key : {"seed", "scheduler.max_num_seqs", "workload.max_requests", "allocator.max_seq_len",
+  for (const char* key : {"seed", "scheduler.max_num_seqs", "workload.max_requests", "output.iterations_stride",
                           "scheduler.max_num_batched_tokens", "validate.max_batches"})
     yaml += std::string("  ") + key + ": " + axis + "\n";
   const Sweep s = expand(yaml);
   ASSERT_EQ(s.size(), 1'000'000'000'000u);
   const std::size_t last = s.size() - 1;
   EXPECT_EQ(s.label(last),
-            "seed=100,scheduler.max_num_seqs=100,workload.max_requests=100,allocator.max_seq_len=100,"
+            "seed=100,scheduler.max_num_seqs=100,workload.max_requests=100,output.iterations_stride=100,"
             "scheduler.max_num_batched_tokens=100,validate.max_batches=100");
   const ExperimentConfig c = s.config(123'456'789'012u);  // base-100 digits 12,34,56,78,90,12
   EXPECT_EQ(c.seed, 13u);
   EXPECT_EQ(c.scheduler.max_num_seqs, 35);
   EXPECT_EQ(c.workload.max_requests, 57);
-  EXPECT_EQ(c.allocator.max_seq_len, 79);
+  EXPECT_EQ(c.output.iterations_stride, 79);
   EXPECT_EQ(c.scheduler.max_num_batched_tokens, 91);
   EXPECT_EQ(c.validate.max_batches, 13);
   EXPECT_EQ(c.origin.line("validate.max_batches"), 8);
