@@ -49,10 +49,13 @@ struct AllocatorDescriptor {
   // Non-empty: why it cannot hold a latent-attention (MLA) cache.
   std::string_view no_latent_attention = {};
   // The keys of the allocator section only this kind reads (contiguous: reservation,
-  // placement, max_chunk_blocks, max_seq_len; vattention: its section). Under another kind
-  // `under`, the first one the config holds at a value `under` would not write to
-  // config.resolved.yaml itself, as its dotted key; else empty (so a resolved config runs
-  // again). check_own_keys refuses it. Null: the kind has no keys of its own.
+  // placement, max_chunk_blocks, max_seq_len; vattention: its section), by name under
+  // "allocator.". A replica override or sweep point that sets another kind does not inherit
+  // them (drop_other_kinds_keys).
+  std::span<const std::string_view> own_keys = {};
+  // Under another kind `under`: the first of own_keys the config holds at a value `under`
+  // would not write to config.resolved.yaml itself, as its dotted key; else empty (so a
+  // resolved config runs again). check_own_keys refuses it. Null iff own_keys is empty.
   std::string_view (*own_key_given)(const AllocatorConfig& a, const AllocatorDescriptor& under) = nullptr;
   // Builds the pool `spec` describes. Throws what allocator/make_allocator.h throws.
   BuiltPool (*build)(const alloc::AllocatorSpec& spec) = nullptr;
@@ -79,6 +82,9 @@ struct AllocatorDescriptor {
 BuiltPool build_paged_pool(const alloc::AllocatorSpec& spec);  // a PagedAllocator (swap, LoRA, tiers)
 BuiltPool build_radix_pool(const alloc::AllocatorSpec& spec);  // a RadixAllocator
 BuiltPool build_kv_pool(const alloc::AllocatorSpec& spec);     // alloc::make_allocator, KvAllocator only
+inline constexpr std::array<std::string_view, 4> kContiguousKeys = {"reservation", "placement", "max_chunk_blocks",
+                                                                    "max_seq_len"};
+inline constexpr std::array<std::string_view, 1> kVattentionKeys = {"vattention"};
 std::string_view contiguous_key_given(const AllocatorConfig& a, const AllocatorDescriptor& under);
 std::string_view vattention_key_given(const AllocatorConfig& a, const AllocatorDescriptor& under);
 
@@ -89,6 +95,7 @@ inline constexpr std::array kAllocatorKinds = {
     AllocatorDescriptor{.kind = alloc::AllocatorKind::kContiguous,
                         .name = "contiguous",
                         .row_length = RowLength::kModelContext,
+                        .own_keys = kContiguousKeys,
                         .own_key_given = &contiguous_key_given,
                         .build = &build_kv_pool},
     // The radix pool reads neither max_seq_len nor max_chunk_blocks; config.resolved.yaml
@@ -115,6 +122,7 @@ inline constexpr std::array kAllocatorKinds = {
                         .row_length = RowLength::kMaxModelLen,
                         .no_latent_attention = "vAttention lays a layer's KV out as a K and a V buffer per KV head, "
                                                "while MLA keeps one latent record per layer shared by every head",
+                        .own_keys = kVattentionKeys,
                         .own_key_given = &vattention_key_given,
                         .build = &build_kv_pool},
 };
@@ -124,7 +132,7 @@ static_assert([] {
   for (std::size_t i = 0; i < kAllocatorKinds.size(); ++i) {
     const AllocatorDescriptor& d = kAllocatorKinds[i];
     if (d.kind != alloc::kAllocatorKindNames[i].first || d.name != alloc::kAllocatorKindNames[i].second ||
-        d.build == nullptr || d.declared_traits ||
+        d.build == nullptr || d.declared_traits || d.own_keys.empty() != (d.own_key_given == nullptr) ||
         (d.traits().prefix_caching == alloc::PrefixCaching::kAlways) == d.cache_note.empty())
       return false;
   }

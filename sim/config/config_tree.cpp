@@ -109,4 +109,29 @@ void set_path(YAML::Node& root, const std::string& path, const YAML::Node& value
   parent[keys.back()] = value;
 }
 
+void remove_path(YAML::Node& root, const std::string& path, const std::string& origin) {
+  const std::vector<std::string> keys = split_path(path, origin);
+  if (!root || !root.IsMap()) return;
+  // The section that holds the key, read only.
+  const YAML::Node& croot = root;
+  YAML::Node section = croot;
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    const YAML::Node& csection = section;
+    const YAML::Node next = csection[keys[i]];
+    if (!next || !next.IsMap()) return;
+    section.reset(next);
+  }
+  if (!static_cast<const YAML::Node&>(section)[keys.back()]) return;
+  if (keys.size() == 1) {
+    root.remove(keys.back());  // the root map itself is this root's own (fork_root shares only entries)
+    return;
+  }
+  YAML::Node copy(YAML::NodeType::Map);
+  for (const auto& kv : section)
+    if (kv.first.Scalar() != keys.back()) copy.force_insert(kv.first, kv.second);  // shares the entries
+  std::string section_path = keys.front();
+  for (std::size_t i = 1; i + 1 < keys.size(); ++i) section_path += "." + keys[i];
+  set_path(root, section_path, copy, origin);
+}
+
 }  // namespace pagesim::sim

@@ -24,6 +24,10 @@ void apply_override(YAML::Node& root, const std::string& assignment);
 // to and keep their source lines. `origin` names where the assignment came from, for errors.
 void set_path(YAML::Node& root, const std::string& path, const YAML::Node& value, const std::string& origin);
 
+// Removes the dotted key `path` from `root`, if present, as set_path writes: the maps along
+// the path are replaced by copies, so roots sharing them (fork_root) keep the key.
+void remove_path(YAML::Node& root, const std::string& path, const std::string& origin);
+
 // A new root map with the same entries as `root` (shared, not cloned: YAML::Clone would
 // drop the line numbers errors report). set_path() on either leaves the other unchanged.
 YAML::Node fork_root(const YAML::Node& root);

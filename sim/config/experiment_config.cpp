@@ -123,6 +123,11 @@ void parse_replica_overrides(const YAML::Node& root, const std::string& file, Ex
     replica_root.remove("sweep");
     for (const auto& kv : e)
       if (kv.first.Scalar() != "index") overlay(replica_root, kv.first.Scalar(), kv.second, file);
+    // A replica of another pool kind keeps none of the experiment's keys of its kind.
+    if (const YAML::Node a = e["allocator"]; a && a.IsMap() && a["kind"] && a["kind"].IsScalar())
+      drop_other_kinds_keys(
+          replica_root, a["kind"].Scalar(), kServingKinds,
+          [&](std::string_view key) { return static_cast<bool>(a[std::string(key)]); }, file);
     try {
       ov.config = std::make_shared<const ExperimentConfig>(parse_experiment(replica_root, file));
     } catch (const ConfigError& err) {

@@ -1,5 +1,6 @@
 #include "sim/config/kind_rules.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/config_error.h"
+#include "sim/config/config_tree.h"
 
 namespace pagesim::sim {
 
@@ -95,6 +97,20 @@ void check_own_keys(const ExperimentConfig& c, const ServingKinds& kinds) {
                            fmt::format("{} sets up allocator.kind: {}; allocator.kind is '{}': remove it, or set "
                                        "allocator.kind: {}",
                                        key, d.name, given.name, d.name));
+  }
+}
+
+void drop_other_kinds_keys(YAML::Node& root, std::string_view kind, const ServingKinds& kinds,
+                           const std::function<bool(std::string_view key)>& sets, const std::string& origin) {
+  const AllocatorDescriptor* chosen = nullptr;
+  for (const AllocatorDescriptor& d : kinds.allocators)
+    if (d.name == kind) chosen = &d;
+  if (chosen == nullptr) return;
+  for (const AllocatorDescriptor& d : kinds.allocators) {
+    if (&d == chosen) continue;
+    for (const std::string_view key : d.own_keys)
+      if (std::ranges::find(chosen->own_keys, key) == chosen->own_keys.end() && !sets(key))
+        remove_path(root, fmt::format("allocator.{}", key), origin);
   }
 }
 

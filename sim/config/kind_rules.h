@@ -8,10 +8,13 @@
 #pragma once
 
 #include <cassert>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 #include "sim/config/allocator_kinds.h"
 #include "sim/core/close_names.h"
@@ -67,6 +70,12 @@ void check_scheduler_keys(const ExperimentConfig& c, const ServingKinds& kinds);
 void check_interface_only_pool(const ExperimentConfig& c, const ServingKinds& kinds);
 // A key of one allocator kind given under another (AllocatorDescriptor::own_key_given).
 void check_own_keys(const ExperimentConfig& c, const ServingKinds& kinds);
+// What a replica override or sweep point that sets allocator.kind to `kind` leaves of the
+// experiment's allocator section in `root`: the other kinds' own keys are removed
+// (AllocatorDescriptor::own_keys), except those `sets` says the override or point gives
+// itself. A kind not in `kinds` removes nothing (parsing then names it).
+void drop_other_kinds_keys(YAML::Node& root, std::string_view kind, const ServingKinds& kinds,
+                           const std::function<bool(std::string_view key)>& sets, const std::string& origin);
 // The scheduler's refusals of the pool and of scheduler.preemption: swap made at `at`
 // (SchedulerDescriptor::pool_check; a swap refusal is made at kWithPoolKeys unless the
 // scheduler's pool check is kAfterSwapSpace). REQUIRES: at != PoolCheck::kAtBuild.

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/config/kind_rules.h"
 #include "sim/config/yaml_document.h"
 #include "sim/config/yaml_visitors.h"
 
@@ -360,6 +361,20 @@ YAML::Node Sweep::materialise(const std::vector<Applied>& all) const {
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   for (const Applied& a : all) set_path(root, *a.key, fresh_copy(a.value->node), file_ + a.origin);
+  // A point of another pool kind keeps none of the experiment's keys of its kind.
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (!covers(*it->key, "allocator.kind")) continue;
+    if (*it->key == "allocator.kind" && it->value->node.IsScalar())
+      drop_other_kinds_keys(
+          root, it->value->node.Scalar(), kServingKinds,
+          [&](std::string_view key) {
+            const std::string path = fmt::format("allocator.{}", key);
+            return std::any_of(all.begin(), all.end(),
+                               [&](const Applied& a) { return covers(path, *a.key) || covers(*a.key, path); });
+          },
+          file_ + it->origin);
+    break;  // a whole allocator section laid over the file inherits nothing from it
+  }
   return root;
 }
 

@@ -82,6 +82,30 @@ TEST(ReplicasConfig, OverridesLayOverTheExperiment) {
   EXPECT_EQ(emit(to_yaml(back)), emit(to_yaml(c)));
 }
 
+// A replica of another pool kind inherits the experiment's keys, but not those of the
+// experiment's kind (contiguous's reservation and placement here); keys of its own kind it
+// gives itself are refused as at the top level.
+TEST(ReplicasConfig, AnotherPoolKindLeavesTheExperimentsKindKeys) {
+  const std::string base = "gpu: a100-40gb\n"
+                           "allocator: {kind: contiguous, block_size: 32, reservation: pow2, placement: first_fit}\n"
+                           "scheduler: {kind: orca}\n"
+                           "replicas:\n"
+                           "  count: 2\n"
+                           "  overrides:\n";
+  const ExperimentConfig c = parse(base + "    - {index: 1, allocator: {kind: paged}, scheduler: {kind: vllm}}\n");
+  EXPECT_EQ(c.allocator.contiguous.reservation, alloc::ReservationPolicy::pow2());
+  const ExperimentConfig& paged = replica_config(c, 1);
+  EXPECT_EQ(paged.allocator.kind, alloc::AllocatorKind::kPaged);
+  EXPECT_EQ(paged.allocator.block_size, 32);  // a key every kind reads stays
+  EXPECT_EQ(paged.allocator.contiguous.reservation, alloc::ReservationPolicy::max());
+  EXPECT_EQ(paged.allocator.contiguous.placement, alloc::PlacementKind::kBuddy);
+  const ExperimentConfig back = parse_experiment(YAML::Load(emit(to_yaml(c))), kFile);
+  EXPECT_EQ(emit(to_yaml(back)), emit(to_yaml(c)));
+  EXPECT_TRUE(fails_with(base + "    - {index: 1, allocator: {kind: paged, placement: best_fit}, scheduler: {kind: vllm}}\n",
+                         7, "replicas.overrides[0].allocator.placement",
+                         {"sets up allocator.kind: contiguous; allocator.kind is 'paged'"}));
+}
+
 TEST(ReplicasConfig, Slo) {
   const ExperimentConfig c = parse("slo: {ttft_s: 0.5, tbt_s: 0.05, tbt: max}\n");
   EXPECT_TRUE(c.slo.enabled());

@@ -129,6 +129,28 @@ TEST(Sweep, MapValuesAndNestedKeysStayIndependent) {
   EXPECT_EQ(points.config(1).workload.arrival.kind, traces::ArrivalKind::kConstant);
 }
 
+// A point of another pool kind keeps none of the file's keys of the file's kind; the keys it
+// gives itself stand (and are checked against its kind).
+TEST(Sweep, APointOfAnotherPoolKindLeavesTheFilesKindKeys) {
+  const Sweep s = expand(
+      "name: kinds\n"
+      "allocator: {kind: contiguous, block_size: 32, reservation: pow2, placement: first_fit}\n"
+      "scheduler: {kind: orca}\n"
+      "sweep:\n"
+      "  cases:\n"
+      "    - {label: contiguous}\n"
+      "    - {label: paged, allocator.kind: paged, scheduler.kind: vllm}\n"
+      "    - {label: vattention, allocator.kind: vattention, allocator.vattention.page_kib: 64}\n"
+      "    - {label: bad, allocator.kind: paged, scheduler.kind: vllm, allocator.placement: best_fit}\n");
+  EXPECT_EQ(s.config(0).allocator.contiguous.placement, alloc::PlacementKind::kFirstFit);
+  const ExperimentConfig paged = s.config(1);
+  EXPECT_EQ(paged.allocator.block_size, 32);
+  EXPECT_EQ(paged.allocator.contiguous.reservation, alloc::ReservationPolicy::max());
+  EXPECT_EQ(paged.allocator.contiguous.placement, alloc::PlacementKind::kBuddy);
+  EXPECT_EQ(s.config(2).allocator.vattention_page_kib, 64);
+  EXPECT_THROW(s.config(3), ConfigError);
+}
+
 // Points are made when asked for: a sweep of 10^12 points expands at once (one YAML tree
 // per point would never finish), and any point can be read.
 TEST(Sweep, PointsAreMadeOnDemand) {
