@@ -43,6 +43,7 @@
 #include "sim/config/config_error.h"
 #include "sim/config/enum_names.h"
 #include "sim/config/experiment_config.h"
+#include "sim/config/kind_rules.h"
 #include "sim/cost/presets.h"
 #include "sim/config/sweep.h"
 #include "sim/experiment/experiment.h"
@@ -244,6 +245,7 @@ int cmd_trace_gen(const std::string& file, const std::string& out, const std::ve
                              "one: --set 'sweep={}' --set " + key + "=VALUE picks one");
   YAML::Node root = sim::load_yaml_file(file);
   for (const auto& s : sets) sim::apply_override(root, s);
+  sim::drop_other_kinds_keys(root, sets, sim::kServingKinds);
   root.remove("sweep");
   sim::ExperimentConfig c = sim::parse_experiment(root, file);
   auto source = sim::make_workload_source(c);

@@ -128,7 +128,7 @@ void remove_path(YAML::Node& root, const std::string& path, const std::string& o
   }
   YAML::Node copy(YAML::NodeType::Map);
   for (const auto& kv : section)
-    if (kv.first.Scalar() != keys.back()) copy.force_insert(kv.first, kv.second);  // shares the entries
+    if (kv.first.Scalar() != keys.back()) copy[kv.first] = kv.second;  // shares the entries, as fork_root
   std::string section_path = keys.front();
   for (std::size_t i = 1; i + 1 < keys.size(); ++i) section_path += "." + keys[i];
   set_path(root, section_path, copy, origin);

@@ -114,6 +114,25 @@ void drop_other_kinds_keys(YAML::Node& root, std::string_view kind, const Servin
   }
 }
 
+void drop_other_kinds_keys(YAML::Node& root, const std::vector<std::string>& assignments, const ServingKinds& kinds) {
+  const auto key_of = [](const std::string& a) { return a.substr(0, a.find('=')); };
+  for (auto it = assignments.rbegin(); it != assignments.rend(); ++it) {
+    if (key_of(*it) != "allocator.kind") continue;
+    const std::string kind = it->substr(it->find('=') + 1);
+    drop_other_kinds_keys(
+        root, kind, kinds,
+        [&](std::string_view key) {
+          const std::string path = fmt::format("allocator.{}", key);
+          return std::ranges::any_of(assignments, [&](const std::string& a) {
+            const std::string k = key_of(a);
+            return k == path || k.starts_with(path + ".") || k == "allocator";
+          });
+        },
+        "--set " + *it);
+    return;
+  }
+}
+
 std::string pool_refusal(const ServingKinds& kinds, const SchedulerDescriptor& policy, const AllocatorDescriptor& pool) {
   if (policy.pool_refusal != nullptr) return policy.pool_refusal(pool.name, pool.owner_note);
   return fmt::format("scheduler.kind '{}' needs the {} allocator, found '{}'{}", policy.name,

@@ -76,6 +76,9 @@ void check_own_keys(const ExperimentConfig& c, const ServingKinds& kinds);
 // itself. A kind not in `kinds` removes nothing (parsing then names it).
 void drop_other_kinds_keys(YAML::Node& root, std::string_view kind, const ServingKinds& kinds,
                            const std::function<bool(std::string_view key)>& sets, const std::string& origin);
+// The same for --set: when `assignments` ("key.path=value", already applied to `root`) set
+// allocator.kind, the file's keys of other kinds that no assignment gives are dropped.
+void drop_other_kinds_keys(YAML::Node& root, const std::vector<std::string>& assignments, const ServingKinds& kinds);
 // The scheduler's refusals of the pool and of scheduler.preemption: swap made at `at`
 // (SchedulerDescriptor::pool_check; a swap refusal is made at kWithPoolKeys unless the
 // scheduler's pool check is kAfterSwapSpace). REQUIRES: at != PoolCheck::kAtBuild.

@@ -176,6 +176,7 @@ Sweep Sweep::from_text(const std::string& text, const std::string& file, const s
     root["sweep"][key] = value;  // an existing axis keeps its place among the axes
   }
 
+  drop_other_kinds_keys(root, s.overrides_, kServingKinds);
   const YAML::Node& read = root;  // lookups that add no key
   if (!read.IsMap() || !read["sweep"]) {
     s.fallback_root_ = root;  // one run: the tree itself, whatever it holds
@@ -356,6 +357,7 @@ YAML::Node Sweep::materialise(const std::vector<Applied>& all) const {
   if (use_text_) {
     root = YAML::Load(base_text_);
     for (const auto& o : overrides_) apply_override(root, o);
+    drop_other_kinds_keys(root, overrides_, kServingKinds);
   } else {
     root = fork_root(fallback_root_);
   }

@@ -113,16 +113,29 @@ std::string unschedulable_hint(const ExperimentConfig& c, const Run& run, const 
 }
 
 std::string resolved_config_text(const ExperimentConfig& c, const Run& run) {
-  ExperimentConfig used = c;
-  used.allocator.max_seq_len = run.allocator_spec.max_seq_len;
-  used.allocator.contiguous.max_chunk_blocks = run.allocator_spec.contiguous.max_chunk_blocks;
-  // The roofline's efficiencies and overhead as used (the GPU preset's unless overridden), not
-  // -1 for "the preset's": the file says what ran. Only for roofline: under profile
-  // iteration_overhead_s means host time added (none unless set), and the other kinds refuse
-  // these keys.
-  if (std::holds_alternative<RooflineCostSettings>(c.cost))
-    used.cost = RooflineCostSettings{run.gpu.compute_efficiency, run.gpu.memory_efficiency,
-                                     run.gpu.iteration_overhead_seconds};
+  // Each configuration's values as its replicas ran them, so the file reruns as it ran: the
+  // top level's (not an overridden replica 0's), and each override entry's. A configuration
+  // no replica runs keeps the file's values.
+  const auto as_run = [&run](const ExperimentConfig& config) {
+    ExperimentConfig used = config;
+    for (const Run::BuiltConfig& built : run.built_configs) {
+      if (built.config != &config) continue;
+      used.allocator.max_seq_len = built.allocator_spec.max_seq_len;
+      used.allocator.contiguous.max_chunk_blocks = built.allocator_spec.contiguous.max_chunk_blocks;
+      // The roofline's efficiencies and overhead as used (the GPU preset's unless overridden),
+      // not -1 for "the preset's": the file says what ran. Only for roofline: under profile
+      // iteration_overhead_s means host time added (none unless set), and the other kinds
+      // refuse these keys.
+      if (std::holds_alternative<RooflineCostSettings>(config.cost))
+        used.cost = RooflineCostSettings{built.gpu.compute_efficiency, built.gpu.memory_efficiency,
+                                         built.gpu.iteration_overhead_seconds};
+      break;
+    }
+    return used;
+  };
+  ExperimentConfig used = as_run(c);
+  for (ReplicaOverride& o : used.replicas.overrides)
+    o.config = std::make_shared<const ExperimentConfig>(as_run(*o.config));
   YAML::Emitter resolved;
   resolved << to_yaml(used);
   return std::string(resolved.c_str()) + "\n";
@@ -611,9 +624,14 @@ Run build_replicas(const ExperimentConfig& c, const ServingKinds& kinds, bool ea
     }
   };
   Run run = build(0);
+  auto note_built = [&](std::int64_t i, const Run& built) {
+    if (first_of_config(i)) run.built_configs.push_back({&replica_config(c, i), built.allocator_spec, built.gpu});
+  };
+  note_built(0, run);
   for (std::int64_t i = 1; i < c.replicas.count; ++i) {
     if (each_config_once && !first_of_config(i)) continue;
     Run other = build(i);
+    note_built(i, other);
     for (std::string& w : other.warnings)
       if (std::find(run.warnings.begin(), run.warnings.end(), w) == run.warnings.end())
         run.warnings.push_back(std::move(w));

@@ -104,6 +104,16 @@ struct Run {
   // (replica_config); the fields above are replica 0's. Their `source` is null: the
   // cluster reads one workload.
   std::vector<Run> other_replicas;
+  // Each distinct replica configuration (the experiment's top level, or a replicas.overrides
+  // entry's; replica_config) as the first replica built from it ran it, for
+  // config.resolved.yaml: its derived row length and buddy chunk, and its GPU's efficiencies.
+  // A configuration no replica runs (a top level every replica overrides) is not listed.
+  struct BuiltConfig {
+    const ExperimentConfig* config;
+    alloc::AllocatorSpec allocator_spec;
+    GpuSpec gpu;
+  };
+  std::vector<BuiltConfig> built_configs;
 };
 
 // Errors name the key at the line `config.origin` recorded for it (none for a config made

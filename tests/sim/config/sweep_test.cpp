@@ -149,6 +149,18 @@ TEST(Sweep, APointOfAnotherPoolKindLeavesTheFilesKindKeys) {
   EXPECT_EQ(paged.allocator.contiguous.placement, alloc::PlacementKind::kBuddy);
   EXPECT_EQ(s.config(2).allocator.vattention_page_kib, 64);
   EXPECT_THROW(s.config(3), ConfigError);
+  // --set allocator.kind is such a point too, in a sweep or not.
+  for (const char* sweep : {"", "sweep: {seed: [1, 2]}\n"}) {
+    const Sweep set = expand(std::string("name: set\nallocator: {kind: contiguous, reservation: pow2}\n"
+                                         "scheduler: {kind: orca}\n") + sweep,
+                             {"allocator.kind=paged", "scheduler.kind=vllm"});
+    EXPECT_EQ(set.config(0).allocator.contiguous.reservation, alloc::ReservationPolicy::max()) << sweep;
+    EXPECT_THROW(expand(std::string("name: set\nscheduler: {kind: orca}\n") + sweep,
+                        {"allocator.kind=paged", "scheduler.kind=vllm", "allocator.reservation=pow2"})
+                     .config(0),
+                 ConfigError)
+        << sweep;
+  }
 }
 
 // Points are made when asked for: a sweep of 10^12 points expands at once (one YAML tree

@@ -13,6 +13,8 @@
 #include <set>
 #include <string>
 
+#include <yaml-cpp/yaml.h>
+
 #include "sim/experiment/experiment.h"
 #include "sim/metrics/summary.h"
 #include "sim_harness.h"
@@ -222,6 +224,25 @@ TEST_F(ClusterExperimentTest, ResolvedConfigRunsAgain) {
     run_experiment_file((dir_ / router / "a/config.resolved.yaml").string(), {}, dir_ / router / "b");
     EXPECT_EQ(read_file(dir_ / router / "a/requests.csv"), read_file(dir_ / router / "b/requests.csv"));
   }
+}
+
+// An override that gives replica 0 a pool of another kind: the top level and the entry each
+// record the row length and buddy chunk their replicas ran with, so the resolved config runs
+// again to the same results (the top level once took replica 0's, which the paged pool then
+// refused as contiguous keys, and the entry the file's 2048).
+TEST_F(ClusterExperimentTest, ResolvedConfigWithAnOverriddenReplicaZeroRunsAgain) {
+  const std::string file =
+      write("c.yaml", config("replicas:\n  count: 2\n  router: round_robin\n  overrides:\n"
+                             "    - {index: 0, model: llama-2-7b, kv: {slots: 8192}, allocator: {kind: contiguous}, "
+                             "scheduler: {kind: orca}}\n"));
+  run_experiment_file(file, {}, dir_ / "a");
+  run_experiment_file((dir_ / "a/config.resolved.yaml").string(), {}, dir_ / "b");
+  EXPECT_EQ(read_file(dir_ / "a/requests.csv"), read_file(dir_ / "b/requests.csv"));
+  EXPECT_EQ(read_file(dir_ / "a/config.resolved.yaml"), read_file(dir_ / "b/config.resolved.yaml"));
+  const YAML::Node resolved = YAML::LoadFile((dir_ / "a/config.resolved.yaml").string());
+  EXPECT_EQ(resolved["allocator"]["max_chunk_blocks"].as<int>(), 128);  // the paged top level's own
+  EXPECT_EQ(resolved["replicas"]["overrides"][0]["allocator"]["max_seq_len"].as<int>(), 4096);  // llama-2-7b's
+  EXPECT_EQ(resolved["replicas"]["overrides"][0]["allocator"]["max_chunk_blocks"].as<int>(), 256);
 }
 
 TEST_F(ClusterExperimentTest, OneReplicaWritesNoneOfIt) {
