@@ -244,8 +244,9 @@ int cmd_trace_gen(const std::string& file, const std::string& out, const std::ve
                              "the sweep varies the workload, so each point has its own trace; trace gen writes "
                              "one: --set 'sweep={}' --set " + key + "=VALUE picks one");
   YAML::Node root = sim::load_yaml_file(file);
-  for (const auto& s : sets) sim::apply_override(root, s);
-  sim::drop_other_kinds_keys(root, sets, sim::kServingKinds);
+  std::vector<sim::KeyAssignment> laid;
+  for (const auto& s : sets) laid.push_back(sim::apply_override(root, s));
+  sim::drop_other_kinds_keys(root, laid, sim::kServingKinds);
   root.remove("sweep");
   sim::ExperimentConfig c = sim::parse_experiment(root, file);
   auto source = sim::make_workload_source(c);

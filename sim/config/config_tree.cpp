@@ -59,7 +59,7 @@ YAML::Node load_yaml_file(const std::string& file) {
   return load_yaml_document(text.str(), file);
 }
 
-void apply_override(YAML::Node& root, const std::string& assignment) {
+KeyAssignment apply_override(YAML::Node& root, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ConfigError("--set", 0, assignment, "expected key.path=value");
@@ -71,7 +71,14 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
     throw ConfigError("--set", 0, path, "value is not valid YAML: " + describe_yaml_error(e));
   }
   // Without the marks of the --set text, which would read as lines of the experiment file.
-  set_path(root, path, detached(value), "--set");
+  KeyAssignment laid{path, detached(value)};
+  set_path(root, laid.key, laid.value, "--set");
+  return laid;
+}
+
+bool covers(std::string_view outer, std::string_view inner) {
+  if (!inner.starts_with(outer)) return false;
+  return inner.size() == outer.size() || inner[outer.size()] == '.' || inner[outer.size()] == '[';
 }
 
 YAML::Node fork_root(const YAML::Node& root) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <yaml-cpp/yaml.h>
 
@@ -14,9 +15,19 @@ namespace pagesim::sim {
 // Loads a YAML file (ConfigError when it cannot be read or parsed).
 YAML::Node load_yaml_file(const std::string& file);
 
-// Applies "a.b.c=value" to `root`; value is parsed as YAML. Throws ConfigError on a
-// malformed override. The value carries no line numbers: errors about it name the key only.
-void apply_override(YAML::Node& root, const std::string& assignment);
+// A dotted key and the value laid over it (by --set, a sweep point or a replicas.overrides entry).
+struct KeyAssignment {
+  std::string key;
+  YAML::Node value;
+};
+
+// Applies "a.b.c=value" to `root` (parse_override) and returns what it laid. The value carries
+// no line numbers: errors about it name the key only.
+KeyAssignment apply_override(YAML::Node& root, const std::string& assignment);
+
+// True when dotted key `inner` is `outer` or lies below it ("a.b" covers "a.b", "a.b.c",
+// "a.b[0]").
+bool covers(std::string_view outer, std::string_view inner);
 
 // Sets the dotted key `path` of `root` to `value` (stored as is, not copied), creating
 // sections on the way. Only `root` and the maps along the path change — those maps are

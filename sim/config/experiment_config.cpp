@@ -124,10 +124,11 @@ void parse_replica_overrides(const YAML::Node& root, const std::string& file, Ex
     for (const auto& kv : e)
       if (kv.first.Scalar() != "index") overlay(replica_root, kv.first.Scalar(), kv.second, file);
     // A replica of another pool kind keeps none of the experiment's keys of its kind.
-    if (const YAML::Node a = e["allocator"]; a && a.IsMap() && a["kind"] && a["kind"].IsScalar())
-      drop_other_kinds_keys(
-          replica_root, a["kind"].Scalar(), kServingKinds,
-          [&](std::string_view key) { return static_cast<bool>(a[std::string(key)]); }, file);
+    if (const YAML::Node a = e["allocator"]; a && a.IsMap()) {
+      std::vector<KeyAssignment> laid;
+      for (const auto& kv : a) laid.push_back({"allocator." + kv.first.Scalar(), kv.second});
+      drop_other_kinds_keys(replica_root, laid, kServingKinds);
+    }
     try {
       ov.config = std::make_shared<const ExperimentConfig>(parse_experiment(replica_root, file));
     } catch (const ConfigError& err) {

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "sim/config/config_error.h"
-#include "sim/config/config_tree.h"
 
 namespace pagesim::sim {
 
@@ -100,36 +99,23 @@ void check_own_keys(const ExperimentConfig& c, const ServingKinds& kinds) {
   }
 }
 
-void drop_other_kinds_keys(YAML::Node& root, std::string_view kind, const ServingKinds& kinds,
-                           const std::function<bool(std::string_view key)>& sets, const std::string& origin) {
+void drop_other_kinds_keys(YAML::Node& root, std::span<const KeyAssignment> assignments, const ServingKinds& kinds) {
+  const auto last = std::ranges::find_if(assignments.rbegin(), assignments.rend(),
+                                         [](const KeyAssignment& a) { return covers(a.key, "allocator.kind"); });
+  if (last == assignments.rend() || last->key != "allocator.kind" || !last->value.IsScalar()) return;
   const AllocatorDescriptor* chosen = nullptr;
   for (const AllocatorDescriptor& d : kinds.allocators)
-    if (d.name == kind) chosen = &d;
+    if (d.name == last->value.Scalar()) chosen = &d;
   if (chosen == nullptr) return;
   for (const AllocatorDescriptor& d : kinds.allocators) {
     if (&d == chosen) continue;
-    for (const std::string_view key : d.own_keys)
-      if (std::ranges::find(chosen->own_keys, key) == chosen->own_keys.end() && !sets(key))
-        remove_path(root, fmt::format("allocator.{}", key), origin);
-  }
-}
-
-void drop_other_kinds_keys(YAML::Node& root, const std::vector<std::string>& assignments, const ServingKinds& kinds) {
-  const auto key_of = [](const std::string& a) { return a.substr(0, a.find('=')); };
-  for (auto it = assignments.rbegin(); it != assignments.rend(); ++it) {
-    if (key_of(*it) != "allocator.kind") continue;
-    const std::string kind = it->substr(it->find('=') + 1);
-    drop_other_kinds_keys(
-        root, kind, kinds,
-        [&](std::string_view key) {
-          const std::string path = fmt::format("allocator.{}", key);
-          return std::ranges::any_of(assignments, [&](const std::string& a) {
-            const std::string k = key_of(a);
-            return k == path || k.starts_with(path + ".") || k == "allocator";
-          });
-        },
-        "--set " + *it);
-    return;
+    for (const std::string_view key : d.own_keys) {
+      const std::string path = fmt::format("allocator.{}", key);
+      const bool given = std::ranges::any_of(
+          assignments, [&](const KeyAssignment& a) { return covers(path, a.key) || covers(a.key, path); });
+      if (std::ranges::find(chosen->own_keys, key) == chosen->own_keys.end() && !given)
+        remove_path(root, path, last->key);
+    }
   }
 }
 

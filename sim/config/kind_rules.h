@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cassert>
-#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/config/allocator_kinds.h"
+#include "sim/config/config_tree.h"
 #include "sim/core/close_names.h"
 #include "sim/config/experiment_config.h"
 #include "sim/scheduler/scheduler_kind.h"
@@ -70,15 +70,13 @@ void check_scheduler_keys(const ExperimentConfig& c, const ServingKinds& kinds);
 void check_interface_only_pool(const ExperimentConfig& c, const ServingKinds& kinds);
 // A key of one allocator kind given under another (AllocatorDescriptor::own_key_given).
 void check_own_keys(const ExperimentConfig& c, const ServingKinds& kinds);
-// What a replica override or sweep point that sets allocator.kind to `kind` leaves of the
-// experiment's allocator section in `root`: the other kinds' own keys are removed
-// (AllocatorDescriptor::own_keys), except those `sets` says the override or point gives
-// itself. A kind not in `kinds` removes nothing (parsing then names it).
-void drop_other_kinds_keys(YAML::Node& root, std::string_view kind, const ServingKinds& kinds,
-                           const std::function<bool(std::string_view key)>& sets, const std::string& origin);
-// The same for --set: when `assignments` ("key.path=value", already applied to `root`) set
-// allocator.kind, the file's keys of other kinds that no assignment gives are dropped.
-void drop_other_kinds_keys(YAML::Node& root, const std::vector<std::string>& assignments, const ServingKinds& kinds);
+// What --set, a sweep point or a replicas.overrides entry that sets allocator.kind leaves of
+// the experiment's allocator section in `root`, `assignments` being what they laid over it,
+// in order: when the last one that reaches allocator.kind sets it to a kind's name, the other
+// kinds' own keys (AllocatorDescriptor::own_keys) that no assignment gives are removed. A
+// whole allocator section laid over the file, or a kind not in `kinds` (parsing then names
+// it), removes nothing.
+void drop_other_kinds_keys(YAML::Node& root, std::span<const KeyAssignment> assignments, const ServingKinds& kinds);
 // The scheduler's refusals of the pool and of scheduler.preemption: swap made at `at`
 // (SchedulerDescriptor::pool_check; a swap refusal is made at kWithPoolKeys unless the
 // scheduler's pool check is kAfterSwapSpace). REQUIRES: at != PoolCheck::kAtBuild.

@@ -57,7 +57,6 @@ void collect_lines(const YAML::Node& n, const std::string& below, std::vector<st
     for (std::size_t i = 0; i < n.size(); ++i) collect_lines(n[i], below + "[" + std::to_string(i) + "]", out);
 }
 
-// True when `inner` is `outer` or lies below it ("a.b" covers "a.b", "a.b.c", "a.b[0]").
 // Two scalars that spell one number ("1" and "1.0", "4096" and "0x1000", "1e3" and "1000"):
 // the key reads them as one value, so an axis holding both would run one point twice.
 bool same_number(const std::string& a, const std::string& b) {
@@ -70,11 +69,6 @@ bool same_number(const std::string& a, const std::string& b) {
   };
   long double x = 0, y = 0;
   return number(a, &x) && number(b, &y) && x == y;
-}
-
-bool covers(const std::string& outer, const std::string& inner) {
-  if (inner.size() < outer.size() || inner.compare(0, outer.size(), outer) != 0) return false;
-  return inner.size() == outer.size() || inner[outer.size()] == '.' || inner[outer.size()] == '[';
 }
 
 // The message of `e` without its "file:line: key: " prefix.
@@ -148,11 +142,12 @@ Sweep Sweep::from_text(const std::string& text, const std::string& file, const s
 
   // --set: sweep.* replaces parts of the sweep section; the rest is applied to the tree and,
   // for each point, again to the re-read file.
+  std::vector<KeyAssignment> sets;
   for (const auto& o : overrides) {
     const auto eq = o.find('=');
     const std::string path = eq == std::string::npos ? o : o.substr(0, eq);
     if (eq == std::string::npos || !(path == "sweep" || path.rfind("sweep.", 0) == 0)) {
-      apply_override(root, o);
+      sets.push_back(apply_override(root, o));
       s.overrides_.push_back(o);
       continue;
     }
@@ -176,7 +171,7 @@ Sweep Sweep::from_text(const std::string& text, const std::string& file, const s
     root["sweep"][key] = value;  // an existing axis keeps its place among the axes
   }
 
-  drop_other_kinds_keys(root, s.overrides_, kServingKinds);
+  drop_other_kinds_keys(root, sets, kServingKinds);
   const YAML::Node& read = root;  // lookups that add no key
   if (!read.IsMap() || !read["sweep"]) {
     s.fallback_root_ = root;  // one run: the tree itself, whatever it holds
@@ -354,29 +349,21 @@ std::vector<std::string> Sweep::keys() const {
 YAML::Node Sweep::materialise(const std::vector<Applied>& all) const {
   if (!swept_) return fallback_root_;
   YAML::Node root;
+  // What --set and the point lay over the file, in order: a point of another pool kind keeps
+  // none of the file's keys of its kind.
+  std::vector<KeyAssignment> laid;
   if (use_text_) {
     root = YAML::Load(base_text_);
-    for (const auto& o : overrides_) apply_override(root, o);
-    drop_other_kinds_keys(root, overrides_, kServingKinds);
+    for (const auto& o : overrides_) laid.push_back(apply_override(root, o));
   } else {
-    root = fork_root(fallback_root_);
+    root = fork_root(fallback_root_);  // --set already laid and its drops made (from_text)
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  for (const Applied& a : all) set_path(root, *a.key, fresh_copy(a.value->node), file_ + a.origin);
-  // A point of another pool kind keeps none of the experiment's keys of its kind.
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    if (!covers(*it->key, "allocator.kind")) continue;
-    if (*it->key == "allocator.kind" && it->value->node.IsScalar())
-      drop_other_kinds_keys(
-          root, it->value->node.Scalar(), kServingKinds,
-          [&](std::string_view key) {
-            const std::string path = fmt::format("allocator.{}", key);
-            return std::any_of(all.begin(), all.end(),
-                               [&](const Applied& a) { return covers(path, *a.key) || covers(*a.key, path); });
-          },
-          file_ + it->origin);
-    break;  // a whole allocator section laid over the file inherits nothing from it
+  for (const Applied& a : all) {
+    set_path(root, *a.key, fresh_copy(a.value->node), file_ + a.origin);
+    laid.push_back({*a.key, a.value->node});
   }
+  drop_other_kinds_keys(root, laid, kServingKinds);
   return root;
 }
 
