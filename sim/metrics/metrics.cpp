@@ -102,7 +102,7 @@ IterationSums& operator+=(IterationSums& sum, const IterationSums& x) {
 }
 
 // integrate_until and record_memory are inline: on_iteration runs them once an iteration.
-inline void Metrics::integrate_until(double t) {
+[[gnu::always_inline]] inline void Metrics::integrate_until(double t) {
   if (!have_last_) return;
   const double a = std::max(last_time_, settings_.window_start_s);
   // A sample stands for its own iteration; the GPU's idle time after it is not its state.
@@ -116,7 +116,7 @@ inline void Metrics::integrate_until(double t) {
   m.seconds += b - a;
 }
 
-inline void Metrics::record_memory(const IterationSample& s, bool in_window) {
+[[gnu::always_inline]] inline void Metrics::record_memory(const IterationSample& s, bool in_window) {
   const MemoryPct pct = memory_pct_of(s);
   integrate_until(s.start_s);
   have_last_ = true;
@@ -141,28 +141,36 @@ inline void Metrics::record_memory(const IterationSample& s, bool in_window) {
   }
 }
 
+[[gnu::always_inline]] inline void Metrics::record_sums(const IterationSample& s, bool in_window) {
+  IterationSums& m = sums_;
+  ++m.iterations;
+  record_memory(s, in_window);
+  if (in_window) {
+    ++m.window_iterations;
+    m.window_batched_requests += static_cast<double>(s.batch_requests);
+    m.window_batched_seqs += static_cast<double>(s.batch_seqs);
+  }
+  m.preemptions += s.preemptions;
+  if (const std::int64_t swapped = s.swap_out_blocks + s.swap_in_blocks; swapped != 0)  // else it adds +0
+    m.swapped_bytes += static_cast<double>(swapped) * static_cast<double>(settings_.block_size) *
+                       settings_.kv_bytes_per_token;
+}
+
 void Metrics::on_iteration(const IterationSample& s, const TierCost* tier) {
   const bool in_window = s.start_s >= settings_.window_start_s && s.start_s < settings_.window_end_s;
   // With iterations_of_replicas the replicas' Metrics add up all but the rows' own counters.
-  IterationSums& m = sums_;
   const bool sums = !settings_.iterations_of_replicas;
+  // Most iterations of a long run (a fleet's every decode repeat): no prefix cache, no tiers,
+  // no row. Apart so that the sums' path keeps its values in registers.
+  if (prefix_.empty() && !tiers_ && !writes_rows()) {
+    if (sums) record_sums(s, in_window);
+    return;
+  }
   PrefixIterationSample ps;
   if (!prefix_.empty()) record_prefix(in_window && sums, ps);
   TierIterationSample ts;
   if (tiers_) record_tiers(ps, sums ? tier : nullptr, tier, ts);
-  if (sums) {
-    ++m.iterations;
-    record_memory(s, in_window);
-    if (in_window) {
-      ++m.window_iterations;
-      m.window_batched_requests += static_cast<double>(s.batch_requests);
-      m.window_batched_seqs += static_cast<double>(s.batch_seqs);
-    }
-    m.preemptions += s.preemptions;
-    if (const std::int64_t swapped = s.swap_out_blocks + s.swap_in_blocks; swapped != 0)  // else it adds +0
-      m.swapped_bytes += static_cast<double>(swapped) * static_cast<double>(settings_.block_size) *
-                         settings_.kv_bytes_per_token;
-  }
+  if (sums) record_sums(s, in_window);
   if (writes_rows() && s.index % settings_.iterations_stride == 0) write_iteration_row(s, ps, ts);
 }
 

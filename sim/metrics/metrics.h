@@ -141,6 +141,8 @@ class Metrics final : public IterationObserver {
   void integrate_until(double t);
   // s's memory classes: the integral of the last sample up to it, then s's into the window sums.
   void record_memory(const IterationSample& s, bool in_window);
+  // s into the run's sums (all but the prefix-cache and tier counters).
+  void record_sums(const IterationSample& s, bool in_window);
   // on_iteration's rarer parts, out of its way: the prefix-cache and tier counters of the
   // iteration (into ps, ts and the window sums) and its iterations.csv row.
   // `window_sums`: add the first admissions to the window sums. `summed`: the tier cost to
