@@ -58,6 +58,10 @@ PagedAllocator::Sequence& PagedAllocator::get(SeqId seq) {
 }
 
 SeqHandle PagedAllocator::handle(SeqId seq) const {
+  if (newest_slot_ < slots_.size()) {
+    const Sequence& s = slots_[newest_slot_];
+    if (s.live && s.id == seq) return {.id = seq, .slot = newest_slot_};
+  }
   auto it = index_.find(seq);
   if (it == index_.end()) misuse(seq_name(seq) + " is not live");
   return {.id = seq, .slot = it->second};
@@ -73,6 +77,9 @@ std::uint32_t PagedAllocator::new_slot(SeqId seq) {
     free_slots_.pop_back();
   }
   index_.emplace(seq, i);
+  max_indexed_ = indexed_any_ ? std::max(max_indexed_, seq) : seq;
+  indexed_any_ = true;
+  newest_slot_ = i;
   Sequence& s = slots_[i];
   s.id = seq;
   s.tokens = s.final_tokens = 0;
