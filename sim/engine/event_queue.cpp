@@ -5,7 +5,7 @@
 
 namespace pagesim::sim {
 
-void BinaryHeapEventQueue::set_tie_order(TieOrder order) {
+void HeapEventQueue::set_tie_order(TieOrder order) {
   assert(empty());
   tie_order_ = order;
 }
@@ -21,7 +21,7 @@ std::uint64_t iteration_end_order(std::int32_t replica) {
 
 }  // namespace
 
-void BinaryHeapEventQueue::push(double time, double scheduled_s, EventKind kind, std::int32_t replica,
+void HeapEventQueue::push(double time, double scheduled_s, EventKind kind, std::int32_t replica,
                                 std::uint64_t request) {
   assert(time >= now_ && "events cannot be scheduled in the past");
   Event e{time, 0, next_order_++, kind, replica, request};
@@ -41,7 +41,7 @@ void BinaryHeapEventQueue::push(double time, double scheduled_s, EventKind kind,
   std::size_t hole = heap_.size();
   heap_.emplace_back();
   while (hole > 0) {
-    const std::size_t parent = (hole - 1) / 2;
+    const std::size_t parent = (hole - 1) / kArity;
     if (!earlier(e, heap_[parent])) break;
     heap_[hole] = heap_[parent];
     hole = parent;
@@ -49,11 +49,13 @@ void BinaryHeapEventQueue::push(double time, double scheduled_s, EventKind kind,
   heap_[hole] = e;
 }
 
-void BinaryHeapEventQueue::sift_down(std::size_t hole, const Event& e) {
+void HeapEventQueue::sift_down(std::size_t hole, const Event& e) {
   const std::size_t n = heap_.size();
-  for (std::size_t child = 2 * hole + 1; child < n; child = 2 * hole + 1) {
-    // The earlier child (the right one when both tie: orders are distinct, so never).
-    if (child + 1 < n) child += static_cast<std::size_t>(earlier(heap_[child + 1], heap_[child]));
+  for (std::size_t first = kArity * hole + 1; first < n; first = kArity * hole + 1) {
+    // The earliest child (orders are distinct: never a tie).
+    std::size_t child = first;
+    const std::size_t end = std::min(first + kArity, n);
+    for (std::size_t c = first + 1; c < end; ++c) child = earlier(heap_[c], heap_[child]) ? c : child;
     if (!earlier(heap_[child], e)) break;
     heap_[hole] = heap_[child];
     hole = child;
@@ -61,13 +63,13 @@ void BinaryHeapEventQueue::sift_down(std::size_t hole, const Event& e) {
   heap_[hole] = e;
 }
 
-void BinaryHeapEventQueue::remove_root() {
+void HeapEventQueue::remove_root() {
   const Event last = heap_.back();
   heap_.pop_back();
   if (!heap_.empty()) sift_down(0, last);
 }
 
-std::optional<Event> BinaryHeapEventQueue::pop() {
+std::optional<Event> HeapEventQueue::pop() {
   if (popped_root_) {
     popped_root_ = false;
     remove_root();
@@ -80,16 +82,15 @@ std::optional<Event> BinaryHeapEventQueue::pop() {
   return top;
 }
 
-double BinaryHeapEventQueue::next_time() const {
+double HeapEventQueue::next_time() const {
   if (!popped_root_) return heap_.empty() ? std::numeric_limits<double>::infinity() : heap_.front().time;
   // The root is spent: the earliest of the rest is one of its children.
   double t = std::numeric_limits<double>::infinity();
-  if (heap_.size() > 1) t = heap_[1].time;
-  if (heap_.size() > 2) t = std::min(t, heap_[2].time);
+  for (std::size_t c = 1; c < std::min(kArity + 1, heap_.size()); ++c) t = std::min(t, heap_[c].time);
   return t;
 }
 
-bool BinaryHeapEventQueue::pops_before(double time, double scheduled_s, EventKind kind, std::int32_t replica,
+bool HeapEventQueue::pops_before(double time, double scheduled_s, EventKind kind, std::int32_t replica,
                                        const Event& other) const {
   assert(tie_order_ == TieOrder::kCanonical && kind != EventKind::kTransferEnd);
   // An arrival's order is its insertion number: the next one's, were it pushed now.

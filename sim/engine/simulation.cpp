@@ -32,7 +32,7 @@ Simulation::Simulation(traces::RequestSource& source, std::vector<Replica> repli
       router_(std::move(router)),
       handoff_(settings.disaggregation, replicas_.size(), settings.kv_bytes_per_token, settings.seed),
       replica_observers_(replicas_.size()),
-      queue_(queue ? std::move(queue) : std::make_unique<BinaryHeapEventQueue>()),
+      queue_(queue ? std::move(queue) : std::make_unique<HeapEventQueue>()),
       beams_(make_beam_model(settings.beam, settings.seed ^ 0x6265616d73ULL)),
       hash_block_tokens_(source.hash_block_tokens()),
       oversize_(settings.oversize),

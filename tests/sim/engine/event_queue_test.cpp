@@ -19,7 +19,7 @@ namespace pagesim::sim {
 namespace {
 
 TEST(EventQueue, EmptyQueue) {
-  BinaryHeapEventQueue q;
+  HeapEventQueue q;
   EXPECT_TRUE(q.empty());
   EXPECT_EQ(q.now(), 0.0);
   EXPECT_FALSE(q.pop().has_value());
@@ -27,7 +27,7 @@ TEST(EventQueue, EmptyQueue) {
 }
 
 TEST(EventQueue, PopsInTimeOrderAndAdvancesNow) {
-  BinaryHeapEventQueue q;
+  HeapEventQueue q;
   q.push(3.0, 0.0, EventKind::kIterationEnd);
   q.push(1.0, 0.0, EventKind::kArrival);
   q.push(2.5, 0.0, EventKind::kArrival);
@@ -58,7 +58,7 @@ TEST(EventQueue, PopsInTimeOrderAndAdvancesNow) {
 }
 
 TEST(EventQueue, TiesResolveByInsertionOrder) {
-  BinaryHeapEventQueue q;
+  HeapEventQueue q;
   const EventKind kinds[] = {EventKind::kIterationEnd, EventKind::kArrival, EventKind::kArrival,
                              EventKind::kIterationEnd, EventKind::kArrival};
   for (EventKind k : kinds) q.push(5.0, 0.0, k);
@@ -73,7 +73,7 @@ TEST(EventQueue, TiesResolveByInsertionOrder) {
 }
 
 TEST(EventQueue, EventsPushedWhilePoppingKeepTheirPlace) {
-  BinaryHeapEventQueue q;
+  HeapEventQueue q;
   q.push(1.0, 0.0, EventKind::kArrival);     // order 0
   q.push(2.0, 0.0, EventKind::kArrival);     // order 1
   ASSERT_EQ(q.pop()->order, 0u);        // now = 1
@@ -95,7 +95,7 @@ TEST(EventQueue, EventsPushedWhilePoppingKeepTheirPlace) {
 // Many events with few distinct times: the pop order is the stable sort of the push order
 // by time, and the clock never goes backwards.
 TEST(EventQueue, MatchesStableSortByTime) {
-  std::unique_ptr<EventQueue> q = std::make_unique<BinaryHeapEventQueue>();
+  std::unique_ptr<EventQueue> q = std::make_unique<HeapEventQueue>();
   std::mt19937_64 rng(42);
   std::uniform_int_distribution<int> t(0, 20);
   std::vector<std::pair<double, std::uint64_t>> pushed;
@@ -122,7 +122,7 @@ TEST(EventQueue, MatchesStableSortByTime) {
 TEST(EventQueue, InterleavedOperationsMatchASortedReference) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    BinaryHeapEventQueue q;
+    HeapEventQueue q;
     std::mt19937_64 rng(seed);
     std::set<std::pair<double, std::uint64_t>> ref;  // (time, order)
     std::uint64_t order = 0;
@@ -155,7 +155,7 @@ TEST(EventQueue, InterleavedOperationsMatchASortedReference) {
 // kCanonical: at one instant, the earlier scheduled first; then arrivals, transfer ends (in
 // insertion order) and iteration ends by replica, whatever order they were pushed in.
 TEST(EventQueue, CanonicalTiesFollowScheduledTimeThenKindThenReplica) {
-  BinaryHeapEventQueue q;
+  HeapEventQueue q;
   q.set_tie_order(TieOrder::kCanonical);
   q.push(2.0, 1.5, EventKind::kIterationEnd, 3);
   q.push(2.0, 1.0, EventKind::kIterationEnd, 5);
@@ -200,7 +200,7 @@ TEST(EventQueue, CanonicalOrderDoesNotDependOnPushOrder) {
     std::vector<std::vector<std::int32_t>> orders;
     for (int shuffle = 0; shuffle < 3; ++shuffle) {
       std::shuffle(events.begin(), events.end(), rng);
-      BinaryHeapEventQueue q;
+      HeapEventQueue q;
       q.set_tie_order(TieOrder::kCanonical);
       for (const Pending& e : events) q.push(e.time, e.scheduled, EventKind::kIterationEnd, e.replica);
       std::vector<std::int32_t> popped;
@@ -229,7 +229,7 @@ TEST(EventQueue, PopsBeforeAgreesWithPushingTheEvent) {
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<int> time(0, 4), kind(0, 1), replica(0, 3);
   for (int trial = 0; trial < 500; ++trial) {
-    BinaryHeapEventQueue q;
+    HeapEventQueue q;
     q.set_tie_order(TieOrder::kCanonical);
     for (int i = 0; i < 8; ++i) {
       const double t = time(rng), at = std::min<double>(t, time(rng));
@@ -258,7 +258,7 @@ TEST(EventQueue, PopsBeforeAgreesWithPushingTheEvent) {
 TEST(EventQueueDeathTest, PushingIntoThePastAsserts) {
   EXPECT_DEATH(
       {
-        BinaryHeapEventQueue q;
+        HeapEventQueue q;
         q.push(2.0, 0.0, EventKind::kArrival);
         q.pop();
         q.push(1.0, 0.0, EventKind::kArrival);
