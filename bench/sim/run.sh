@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Whole-simulator benchmark (issue #25): runs each workload with PAGESIM (and BASELINE, a
 # second pagesim binary, in turn: new, baseline, new, baseline ...) under /usr/bin/time -v and
-# prints, per workload, the medians of wall seconds, CPU seconds (user + system), peak RSS
-# and simulator iterations (summary.json) per wall and per CPU second, and the medians of the
-# pairwise ratios PAGESIM / BASELINE of wall, CPU and peak RSS. On a shared machine quote CPU:
+# prints, per workload, the medians of wall seconds, CPU seconds (user + system), peak RSS,
+# simulator iterations (summary.json) per wall and per CPU second, and CPU microseconds per
+# simulated request (requests_arrived) and per iteration, and the medians of the pairwise
+# ratios PAGESIM / BASELINE of wall, CPU and peak RSS. On a shared machine quote CPU:
 # wall time counts the other processes' turns. bench/sim/README.md describes the workloads.
 #   bench/sim/run.sh [-n RUNS] [-N LONG_RUNS] [--only NAME,...] [--keep DIR] PAGESIM [BASELINE]
 #   bench/sim/run.sh [...] --per-iteration PAGESIM
@@ -100,25 +101,28 @@ workloads() {
   echo "fleet-1000-disagg|$runs|$fleet|--set replicas.count=1000 --set workload.arrival.rate=2000 --set workload.duration_s=36 $pd=250"
 }
 
-# One run: prints "wall cpu rss_mib iterations".
+# One run: prints "wall cpu rss_mib iterations requests" (the run's own totals: summary.json's
+# top-level fields come before its per-replica ones).
 measure() {
   local bin=$1 config=$2; shift 2
   /usr/bin/time -v -o "$tmp/time.txt" "$bin" run "$config" --out "$tmp/out" --overwrite -q "$@" >/dev/null </dev/null
-  local iters
+  local iters requests
   iters=$(grep -m1 '"iterations"' "$tmp/out/summary.json" | tr -dc '0-9')
-  awk -v iters="$iters" '
+  requests=$(grep -m1 '"requests_arrived"' "$tmp/out/summary.json" | tr -dc '0-9')
+  awk -v iters="$iters" -v requests="$requests" '
     /Elapsed \(wall clock\)/ { n = split($NF, p, ":"); wall = 0; for (i = 1; i <= n; ++i) wall = wall * 60 + p[i] }
     /User time/ { cpu += $NF }
     /System time/ { cpu += $NF }
     /Maximum resident set size/ { rss = $NF / 1024 }
-    END { printf "%.3f %.3f %.1f %d\n", wall, cpu, rss, iters }' "$tmp/time.txt"
+    END { printf "%.3f %.3f %.1f %d %d\n", wall, cpu, rss, iters, requests }' "$tmp/time.txt"
 }
 
 col() { awk -v c="$2" '{ print $c }' "$1" | median; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 if [ -n "$keep" ]; then mkdir -p "$keep"; : > "$keep/runs.tsv"; : > "$keep/results.tsv"; fi
-header=$(printf '%-16s %4s %9s %9s %8s %11s %11s' workload runs wall_s cpu_s rss_MiB iter/wall_s iter/cpu_s)
+header=$(printf '%-16s %4s %9s %9s %8s %11s %11s %9s %8s' workload runs wall_s cpu_s rss_MiB iter/wall_s iter/cpu_s \
+  us/req us/iter)
 if [ -n "$base" ]; then header+=$(printf ' %9s %9s %9s' wall_ratio cpu_ratio rss_ratio); fi
 echo "$header"
 if [ -n "$keep" ]; then echo "$header" >> "$keep/results.tsv"; fi
@@ -142,13 +146,16 @@ while IFS='|' read -r name n config sets; do
       echo "$b" >> "$tmp/b"
       if [ -n "$keep" ]; then echo "$name baseline $b" >> "$keep/runs.tsv"; fi
       paste -d' ' <(echo "$a") <(echo "$b") |
-        awk 'function q(x, y) { return y > 0 ? x / y : 0 } { printf "%.4f %.4f %.4f\n", q($1, $5), q($2, $6), q($3, $7) }' >> "$tmp/r"
+        awk 'function q(x, y) { return y > 0 ? x / y : 0 } { printf "%.4f %.4f %.4f\n", q($1, $6), q($2, $7), q($3, $8) }' >> "$tmp/r"
     fi
   done
-  wall=$(col "$tmp/a" 1) cpu=$(col "$tmp/a" 2) rss=$(col "$tmp/a" 3) iters=$(col "$tmp/a" 4)
+  wall=$(col "$tmp/a" 1) cpu=$(col "$tmp/a" 2) rss=$(col "$tmp/a" 3) iters=$(col "$tmp/a" 4) requests=$(col "$tmp/a" 5)
   per_wall=$(awk -v i="$iters" -v s="$wall" 'BEGIN { printf "%.0f", (s > 0 ? i / s : 0) }')
   per_cpu=$(awk -v i="$iters" -v s="$cpu" 'BEGIN { printf "%.0f", (s > 0 ? i / s : 0) }')
-  line=$(printf '%-16s %4d %9.2f %9.2f %8.1f %11s %11s' "$name" "$n" "$wall" "$cpu" "$rss" "$per_wall" "$per_cpu")
+  us_req=$(awk -v r="$requests" -v s="$cpu" 'BEGIN { printf "%.2f", (r > 0 ? 1e6 * s / r : 0) }')
+  us_iter=$(awk -v i="$iters" -v s="$cpu" 'BEGIN { printf "%.3f", (i > 0 ? 1e6 * s / i : 0) }')
+  line=$(printf '%-16s %4d %9.2f %9.2f %8.1f %11s %11s %9s %8s' "$name" "$n" "$wall" "$cpu" "$rss" "$per_wall" "$per_cpu" \
+    "$us_req" "$us_iter")
   if [ -n "$base" ]; then
     line+=$(printf ' %9.3f %9.3f %9.3f' "$(col "$tmp/r" 1)" "$(col "$tmp/r" 2)" "$(col "$tmp/r" 3)")
   fi
