@@ -77,8 +77,7 @@ std::uint32_t PagedAllocator::new_slot(SeqId seq) {
     free_slots_.pop_back();
   }
   index_.emplace(seq, i);
-  max_indexed_ = indexed_any_ ? std::max(max_indexed_, seq) : seq;
-  indexed_any_ = true;
+  max_indexed_ = std::max(max_indexed_, seq);
   newest_slot_ = i;
   Sequence& s = slots_[i];
   s.id = seq;

@@ -139,7 +139,7 @@ class PagedAllocator final : public KvAllocator {
   }
   // An id above every id ever indexed is not live: a scheduler's fresh ids (which count up)
   // are told apart without a lookup.
-  bool contains(SeqId seq) const override { return indexed_any_ && seq <= max_indexed_ && index_.count(seq) != 0; }
+  bool contains(SeqId seq) const override { return seq <= max_indexed_ && index_.count(seq) != 0; }
   std::int64_t num_sequences() const override { return static_cast<std::int64_t>(index_.size()); }
   std::int64_t sequence_tokens(SeqId seq) const override { return get(seq).tokens; }
   // GPU block ids; while the sequence is swapped out, its CPU block ids.
@@ -350,8 +350,7 @@ class PagedAllocator final : public KvAllocator {
   std::vector<Sequence> slots_;             // live sequences and free slots
   std::vector<std::uint32_t> free_slots_;   // the slots not live, the last freed on top
   std::unordered_map<SeqId, std::uint32_t> index_;  // live sequence id -> slot
-  bool indexed_any_ = false;   // whether index_ ever held an id ...
-  SeqId max_indexed_ = 0;      // ... and the largest it held
+  SeqId max_indexed_ = 0;          // the largest id index_ ever held (0 before any)
   std::uint32_t newest_slot_ = 0;  // new_slot's last: admit's caller asks for its handle next
   std::vector<BlockMove> pending_copies_;
   // single_free_queue only: never-cached blocks released since start-up, oldest first (ref 0,

@@ -36,7 +36,7 @@ void PagedAllocator::validate() const {
     const SeqId id = s.id;
     if (auto it = index_.find(id); it == index_.end() || it->second != slot)
       broken(seq_name(id) + " in slot " + std::to_string(slot) + " is not indexed by its id");
-    if (!indexed_any_ || id > max_indexed_)
+    if (id > max_indexed_)
       broken(seq_name(id) + " is above the largest id indexed (" + std::to_string(max_indexed_) + ")");
     if (static_cast<std::int64_t>(s.table.size()) != blocks_for(s.tokens))
       broken(seq_name(id) + " holds " + std::to_string(s.tokens) + " tokens in " +

@@ -22,7 +22,7 @@ std::uint64_t iteration_end_order(std::int32_t replica) {
 }  // namespace
 
 void HeapEventQueue::push(double time, double scheduled_s, EventKind kind, std::int32_t replica,
-                                std::uint64_t request) {
+                          std::uint64_t request) {
   assert(time >= now_ && "events cannot be scheduled in the past");
   Event e{time, 0, next_order_++, kind, replica, request};
   if (tie_order_ == TieOrder::kCanonical) {
@@ -91,7 +91,7 @@ double HeapEventQueue::next_time() const {
 }
 
 bool HeapEventQueue::pops_before(double time, double scheduled_s, EventKind kind, std::int32_t replica,
-                                       const Event& other) const {
+                                 const Event& other) const {
   assert(tie_order_ == TieOrder::kCanonical && kind != EventKind::kTransferEnd);
   // An arrival's order is its insertion number: the next one's, were it pushed now.
   const std::uint64_t order = kind == EventKind::kIterationEnd ? iteration_end_order(replica) : next_order_;

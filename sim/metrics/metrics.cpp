@@ -101,7 +101,8 @@ IterationSums& operator+=(IterationSums& sum, const IterationSums& x) {
   return sum;
 }
 
-// integrate_until and record_memory are inline: on_iteration runs them once an iteration.
+// integrate_until, record_memory and record_sums are inline: on_iteration runs them once an
+// iteration.
 [[gnu::always_inline]] inline void Metrics::integrate_until(double t) {
   if (!have_last_) return;
   const double a = std::max(last_time_, settings_.window_start_s);
