@@ -45,9 +45,9 @@ void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int
   for (std::int64_t k = 0; k < B; ++k) {
     DecodeRound& r = out->cycle[static_cast<std::size_t>(k)];
     const std::int64_t c = by_room[static_cast<std::size_t>(k)];
-    r.memory.token_states = n;
-    r.memory.rounding = c * B - n;
-    r.memory.free = -c * B;
+    r.token_states = n;
+    r.rounding = c * B - n;
+    r.free = -c * B;
     r.blocks = c;
   }
 }

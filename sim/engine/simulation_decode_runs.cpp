@@ -180,8 +180,8 @@ void Simulation::start_run_iteration(Replica& replica, double now_s) {
   }
   const alloc::DecodeRound& round = run.rounds.cycle[run.round];
   if (++run.round == run.rounds.cycle.size()) run.round = 0;
-  s.memory += round.memory;
-  replica.run_free_slots += round.memory.free;
+  round.apply_to(s.memory);
+  replica.run_free_slots += round.free;
   mark_free_slots(replica);
   s.logical_blocks += round.blocks;
   s.physical_blocks += round.blocks;

@@ -104,7 +104,7 @@ TEST_P(DecodeRounds, ManyRoundsAtOnceLeaveThePoolAsRoundsOneByOne) {
         for (const SeqHandle& h : seqs) ASSERT_TRUE(one.grow(h, 1));
         const alloc::DecodeRound& r = promised.cycle[static_cast<std::size_t>(j) % promised.cycle.size()];
         MemoryBreakdown expected = before;
-        expected += r.memory;
+        r.apply_to(expected);
         ASSERT_EQ(one.breakdown(), expected) << "round " << j + 1;
         ASSERT_EQ(one.stats().physical_blocks, st.physical_blocks + r.blocks);
         ASSERT_EQ(one.stats().logical_blocks, st.logical_blocks + r.blocks);
