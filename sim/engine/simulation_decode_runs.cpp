@@ -110,7 +110,7 @@ void Simulation::begin_run(Replica& replica, const IterationSample& s, const Bat
 bool Simulation::begin_run_at_end(Replica& replica) {
   Scheduler& scheduler = replica.scheduler();
   if (!scheduler.traits().repeats_decode_plans || !replica.held.empty() || replica.pending_swap_out != 0 ||
-      replica.pending_swap_in != 0 || global_ || handoff_.enabled() || scheduler.adapters() ||
+      replica.pending_swap_in != 0 || global_ || scheduler.adapters() ||
       scheduler.settings().async_steps > 0 || scheduler.num_running() == 0 || replica.allocator().caches_prefixes())
     return false;
   // The decodes' appends take at most a block a running sequence: an admission that even the
