@@ -158,15 +158,19 @@ void Simulation::run(const ProgressFn& progress) {
       backlog_lookahead_[static_cast<std::size_t>(replica.index())] = sched.waiting_lookahead();
   }
   // A cluster's decode runs go on past other replicas' queued events (docs/engine.md) when
-  // nothing else reads a replica's state between arrivals and no observer reads the order.
-  run_ahead_ = skip_decode_runs_ && replicas_.size() > 1 && !handoff_.enabled() && !global_ &&
-               token_observers_.empty() &&
-               std::none_of(observers_.begin(), observers_.end(),
-                            [](const IterationObserver* o) { return o->reads_replica_order(); });
+  // nothing else reads a replica's state between arrivals and no observer reads the order;
+  // they are deferred when, besides, no observer of the whole run reads iterations, and with
+  // disaggregation too (each hand-off and transfer brings the runs it touches up to it).
+  const bool order_unread = replicas_.size() > 1 && !global_ && token_observers_.empty() &&
+                            std::none_of(observers_.begin(), observers_.end(),
+                                         [](const IterationObserver* o) { return o->reads_replica_order(); });
+  run_ahead_ = skip_decode_runs_ && order_unread && !handoff_.enabled();
   iteration_observers_.clear();
   for (IterationObserver* o : observers_)
     if (o->reads_iterations()) iteration_observers_.push_back(o);
-  defer_runs_ = run_ahead_ && iteration_observers_.empty();
+  defer_runs_ = skip_decode_runs_ && order_unread && iteration_observers_.empty();
+  deferred_.clear();
+  listed_deferred_.assign(replicas_.size(), 0);
   maybe_idle_.clear();
   listed_idle_.assign(replicas_.size(), 0);
   for (const Replica& replica : replicas_) {
@@ -178,8 +182,8 @@ void Simulation::run(const ProgressFn& progress) {
   progress_ = &progress;
   next_report_ = 4096;
   while (auto e = queue_->pop()) {
+    current_ = *e;
     if (e->kind == EventKind::kArrival) {
-      arrival_ = *e;
       on_arrivals();
       start_idle_replicas();
     } else if (e->kind == EventKind::kTransferEnd) {
@@ -229,17 +233,16 @@ ReplicaLoads Simulation::loads_for(const Router& router, std::span<Replica> repl
   ReplicaLoads loads{decode ? decode_outstanding_ : outstanding_};
   if (!router.reads_free_slots()) return loads;
   FreeSlotsIndex& index = decode ? decode_free_slots_ : free_slots_;
-  assert(!decode || !defer_runs_);  // a hand-off is no arrival: arrival_ would be stale
-  // A deferred run's repeats that start before this arrival have not started yet: its
-  // replica may hold fewer free slots than its entry says (with disaggregation none is
-  // deferred: run_ahead_).
+  // A deferred run's repeats that start before the event being handled (an arrival, or the
+  // iteration end that hands a request off) have not started yet: its replica may hold fewer
+  // free slots than its entry says.
   const auto may_lag = [&](std::int32_t i) {
     return defer_runs_ && runs_[static_cast<std::size_t>(replicas[static_cast<std::size_t>(i)].index())].deferred();
   };
   assert(index.entries_hold(replicas, may_lag));
   loads.most_free_slots = index.most_free(replicas, [&](std::int32_t i) {
     if (!may_lag(i)) return false;
-    replay_run(replicas[static_cast<std::size_t>(i)], &arrival_);
+    replay_run(replicas[static_cast<std::size_t>(i)], &current_);
     return true;
   });
   return loads;
@@ -264,7 +267,7 @@ void Simulation::on_arrival() {
   }
   Replica& replica = replicas_[static_cast<std::size_t>(r->replica)];
   // replica's repeats that start before this arrival start now: its observers see them first.
-  if (defer_runs_) replay_run(replica, &arrival_);
+  if (defer_runs_) replay_run(replica, &current_);
   // A request joining the back of a waiting queue whose head the run's plans leave waiting
   // is planned by none of them (its prompt's keys, held for the prefix cache, aside). With
   // LoRA adapters a policy may skip the head and admit one behind it (vLLM's max_loras).
@@ -551,7 +554,7 @@ double Simulation::on_iteration_end(Replica& replica, double end) {
       horizon_known = true;
     }
     if (run.left == 0 || !(next < horizon) || progress_due()) {
-      if (defer_runs_ && run.left > 0 && !progress_due()) defer_run(replica, t, next);
+      if (defer_runs_ && run.left > 0 && !progress_due() && !handoff_.head()) defer_run(replica, t, next);
       else schedule(next, t, EventKind::kIterationEnd, replica.index(), run.stamp);
       return t;
     }

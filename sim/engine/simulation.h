@@ -168,15 +168,24 @@ class Simulation {
   void cut_run(Replica& replica);
   // Deferred decode runs (defer_runs_): where on_iteration_end would queue the end of replica's
   // run iteration in flight (started at `start`, ending at `end`), it prices the next repeats
-  // ahead instead and queues only the last one's end: nothing but an arrival can touch replica
-  // before then (run_ahead_): one routed to it, or one whose router reads its free slots
-  // (loads_for replays it up to the arrival), and only replica's own observers see its
-  // iterations.
+  // ahead instead and queues only the last one's end. Whatever reads or changes replica before
+  // then first starts the repeats that end before the event being handled (current_): an
+  // arrival routed to it, a router that reads its free slots (loads_for), a hand-off's
+  // transfer to it and a transfer's end (cut_run). Only replica's own observers see its
+  // iterations. REQUIRES: no hand-off waits (undefer_runs).
   void defer_run(Replica& replica, double start, double end);
   // Starts the repeats priced ahead whose turn comes before `before` (every one when null),
   // as on_iteration_end's loop would have at each end: the catch-up before an arrival reads
   // or changes replica.
   void replay_run(Replica& replica, const Event* before);
+  // Starts replica's repeats that end before current_ and, when its run stays deferred, queues
+  // its iteration in flight's end in place of the last priced one (a newer DecodeRun::stamp):
+  // the run goes on one iteration end at a time.
+  void undefer_run(Replica& replica);
+  // undefer_run for every deferred run: a hand-off waits, and the engine that plans every
+  // iteration routes it again at each iteration end of any replica (start_transfers), which
+  // deferred repeats would skip; none is deferred again until the hand-off queue empties.
+  void undefer_runs();
   bool progress_due() const { return progress_ && *progress_ && iterations_ >= next_report_; }
   // Counts an iteration start against each request replica holds (asynchronous scheduling) and
   // hands those whose count ran out, or all of them when `all`, to replica's scheduler.
@@ -276,9 +285,12 @@ class Simulation {
   bool compact_waiting_;
   std::vector<std::int32_t> admission_replicas_;  // EngineSettings::admission_replicas
   bool run_ahead_ = false;  // a cluster's runs go on past other replicas' events (run() decides)
-  // run_ahead_ and no observer of the whole run reads iterations: runs are deferred (run()).
+  // A cluster's runs are deferred (defer_run): run() decides, as for run_ahead_ but with
+  // disaggregation too, and only when no observer of the whole run reads iterations.
   bool defer_runs_ = false;
-  Event arrival_;  // the arrival event being handled (defer_runs_ reads it)
+  std::vector<std::int32_t> deferred_;  // replicas whose runs defer_run deferred (some since caught up), each once
+  std::vector<char> listed_deferred_;   // per replica: in deferred_
+  Event current_;  // the event being handled (defer_runs_: a deferred run is brought up to it)
   // Replicas that may be idle (!busy) and plan something, each once (listed_idle_): a superset
   // of the idle ones holding requests, which an arrival offers an iteration to in index order.
   std::vector<std::int32_t> maybe_idle_;

@@ -10,21 +10,32 @@
 
 namespace pagesim::sim {
 
-void Simulation::cut_run(Replica& replica) {
+void Simulation::undefer_run(Replica& replica) {
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  if (!run.deferred()) return;
+  assert(defer_runs_);
+  replay_run(replica, &current_);
   if (run.deferred()) {
-    assert(defer_runs_);  // only an arrival cuts a deferred run
-    replay_run(replica, &arrival_);
-    if (run.deferred()) {
-      // The queued end is a later repeat's: replica's iteration in flight ends first now.
-      ++run.stamp;
-      schedule(run.inflight_end_s, run.inflight_start_s, EventKind::kIterationEnd, replica.index(), run.stamp);
-    }
-    run.ahead.clear();
-    run.ahead_started = 0;
+    // The queued end is a later repeat's: replica's iteration in flight ends first now.
+    ++run.stamp;
+    schedule(run.inflight_end_s, run.inflight_start_s, EventKind::kIterationEnd, replica.index(), run.stamp);
   }
+  run.ahead.clear();
+  run.ahead_started = 0;
+}
+
+void Simulation::undefer_runs() {
+  for (const std::int32_t i : deferred_) {
+    undefer_run(replicas_[static_cast<std::size_t>(i)]);
+    listed_deferred_[static_cast<std::size_t>(i)] = 0;
+  }
+  deferred_.clear();
+}
+
+void Simulation::cut_run(Replica& replica) {
+  undefer_run(replica);
   settle_run(replica);
-  run.left = 0;
+  runs_[static_cast<std::size_t>(replica.index())].left = 0;
 }
 
 void Simulation::defer_run(Replica& replica, double start, double end) {
@@ -32,8 +43,12 @@ void Simulation::defer_run(Replica& replica, double start, double end) {
   // pricing of the last chunk, a run left alone queues a logarithmic number of events.
   constexpr std::int64_t kFirstChunk = 8, kMaxChunk = 128;
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
-  assert(!run.deferred() && run.left > 0);
+  assert(!run.deferred() && run.left > 0 && !handoff_.head());
   check_time(end, EventKind::kIterationEnd, replica.index());
+  if (char& listed = listed_deferred_[static_cast<std::size_t>(replica.index())]; !listed) {
+    listed = 1;
+    deferred_.push_back(replica.index());
+  }
   run.inflight_start_s = start;
   run.inflight_end_s = end;
   run.ahead.clear();

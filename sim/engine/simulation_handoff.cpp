@@ -21,7 +21,13 @@ void Simulation::start_transfers(double now_s) {
     Replica& decoder = replicas_[static_cast<std::size_t>(d)];
     cut_run(decoder);
     const std::optional<double> end = handoff_.start(decoder, now_s);
-    if (!end) return;  // the head waits; so does everyone behind it
+    if (!end) {  // the head waits; so does everyone behind it
+      // It is routed again at every iteration end from now on (hand-offs come at the end of
+      // a prefill replica's iteration popped from the queue, current_, never inside a run).
+      assert(deferred_.empty() || now_s == current_.time);
+      undefer_runs();
+      return;
+    }
     mark_load(decoder);
     schedule(*end, now_s, EventKind::kTransferEnd, d, r->id);
     for (IterationObserver* o : observers_) o->on_transfer_started(*r, d);

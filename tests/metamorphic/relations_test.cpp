@@ -381,9 +381,10 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
 // Deferred decode runs (issue #40, docs/engine.md): in a fleet where arrivals come far more
 // often than a replica's iterations end, a replica's run is priced ahead in chunks and its
 // repeats start only when an arrival routed to it, or the chunk's end, comes. Outputs equal
-// the per-iteration engine's byte for byte under every router, with iteration times and
-// arrivals on one dyadic grid (so that iteration ends tie with arrivals and with each other
-// exactly, and the event order decides) and with roofline times and Poisson arrivals.
+// the per-iteration engine's byte for byte under every router, disaggregated too (hand-offs
+// and transfers touch decode replicas between arrivals), with iteration times and arrivals on
+// one dyadic grid (so that iteration ends tie with arrivals and with each other exactly, and
+// the event order decides) and with roofline times and Poisson arrivals.
 TEST_F(Metamorphic, DeferredRunsOfFleetsChangeNoOutputByte) {
   const std::string fleet = R"(name: deferred-fleet
 workload:
@@ -406,30 +407,47 @@ slo: {ttft_s: 1, tbt_s: 0.05}
       "cost:\n  kind: constant\n  constant: {seconds_per_iteration: 0.03125, seconds_per_decode_seq: 0.001953125}\n";
   const std::string roofline_cost = "cost: {kind: roofline}\n";
   int compared = 0;
+  const auto compare = [&](const std::string& name, const std::string& yaml, const std::vector<std::string>& sets) {
+    SCOPED_TRACE(name);
+    const std::optional<fs::path> deferred = run(name, yaml, sets);
+    std::vector<std::string> plain_sets = sets;
+    plain_sets.push_back("engine.skip_decode_runs=false");
+    const std::optional<fs::path> plain = run(name + "-plain", yaml, plain_sets);
+    ASSERT_TRUE(deferred && plain);
+    // config.resolved.yaml differs in the engine section alone; the rest byte for byte.
+    fs::remove(*deferred / "config.resolved.yaml");
+    fs::remove(*plain / "config.resolved.yaml");
+    expect_same_files(*plain, *deferred, name);
+    expect_same_files(*deferred, *plain, name);
+    const json summary = json::parse(read_file(*deferred / "summary.json"));
+    EXPECT_GT(summary.at("requests_finished").get<std::int64_t>(), 2000) << name;
+    ++compared;
+  };
   for (const bool ties : {true, false}) {
     std::string yaml = fleet;
     yaml.replace(yaml.find("ARRIVAL"), 7, ties ? "constant" : "poisson");
     yaml += ties ? dyadic_cost : roofline_cost;
-    for (const char* router : {"least_outstanding", "round_robin", "random", "least_kv"}) {
-      const std::string name = std::string(ties ? "ties-" : "poisson-") + router;
-      SCOPED_TRACE(name);
-      const std::vector<std::string> sets = {std::string("replicas.router=") + router};
-      const std::optional<fs::path> deferred = run(name, yaml, sets);
-      std::vector<std::string> plain_sets = sets;
-      plain_sets.push_back("engine.skip_decode_runs=false");
-      const std::optional<fs::path> plain = run(name + "-plain", yaml, plain_sets);
-      ASSERT_TRUE(deferred && plain);
-      // config.resolved.yaml differs in the engine section alone; the rest byte for byte.
-      fs::remove(*deferred / "config.resolved.yaml");
-      fs::remove(*plain / "config.resolved.yaml");
-      expect_same_files(*plain, *deferred, name);
-      expect_same_files(*deferred, *plain, name);
-      const json summary = json::parse(read_file(*deferred / "summary.json"));
-      EXPECT_GT(summary.at("requests_finished").get<std::int64_t>(), 2000) << name;
-      ++compared;
+    const std::string mode = ties ? "ties-" : "poisson-";
+    for (const char* router : {"least_outstanding", "round_robin", "random", "least_kv"})
+      compare(mode + router, yaml, {std::string("replicas.router=") + router});
+    // Disaggregated: 12 prefill replicas hand off to 36 decode replicas, whose deferred runs a
+    // transfer starting or ending, or a decode router reading free slots, brings up to it.
+    const std::vector<std::string> disaggregated = {"replicas.disaggregated.prefill=12",
+                                                    "replicas.disaggregated.transfer_gbps=200",
+                                                    "replicas.disaggregated.transfer_latency_us=20"};
+    for (const char* router : {"least_outstanding", "round_robin", "least_kv"}) {
+      std::vector<std::string> sets = disaggregated;
+      sets.push_back(std::string("replicas.disaggregated.decode_router=") + router);
+      compare(mode + "disaggregated-" + router, yaml, sets);
     }
+    // Decode pools too small for the load: hand-offs wait for room, and while one waits no run
+    // is deferred (Simulation::undefer_runs; round_robin's turn moves at each try).
+    std::vector<std::string> waits = disaggregated;
+    waits.insert(waits.end(), {"kv.slots=4000", "workload.arrival.rate=96",
+                               "replicas.disaggregated.decode_router=round_robin"});
+    compare(mode + "disaggregated-waits", yaml, waits);
   }
-  EXPECT_EQ(compared, 8);
+  EXPECT_EQ(compared, 16);
 }
 
 // More KV never finishes fewer requests, nor drops more.
