@@ -610,20 +610,22 @@ namespace {
 
 // build_run, or with each_config_once the replicas of each distinct configuration
 // (replica_config) but the first left out: they build alike, so they fail alike.
-Run build_replicas(const ExperimentConfig& c, const ServingKinds& kinds, bool each_config_once) {
+Run build_replicas(const ExperimentConfig& c, const ServingKinds& kinds, bool each_config_once,
+                   std::unique_ptr<traces::RequestSource> workload = nullptr) {
   // In a cluster, an error names the replica whose settings (the file's, or its override's
   // at the line given) could not be built.
   const std::vector<std::int64_t> firsts = first_replica_of_each_config(c);
   auto first_of_config = [&](std::int64_t i) { return std::binary_search(firsts.begin(), firsts.end(), i); };
   auto build = [&](std::int64_t i) {
     try {
-      return build_replica(replica_config(c, i), i == 0, first_of_config(i), kinds);
+      return build_replica(replica_config(c, i), i == 0 && !workload, first_of_config(i), kinds);
     } catch (const ConfigError& e) {
       if (c.replicas.count == 1) throw;
       throw ConfigError(e.file(), e.line(), e.key(), fmt::format("replica {}: {}", i, e.message()));
     }
   };
   Run run = build(0);
+  if (workload) run.source = std::move(workload);
   auto note_built = [&](std::int64_t i, const Run& built) {
     if (first_of_config(i)) run.built_configs.push_back({&replica_config(c, i), built.allocator_spec, built.gpu});
   };
@@ -644,6 +646,10 @@ Run build_replicas(const ExperimentConfig& c, const ServingKinds& kinds, bool ea
 }  // namespace
 
 Run build_run(const ExperimentConfig& c, const ServingKinds& kinds) { return build_replicas(c, kinds, false); }
+
+Run build_run(const ExperimentConfig& c, std::unique_ptr<traces::RequestSource> workload) {
+  return build_replicas(c, kServingKinds, false, std::move(workload));
+}
 
 Run check_run(const ExperimentConfig& c) { return build_replicas(c, kServingKinds, true); }
 

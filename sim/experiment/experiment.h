@@ -122,6 +122,9 @@ Run build_run(const ExperimentConfig& config);
 // The same with the scheduler and allocator kinds of `kinds` (sim/config/kind_rules.h), for a
 // config whose kinds are outside the built-in tables (a test's example kind).
 Run build_run(const ExperimentConfig& config, const ServingKinds& kinds);
+// build_run with `workload` as the run's source instead of a newly opened one. REQUIRES: the
+// source this config opens (check_run(config).source), nothing read from it yet.
+Run build_run(const ExperimentConfig& config, std::unique_ptr<traces::RequestSource> workload);
 // What build_run builds, to find its errors and replica 0's resolved settings, at the cost of
 // one replica per distinct replica configuration (replicas built from one configuration build
 // alike): replica 0's Run, without other_replicas. Throws what build_run throws.
@@ -134,9 +137,12 @@ std::unique_ptr<traces::RequestSource> make_workload_source(const ExperimentConf
 // Runs one config; writes its files into `out` (created; removed again if the run fails while
 // it is still empty). Takes no lock and checks nothing already there: run_experiment_file()
 // claims the folder. Returns the summary; *notes (when given) receives the warnings and
-// oversize counts summary.json adds to it.
+// oversize counts summary.json adds to it. `workload`, when given: the config's source as
+// check_run opened it, nothing read (build_run's REQUIRES), so that the run does not read
+// its files again; else the run opens it.
 Summary run_experiment(const ExperimentConfig& config, const std::filesystem::path& out,
-                       const ProgressFn& progress = {}, SummaryNotes* notes = nullptr);
+                       const ProgressFn& progress = {}, SummaryNotes* notes = nullptr,
+                       std::unique_ptr<traces::RequestSource> workload = nullptr);
 
 struct PointResult {
   std::string label;  // empty for a run without sweep
@@ -194,8 +200,11 @@ std::string point_folder(std::size_t index, const std::string& label);
 // Every point of `sweep` parsed and built (allocator, scheduler, cost model, capacity,
 // workload source), so that a bad point throws ConfigError, named with its values, before
 // any point runs. Returns per point its folder ("" without sweep) and the text its
-// config.resolved.yaml will have (what --resume compares).
-std::vector<PlannedPoint> plan_points(const Sweep& sweep);
+// config.resolved.yaml will have (what --resume compares). With `workload` given and a run
+// without sweep, *workload receives the one point's source as the check opened it (nothing
+// read), for run_experiment: a trace or lengths file is then read once, not twice. (A sweep's
+// points open theirs again when they run: holding every point's would cost memory.)
+std::vector<PlannedPoint> plan_points(const Sweep& sweep, std::unique_ptr<traces::RequestSource>* workload = nullptr);
 
 // Writes out/sweep.csv: one row per point of `results` (in point order; results[i] is
 // point i's), its case (a sweep of cases), every swept key's value (the point's own, else

@@ -217,14 +217,16 @@ void write_sweep_csv(const Sweep& sweep, const std::vector<PointResult>& results
 
 }  // namespace
 
-std::vector<PlannedPoint> plan_points(const Sweep& sweep) {
+std::vector<PlannedPoint> plan_points(const Sweep& sweep, std::unique_ptr<traces::RequestSource>* workload) {
   std::vector<PlannedPoint> plan;
   plan.reserve(sweep.size());
   for (std::size_t i = 0; i < sweep.size(); ++i) {
     try {
       const ExperimentConfig config = sweep.config(i);
+      Run checked = check_run(config);
       plan.push_back({sweep.swept() ? point_folder(i, sweep.label(i)) : std::string(),
-                      resolved_config_text(config, check_run(config))});
+                      resolved_config_text(config, checked)});
+      if (workload && !sweep.swept()) *workload = std::move(checked.source);
     } catch (const ConfigError& e) {
       throw sweep.in_point(i, e);  // one run: the error as it was, or blamed on its --set
     }
@@ -246,7 +248,8 @@ std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::fil
                                               const ProgressFactory& progress, std::size_t jobs,
                                               ExistingResults existing, SweepStop* stopped) {
   const bool swept = sweep.swept();
-  const std::vector<PlannedPoint> plan = plan_points(sweep);
+  std::unique_ptr<traces::RequestSource> workload;  // the run without sweep's, as checked
+  const std::vector<PlannedPoint> plan = plan_points(sweep, &workload);
   ResultFolder folder(out, existing);
   const std::vector<std::optional<KeptPoint>> kept = folder.prepare(plan);
   std::vector<PointResult> results;
@@ -257,7 +260,8 @@ std::vector<PointResult> run_experiment_sweep(const Sweep& sweep, const std::fil
       r.notes = kept[0]->notes;
       r.kept = true;
     } else
-      r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{}, &r.notes);
+      r.summary = run_experiment(sweep.config(0), out, progress ? progress("", 0, 1) : ProgressFn{}, &r.notes,
+                                 std::move(workload));
     results.push_back(std::move(r));
   } else {
     std::vector<PointStatus> status;
