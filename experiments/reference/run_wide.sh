@@ -42,7 +42,7 @@ run $fleet --out "$out/disagg_40_least_kv_rows" --set replicas.count=40 --set wo
 run $fleet --out "$out/disagg_40_slow_link" --set replicas.count=40 --set workload.arrival.rate=120 \
   --set workload.duration_s=60 --set replicas.disaggregated.prefill=8 --set replicas.disaggregated.transfer_gbps=5 \
   --set replicas.disaggregated.transfer_latency_us=2000 --set output.requests_csv=true
-# Overloaded decode pools behind round_robin: hand-offs wait for room (Simulation::undefer_runs).
+# Overloaded decode pools: hand-offs wait for room (Simulation::undefer_runs).
 run $fleet --out "$out/disagg_200_waits" --set replicas.count=200 --set workload.arrival.rate=900 \
   --set workload.duration_s=60 --set replicas.disaggregated.prefill=60 --set replicas.disaggregated.transfer_gbps=20 \
   --set replicas.disaggregated.transfer_latency_us=200 --set replicas.disaggregated.decode_router=least_kv \

@@ -288,7 +288,8 @@ class Simulation {
   // A cluster's runs are deferred (defer_run): run() decides, as for run_ahead_ but with
   // disaggregation too, and only when no observer of the whole run reads iterations.
   bool defer_runs_ = false;
-  std::vector<std::int32_t> deferred_;  // replicas whose runs defer_run deferred (some since caught up), each once
+  // With hand-offs: replicas whose runs defer_run deferred (some since caught up), each once.
+  std::vector<std::int32_t> deferred_;
   std::vector<char> listed_deferred_;   // per replica: in deferred_
   Event current_;  // the event being handled (defer_runs_: a deferred run is brought up to it)
   // Replicas that may be idle (!busy) and plan something, each once (listed_idle_): a superset

@@ -45,7 +45,8 @@ void Simulation::defer_run(Replica& replica, double start, double end) {
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   assert(!run.deferred() && run.left > 0 && !handoff_.head());
   check_time(end, EventKind::kIterationEnd, replica.index());
-  if (char& listed = listed_deferred_[static_cast<std::size_t>(replica.index())]; !listed) {
+  // Only a hand-off that waits undefers every run (undefer_runs): without hand-offs, no list.
+  if (char& listed = listed_deferred_[static_cast<std::size_t>(replica.index())]; handoff_.enabled() && !listed) {
     listed = 1;
     deferred_.push_back(replica.index());
   }

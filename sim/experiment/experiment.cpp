@@ -73,7 +73,7 @@ nlohmann::ordered_json cost_notes_json(const std::vector<const Run*>& parts) {
 Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& out, const ProgressFn& progress,
                        SummaryNotes* notes, std::unique_ptr<traces::RequestSource> workload) {
   const auto t0 = std::chrono::steady_clock::now();
-  Run run = workload ? build_run(c, std::move(workload)) : build_run(c);
+  Run run = build_run(c, std::move(workload));
   CreatedFolder folder(out);  // a point that fails leaves no empty folder
 
   // Disabled outputs are not written at all (rather than left empty).

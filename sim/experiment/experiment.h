@@ -122,8 +122,9 @@ Run build_run(const ExperimentConfig& config);
 // The same with the scheduler and allocator kinds of `kinds` (sim/config/kind_rules.h), for a
 // config whose kinds are outside the built-in tables (a test's example kind).
 Run build_run(const ExperimentConfig& config, const ServingKinds& kinds);
-// build_run with `workload` as the run's source instead of a newly opened one. REQUIRES: the
-// source this config opens (check_run(config).source), nothing read from it yet.
+// build_run with `workload` as the run's source instead of a newly opened one (null: opened
+// here, as build_run does). REQUIRES: the source this config opens (check_run(config).source),
+// nothing read from it yet.
 Run build_run(const ExperimentConfig& config, std::unique_ptr<traces::RequestSource> workload);
 // What build_run builds, to find its errors and replica 0's resolved settings, at the cost of
 // one replica per distinct replica configuration (replicas built from one configuration build
