@@ -19,6 +19,9 @@
 //   - the plan's requests lack the `tokens` tokens that came out at the iteration ends since
 //     the run began, the first at `first_token_s`, the last at `last_token_s`, their largest
 //     gap `max_gap_s` (only without token observers, which get every token as it comes).
+// When a request finishes at the end of a repeat, the run need not end: the finished request
+// alone is caught up, freed and reported, and the others go on in a run begun as
+// begin_run_at_end would (Simulation::continue_run), still lagging their tokens.
 // Everything else — the clock, each sample, the observers' calls, the event order — is what
 // the iteration-by-iteration engine produces, with the same floating-point operations in the
 // same order. Owned by the Simulation, one per replica; a plain value type.
@@ -60,6 +63,19 @@ struct DecodeRun {
   // The replica's queued iteration end carries it (Event::request); one queued before the
   // last requeue (Simulation::cut_run) carries an older one and is stale.
   std::uint64_t stamp = 0;
+  // A finish inside a run (Simulation::continue_run): at the end of the repeat in which a
+  // request emits its last token, the run goes on with the others when the policy would plan
+  // their decodes again, without reading them. While `chained`, the plan's decodes are the
+  // running requests in running order; members[i], plan.decodes[i]'s, says at the end of
+  // which repeat (counted by `started`) it finishes and how many of `seqs` are its.
+  struct Member {
+    std::int64_t finish = 0;  // its last token comes at the end of repeat number `finish`
+    std::int32_t seqs = 0;    // its sequences, consecutive in `seqs`
+  };
+  std::vector<Member> members;
+  std::int64_t started = 0;      // repeats started on the replica, ever (start_run_iteration)
+  std::int64_t next_finish = 0;  // the least members[i].finish
+  bool chained = false;          // members and next_finish hold; cut_run clears it
 
   bool deferred() const { return ahead_started < ahead.size(); }
 

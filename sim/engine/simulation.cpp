@@ -530,8 +530,12 @@ double Simulation::on_iteration_end(Replica& replica, double end) {
       if (token_observers_.empty()) run.count_tokens(t);  // emit_run_tokens, inlined in the loop
       else emit_run_tokens(replica, t);
     } else {
-      settle_run(replica);
-      apply_plan(replica, t);
+      // A chained run's finish may skip the plan's pass (continue_run); else the plan applies.
+      if (!run.chained || continue_run(replica, t) == RunEnd::kNotFinish) {
+        settle_run(replica);
+        run.chained = false;
+        apply_plan(replica, t);
+      }
       mark_load(replica);  // finished requests, hand-offs (a run finishes none, and takes none in)
       horizon_known = false;
     }
@@ -592,20 +596,6 @@ void Simulation::finish_speculative_step(Replica& replica, Request* r, double en
   if (r->state != RequestState::kFinished) replica.allocator().verify_proposed(r->seqs.front());
   r->spec_step = false;
   r->spec_proposed = r->spec_accepted = r->spec_emitted = 0;
-}
-
-inline void Simulation::emit_token(Request* r, double t) {
-  ++r->generated;
-  const double previous = r->first_token_s < 0 ? -1.0 : r->last_token_s;
-  if (r->first_token_s < 0) r->first_token_s = t;
-  else r->max_token_gap_s = std::max(r->max_token_gap_s, t - r->last_token_s);
-  r->last_token_s = t;
-  for (IterationObserver* o : token_observers_) o->on_token(*r, t, previous);
-  if (r->generated >= r->output_tokens) {
-    r->finish_s = t;
-    r->state = RequestState::kFinished;
-    finished_.push_back(r);
-  }
 }
 
 void Simulation::apply_plan(Replica& replica, double end) {

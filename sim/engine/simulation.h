@@ -12,6 +12,7 @@
 // the engine that plans every iteration.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -157,6 +158,24 @@ class Simulation {
   // run whose first iteration is that one (the allocator lags from its first round on),
   // instead of planning it; false, changing nothing the engine reads, when it does not qualify.
   bool begin_run_at_end(Replica& replica);
+  // begin_run_at_end's last steps, once replica.plan holds the running decodes, `left` bounds
+  // the repeats (no request finishes at the ends of the first left - 1) and `shape` is the
+  // next iteration's batch one token shorter per sequence: the allocator's rounds, the first
+  // sample and the price. False when the rounds do not qualify.
+  bool begin_rounds(Replica& replica, std::int64_t left, const BatchShape& shape);
+  // What continue_run did at the end of replica's run.
+  enum class RunEnd {
+    kNotFinish,  // nothing: no chained request finishes here, or the finish cannot skip the
+                 // plan's pass; the caller settles the run and applies the plan
+    kFinished,   // the plan applied (the finished requests reported and freed, the others
+                 // settled), no run begun: what apply_plan leaves
+    kContinued,  // that, and a run of the others begun as begin_run_at_end would begin it
+  };
+  // At the end of replica's run (DecodeRun::left == 0), when it is chained and requests finish
+  // here: grows the allocator's sequences by the lag, catches up the finished requests alone,
+  // frees and reports them, and begins a run of the others that still lack their tokens
+  // (DecodeRun::tokens). O(sequences) in the allocator; reads no other request.
+  RunEnd continue_run(Replica& replica, double t);
   // The next iteration of replica's run, starting at now_s (its duration priced ahead when the run
   // is deferred).
   void start_run_iteration(Replica& replica, double now_s);
@@ -164,6 +183,12 @@ class Simulation {
   void emit_run_tokens(Replica& replica, double t);
   // Catches replica's allocator and requests up with its run (DecodeRun::lag, DecodeRun::tokens).
   void settle_run(Replica& replica);
+  // settle_run's first half: the allocator's sequences grown by the lag.
+  void settle_rounds(Replica& replica);
+  // settle_run's second half for one of the plan's requests: r given run.tokens.
+  static void catch_up_tokens(const DecodeRun& run, Request& r);
+  // `left` bounded by what replica's observers want exact (decode_run_limit).
+  std::int64_t run_limit(const Replica& replica, std::int64_t left) const;
   // Ends replica's run now (settled): something outside it is about to change replica's state.
   void cut_run(Replica& replica);
   // Deferred decode runs (defer_runs_): where on_iteration_end would queue the end of replica's
@@ -319,5 +344,20 @@ class Simulation {
   // (when given) the replica it keeps r off (-1 for max_model_len, the cluster's smallest).
   bool can_ever_run(const Request& r, std::string* why, std::string* key, int* refusing = nullptr) const;
 };
+
+// In the header: apply_plan (simulation.cpp) and continue_run (simulation_decode_runs.cpp) inline it.
+inline void Simulation::emit_token(Request* r, double t) {
+  ++r->generated;
+  const double previous = r->first_token_s < 0 ? -1.0 : r->last_token_s;
+  if (r->first_token_s < 0) r->first_token_s = t;
+  else r->max_token_gap_s = std::max(r->max_token_gap_s, t - r->last_token_s);
+  r->last_token_s = t;
+  for (IterationObserver* o : token_observers_) o->on_token(*r, t, previous);
+  if (r->generated >= r->output_tokens) {
+    r->finish_s = t;
+    r->state = RequestState::kFinished;
+    finished_.push_back(r);
+  }
+}
 
 }  // namespace pagesim::sim

@@ -35,7 +35,9 @@ void Simulation::undefer_runs() {
 void Simulation::cut_run(Replica& replica) {
   undefer_run(replica);
   settle_run(replica);
-  runs_[static_cast<std::size_t>(replica.index())].left = 0;
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  run.left = 0;
+  run.chained = false;
 }
 
 void Simulation::defer_run(Replica& replica, double start, double end) {
@@ -95,14 +97,19 @@ void Simulation::begin_run(Replica& replica, const IterationSample& s, const Bat
     return;
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
+  run.chained = false;
+  run.members.clear();
   // Iteration j after this one repeats it when no request finished at the ends of 0..j-1.
   std::int64_t left = std::numeric_limits<std::int64_t>::max();
   for (const Request* r : plan.decodes) {
     // Speculative steps emit a drawn number of tokens: never a run.
     if (r->beam_width > 1 || r->first_token_s < 0 || r->spec_step) return;
-    left = std::min(left, r->output_tokens - r->generated - 1);
+    const std::int64_t rest = r->output_tokens - r->generated - 1;  // after this iteration's token
+    left = std::min(left, rest);
+    run.members.push_back({run.started + rest, static_cast<std::int32_t>(r->seqs.size())});
   }
   if (left <= 0) return;
+  const std::int64_t next_finish = run.started + left;
   for (const IterationObserver* o : observers_)
     left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
   for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())])
@@ -121,6 +128,8 @@ void Simulation::begin_run(Replica& replica, const IterationSample& s, const Bat
   run.price = replica.cost().decode_run_constant(shape);
   run.swap_s = swap_s;
   replica.plan.tier = {};  // priced for this iteration only
+  run.next_finish = next_finish;
+  run.chained = scheduler.decodes_running_in_order(plan);
 }
 
 bool Simulation::begin_run_at_end(Replica& replica) {
@@ -139,25 +148,43 @@ bool Simulation::begin_run_at_end(Replica& replica) {
   if (!scheduler.plan_running_decodes(plan)) return false;
   // Iteration j from the next (j = 1) is planned so when no request finished at the ends of
   // 1..j-1.
-  std::int64_t left = std::numeric_limits<std::int64_t>::max();
+  std::int64_t rest_least = std::numeric_limits<std::int64_t>::max();
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   assert(run.left == 0 && run.lag == 0 && run.tokens == 0);
+  run.chained = false;
   run.seqs.clear();
+  run.members.clear();
   BatchShape shape;  // the next iteration's, one token shorter per sequence (run.shape's way)
   for (const Request* r : plan.decodes) {
     if (r->beam_width > 1 || r->first_token_s < 0 || r->in_prefill() || r->spec_step) return false;
-    left = std::min(left, r->output_tokens - r->generated);
+    const std::int64_t rest = r->output_tokens - r->generated;
+    rest_least = std::min(rest_least, rest);
+    run.members.push_back({run.started + rest, static_cast<std::int32_t>(r->seqs.size())});
     const std::int64_t context = r->prompt_tokens + r->generated - 1;
     for (const alloc::SeqHandle& h : r->seqs) {
       run.seqs.push_back(h);
       shape.add_decode_seq(context);
     }
   }
+  if (!begin_rounds(replica, run_limit(replica, rest_least), shape)) return false;
+  run.next_finish = run.started + rest_least;
+  run.chained = true;
+  return true;
+}
+
+std::int64_t Simulation::run_limit(const Replica& replica, std::int64_t left) const {
   for (const IterationObserver* o : observers_)
     left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
   for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())])
     left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
+  return left;
+}
+
+bool Simulation::begin_rounds(Replica& replica, std::int64_t left, const BatchShape& shape) {
   if (left <= 0) return false;
+  Scheduler& scheduler = replica.scheduler();
+  const IterationPlan& plan = replica.plan;
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   alloc::KvAllocator& a = replica.allocator();
   a.decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
   if (run.rounds.rounds <= 0 || scheduler.admits_after_decodes(run.rounds.cycle.front().blocks)) return false;
@@ -178,6 +205,81 @@ bool Simulation::begin_run_at_end(Replica& replica) {
   run.price = cost.decode_run_constant(shape);
   run.swap_s = cost.swap_seconds(0, a.block_size()) + cost.swap_seconds(0, a.block_size());
   return true;
+}
+
+Simulation::RunEnd Simulation::continue_run(Replica& replica, double t) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  Scheduler& scheduler = replica.scheduler();
+  IterationPlan& plan = replica.plan;
+  assert(run.chained && run.left == 0 && !run.deferred());
+  // begin_run_at_end's conditions that a finish cannot change, and apply_plan's that let the
+  // others' tokens wait (no token observer) and reads nothing else of theirs.
+  if (run.started != run.next_finish || !token_observers_.empty() || handoff_.head() || global_ ||
+      !replica.held.empty() || replica.pending_swap_out != 0 || replica.pending_swap_in != 0 ||
+      scheduler.adapters() || scheduler.settings().async_steps > 0 || replica.allocator().caches_prefixes())
+    return RunEnd::kNotFinish;
+  assert(run.members.size() == plan.decodes.size() && scheduler.decodes_running_in_order(plan));
+  settle_rounds(replica);  // every sequence, as settle_run: the blocks the rounds take stay the same
+  // apply_plan for the finished (plan order), who leave the plan, its shape and run.seqs; the
+  // others' token at t waits with theirs before it.
+  finished_.clear();
+  std::size_t kept = 0, from = 0, seqs_kept = 0;
+  std::int64_t next_finish = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t i = 0; i < plan.decodes.size(); ++i) {
+    const DecodeRun::Member m = run.members[i];
+    Request* r = plan.decodes[i];
+    if (m.finish == run.started) {
+      catch_up_tokens(run, *r);
+      emit_token(r, t);
+      assert(r->state == RequestState::kFinished && static_cast<std::int32_t>(r->seqs.size()) == m.seqs);
+      // Its sequences' contexts in run.shape, as begin_run_at_end counts them.
+      run.shape.decode_seqs -= m.seqs;
+      run.shape.decode_context_tokens -= m.seqs * (r->prompt_tokens + r->generated - 1);
+      plan.decode_seqs -= m.seqs;
+    } else {
+      next_finish = std::min(next_finish, m.finish);
+      plan.decodes[kept] = r;
+      run.members[kept++] = m;
+      std::copy_n(run.seqs.begin() + static_cast<std::ptrdiff_t>(from), m.seqs,
+                  run.seqs.begin() + static_cast<std::ptrdiff_t>(seqs_kept));
+      seqs_kept += static_cast<std::size_t>(m.seqs);
+    }
+    from += static_cast<std::size_t>(m.seqs);
+  }
+  assert(!finished_.empty() && from == run.seqs.size());
+  plan.decodes.resize(kept);
+  run.members.resize(kept);
+  run.seqs.resize(seqs_kept);
+  run.count_tokens(t);
+  for (Request* r : finished_) {
+    scheduler.on_finished(r);
+    finish_request(replica, r);
+  }
+  // begin_run_at_end's checks on what the finish changed, in an order that reads no request.
+  if (scheduler.num_running() == 0 || scheduler.admits_after_decodes(scheduler.num_running_seqs()) ||
+      (scheduler.num_waiting() == 0 && !replica.backlog.empty()) || !scheduler.promises_running_decodes() ||
+      !begin_rounds(replica, run_limit(replica, next_finish - run.started), run.shape)) {
+    settle_run(replica);
+    run.chained = false;
+    return RunEnd::kFinished;
+  }
+  // plan_running_decodes' plan: the running requests (in order, as the plan kept them).
+  plan.prefills.clear();
+  plan.preempted.clear();
+  plan.swap_out_blocks = plan.swap_in_blocks = 0;
+  plan.recompute_preemptions = plan.swap_preemptions = 0;
+  plan.tier = {};
+  assert(scheduler.decodes_running_in_order(plan));
+#ifndef NDEBUG
+  {  // begin_run_at_end's shape, from the requests (their tokens caught up here in thought)
+    BatchShape shape;
+    for (const Request* r : plan.decodes)
+      for (std::size_t k = 0; k < r->seqs.size(); ++k) shape.add_decode_seq(r->prompt_tokens + r->generated + run.tokens - 1);
+    assert(shape.decode_seqs == run.shape.decode_seqs && shape.decode_context_tokens == run.shape.decode_context_tokens);
+  }
+#endif
+  run.next_finish = next_finish;
+  return RunEnd::kContinued;
 }
 
 void Simulation::start_run_iteration(Replica& replica, double now_s) {
@@ -210,10 +312,28 @@ void Simulation::start_run_iteration(Replica& replica, double now_s) {
   ++iterations_;
   ++run.lag;
   --run.left;
+  ++run.started;
   replica.busy = true;
 }
 
 void Simulation::settle_run(Replica& replica) {
+  settle_rounds(replica);
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  if (run.tokens > 0) {
+    for (Request* r : replica.plan.decodes) catch_up_tokens(run, *r);
+    run.tokens = 0;
+  }
+}
+
+void Simulation::catch_up_tokens(const DecodeRun& run, Request& r) {
+  if (run.tokens == 0) return;
+  // emit_token's updates, `tokens` times: the largest gap is the largest of the gaps (all >= 0).
+  r.generated += run.tokens;
+  r.max_token_gap_s = std::max({r.max_token_gap_s, run.first_token_s - r.last_token_s, run.max_gap_s});
+  r.last_token_s = run.last_token_s;
+}
+
+void Simulation::settle_rounds(Replica& replica) {
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   if (run.lag > 0) {
 #ifndef NDEBUG
@@ -224,15 +344,6 @@ void Simulation::settle_run(Replica& replica) {
            "a round's memory is what grow_rounds does");
     run.lag = 0;
     replica.run_free_slots = 0;
-  }
-  if (run.tokens > 0) {
-    // emit_token's updates, `tokens` times: the largest gap is the largest of the gaps (all >= 0).
-    for (Request* r : replica.plan.decodes) {
-      r->generated += run.tokens;
-      r->max_token_gap_s = std::max({r->max_token_gap_s, run.first_token_s - r->last_token_s, run.max_gap_s});
-      r->last_token_s = run.last_token_s;
-    }
-    run.tokens = 0;
   }
 }
 

@@ -26,6 +26,7 @@
 // Not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -102,10 +103,20 @@ class Scheduler {
   // its prefill, every append leaving decode_repeat_free_slots(plan) free — begins with one
   // decode of every running request in running order and adds nothing else but, perhaps,
   // admissions (admits_after_decodes), fills `plan` (cleared first) with those decodes and
-  // returns true. Changes nothing else. Default false: no promise, the engine calls schedule().
-  virtual bool plan_running_decodes(IterationPlan& plan) const {
-    (void)plan;
-    return false;
+  // returns true. Changes nothing else. No promise (promises_running_decodes): false, the
+  // engine calls schedule().
+  bool plan_running_decodes(IterationPlan& plan) const {
+    if (!promises_running_decodes()) return false;
+    fill_running_decodes(plan);
+    return true;
+  }
+  // Whether the policy makes that promise in its present state. Default false.
+  virtual bool promises_running_decodes() const { return false; }
+  // Whether plan.decodes are the running requests, in running order (what
+  // plan_running_decodes would fill): the engine then keeps them so as the running queue
+  // loses finished requests (Simulation::continue_run).
+  bool decodes_running_in_order(const IterationPlan& plan) const {
+    return plan.decodes.size() == running_.size() && std::equal(plan.decodes.begin(), plan.decodes.end(), running_.begin());
   }
   // Whether that schedule() may admit a waiting request when the decodes' appends have taken
   // `appended_blocks` blocks off the free list. A policy that answers false for some value

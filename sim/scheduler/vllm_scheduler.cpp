@@ -18,8 +18,12 @@ std::int64_t VllmScheduler::watermark_blocks() const {
 }
 
 std::int64_t VllmScheduler::decode_repeat_free_slots(const IterationPlan& plan) const {
-  std::size_t widest = 0;
-  for (const Request* r : plan.decodes) widest = std::max(widest, r->seqs.size());
+  // Every group has a sequence: as many sequences as groups means one each, and the
+  // requests need not be read (a decode run's plan, at every finish in it).
+  std::size_t widest = plan.decodes.empty() ? 0 : 1;
+  if (plan.decode_seqs != static_cast<std::int64_t>(plan.decodes.size()))
+    for (const Request* r : plan.decodes) widest = std::max(widest, r->seqs.size());
+  assert(std::all_of(plan.decodes.begin(), plan.decodes.end(), [&](const Request* r) { return r->seqs.size() <= widest; }));
   return static_cast<std::int64_t>(widest) * paged_.block_size();
 }
 

@@ -27,11 +27,7 @@ class VllmScheduler : public Scheduler {
   // With no request swapped, step 1 decodes every running group in order and step 2 adds
   // nothing; step 3 admits what admits_after_decodes says. (vllm-v0 and sarathi, which
   // reorder or chunk the steps, keep the default admits_after_decodes.)
-  bool plan_running_decodes(IterationPlan& plan) const override {
-    if (!swapped().empty()) return false;
-    fill_running_decodes(plan);
-    return true;
-  }
+  bool promises_running_decodes() const override { return swapped().empty(); }
   // Step 3's checks on the waiting head (whole prompts, after step 1's appends).
   bool admits_after_decodes(std::int64_t appended_blocks) const override;
   // admit_waiting takes heads FCFS until one does not fit, at most max_num_seqs of them (each

@@ -66,12 +66,8 @@ class VllmV1Scheduler final : public Scheduler {
   // running sequence, pass (1) decodes every running group in order (the budget never runs
   // out before the last); pass (2) may admit while a request waits (the default
   // admits_after_decodes).
-  bool plan_running_decodes(IterationPlan& plan) const override {
-    if (!swapped().empty() || sampler_ ||
-        num_running_seqs() > settings_.max_num_batched_tokens)
-      return false;
-    fill_running_decodes(plan);
-    return true;
+  bool promises_running_decodes() const override {
+    return swapped().empty() && !sampler_ && num_running_seqs() <= settings_.max_num_batched_tokens;
   }
 
  protected:

@@ -316,6 +316,17 @@ TEST_F(Metamorphic, SkippingDecodeRunsChangesNoOutputByte) {
     compare(seed, {"scheduler.kind=vllm", "allocator.kind=paged", seed % 2 ? "kv.slots=4608" : "kv.slots=6144",
                    batched[seed % batched.size()],
                    seed % 5 ? "scheduler.max_num_seqs=256" : "scheduler.max_num_seqs=6"});
+  // A request finishing inside a run leaves the others going (Simulation::continue_run):
+  // groups of parallel samples (several sequences each, in the middle of the run's), and
+  // vllm-v1, whose promise depends on the token budget.
+  int sampled = 0;
+  for (std::uint64_t seed = 970; seed < 982; ++seed) {
+    const int before = compared;
+    compare(seed, {seed % 2 ? "scheduler.kind=vllm" : "scheduler.kind=vllm-v1", "allocator.kind=paged",
+                   seed % 3 ? "workload.sampling=[{n: 2}]" : "workload.sampling=[{n: 3}]"});
+    sampled += compared - before;
+  }
+  EXPECT_GE(sampled, 8);
   // The waiting backlog (engine.compact_waiting): vLLM policies that read at most
   // max_num_seqs + 1 queued requests, with a queue kept long by max_num_seqs = 2.
   int backlogged = 0;
