@@ -25,12 +25,12 @@ namespace pagesim::sim {
 class Replica {
  public:
   Replica(std::int32_t index, Scheduler& scheduler, const CostModel& cost)
-      : index_(index), scheduler_(&scheduler), cost_(&cost) {}
+      : index_(index), scheduler_(&scheduler), cost_(&cost), allocator_(&scheduler.allocator()) {}
 
   std::int32_t index() const { return index_; }
   Scheduler& scheduler() const { return *scheduler_; }
   const CostModel& cost() const { return *cost_; }
-  alloc::KvAllocator& allocator() const { return scheduler_->allocator(); }
+  alloc::KvAllocator& allocator() const { return *allocator_; }  // the scheduler's, reached without it
 
   // Requests routed here and not finished: waiting, running or swapped, holding KV here in
   // transfer (disaggregated prefill/decode), or held until the scheduler sees them
@@ -87,6 +87,7 @@ class Replica {
   std::int32_t index_;
   Scheduler* scheduler_;
   const CostModel* cost_;
+  alloc::KvAllocator* allocator_;  // scheduler_->allocator(), which never changes
 };
 
 }  // namespace pagesim::sim

@@ -90,6 +90,14 @@ double HeapEventQueue::next_time() const {
   return t;
 }
 
+const Event* HeapEventQueue::peek() const {
+  if (!popped_root_) return heap_.empty() ? nullptr : &heap_.front();
+  const Event* next = nullptr;  // the earliest child of the spent root
+  for (std::size_t c = 1; c < std::min(kArity + 1, heap_.size()); ++c)
+    if (!next || earlier(heap_[c], *next)) next = &heap_[c];
+  return next;
+}
+
 bool HeapEventQueue::pops_before(double time, double scheduled_s, EventKind kind, std::int32_t replica,
                                  const Event& other) const {
   assert(tie_order_ == TieOrder::kCanonical && kind != EventKind::kTransferEnd);

@@ -57,6 +57,9 @@ class EventQueue {
   virtual double now() const = 0;
   // The earliest event's time, +infinity when empty.
   virtual double next_time() const = 0;
+  // The event the next pop() returns, left in place; null when empty. (The engine reads it
+  // to fetch that event's replica into the cache while it handles the present one.)
+  virtual const Event* peek() const = 0;
   // Whether an event pushed now as push(time, scheduled_s, kind, replica) would pop before
   // `other`, an event popped from this queue. REQUIRES: kCanonical (an event's place then
   // depends on its own fields alone, never on when it is pushed), kind != kTransferEnd.
@@ -73,6 +76,7 @@ class HeapEventQueue final : public EventQueue {
   bool empty() const override { return heap_.size() == (popped_root_ ? 1 : 0); }
   double now() const override { return now_; }
   double next_time() const override;
+  const Event* peek() const override;
   bool pops_before(double time, double scheduled_s, EventKind kind, std::int32_t replica,
                    const Event& other) const override;
 

@@ -181,8 +181,14 @@ void Simulation::run(const ProgressFn& progress) {
   if (read_next()) schedule_next_arrival();
   progress_ = &progress;
   next_report_ = 4096;
+  // In a large fleet each event touches a replica whose state the events since its last one
+  // have evicted: the next event's replica is fetched while this one is handled. Below a few
+  // hundred replicas the state stays in the caches and the prefetches cost 2-5% (bench/sim).
+  constexpr std::size_t kPrefetchReplicas = 512;
+  const bool fleet = replicas_.size() >= kPrefetchReplicas;
   while (auto e = queue_->pop()) {
     current_ = *e;
+    if (fleet) prefetch_next(false);
     if (e->kind == EventKind::kArrival) {
       on_arrivals();
       start_idle_replicas();
@@ -196,6 +202,7 @@ void Simulation::run(const ProgressFn& progress) {
         next_report_ = iterations_ + 4096;
       }
     }
+    if (fleet) prefetch_next(true);
   }
   progress_ = nullptr;
 #ifndef NDEBUG
@@ -215,6 +222,41 @@ void Simulation::run(const ProgressFn& progress) {
                                       "replica with room for their KV (request {} first)",
                                       now(), handoff_.num_queued(), head->id));
   if (progress) progress(now(), arrived_, finished_count_);
+}
+
+namespace {
+
+// Prefetches every cache line of `object` (its own bytes, nothing it points to).
+template <typename T>
+void prefetch_object(const T& object, std::size_t bytes = sizeof(T)) {
+  const char* p = reinterpret_cast<const char*>(&object);
+  for (std::size_t at = 0; at < bytes; at += 64) __builtin_prefetch(p + at);
+}
+
+}  // namespace
+
+void Simulation::prefetch_next(bool deep) const {
+  const Event* next = queue_->peek();
+  if (!next || next->kind != EventKind::kIterationEnd) return;
+  const auto i = static_cast<std::size_t>(next->replica);
+  const DecodeRun& run = runs_[i];
+  const Replica& replica = replicas_[i];
+  if (!deep) {
+    prefetch_object(run);
+    prefetch_object(replica);
+    return;
+  }
+  // What the replica points to, read from the lines fetched above: the policy's objects (their
+  // first lines, about the size of the paged ones: a hint, never read) and the run's arrays.
+  prefetch_object(replica.scheduler(), 576);
+  prefetch_object(replica.allocator(), 768);
+  prefetch_object(replica.cost(), 640);
+  if (run.deferred()) prefetch_object(run.ahead[run.ahead_started], 8);
+  if (run.left > 0 || run.deferred()) {
+    prefetch_object(run.rounds.cycle[run.round], 32);
+    if (!run.members.empty()) prefetch_object(run.members.front(), 64);
+    if (!run.seqs.empty()) prefetch_object(run.seqs.front(), 64);
+  }
 }
 
 void Simulation::refresh_loads() {

@@ -211,6 +211,11 @@ class Simulation {
   // iteration routes it again at each iteration end of any replica (start_transfers), which
   // deferred repeats would skip; none is deferred again until the hand-off queue empties.
   void undefer_runs();
+  // Brings the state of the next event's replica towards the cache while the present event
+  // is handled (a large fleet's events each touch a replica that the events in between have
+  // evicted). Two steps: at the event's start its DecodeRun and Replica (!deep), at its end what
+  // those point to (deep), read from the lines the first step fetched. A hint: changes nothing.
+  void prefetch_next(bool deep) const;
   bool progress_due() const { return progress_ && *progress_ && iterations_ >= next_report_; }
   // Counts an iteration start against each request replica holds (asynchronous scheduling) and
   // hands those whose count ran out, or all of them when `all`, to replica's scheduler.
