@@ -255,6 +255,13 @@ Simulation::RunEnd Simulation::continue_run(Replica& replica, double t) {
     scheduler.on_finished(r);
     finish_request(replica, r);
   }
+  // plan_running_decodes' plan: the running requests (in order, as the plan kept them).
+  plan.prefills.clear();
+  plan.preempted.clear();
+  plan.swap_out_blocks = plan.swap_in_blocks = 0;
+  plan.recompute_preemptions = plan.swap_preemptions = 0;
+  plan.tier = {};
+  assert(scheduler.decodes_running_in_order(plan));
   // begin_run_at_end's checks on what the finish changed, in an order that reads no request.
   if (scheduler.num_running() == 0 || scheduler.admits_after_decodes(scheduler.num_running_seqs()) ||
       (scheduler.num_waiting() == 0 && !replica.backlog.empty()) || !scheduler.promises_running_decodes() ||
@@ -263,13 +270,6 @@ Simulation::RunEnd Simulation::continue_run(Replica& replica, double t) {
     run.chained = false;
     return RunEnd::kFinished;
   }
-  // plan_running_decodes' plan: the running requests (in order, as the plan kept them).
-  plan.prefills.clear();
-  plan.preempted.clear();
-  plan.swap_out_blocks = plan.swap_in_blocks = 0;
-  plan.recompute_preemptions = plan.swap_preemptions = 0;
-  plan.tier = {};
-  assert(scheduler.decodes_running_in_order(plan));
 #ifndef NDEBUG
   {  // begin_run_at_end's shape, from the requests (their tokens caught up here in thought)
     BatchShape shape;
