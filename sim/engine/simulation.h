@@ -158,6 +158,13 @@ class Simulation {
   // run whose first iteration is that one (the allocator lags from its first round on),
   // instead of planning it; false, changing nothing the engine reads, when it does not qualify.
   bool begin_run_at_end(Replica& replica);
+  // begin_run_at_end's conditions on the replica's setup, which no finish changes: no held
+  // request or pending swap, no global cache, adapters, asynchronous steps or prefix cache.
+  bool may_begin_run_at_end(const Replica& replica) const;
+  // Its conditions on the policy's next plan: one decode of every running request and no
+  // admission (Scheduler::promises_running_decodes, admits_after_decodes), no backlog
+  // waiting behind an empty queue.
+  bool next_plan_decodes_running(const Replica& replica) const;
   // begin_run_at_end's last steps, once replica.plan holds the running decodes, `left` bounds
   // the repeats (no request finishes at the ends of the first left - 1) and `shape` is the
   // next iteration's batch one token shorter per sequence: the allocator's rounds, the first

@@ -110,10 +110,7 @@ void Simulation::begin_run(Replica& replica, const IterationSample& s, const Bat
   }
   if (left <= 0) return;
   const std::int64_t next_finish = run.started + left;
-  for (const IterationObserver* o : observers_)
-    left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
-  for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())])
-    left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
+  left = run_limit(replica, left);
   if (left <= 0) return;
   run.seqs.clear();
   for (const Request* r : plan.decodes) run.seqs.insert(run.seqs.end(), r->seqs.begin(), r->seqs.end());
@@ -132,18 +129,25 @@ void Simulation::begin_run(Replica& replica, const IterationSample& s, const Bat
   run.chained = scheduler.decodes_running_in_order(plan);
 }
 
-bool Simulation::begin_run_at_end(Replica& replica) {
-  Scheduler& scheduler = replica.scheduler();
-  if (!scheduler.traits().repeats_decode_plans || !replica.held.empty() || replica.pending_swap_out != 0 ||
-      replica.pending_swap_in != 0 || global_ || scheduler.adapters() ||
-      scheduler.settings().async_steps > 0 || scheduler.num_running() == 0 || replica.allocator().caches_prefixes())
-    return false;
+bool Simulation::may_begin_run_at_end(const Replica& replica) const {
+  const Scheduler& scheduler = replica.scheduler();
+  return scheduler.traits().repeats_decode_plans && replica.held.empty() && replica.pending_swap_out == 0 &&
+         replica.pending_swap_in == 0 && !global_ && !scheduler.adapters() && scheduler.settings().async_steps == 0 &&
+         !replica.allocator().caches_prefixes();
+}
+
+bool Simulation::next_plan_decodes_running(const Replica& replica) const {
+  const Scheduler& scheduler = replica.scheduler();
   // The decodes' appends take at most a block a running sequence: an admission that even the
   // most they take leaves room for is sure. (A backlog stands behind a non-empty queue, whose
   // head refill_waiting does not change.)
-  if (scheduler.admits_after_decodes(scheduler.num_running_seqs()) ||
-      (scheduler.num_waiting() == 0 && !replica.backlog.empty()))
-    return false;
+  return scheduler.num_running() > 0 && !scheduler.admits_after_decodes(scheduler.num_running_seqs()) &&
+         (scheduler.num_waiting() > 0 || replica.backlog.empty()) && scheduler.promises_running_decodes();
+}
+
+bool Simulation::begin_run_at_end(Replica& replica) {
+  Scheduler& scheduler = replica.scheduler();
+  if (!may_begin_run_at_end(replica) || !next_plan_decodes_running(replica)) return false;
   IterationPlan& plan = replica.plan;  // applied: schedule() would clear it first too
   if (!scheduler.plan_running_decodes(plan)) return false;
   // Iteration j from the next (j = 1) is planned so when no request finished at the ends of
@@ -214,9 +218,7 @@ Simulation::RunEnd Simulation::continue_run(Replica& replica, double t) {
   assert(run.chained && run.left == 0 && !run.deferred());
   // begin_run_at_end's conditions that a finish cannot change, and apply_plan's that let the
   // others' tokens wait (no token observer) and reads nothing else of theirs.
-  if (run.started != run.next_finish || !token_observers_.empty() || handoff_.head() || global_ ||
-      !replica.held.empty() || replica.pending_swap_out != 0 || replica.pending_swap_in != 0 ||
-      scheduler.adapters() || scheduler.settings().async_steps > 0 || replica.allocator().caches_prefixes())
+  if (run.started != run.next_finish || !token_observers_.empty() || handoff_.head() || !may_begin_run_at_end(replica))
     return RunEnd::kNotFinish;
   assert(run.members.size() == plan.decodes.size() && scheduler.decodes_running_in_order(plan));
   settle_rounds(replica);  // every sequence, as settle_run: the blocks the rounds take stay the same
@@ -262,9 +264,8 @@ Simulation::RunEnd Simulation::continue_run(Replica& replica, double t) {
   plan.recompute_preemptions = plan.swap_preemptions = 0;
   plan.tier = {};
   assert(scheduler.decodes_running_in_order(plan));
-  // begin_run_at_end's checks on what the finish changed, in an order that reads no request.
-  if (scheduler.num_running() == 0 || scheduler.admits_after_decodes(scheduler.num_running_seqs()) ||
-      (scheduler.num_waiting() == 0 && !replica.backlog.empty()) || !scheduler.promises_running_decodes() ||
+  // begin_run_at_end's checks on what the finish changed (they read no request).
+  if (!next_plan_decodes_running(replica) ||
       !begin_rounds(replica, run_limit(replica, next_finish - run.started), run.shape)) {
     settle_run(replica);
     run.chained = false;
