@@ -48,9 +48,9 @@ std::string PagedAllocator::name() const {
 }
 
 const PagedAllocator::Sequence& PagedAllocator::get(SeqId seq) const {
-  auto it = index_.find(seq);
-  if (it == index_.end()) misuse(seq_name(seq) + " is not live");
-  return slots_[it->second];
+  const std::uint32_t slot = index_.find(seq);
+  if (slot == SeqSlotIndex::kNone) misuse(seq_name(seq) + " is not live");
+  return slots_[slot];
 }
 
 PagedAllocator::Sequence& PagedAllocator::get(SeqId seq) {
@@ -62,9 +62,9 @@ SeqHandle PagedAllocator::handle(SeqId seq) const {
     const Sequence& s = slots_[newest_slot_];
     if (s.live && s.id == seq) return {.id = seq, .slot = newest_slot_};
   }
-  auto it = index_.find(seq);
-  if (it == index_.end()) misuse(seq_name(seq) + " is not live");
-  return {.id = seq, .slot = it->second};
+  const std::uint32_t slot = index_.find(seq);
+  if (slot == SeqSlotIndex::kNone) misuse(seq_name(seq) + " is not live");
+  return {.id = seq, .slot = slot};
 }
 
 std::uint32_t PagedAllocator::new_slot(SeqId seq) {
@@ -76,7 +76,7 @@ std::uint32_t PagedAllocator::new_slot(SeqId seq) {
     i = free_slots_.back();
     free_slots_.pop_back();
   }
-  index_.emplace(seq, i);
+  index_.insert(seq, i);
   max_indexed_ = std::max(max_indexed_, seq);
   newest_slot_ = i;
   Sequence& s = slots_[i];
@@ -411,7 +411,7 @@ bool PagedAllocator::fork(SeqId parent, SeqId child) {
   const std::uint32_t pi = handle(parent).slot;
   if (slots_[pi].swapped) misuse("cannot fork swapped-out " + seq_name(parent));
   if (slots_[pi].pending > 0) misuse("cannot fork " + seq_name(parent) + " with proposed slots pending");
-  if (index_.count(child)) misuse("fork target " + seq_name(child) + " is already live");
+  if (index_.contains(child)) misuse("fork target " + seq_name(child) + " is already live");
   Sequence& c = slots_[new_slot(child)];
   const Sequence& p = slots_[pi];  // after new_slot, which may move the slots
   // The parent caches its prompt's blocks; the child shares them (no prompt hashes of its own).

@@ -44,8 +44,8 @@
 // scheduling point agree unless a request planned earlier in the pass takes the freed block.
 // Pending tokens are never cached: prompt blocks are cached only up to the committed tokens.
 //
-// Sequences live in a vector of slots (a freed slot is reused), found by id through a hash
-// map or by their SeqHandle without one. The per-token path, grow(handle, 1) into the
+// Sequences live in a vector of slots (a freed slot is reused), found by id through a flat
+// hash index (seq_slot_index.h) or by their SeqHandle without one. The per-token path, grow(handle, 1) into the
 // sequence's own partly filled last block, touches that slot and the block's counters only:
 // each sequence keeps its last block and the free slots left in it.
 //
@@ -73,12 +73,12 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "allocator/kv_allocator.h"
 #include "allocator/paged/adapter_pages.h"
+#include "allocator/paged/seq_slot_index.h"
 #include "allocator/pool/block_pool.h"
 #include "allocator/pool/eviction_policy.h"
 #include "allocator/pool/prefix_cache.h"
@@ -139,7 +139,7 @@ class PagedAllocator final : public KvAllocator {
   }
   // An id above every id ever indexed is not live: a scheduler's fresh ids (which count up)
   // are told apart without a lookup.
-  bool contains(SeqId seq) const override { return seq <= max_indexed_ && index_.count(seq) != 0; }
+  bool contains(SeqId seq) const override { return seq <= max_indexed_ && index_.contains(seq); }
   std::int64_t num_sequences() const override { return static_cast<std::int64_t>(index_.size()); }
   std::int64_t sequence_tokens(SeqId seq) const override { return get(seq).tokens; }
   // GPU block ids; while the sequence is swapped out, its CPU block ids.
@@ -349,7 +349,7 @@ class PagedAllocator final : public KvAllocator {
   RemoteFetch fetched_;                 // fetched since the last take_remote_fetch
   std::vector<Sequence> slots_;             // live sequences and free slots
   std::vector<std::uint32_t> free_slots_;   // the slots not live, the last freed on top
-  std::unordered_map<SeqId, std::uint32_t> index_;  // live sequence id -> slot
+  SeqSlotIndex index_;                      // live sequence id -> slot
   SeqId max_indexed_ = 0;          // the largest id index_ ever held (0 before any)
   std::uint32_t newest_slot_ = 0;  // new_slot's last: admit's caller asks for its handle next
   std::vector<BlockMove> pending_copies_;

@@ -34,7 +34,7 @@ void PagedAllocator::validate() const {
     if (!s.live) continue;
     ++live;
     const SeqId id = s.id;
-    if (auto it = index_.find(id); it == index_.end() || it->second != slot)
+    if (index_.find(id) != slot)
       broken(seq_name(id) + " in slot " + std::to_string(slot) + " is not indexed by its id");
     if (id > max_indexed_)
       broken(seq_name(id) + " is above the largest id indexed (" + std::to_string(max_indexed_) + ")");
@@ -73,6 +73,7 @@ void PagedAllocator::validate() const {
              std::to_string(s.prompt_hashes.size()) + " prompt blocks but holds " + std::to_string(s.tokens) +
              " tokens" + (s.swapped ? " swapped out" : ""));
   }
+  if (!index_.valid()) broken("the sequence index has an entry its probe cannot reach");
   if (live != static_cast<std::int64_t>(index_.size()) ||
       free_slots_.size() + index_.size() != slots_.size())
     broken(std::to_string(live) + " live slots, " + std::to_string(index_.size()) + " indexed sequences, " +
