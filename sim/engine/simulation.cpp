@@ -313,9 +313,13 @@ void Simulation::on_arrival() {
   // A request joining the back of a waiting queue whose head the run's plans leave waiting
   // is planned by none of them (its prompt's keys, held for the prefix cache, aside). With
   // LoRA adapters a policy may skip the head and admit one behind it (vLLM's max_loras).
-  if (replica.num_waiting() == 0 || replica.scheduler().settings().async_steps > 0 || replica.scheduler().adapters() ||
-      (!r->block_hashes.empty() && replica.allocator().caches_prefixes()))
-    cut_run(replica);
+  // Joining the waiting queue changes neither the allocator nor the running requests: the run
+  // settles when its iteration in flight ends (stop_run). Holding a prompt's keys, adapters
+  // and steps planned ahead change more now.
+  const bool cut = replica.scheduler().settings().async_steps > 0 || replica.scheduler().adapters() ||
+                   (!r->block_hashes.empty() && replica.allocator().caches_prefixes());
+  if (cut) cut_run(replica);
+  else if (replica.num_waiting() == 0) stop_run(replica);
   ++replica.routed_requests;
   replica.routed_tokens += r->final_tokens();
   ++arrived_;

@@ -198,6 +198,12 @@ class Simulation {
   std::int64_t run_limit(const Replica& replica, std::int64_t left) const;
   // Ends replica's run now (settled): something outside it is about to change replica's state.
   void cut_run(Replica& replica);
+  // Ends replica's run after its iteration in flight, which then settles it with the plan's
+  // pass (on_iteration_end): one walk over its requests and sequences where cut_run's settle
+  // now and the plan's pass later would each take their cache misses. Only for what changes
+  // neither the allocator nor the running requests before that end (an arrival that joins
+  // the waiting queue); memory queries meanwhile read the run's free slots (Replica::run_free_slots).
+  void stop_run(Replica& replica);
   // Deferred decode runs (defer_runs_): where on_iteration_end would queue the end of replica's
   // run iteration in flight (started at `start`, ending at `end`), it prices the next repeats
   // ahead instead and queues only the last one's end. Whatever reads or changes replica before

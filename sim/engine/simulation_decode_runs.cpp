@@ -33,8 +33,12 @@ void Simulation::undefer_runs() {
 }
 
 void Simulation::cut_run(Replica& replica) {
-  undefer_run(replica);
+  stop_run(replica);
   settle_run(replica);
+}
+
+void Simulation::stop_run(Replica& replica) {
+  undefer_run(replica);
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   run.left = 0;
   run.chained = false;
