@@ -21,14 +21,35 @@ using SeqHandles = boost::container::small_vector<alloc::SeqHandle, 1>;
 
 enum class RequestState { kWaiting, kRunning, kSwapped, kFinished };
 
-struct Request {
-  // From the trace.
+// Aligned to a cache line, with what every pass over a running batch reads (settling a
+// decode run, applying a plan, beginning a run, planning decodes) in its first two lines:
+// in a fleet those passes find a request cold, and pay a miss for each line they touch.
+struct alignas(64) Request {
+  // ---- The first two cache lines: a running batch's passes read these. ----
+  std::int64_t prompt_tokens = 0;   // from the trace
+  std::int64_t output_tokens = 0;   // from the trace: tokens to generate, >= 1
+  std::int64_t generated = 0;       // output tokens generated so far, per sequence
+  std::int64_t to_prefill = 0;      // tokens of the pending prefill (prompt, + generated after
+                                    // a recompute); 0 once the prefill is done
+  std::int64_t prefilled = 0;       // of to_prefill, tokens whose KV is computed or cached
+  double first_token_s = -1;
+  double last_token_s = -1;         // when the newest token came out
+  double max_token_gap_s = 0;       // longest time between two consecutive tokens
+  RequestState state = RequestState::kWaiting;  // in the current residency
+  std::int32_t n = 1;               // from the trace: parallel samples
+  std::int32_t beam_width = 1;      // from the trace: beams (> 1: beam search)
+  // Speculative decoding: the step went through grow_proposed (the engine verifies it when
+  // the step ends); the step's counts are below.
+  bool spec_step = false;
+  // Live allocator sequences; empty while waiting. One inline (a request without parallel
+  // samples or beams, most of them): the engine's passes over a batch read it with the
+  // request, not from a heap block of its own.
+  SeqHandles seqs;
+  double finish_s = -1;
+
+  // ---- The rest: from the trace. ----
   std::uint64_t id = 0;
   double arrival_s = 0;
-  std::int64_t prompt_tokens = 0;
-  std::int64_t output_tokens = 0;  // tokens to generate, >= 1
-  std::int32_t n = 1;              // parallel samples
-  std::int32_t beam_width = 1;     // beams (> 1: beam search)
   // Prefix-cache keys of the prompt's full blocks; after a recompute preemption under a
   // policy that keeps the preempted request's blocks cached (SchedulerTraits::
   // caches_preempted_blocks), of every full block it had computed, generated tokens included.
@@ -36,22 +57,11 @@ struct Request {
   std::int32_t adapter = -1;       // LoRA adapter (>= 0), or -1: the base model
 
   // Progress in the current residency.
-  RequestState state = RequestState::kWaiting;
-  std::int64_t generated = 0;      // output tokens generated so far, per sequence
-  std::int64_t to_prefill = 0;     // tokens of the pending prefill (prompt, + generated after
-                                   // a recompute); 0 once the prefill is done
-  std::int64_t prefilled = 0;      // of to_prefill, tokens whose KV is computed or cached
-  // Live allocator sequences; empty while waiting. One inline (a request without parallel
-  // samples or beams, most of them): the engine's passes over a batch read it with the
-  // request, not from a heap block of its own.
-  SeqHandles seqs;
   bool preempted_now = false;      // preempted in the iteration being scheduled
   bool adapter_pinned = false;     // holds a pin on its adapter (from admission to free)
   // Speculative decoding: the step planned for this request verifies `spec_proposed` proposed
   // tokens, of which verification accepts `spec_accepted` (drawn when planned). Both 0 when
-  // the step proposes nothing; `spec_step`: the step went through grow_proposed (the engine
-  // verifies it when the step ends).
-  bool spec_step = false;
+  // the step proposes nothing.
   std::int64_t spec_proposed = 0;
   std::int64_t spec_accepted = 0;
   std::int64_t spec_emitted = 0;   // tokens the step emits: 1 + the accepted ones up to the
@@ -59,12 +69,8 @@ struct Request {
 
   std::int32_t replica = 0;        // the replica the router sent it to (0 with one replica)
 
-  // Measurements.
+  // Measurements (first_token_s, last_token_s, max_token_gap_s and finish_s above).
   double first_scheduled_s = -1;
-  double first_token_s = -1;
-  double finish_s = -1;
-  double last_token_s = -1;            // when the newest token came out
-  double max_token_gap_s = 0;          // longest time between two consecutive tokens
   std::int32_t preemptions = 0;        // recompute + swap
   std::int32_t recomputes = 0;
   std::int64_t swapped_blocks = 0;     // blocks moved GPU->CPU and back, summed
