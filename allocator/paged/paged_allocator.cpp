@@ -88,6 +88,7 @@ std::uint32_t PagedAllocator::new_slot(SeqId seq) {
   s.swapped = false;
   s.table.clear();
   s.prompt_hashes.clear();
+  s.caching_prompt = false;
   s.hashed_blocks = 0;
   s.pending = s.pending_rejected = s.pending_lookahead = 0;
   return i;
@@ -306,6 +307,7 @@ AdmitResult PagedAllocator::do_admit(const AdmitRequest& req) {
   check_sequence(s);
   if (cache_ && hashed_now < n_hashes) {
     s.prompt_hashes.assign(req.prompt_block_hashes.begin(), req.prompt_block_hashes.end());
+    s.caching_prompt = true;
     s.hashed_blocks = static_cast<std::size_t>(hashed_now);
   }
 
@@ -330,6 +332,7 @@ void PagedAllocator::cache_filled_prompt_blocks(Sequence& s) {
     cache_block(s.table[s.hashed_blocks], s.prompt_hashes[s.hashed_blocks]);
   if (s.hashed_blocks == s.prompt_hashes.size()) {
     s.prompt_hashes = {};  // the prompt is complete: nothing left to cache
+    s.caching_prompt = false;
     s.hashed_blocks = 0;
   }
 }
@@ -402,7 +405,7 @@ bool PagedAllocator::append_slow(Sequence& s, SeqId seq, std::int64_t n, bool pr
     n -= w;
   }
   s.final_tokens = std::max(s.final_tokens, s.tokens);
-  if (!s.prompt_hashes.empty()) cache_filled_prompt_blocks(s);
+  if (s.caching_prompt) cache_filled_prompt_blocks(s);
   check_sequence(s);
   return true;
 }
@@ -452,6 +455,7 @@ void PagedAllocator::free(SeqId seq) {
   s.live = false;
   s.table.clear();
   s.prompt_hashes.clear();
+  s.caching_prompt = false;
   index_.erase(seq);
   free_slots_.push_back(i);
 }

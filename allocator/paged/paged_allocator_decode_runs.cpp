@@ -19,7 +19,7 @@ void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int
   by_room.assign(static_cast<std::size_t>(B), 0);
   for (const SeqHandle& h : seqs) {
     const Sequence& s = at(h);
-    if (s.swapped || s.pending > 0 || !s.prompt_hashes.empty() || (s.room > 0 && gpu_.ref_count(s.last) != 1))
+    if (s.swapped || s.pending > 0 || s.caching_prompt || (s.room > 0 && gpu_.ref_count(s.last) != 1))
       return;
     ++by_room[static_cast<std::size_t>(s.room)];
   }
@@ -86,7 +86,7 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
       }
   for (Sequence* sp : seq) {
     Sequence& s = *sp;
-    assert((s.room == 0 || gpu_.ref_count(s.last) == 1) && !s.swapped && s.prompt_hashes.empty());
+    assert((s.room == 0 || gpu_.ref_count(s.last) == 1) && !s.swapped && !s.caching_prompt);
     // The old last block fills up (or takes all the tokens); each new block holds B tokens
     // but the last, which holds what is left.
     if (rounds <= s.room) {

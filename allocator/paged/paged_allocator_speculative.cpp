@@ -60,7 +60,7 @@ void PagedAllocator::verify_proposed(SeqHandle h) {
     }
   }
   settle_last(s);
-  if (!s.prompt_hashes.empty()) cache_filled_prompt_blocks(s);
+  if (s.caching_prompt) cache_filled_prompt_blocks(s);
   check_sequence(s);
 }
 

@@ -67,6 +67,9 @@ void PagedAllocator::validate() const {
       if (cache_->cached(s.table[static_cast<std::size_t>(i)]))
         broken(seq_name(id) + "'s block " + std::to_string(s.table[static_cast<std::size_t>(i)]) +
                " holds proposed tokens and is cached");
+    if (s.caching_prompt == s.prompt_hashes.empty())
+      broken(seq_name(id) + (s.caching_prompt ? " is marked as caching its prompt but holds no prompt hashes"
+                                              : " holds prompt hashes but is not marked as caching its prompt"));
     if (!s.prompt_hashes.empty() &&
         (s.swapped || s.hashed_blocks != std::min(s.prompt_hashes.size(), static_cast<std::size_t>(s.committed() / block_size_))))
       broken(seq_name(id) + " has cached " + std::to_string(s.hashed_blocks) + " of " +
