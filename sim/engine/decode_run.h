@@ -61,7 +61,7 @@ struct DecodeRun {
   double inflight_start_s = 0, inflight_end_s = 0;
   std::int64_t chunk = 0;
   // The replica's queued iteration end carries it (Event::request); one queued before the
-  // last requeue (Simulation::cut_run) carries an older one and is stale.
+  // last requeue (Simulation::undefer_run, as a run stops) carries an older one and is stale.
   std::uint64_t stamp = 0;
   // A finish inside a run (Simulation::continue_run): at the end of the repeat in which a
   // request emits its last token, the run goes on with the others when the policy would plan
@@ -75,7 +75,7 @@ struct DecodeRun {
   std::vector<Member> members;
   std::int64_t started = 0;      // repeats started on the replica, ever (start_run_iteration)
   std::int64_t next_finish = 0;  // the least members[i].finish
-  bool chained = false;          // members and next_finish hold; cut_run clears it
+  bool chained = false;          // members and next_finish hold; stop_run clears it
 
   bool deferred() const { return ahead_started < ahead.size(); }
 

@@ -195,7 +195,7 @@ void Simulation::run(const ProgressFn& progress) {
     } else if (e->kind == EventKind::kTransferEnd) {
       on_transfer_end(*e);
     } else {
-      if (e->request != runs_[static_cast<std::size_t>(e->replica)].stamp) continue;  // requeued (cut_run)
+      if (e->request != runs_[static_cast<std::size_t>(e->replica)].stamp) continue;  // requeued (undefer_run)
       const double started = on_iteration_end(replicas_[static_cast<std::size_t>(e->replica)], e->time);
       if (progress_due()) {
         progress(started, arrived_, finished_count_);
