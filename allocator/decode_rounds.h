@@ -31,11 +31,13 @@ struct DecodeRound {
     m.rounding += rounding;
     m.free += free;
   }
+  friend bool operator==(const DecodeRound&, const DecodeRound&) = default;
 };
 
 struct DecodeRounds {
   std::int64_t rounds = 0;         // rounds promised; 0: none
   std::vector<DecodeRound> cycle;  // round j's change is cycle[(j - 1) % cycle.size()]
+  friend bool operator==(const DecodeRounds&, const DecodeRounds&) = default;
 };
 
 }  // namespace pagesim::alloc

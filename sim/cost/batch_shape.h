@@ -32,6 +32,8 @@ struct BatchShape {
                                             // sequences besides their one token (tokens)
   double verify_attention_pairs = 0;        // Σ p·c + p(p+1)/2: their query–key pairs (pairs)
 
+  friend bool operator==(const BatchShape&, const BatchShape&) = default;
+
   // Adds a prefill chunk of `new_tokens` (q >= 1) after `cached_tokens` (h >= 0);
   // `completes_prompt`: this chunk ends the prompt, so a token is sampled from it.
   void add_prefill_chunk(std::int64_t new_tokens, std::int64_t cached_tokens,

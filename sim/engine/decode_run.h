@@ -71,11 +71,19 @@ struct DecodeRun {
   struct Member {
     std::int64_t finish = 0;  // its last token comes at the end of repeat number `finish`
     std::int32_t seqs = 0;    // its sequences, consecutive in `seqs`
+    friend bool operator==(const Member&, const Member&) = default;
   };
   std::vector<Member> members;
   std::int64_t started = 0;      // repeats started on the replica, ever (start_run_iteration)
   std::int64_t next_finish = 0;  // the least members[i].finish
   bool chained = false;          // members and next_finish hold; stop_run clears it
+  // The replica's iteration in flight, which begins no run, had its plan applied as it started
+  // (Simulation::apply_ahead), while its requests were in the cache: its end applies nothing.
+  // `prepared`, besides: members, seqs, rounds, shape and next_finish hold what
+  // begin_run_at_end reads of the requests and the allocator for a run that begins at that
+  // end, and the replica's plan holds that run's plan (plan_running_decodes).
+  bool applied = false;
+  bool prepared = false;
 
   bool deferred() const { return ahead_started < ahead.size(); }
 

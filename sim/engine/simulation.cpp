@@ -169,6 +169,7 @@ void Simulation::run(const ProgressFn& progress) {
   for (IterationObserver* o : observers_)
     if (o->reads_iterations()) iteration_observers_.push_back(o);
   defer_runs_ = skip_decode_runs_ && order_unread && iteration_observers_.empty();
+  apply_ahead_ = defer_runs_ && !holders && !handoff_.enabled();
   deferred_.clear();
   listed_deferred_.assign(replicas_.size(), 0);
   maybe_idle_.clear();
@@ -206,7 +207,8 @@ void Simulation::run(const ProgressFn& progress) {
   }
   progress_ = nullptr;
 #ifndef NDEBUG
-  for (const DecodeRun& run : runs_) assert(run.left == 0 && run.lag == 0 && run.tokens == 0 && !run.deferred());
+  for (const DecodeRun& run : runs_)
+    assert(run.left == 0 && run.lag == 0 && run.tokens == 0 && !run.deferred() && !run.applied && !run.prepared);
 #endif
   for (const Replica& replica : replicas_) {
     const Scheduler& sched = replica.scheduler();
@@ -557,9 +559,10 @@ void Simulation::start_iteration(Replica& replica) {
   ++iterations_;
   replica.busy = true;
   if (skip_decode_runs_ && !retired) begin_run(replica, s, shape, price.swap_s);
-  schedule(now_s + dt, now_s, EventKind::kIterationEnd, replica.index(),
-           runs_[static_cast<std::size_t>(replica.index())].stamp);
+  const DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  schedule(now_s + dt, now_s, EventKind::kIterationEnd, replica.index(), run.stamp);
   mark_load(replica);
+  if (apply_ahead_ && !retired && run.left == 0) apply_ahead(replica, now_s + dt);
 }
 
 double Simulation::on_iteration_end(Replica& replica, double end) {
@@ -580,7 +583,8 @@ double Simulation::on_iteration_end(Replica& replica, double end) {
       if (!run.chained || continue_run(replica, t) == RunEnd::kNotFinish) {
         settle_run(replica);
         run.chained = false;
-        apply_plan(replica, t);
+        if (run.applied) run.applied = false;  // as the iteration started (apply_ahead)
+        else apply_plan(replica, t);
       }
       mark_load(replica);  // finished requests, hand-offs (a run finishes none, and takes none in)
       horizon_known = false;

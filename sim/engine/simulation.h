@@ -165,11 +165,25 @@ class Simulation {
   // admission (Scheduler::promises_running_decodes, admits_after_decodes), no backlog
   // waiting behind an empty queue.
   bool next_plan_decodes_running(const Replica& replica) const;
-  // begin_run_at_end's last steps, once replica.plan holds the running decodes, `left` bounds
-  // the repeats (no request finishes at the ends of the first left - 1) and `shape` is the
-  // next iteration's batch one token shorter per sequence: the allocator's rounds, the first
-  // sample and the price. False when the rounds do not qualify.
+  // begin_run_at_end's steps that read the requests and the allocator, once its conditions on
+  // the setup and the policy hold: sets replica.plan to the running decodes and the run's
+  // members, seqs, shape (the next iteration's batch one token shorter per sequence), rounds
+  // and next_finish. False when a request or the rounds do not qualify.
+  bool prepare_run_at_end(Replica& replica);
+  // The last steps of beginning a run whose rounds are known (begin_run_at_end, continue_run):
+  // the policy's admission check, the first sample and the price. False when they do not
+  // qualify.
+  bool start_rounds(Replica& replica, const BatchShape& shape);
+  // begin_rounds: the allocator's rounds for `left` repeats (no request finishes at the ends
+  // of the first left - 1) of replica.plan, the running decodes, then start_rounds.
   bool begin_rounds(Replica& replica, std::int64_t left, const BatchShape& shape);
+  // At the start of replica's iteration, which begins no run and ends at `end`: when applying
+  // its plan then changes nothing but its requests' prefill progress and tokens (none
+  // finishes, forks, speculates or keeps beams; no hand-off, global cache or adapters) and no
+  // one reads them before `end` (apply_ahead_), applies it now and prepares the run that may
+  // begin at `end` (DecodeRun::applied, prepared). In a fleet the requests are in the cache
+  // now and cold at `end`, when that end then reads none of them.
+  void apply_ahead(Replica& replica, double end);
   // What continue_run did at the end of replica's run.
   enum class RunEnd {
     kNotFinish,  // nothing: no chained request finishes here, or the finish cannot skip the
@@ -331,6 +345,9 @@ class Simulation {
   // A cluster's runs are deferred (defer_run): run() decides, as for run_ahead_ but with
   // disaggregation too, and only when no observer of the whole run reads iterations.
   bool defer_runs_ = false;
+  // Plans are applied as their iterations start (apply_ahead): run() decides, with deferred
+  // runs, no hand-offs and no observer that holds requests (none reads them in between).
+  bool apply_ahead_ = false;
   // With hand-offs: replicas whose runs defer_run deferred (some since caught up), each once.
   std::vector<std::int32_t> deferred_;
   std::vector<char> listed_deferred_;   // per replica: in deferred_

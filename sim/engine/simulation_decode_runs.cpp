@@ -150,8 +150,30 @@ bool Simulation::next_plan_decodes_running(const Replica& replica) const {
 }
 
 bool Simulation::begin_run_at_end(Replica& replica) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  if (run.prepared) {
+    // Prepared as the iteration started (apply_ahead). Only arrivals came since, which change
+    // the waiting queue alone: what reads the queue is asked again.
+    run.prepared = false;
+    if (!next_plan_decodes_running(replica)) return false;
+#ifndef NDEBUG
+    {  // what begin_run_at_end would prepare now, from the requests and the allocator
+      const DecodeRun prepared = run;
+      [[maybe_unused]] const bool again = may_begin_run_at_end(replica) && prepare_run_at_end(replica);
+      assert(again && run.members == prepared.members && run.seqs == prepared.seqs && run.rounds == prepared.rounds &&
+             run.shape == prepared.shape && run.next_finish == prepared.next_finish);
+    }
+#endif
+  } else if (!may_begin_run_at_end(replica) || !next_plan_decodes_running(replica) || !prepare_run_at_end(replica)) {
+    return false;
+  }
+  if (!start_rounds(replica, run.shape)) return false;
+  run.chained = true;
+  return true;
+}
+
+bool Simulation::prepare_run_at_end(Replica& replica) {
   Scheduler& scheduler = replica.scheduler();
-  if (!may_begin_run_at_end(replica) || !next_plan_decodes_running(replica)) return false;
   IterationPlan& plan = replica.plan;  // applied: schedule() would clear it first too
   if (!scheduler.plan_running_decodes(plan)) return false;
   // Iteration j from the next (j = 1) is planned so when no request finished at the ends of
@@ -174,10 +196,37 @@ bool Simulation::begin_run_at_end(Replica& replica) {
       shape.add_decode_seq(context);
     }
   }
-  if (!begin_rounds(replica, run_limit(replica, rest_least), shape)) return false;
+  const std::int64_t left = run_limit(replica, rest_least);
+  if (left <= 0) return false;
+  replica.allocator().decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
+  if (run.rounds.rounds <= 0) return false;
+  run.shape = shape;
   run.next_finish = run.started + rest_least;
-  run.chained = true;
   return true;
+}
+
+void Simulation::apply_ahead(Replica& replica, double end) {
+  const IterationPlan& plan = replica.plan;
+  if (!may_begin_run_at_end(replica)) return;
+  // apply_plan then changes these requests alone (no global cache, hand-off, fork, beam,
+  // speculative step or finish), and no one reads them before `end` (apply_ahead_).
+  for (const PrefillWork& w : plan.prefills) {
+    const Request* r = w.request;
+    if (!w.completes || r->width() != 1 || r->spec_step || r->generated + 1 >= r->output_tokens) return;
+  }
+  for (const Request* r : plan.decodes)
+    if (r->beam_width > 1 || r->spec_step || r->generated + 1 >= r->output_tokens) return;
+  for (const PrefillWork& w : plan.prefills) {
+    Request* r = w.request;
+    r->to_prefill = r->prefilled = 0;  // apply_plan's: the prefill completes
+    emit_token(r, end);
+  }
+  for (Request* r : plan.decodes) emit_token(r, end);
+  assert(std::none_of(plan.decodes.begin(), plan.decodes.end(),
+                      [](const Request* r) { return r->state == RequestState::kFinished; }));
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  run.applied = true;
+  run.prepared = next_plan_decodes_running(replica) && prepare_run_at_end(replica);
 }
 
 std::int64_t Simulation::run_limit(const Replica& replica, std::int64_t left) const {
@@ -190,11 +239,17 @@ std::int64_t Simulation::run_limit(const Replica& replica, std::int64_t left) co
 
 bool Simulation::begin_rounds(Replica& replica, std::int64_t left, const BatchShape& shape) {
   if (left <= 0) return false;
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  replica.allocator().decode_run_rounds(run.seqs, replica.scheduler().decode_repeat_free_slots(replica.plan), left,
+                                        &run.rounds);
+  return start_rounds(replica, shape);
+}
+
+bool Simulation::start_rounds(Replica& replica, const BatchShape& shape) {
   Scheduler& scheduler = replica.scheduler();
   const IterationPlan& plan = replica.plan;
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   alloc::KvAllocator& a = replica.allocator();
-  a.decode_run_rounds(run.seqs, scheduler.decode_repeat_free_slots(plan), left, &run.rounds);
   if (run.rounds.rounds <= 0 || scheduler.admits_after_decodes(run.rounds.cycle.front().blocks)) return false;
   // The sample start_iteration would take before the plan's appends (the first round).
   IterationSample& s = run.sample;
