@@ -89,8 +89,11 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
     assert((s.room == 0 || gpu_.ref_count(s.last) == 1) && !s.swapped && !s.caching_prompt);
     // The old last block fills up (or takes all the tokens); each new block holds B tokens
     // but the last, which holds what is left.
+    token_states_ += rounds;
+    s.tokens += rounds;
     if (rounds <= s.room) {
       gpu_.set_filled(s.last, gpu_.filled(s.last) + static_cast<std::int32_t>(rounds));
+      s.room -= static_cast<std::int32_t>(rounds);  // settle_last's, the table (cold) unread: same last block
     } else {
       if (s.room > 0) gpu_.set_filled(s.last, static_cast<std::int32_t>(B));
       const std::int64_t rest = rounds - s.room;  // tokens in new blocks
@@ -98,10 +101,8 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
       const std::size_t from = s.table.size() - static_cast<std::size_t>(fresh);
       for (std::size_t k = from; k + 1 < s.table.size(); ++k) gpu_.set_filled(s.table[k], static_cast<std::int32_t>(B));
       gpu_.set_filled(s.table.back(), static_cast<std::int32_t>(rest - (fresh - 1) * B));
+      settle_last(s);
     }
-    token_states_ += rounds;
-    s.tokens += rounds;
-    settle_last(s);
     s.final_tokens = std::max(s.final_tokens, s.tokens);
     check_sequence(s);
   }
