@@ -199,6 +199,10 @@ class KvAllocator {
     (void)max_rounds;
     out->rounds = 0;
   }
+  // A hint: brings the records of `seqs` towards the cache, where an engine is about to pass
+  // over a batch that the work in between has evicted. Changes nothing; the default does
+  // nothing. Handles that are not current are skipped.
+  virtual void prefetch(std::span<const SeqHandle> seqs) const { (void)seqs; }
   // `rounds` such rounds at once: the state ends as the rounds one by one would leave it.
   // REQUIRES: rounds <= the decode_run_rounds(seqs, ...) promised, with nothing changed since.
   virtual void grow_rounds(std::span<const SeqHandle> seqs, std::int64_t rounds) {

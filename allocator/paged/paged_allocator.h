@@ -125,6 +125,10 @@ class PagedAllocator final : public KvAllocator {
   void decode_run_rounds(std::span<const SeqHandle> seqs, std::int64_t keep_free_slots, std::int64_t max_rounds,
                          DecodeRounds* out) const override;
   void grow_rounds(std::span<const SeqHandle> seqs, std::int64_t rounds) override;
+  void prefetch(std::span<const SeqHandle> seqs) const override {
+    for (const SeqHandle& h : seqs)
+      if (h.slot < slots_.size()) __builtin_prefetch(&slots_[h.slot]);  // line 0: what a round reads
+  }
   bool holds_proposed_slots() const override { return true; }
   bool grow_proposed(SeqHandle h, const ProposedSlots& p) override;
   void verify_proposed(SeqHandle h) override;

@@ -258,6 +258,11 @@ void Simulation::prefetch_next(bool deep) const {
     prefetch_object(run.rounds.cycle[run.round], 32);
     if (!run.members.empty()) prefetch_object(run.members.front(), 64);
     if (!run.seqs.empty()) prefetch_object(run.seqs.front(), 64);
+  } else if (!run.prepared) {
+    // The event passes over the plan's requests (settling, applying and planning): their first
+    // two lines and their sequences.
+    for (const Request* r : replica.plan.decodes) prefetch_object(*r, 128);
+    if (run.lag > 0) replica.allocator().prefetch(run.seqs);
   }
 }
 
