@@ -5,8 +5,11 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <new>
 #include <optional>
+#include <utility>
+#include <vector>
 #include <fmt/format.h>
 #include "allocator/make_allocator.h"
 #include "allocator/paged/paged_allocator.h"
@@ -578,7 +581,7 @@ Run build_replica(const ExperimentConfig& c, bool with_source, bool check_paths,
   // An operators model whose GPU preset has no tables of its own is the gpu key's fault.
   const auto* operators = std::get_if<OperatorsCostSettings>(&c.cost);
   const bool tables_of_gpu = operators && operators->gpu.empty() && !operator_table_gpu(c.gpu);
-  run.cost = in_section(origin, tables_of_gpu ? "gpu" : "cost", [&] { return make_cost_model(cs); });
+  std::unique_ptr<CostModel> cost = in_section(origin, tables_of_gpu ? "gpu" : "cost", [&] { return make_cost_model(cs); });
   if (run.speculative.enabled() && run.speculative.k > 0) {
     // The drafter's passes: its own roofline model on the run's GPU, or a ratio of the target's.
     std::unique_ptr<CostModel> draft;
@@ -590,9 +593,10 @@ Run build_replica(const ExperimentConfig& c, bool with_source, bool check_paths,
       ds.tp = c.tensor_parallel;
       draft = in_section(origin, "speculative", [&] { return make_cost_model(ds); });
     }
-    run.cost = std::make_unique<SpeculativeCostModel>(std::move(run.cost), std::move(draft),
-                                                      c.speculative.draft_cost_ratio, run.speculative.k);
+    cost = std::make_unique<SpeculativeCostModel>(std::move(cost), std::move(draft), c.speculative.draft_cost_ratio,
+                                                  run.speculative.k);
   }
+  run.cost = std::move(cost);
   if (with_source) run.source = in_section(origin, "workload", [&] { return open_run_workload(c); });
   return run;
 }
@@ -630,10 +634,17 @@ Run build_replicas(const ExperimentConfig& c, const ServingKinds& kinds, bool ea
     if (first_of_config(i)) run.built_configs.push_back({&replica_config(c, i), built.allocator_spec, built.gpu});
   };
   note_built(0, run);
+  // The cost model of each configuration's first replica, which the others share (Run::cost).
+  std::vector<std::pair<const ExperimentConfig*, std::shared_ptr<const CostModel>>> costs{{&replica_config(c, 0), run.cost}};
   for (std::int64_t i = 1; i < c.replicas.count; ++i) {
     if (each_config_once && !first_of_config(i)) continue;
     Run other = build(i);
     note_built(i, other);
+    const ExperimentConfig* config = &replica_config(c, i);
+    if (first_of_config(i))
+      costs.emplace_back(config, other.cost);
+    else
+      other.cost = std::find_if(costs.begin(), costs.end(), [&](const auto& e) { return e.first == config; })->second;
     for (std::string& w : other.warnings)
       if (std::find(run.warnings.begin(), run.warnings.end(), w) == run.warnings.end())
         run.warnings.push_back(std::move(w));

@@ -60,7 +60,12 @@ std::vector<ClientStage> client_stages(const ExperimentConfig& c) {
 // keeps notes (every kind but operators), so other runs' summaries keep their bytes.
 nlohmann::ordered_json cost_notes_json(const std::vector<const Run*>& parts) {
   CostNotes sum;
-  for (const Run* part : parts) sum.merge(part->cost->notes());
+  std::vector<const CostModel*> summed;  // replicas of one configuration share a cost model (Run::cost)
+  for (const Run* part : parts) {
+    if (std::find(summed.begin(), summed.end(), part->cost.get()) != summed.end()) continue;
+    summed.push_back(part->cost.get());
+    sum.merge(part->cost->notes());
+  }
   if (sum.empty()) return nullptr;
   nlohmann::ordered_json j;
   for (const auto& [name, count] : sum.lookups) j["lookups"][name] = count;

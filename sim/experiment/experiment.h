@@ -76,7 +76,9 @@ struct Run {
   std::unique_ptr<traces::RequestSource> source;
   std::unique_ptr<alloc::KvAllocator> allocator;
   std::unique_ptr<Scheduler> scheduler;
-  std::unique_ptr<CostModel> cost;
+  // Immutable (cost_model.h): a cluster's replicas of one configuration share replica 0's of
+  // it (build_run), so that a fleet's iterations read one copy, not one per replica.
+  std::shared_ptr<const CostModel> cost;
   // LoRA adapters (the lora section; null without it), lent to the scheduler.
   std::unique_ptr<AdapterCache> adapters;
   double lora_adapter_bytes = 0, lora_slot_bytes = 0;  // one adapter; one vllm slot

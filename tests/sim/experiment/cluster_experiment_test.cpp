@@ -94,6 +94,20 @@ TEST_F(ClusterExperimentTest, CheckRunBuildsEachReplicaConfigurationOnceAndFails
     EXPECT_TRUE(throws_config_error(build, bad, 18, "cost.profile", {"replica 3: ", "missing.csv"}));
 }
 
+// The replicas of one configuration share its first replica's cost model (immutable), so that
+// a fleet's iterations read one copy; a replica with a configuration of its own has its own.
+TEST_F(ClusterExperimentTest, ReplicasOfOneConfigurationShareTheirCostModel) {
+  const std::string file = write("share.yaml", config("replicas:\n"
+                                                      "  count: 5\n"
+                                                      "  overrides:\n"
+                                                      "    - {index: 3, kv: {slots: 8192}}\n"));
+  const sim::Run run = build_run(parse_experiment(load_yaml_file(file), file));
+  ASSERT_EQ(run.other_replicas.size(), 4u);
+  for (const std::size_t i : {0u, 1u, 3u}) EXPECT_EQ(run.other_replicas[i].cost, run.cost) << "replica " << i + 1;
+  ASSERT_NE(run.other_replicas[2].cost, nullptr);
+  EXPECT_NE(run.other_replicas[2].cost, run.cost);
+}
+
 // A request that fits replica 0 but not replica 1's override is reported at the override's
 // line with replica 1's numbers, not the file's top-level ones.
 TEST_F(ClusterExperimentTest, AnUnschedulableRequestNamesTheReplicasOwnSetting) {

@@ -39,6 +39,22 @@ nlohmann::json summary(const fs::path& out) {
   return nlohmann::json::parse(testing::read_file(out / "summary.json"));
 }
 
+// A cluster's replicas of one configuration share one cost model (Run::cost), whose counters
+// then hold every replica's lookups: summary.json counts them once, as it sums the models of
+// replicas that each have their own (an override that repeats the file's settings).
+TEST_F(OperatorsCostExperimentTest, ReplicasSharingACostModelCountEachLookupOnce) {
+  const std::string cluster = experiment("{kind: operators, host: {step_s: 0.001}}") + "replicas: {count: 3";
+  const std::string shared = write("shared.yaml", cluster + "}\n");
+  const std::string own = write("own.yaml", cluster + ", overrides: [{index: 1, model: llama-2-7b}, {index: 2, model: llama-2-7b}]}\n");
+  run_experiment_file(shared, {}, dir_ / "shared");
+  run_experiment_file(own, {}, dir_ / "own");
+  const nlohmann::json a = summary(dir_ / "shared"), b = summary(dir_ / "own");
+  ASSERT_TRUE(a.contains("cost")) << a.dump(1);
+  EXPECT_GT(a["cost"]["lookups"]["gemm"].get<std::int64_t>(), 0);
+  EXPECT_EQ(a["cost"], b["cost"]);
+  EXPECT_EQ(a["requests_finished"], b["requests_finished"]);
+}
+
 TEST_F(OperatorsCostExperimentTest, SummaryCountsLookupsPerOperator) {
   const std::string file = write("ops.yaml", experiment("{kind: operators, host: {step_s: 0.001}}"));
   run_experiment_file(file, {}, dir_ / "out");
