@@ -165,6 +165,12 @@ void Simulation::run(const ProgressFn& progress) {
                             std::none_of(observers_.begin(), observers_.end(),
                                          [](const IterationObserver* o) { return o->reads_replica_order(); });
   run_ahead_ = skip_decode_runs_ && order_unread && !handoff_.enabled();
+  replica_observer_begin_.assign(1, 0);
+  replica_observer_list_.clear();
+  for (const auto& list : replica_observers_) {
+    replica_observer_list_.insert(replica_observer_list_.end(), list.begin(), list.end());
+    replica_observer_begin_.push_back(static_cast<std::uint32_t>(replica_observer_list_.size()));
+  }
   iteration_observers_.clear();
   for (IterationObserver* o : observers_)
     if (o->reads_iterations()) iteration_observers_.push_back(o);
@@ -341,7 +347,7 @@ void Simulation::on_arrival() {
   else if (!to_backlog)
     replica.scheduler().add_request(r);
   for (IterationObserver* o : observers_) o->on_arrival(*r);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_arrival(*r);
+  for (IterationObserver* o : observers_of(r->replica)) o->on_arrival(*r);
   if (to_backlog) {
     replica.backlog.push_back(
         {r->id, r->arrival_s, r->prompt_tokens, r->output_tokens, r->n, r->beam_width, r->adapter});
@@ -553,7 +559,7 @@ void Simulation::start_iteration(Replica& replica) {
   s.preemptions = static_cast<std::int32_t>(scheduler.preemptions_total() - replica.preemptions_reported);
   replica.preemptions_reported = scheduler.preemptions_total();
   for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(replica.index(), s, plan);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())]) o->on_iteration(s, plan);
+  for (IterationObserver* o : observers_of(replica.index())) o->on_iteration(s, plan);
   // The step just planned ran on the previous one's output: its finished requests' memory
   // comes back now (after the sample, which sees it held, as vLLM's scheduler did). The
   // sample is then not what the next iterations repeat: no decode run starts from it.
@@ -704,7 +710,7 @@ void Simulation::apply_plan(Replica& replica, double end) {
 
 void Simulation::finish_request(Replica& replica, Request* r) {
   for (IterationObserver* o : observers_) o->on_request_finished(*r);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())]) o->on_request_finished(*r);
+  for (IterationObserver* o : observers_of(replica.index())) o->on_request_finished(*r);
   ++finished_count_;
   free_requests_.push_back(r);
 }

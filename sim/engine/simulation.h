@@ -323,7 +323,17 @@ class Simulation {
   std::vector<IterationObserver*> observers_;
   std::vector<IterationObserver*> token_observers_;  // those of observers_ added with tokens
   std::vector<IterationObserver*> iteration_observers_;  // those of observers_ that read iterations (run())
-  std::vector<std::vector<IterationObserver*>> replica_observers_;  // per replica
+  std::vector<std::vector<IterationObserver*>> replica_observers_;  // per replica, as added
+  // The same, flat (run() lays them out): replica i's are replica_observer_list_[
+  // replica_observer_begin_[i] .. replica_observer_begin_[i + 1]). A fleet's every iteration
+  // reads its replica's: two small arrays, not a heap block of its own per replica.
+  std::vector<std::uint32_t> replica_observer_begin_;
+  std::vector<IterationObserver*> replica_observer_list_;
+  std::span<IterationObserver* const> observers_of(std::int32_t replica) const {
+    const auto i = static_cast<std::size_t>(replica);
+    return {replica_observer_list_.data() + replica_observer_begin_[i],
+            replica_observer_list_.data() + replica_observer_begin_[i + 1]};
+  }
   std::unique_ptr<EventQueue> queue_;
   std::unique_ptr<BeamModel> beams_;
   std::int64_t hash_block_tokens_;

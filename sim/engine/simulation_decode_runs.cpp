@@ -232,7 +232,7 @@ void Simulation::apply_ahead(Replica& replica, double end) {
 std::int64_t Simulation::run_limit(const Replica& replica, std::int64_t left) const {
   for (const IterationObserver* o : observers_)
     left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
-  for (const IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())])
+  for (const IterationObserver* o : observers_of(replica.index()))
     left = std::min(left, o->decode_run_limit(replica.index(), replica.iterations));
   return left;
 }
@@ -366,7 +366,7 @@ void Simulation::start_run_iteration(Replica& replica, double now_s) {
   s.swap_out_blocks = s.swap_in_blocks = 0;
   s.preemptions = 0;
   for (IterationObserver* o : iteration_observers_) o->on_replica_iteration(replica.index(), s, replica.plan);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())])
+  for (IterationObserver* o : observers_of(replica.index()))
     o->on_iteration(s, replica.plan);
   ++replica.iterations;
   ++iterations_;

@@ -9,7 +9,7 @@ namespace pagesim::sim {
 void Simulation::hand_off(Replica& replica, Request* r) {
   handoff_.queue(replica, r);
   for (IterationObserver* o : observers_) o->on_handed_off(*r);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(replica.index())]) o->on_handed_off(*r);
+  for (IterationObserver* o : observers_of(replica.index())) o->on_handed_off(*r);
 }
 
 void Simulation::start_transfers(double now_s) {
@@ -31,7 +31,7 @@ void Simulation::start_transfers(double now_s) {
     mark_load(decoder);
     schedule(*end, now_s, EventKind::kTransferEnd, d, r->id);
     for (IterationObserver* o : observers_) o->on_transfer_started(*r, d);
-    for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(r->replica)]) o->on_transfer_started(*r, d);
+    for (IterationObserver* o : observers_of(r->replica)) o->on_transfer_started(*r, d);
   }
 }
 
@@ -49,7 +49,7 @@ void Simulation::on_transfer_end(const Event& e) {
     if (forked && r->beam_width > 1) beams_->on_group_forked(r->id, static_cast<std::int32_t>(r->seqs.size()));
   }
   for (IterationObserver* o : observers_) o->on_transfer_ended(*r);
-  for (IterationObserver* o : replica_observers_[static_cast<std::size_t>(to.index())]) o->on_transfer_ended(*r);
+  for (IterationObserver* o : observers_of(to.index())) o->on_transfer_ended(*r);
   if (!from.busy) start_iteration(from);
   if (!to.busy) start_iteration(to);
   mark_load(from);
