@@ -201,7 +201,7 @@ class KvAllocator {
   }
   // A hint: brings the records of `seqs` towards the cache, where an engine is about to pass
   // over a batch that the work in between has evicted. Changes nothing; the default does
-  // nothing. Handles that are not current are skipped.
+  // nothing. A handle that is not current costs a fetch in vain, nothing else.
   virtual void prefetch(std::span<const SeqHandle> seqs) const { (void)seqs; }
   // `rounds` such rounds at once: the state ends as the rounds one by one would leave it.
   // REQUIRES: rounds <= the decode_run_rounds(seqs, ...) promised, with nothing changed since.
