@@ -399,8 +399,10 @@ void plan_speculation(const ExperimentConfig& c, Run& run) {
 
 // One replica's parts from its settings; the workload source too when `with_source`; the
 // input files checked when `check_paths` (once per configuration: the check touches the file
-// system).
-Run build_replica(const ExperimentConfig& c, bool with_source, bool check_paths, const ServingKinds& kinds) {
+// system). `shared_cost`: an earlier replica's cost model, of the same configuration, which
+// this one shares (Run::cost) instead of building its own; null: built.
+Run build_replica(const ExperimentConfig& c, bool with_source, bool check_paths, const ServingKinds& kinds,
+                  std::shared_ptr<const CostModel> shared_cost) {
   const ConfigOrigin& origin = c.origin;
   const SchedulerDescriptor& policy = scheduler_kind(kinds, c.scheduler.kind);
   const AllocatorDescriptor& pool_kind = allocator_kind(kinds, c.allocator.kind);
@@ -571,32 +573,37 @@ Run build_replica(const ExperimentConfig& c, bool with_source, bool check_paths,
   }
 
   if (check_paths) check_input_paths(c);  // a missing trace or profile is named by its key, not by its reader
-  CostModelSpec cs{.model = run.model,
-                   .gpu = run.gpu,
-                   .tp = c.tensor_parallel,
-                   .settings = c.cost,
-                   .input_file = [](const std::string& path) { return input_file(path); },
-                   .max_num_seqs = c.scheduler.max_num_seqs,
-                   .max_num_batched_tokens = c.scheduler.max_num_batched_tokens};
-  // An operators model whose GPU preset has no tables of its own is the gpu key's fault.
-  const auto* operators = std::get_if<OperatorsCostSettings>(&c.cost);
-  const bool tables_of_gpu = operators && operators->gpu.empty() && !operator_table_gpu(c.gpu);
-  std::unique_ptr<CostModel> cost = in_section(origin, tables_of_gpu ? "gpu" : "cost", [&] { return make_cost_model(cs); });
-  if (run.speculative.enabled() && run.speculative.k > 0) {
-    // The drafter's passes: its own roofline model on the run's GPU, or a ratio of the target's.
-    std::unique_ptr<CostModel> draft;
-    const SpeculativeMethod m = run.speculative.method;
-    if (c.speculative.draft_cost_ratio < 0 && (m == SpeculativeMethod::kDraftModel || m == SpeculativeMethod::kEagle)) {
-      CostModelSpec ds;
-      ds.model = draft_model_of(c, run.model);
-      ds.gpu = run.gpu;
-      ds.tp = c.tensor_parallel;
-      draft = in_section(origin, "speculative", [&] { return make_cost_model(ds); });
+  if (shared_cost) {
+    run.cost = std::move(shared_cost);
+  } else {
+    CostModelSpec cs{.model = run.model,
+                     .gpu = run.gpu,
+                     .tp = c.tensor_parallel,
+                     .settings = c.cost,
+                     .input_file = [](const std::string& path) { return input_file(path); },
+                     .max_num_seqs = c.scheduler.max_num_seqs,
+                     .max_num_batched_tokens = c.scheduler.max_num_batched_tokens};
+    // An operators model whose GPU preset has no tables of its own is the gpu key's fault.
+    const auto* operators = std::get_if<OperatorsCostSettings>(&c.cost);
+    const bool tables_of_gpu = operators && operators->gpu.empty() && !operator_table_gpu(c.gpu);
+    std::unique_ptr<CostModel> cost =
+        in_section(origin, tables_of_gpu ? "gpu" : "cost", [&] { return make_cost_model(cs); });
+    if (run.speculative.enabled() && run.speculative.k > 0) {
+      // The drafter's passes: its own roofline model on the run's GPU, or a ratio of the target's.
+      std::unique_ptr<CostModel> draft;
+      const SpeculativeMethod m = run.speculative.method;
+      if (c.speculative.draft_cost_ratio < 0 && (m == SpeculativeMethod::kDraftModel || m == SpeculativeMethod::kEagle)) {
+        CostModelSpec ds;
+        ds.model = draft_model_of(c, run.model);
+        ds.gpu = run.gpu;
+        ds.tp = c.tensor_parallel;
+        draft = in_section(origin, "speculative", [&] { return make_cost_model(ds); });
+      }
+      cost = std::make_unique<SpeculativeCostModel>(std::move(cost), std::move(draft), c.speculative.draft_cost_ratio,
+                                                    run.speculative.k);
     }
-    cost = std::make_unique<SpeculativeCostModel>(std::move(cost), std::move(draft), c.speculative.draft_cost_ratio,
-                                                  run.speculative.k);
+    run.cost = std::move(cost);
   }
-  run.cost = std::move(cost);
   if (with_source) run.source = in_section(origin, "workload", [&] { return open_run_workload(c); });
   return run;
 }
@@ -620,31 +627,34 @@ Run build_replicas(const ExperimentConfig& c, const ServingKinds& kinds, bool ea
   // at the line given) could not be built.
   const std::vector<std::int64_t> firsts = first_replica_of_each_config(c);
   auto first_of_config = [&](std::int64_t i) { return std::binary_search(firsts.begin(), firsts.end(), i); };
-  auto build = [&](std::int64_t i) {
+  auto build = [&](std::int64_t i, std::shared_ptr<const CostModel> shared_cost) {
     try {
-      return build_replica(replica_config(c, i), i == 0 && !workload, first_of_config(i), kinds);
+      return build_replica(replica_config(c, i), i == 0 && !workload, first_of_config(i), kinds, std::move(shared_cost));
     } catch (const ConfigError& e) {
       if (c.replicas.count == 1) throw;
       throw ConfigError(e.file(), e.line(), e.key(), fmt::format("replica {}: {}", i, e.message()));
     }
   };
-  Run run = build(0);
+  Run run = build(0, nullptr);
   if (workload) run.source = std::move(workload);
   auto note_built = [&](std::int64_t i, const Run& built) {
     if (first_of_config(i)) run.built_configs.push_back({&replica_config(c, i), built.allocator_spec, built.gpu});
   };
   note_built(0, run);
-  // The cost model of each configuration's first replica, which the others share (Run::cost).
-  std::vector<std::pair<const ExperimentConfig*, std::shared_ptr<const CostModel>>> costs{{&replica_config(c, 0), run.cost}};
+  // A replica of a configuration built before shares the cost model of that configuration's
+  // first replica (Run::cost): built once a configuration, not once a replica (an operators
+  // model reads its tables).
+  auto shared_cost = [&](std::int64_t i) -> std::shared_ptr<const CostModel> {
+    if (first_of_config(i)) return nullptr;
+    const ExperimentConfig* config = &replica_config(c, i);
+    const std::int64_t first =
+        *std::find_if(firsts.begin(), firsts.end(), [&](std::int64_t j) { return &replica_config(c, j) == config; });
+    return first == 0 ? run.cost : run.other_replicas[static_cast<std::size_t>(first - 1)].cost;
+  };
   for (std::int64_t i = 1; i < c.replicas.count; ++i) {
     if (each_config_once && !first_of_config(i)) continue;
-    Run other = build(i);
+    Run other = build(i, shared_cost(i));
     note_built(i, other);
-    const ExperimentConfig* config = &replica_config(c, i);
-    if (first_of_config(i))
-      costs.emplace_back(config, other.cost);
-    else
-      other.cost = std::find_if(costs.begin(), costs.end(), [&](const auto& e) { return e.first == config; })->second;
     for (std::string& w : other.warnings)
       if (std::find(run.warnings.begin(), run.warnings.end(), w) == run.warnings.end())
         run.warnings.push_back(std::move(w));
