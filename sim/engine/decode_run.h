@@ -55,11 +55,10 @@ struct DecodeRun {
   // Deferred (Simulation::defer_run): the durations of the repeats priced ahead, each started
   // when its turn comes; ahead[ahead_started..] are still to start. The iteration in flight
   // started at inflight_start_s and ends at inflight_end_s; the replica's iteration end is
-  // queued at the last priced repeat's end. `chunk`: how many the next deferral prices.
+  // queued at the last priced repeat's end.
   std::vector<double> ahead;
   std::size_t ahead_started = 0;
   double inflight_start_s = 0, inflight_end_s = 0;
-  std::int64_t chunk = 0;
   // The replica's queued iteration end carries it (Event::request); one queued before the
   // last requeue (Simulation::undefer_run, as a run stops) carries an older one and is stale.
   std::uint64_t stamp = 0;
