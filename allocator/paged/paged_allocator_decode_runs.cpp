@@ -41,15 +41,11 @@ void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int
     }
   }
   out->rounds = rounds;
-  out->cycle.assign(static_cast<std::size_t>(B), DecodeRound{});
-  for (std::int64_t k = 0; k < B; ++k) {
-    DecodeRound& r = out->cycle[static_cast<std::size_t>(k)];
-    const std::int64_t c = by_room[static_cast<std::size_t>(k)];
-    r.token_states = n;
-    r.rounding = c * B - n;
-    r.free = -c * B;
-    r.blocks = c;
-  }
+  out->seqs = n;
+  out->block_slots = B;
+  out->cycle_blocks.resize(static_cast<std::size_t>(B));
+  for (std::int64_t k = 0; k < B; ++k)
+    out->cycle_blocks[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(by_room[static_cast<std::size_t>(k)]);
 }
 
 void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t rounds) {

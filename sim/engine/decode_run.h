@@ -47,7 +47,7 @@ struct DecodeRun {
   BatchShape shape;                    // its batch
   DecodeRunConstant price;             // the cost model's terms that stay the same in the run
   alloc::DecodeRounds rounds;          // how the allocator moves per iteration
-  std::size_t round = 0;               // the next repeat takes rounds.cycle[round] (repeats started mod size)
+  std::size_t round = 0;               // the next repeat takes rounds.round(round) (repeats started mod size)
   double swap_s = 0;                   // the swap seconds of an iteration without swaps
   std::int64_t lag = 0;                // rounds the allocator has not grown yet
   std::int64_t tokens = 0;             // tokens per request not handed to the requests yet

@@ -261,7 +261,6 @@ void Simulation::prefetch_next(bool deep) const {
   prefetch_object(replica.cost(), 640);
   if (run.deferred()) prefetch_object(run.ahead[run.ahead_started], 8);
   if (run.left > 0 || run.deferred()) {
-    prefetch_object(run.rounds.cycle[run.round], 32);
     if (!run.members.empty()) prefetch_object(run.members.front(), 64);
     if (!run.seqs.empty()) prefetch_object(run.seqs.front(), 64);
   } else if (!run.prepared) {

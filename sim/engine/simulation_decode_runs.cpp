@@ -251,7 +251,7 @@ bool Simulation::start_rounds(Replica& replica, const BatchShape& shape) {
   const IterationPlan& plan = replica.plan;
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   alloc::KvAllocator& a = replica.allocator();
-  if (run.rounds.rounds <= 0 || scheduler.admits_after_decodes(run.rounds.cycle.front().blocks)) return false;
+  if (run.rounds.rounds <= 0 || scheduler.admits_after_decodes(run.rounds.cycle_blocks.front())) return false;
   // The sample start_iteration would take before the plan's appends (the first round).
   IterationSample& s = run.sample;
   s = IterationSample{};
@@ -356,8 +356,8 @@ void Simulation::start_run_iteration(Replica& replica, double now_s) {
   } else {
     s.duration_s = run.repeat_seconds(replica.cost(), run.shape);
   }
-  const alloc::DecodeRound& round = run.rounds.cycle[run.round];
-  if (++run.round == run.rounds.cycle.size()) run.round = 0;
+  const alloc::DecodeRound round = run.rounds.round(run.round);
+  if (++run.round == run.rounds.cycle_size()) run.round = 0;
   round.apply_to(s.memory);
   replica.run_free_slots += round.free;
   mark_free_slots(replica);

@@ -102,7 +102,7 @@ TEST_P(DecodeRounds, ManyRoundsAtOnceLeaveThePoolAsRoundsOneByOne) {
         const AllocatorStats st = one.stats();
         const std::int64_t copies = st.pending_copies, evictions = st.prefix.evictions;
         for (const SeqHandle& h : seqs) ASSERT_TRUE(one.grow(h, 1));
-        const alloc::DecodeRound& r = promised.cycle[static_cast<std::size_t>(j) % promised.cycle.size()];
+        const alloc::DecodeRound r = promised.round(static_cast<std::size_t>(j) % promised.cycle_size());
         MemoryBreakdown expected = before;
         r.apply_to(expected);
         ASSERT_EQ(one.breakdown(), expected) << "round " << j + 1;
