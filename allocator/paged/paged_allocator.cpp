@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
+#include <numeric>
 #include <string>
 
 #include "allocator/paged/paged_misuse.h"
@@ -208,10 +210,21 @@ void PagedAllocator::release_gpu_block(BlockId b) {
   }
 }
 
-void PagedAllocator::release_gpu_table(const std::vector<BlockId>& table) {
+void PagedAllocator::release_gpu_table(const std::vector<BlockId>& table, std::int64_t tokens_held) {
   // Last blocks first: with LRU the deepest prefix blocks are evicted before their parents.
   if (cache_) {
     for (auto it = table.rbegin(); it != table.rend(); ++it) release_gpu_block(*it);
+    return;
+  }
+  if (!single_free_queue_ && gpu_.shared_blocks() == 0) {
+    // Every block of the table is its alone (ref_count 1) and holds what the table says
+    // (check_sequence): they go back, last first, as below, without reading their entries.
+    assert(std::all_of(table.begin(), table.end(), [&](BlockId b) { return gpu_.ref_count(b) == 1; }));
+    assert(std::accumulate(table.begin(), table.end(), std::int64_t{0},
+                           [&](std::int64_t sum, BlockId b) { return sum + gpu_.filled(b); }) == tokens_held);
+    gpu_.give_back_sole(table.rbegin(), table.rend());
+    owned_blocks_ -= static_cast<std::int64_t>(table.size());
+    token_states_ -= tokens_held;
     return;
   }
   // release_gpu_block's steps without a cache, the counters kept in registers.
@@ -449,7 +462,7 @@ void PagedAllocator::free(SeqId seq) {
     for (BlockId b : s.table)
       if (cpu_.drop_ref(b) == 0) cpu_.give_back(b);
   } else {
-    release_gpu_table(s.table);
+    release_gpu_table(s.table, s.tokens);
     logical_blocks_ -= static_cast<std::int64_t>(s.table.size());
   }
   s.live = false;

@@ -54,8 +54,10 @@
 //   the released queue is empty unless single_free_queue)
 //   a live sequence's slot is indexed by its id; room == |table| * B - tokens;
 //   last == table.back()
-//   ref_count(b) == number of occurrences of b in GPU block tables
-//   a block on the free list has ref_count 0 and is not cached
+//   ref_count(b) == number of occurrences of b in GPU block tables, for every block not on
+//   the free list (a free block's entry is meaningless: BlockPool::give_back_sole);
+//   shared_blocks() == the blocks that occur more than once
+//   a block on the free list occurs in no table and is not cached
 //   filled(b) == min(B, tokens - i*B) for every sequence holding b at index i
 //   token_states_ == Σ filled over owned blocks (pending proposed slots included);
 //   proposed_accepted_ + proposed_rejected_ + lookahead_ == Σ pending over sequences, each
@@ -330,7 +332,8 @@ class PagedAllocator final : public KvAllocator {
   // Drops one reference to GPU block b; at zero it becomes evictable (if cached) or free.
   void release_gpu_block(BlockId b);
   // release_gpu_block for each block of a freed sequence's table, last block first.
-  void release_gpu_table(const std::vector<BlockId>& table);
+  // tokens_held: the tokens its blocks hold (the sequence's).
+  void release_gpu_table(const std::vector<BlockId>& table, std::int64_t tokens_held);
   // Caches the full prompt blocks s has been appended up to. REQUIRES: the cache is on.
   void cache_filled_prompt_blocks(Sequence& s);
   // Prompt tokens served by `hits` leading cached blocks: all but the last token at most.

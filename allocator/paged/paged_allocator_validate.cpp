@@ -96,10 +96,12 @@ void PagedAllocator::validate() const {
         broken(std::string(what) + " block " + std::to_string(b) + " is on the free list twice");
       on_free[static_cast<std::size_t>(b)] = true;
     }
-    std::int64_t owned = 0, filled = 0;
+    std::int64_t owned = 0, filled = 0, shared = 0;
     for (std::size_t b = 0; b < refs.size(); ++b) {
       auto id = static_cast<BlockId>(b);
-      if (pool.ref_count(id) != refs[b])
+      // A free block's entry is meaningless (BlockPool::give_back_sole): only owned and kept
+      // blocks have their references counted.
+      if (!on_free[b] && pool.ref_count(id) != refs[b])
         broken(std::string(what) + " block " + std::to_string(b) + " has ref_count " +
                std::to_string(pool.ref_count(id)) + " but " + std::to_string(refs[b]) + " block-table references");
       if (on_free[b] && (refs[b] != 0 || is_unowned_kept(id)))
@@ -110,7 +112,11 @@ void PagedAllocator::validate() const {
         ++owned;
         filled += pool.filled(id);
       }
+      if (refs[b] > 1) ++shared;
     }
+    if (shared != pool.shared_blocks())
+      broken(std::string(what) + " pool counts " + std::to_string(pool.shared_blocks()) + " shared blocks, its tables " +
+             std::to_string(shared));
     return std::pair{owned, filled};
   };
   // Adapter weights hold one reference per block, from no block table.

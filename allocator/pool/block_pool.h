@@ -8,7 +8,9 @@
 //
 // Invariants (checked by its owner's validate):
 //   free_list_.size() + owned blocks == num_blocks
-//   a block on the free list has ref_count 0 and filled 0, and appears there once
+//   a block on the free list appears there once; its ref_count and filled are 0, or, if it
+//   came back through give_back_sole, what they were (take() resets them either way)
+//   shared_blocks_ == the blocks with ref_count >= 2
 // The pool hands out the lowest-numbered free blocks first at start-up, then LIFO, so runs
 // are deterministic. Not thread-safe.
 #pragma once
@@ -33,7 +35,7 @@ class BlockPool {
   BlockId take() {
     BlockId b = free_list_.back();
     free_list_.pop_back();
-    meta_[b].ref_count = 1;
+    meta_[b] = {.ref_count = 1, .filled = 0};
     return b;
   }
   // Returns an unreferenced block to the free list. REQUIRES: ref_count(b) == 0.
@@ -41,11 +43,29 @@ class BlockPool {
     meta_[b].filled = 0;
     free_list_.push_back(b);
   }
+  // Drops the only reference to each block of [first, last) and returns them to the free
+  // list in that order, as drop_ref and give_back each would, without touching their entries
+  // (a freed sequence's blocks: each a cache line, cold in a fleet): their ref_count and
+  // filled are then meaningless until take(). So a pool that uses it has no reader of a free
+  // block's entry. REQUIRES: each has ref_count 1 (shared_blocks() == 0 says so of every
+  // owned block), and none repeats.
+  template <class BlockIt>
+  void give_back_sole(BlockIt first, BlockIt last) {
+    free_list_.insert(free_list_.end(), first, last);
+  }
 
   std::int32_t ref_count(BlockId b) const { return meta_[b].ref_count; }
-  void add_ref(BlockId b) { ++meta_[b].ref_count; }
+  void add_ref(BlockId b) {
+    if (++meta_[b].ref_count == 2) ++shared_blocks_;
+  }
   // Drops one reference; returns the count left.
-  std::int32_t drop_ref(BlockId b) { return --meta_[b].ref_count; }
+  std::int32_t drop_ref(BlockId b) {
+    const std::int32_t left = --meta_[b].ref_count;
+    if (left == 1) --shared_blocks_;
+    return left;
+  }
+  // Blocks with more than one reference (a fork's, a prefix cache's hits).
+  std::int64_t shared_blocks() const { return shared_blocks_; }
 
   std::int32_t filled(BlockId b) const { return meta_[b].filled; }
   void set_filled(BlockId b, std::int32_t f) { meta_[b].filled = f; }
@@ -61,6 +81,7 @@ class BlockPool {
   std::int32_t block_size_;
   std::vector<BlockMeta> meta_;
   std::vector<BlockId> free_list_;  // LIFO stack of unowned blocks
+  std::int64_t shared_blocks_ = 0;
 };
 
 }  // namespace pagesim::alloc
