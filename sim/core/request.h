@@ -61,7 +61,7 @@ struct alignas(64) Request {
   bool adapter_pinned = false;     // holds a pin on its adapter (from admission to free)
   // Speculative decoding: the step planned for this request verifies `spec_proposed` proposed
   // tokens, of which verification accepts `spec_accepted` (drawn when planned). Both 0 when
-  // the step proposes nothing.
+  // the step proposes nothing, and whenever spec_step is false.
   std::int64_t spec_proposed = 0;
   std::int64_t spec_accepted = 0;
   std::int64_t spec_emitted = 0;   // tokens the step emits: 1 + the accepted ones up to the

@@ -54,7 +54,9 @@ IterationPrice price_iteration(Replica& replica, std::int64_t swap_out, std::int
   for (const Request* r : plan.decodes) {
     const std::int64_t context = r->prompt_tokens + r->generated;
     for (std::size_t i = 0; i < r->seqs.size(); ++i) shape.add_decode_seq(context);
-    if (r->spec_proposed > 0) shape.add_verified_tokens(r->spec_proposed, context);
+    // spec_proposed > 0 only in a speculative step; spec_step shares the line this pass reads.
+    assert(r->spec_step || (r->spec_proposed == 0 && r->spec_accepted == 0));
+    if (r->spec_step && r->spec_proposed > 0) shape.add_verified_tokens(r->spec_proposed, context);
     price.batch_seqs += static_cast<std::int64_t>(r->seqs.size());
   }
   alloc::KvAllocator& a = replica.allocator();
