@@ -48,8 +48,8 @@ void Simulation::defer_run(Replica& replica, double start, double end) {
   // A chunk prices the run up to its end (the next finish bounds `left`), at most 128 repeats:
   // in a fleet a queued end costs more than pricing repeats that an arrival's cut wastes (the
   // end's event reads the replica's state cold; the pricing reads the run alone), so chunks
-  // start large rather than doubling from a few (8, doubling: 0.97 of the CPU at 10,000
-  // replicas, bench/sim/README.md).
+  // start large (against chunks doubling from 8: 0.97 of the CPU at 10,000 replicas,
+  // bench/sim/README.md).
   constexpr std::int64_t kChunk = 128;
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   assert(!run.deferred() && run.left > 0 && !handoff_.head());
