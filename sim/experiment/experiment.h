@@ -76,8 +76,9 @@ struct Run {
   std::unique_ptr<traces::RequestSource> source;
   std::unique_ptr<alloc::KvAllocator> allocator;
   std::unique_ptr<Scheduler> scheduler;
-  // Immutable (cost_model.h): a cluster's replicas of one configuration share replica 0's of
-  // it (build_run), so that a fleet's iterations read one copy, not one per replica.
+  // Immutable (cost_model.h): a cluster's replicas of one configuration share the model of
+  // that configuration's first replica (build_run), so that a fleet's iterations read one
+  // copy, not one per replica.
   std::shared_ptr<const CostModel> cost;
   // LoRA adapters (the lora section; null without it), lent to the scheduler.
   std::unique_ptr<AdapterCache> adapters;
