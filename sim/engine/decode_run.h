@@ -83,6 +83,19 @@ struct DecodeRun {
   // end, and the replica's plan holds that run's plan (plan_running_decodes).
   bool applied = false;
   bool prepared = false;
+  // Deferred from the start of that iteration (Simulation::begin_ahead): the prepared run was
+  // begun then, as its end would begin it, and its repeats priced ahead from that end; the
+  // first replayed end begins it (its first repeat starts there, no run token counted).
+  // `applied` and `prepared` are spent; undefer_run gives them back and requeues that end.
+  bool begins_at_end = false;
+  // A run begun ahead that does not begin after all: its iteration's end, queued again, asks
+  // begin_run_at_end itself.
+  void unbegin() {
+    begins_at_end = false;
+    applied = prepared = true;
+    left = 0;
+    chained = false;
+  }
 
   bool deferred() const { return ahead_started < ahead.size(); }
 

@@ -570,9 +570,10 @@ void Simulation::start_iteration(Replica& replica) {
   replica.busy = true;
   if (skip_decode_runs_ && !retired) begin_run(replica, s, shape, price.swap_s);
   const DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
-  schedule(now_s + dt, now_s, EventKind::kIterationEnd, replica.index(), run.stamp);
   mark_load(replica);
   if (apply_ahead_ && !retired && run.left == 0) apply_ahead(replica, now_s + dt);
+  if (!(run.prepared && begin_ahead(replica, now_s, now_s + dt)))
+    schedule(now_s + dt, now_s, EventKind::kIterationEnd, replica.index(), run.stamp);
 }
 
 double Simulation::on_iteration_end(Replica& replica, double end) {

@@ -184,6 +184,15 @@ class Simulation {
   // begin at `end` (DecodeRun::applied, prepared). In a fleet the requests are in the cache
   // now and cold at `end`, when that end then reads none of them.
   void apply_ahead(Replica& replica, double end);
+  // After apply_ahead prepared a run (DecodeRun::prepared) at the start of replica's iteration,
+  // which started at `start` and ends at `end`: when the run defers (defer_runs_), asks now
+  // what begin_run_at_end would ask at `end` and, when the run begins, defers it from there
+  // (DecodeRun::begins_at_end): `end` is never queued. Only an arrival routed to replica can
+  // change the answer before `end`, and one that can (an empty waiting queue: stop_run)
+  // requeues `end` through undefer_run, which gives the prepared run back. In a fleet the
+  // replica's state is in the cache now; at `end` it would be cold. False, with the run still
+  // prepared, when it does not qualify.
+  bool begin_ahead(Replica& replica, double start, double end);
   // What continue_run did at the end of replica's run.
   enum class RunEnd {
     kNotFinish,  // nothing: no chained request finishes here, or the finish cannot skip the

@@ -20,6 +20,7 @@ void Simulation::undefer_run(Replica& replica) {
     ++run.stamp;
     schedule(run.inflight_end_s, run.inflight_start_s, EventKind::kIterationEnd, replica.index(), run.stamp);
   }
+  if (run.begins_at_end) run.unbegin();  // the end requeued above asks again
   run.ahead.clear();
   run.ahead_started = 0;
 }
@@ -86,8 +87,16 @@ void Simulation::replay_run(Replica& replica, const Event* before) {
     const double t = run.inflight_end_s;
     if (before && !queue_->pops_before(t, run.inflight_start_s, EventKind::kIterationEnd, replica.index(), *before))
       return;
-    // on_iteration_end's loop at t, the run going on (no token observers: run_ahead_).
-    run.count_tokens(t);
+    if (run.begins_at_end) {
+      // on_iteration_end at the end of the iteration begin_ahead deferred from: its plan
+      // applied ahead, the run begun then.
+      run.begins_at_end = false;
+      replica.busy = false;
+      mark_load(replica);
+    } else {
+      // on_iteration_end's loop at t, the run going on (no token observers: run_ahead_).
+      run.count_tokens(t);
+    }
     start_run_iteration(replica, t);
     run.inflight_start_s = t;
     run.inflight_end_s = t + run.sample.duration_s;
@@ -228,6 +237,25 @@ void Simulation::apply_ahead(Replica& replica, double end) {
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   run.applied = true;
   run.prepared = next_plan_decodes_running(replica) && prepare_run_at_end(replica);
+}
+
+bool Simulation::begin_ahead(Replica& replica, double start, double end) {
+  DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  assert(run.prepared && run.applied && run.left == 0 && !run.deferred());
+  if (!defer_runs_ || progress_due() || handoff_.head() || !next_plan_decodes_running(replica)) return false;
+  if (!begin_run_at_end(replica)) {
+    run.prepared = true;  // start_rounds refused, reading what `end` would read: it refuses there too
+    return false;
+  }
+  run.applied = false;
+  run.begins_at_end = true;
+  defer_run(replica, start, end);
+  if (!run.deferred()) {
+    // Its first repeat would end past the clock's range: defer_run queued `end`, which then
+    // begins the run as if nothing had been done ahead (and meets the range there).
+    run.unbegin();
+  }
+  return true;
 }
 
 std::int64_t Simulation::run_limit(const Replica& replica, std::int64_t left) const {
