@@ -72,6 +72,9 @@ RooflineCostModel::RooflineCostModel(ModelSpec model, GpuSpec gpu, int tp)
     g.m_per_query = 2 * group_layers * group_q_width * d / bw;
     attention_groups_.push_back(g);
   }
+  one_unbounded_group_ = attention_groups_.size() == 1 &&
+                         attention_groups_.front().kind != alloc::LayerGroupKind::kCrossAttention &&
+                         attention_groups_.front().window == 0;
 }
 
 double RooflineCostModel::mla_projection_elements() const {
@@ -122,6 +125,15 @@ void RooflineCostModel::init_latent_attention() {
 inline void RooflineCostModel::add_decode_attention(const BatchShape& batch, RooflinePart& part) const {
   const double seqs = static_cast<double>(batch.decode_seqs);
   const double ctx = static_cast<double>(batch.decode_context_tokens);
+  if (one_unbounded_group_ && batch.verify_tokens == 0) {
+    // The loop below for one self-attention group without a window and nothing verified
+    // (its verify terms add +0.0): every repeat of a decode run of most models.
+    const AttentionGroupCost& g = attention_groups_.front();
+    part.compute_seconds += ctx * g.c_per_pair;
+    part.memory_seconds += (ctx + seqs) * g.m_per_kv_token + seqs * g.m_per_query;
+    part.memory_seconds += seqs * state_m_per_seq_;
+    return;
+  }
   for (const AttentionGroupCost& g : attention_groups_) {
     double pairs = ctx;         // keys read = query-key pairs (one query per sequence)
     double written = seqs;      // the new token's KV

@@ -156,6 +156,9 @@ class RooflineCostModel final : public CostModel {
     double m_per_query = 0;      // Q read + O written per query token
   };
   std::vector<AttentionGroupCost> attention_groups_;  // in the model's group order
+  // One group that attends to every key of its sequence (no window, not cross-attention):
+  // add_decode_attention's short path.
+  bool one_unbounded_group_ = false;
   double state_m_per_seq_ = 0;          // recurrent state read + written per sequence
   double lm_c_per_seq_ = 0;             // 2·hidden·vocab/t FLOPs per sampled sequence
   double lm_m_weights_ = 0;             // LM head weight read, once per iteration
