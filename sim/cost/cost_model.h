@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +73,17 @@ class CostModel {
   // decode_context_tokens.
   virtual double decode_run_seconds(const BatchShape& batch, const DecodeRunConstant& /*c*/) const {
     return iteration_seconds(batch);
+  }
+  // The next out.size() repeats of a decode run after `batch`, priced at once (a deferred run's
+  // chunk, Simulation::defer_run): repeat i (from 0) has every context i + 1 tokens longer, and
+  // out[i] = decode_run_seconds(its batch, c) + add_s, bit for bit. REQUIRES: as for
+  // decode_run_seconds.
+  virtual void decode_repeat_seconds(BatchShape batch, const DecodeRunConstant& c, double add_s,
+                                     std::span<double> out) const {
+    for (double& seconds : out) {
+      batch.decode_context_tokens += batch.decode_seqs;
+      seconds = decode_run_seconds(batch, c) + add_s;
+    }
   }
 
   // Seconds to copy `blocks` KV blocks of `block_size` tokens (all layers) between GPU and CPU

@@ -242,6 +242,28 @@ double RooflineCostModel::decode_run_seconds(const BatchShape& batch, const Deco
   return c.before + out.decode_attention.seconds() + c.after;
 }
 
+void RooflineCostModel::decode_repeat_seconds(BatchShape batch, const DecodeRunConstant& c, double add_s,
+                                              std::span<double> out) const {
+  if (!c.varies || model_.mla.enabled() || !one_unbounded_group_ || batch.verify_tokens != 0) {
+    CostModel::decode_repeat_seconds(batch, c, add_s, out);
+    return;
+  }
+  // decode_run_seconds' sum with add_decode_attention's short path, its loads and checks out
+  // of the loop.
+  const AttentionGroupCost& g = attention_groups_.front();
+  const double seqs = static_cast<double>(batch.decode_seqs);
+  const double per_query = seqs * g.m_per_query;
+  const double state = seqs * state_m_per_seq_;
+  for (double& seconds : out) {
+    batch.decode_context_tokens += batch.decode_seqs;
+    const double ctx = static_cast<double>(batch.decode_context_tokens);
+    const double compute = ctx * g.c_per_pair;
+    double memory = (ctx + seqs) * g.m_per_kv_token + per_query;
+    memory += state;
+    seconds = c.before + std::max(compute, memory) + c.after + add_s;
+  }
+}
+
 double RooflineCostModel::swap_seconds(std::int64_t blocks, std::int64_t block_size) const {
   return swap_.seconds(blocks, block_size);
 }

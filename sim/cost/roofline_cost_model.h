@@ -130,6 +130,8 @@ class RooflineCostModel final : public CostModel {
   // order, around it).
   DecodeRunConstant decode_run_constant(const BatchShape& batch) const override;
   double decode_run_seconds(const BatchShape& batch, const DecodeRunConstant& c) const override;
+  void decode_repeat_seconds(BatchShape batch, const DecodeRunConstant& c, double add_s,
+                             std::span<double> out) const override;
   double swap_seconds(std::int64_t blocks, std::int64_t block_size) const override;
   std::string describe() const override;
 

@@ -64,17 +64,16 @@ void Simulation::defer_run(Replica& replica, double start, double end) {
   run.inflight_end_s = end;
   run.ahead.clear();
   run.ahead_started = 0;
-  const std::int64_t n = std::min(run.left, kChunk);
-  // start_run_iteration's pricing, on a copy of the batch: one token longer per repeat.
-  BatchShape shape = run.shape;
-  const CostModel& cost = replica.cost();
+  // start_run_iteration's pricing (DecodeRun::repeat_seconds), each repeat one token longer.
+  run.ahead.resize(static_cast<std::size_t>(std::min(run.left, kChunk)));
+  replica.cost().decode_repeat_seconds(run.shape, run.price, run.swap_s, run.ahead);
   double last_start = start, last_end = end;
-  for (std::int64_t i = 0; i < n; ++i) {
-    shape.decode_context_tokens += shape.decode_seqs;
-    const double d = run.repeat_seconds(cost, shape);
-    const double next = last_end + d;
-    if (!(next <= kMaxSimulatedSeconds)) break;  // the replay meets it and says so
-    run.ahead.push_back(d);
+  for (std::size_t i = 0; i < run.ahead.size(); ++i) {
+    const double next = last_end + run.ahead[i];
+    if (!(next <= kMaxSimulatedSeconds)) {  // the replay meets it and says so
+      run.ahead.resize(i);
+      break;
+    }
     last_start = last_end;
     last_end = next;
   }

@@ -304,6 +304,47 @@ TEST(CostRoofline, DecodeRunPriceIsIterationSecondsBitForBit) {
   }
 }
 
+// A deferred run's chunk, priced at once (decode_repeat_seconds), is each repeat's
+// decode_run_seconds() plus the added seconds, bit for bit: on every preset, at tp 1 and 2, on
+// the toy models with cross-attention and sliding-window groups, and with verified proposals
+// (which take the general path).
+TEST(CostRoofline, RepeatsPricedAtOnceAreEachRepeatsPriceBitForBit) {
+  std::vector<std::unique_ptr<RooflineCostModel>> models;
+  for (std::string_view name : model_preset_names()) {
+    models.push_back(std::make_unique<RooflineCostModel>(model_preset(name), gpu_preset("a100-40gb")));
+    try {
+      models.push_back(std::make_unique<RooflineCostModel>(model_preset(name), gpu_preset("a100-40gb"), 2));
+    } catch (const CostModelError&) {  // a model that does not split over 2 GPUs
+    }
+  }
+  models.push_back(std::make_unique<RooflineCostModel>(toy_with_groups(alloc::LayerGroupKind::kCrossAttention, 0, 5), toy_gpu()));
+  models.push_back(std::make_unique<RooflineCostModel>(toy_with_groups(alloc::LayerGroupKind::kSlidingWindow, 4, 0), toy_gpu(), 2));
+  for (const auto& model : models) {
+    const RooflineCostModel& r = *model;
+    SCOPED_TRACE(r.describe());
+    for (const std::int64_t seqs : {1, 5, 64}) {
+      for (const std::int64_t verify : {0, 3}) {
+        BatchShape b = decode_batch(seqs, 31 * seqs);
+        if (verify > 0) {
+          b.add_decode_seq(40);
+          b.add_verified_tokens(verify, 40);
+        }
+        const DecodeRunConstant c = r.decode_run_constant(b);
+        for (const double add_s : {0.0, 1.7e-5}) {
+          std::vector<double> chunk(257);
+          r.decode_repeat_seconds(b, c, add_s, chunk);
+          BatchShape repeat = b;
+          for (std::size_t i = 0; i < chunk.size(); ++i) {
+            repeat.decode_context_tokens += repeat.decode_seqs;
+            const double one = r.decode_run_seconds(repeat, c) + add_s;
+            ASSERT_EQ(std::memcmp(&one, &chunk[i], sizeof one), 0) << one << " vs " << chunk[i] << " at repeat " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(CostRoofline, TensorParallelReducesTime) {
   const ModelSpec opt = model_preset("opt-13b");
   const GpuSpec a100 = gpu_preset("a100-40gb");
