@@ -88,6 +88,10 @@ struct DecodeRun {
   // first replayed end begins it (its first repeat starts there, no run token counted).
   // `applied` and `prepared` are spent; undefer_run gives them back and requeues that end.
   bool begins_at_end = false;
+  // A repeat started ahead of the queue (on_iteration_end's loop) that would end past the
+  // clock's range, at this time: the end it starts at is queued, and raises the error when it
+  // pops, in the order the engine that plans every iteration would meet it. 0: none.
+  double out_of_range_end = 0;
   // A run begun ahead that does not begin after all: its iteration's end, queued again, asks
   // begin_run_at_end itself.
   void unbegin() {

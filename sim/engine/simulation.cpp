@@ -578,9 +578,12 @@ void Simulation::start_iteration(Replica& replica) {
 
 double Simulation::on_iteration_end(Replica& replica, double end) {
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
+  if (run.out_of_range_end > 0) [[unlikely]]
+    time_out_of_range(run.out_of_range_end, EventKind::kIterationEnd, replica.index(), 0);
   if (run.deferred()) replay_run(replica, nullptr);  // the repeats priced ahead start first
   assert(!run.deferred());
   double t = end;
+  double started = 0;  // when the iteration ending at t started, once t > end
   // The horizon below, once known: only applying a plan or starting transfers queues events.
   double horizon = 0;
   bool horizon_known = false;
@@ -610,6 +613,13 @@ double Simulation::on_iteration_end(Replica& replica, double end) {
     }
     start_run_iteration(replica, t);
     const double next = t + run.sample.duration_s;
+    if (!(next <= kMaxSimulatedSeconds) && t > end) [[unlikely]] {
+      // This repeat starts ahead of the queue: the engine that plans every iteration meets its
+      // end out of range at t, after the events queued before t, so the error waits for t.
+      run.out_of_range_end = next;
+      schedule(t, started, EventKind::kIterationEnd, replica.index(), run.stamp);
+      return t;
+    }
     // The engine that plans every iteration would queue this end and pop it before anything
     // that reads or changes replica: the next event, or with run_ahead_ the next arrival (only an
     // arrival touches replica; other replicas' events in between do not, TieOrder::kCanonical
@@ -624,6 +634,7 @@ double Simulation::on_iteration_end(Replica& replica, double end) {
       return t;
     }
     check_time(next, EventKind::kIterationEnd, replica.index());
+    started = t;
     t = next;
   }
 }

@@ -108,6 +108,34 @@ TEST_F(BadInput, MeasurementWindowAfterTheRunWarns) {
                  {"holds no iteration", "every window average"});
 }
 
+// A fleet whose iterations run past the clock's range (1e10 s) fails on the iteration the
+// engine that plans every iteration meets first, with its start, whether decode runs skip ahead
+// of the queue or not. They used to report a later iteration of another replica, met first
+// because its run went on past the other replicas' events, at the time of the event that
+// started the run instead of its own.
+TEST_F(BadInput, AFleetPastTheClocksRangeFailsWhereEveryIterationPlannedWould) {
+  write("limit.csv",
+        "prompt_tokens,arrival_s,output_tokens\n758,9999999998.612089,149\n1454,9999999998.629559,277\n"
+        "235,9999999998.695698,14\n869,9999999998.720589,130\n660,9999999998.806559,206\n"
+        "1138,9999999998.820312,32\n412,9999999998.834301,78\n1101,9999999998.922581,287\n"
+        "1414,9999999999.002760,108\n262,9999999999.035864,36\n");
+  const std::string fleet = "name: limit\n"
+                            "workload: {kind: trace, trace: {path: limit.csv, format: native}}\n"
+                            "model: opt-13b\n"
+                            "gpu: a100-40gb\n"
+                            "kv: {slots: 15728}\n"
+                            "replicas: {count: 3, router: least_outstanding}\n"
+                            "output: {iterations_stride: 0, requests_csv: false}\n";  // rows would stop runs ahead
+  const Result skipping = run(fleet);
+  const Result planned = run(fleet + "engine: {skip_decode_runs: false}\n");
+  EXPECT_EQ(planned.status, 1) << planned.err;
+  EXPECT_NE(planned.err.find("an iteration of replica 0 starting at 9999999999.980474 s would end at 10000000000.003582 s"),
+            std::string::npos)
+      << planned.err;
+  EXPECT_EQ(skipping.status, 1) << skipping.err;
+  EXPECT_EQ(skipping.err, planned.err);
+}
+
 TEST_F(BadInput, SwapPreemptionWithoutSwapSpace) {
   expect_error(synthetic() + "scheduler: {preemption: swap}\nallocator: {cpu_swap_gib: 0}\n", 9,
                "allocator.cpu_swap_gib", {"preemption: recompute"});
