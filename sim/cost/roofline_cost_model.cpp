@@ -248,19 +248,12 @@ void RooflineCostModel::decode_repeat_seconds(BatchShape batch, const DecodeRunC
     CostModel::decode_repeat_seconds(batch, c, add_s, out);
     return;
   }
-  // decode_run_seconds' sum with add_decode_attention's short path, its loads and checks out
-  // of the loop.
-  const AttentionGroupCost& g = attention_groups_.front();
-  const double seqs = static_cast<double>(batch.decode_seqs);
-  const double per_query = seqs * g.m_per_query;
-  const double state = seqs * state_m_per_seq_;
+  // decode_run_seconds' sum, inlined, without its checks and the breakdown it fills.
   for (double& seconds : out) {
     batch.decode_context_tokens += batch.decode_seqs;
-    const double ctx = static_cast<double>(batch.decode_context_tokens);
-    const double compute = ctx * g.c_per_pair;
-    double memory = (ctx + seqs) * g.m_per_kv_token + per_query;
-    memory += state;
-    seconds = c.before + std::max(compute, memory) + c.after + add_s;
+    RooflinePart decode;
+    add_decode_attention(batch, decode);
+    seconds = c.before + decode.seconds() + c.after + add_s;
   }
 }
 

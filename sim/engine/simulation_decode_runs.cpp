@@ -241,9 +241,9 @@ void Simulation::apply_ahead(Replica& replica, double end) {
 bool Simulation::begin_ahead(Replica& replica, double start, double end) {
   DecodeRun& run = runs_[static_cast<std::size_t>(replica.index())];
   assert(run.prepared && run.applied && run.left == 0 && !run.deferred());
-  if (!defer_runs_ || progress_due() || handoff_.head() || !next_plan_decodes_running(replica)) return false;
+  if (!defer_runs_ || progress_due() || handoff_.head()) return false;
   if (!begin_run_at_end(replica)) {
-    run.prepared = true;  // start_rounds refused, reading what `end` would read: it refuses there too
+    run.prepared = true;  // it read what `end` would read; `end` asks again
     return false;
   }
   run.applied = false;
