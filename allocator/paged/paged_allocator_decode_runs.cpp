@@ -88,8 +88,9 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
     token_states_ += rounds;
     s.tokens += rounds;
     if (rounds <= s.room) {
-      gpu_.set_filled(s.last, gpu_.filled(s.last) + static_cast<std::int32_t>(rounds));
       s.room -= static_cast<std::int32_t>(rounds);  // settle_last's, the table (cold) unread: same last block
+      // filled(last) == B - room: a store, without reading the block's entry (cold in a fleet).
+      gpu_.set_filled(s.last, static_cast<std::int32_t>(B) - s.room);
     } else {
       if (s.room > 0) gpu_.set_filled(s.last, static_cast<std::int32_t>(B));
       const std::int64_t rest = rounds - s.room;  // tokens in new blocks
