@@ -11,8 +11,11 @@
 namespace pagesim::sim {
 namespace {
 
-// Below this, std::sort's n log n is no slower than the passes' fixed cost (the counts).
-constexpr std::size_t kRadixMinSize = 4096;
+// Below this, std::sort's n log n is no slower than the passes' fixed cost (the counts):
+// lognormal latencies on this project's machine, std::sort against the passes, 27 against 27
+// ns a value at 200 values, 29 against 22 at 256, 35 against 12 at 720 (a fleet replica's
+// hour-tenth), 45 against 6 at 7,200 (bench/sim/sort_doubles_bench.cpp).
+constexpr std::size_t kRadixMinSize = 256;
 constexpr int kDigitBits = 11;
 constexpr int kPasses = (64 + kDigitBits - 1) / kDigitBits;  // 6
 constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;

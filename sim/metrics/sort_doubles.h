@@ -7,7 +7,7 @@
 // three or four. Equal values have equal bits, so the sequence is the one any correct sort
 // gives (and the sums over it the same) — except -0.0 and +0.0, which compare equal but
 // whose order sorting leaves open; the radix sort puts -0.0 first. A span holding a NaN, or
-// shorter than a few thousand values, goes to std::sort. Needs n doubles of scratch.
+// shorter than 256 values, goes to std::sort. Needs n doubles of scratch.
 #pragma once
 
 #include <span>
