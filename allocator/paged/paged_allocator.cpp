@@ -81,18 +81,17 @@ std::uint32_t PagedAllocator::new_slot(SeqId seq) {
   index_.insert(seq, i);
   max_indexed_ = std::max(max_indexed_, seq);
   newest_slot_ = i;
+  // A free slot is empty past its first line (free() leaves it so): only that line is
+  // written, and the second (cold in a fleet) is not read.
   Sequence& s = slots_[i];
+  assert(!s.live && s.table.empty() && !s.caching_prompt && s.prompt_hashes.empty() && s.hashed_blocks == 0 &&
+         s.pending == 0 && s.pending_rejected == 0 && s.pending_lookahead == 0);
   s.id = seq;
   s.tokens = s.final_tokens = 0;
   s.last = kNoBlock;
   s.room = 0;
   s.live = true;
   s.swapped = false;
-  s.table.clear();
-  s.prompt_hashes.clear();
-  s.caching_prompt = false;
-  s.hashed_blocks = 0;
-  s.pending = s.pending_rejected = s.pending_lookahead = 0;
   return i;
 }
 
@@ -454,10 +453,20 @@ bool PagedAllocator::cache_computed_blocks(SeqId seq, std::span<const BlockHash>
 void PagedAllocator::free(SeqId seq) {
   const std::uint32_t i = handle(seq).slot;
   Sequence& s = slots_[i];
-  proposed_accepted_ -= s.pending - s.pending_rejected - s.pending_lookahead;  // a preemption mid-step
-  proposed_rejected_ -= s.pending_rejected;
-  lookahead_ -= s.pending_lookahead;
-  s.pending = s.pending_rejected = s.pending_lookahead = 0;
+  // The slot's second line is read only when it holds something: pending_rejected and
+  // pending_lookahead are parts of `pending`, prompt_hashes is empty unless caching_prompt.
+  if (s.pending != 0) {  // a preemption mid-step
+    proposed_accepted_ -= s.pending - s.pending_rejected - s.pending_lookahead;
+    proposed_rejected_ -= s.pending_rejected;
+    lookahead_ -= s.pending_lookahead;
+    s.pending = s.pending_rejected = s.pending_lookahead = 0;
+  }
+  assert(s.pending_rejected == 0 && s.pending_lookahead == 0);
+  if (s.caching_prompt) {
+    s.prompt_hashes.clear();
+    s.hashed_blocks = 0;
+    s.caching_prompt = false;
+  }
   if (s.swapped) {
     for (BlockId b : s.table)
       if (cpu_.drop_ref(b) == 0) cpu_.give_back(b);
@@ -467,8 +476,6 @@ void PagedAllocator::free(SeqId seq) {
   }
   s.live = false;
   s.table.clear();
-  s.prompt_hashes.clear();
-  s.caching_prompt = false;
   index_.erase(seq);
   free_slots_.push_back(i);
 }

@@ -52,7 +52,8 @@
 // Invariants (validate() checks all of them):
 //   free list + released queue + owned + evictable-cached == num_blocks  (one state each;
 //   the released queue is empty unless single_free_queue)
-//   a live sequence's slot is indexed by its id; room == |table| * B - tokens;
+//   a live sequence's slot is indexed by its id; room == |table| * B - tokens; a free slot
+//   holds no table, prompt hashes or pending slots (new_slot writes only its first line);
 //   last == table.back()
 //   ref_count(b) == number of occurrences of b in GPU block tables, for every block not on
 //   the free list (a free block's entry is meaningless: BlockPool::give_back_sole);

@@ -31,7 +31,13 @@ void PagedAllocator::validate() const {
   std::int64_t accepted = 0, rejected = 0, lookahead = 0;
   for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
     const Sequence& s = slots_[slot];
-    if (!s.live) continue;
+    if (!s.live) {
+      // new_slot reuses it writing only its first line.
+      if (!s.table.empty() || s.caching_prompt || !s.prompt_hashes.empty() || s.hashed_blocks != 0 || s.pending != 0 ||
+          s.pending_rejected != 0 || s.pending_lookahead != 0)
+        broken("free slot " + std::to_string(slot) + " still holds a table, prompt hashes or pending slots");
+      continue;
+    }
     ++live;
     const SeqId id = s.id;
     if (index_.find(id) != slot)
