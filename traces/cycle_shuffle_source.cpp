@@ -81,6 +81,9 @@ std::optional<TraceRequest> CycleShuffleSource::next() {
   r.prompt_tokens = row.prompt_tokens;
   r.output_tokens = row.output_tokens;
   ++next_;
+  // The next request's row is a random one of the table (a cache miss once the table
+  // outgrows the caches, or the run's state evicts it): asked for now, read a request later.
+  if (next_ < order_.size()) __builtin_prefetch(&table_.rows[order_[next_]]);
   return r;
 }
 
