@@ -84,8 +84,7 @@ std::uint32_t PagedAllocator::new_slot(SeqId seq) {
   // A free slot is empty past its first line (free() leaves it so): only that line is
   // written, and the second (cold in a fleet) is not read.
   Sequence& s = slots_[i];
-  assert(!s.live && s.table.empty() && !s.caching_prompt && s.prompt_hashes.empty() && s.hashed_blocks == 0 &&
-         s.pending == 0 && s.pending_rejected == 0 && s.pending_lookahead == 0);
+  assert(!s.live && s.empty_past_first_line());
   s.id = seq;
   s.tokens = s.final_tokens = 0;
   s.last = kNoBlock;

@@ -263,6 +263,12 @@ class PagedAllocator final : public KvAllocator {
     std::int32_t pending_lookahead = 0;  // of `pending`: lookahead slots
     // Tokens whose KV is kept: all but the pending ones.
     std::int64_t committed() const { return tokens - pending; }
+    // What free() leaves past the first line of a slot it frees, and new_slot relies on (it
+    // writes only that line): no table, prompt hashes or pending slots.
+    bool empty_past_first_line() const {
+      return table.empty() && !caching_prompt && prompt_hashes.empty() && hashed_blocks == 0 && pending == 0 &&
+             pending_rejected == 0 && pending_lookahead == 0;
+    }
   };
 
   const Sequence& get(SeqId seq) const;

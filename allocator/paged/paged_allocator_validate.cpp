@@ -32,9 +32,7 @@ void PagedAllocator::validate() const {
   for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
     const Sequence& s = slots_[slot];
     if (!s.live) {
-      // new_slot reuses it writing only its first line.
-      if (!s.table.empty() || s.caching_prompt || !s.prompt_hashes.empty() || s.hashed_blocks != 0 || s.pending != 0 ||
-          s.pending_rejected != 0 || s.pending_lookahead != 0)
+      if (!s.empty_past_first_line())
         broken("free slot " + std::to_string(slot) + " still holds a table, prompt hashes or pending slots");
       continue;
     }

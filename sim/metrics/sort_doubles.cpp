@@ -11,10 +11,10 @@
 namespace pagesim::sim {
 namespace {
 
-// Below this, std::sort's n log n is no slower than the passes' fixed cost (the counts):
-// lognormal latencies on this project's machine, std::sort against the passes, 27 against 27
-// ns a value at 200 values, 29 against 22 at 256, 35 against 12 at 720 (a fleet replica's
-// hour-tenth), 45 against 6 at 7,200 (bench/sim/sort_doubles_bench.cpp).
+// Below this, std::sort's n log n is no slower than the passes' fixed cost (the counts).
+// From it the passes win: bench/sim/sort_doubles_bench.cpp, lognormal values on this
+// project's machine, std::sort against the passes, 28 against 23 ns a value at 256 values,
+// 33 against 12 at 720 (a fleet replica's latencies at 1,000 x 360 s), 43 against 6 at 7,200.
 constexpr std::size_t kRadixMinSize = 256;
 constexpr int kDigitBits = 11;
 constexpr int kPasses = (64 + kDigitBits - 1) / kDigitBits;  // 6
