@@ -353,7 +353,7 @@ std::int64_t PagedAllocator::append_cost(SeqId seq, const Sequence& s, std::int6
   if (s.swapped) misuse(seq_name(seq) + " is swapped out; swap it in before appending");
   if (n == 0) return 0;
   // A partly filled last block (room > 0) shared with a fork is copied on the first write.
-  const bool cow = s.room > 0 && gpu_.ref_count(s.last) > 1;
+  const bool cow = s.room > 0 && last_shared(s);
   return (cow ? 1 : 0) + (n > s.room ? blocks_for(n - s.room) : 0);
 }
 

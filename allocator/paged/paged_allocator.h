@@ -291,19 +291,21 @@ class PagedAllocator final : public KvAllocator {
   // Tokens s can take on append_to's inline path: its last block's free slots when that
   // block is its own and nothing else is due (no swap, no prompt block left to cache).
   std::int32_t inline_room(const Sequence& s) const {
-    return !s.swapped && s.pending == 0 && !s.caching_prompt && s.room > 0 && gpu_.ref_count(s.last) == 1
-               ? s.room
-               : 0;
+    return !s.swapped && s.pending == 0 && !s.caching_prompt && s.room > 0 && !last_shared(s) ? s.room : 0;
   }
+  // Whether s's last block has other references than s's (a write into it copies it first).
+  // A pool that shares no block answers without reading the block's entry, cold in a fleet
+  // (every owned block then has one reference). REQUIRES: s GPU-resident, with a last block.
+  bool last_shared(const Sequence& s) const { return gpu_.shared_blocks() > 0 && gpu_.ref_count(s.last) > 1; }
   // append(seq, n) on s: inline when the tokens fit s's own partly filled last block (a
   // decode, 15 times in 16 with blocks of 16), else append_slow.
   bool append_to(Sequence& s, SeqId seq, std::int64_t n) {
     if (n > 0 && n <= inline_room(s)) {
       const auto w = static_cast<std::int32_t>(n);
-      gpu_.set_filled(s.last, gpu_.filled(s.last) + w);
       token_states_ += w;
       s.tokens += w;
       s.room -= w;
+      gpu_.set_filled(s.last, block_size_ - s.room);  // filled(last) == B - room: a store, the entry unread
       s.final_tokens = std::max(s.final_tokens, s.tokens);
       check_sequence(s);
       return true;

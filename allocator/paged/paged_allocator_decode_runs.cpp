@@ -19,7 +19,7 @@ void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int
   by_room.assign(static_cast<std::size_t>(B), 0);
   for (const SeqHandle& h : seqs) {
     const Sequence& s = at(h);
-    if (s.swapped || s.pending > 0 || s.caching_prompt || (s.room > 0 && gpu_.ref_count(s.last) != 1))
+    if (s.swapped || s.pending > 0 || s.caching_prompt || (s.room > 0 && last_shared(s)))
       return;
     ++by_room[static_cast<std::size_t>(s.room)];
   }
