@@ -388,7 +388,7 @@ bool PagedAllocator::append_slow(Sequence& s, SeqId seq, std::int64_t n, bool pr
   if (n == 0) return true;
   if (s.room > 0) {
     BlockId last = s.last;
-    if (gpu_.ref_count(last) > 1) {  // copy-on-write: the first write to a shared block
+    if (last_shared(s)) {  // copy-on-write: the first write to a shared block
       BlockId copy = take_gpu_block();
       gpu_.set_filled(copy, gpu_.filled(last));
       token_states_ += gpu_.filled(last);
