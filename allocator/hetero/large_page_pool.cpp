@@ -263,7 +263,7 @@ void LargePagePool::validate(const std::vector<std::int32_t>& refs) const {
     if (on_free[static_cast<std::size_t>(l)]) broken("large page " + std::to_string(l) + " is free twice");
     on_free[static_cast<std::size_t>(l)] = true;
   };
-  for (BlockId l : large_pool_.free_list()) mark_free(l);
+  large_pool_.for_each_free(mark_free);
   std::uint64_t previous_release = 0;
   released_.for_each([&](const ReleasedBlockQueue::Entry& e) {
     mark_free(e.block);

@@ -131,8 +131,7 @@ class PagedAllocator final : public KvAllocator {
   void prefetch(std::span<const SeqHandle> seqs) const override {
     for (const SeqHandle& h : seqs)
       if (h.slot < slots_.size()) __builtin_prefetch(&slots_[h.slot]);  // line 0: what a round reads
-    // The free list's top: the blocks a round takes first.
-    if (const std::vector<BlockId>& free = gpu_.free_list(); !free.empty()) __builtin_prefetch(&free.back());
+    gpu_.prefetch_take();  // the free list's top: the blocks a round takes first
   }
   bool holds_proposed_slots() const override { return true; }
   bool grow_proposed(SeqHandle h, const ProposedSlots& p) override;

@@ -95,11 +95,11 @@ void PagedAllocator::validate() const {
   auto check_pool = [](const BlockPool& pool, const std::vector<std::int32_t>& refs, const char* what,
                        auto&& is_unowned_kept) {
     std::vector<bool> on_free(refs.size(), false);
-    for (BlockId b : pool.free_list()) {
+    pool.for_each_free([&](BlockId b) {
       if (on_free[static_cast<std::size_t>(b)])
         broken(std::string(what) + " block " + std::to_string(b) + " is on the free list twice");
       on_free[static_cast<std::size_t>(b)] = true;
-    }
+    });
     std::int64_t owned = 0, filled = 0, shared = 0;
     for (std::size_t b = 0; b < refs.size(); ++b) {
       auto id = static_cast<BlockId>(b);

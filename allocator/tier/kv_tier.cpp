@@ -69,7 +69,7 @@ void KvTier::validate() const {
     broken(*this, "holds " + std::to_string(size()) + " blocks, capacity is " + std::to_string(settings_.capacity_blocks));
   index_.validate(std::string(to_string(settings_.kind)) + " tier");
   std::vector<bool> on_free(static_cast<std::size_t>(pool_->num_blocks()), false);
-  for (BlockId b : pool_->free_list()) on_free[static_cast<std::size_t>(b)] = true;
+  pool_->for_each_free([&](BlockId b) { on_free[static_cast<std::size_t>(b)] = true; });
   for (BlockId b = 0; b < static_cast<BlockId>(pool_->num_blocks()); ++b) {
     const bool stored = index_.contains(b);
     if (policy_->contains(b) != stored)
