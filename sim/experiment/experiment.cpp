@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <limits>
 #include <optional>
 #include <unordered_set>
@@ -326,8 +327,8 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
   j["workload"] = run.source->describe();
   j["kv_slots"] = run.kv_slots;
   if (run.kv_budget) j["kv_budget"] = kv_budget_json(*run.kv_budget, vllm_family(c.vllm_version));
-  const nlohmann::ordered_json fields = s.to_json();
-  for (const auto& [k, v] : fields.items()) j[k] = v;
+  nlohmann::ordered_json fields = s.to_json();  // moved, not copied: a fleet's is megabytes
+  for (auto& [k, v] : fields.items()) j[k] = std::move(v);
   n.add_to(j);
   if (c.lora.enabled) {  // the adapters, and their traffic summed over the replicas
     AdapterCounters sum;
@@ -359,7 +360,11 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
     l["load_seconds"] = sum.load_seconds;
   }
   if (notes) *notes = std::move(n);
-  write_file_atomically(out / "summary.json", j.dump(2) + "\n");  // last: its presence means complete
+  // Last: its presence means complete. Streamed as j.dump(2) + "\n" would write it, without
+  // that text in memory beside the tree (23 MB at 10,000 replicas).
+  AtomicFile summary(out / "summary.json");
+  summary.stream() << std::setw(2) << j << '\n';
+  summary.commit();
   folder.keep();
   return s;
 }
