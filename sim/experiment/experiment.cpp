@@ -268,10 +268,10 @@ Summary run_experiment(const ExperimentConfig& c, const std::filesystem::path& o
       r.summary = std::move(replica_summaries[i]);
       per.push_back(std::move(r));
     }
-    const ClusterJson cj = cluster_json(std::string(enum_name(kRouterKindNames, c.replicas.router.kind)), per,
-                                        c.replicas.global_cache.enabled);
-    n.cluster = cj.cluster;
-    n.replicas = cj.replicas;
+    ClusterJson cj = cluster_json(std::string(enum_name(kRouterKindNames, c.replicas.router.kind)), per,
+                                  c.replicas.global_cache.enabled);
+    n.cluster = std::move(cj.cluster);
+    n.replicas = std::move(cj.replicas);
   }
   if (c.allocator.prefix_cache && simulation.requests_with_token_ids() == 0)
     n.warnings.push_back(warning(

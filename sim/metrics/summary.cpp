@@ -1,5 +1,7 @@
 #include "sim/metrics/summary.h"
 
+#include <utility>
+
 namespace pagesim::sim {
 namespace {
 
@@ -16,13 +18,13 @@ void flatten_into(const std::string& prefix, const nlohmann::ordered_json& j,
 
 nlohmann::ordered_json Summary::to_json() const { return record_json(*this); }
 
-void SummaryNotes::add_to(nlohmann::ordered_json& j) const {
+void SummaryNotes::add_to(nlohmann::ordered_json& j) {
   if (requests_dropped_oversize > 0) j["requests_dropped_oversize"] = requests_dropped_oversize;
   if (requests_truncated_oversize > 0) j["requests_truncated_oversize"] = requests_truncated_oversize;
   if (!warnings.empty()) j["warnings"] = warnings;
   if (!slo.is_null()) j["slo"] = slo;
   if (!cluster.is_null()) j["cluster"] = cluster;
-  if (!replicas.is_null()) j["replicas"] = replicas;
+  if (!replicas.is_null()) j["replicas"] = std::exchange(replicas, nullptr);
   if (!cost.is_null()) j["cost"] = cost;
   if (!speculative.is_null()) j["speculative"] = speculative;
 }
@@ -48,7 +50,6 @@ SummaryNotes SummaryNotes::read_from(const nlohmann::ordered_json& j) {
   if (j.contains("warnings")) n.warnings = j.at("warnings").get<std::vector<std::string>>();
   if (j.contains("slo")) n.slo = j.at("slo");
   if (j.contains("cluster")) n.cluster = j.at("cluster");
-  if (j.contains("replicas")) n.replicas = j.at("replicas");
   if (j.contains("cost")) n.cost = j.at("cost");
   if (j.contains("speculative")) n.speculative = j.at("speculative");
   return n;

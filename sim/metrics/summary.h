@@ -113,7 +113,9 @@ struct SummaryNotes {
   std::int64_t requests_truncated_oversize = 0;  // workload.oversize: truncate
   std::vector<std::string> warnings;             // settings that ran but deserve a look
   // Only with slo set / replicas.count > 1 (null otherwise): "slo" (slo.h), "cluster" and
-  // "replicas" (cluster_summary.h).
+  // "replicas" (cluster_summary.h). The per-replica array is summary.json's alone: add_to
+  // moves it there and read_from leaves it out, so the notes a sweep keeps for each point do
+  // not hold a fleet's megabytes.
   nlohmann::ordered_json slo, cluster, replicas;
   // Only under a cost model that keeps notes (cost.kind operators; null otherwise): "cost",
   // its lookups and extrapolated lookups per operator, summed over replicas.
@@ -122,10 +124,10 @@ struct SummaryNotes {
   // sweep.csv columns but for num_speculative_tokens, which would shadow the swept key.
   nlohmann::ordered_json speculative;
 
-  // Adds the non-empty notes to summary.json's object `j`.
-  void add_to(nlohmann::ordered_json& j) const;
-  // The notes add_to wrote into `j` (absent ones stay empty). Throws nlohmann::json::exception
-  // on a field of the wrong type.
+  // Adds the non-empty notes to summary.json's object `j`, moving `replicas` (null after it).
+  void add_to(nlohmann::ordered_json& j);
+  // The notes add_to wrote into `j` (absent ones stay empty), but for `replicas`. Throws
+  // nlohmann::json::exception on a field of the wrong type.
   static SummaryNotes read_from(const nlohmann::ordered_json& j);
 };
 
