@@ -52,7 +52,8 @@ class BlockPool {
     meta_[b] = {.ref_count = 1, .filled = 0};
     return b;
   }
-  // Asks for the line take() writes next (a hint).
+  // Asks for the free list's top, which the next take() reads (a hint; a block never used
+  // needs no read).
   void prefetch_take() const {
     if (!free_list_.empty()) __builtin_prefetch(&free_list_.back());
   }
