@@ -49,6 +49,6 @@ void BM_StdSort(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_SortDoubles)->Arg(128)->Arg(256)->Arg(720)->Arg(7200)->Arg(1 << 20);
-BENCHMARK(BM_StdSort)->Arg(128)->Arg(256)->Arg(720)->Arg(7200)->Arg(1 << 20);
+BENCHMARK(BM_SortDoubles)->Arg(64)->Arg(128)->Arg(256)->Arg(720)->Arg(2048)->Arg(4096)->Arg(7200)->Arg(1 << 20);
+BENCHMARK(BM_StdSort)->Arg(64)->Arg(128)->Arg(256)->Arg(720)->Arg(2048)->Arg(4096)->Arg(7200)->Arg(1 << 20);
 BENCHMARK_MAIN();

@@ -1,10 +1,11 @@
 #include "sim/metrics/sort_doubles.h"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -13,12 +14,14 @@ namespace {
 
 // Below this, std::sort's n log n is no slower than the passes' fixed cost (the counts).
 // From it the passes win: bench/sim/sort_doubles_bench.cpp, lognormal values on this
-// project's machine, std::sort against the passes, 28 against 23 ns a value at 256 values,
-// 33 against 12 at 720 (a fleet replica's latencies at 1,000 x 360 s), 43 against 6 at 7,200.
-constexpr std::size_t kRadixMinSize = 256;
-constexpr int kDigitBits = 11;
-constexpr int kPasses = (64 + kDigitBits - 1) / kDigitBits;  // 6
-constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
+// project's machine, ns a value against std::sort's: 21.9 / 27.4 at 64 values (a replica's
+// batch at 10,000 replicas), 15.1 / 33.0 at 128, 9.5 / 38.2 at 720, 7.2 / 53.3 at 7,200.
+constexpr std::size_t kRadixMinSize = 64;
+// Digits of 8 bits below this many values, of 11 from it. A pass costs a scan of the values
+// plus one of its counts; 11-bit digits take six passes and 48 KiB of counts, 8-bit ones
+// eight passes and 8 KiB, which a fleet replica's few hundred values a sort repay sooner
+// (its batches spill 262 values at a time at 1,000 replicas).
+constexpr std::size_t kWideDigitsFrom = 2048;
 
 // Unsigned keys that order as the doubles do (for non-NaN values).
 std::uint64_t key_of(double v) {
@@ -28,35 +31,33 @@ std::uint64_t key_of(double v) {
 double value_of(std::uint64_t key) {
   return std::bit_cast<double>((key >> 63) ? key & ~(std::uint64_t{1} << 63) : ~key);
 }
-std::size_t digit(std::uint64_t key, int pass) {
-  return static_cast<std::size_t>((key >> (pass * kDigitBits)) & (kBuckets - 1));
-}
 
-}  // namespace
-
-void sort_doubles(std::span<double> values) {
+// The radix passes, `Bits` a digit. REQUIRES: no NaN; values.size() < 2^32 (the counts).
+template <int Bits>
+void radix_sort(std::span<double> values) {
+  constexpr int kPasses = (64 + Bits - 1) / Bits;
+  constexpr std::size_t kBuckets = std::size_t{1} << Bits;
+  const auto digit = [](std::uint64_t key, int pass) {
+    return static_cast<std::size_t>((key >> (pass * Bits)) & (kBuckets - 1));
+  };
   const std::size_t n = values.size();
-  if (n < kRadixMinSize || std::any_of(values.begin(), values.end(), [](double v) { return std::isnan(v); })) {
-    std::sort(values.begin(), values.end());
-    return;
-  }
   // The keys ping-pong between `values` (each stored as the double of its bits: only copied,
-  // never computed with, so every bit pattern survives) and one scratch array.
-  std::vector<std::uint64_t> scratch(n);
-  std::vector<std::array<std::size_t, kBuckets>> counts(kPasses);
-  for (auto& c : counts) c.fill(0);
+  // never computed with, so every bit pattern survives) and one scratch array, which every
+  // pass writes in full before reading: left uninitialized.
+  const auto scratch = std::make_unique_for_overwrite<std::uint64_t[]>(n);
+  std::vector<std::uint32_t> counts(kPasses * kBuckets);  // pass p's at [p * kBuckets, ...)
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t k = key_of(values[i]);
     values[i] = std::bit_cast<double>(k);
-    for (int p = 0; p < kPasses; ++p) ++counts[static_cast<std::size_t>(p)][digit(k, p)];
+    for (int p = 0; p < kPasses; ++p) ++counts[static_cast<std::size_t>(p) * kBuckets + digit(k, p)];
   }
   bool in_scratch = false;
   const std::uint64_t first = std::bit_cast<std::uint64_t>(values[0]);
   for (int p = 0; p < kPasses; ++p) {
-    auto& c = counts[static_cast<std::size_t>(p)];
+    std::uint32_t* const c = counts.data() + static_cast<std::size_t>(p) * kBuckets;
     if (c[digit(first, p)] == n) continue;  // every key has this digit: the order stays
-    std::size_t start = 0;
-    for (std::size_t& b : c) start += std::exchange(b, start);
+    std::uint32_t start = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) start += std::exchange(c[b], start);
     if (in_scratch) {
       for (std::size_t i = 0; i < n; ++i) values[c[digit(scratch[i], p)]++] = std::bit_cast<double>(scratch[i]);
     } else {
@@ -69,6 +70,19 @@ void sort_doubles(std::span<double> values) {
   }
   for (std::size_t i = 0; i < n; ++i)
     values[i] = value_of(in_scratch ? scratch[i] : std::bit_cast<std::uint64_t>(values[i]));
+}
+
+}  // namespace
+
+void sort_doubles(std::span<double> values) {
+  const std::size_t n = values.size();
+  if (n < kRadixMinSize || n > std::numeric_limits<std::uint32_t>::max() ||
+      std::any_of(values.begin(), values.end(), [](double v) { return std::isnan(v); })) {
+    std::sort(values.begin(), values.end());
+    return;
+  }
+  if (n < kWideDigitsFrom) radix_sort<8>(values);
+  else radix_sort<11>(values);
 }
 
 }  // namespace pagesim::sim

@@ -2,12 +2,14 @@
 // with the result std::sort gives.
 //
 // A least-significant-digit radix sort of the doubles' bits, mapped to unsigned keys that
-// order as the values do (negatives' bits flipped, positives' sign bit set), 11 bits a pass;
-// a pass whose digit every key shares is skipped, so latencies of similar magnitude need
-// three or four. Equal values have equal bits, so the sequence is the one any correct sort
-// gives (and the sums over it the same) — except -0.0 and +0.0, which compare equal but
-// whose order sorting leaves open; the radix sort puts -0.0 first. A span holding a NaN, or
-// shorter than 256 values, goes to std::sort. Needs n doubles of scratch.
+// order as the values do (negatives' bits flipped, positives' sign bit set), 8 bits a pass
+// below 2,048 values and 11 from there (the passes' counts are a fixed cost that a few
+// hundred values must repay); a pass whose digit every key shares is skipped, so latencies
+// of similar magnitude need a few fewer. Equal values have equal bits, so the sequence is
+// the one any correct sort gives (and the sums over it the same) — except -0.0 and +0.0,
+// which compare equal but whose order sorting leaves open; the radix sort puts -0.0 first.
+// A span holding a NaN, or shorter than 64 values, goes to std::sort. Needs n doubles of
+// scratch.
 #pragma once
 
 #include <span>

@@ -28,7 +28,7 @@ void expect_sorts_as_std_sort(std::vector<double> v) {
 
 TEST(SortDoubles, LatencyLikeValuesInEveryOrder) {
   std::mt19937_64 rng(7);
-  for (std::size_t n : {0, 1, 2, 100, 255, 256, 257, 720, 4096, 5000, 100000}) {
+  for (std::size_t n : {0, 1, 2, 63, 64, 100, 255, 256, 257, 720, 2047, 2048, 4096, 5000, 100000}) {
     std::lognormal_distribution<double> latency(0.0, 2.0);
     std::vector<double> v(n);
     for (double& x : v) x = latency(rng);
