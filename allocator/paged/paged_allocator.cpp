@@ -20,7 +20,8 @@ PagedAllocator::PagedAllocator(const PagedAllocatorSettings& s)
       block_shift_(s.block_size > 0 ? std::countr_zero(static_cast<std::uint32_t>(s.block_size)) : 0),
       gpu_(std::max<std::int64_t>(s.num_blocks, 0), std::max(s.block_size, 1)),
       cpu_(std::max<std::int64_t>(s.num_cpu_blocks, 0), std::max(s.block_size, 1)),
-      single_free_queue_(s.single_free_queue) {
+      single_free_queue_(s.single_free_queue),
+      entries_kept_(s.prefix_cache || s.single_free_queue) {
   if (s.num_blocks <= 0)
     misuse("num_blocks must be positive, got " + std::to_string(s.num_blocks));
   if (s.block_size <= 0 || (s.block_size & (s.block_size - 1)) != 0)
@@ -214,12 +215,14 @@ void PagedAllocator::release_gpu_table(const std::vector<BlockId>& table, std::i
     for (auto it = table.rbegin(); it != table.rend(); ++it) release_gpu_block(*it);
     return;
   }
+  assert(entries_kept_ || (!single_free_queue_ && gpu_.shared_blocks() == 0));
   if (!single_free_queue_ && gpu_.shared_blocks() == 0) {
     // Every block of the table is its alone (ref_count 1) and holds what the table says
     // (check_sequence): they go back, last first, as below, without reading their entries.
-    assert(std::all_of(table.begin(), table.end(), [&](BlockId b) { return gpu_.ref_count(b) == 1; }));
-    assert(std::accumulate(table.begin(), table.end(), std::int64_t{0},
-                           [&](std::int64_t sum, BlockId b) { return sum + gpu_.filled(b); }) == tokens_held);
+    assert(!entries_kept_ || std::all_of(table.begin(), table.end(), [&](BlockId b) { return gpu_.ref_count(b) == 1; }));
+    assert(!entries_kept_ || std::accumulate(table.begin(), table.end(), std::int64_t{0}, [&](std::int64_t sum, BlockId b) {
+             return sum + gpu_.filled(b);
+           }) == tokens_held);
     gpu_.give_back_sole(table.rbegin(), table.rend());
     owned_blocks_ -= static_cast<std::int64_t>(table.size());
     token_states_ -= tokens_held;
@@ -296,9 +299,9 @@ AdmitResult PagedAllocator::do_admit(const AdmitRequest& req) {
     // The loop below off the free list alone, the counters kept in registers.
     std::int64_t filled = 0;
     for (std::int64_t i = hits; i < n_blocks; ++i) {
-      const BlockId b = gpu_.take();
+      const BlockId b = entries_kept_ ? gpu_.take() : gpu_.take_unwritten();
       const auto fill = static_cast<std::int32_t>(std::min<std::int64_t>(block_size_, tokens - i * block_size_));
-      gpu_.set_filled(b, fill);
+      if (entries_kept_) gpu_.set_filled(b, fill);
       filled += fill;
       s.table.push_back(b);
     }
@@ -397,7 +400,7 @@ bool PagedAllocator::append_slow(Sequence& s, SeqId seq, std::int64_t n, bool pr
       s.table.back() = s.last = last = copy;
     }
     const auto w = static_cast<std::int32_t>(std::min<std::int64_t>(s.room, n));
-    gpu_.set_filled(last, gpu_.filled(last) + w);
+    if (entries_kept_) gpu_.set_filled(last, gpu_.filled(last) + w);
     token_states_ += w;
     s.tokens += w;
     s.room -= w;
@@ -426,6 +429,7 @@ bool PagedAllocator::fork(SeqId parent, SeqId child) {
   if (slots_[pi].swapped) misuse("cannot fork swapped-out " + seq_name(parent));
   if (slots_[pi].pending > 0) misuse("cannot fork " + seq_name(parent) + " with proposed slots pending");
   if (index_.contains(child)) misuse("fork target " + seq_name(child) + " is already live");
+  keep_entries();  // the parent's blocks become shared
   Sequence& c = slots_[new_slot(child)];
   const Sequence& p = slots_[pi];  // after new_slot, which may move the slots
   // The parent caches its prompt's blocks; the child shares them (no prompt hashes of its own).
@@ -477,6 +481,17 @@ void PagedAllocator::free(SeqId seq) {
   s.table.clear();
   index_.erase(seq);
   free_slots_.push_back(i);
+}
+
+void PagedAllocator::keep_entries() {
+  if (entries_kept_) return;
+  for (const Sequence& s : slots_) {
+    if (!s.live || s.swapped) continue;
+    for (std::size_t i = 0; i < s.table.size(); ++i)
+      gpu_.own(s.table[i], static_cast<std::int32_t>(
+                               std::min<std::int64_t>(block_size_, s.tokens - static_cast<std::int64_t>(i) * block_size_)));
+  }
+  entries_kept_ = true;
 }
 
 AllocatorStats PagedAllocator::stats() const {

@@ -46,8 +46,9 @@
 //
 // Sequences live in a vector of slots (a freed slot is reused), found by id through a flat
 // hash index (seq_slot_index.h) or by their SeqHandle without one. The per-token path, grow(handle, 1) into the
-// sequence's own partly filled last block, touches that slot and the block's counters only:
-// each sequence keeps its last block and the free slots left in it.
+// sequence's own partly filled last block, touches that slot (and the block's entry once the
+// pool keeps entries, below) only: each sequence keeps its last block and the free slots left
+// in it.
 //
 // Invariants (validate() checks all of them):
 //   free list + released queue + owned + evictable-cached == num_blocks  (one state each;
@@ -60,6 +61,8 @@
 //   shared_blocks() == the blocks that occur more than once
 //   a block on the free list occurs in no table and is not cached
 //   filled(b) == min(B, tokens - i*B) for every sequence holding b at index i
+//   (the two entry identities for GPU blocks in tables only once entries_kept_; before,
+//   every such block occurs once, and its entry is meaningless)
 //   token_states_ == Σ filled over owned blocks (pending proposed slots included);
 //   proposed_accepted_ + proposed_rejected_ + lookahead_ == Σ pending over sequences, each
 //   split as its ProposedSlots; no block holding a pending token is cached; a swapped
@@ -304,7 +307,7 @@ class PagedAllocator final : public KvAllocator {
       token_states_ += w;
       s.tokens += w;
       s.room -= w;
-      gpu_.set_filled(s.last, block_size_ - s.room);  // filled(last) == B - room: a store, the entry unread
+      if (entries_kept_) gpu_.set_filled(s.last, block_size_ - s.room);  // filled(last) == B - room: the entry unread
       s.final_tokens = std::max(s.final_tokens, s.tokens);
       check_sequence(s);
       return true;
@@ -322,6 +325,10 @@ class PagedAllocator final : public KvAllocator {
   // Every other append: misuse checks, new blocks, copy-on-write, prompt blocks to cache.
   // `proposing`: grow_proposed's append, which may write behind pending tokens (it sets them).
   bool append_slow(Sequence& s, SeqId seq, std::int64_t n, bool proposing = false);
+  // Writes every GPU sequence block's entry from the tables (one reference, the fill its
+  // place gives) and keeps the entries from then on: before anything shares, swaps or
+  // rewinds a block. No-op once kept.
+  void keep_entries();
   // Sets s.last and s.room from s.table and s.tokens.
   void settle_last(Sequence& s) const {
     s.last = s.table.empty() ? kNoBlock : s.table.back();
@@ -379,6 +386,12 @@ class PagedAllocator final : public KvAllocator {
   // the eviction victim). Empty otherwise.
   const bool single_free_queue_;
   ReleasedBlockQueue released_;
+  // Whether the GPU pool's entries (references, fill) of the blocks in block tables are
+  // kept. Without a prefix cache or a released queue, and until a fork, a swap or a
+  // speculative step (keep_entries), every such block is its sequence's alone and holds what
+  // its place in the table says: the entries would repeat the tables, so appends and admits
+  // write none (in a fleet each is a cold line: a block's take, its fill at every append).
+  bool entries_kept_;
 
   // grow_rounds' scratch (its sequences, and their order by room), kept to allocate nothing.
   std::vector<Sequence*> run_seqs_;

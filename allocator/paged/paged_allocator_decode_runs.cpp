@@ -75,14 +75,14 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
     for (std::int64_t k = 0; k < B && j0 + k < rounds; ++k)
       for (std::uint32_t o = first[static_cast<std::size_t>(k)]; o < first[static_cast<std::size_t>(k) + 1]; ++o) {
         assert(gpu_.num_free() > 0 && "decode_run_rounds promised blocks off the free list");
-        const BlockId b = gpu_.take();
+        const BlockId b = entries_kept_ ? gpu_.take() : gpu_.take_unwritten();
         ++owned_blocks_;
         seq[order[o]]->table.push_back(b);
         ++logical_blocks_;
       }
   for (Sequence* sp : seq) {
     Sequence& s = *sp;
-    assert((s.room == 0 || gpu_.ref_count(s.last) == 1) && !s.swapped && !s.caching_prompt);
+    assert((s.room == 0 || !entries_kept_ || gpu_.ref_count(s.last) == 1) && !s.swapped && !s.caching_prompt);
     // The old last block fills up (or takes all the tokens); each new block holds B tokens
     // but the last, which holds what is left.
     token_states_ += rounds;
@@ -90,14 +90,16 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
     if (rounds <= s.room) {
       s.room -= static_cast<std::int32_t>(rounds);  // settle_last's, the table (cold) unread: same last block
       // filled(last) == B - room: a store, without reading the block's entry (cold in a fleet).
-      gpu_.set_filled(s.last, static_cast<std::int32_t>(B) - s.room);
+      if (entries_kept_) gpu_.set_filled(s.last, static_cast<std::int32_t>(B) - s.room);
     } else {
-      if (s.room > 0) gpu_.set_filled(s.last, static_cast<std::int32_t>(B));
-      const std::int64_t rest = rounds - s.room;  // tokens in new blocks
-      const std::int64_t fresh = blocks_for(rest);
-      const std::size_t from = s.table.size() - static_cast<std::size_t>(fresh);
-      for (std::size_t k = from; k + 1 < s.table.size(); ++k) gpu_.set_filled(s.table[k], static_cast<std::int32_t>(B));
-      gpu_.set_filled(s.table.back(), static_cast<std::int32_t>(rest - (fresh - 1) * B));
+      if (entries_kept_) {
+        if (s.room > 0) gpu_.set_filled(s.last, static_cast<std::int32_t>(B));
+        const std::int64_t rest = rounds - s.room;  // tokens in new blocks
+        const std::int64_t fresh = blocks_for(rest);
+        const std::size_t from = s.table.size() - static_cast<std::size_t>(fresh);
+        for (std::size_t k = from; k + 1 < s.table.size(); ++k) gpu_.set_filled(s.table[k], static_cast<std::int32_t>(B));
+        gpu_.set_filled(s.table.back(), static_cast<std::int32_t>(rest - (fresh - 1) * B));
+      }
       settle_last(s);
     }
     s.final_tokens = std::max(s.final_tokens, s.tokens);

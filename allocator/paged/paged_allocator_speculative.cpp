@@ -22,6 +22,7 @@ bool PagedAllocator::grow_proposed(SeqHandle h, const ProposedSlots& p) {
            std::to_string(p.lookahead));
   const std::int64_t n = 1 + p.pending();
   if (append_cost(h.id, s, n) > num_free_blocks()) return false;
+  keep_entries();  // verify_proposed reads the fills of the blocks it rewinds
   // Pending before the append, so that no prompt block it completes with them is cached.
   s.pending = static_cast<std::int32_t>(p.pending());
   s.pending_rejected = static_cast<std::int32_t>(p.rejected);
@@ -37,6 +38,7 @@ bool PagedAllocator::grow_proposed(SeqHandle h, const ProposedSlots& p) {
 void PagedAllocator::verify_proposed(SeqHandle h) {
   Sequence& s = at(h);
   if (s.pending == 0) return;
+  assert(entries_kept_ && "grow_proposed kept the entries this reads");
   proposed_accepted_ -= s.pending - s.pending_rejected - s.pending_lookahead;
   proposed_rejected_ -= s.pending_rejected;
   lookahead_ -= s.pending_lookahead;

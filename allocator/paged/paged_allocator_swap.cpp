@@ -24,6 +24,7 @@ std::optional<std::vector<BlockMove>> PagedAllocator::swap_out(std::span<const S
   }
   const auto need = static_cast<std::int64_t>(order.size());
   if (need > cpu_.num_free() + (tiers_ ? tiers_->cpu_reclaimable() : 0)) return std::nullopt;
+  keep_entries();  // the blocks' fills move with them, and their references are dropped one by one
   if (need > cpu_.num_free()) tiers_->reclaim_cpu(need - cpu_.num_free());  // swapping comes first
 
   std::vector<BlockMove> moves;
@@ -66,6 +67,7 @@ std::int64_t PagedAllocator::blocks_to_swap_in(std::span<const SeqId> group) con
 
 std::optional<std::vector<BlockMove>> PagedAllocator::swap_in(std::span<const SeqId> group) {
   if (blocks_to_swap_in(group) > num_free_blocks()) return std::nullopt;
+  keep_entries();  // swap_out kept them already: a block may come back shared
   std::unordered_map<BlockId, BlockId> to_gpu;
   std::vector<BlockMove> moves;
   for (SeqId id : group) {

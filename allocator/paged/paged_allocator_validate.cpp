@@ -16,7 +16,8 @@ void PagedAllocator::check_sequence_now(const Sequence& s) const {
   const auto blocks = static_cast<std::int64_t>(s.table.size());
   if (blocks != blocks_for(s.tokens) || s.last != (s.table.empty() ? kNoBlock : s.table.back()) ||
       s.room != blocks * block_size_ - s.tokens ||
-      (s.last != kNoBlock && (s.swapped ? cpu_ : gpu_).filled(s.last) != block_size_ - s.room))
+      (s.last != kNoBlock && (s.swapped || entries_kept_) &&
+       (s.swapped ? cpu_ : gpu_).filled(s.last) != block_size_ - s.room))
     broken(seq_name(s.id) + " holds " + std::to_string(s.tokens) + " tokens in " + std::to_string(blocks) +
            " blocks, keeps last block " + std::to_string(s.last) + " with " + std::to_string(s.room) +
            " free slots; its table ends in " + (s.table.empty() ? "nothing" : std::to_string(s.table.back())));
@@ -28,6 +29,9 @@ void PagedAllocator::validate() const {
   std::vector<std::int32_t> cpu_refs(static_cast<std::size_t>(cpu_.num_blocks()), 0);
   std::int64_t logical = 0;
   std::int64_t live = 0;
+  // Before entries_kept_: the tables' own fills (their blocks' entries say nothing).
+  std::vector<bool> implied(entries_kept_ ? 0 : static_cast<std::size_t>(n), false);
+  std::int64_t implied_filled = 0;
   std::int64_t accepted = 0, rejected = 0, lookahead = 0;
   for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
     const Sequence& s = slots_[slot];
@@ -52,7 +56,10 @@ void PagedAllocator::validate() const {
       if (b < 0 || b >= pool.num_blocks()) broken(seq_name(id) + " refers to invalid block " + std::to_string(b));
       ++refs[static_cast<std::size_t>(b)];
       auto expect = std::min<std::int64_t>(block_size_, s.tokens - static_cast<std::int64_t>(i) * block_size_);
-      if (pool.filled(b) != expect)
+      if (!s.swapped && !entries_kept_) {
+        implied[static_cast<std::size_t>(b)] = true;
+        implied_filled += expect;
+      } else if (pool.filled(b) != expect)
         broken("block " + std::to_string(b) + " has filled " + std::to_string(pool.filled(b)) +
                " but " + seq_name(id) + " expects " + std::to_string(expect) + " at index " + std::to_string(i));
     }
@@ -92,8 +99,10 @@ void PagedAllocator::validate() const {
            "/" + std::to_string(lookahead_) + " != the sequences' " + std::to_string(accepted) + "/" +
            std::to_string(rejected) + "/" + std::to_string(lookahead) + " (accepted/rejected/lookahead)");
 
+  // is_implied(b): b's entry says nothing (a table block before entries_kept_); it must occur
+  // once, and its fill is not summed.
   auto check_pool = [](const BlockPool& pool, const std::vector<std::int32_t>& refs, const char* what,
-                       auto&& is_unowned_kept) {
+                       auto&& is_unowned_kept, auto&& is_implied) {
     std::vector<bool> on_free(refs.size(), false);
     pool.for_each_free([&](BlockId b) {
       if (on_free[static_cast<std::size_t>(b)])
@@ -105,7 +114,10 @@ void PagedAllocator::validate() const {
       auto id = static_cast<BlockId>(b);
       // A free block's entry is meaningless (BlockPool::give_back_sole): only owned and kept
       // blocks have their references counted.
-      if (!on_free[b] && pool.ref_count(id) != refs[b])
+      if (is_implied(id) && refs[b] != 1)
+        broken(std::string(what) + " block " + std::to_string(b) + " has " + std::to_string(refs[b]) +
+               " references before the pool keeps its entries; expected one");
+      if (!on_free[b] && !is_implied(id) && pool.ref_count(id) != refs[b])
         broken(std::string(what) + " block " + std::to_string(b) + " has ref_count " +
                std::to_string(pool.ref_count(id)) + " but " + std::to_string(refs[b]) + " block-table references");
       if (on_free[b] && (refs[b] != 0 || is_unowned_kept(id)))
@@ -114,7 +126,7 @@ void PagedAllocator::validate() const {
         broken(std::string(what) + " block " + std::to_string(b) + " is neither free, owned nor cached");
       if (refs[b] > 0) {
         ++owned;
-        filled += pool.filled(id);
+        if (!is_implied(id)) filled += pool.filled(id);
       }
       if (refs[b] > 1) ++shared;
     }
@@ -146,10 +158,14 @@ void PagedAllocator::validate() const {
     in_released[static_cast<std::size_t>(b)] = true;
     previous_release = e.released_at;
   });
-  auto [owned, filled] = check_pool(gpu_, gpu_refs, "GPU", [&](BlockId b) {
-    return (cache_ && cache_->evictable(b)) || in_released[static_cast<std::size_t>(b)];
-  });
-  check_pool(cpu_, cpu_refs, "CPU", [this](BlockId b) { return tiers_ && tiers_->holds_cpu_block(b); });
+  auto [owned, filled] = check_pool(
+      gpu_, gpu_refs, "GPU",
+      [&](BlockId b) { return (cache_ && cache_->evictable(b)) || in_released[static_cast<std::size_t>(b)]; },
+      [&](BlockId b) { return !entries_kept_ && implied[static_cast<std::size_t>(b)]; });
+  filled += implied_filled;
+  check_pool(
+      cpu_, cpu_refs, "CPU", [this](BlockId b) { return tiers_ && tiers_->holds_cpu_block(b); },
+      [](BlockId) { return false; });
   if (owned - adapter_weight_blocks() != owned_blocks_)
     broken("owned block counter " + std::to_string(owned_blocks_) + " != " + std::to_string(owned) + " - " +
            std::to_string(adapter_weight_blocks()) + " adapter blocks");

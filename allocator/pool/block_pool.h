@@ -16,7 +16,8 @@
 //   free_list_.size() + (num_blocks - used()) + owned blocks == num_blocks
 //   a block on the free list appears there once and has an entry (id < used()); its
 //   ref_count and filled are 0, or, if it came back through give_back_sole, what they were
-//   (take() resets them either way); a block never used reads ref_count 0 and filled 0
+//   (take() resets them, take_unwritten() leaves them); a block never used reads ref_count 0
+//   and filled 0
 //   shared_blocks_ == the blocks with ref_count >= 2
 // Not thread-safe.
 #pragma once
@@ -52,6 +53,24 @@ class BlockPool {
     meta_[b] = {.ref_count = 1, .filled = 0};
     return b;
   }
+  // take() without writing the block's entry, for an owner that keeps the block's
+  // references and fill itself and writes them with own() before anyone reads them
+  // (PagedAllocator's sequence blocks while it keeps no entries): the entry reads what its
+  // last owner left (0 or 1 references, any fill). A block never used gets its entry.
+  // REQUIRES: num_free() > 0.
+  BlockId take_unwritten() {
+    if (free_list_.empty()) {
+      const auto b = static_cast<BlockId>(meta_.size());
+      meta_.push_back({.ref_count = 1, .filled = 0});
+      return b;
+    }
+    const BlockId b = free_list_.back();
+    free_list_.pop_back();
+    return b;
+  }
+  // Writes the entry of a block its caller holds alone: one reference, `filled` slots.
+  // REQUIRES: b < used(), b owned and its entry not counted as shared.
+  void own(BlockId b, std::int32_t filled) { meta_[b] = {.ref_count = 1, .filled = filled}; }
   // Asks for the free list's top, which the next take() reads (a hint; a block never used
   // needs no read).
   void prefetch_take() const {

@@ -100,6 +100,52 @@ TEST(PagedAllocator, ForkSharesEveryBlockAndCowCopiesExactlyOne) {
   a.validate();
 }
 
+// Without a prefix cache the pool writes no entry for a sequence's blocks until something
+// shares, swaps or rewinds one: the first fork (or swap) writes them all from the tables. The
+// blocks reused here come back with entries their last owners left (take_unwritten), so a
+// fill or reference count that keep_entries did not write fails validate(), and a
+// copy-on-write copies the fill the table gives.
+TEST(PagedAllocator, EntriesWrittenFromTheTablesWhenAForkFirstSharesABlock) {
+  PagedAllocator a = make(10);
+  ASSERT_TRUE(a.admit(req(1, 40)).admitted);  // blocks 0, 1, 2 (never used: entries {1, 0})
+  ASSERT_TRUE(a.append(1, 30));               // 70 tokens: 5 blocks, the last with 6
+  ASSERT_TRUE(a.admit(req(2, 7)).admitted);
+  a.validate();
+  a.free(1);                                  // back without reading or writing an entry
+  ASSERT_TRUE(a.admit(req(3, 20)).admitted);  // reuses two of 1's blocks, entries unwritten
+  const std::vector<SeqHandle> run{a.handle(2), a.handle(3)};
+  a.grow_rounds(run, 13);                     // 20 and 33 tokens
+  ASSERT_TRUE(a.grow(a.handle(3), 1));
+  a.validate();
+  ASSERT_TRUE(a.fork(3, 4));                  // 34 tokens in 3 blocks, now shared
+  a.validate();                               // reads every entry keep_entries wrote
+  ASSERT_TRUE(a.append(4, 1));                // copy-on-write of the last block (2 tokens)
+  EXPECT_EQ(a.take_pending_copies().size(), 1u);
+  EXPECT_EQ(a.breakdown().token_states, 20 + 34 + 3);
+  a.validate();
+  a.free(3);
+  a.free(4);
+  ASSERT_TRUE(a.admit(req(5, 50)).admitted);  // entries kept from here on
+  EXPECT_EQ(a.breakdown().token_states, 20 + 50);
+  a.validate();
+}
+
+TEST(PagedAllocator, EntriesWrittenFromTheTablesWhenASwapFirstMovesABlock) {
+  PagedAllocator a = make(8, 16, 8);
+  ASSERT_TRUE(a.admit(req(1, 30)).admitted);
+  a.free(1);
+  ASSERT_TRUE(a.admit(req(2, 19)).admitted);  // 1's blocks, entries unwritten
+  ASSERT_TRUE(a.append(2, 2));                // 21 tokens: 16 + 5
+  std::vector<SeqId> group{2};
+  ASSERT_TRUE(a.swap_out(group).has_value());
+  a.validate();  // the CPU blocks hold the fills the table gave
+  ASSERT_TRUE(a.swap_in(group).has_value());
+  EXPECT_EQ(a.breakdown().token_states, 21);
+  ASSERT_TRUE(a.append(2, 11));               // fills the last block: 32 tokens, no new block
+  EXPECT_EQ(a.block_table(2).size(), 2u);
+  a.validate();
+}
+
 // The scheduler's per-token path: grow(handle, 1) gives what append(id, 1) gives, across
 // a block boundary and a copy-on-write, and the handle outlives a swap.
 TEST(PagedAllocator, GrowByHandleIsAppendWithoutTheLookup) {

@@ -175,6 +175,31 @@ TEST(ProposedSlotsRandom, PrefixCacheWithSwapping) {
 }
 TEST(ProposedSlotsRandom, BlockSizeOne) { run(pool(200, 1, 0, true, false), 4); }
 
+// Verification rewinds by the blocks' fills: a pool that has kept no entries yet (no prefix
+// cache, no fork or swap before) writes them at the first proposal. Here the rewound last
+// block is one an earlier sequence left, with its stale entry.
+TEST(ProposedSlots, VerifyRewindsByTheTablesFillsInAPoolThatKeptNoEntries) {
+  PagedAllocator a(pool(16, 4, 0, false, false));
+  AdmitRequest r;
+  r.seq = 1;
+  r.prompt_tokens = 15;
+  r.output_tokens = 8;
+  ASSERT_TRUE(a.admit(r).admitted);  // 4 blocks, the last with 3 tokens
+  a.free(1);
+  r.seq = 2;
+  r.prompt_tokens = 6;
+  ASSERT_TRUE(a.admit(r).admitted);  // 1's first two blocks, entries unwritten: 4 + 2
+  const SeqHandle h = a.handle(2);
+  // The newest token and a proposal fill the last block, the rest take a new one: 4 + 4 + 2.
+  ASSERT_TRUE(a.grow_proposed(h, {.proposed = 2, .rejected = 2, .lookahead = 1}));
+  a.validate();
+  a.verify_proposed(h);  // drops 3: the new block and one token of the old last block
+  EXPECT_EQ(a.sequence_tokens(2), 7);
+  EXPECT_EQ(a.block_table(2).size(), 2u);
+  EXPECT_EQ(a.breakdown().token_states, 7);
+  a.validate();
+}
+
 // Misuse is refused with AllocatorError, changing nothing.
 TEST(ProposedSlots, MisuseIsRefused) {
   PagedAllocator a(pool(16, 4, 0, false, false));
