@@ -219,10 +219,11 @@ void PagedAllocator::release_gpu_table(const std::vector<BlockId>& table, std::i
   if (!single_free_queue_ && gpu_.shared_blocks() == 0) {
     // Every block of the table is its alone (ref_count 1) and holds what the table says
     // (check_sequence): they go back, last first, as below, without reading their entries.
-    assert(!entries_kept_ || std::all_of(table.begin(), table.end(), [&](BlockId b) { return gpu_.ref_count(b) == 1; }));
-    assert(!entries_kept_ || std::accumulate(table.begin(), table.end(), std::int64_t{0}, [&](std::int64_t sum, BlockId b) {
-             return sum + gpu_.filled(b);
-           }) == tokens_held);
+    assert(!entries_kept_ ||
+           std::all_of(table.begin(), table.end(), [&](BlockId b) { return gpu_.ref_count(b) == 1; }));
+    assert(!entries_kept_ || std::accumulate(table.begin(), table.end(), std::int64_t{0},
+                                             [&](std::int64_t sum, BlockId b) { return sum + gpu_.filled(b); }) ==
+                                 tokens_held);
     gpu_.give_back_sole(table.rbegin(), table.rend());
     owned_blocks_ -= static_cast<std::int64_t>(table.size());
     token_states_ -= tokens_held;
@@ -487,9 +488,11 @@ void PagedAllocator::keep_entries() {
   if (entries_kept_) return;
   for (const Sequence& s : slots_) {
     if (!s.live || s.swapped) continue;
-    for (std::size_t i = 0; i < s.table.size(); ++i)
-      gpu_.own(s.table[i], static_cast<std::int32_t>(
-                               std::min<std::int64_t>(block_size_, s.tokens - static_cast<std::int64_t>(i) * block_size_)));
+    for (std::size_t i = 0; i < s.table.size(); ++i) {
+      const std::int64_t fill =
+          std::min<std::int64_t>(block_size_, s.tokens - static_cast<std::int64_t>(i) * block_size_);
+      gpu_.own(s.table[i], static_cast<std::int32_t>(fill));
+    }
   }
   entries_kept_ = true;
 }

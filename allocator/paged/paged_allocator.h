@@ -393,11 +393,6 @@ class PagedAllocator final : public KvAllocator {
   // write none (in a fleet each is a cold line: a block's take, its fill at every append).
   bool entries_kept_;
 
-  // grow_rounds' scratch (its sequences, and their order by room), kept to allocate nothing.
-  std::vector<Sequence*> run_seqs_;
-  std::vector<std::uint32_t> run_first_, run_fill_, run_order_;
-  mutable std::vector<std::int64_t> run_by_room_;  // decode_run_rounds' (a const query's) scratch
-
   // Incremental counters behind breakdown(): O(1) reads.
   std::int64_t owned_blocks_ = 0;    // GPU blocks with ref_count > 0
   std::int64_t token_states_ = 0;    // Σ filled over owned GPU blocks

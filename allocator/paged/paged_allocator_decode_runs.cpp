@@ -3,11 +3,23 @@
 
 #include <algorithm>
 #include <cassert>
-#include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "allocator/paged/paged_misuse.h"
 
 namespace pagesim::alloc {
+namespace {
+
+// Scratch on the stack, not in the allocator: in a fleet each replica's allocator is cold
+// when its run settles, and buffers of its own were cold lines written at every call. Inline
+// room for vLLM's default max_num_seqs (256) sequences and blocks of up to 64 tokens.
+template <class T>
+using SeqScratch = boost::container::small_vector<T, 256>;
+template <class T>
+using RoomScratch = boost::container::small_vector<T, 65>;
+
+}  // namespace
 
 void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int64_t keep_free_slots,
                                        std::int64_t max_rounds, DecodeRounds* out) const {
@@ -15,8 +27,7 @@ void PagedAllocator::decode_run_rounds(std::span<const SeqHandle> seqs, std::int
   const std::int64_t B = block_size_;
   // by_room[k]: sequences with k free slots in their last block; each takes a block in the
   // rounds j with (j - 1) % B == k.
-  std::vector<std::int64_t>& by_room = run_by_room_;
-  by_room.assign(static_cast<std::size_t>(B), 0);
+  RoomScratch<std::int64_t> by_room(static_cast<std::size_t>(B), 0);
   for (const SeqHandle& h : seqs) {
     const Sequence& s = at(h);
     if (s.swapped || s.pending > 0 || s.caching_prompt || (s.room > 0 && last_shared(s)))
@@ -53,23 +64,20 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
   const std::int64_t B = block_size_;
   // New blocks in the order the rounds one by one take them: round by round, and in seqs'
   // order within a round; a sequence with k free slots takes one in rounds j with
-  // (j - 1) % B == k. Counting sort of the sequences by room (kept order), into scratch
-  // buffers reused from call to call.
-  std::vector<Sequence*>& seq = run_seqs_;
-  std::vector<std::uint32_t>& first = run_first_;  // first[k]: where room k starts in `order`
-  std::vector<std::uint32_t>& order = run_order_;
-  seq.resize(seqs.size());
-  first.assign(static_cast<std::size_t>(B) + 1, 0);
-  order.resize(seqs.size());
+  // (j - 1) % B == k. Counting sort of the sequences by room (kept order).
+  SeqScratch<Sequence*> seq(seqs.size());
+  // first[k]: where room k starts in `order`.
+  RoomScratch<std::uint32_t> first(static_cast<std::size_t>(B) + 1, 0);
+  SeqScratch<std::uint32_t> order(seqs.size());
   for (std::size_t i = 0; i < seqs.size(); ++i) {
     seq[i] = &at(seqs[i]);
     ++first[static_cast<std::size_t>(seq[i]->room) + 1];
   }
   for (std::size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
   {
-    std::vector<std::uint32_t>& fill = run_fill_;
-    fill.assign(first.begin(), first.end() - 1);
-    for (std::size_t i = 0; i < seqs.size(); ++i) order[fill[static_cast<std::size_t>(seq[i]->room)]++] = static_cast<std::uint32_t>(i);
+    RoomScratch<std::uint32_t> fill(first.begin(), first.end() - 1);
+    for (std::size_t i = 0; i < seqs.size(); ++i)
+      order[fill[static_cast<std::size_t>(seq[i]->room)]++] = static_cast<std::uint32_t>(i);
   }
   for (std::int64_t j0 = 0; j0 < rounds; j0 += B)  // j0: the cycle's first round, from 0
     for (std::int64_t k = 0; k < B && j0 + k < rounds; ++k)
@@ -97,7 +105,8 @@ void PagedAllocator::grow_rounds(std::span<const SeqHandle> seqs, std::int64_t r
         const std::int64_t rest = rounds - s.room;  // tokens in new blocks
         const std::int64_t fresh = blocks_for(rest);
         const std::size_t from = s.table.size() - static_cast<std::size_t>(fresh);
-        for (std::size_t k = from; k + 1 < s.table.size(); ++k) gpu_.set_filled(s.table[k], static_cast<std::int32_t>(B));
+        for (std::size_t k = from; k + 1 < s.table.size(); ++k)
+          gpu_.set_filled(s.table[k], static_cast<std::int32_t>(B));
         gpu_.set_filled(s.table.back(), static_cast<std::int32_t>(rest - (fresh - 1) * B));
       }
       settle_last(s);
