@@ -166,6 +166,14 @@ PagedAllocatorSettings pool(std::int64_t blocks, std::int32_t block_size, std::i
   return s;
 }
 
+AdmitRequest request(SeqId seq, std::int64_t prompt_tokens, std::int64_t output_tokens) {
+  AdmitRequest r;
+  r.seq = seq;
+  r.prompt_tokens = prompt_tokens;
+  r.output_tokens = output_tokens;
+  return r;
+}
+
 TEST(ProposedSlotsRandom, PlainPool) { run(pool(64, 4, 0, false, false), 1); }
 TEST(ProposedSlotsRandom, PrefixCacheOneFreeQueue) {
   run(pool(96, 8, 0, true, true), 2);
@@ -180,15 +188,9 @@ TEST(ProposedSlotsRandom, BlockSizeOne) { run(pool(200, 1, 0, true, false), 4); 
 // block is one an earlier sequence left, with its stale entry.
 TEST(ProposedSlots, VerifyRewindsByTheTablesFillsInAPoolThatKeptNoEntries) {
   PagedAllocator a(pool(16, 4, 0, false, false));
-  AdmitRequest r;
-  r.seq = 1;
-  r.prompt_tokens = 15;
-  r.output_tokens = 8;
-  ASSERT_TRUE(a.admit(r).admitted);  // 4 blocks, the last with 3 tokens
+  ASSERT_TRUE(a.admit(request(1, 15, 8)).admitted);  // 4 blocks, the last with 3 tokens
   a.free(1);
-  r.seq = 2;
-  r.prompt_tokens = 6;
-  ASSERT_TRUE(a.admit(r).admitted);  // 1's first two blocks, entries unwritten: 4 + 2
+  ASSERT_TRUE(a.admit(request(2, 6, 8)).admitted);  // 1's first two blocks, entries unwritten: 4 + 2
   const SeqHandle h = a.handle(2);
   // The newest token and a proposal fill the last block, the rest take a new one: 4 + 4 + 2.
   ASSERT_TRUE(a.grow_proposed(h, {.proposed = 2, .rejected = 2, .lookahead = 1}));
@@ -203,11 +205,7 @@ TEST(ProposedSlots, VerifyRewindsByTheTablesFillsInAPoolThatKeptNoEntries) {
 // Misuse is refused with AllocatorError, changing nothing.
 TEST(ProposedSlots, MisuseIsRefused) {
   PagedAllocator a(pool(16, 4, 0, false, false));
-  AdmitRequest r;
-  r.seq = 1;
-  r.prompt_tokens = 5;
-  r.output_tokens = 8;
-  ASSERT_TRUE(a.admit(r).admitted);
+  ASSERT_TRUE(a.admit(request(1, 5, 8)).admitted);
   const SeqHandle h = a.handle(1);
   EXPECT_THROW(a.grow_proposed(h, {.proposed = 2, .rejected = 3}), AllocatorError);
   EXPECT_THROW(a.grow_proposed(h, {.proposed = -1}), AllocatorError);
