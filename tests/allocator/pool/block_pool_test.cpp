@@ -115,5 +115,26 @@ TEST(BlockPool, BlocksNeverUsedReadEmptyAndComeLowestFirst) {
   EXPECT_EQ(pool.ref_count(4), 1);
 }
 
+// take_unwritten() hands out what take() would, in the same order, and leaves a reused
+// block's entry as its last owner left it; own() writes it.
+TEST(BlockPool, TakeUnwrittenKeepsTakesOrderAndLeavesTheEntry) {
+  BlockPool written(6, 16), unwritten(6, 16);
+  std::vector<BlockId> a, b;
+  for (int i = 0; i < 4; ++i) {
+    a.push_back(written.take());
+    b.push_back(unwritten.take_unwritten());
+  }
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(unwritten.ref_count(3), 1);  // a block never used gets its entry
+  unwritten.own(2, 7);
+  EXPECT_EQ(unwritten.filled(2), 7);
+  for (BlockPool* pool : {&written, &unwritten}) pool->give_back_sole(a.rbegin() + 1, a.rend());  // 2, 1, 0
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(written.take(), unwritten.take_unwritten());
+  EXPECT_EQ(unwritten.filled(2), 7) << "take_unwritten() leaves the entry";
+  EXPECT_EQ(written.filled(2), 0);
+  EXPECT_EQ(unwritten.num_free(), 1);  // block 5, never used
+  EXPECT_EQ(unwritten.shared_blocks(), 0);
+}
+
 }  // namespace
 }  // namespace pagesim::alloc
