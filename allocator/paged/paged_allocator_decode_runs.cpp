@@ -13,7 +13,8 @@ namespace {
 
 // Scratch on the stack, not in the allocator: in a fleet each replica's allocator is cold
 // when its run settles, and buffers of its own were cold lines written at every call. Inline
-// room for vLLM's default max_num_seqs (256) sequences and blocks of up to 64 tokens.
+// room for 256 sequences (the scheduler's default max_num_seqs, SchedulerSettings, as vLLM's)
+// and blocks of up to 64 tokens; more spill to the heap.
 template <class T>
 using SeqScratch = boost::container::small_vector<T, 256>;
 template <class T>
