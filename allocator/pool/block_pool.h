@@ -43,14 +43,8 @@ class BlockPool {
   // Takes the free list's top, or the lowest block never used when the list is empty, with
   // ref_count 1 and filled 0. REQUIRES: num_free() > 0.
   BlockId take() {
-    if (free_list_.empty()) {
-      const auto b = static_cast<BlockId>(meta_.size());
-      meta_.push_back({.ref_count = 1, .filled = 0});  // within the capacity reserved: no move
-      return b;
-    }
-    const BlockId b = free_list_.back();
-    free_list_.pop_back();
-    meta_[b] = {.ref_count = 1, .filled = 0};
+    const BlockId b = take_unwritten();
+    own(b, 0);
     return b;
   }
   // take() without writing the block's entry, for an owner that keeps the block's
@@ -61,7 +55,7 @@ class BlockPool {
   BlockId take_unwritten() {
     if (free_list_.empty()) {
       const auto b = static_cast<BlockId>(meta_.size());
-      meta_.push_back({.ref_count = 1, .filled = 0});
+      meta_.push_back({.ref_count = 1, .filled = 0});  // within the capacity reserved: no move
       return b;
     }
     const BlockId b = free_list_.back();
